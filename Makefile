@@ -1,0 +1,45 @@
+# The two set-up commands are `make dev` and `make test`; both work on a fresh machine.
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+# Every target runs on Node >= 24: the machine's when new enough, else one cached by hack/node.sh.
+NODE_BIN := $(shell hack/node.sh)
+ifeq ($(NODE_BIN),)
+$(error no Node >= 24 could be found or installed; see the message above)
+endif
+export PATH := $(NODE_BIN):$(PATH)
+# Native modules (better-sqlite3) compile against this Node's own headers, offline.
+export npm_config_nodedir := $(abspath $(NODE_BIN)/..)
+
+.PHONY: help deps generate typecheck lint unit test tools cluster dev
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+deps: ## install the locked npm dependencies (again only when the lockfile or Node changes)
+	@hack/deps.sh
+
+generate: deps ## rewrite the CRDs, TypeScript types and docs/api.md from api/
+	node api/generate.ts
+
+typecheck: deps ## type-check every TypeScript file
+	npx tsc -p .
+
+lint: deps ## lint every TypeScript file
+	npx eslint --max-warnings 0 .
+
+tools: ## build the local cluster's binaries into the cache (first time only)
+	@for t in kube-apiserver kube-controller-manager kubectl etcd helm; do test/cluster/tools/build.sh $$t; done
+
+unit: deps ## run the tests that need no local cluster
+	npx vitest run --project unit
+
+test: deps typecheck lint tools ## run every test: types, lint, unit and end-to-end
+	npx vitest run
+
+cluster: deps tools ## run the local Kubernetes in the foreground and print how to use kubectl with it
+	node test/cluster/main.ts
+
+dev: deps tools ## local cluster + CRDs + manager + examples/etcdcluster.yaml (EXIT_WHEN_READY=1 exits once Available)
+	@echo "make dev: the manager does not exist yet; 'make cluster' runs the local Kubernetes" >&2; exit 1

@@ -1,0 +1,22 @@
+/** `make generate`: writes the CRDs, TypeScript types and docs/api.md rendered from api/. */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { renderAll } from './render.ts';
+
+const root = join(import.meta.dirname, '..');
+let changed = 0;
+for (const [path, content] of renderAll()) {
+  const file = join(root, path);
+  let before = '';
+  try {
+    before = readFileSync(file, 'utf8');
+  } catch {
+    // a new file
+  }
+  if (before === content) continue;
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, content);
+  console.log(`generate: wrote ${path}`);
+  changed++;
+}
+console.log(`generate: ${changed} file(s) changed`);

@@ -1,0 +1,188 @@
+/** EtcdCluster: the user's request for an etcd cluster, and what the operator reports back. */
+import { s, type Kind } from '../schema.ts';
+import { conditions, DEFAULT_ETCD_VERSION, etcdID, etcdVersion, memberRole, storage, stringMap } from './common.ts';
+
+/** Longest cluster name: member (`<name>-<n>`), Pod, PVC and Service names must stay DNS labels. */
+export const MAX_CLUSTER_NAME = 50;
+
+/** etcd's defaults, used where the rules compare one option with another. */
+const ETCD_HEARTBEAT_MS = 100;
+const ETCD_ELECTION_MS = 1000;
+
+const options = s.object(
+  'etcd flags the operator sets on every member. Left out, etcd\'s own default applies.',
+  {
+    quotaBackendBytes: s.quantity('Size limit of the backend database (--quota-backend-bytes); past it etcd raises a NOSPACE alarm and refuses writes. etcd\'s default is 2Gi; at most 8Gi.', {
+      rules: [
+        {
+          rule: "isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0')) && quantity(string(self)).compareTo(quantity('8Gi')) <= 0",
+          message: 'options.quotaBackendBytes must be a quantity above 0 and at most 8Gi',
+        },
+      ],
+    }),
+    autoCompactionMode: s.string('How auto-compaction retention is read (--auto-compaction-mode): periodic (a time window) or revision (a number of revisions).', {
+      enum: ['periodic', 'revision'],
+    }),
+    autoCompactionRetention: s.string('How much history auto-compaction keeps (--auto-compaction-retention): a duration such as 1h or 30m, or a whole number (hours in periodic mode, revisions in revision mode). "0" turns it off.', {
+      maxLength: 32,
+      pattern: '^([0-9]+|([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+)$',
+    }),
+    snapshotCount: s.integer('Committed transactions between two snapshots of the raft log to disk (--snapshot-count).', {
+      format: 'int64',
+      minimum: 1,
+    }),
+    heartbeatInterval: s.integer('Milliseconds between leader heartbeats (--heartbeat-interval). etcd\'s default is 100.', {
+      minimum: 10,
+      maximum: 10000,
+    }),
+    electionTimeout: s.integer('Milliseconds a follower waits without a heartbeat before it calls an election (--election-timeout). At least five heartbeat intervals, at most 50000. etcd\'s default is 1000.', {
+      minimum: 50,
+      maximum: 50000,
+    }),
+    maxLearners: s.integer('How many learners etcd accepts at once (--max-learners). The operator adds one at a time; more only helps manual work.', {
+      minimum: 1,
+      maximum: 10,
+    }),
+  },
+  {
+    name: 'EtcdOptions',
+    rules: [
+      {
+        rule: `(has(self.electionTimeout) ? self.electionTimeout : ${ETCD_ELECTION_MS}) >= 5 * (has(self.heartbeatInterval) ? self.heartbeatInterval : ${ETCD_HEARTBEAT_MS})`,
+        message: `options.electionTimeout must be at least 5 times options.heartbeatInterval (etcd's defaults are ${ETCD_ELECTION_MS} and ${ETCD_HEARTBEAT_MS})`,
+      },
+      {
+        rule: "!has(self.autoCompactionRetention) || !has(self.autoCompactionMode) || self.autoCompactionMode != 'revision' || self.autoCompactionRetention.matches('^[0-9]+$')",
+        message: 'options.autoCompactionRetention must be a whole number of revisions when autoCompactionMode is revision',
+        fieldPath: '.autoCompactionRetention',
+      },
+    ],
+  },
+);
+
+const spec = s.object(
+  'The etcd cluster the user wants.',
+  {
+    replicas: s.integer('Number of voting members. 0 parks the cluster (dormant): Pods go, data stays, and scaling up again resumes the same cluster. Odd numbers tolerate as many failures as the next even one.', {
+      format: 'int32',
+      default: 3,
+      minimum: 0,
+      maximum: 9,
+    }),
+    version: etcdVersion('etcd version of every member. Fixed once the cluster exists: rolling upgrades are not supported yet.', {
+      default: DEFAULT_ETCD_VERSION,
+    }),
+    storage,
+    resources: s.external('CPU and memory requests and limits of the etcd container.', 'V1ResourceRequirements'),
+    affinity: s.external('Scheduling affinity of member Pods (a core/v1 Affinity).', 'V1Affinity'),
+    topologySpreadConstraints: s.external('How member Pods spread across topology domains (core/v1 TopologySpreadConstraints).', 'V1TopologySpreadConstraint', { array: true }),
+    additionalMetadata: s.object(
+      'Labels and annotations added to everything the operator creates for this cluster (members, Pods, PVCs, Services).',
+      { labels: stringMap('Labels to add.'), annotations: stringMap('Annotations to add.') },
+      { name: 'AdditionalMetadata' },
+    ),
+    podTemplate: s.object(
+      'Overrides merged into each member Pod: extra metadata and Pod spec fields (for example tolerations, priorityClassName, nodeSelector). The etcd container, volumes and hostname stay the operator\'s.',
+      {
+        metadata: s.object('Labels and annotations for member Pods.', { labels: stringMap('Labels to add.'), annotations: stringMap('Annotations to add.') }, { name: 'PodTemplateMetadata' }),
+        spec: s.external('Pod spec fields merged over the operator\'s.', 'Partial<V1PodSpec>'),
+      },
+      { name: 'PodTemplateOverrides' },
+    ),
+    options,
+    progressDeadlineSeconds: s.integer('Seconds one step (bootstrap a member, join a learner, promote, remove...) may take before the cluster reports the step as stuck in its Progressing and Degraded conditions. The step keeps trying.', {
+      format: 'int32',
+      default: 600,
+      minimum: 30,
+      maximum: 86400,
+    }),
+  },
+  {
+    name: 'EtcdClusterSpec',
+    rules: [
+      {
+        rule: "!(has(self.storage.medium) && self.storage.medium == 'Memory' && self.replicas == 0)",
+        message: 'a cluster with storage.medium Memory cannot have 0 replicas: its data lives only in the running Pods',
+        fieldPath: '.replicas',
+      },
+      {
+        rule: '!has(self.options) || !has(self.options.quotaBackendBytes) || quantity(string(self.options.quotaBackendBytes)).isLessThan(quantity(string(self.storage.size)))',
+        message: 'options.quotaBackendBytes must be smaller than storage.size, or the volume fills before etcd stops writes',
+        fieldPath: '.options.quotaBackendBytes',
+      },
+      {
+        rule: 'self.version == oldSelf.version',
+        message: 'spec.version cannot change yet: rolling upgrades are not supported in this release',
+        fieldPath: '.version',
+      },
+    ],
+  },
+);
+
+const status = s.object(
+  'What the operator observed and is doing.',
+  {
+    observedGeneration: s.integer('metadata.generation the operator last acted on.', { format: 'int64' }),
+    observed: s.object(
+      'The step in flight. The target is latched when a step starts: spec edits made meanwhile wait until it is reached.',
+      {
+        target: s.object('The latched target.', { replicas: s.integer('Voting members wanted.', { format: 'int32' }), version: s.string('etcd version wanted.') }, { name: 'ObservedTarget' }),
+        step: s.string('Current step, the cluster machine\'s state (Bootstrapping, ScalingUp, Steady...).'),
+        sequence: s.integer('Number of the step, increasing by one per transition.', { format: 'int64' }),
+        stepStartedAt: s.string('When the current step started.', { format: 'date-time' }),
+      },
+      { name: 'ObservedStep' },
+    ),
+    conditions,
+    readyMembers: s.integer('Members that are voters, healthy and ready.', { format: 'int32' }),
+    members: s.array(
+      'Every member the operator manages.',
+      s.object(
+        'One member.',
+        {
+          name: s.string('EtcdMember name (also its Pod\'s).'),
+          memberID: etcdID('etcd member ID in hexadecimal, once added.'),
+          role: memberRole('voter or learner.'),
+          state: s.string('The member machine\'s state (JoiningLearner, Promoting, Voter...).'),
+        },
+        { name: 'MemberSummary', required: ['name'] },
+      ),
+      { listType: 'map', listMapKeys: ['name'] },
+    ),
+    clusterID: etcdID('etcd cluster ID in hexadecimal, latched when the seed member starts.'),
+    selector: s.string('Label selector of the member Pods (for the scale subresource).'),
+  },
+  { name: 'EtcdClusterStatus' },
+);
+
+/** The EtcdCluster kind. */
+export const etcdCluster: Kind = {
+  kind: 'EtcdCluster',
+  plural: 'etcdclusters',
+  singular: 'etcdcluster',
+  shortNames: ['etcd', 'etcdc'],
+  categories: ['etcd-operator'],
+  description: 'An etcd cluster run by etcd-operator: bootstrapped from one seed member, grown one learner at a time, scaled, parked at zero and healed.',
+  spec,
+  status,
+  rules: [
+    {
+      rule: `self.metadata.name.size() <= ${MAX_CLUSTER_NAME}`,
+      message: `metadata.name must be at most ${MAX_CLUSTER_NAME} characters, so that member, Pod and Service names derived from it stay valid DNS labels`,
+      fieldPath: '.metadata.name',
+    },
+    {
+      rule: "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+      message: 'metadata.name must start with a letter and hold only lowercase letters, digits and \'-\' (it names Services)',
+      fieldPath: '.metadata.name',
+    },
+  ],
+  printerColumns: [
+    { name: 'Ready', type: 'integer', jsonPath: '.status.readyMembers', description: 'Ready voting members' },
+    { name: 'Desired', type: 'integer', jsonPath: '.spec.replicas', description: 'Wanted voting members' },
+    { name: 'Version', type: 'string', jsonPath: '.spec.version', description: 'etcd version' },
+    { name: 'Step', type: 'string', jsonPath: '.status.observed.step', description: 'Current step' },
+    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Age' },
+  ],
+  scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.readyMembers', labelSelectorPath: '.status.selector' },
+};

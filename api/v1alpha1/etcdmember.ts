@@ -1,0 +1,56 @@
+/** EtcdMember: one etcd member, created and owned by the operator; it owns its Pod and PVC. */
+import { s, type Kind } from '../schema.ts';
+import { conditions, etcdID, etcdVersion, memberRole, storage } from './common.ts';
+
+const spec = s.object(
+  'The member the cluster machine asked for. Written by the operator, not by users.',
+  {
+    cluster: s.string('Name of the EtcdCluster this member belongs to (same namespace). Fixed.', {
+      maxLength: 63,
+      rules: [{ rule: 'self == oldSelf', message: 'spec.cluster cannot change' }],
+    }),
+    version: etcdVersion('etcd version this member runs.'),
+    storage,
+    bootstrap: s.boolean('True for the seed: the one member that starts a new cluster (--initial-cluster-state new). Every other member joins an existing cluster as a learner.', {
+      default: false,
+      rules: [{ rule: 'self == oldSelf', message: 'spec.bootstrap cannot change: a member is a seed from birth or never' }],
+    }),
+    initialCluster: s.string('The --initial-cluster this member starts with: name=peerURL pairs of the voters and of this member.', { maxLength: 8192 }),
+    dormant: s.boolean('True while the cluster is scaled to zero: the Pod is gone and the volume kept, so the member resumes with the same ID.', { default: false }),
+  },
+  { name: 'EtcdMemberSpec', required: ['cluster', 'version'] },
+);
+
+const status = s.object(
+  'The member machine\'s view of this member.',
+  {
+    observedGeneration: s.integer('metadata.generation the operator last acted on.', { format: 'int64' }),
+    state: s.string('The member machine\'s state: Pending, Bootstrapping, JoiningLearner, Promoting, Voter, Dormant, Removing, Replacing or Failed.'),
+    memberID: etcdID('etcd member ID in hexadecimal, once etcd knows the member.'),
+    role: memberRole('voter or learner.'),
+    podName: s.string('The member\'s Pod.'),
+    pvcName: s.string('The member\'s PersistentVolumeClaim (none with storage.medium Memory).'),
+    conditions,
+  },
+  { name: 'EtcdMemberStatus' },
+);
+
+/** The EtcdMember kind. */
+export const etcdMember: Kind = {
+  kind: 'EtcdMember',
+  plural: 'etcdmembers',
+  singular: 'etcdmember',
+  shortNames: ['etcdm'],
+  categories: ['etcd-operator'],
+  description: 'One member of an EtcdCluster, owned by the operator. It owns the member\'s Pod and PersistentVolumeClaim; its finalizer removes the member from etcd before they go.',
+  spec,
+  status,
+  printerColumns: [
+    { name: 'Cluster', type: 'string', jsonPath: '.spec.cluster', description: 'EtcdCluster' },
+    { name: 'State', type: 'string', jsonPath: '.status.state', description: 'Member machine state' },
+    { name: 'Role', type: 'string', jsonPath: '.status.role', description: 'voter or learner' },
+    { name: 'MemberID', type: 'string', jsonPath: '.status.memberID', description: 'etcd member ID', priority: 1 },
+    { name: 'Version', type: 'string', jsonPath: '.spec.version', description: 'etcd version', priority: 1 },
+    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Age' },
+  ],
+};

@@ -1,0 +1,11 @@
+/** The kinds of etcd-operator.dev/v1alpha1, and their generated types. */
+import type { Kind } from '../schema.ts';
+import { etcdCluster } from './etcdcluster.ts';
+import { etcdMember } from './etcdmember.ts';
+
+/** Every kind the operator defines, in the order the docs list them. */
+export const kinds: readonly Kind[] = [etcdCluster, etcdMember];
+
+export * from './types.generated.ts';
+export { DEFAULT_ETCD_VERSION } from './common.ts';
+export { MAX_CLUSTER_NAME } from './etcdcluster.ts';

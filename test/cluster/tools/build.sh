@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Builds (once) and prints the path of a pinned local-cluster binary.
+#
+#   test/cluster/tools/build.sh kube-apiserver|kube-controller-manager|kubectl|etcd|etcdctl|helm [etcd-version]
+#
+# Binaries are cached per version under $ETCD_OPERATOR_CACHE (default ~/.cache/etcd-operator),
+# outside the repo, so a second run (and CI on the same machine) reuses them. Set
+# LOCALCLUSTER_BINARIES=path to take kube-apiserver, kube-controller-manager, kubectl, etcd
+# and helm from PATH (or from $KUBEBUILDER_ASSETS when set) instead of building them.
+set -euo pipefail
+
+K8S_VERSION=v1.34.4
+HELM_VERSION=v3.19.0
+DEFAULT_ETCD=3.6.16
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cache=${ETCD_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/etcd-operator}
+tool=${1:?usage: build.sh TOOL [etcd-version]}
+
+log() { echo "build.sh: $*" >&2; }
+
+if [[ "${LOCALCLUSTER_BINARIES:-}" == path ]]; then
+  if [[ -n "${KUBEBUILDER_ASSETS:-}" && -x "$KUBEBUILDER_ASSETS/$tool" ]]; then
+    echo "$KUBEBUILDER_ASSETS/$tool"; exit 0
+  fi
+  command -v "$tool" >/dev/null || { log "LOCALCLUSTER_BINARIES=path but $tool is not on PATH"; exit 1; }
+  command -v "$tool"; exit 0
+fi
+
+command -v go >/dev/null || { log "Go is needed to build $tool (https://go.dev/doc/install)"; exit 1; }
+
+# Builds into a temporary directory and renames, so an interrupted build never leaves a
+# half-written binary that a later run would trust.
+build_into() { # dir, binary name, then the go build arguments
+  local dir=$1 name=$2; shift 2
+  mkdir -p "$dir"
+  local tmp; tmp=$(mktemp -d "$dir/.build.XXXXXX")
+  (CGO_ENABLED=0 go build -trimpath -o "$tmp/$name" "$@") || { rm -rf "$tmp"; exit 1; }
+  mv -f "$tmp/$name" "$dir/$name"
+  rmdir "$tmp"
+}
+
+case "$tool" in
+  kube-apiserver|kube-controller-manager|kubectl)
+    dir=$cache/kubernetes-$K8S_VERSION
+    if [[ ! -x $dir/$tool ]]; then
+      log "building $tool $K8S_VERSION from Go modules (first time only; several minutes)"
+      minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+      ldflags="-s -w"
+      for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+        ldflags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+        ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+      done
+      (cd "$here/k8s" && build_into "$dir" "$tool" -ldflags "$ldflags" "k8s.io/kubernetes/cmd/$tool")
+    fi
+    echo "$dir/$tool" ;;
+  etcd|etcdctl)
+    version=${2:-$DEFAULT_ETCD}
+    series=${version%.*}
+    [[ -d $here/etcd-$series ]] || { log "no wrapper module for etcd $series (have: $(cd "$here" && ls -d etcd-* | tr '\n' ' '))"; exit 1; }
+    dir=$cache/etcd-v$version
+    if [[ ! -x $dir/$tool ]]; then
+      log "building $tool v$version from Go modules (first time only)"
+      pinned=$(sed -n 's#^\tgo.etcd.io/etcd/server/v3 v\([0-9.]*\).*#\1#p' "$here/etcd-$series/go.mod")
+      [[ "$pinned" == "$version" ]] || { log "etcd-$series/go.mod pins $pinned, not $version"; exit 1; }
+      ldflags="-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=v$version"
+      pkg=go.etcd.io/etcd/server/v3; [[ $tool == etcdctl ]] && pkg=go.etcd.io/etcd/etcdctl/v3
+      (cd "$here/etcd-$series" && build_into "$dir" "$tool" -ldflags "$ldflags" "$pkg")
+    fi
+    echo "$dir/$tool" ;;
+  helm)
+    dir=$cache/helm-$HELM_VERSION
+    if [[ ! -x $dir/helm ]]; then
+      log "installing helm $HELM_VERSION from Go modules (first time only)"
+      mkdir -p "$dir"
+      GOBIN=$dir CGO_ENABLED=0 go install -trimpath "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+    fi
+    echo "$dir/helm" ;;
+  *) log "unknown tool '$tool'"; exit 2 ;;
+esac

@@ -1,0 +1,29 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects: `unit` needs nothing but Node; `cluster` runs against the real local
+// Kubernetes (control plane from Go modules, process node) that test/e2e/setup.ts starts once.
+export default defineConfig({
+  test: {
+    reporters: ['default', './test/summary-reporter.ts'],
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/e2e/**', 'node_modules/**'],
+        },
+      },
+      {
+        test: {
+          name: 'cluster',
+          include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/e2e/setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 300_000,
+          // One local cluster, one API server: the files share it and run one after another.
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
