@@ -1,0 +1,121 @@
+/**
+ * The local cluster's storage: a provisioner that gives every PersistentVolumeClaim a host
+ * directory under `dir/volumes/<claim uid>`, lets the controller manager bind it, deletes
+ * the data when the claim goes, grows volumes, and wipes a volume for fault tests.
+ */
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
+import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { ControllerOptions, Storage } from '../types.ts';
+import { errorText, Serial, startInformer } from '../network/informer.ts';
+import { plan, storageClass, STORAGE_CLASS, volumeDir } from './volumes.ts';
+import type { Action } from './volumes.ts';
+
+/** A claim that wipe() was asked for but that has no bound volume of ours. */
+export class StorageError extends Error {
+  readonly code: string;
+  override readonly name = 'StorageError';
+  constructor(code: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** Starts the provisioner; resolves once the StorageClass exists and claims and volumes are listed. */
+export async function startStorage(opts: ControllerOptions): Promise<Storage> {
+  const log = opts.log ?? (() => {});
+  const root = path.resolve(opts.dir);
+  await mkdir(path.join(root, 'volumes'), { recursive: true });
+  const kc = new KubeConfig();
+  kc.loadFromFile(opts.kubeconfigPath);
+  const core = kc.makeApiClient(CoreV1Api);
+  await ensureStorageClass(kc.makeApiClient(StorageV1Api));
+
+  const serial = new Serial(() => reconcile(), (line) => log(`storage: ${line}`));
+  const kick = (): void => void serial.kick();
+  const claims = await startInformer<V1PersistentVolumeClaim>(
+    kc, '/api/v1/persistentvolumeclaims', () => core.listPersistentVolumeClaimForAllNamespaces(), kick, log);
+  const volumes = await startInformer<V1PersistentVolume>(
+    kc, '/api/v1/persistentvolumes', () => core.listPersistentVolume(), kick, log);
+
+  async function reconcile(): Promise<void> {
+    for (const action of plan(claims.list(), volumes.list(), root)) await apply(action);
+  }
+
+  async function apply(action: Action): Promise<void> {
+    switch (action.type) {
+      case 'create':
+        await mkdir(action.dir, { recursive: true });
+        await ignore(409, core.createPersistentVolume({ body: action.volume }));
+        log(`storage: provisioned ${action.volume.metadata?.name} for ${claimName(action.volume)}`);
+        return;
+      case 'delete':
+        if (action.dir) await rm(action.dir, { recursive: true, force: true });
+        await ignore(404, core.deletePersistentVolume({ name: action.name }));
+        log(`storage: deleted ${action.name} and its data`);
+        return;
+      case 'grow':
+        await grow(action.volume, action.claim, action.size);
+        return;
+    }
+  }
+
+  async function grow(name: string, claim: V1PersistentVolumeClaim, size: string): Promise<void> {
+    const volume = await core.readPersistentVolume({ name });
+    if (volume.spec) volume.spec.capacity = { ...volume.spec.capacity, storage: size };
+    await core.replacePersistentVolume({ name, body: volume });
+    const fresh = await core.readNamespacedPersistentVolumeClaim({
+      name: claim.metadata?.name ?? '', namespace: claim.metadata?.namespace ?? '' });
+    if (fresh.status?.phase === 'Bound') {
+      fresh.status.capacity = { ...fresh.status.capacity, storage: size };
+      fresh.status.conditions = fresh.status.conditions?.filter((c) => !c.type.includes('Resiz'));
+      await core.replaceNamespacedPersistentVolumeClaimStatus({
+        name: fresh.metadata?.name ?? '', namespace: fresh.metadata?.namespace ?? '', body: fresh });
+    }
+    log(`storage: grew ${name} to ${size}`);
+  }
+
+  await serial.kick();
+  return {
+    async wipe(namespace: string, claim: string): Promise<void> {
+      const pvc = await core.readNamespacedPersistentVolumeClaim({ name: claim, namespace }).catch((err: unknown) => {
+        throw new StorageError('ERR_WIPE_NO_CLAIM', `wipe: claim ${namespace}/${claim}: ${errorText(err)}`, { cause: err });
+      });
+      const uid = pvc.metadata?.uid ?? '';
+      const ours = volumes.list().some((v) => v.metadata?.name === pvc.spec?.volumeName && v.spec?.claimRef?.uid === uid);
+      if (!pvc.spec?.volumeName || !ours) {
+        throw new StorageError('ERR_WIPE_NOT_BOUND', `wipe: claim ${namespace}/${claim} is not bound to a volume of this provisioner`);
+      }
+      // Empty, not remove: Pods hold the directory itself as a bind mount.
+      const dir = volumeDir(root, uid);
+      for (const entry of await readdir(dir)) await rm(path.join(dir, entry), { recursive: true, force: true });
+      log(`storage: wiped ${namespace}/${claim}`);
+    },
+    async stop(): Promise<void> {
+      await claims.stop();
+      await volumes.stop();
+    },
+  };
+}
+
+async function ensureStorageClass(api: StorageV1Api): Promise<void> {
+  await ignore(409, api.createStorageClass({ body: storageClass() }));
+  const current = await api.readStorageClass({ name: STORAGE_CLASS });
+  if (current.provisioner !== storageClass().provisioner) {
+    throw new StorageError('ERR_STORAGE_CLASS', `StorageClass ${STORAGE_CLASS} exists with provisioner ${current.provisioner}`);
+  }
+}
+
+async function ignore<T>(code: number, call: Promise<T>): Promise<T | undefined> {
+  try {
+    return await call;
+  } catch (err) {
+    if ((err as { code?: unknown }).code === code) return undefined;
+    throw err;
+  }
+}
+
+function claimName(volume: V1PersistentVolume): string {
+  return `${volume.spec?.claimRef?.namespace}/${volume.spec?.claimRef?.name}`;
+}
