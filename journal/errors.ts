@@ -1,0 +1,45 @@
+/** Coded errors of the journal: every failure a caller can act on has its own code. */
+
+/** Codes carried by {@link JournalError}; the CLI prints them and tests match on them. */
+export type JournalErrorCode =
+  | 'ERR_JOURNAL_LOCKED'
+  | 'ERR_JOURNAL_LEASE_LOST'
+  | 'ERR_JOURNAL_READONLY'
+  | 'ERR_JOURNAL_NOT_FOUND'
+  | 'ERR_JOURNAL_SCHEMA'
+  | 'ERR_JOURNAL_SEQUENCE'
+  | 'ERR_JOURNAL_UNKNOWN_INTENT'
+  | 'ERR_JOURNAL_REF'
+  | 'ERR_JOURNAL_WRITE';
+
+/** An error of the journal, with a stable code and the underlying cause when there is one. */
+export class JournalError extends Error {
+  override readonly name: string = 'JournalError';
+  readonly code: JournalErrorCode;
+
+  constructor(code: JournalErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** Another live process holds the writer lease of the same journal file. */
+export class JournalLockedError extends JournalError {
+  override readonly name: string = 'JournalLockedError';
+  /** The pid recorded in the lease, for the message and for an operator who wants to look. */
+  readonly holderPid: number;
+
+  constructor(path: string, holderPid: number, holderHost: string) {
+    super(
+      'ERR_JOURNAL_LOCKED',
+      `journal ${path} is already open for writing by pid ${holderPid} on ${holderHost}; ` +
+        'only one manager may write it (readers may open it with { readonly: true })',
+    );
+    this.holderPid = holderPid;
+  }
+}
+
+/** True when `err` is a {@link JournalError} with the given code. */
+export function isJournalError(err: unknown, code?: JournalErrorCode): err is JournalError {
+  return err instanceof JournalError && (code === undefined || err.code === code);
+}

@@ -1,0 +1,241 @@
+/**
+ * The write-ahead journal: per object, the event a machine was fed, the transition it made,
+ * the intents it emitted (durable before any effect runs) and each intent's outcome, plus
+ * the object's latest machine state. One writer per file; any number of readers.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { ENTRY_COLUMNS, isoTime, toOpenIntent, toSnapshot, toTimelineRow } from './_rows.ts';
+import type { EntryRow, ObjectRow } from './_rows.ts';
+import { JournalError } from './errors.ts';
+import { redactText, redactedJson } from './redact.ts';
+import { checkSchema, migrate } from './schema.ts';
+import type * as T from './types.ts';
+import { acquireLease, assertLease, currentWriter, releaseLease } from './writerLease.ts';
+import type { WriterIdentity } from './writerLease.ts';
+
+/** How to open a journal file. */
+export interface JournalOptions {
+  /** A reader: never writes, never takes the lease, works while the manager writes. */
+  readonly readonly?: boolean;
+  /** Steps kept per object by {@link Journal.prune}; default 10,000. */
+  readonly retainSteps?: number;
+  /** SQLite `synchronous`; FULL (default) fsyncs the WAL at every commit. See docs/journal.md. */
+  readonly synchronous?: 'FULL' | 'NORMAL';
+  /** How long a statement waits for SQLite's lock before failing; default 5 s. */
+  readonly busyTimeoutMs?: number;
+}
+
+/** Which objects a timeline covers: one uid, several, or every object with a name. */
+export type TimelineTarget =
+  | { readonly uid: string }
+  | { readonly uids: readonly string[] }
+  | { readonly namespace: string; readonly name: string; readonly kind?: T.ObjectKind };
+
+/** Default number of steps kept per object. */
+export const DEFAULT_RETAIN_STEPS = 10_000;
+
+const ENTRY = `INSERT INTO entries (uid, seq, entry, name, intent_id, from_state, to_state, ok, code, message, data, at, written_at)
+  VALUES (@uid, @seq, @entry, @name, @intentId, @from, @to, @ok, @code, @message, @data, @at, @writtenAt)`;
+const UPSERT_OBJECT = `INSERT INTO objects (uid, kind, namespace, name, cluster, machine, stage, state, seq, created_at, updated_at)
+  VALUES (@uid, @kind, @namespace, @name, @cluster, @machine, @stage, @state, @seq, @writtenAt, @writtenAt)
+  ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name, cluster = excluded.cluster,
+    machine = excluded.machine, stage = excluded.stage, state = excluded.state, seq = excluded.seq, updated_at = excluded.updated_at`;
+const NONE = { intentId: null, from: null, to: null, ok: null, code: null, message: null, data: null };
+
+/** A journal file, opened for writing (the manager) or reading (the CLI, debug pages). */
+export class Journal {
+  /** The file this journal reads and writes. */
+  readonly path: string;
+  /** True for a reader. */
+  readonly readonly: boolean;
+  readonly #db: Database.Database;
+  readonly #retain: number;
+  readonly #me: WriterIdentity | null;
+  readonly #stmt: Map<string, Database.Statement> = new Map();
+
+  private constructor(path: string, db: Database.Database, me: WriterIdentity | null, retain: number) {
+    this.path = path;
+    this.#db = db;
+    this.#me = me;
+    this.readonly = me === null;
+    this.#retain = retain;
+  }
+
+  /** Opens (a writer creates and migrates) the file; a second live writer gets ERR_JOURNAL_LOCKED. */
+  static open(path: string, options: JournalOptions = {}): Journal {
+    const timeout = options.busyTimeoutMs ?? 5000;
+    const retain = options.retainSteps ?? DEFAULT_RETAIN_STEPS;
+    if (options.readonly) {
+      if (!existsSync(path)) throw new JournalError('ERR_JOURNAL_NOT_FOUND', `no journal at ${path}`);
+      const db = new Database(path, { readonly: true, fileMustExist: true, timeout });
+      try {
+        checkSchema(db, path);
+      } catch (err) {
+        db.close();
+        throw err;
+      }
+      return new Journal(path, db, null, retain);
+    }
+    mkdirSync(dirname(path), { recursive: true });
+    const db = new Database(path, { timeout });
+    try {
+      db.pragma('journal_mode = WAL');
+      db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+      migrate(db, path);
+      const me = currentWriter();
+      acquireLease(db, path, me);
+      return new Journal(path, db, me, retain);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  }
+
+  /** Appends one step (event, transition, intents) and the object's new state in ONE transaction. */
+  recordStep(ref: T.ObjectRef, step: T.Step): T.RecordedStep {
+    return this.#write(() => {
+      const prev = this.#prep('SELECT kind, seq FROM objects WHERE uid = ?').get(ref.uid) as { kind: string; seq: number } | undefined;
+      if (prev && prev.kind !== ref.kind) {
+        throw new JournalError('ERR_JOURNAL_REF', `object ${ref.uid} is a ${prev.kind}, not a ${ref.kind}`);
+      }
+      const seq = step.seq ?? (prev?.seq ?? 0) + 1;
+      if (!Number.isSafeInteger(seq) || seq <= (prev?.seq ?? 0)) {
+        throw new JournalError('ERR_JOURNAL_SEQUENCE', `step ${seq} of ${ref.uid} is not after step ${prev?.seq ?? 0}`);
+      }
+      const { type, at, ...fields } = step.event;
+      const base = { ...NONE, uid: ref.uid, seq, at: isoTime(at, `event ${type} time`), writtenAt: new Date().toISOString() };
+      const insert = this.#prep(ENTRY);
+      insert.run({ ...base, entry: 'event', name: type, data: redactedJson(fields) });
+      insert.run({ ...base, entry: 'transition', name: step.machine, from: step.from, to: step.to });
+      const intentIds = step.intents.map((intent, index) => {
+        const intentId = `${ref.uid}:${seq}:${index}`;
+        const row = insert.run({ ...base, entry: 'intent', name: intent.type, intentId, data: redactedJson(intent.params ?? {}) });
+        this.#prep('INSERT INTO open_intents (intent_id, uid, lsn) VALUES (?, ?, ?)').run(intentId, ref.uid, row.lastInsertRowid);
+        return intentId;
+      });
+      this.#prep(UPSERT_OBJECT).run({
+        ...base, kind: ref.kind, namespace: ref.namespace, name: ref.name, cluster: ref.cluster ?? null,
+        machine: step.machine, stage: step.to, state: redactedJson(step.state),
+      });
+      return { seq, intentIds };
+    });
+  }
+
+  /** Records how an intent's effect ended; the first outcome wins and later ones are ignored. */
+  recordOutcome(ref: T.ObjectRef, intentId: string, outcome: T.Outcome): T.RecordedOutcome {
+    return this.#write(() => {
+      const intent = this.#prep(`SELECT uid, seq, name FROM entries WHERE entry = 'intent' AND intent_id = ?`).get(intentId) as
+        | { uid: string; seq: number; name: string }
+        | undefined;
+      if (!intent) throw new JournalError('ERR_JOURNAL_UNKNOWN_INTENT', `no intent ${intentId} in journal ${this.path}`);
+      if (intent.uid !== ref.uid) throw new JournalError('ERR_JOURNAL_REF', `intent ${intentId} belongs to ${intent.uid}, not ${ref.uid}`);
+      const prior = this.#prep(`SELECT ok FROM entries WHERE entry = 'outcome' AND intent_id = ?`).get(intentId) as { ok: number } | undefined;
+      if (prior) return { recorded: false, ok: prior.ok === 1 };
+      const writtenAt = new Date().toISOString();
+      this.#prep(ENTRY).run({
+        ...NONE, uid: ref.uid, seq: intent.seq, entry: 'outcome', name: intent.name, intentId,
+        ok: outcome.ok ? 1 : 0,
+        code: outcome.ok ? null : outcome.code,
+        message: outcome.ok ? null : redactText(outcome.message),
+        data: outcome.ok ? redactedJson(outcome.result) : null,
+        at: outcome.at === undefined ? writtenAt : isoTime(outcome.at, `outcome of ${intentId} time`),
+        writtenAt,
+      });
+      this.#prep('DELETE FROM open_intents WHERE intent_id = ?').run(intentId);
+      return { recorded: true, ok: outcome.ok };
+    });
+  }
+
+  /** Intents written and not answered, oldest first: what the runtime recovers on start. */
+  openIntents(uid?: string): T.OpenIntent[] {
+    const where = uid === undefined ? '' : 'WHERE oi.uid = ?';
+    const rows = this.#prep(
+      `SELECT ${ENTRY_COLUMNS} FROM open_intents oi JOIN entries e ON e.lsn = oi.lsn JOIN objects o ON o.uid = e.uid ${where} ORDER BY oi.lsn`,
+    ).all(...(uid === undefined ? [] : [uid])) as EntryRow[];
+    return rows.map(toOpenIntent);
+  }
+
+  /** The object's latest machine state and the sequence number of the step that made it. */
+  snapshot(uid: string): T.Snapshot | undefined {
+    const row = this.#prep('SELECT * FROM objects WHERE uid = ?').get(uid) as ObjectRow | undefined;
+    return row && toSnapshot(row);
+  }
+
+  /** Every object the journal knows, by namespace and name. */
+  objects(): T.Snapshot[] {
+    return (this.#prep('SELECT * FROM objects ORDER BY namespace, name, created_at').all() as ObjectRow[]).map(toSnapshot);
+  }
+
+  /** Rows of the target's objects in write order (lsn), optionally after a step or an lsn. */
+  timeline(target: TimelineTarget, query: T.TimelineQuery = {}): T.TimelineRow[] {
+    const uids = 'uid' in target ? [target.uid] : 'uids' in target ? [...target.uids] : this.#uidsNamed(target);
+    if (uids.length === 0) return [];
+    const rows = this.#db
+      .prepare(
+        `SELECT ${ENTRY_COLUMNS} FROM entries e JOIN objects o ON o.uid = e.uid
+         WHERE e.uid IN (${uids.map(() => '?').join(', ')}) AND e.seq > ? AND e.lsn > ? ORDER BY e.lsn LIMIT ?`,
+      )
+      .all(...uids, query.afterSeq ?? 0, query.afterLsn ?? 0, query.limit ?? -1) as EntryRow[];
+    return rows.map(toTimelineRow);
+  }
+
+  /** The newest lsn in the file (0 when empty). */
+  lastLsn(): number {
+    return (this.#prep('SELECT COALESCE(MAX(lsn), 0) AS lsn FROM entries').get() as { lsn: number }).lsn;
+  }
+
+  /** Deletes steps older than the last `keep` of each object, never a step with an open intent; returns rows deleted. */
+  prune(options: { readonly keep?: number } = {}): number {
+    const keep = options.keep ?? this.#retain;
+    let deleted = 0;
+    for (const { uid, seq } of this.#prep('SELECT uid, seq FROM objects').all() as { uid: string; seq: number }[]) {
+      if (seq <= keep) continue;
+      // One transaction per object, so the manager's steps never wait behind a whole prune.
+      deleted += this.#write(
+        () =>
+          this.#prep(
+            `DELETE FROM entries WHERE uid = ?1 AND seq <= ?2 AND seq NOT IN
+               (SELECT e.seq FROM open_intents oi JOIN entries e ON e.lsn = oi.lsn WHERE oi.uid = ?1)`,
+          ).run(uid, seq - keep).changes,
+      );
+    }
+    return deleted;
+  }
+
+  /** Gives up the writer lease and closes the file. */
+  close(): void {
+    if (!this.#db.open) return;
+    if (this.#me) releaseLease(this.#db, this.#me);
+    this.#db.close();
+  }
+
+  #uidsNamed(t: { namespace: string; name: string; kind?: T.ObjectKind }): string[] {
+    const rows = this.#prep('SELECT uid, kind FROM objects WHERE namespace = ? AND name = ? ORDER BY created_at').all(t.namespace, t.name) as {
+      uid: string;
+      kind: string;
+    }[];
+    return rows.filter((r) => t.kind === undefined || r.kind === t.kind).map((r) => r.uid);
+  }
+
+  #write<R>(fn: () => R): R {
+    const me = this.#me;
+    if (!me) throw new JournalError('ERR_JOURNAL_READONLY', `journal ${this.path} is open read-only`);
+    try {
+      return this.#db.transaction(() => {
+        assertLease(this.#prep('SELECT pid, start_ticks, boot_id, host FROM writer WHERE id = 1'), this.path, me);
+        return fn();
+      }).immediate();
+    } catch (err) {
+      if (err instanceof JournalError) throw err;
+      throw new JournalError('ERR_JOURNAL_WRITE', `journal ${this.path}: write failed: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  #prep(sql: string): Database.Statement {
+    let stmt = this.#stmt.get(sql);
+    if (!stmt) this.#stmt.set(sql, (stmt = this.#db.prepare(sql)));
+    return stmt;
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * The journal's schema as an ordered list of migrations; `PRAGMA user_version` records how
+ * many ran. A migration is only ever appended, never edited, so any older file upgrades.
+ */
+import type Database from 'better-sqlite3';
+import { JournalError } from './errors.ts';
+
+/** The migrations, in order; the schema version is their count. */
+export const MIGRATIONS: readonly string[] = [
+  // 1: one append-only table for every row, so one lsn orders the whole file for --follow.
+  `CREATE TABLE entries (
+     lsn        INTEGER PRIMARY KEY AUTOINCREMENT,
+     uid        TEXT    NOT NULL,
+     seq        INTEGER NOT NULL,
+     entry      TEXT    NOT NULL CHECK (entry IN ('event', 'transition', 'intent', 'outcome')),
+     name       TEXT    NOT NULL,
+     intent_id  TEXT,
+     from_state TEXT,
+     to_state   TEXT,
+     ok         INTEGER,
+     code       TEXT,
+     message    TEXT,
+     data       TEXT,
+     at         TEXT    NOT NULL,
+     written_at TEXT    NOT NULL
+   );
+   CREATE INDEX entries_by_object ON entries (uid, seq);
+   CREATE UNIQUE INDEX entries_one_intent ON entries (intent_id) WHERE entry = 'intent';
+   CREATE UNIQUE INDEX entries_one_outcome ON entries (intent_id) WHERE entry = 'outcome';
+   -- Intents without an outcome: a small table, so recovery never scans history.
+   CREATE TABLE open_intents (
+     intent_id TEXT PRIMARY KEY,
+     uid       TEXT    NOT NULL,
+     lsn       INTEGER NOT NULL
+   );
+   CREATE INDEX open_intents_by_uid ON open_intents (uid, lsn);
+   CREATE TABLE objects (
+     uid        TEXT PRIMARY KEY,
+     kind       TEXT NOT NULL CHECK (kind IN ('EtcdCluster', 'EtcdMember')),
+     namespace  TEXT NOT NULL,
+     name       TEXT NOT NULL,
+     cluster    TEXT,
+     machine    TEXT NOT NULL,
+     stage      TEXT NOT NULL,
+     state      TEXT,
+     seq        INTEGER NOT NULL,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE INDEX objects_by_name ON objects (namespace, name);
+   CREATE INDEX objects_by_cluster ON objects (namespace, cluster);
+   CREATE TABLE writer (
+     id          INTEGER PRIMARY KEY CHECK (id = 1),
+     pid         INTEGER NOT NULL,
+     start_ticks TEXT,
+     boot_id     TEXT NOT NULL,
+     host        TEXT NOT NULL,
+     acquired_at TEXT NOT NULL
+   );`,
+];
+
+/** The schema version this code writes and reads. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Runs the migrations a writable file lacks, each in its own immediate transaction. */
+export function migrate(db: Database.Database, path: string): void {
+  for (;;) {
+    const ran = db.transaction(() => {
+      const version = userVersion(db);
+      if (version > SCHEMA_VERSION) throw newer(path, version);
+      if (version === SCHEMA_VERSION) return false;
+      db.exec(MIGRATIONS[version] as string);
+      db.pragma(`user_version = ${version + 1}`);
+      return true;
+    }).immediate();
+    if (!ran) return;
+  }
+}
+
+/** Refuses a file whose schema this code cannot read (a reader never migrates). */
+export function checkSchema(db: Database.Database, path: string): void {
+  const version = userVersion(db);
+  if (version > SCHEMA_VERSION) throw newer(path, version);
+  if (version < SCHEMA_VERSION) {
+    throw new JournalError(
+      'ERR_JOURNAL_SCHEMA',
+      `journal ${path} has schema version ${version}, this reader needs ${SCHEMA_VERSION}: ` +
+        'start the manager once (it upgrades the file), then read it again',
+    );
+  }
+}
+
+function userVersion(db: Database.Database): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+function newer(path: string, version: number): JournalError {
+  return new JournalError(
+    'ERR_JOURNAL_SCHEMA',
+    `journal ${path} has schema version ${version}, newer than this program's ${SCHEMA_VERSION}: use a newer etcd-operator`,
+  );
+}

@@ -1,0 +1,115 @@
+/** The shapes the journal takes in and gives back; its storage layout stays private. */
+
+/** Which kind of object a machine runs for. */
+export type ObjectKind = 'EtcdCluster' | 'EtcdMember';
+
+/** The object a step belongs to, keyed by its metadata.uid. */
+export interface ObjectRef {
+  readonly uid: string;
+  readonly kind: ObjectKind;
+  readonly namespace: string;
+  readonly name: string;
+  /** For an EtcdMember, the name of its EtcdCluster (same namespace), so `journal CLUSTER` finds it. */
+  readonly cluster?: string;
+}
+
+/** What the machine was fed: a dotted event type plus its fields, stamped by the runtime. */
+export interface StepEvent {
+  readonly type: string;
+  /** When the event happened, as stamped by the runtime (machines have no clock). */
+  readonly at: Date | string;
+  readonly [field: string]: unknown;
+}
+
+/** A named, parameterised action the machine asked for (xstate's action as data). */
+export interface Intent {
+  readonly type: string;
+  readonly params?: Readonly<Record<string, unknown>>;
+}
+
+/** One machine step: the event, the transition it caused and the intents it emitted. */
+export interface Step {
+  /** Machine name, e.g. `cluster` or `member`. */
+  readonly machine: string;
+  readonly event: StepEvent;
+  readonly from: string;
+  readonly to: string;
+  /** The machine's persisted snapshot after the step (xstate `getPersistedSnapshot`). */
+  readonly state: unknown;
+  readonly intents: readonly Intent[];
+  /** Forces the sequence number (must exceed the journal's), e.g. after resuming from status.observed. */
+  readonly seq?: number;
+}
+
+/** What {@link Journal.recordStep} assigned. */
+export interface RecordedStep {
+  readonly seq: number;
+  /** `${uid}:${seq}:${index}`, one per intent, in the intents' order. */
+  readonly intentIds: readonly string[];
+}
+
+/** How an effect ended: ok with a result, or an error with a code. */
+export type Outcome =
+  | { readonly ok: true; readonly result?: unknown; readonly at?: Date | string }
+  | { readonly ok: false; readonly code: string; readonly message: string; readonly at?: Date | string };
+
+/** What {@link Journal.recordOutcome} did: the first outcome of an intent wins, later ones are ignored. */
+export interface RecordedOutcome {
+  readonly recorded: boolean;
+  /** The outcome that stands: the one just written, or the earlier one that made this a duplicate. */
+  readonly ok: boolean;
+}
+
+/** An intent written before its effect ran and not answered yet. */
+export interface OpenIntent {
+  readonly id: string;
+  readonly ref: ObjectRef;
+  readonly seq: number;
+  readonly index: number;
+  readonly type: string;
+  readonly params: Record<string, unknown>;
+  /** The time of the event that caused it. */
+  readonly at: string;
+  readonly writtenAt: string;
+}
+
+/** The latest machine state of an object. */
+export interface Snapshot {
+  readonly ref: ObjectRef;
+  readonly machine: string;
+  readonly state: unknown;
+  /** Stage name after the last step (the transition's `to`). */
+  readonly stage: string;
+  readonly seq: number;
+  readonly updatedAt: string;
+}
+
+/** One row of an object's timeline; `lsn` orders every row of the file. */
+export interface TimelineRow {
+  readonly lsn: number;
+  readonly ref: ObjectRef;
+  readonly seq: number;
+  readonly entry: 'event' | 'transition' | 'intent' | 'outcome';
+  /** Event type, machine name, or intent type (for intents and their outcomes). */
+  readonly name: string;
+  readonly intentId?: string;
+  readonly from?: string;
+  readonly to?: string;
+  readonly ok?: boolean;
+  readonly code?: string;
+  readonly message?: string;
+  /** Event fields, intent params, or outcome result, already redacted. */
+  readonly data?: unknown;
+  /** Event time for event, transition and intent rows; the effect's end for outcomes. */
+  readonly at: string;
+  readonly writtenAt: string;
+}
+
+/** Which rows {@link Journal.timeline} returns. */
+export interface TimelineQuery {
+  /** Steps after this sequence number (per object). */
+  readonly afterSeq?: number;
+  /** Rows after this lsn (file-wide): what --follow uses. */
+  readonly afterLsn?: number;
+  readonly limit?: number;
+}
