@@ -1,6 +1,6 @@
 /** Renders every generated file from the kinds in api/v1alpha1 (see api/generate.ts). */
 import { stringify } from 'yaml';
-import { group, toOpenAPI, version, type Kind, type Schema } from './schema.ts';
+import { group, toOpenAPI, version, type Kind, type ObjectSchema, type Schema } from './schema.ts';
 import { renderDocs } from './render-docs.ts';
 import { kinds } from './v1alpha1/index.ts';
 
@@ -54,7 +54,7 @@ export function renderCRD(k: Kind): string {
 }
 
 /** Named object schemas in order of first appearance; one name, one schema. */
-function namedObjects(root: Schema, into = new Map<string, Schema & { type: 'object' }>()): Map<string, Schema & { type: 'object' }> {
+function namedObjects(root: Schema, into = new Map<string, ObjectSchema>()): Map<string, ObjectSchema> {
   if (root.type === 'object') {
     if (root.name) {
       const seen = into.get(root.name);
@@ -90,7 +90,7 @@ function tsType(node: Schema, indent: string): string {
   }
 }
 
-function tsFields(node: Schema & { type: 'object' }, indent: string): string {
+function tsFields(node: ObjectSchema, indent: string): string {
   return Object.entries(node.properties)
     .map(([name, f]) => {
       // Read from the API server, a field with a default is always there.
@@ -105,7 +105,7 @@ const doc = (text: string): string => text.replace(/\*\//g, '*\\/');
 /** The TypeScript types of every kind. */
 export function renderTypes(all: readonly Kind[]): string {
   const externals = new Set<string>(['V1ObjectMeta']);
-  const objects = new Map<string, Schema & { type: 'object' }>();
+  const objects = new Map<string, ObjectSchema>();
   for (const k of all) {
     namedObjects(k.spec, objects);
     namedObjects(k.status, objects);
@@ -118,7 +118,7 @@ export function renderTypes(all: readonly Kind[]): string {
   };
   for (const k of all) [k.spec, k.status].forEach(collect);
 
-  let out = `// ${HEADER}\n/* eslint-disable */\nimport type { ${[...externals].sort().join(', ')} } from '@kubernetes/client-node';\n\n`;
+  let out = `// ${HEADER}\nimport type { ${[...externals].sort().join(', ')} } from '@kubernetes/client-node';\n\n`;
   out += `/** API group and version of every kind here. */\nexport const apiVersion = '${group}/${version}';\n\n`;
   for (const k of all) {
     out += `/** ${doc(k.description)} */\nexport interface ${k.kind} {\n  apiVersion: '${group}/${version}';\n  kind: '${k.kind}';\n  metadata: V1ObjectMeta;\n`;

@@ -54,6 +54,9 @@ export type Schema =
       readonly array?: boolean;
     });
 
+/** An object node. */
+export type ObjectSchema = Extract<Schema, { type: 'object' }>;
+
 type Opts<T extends Schema['type']> = Omit<Extract<Schema, { type: T }>, 'type' | 'description'>;
 
 /** Builders: `s.string('what it is', { ...options })`. */
@@ -64,7 +67,7 @@ export const s = {
   quantity: (description: string, o: Opts<'quantity'> = {}): Schema => ({ type: 'quantity', description, ...o }),
   map: (description: string, values: Schema, o: Omit<Opts<'map'>, 'values'> = {}): Schema => ({ type: 'map', description, values, ...o }),
   array: (description: string, items: Schema, o: Omit<Opts<'array'>, 'items'> = {}): Schema => ({ type: 'array', description, items, ...o }),
-  object: (description: string, properties: Record<string, Schema>, o: Omit<Opts<'object'>, 'properties'> = {}): Schema => ({
+  object: (description: string, properties: Record<string, Schema>, o: Omit<Opts<'object'>, 'properties'> = {}): ObjectSchema => ({
     type: 'object',
     description,
     properties,
@@ -90,8 +93,8 @@ export interface Kind {
   readonly shortNames: readonly string[];
   readonly categories: readonly string[];
   readonly description: string;
-  readonly spec: Schema & { type: 'object' };
-  readonly status: Schema & { type: 'object' };
+  readonly spec: ObjectSchema;
+  readonly status: ObjectSchema;
   /** Rules on the whole object; CEL there may read `self.metadata.name`. */
   readonly rules?: readonly Rule[];
   readonly printerColumns: readonly PrinterColumn[];
@@ -120,7 +123,6 @@ export function toOpenAPI(node: Schema): Record<string, unknown> {
     case 'quantity':
       out['x-kubernetes-int-or-string'] = true;
       out.anyOf = [{ type: 'integer' }, { type: 'string' }];
-      out.pattern = QUANTITY_PATTERN;
       break;
     case 'map':
       out.type = 'object';
@@ -150,13 +152,16 @@ export function toOpenAPI(node: Schema): Record<string, unknown> {
   }
   out.description = node.description;
   if (node.default !== undefined) out.default = node.default;
-  if (node.rules?.length) out['x-kubernetes-validations'] = node.rules.map((r) => ({ ...r }));
+  const rules = node.type === 'quantity' ? [QUANTITY_RULE, ...(node.rules ?? [])] : (node.rules ?? []);
+  if (rules.length) out['x-kubernetes-validations'] = rules.map((r) => ({ ...r }));
   return out;
 }
 
-/** Kubernetes' own pattern for a resource.Quantity. */
-export const QUANTITY_PATTERN =
-  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
+/**
+ * Every quantity is checked by CEL rather than by Kubernetes' quantity regex, whose message
+ * quotes the regex. A quantity's own rules must hold only for quantities: `!isQuantity(..) || ..`.
+ */
+export const QUANTITY_RULE: Rule = { rule: 'isQuantity(string(self))', message: 'must be a quantity, such as 1Gi or 512Mi' };
 
 function copy(out: Record<string, unknown>, node: object, keys: readonly string[]): void {
   for (const k of keys) {

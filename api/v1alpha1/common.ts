@@ -2,7 +2,8 @@
 import { s, type Schema } from '../schema.ts';
 
 /** etcd versions the operator runs; images are quay.io/coreos/etcd:v<version>. */
-export const SUPPORTED_VERSION_PATTERN = '^3\\.(5|6)\\.[0-9]+$';
+// [.] rather than \. because CEL string literals have no \. escape.
+export const SUPPORTED_VERSION_PATTERN = '^3[.](5|6)[.][0-9]+$';
 /** The version a cluster gets when spec.version is left out. */
 export const DEFAULT_ETCD_VERSION = '3.6.16';
 
@@ -21,8 +22,8 @@ export const storage = s.object(
     size: s.quantity('Size of each member\'s volume (PersistentVolumeClaim or Memory emptyDir size limit). May grow, never shrink.', {
       default: '1Gi',
       rules: [
-        { rule: "isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))", message: 'storage.size must be a positive quantity, such as 1Gi' },
-        { rule: 'quantity(string(self)).compareTo(quantity(string(oldSelf))) >= 0', message: 'storage.size cannot shrink' },
+        { rule: "!isQuantity(string(self)) || quantity(string(self)).isGreaterThan(quantity('0'))", message: 'storage.size must be above zero' },
+        { rule: '!isQuantity(string(self)) || quantity(string(self)).compareTo(quantity(string(oldSelf))) >= 0', message: 'storage.size cannot shrink' },
       ],
     }),
     medium: s.string('Memory keeps the data directory in RAM (emptyDir medium Memory): fast, but a member whose Pod goes loses its data and is replaced. Empty means a PersistentVolumeClaim. Fixed at creation.', {

@@ -15,8 +15,8 @@ const options = s.object(
     quotaBackendBytes: s.quantity('Size limit of the backend database (--quota-backend-bytes); past it etcd raises a NOSPACE alarm and refuses writes. etcd\'s default is 2Gi; at most 8Gi.', {
       rules: [
         {
-          rule: "isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0')) && quantity(string(self)).compareTo(quantity('8Gi')) <= 0",
-          message: 'options.quotaBackendBytes must be a quantity above 0 and at most 8Gi',
+          rule: "!isQuantity(string(self)) || (quantity(string(self)).isGreaterThan(quantity('0')) && quantity(string(self)).compareTo(quantity('8Gi')) <= 0)",
+          message: 'options.quotaBackendBytes must be above 0 and at most 8Gi',
         },
       ],
     }),
@@ -106,7 +106,7 @@ const spec = s.object(
         fieldPath: '.replicas',
       },
       {
-        rule: '!has(self.options) || !has(self.options.quotaBackendBytes) || quantity(string(self.options.quotaBackendBytes)).isLessThan(quantity(string(self.storage.size)))',
+        rule: '!has(self.options) || !has(self.options.quotaBackendBytes) || !isQuantity(string(self.options.quotaBackendBytes)) || !isQuantity(string(self.storage.size)) || quantity(string(self.options.quotaBackendBytes)).isLessThan(quantity(string(self.storage.size)))',
         message: 'options.quotaBackendBytes must be smaller than storage.size, or the volume fills before etcd stops writes',
         fieldPath: '.options.quotaBackendBytes',
       },
@@ -169,12 +169,10 @@ export const etcdCluster: Kind = {
     {
       rule: `self.metadata.name.size() <= ${MAX_CLUSTER_NAME}`,
       message: `metadata.name must be at most ${MAX_CLUSTER_NAME} characters, so that member, Pod and Service names derived from it stay valid DNS labels`,
-      fieldPath: '.metadata.name',
     },
     {
       rule: "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
       message: 'metadata.name must start with a letter and hold only lowercase letters, digits and \'-\' (it names Services)',
-      fieldPath: '.metadata.name',
     },
   ],
   printerColumns: [

@@ -1,0 +1,97 @@
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+
+const run = promisify(execFile);
+const root = join(import.meta.dirname, '../..');
+const fixtures = join(root, 'test/fixtures/invalid');
+const namespace = `api-validation-${process.pid}`;
+
+/** One invalid fixture: a create, or a base object and a merge patch that updates it. */
+interface Fixture {
+  readonly file: string;
+  readonly description: string;
+  readonly expect: string;
+  readonly create?: Manifest;
+  readonly base?: Manifest;
+  readonly update?: object;
+}
+interface Manifest {
+  readonly kind: string;
+  readonly metadata: { readonly name: string };
+}
+
+/** Runs kubectl against the local cluster; returns the combined output and whether it failed. */
+async function kubectl(args: readonly string[], input?: string): Promise<{ ok: boolean; out: string }> {
+  const env = { ...process.env, KUBECONFIG: inject('kubeconfig') };
+  const child = run(inject('kubectlPath'), [...args], { env });
+  if (input !== undefined) child.child.stdin?.end(input);
+  try {
+    const { stdout, stderr } = await child;
+    return { ok: true, out: stdout + stderr };
+  } catch (e) {
+    const err = e as { stdout?: string; stderr?: string; message: string };
+    return { ok: false, out: `${err.stdout ?? ''}${err.stderr ?? err.message}` };
+  }
+}
+
+const load = (file: string): Fixture => ({ file, ...(parse(readFileSync(join(fixtures, file), 'utf8')) as Omit<Fixture, 'file'>) });
+const all = readdirSync(fixtures).filter((f) => f.endsWith('.yaml')).sort().map(load);
+const examples = readdirSync(join(root, 'examples')).filter((f) => f.endsWith('.yaml')).sort();
+
+describe('api: the API server refuses bad EtcdClusters and EtcdMembers with a clear message', () => {
+  beforeAll(async () => {
+    const created = await kubectl(['create', 'namespace', namespace]);
+    expect(created.out).toContain('created');
+  });
+
+  for (const f of all) {
+    it(`${f.file}: ${f.description}`, async () => {
+      let result;
+      if (f.create) {
+        result = await kubectl(['create', '-n', namespace, '--dry-run=server', '-f', '-'], stringify(f.create));
+      } else {
+        const base = f.base!;
+        const created = await kubectl(['apply', '-n', namespace, '-f', '-'], stringify(base));
+        expect(created.ok, created.out).toBe(true);
+        const patch = JSON.stringify(f.update);
+        result = await kubectl(['patch', '-n', namespace, base.kind.toLowerCase(), base.metadata.name, '--type=merge', '--dry-run=server', '-p', patch]);
+      }
+      expect(result.ok).toBe(false);
+      expect(result.out).toContain(f.expect);
+    });
+  }
+
+  for (const file of examples) {
+    it(`examples/${file} is accepted`, async () => {
+      const result = await kubectl(['create', '-n', namespace, '--dry-run=server', '-f', join(root, 'examples', file)]);
+      expect(result.out).toContain('created (server dry run)');
+    });
+  }
+
+  it('accepts the changes a user may make: grow the volumes, scale, park at zero, tune options', async () => {
+    const created = await kubectl(['apply', '-n', namespace, '-f', join(root, 'examples/etcdcluster.yaml')]);
+    expect(created.ok, created.out).toBe(true);
+    for (const patch of [
+      { spec: { storage: { size: '2Gi' } } },
+      { spec: { replicas: 5 } },
+      { spec: { replicas: 0 } },
+      { spec: { options: { quotaBackendBytes: '512Mi', snapshotCount: 5000 } } },
+    ]) {
+      const result = await kubectl(['patch', '-n', namespace, 'etcdcluster', 'demo', '--type=merge', '-p', JSON.stringify(patch)]);
+      expect(result.out).toContain('patched');
+    }
+    const scaled = await kubectl(['scale', '-n', namespace, 'etcdcluster/demo', '--replicas=3']);
+    expect(scaled.out).toContain('scaled');
+  });
+
+  it('fills in the defaults a user leaves out', async () => {
+    const minimal = { apiVersion: 'etcd-operator.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'minimal' }, spec: {} };
+    const result = await kubectl(['create', '-n', namespace, '--dry-run=server', '-o', 'json', '-f', '-'], stringify(minimal));
+    const spec = (JSON.parse(result.out) as { spec: object }).spec;
+    expect(spec).toEqual({ replicas: 3, version: '3.6.16', storage: { size: '1Gi' }, progressDeadlineSeconds: 600 });
+  });
+});
