@@ -1,0 +1,89 @@
+/** The local control plane: etcd, kube-apiserver and kube-controller-manager on loopback ports. */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { ControlPlane, PartOptions } from '../types.ts';
+import { startApiserver, kubernetesServiceIP } from './apiserver.ts';
+import type { Pki } from './certs.ts';
+import { ensurePki } from './certs.ts';
+import { startControllerManager } from './controller-manager.ts';
+import { controlPlaneEtcdVersion, startEtcd } from './etcd.ts';
+import { kubectlFor } from './kubectl.ts';
+import { writeKubeconfig } from './kubeconfig.ts';
+import type { Ports } from './ports.ts';
+import { choosePorts } from './ports.ts';
+import type { Proc } from './process.ts';
+import { killLeftovers } from './process.ts';
+import { binary } from './tools.ts';
+
+const binaryOf = (tool: string): Promise<string> => binary(tool, tool === 'etcd' ? controlPlaneEtcdVersion : undefined);
+
+export { kubernetesServiceIP, serviceAccountIssuer, serviceClusterIPRange } from './apiserver.ts';
+export { issueCert } from './certs.ts';
+export type { CertRequest, Pki } from './certs.ts';
+export { NotReadyError, ProcessExitedError, ToolError } from './errors.ts';
+export { kubectlFor, kubectlPath } from './kubectl.ts';
+export { writeKubeconfig } from './kubeconfig.ts';
+export type { Ports } from './ports.ts';
+
+/** Options of startControlPlane. */
+export interface ControlPlaneOptions extends PartOptions {
+  /** Start kube-controller-manager too; default true. */
+  readonly controllerManager?: boolean;
+}
+
+/** The running control plane, with what the other parts may need to know about it. */
+export interface LocalControlPlane extends ControlPlane {
+  readonly ports: Ports;
+  readonly pki: Pki;
+  /** Log files of etcd, kube-apiserver and kube-controller-manager, by process name. */
+  readonly logs: Readonly<Record<string, string>>;
+}
+
+/**
+ * Starts etcd, kube-apiserver (ready) and kube-controller-manager (healthy), in that order.
+ * Certificates, ports and etcd data in dir are reused, so a restart keeps every object.
+ */
+export async function startControlPlane(opts: ControlPlaneOptions): Promise<LocalControlPlane> {
+  const dir = path.resolve(opts.dir);
+  await mkdir(dir, { recursive: true });
+  // Before the ports are chosen: a leftover still holds the ones this dir used last time.
+  await killLeftovers(dir, await Promise.all(['etcd', 'kube-apiserver', 'kube-controller-manager'].map((t) => binaryOf(t))));
+  const pki = await ensurePki(dir, kubernetesServiceIP);
+  const ports = await choosePorts(dir);
+  const server = `https://127.0.0.1:${ports.apiserver}`;
+  const kubeconfigPath = path.join(dir, 'admin.kubeconfig');
+  await writeKubeconfig(kubeconfigPath, {
+    server,
+    caCert: pki.caCert,
+    clientCert: pki.adminCert,
+    clientKey: pki.adminKey,
+    user: 'kubernetes-admin',
+  });
+
+  const procs: Proc[] = [];
+  const stop = async (): Promise<void> => {
+    // Reverse order: the controller manager, then the API server, then its storage.
+    for (const proc of procs.splice(0).reverse()) await proc.stop();
+  };
+  try {
+    const etcd = await startEtcd({ dir, clientPort: ports.etcdClient, peerPort: ports.etcdPeer, log: opts.log });
+    procs.push(etcd.proc);
+    procs.push(await startApiserver({ dir, port: ports.apiserver, etcdUrl: etcd.url, pki, log: opts.log }));
+    if (opts.controllerManager !== false) {
+      procs.push(await startControllerManager({ dir, port: ports.controllerManager, server, pki, log: opts.log }));
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    dir,
+    kubeconfigPath,
+    server,
+    kubectl: kubectlFor(kubeconfigPath),
+    ports,
+    pki,
+    logs: Object.fromEntries(procs.map((p) => [p.name, p.logPath])),
+    stop,
+  };
+}
