@@ -181,6 +181,13 @@ export class Journal {
     return rows.map(toTimelineRow);
   }
 
+  /** The durability settings in force, for the manager's start-up log. */
+  settings(): { journalMode: string; synchronous: string } {
+    const names = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
+    const sync = this.#db.pragma('synchronous', { simple: true }) as number;
+    return { journalMode: String(this.#db.pragma('journal_mode', { simple: true })), synchronous: names[sync] ?? String(sync) };
+  }
+
   /** The newest lsn in the file (0 when empty). */
   lastLsn(): number {
     return (this.#prep('SELECT COALESCE(MAX(lsn), 0) AS lsn FROM entries').get() as { lsn: number }).lsn;

@@ -1,0 +1,103 @@
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, test } from 'vitest';
+import { Journal } from '../../journal/journal.ts';
+import { WriterProcess, demo, step, tempDb } from './helpers.ts';
+
+const children: WriterProcess[] = [];
+function writer(db: string): WriterProcess {
+  const w = new WriterProcess(db);
+  children.push(w);
+  return w;
+}
+afterEach(() => {
+  for (const w of children.splice(0)) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+});
+
+describe('journal: crashes and the one-writer rule', () => {
+  test('an intent written by a manager killed with SIGKILL before its effect is open after reopening, with its params', async () => {
+    const db = tempDb();
+    const w = writer(db);
+    expect(await w.next()).toMatchObject({ ready: true });
+    await w.send({ op: 'step', ref: demo, step: step('Pending', 'Bootstrapping', [{ type: 'noop' }]) });
+    await w.send({ op: 'outcome', ref: demo, intentId: 'uid-demo:1:0', outcome: { ok: true } });
+    const intents = [
+      { type: 'createMember', params: { member: 'demo-0', peerURL: 'http://demo-0.demo.default.svc:2380' } },
+      { type: 'createService', params: { name: 'demo' } },
+    ];
+    expect(await w.crash({ op: 'step', ref: demo, step: step('Bootstrapping', 'Bootstrapping', intents), thenKill: true })).toBe('SIGKILL');
+
+    const j = Journal.open(db);
+    try {
+      expect(j.openIntents()).toMatchObject([
+        { id: 'uid-demo:2:0', ref: demo, seq: 2, type: 'createMember', params: intents[0]?.params },
+        { id: 'uid-demo:2:1', ref: demo, seq: 2, type: 'createService', params: { name: 'demo' } },
+      ]);
+      expect(j.snapshot(demo.uid)).toMatchObject({ seq: 2, stage: 'Bootstrapping' });
+      // Recovery answers each one; the object then has nothing left to recover.
+      j.recordOutcome(demo, 'uid-demo:2:0', { ok: true, result: { recovered: true } });
+      j.recordOutcome(demo, 'uid-demo:2:1', { ok: false, code: 'ERR_CREATE_SERVICE', message: 'forbidden' });
+      expect(j.openIntents(demo.uid)).toEqual([]);
+      expect(j.recordStep(demo, step('Bootstrapping', 'Steady')).seq).toBe(3);
+    } finally {
+      j.close();
+    }
+  });
+
+  test('a second writer is refused while the first lives, and takes over once the first is killed', async () => {
+    const db = tempDb();
+    const first = writer(db);
+    const { pid } = await first.next();
+    expect(() => Journal.open(db)).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_LOCKED', holderPid: pid }));
+    const second = writer(db);
+    expect(await second.next()).toEqual({ error: 'ERR_JOURNAL_LOCKED' });
+    // Readers are never refused.
+    Journal.open(db, { readonly: true }).close();
+
+    expect(await first.crash({ op: 'kill' })).toBe('SIGKILL');
+    const j = Journal.open(db);
+    try {
+      expect(j.recordStep(demo, step('Pending', 'Bootstrapping')).seq).toBe(1);
+    } finally {
+      j.close();
+    }
+  });
+
+  test('a writer closed cleanly lets the next one in at once', () => {
+    const db = tempDb();
+    Journal.open(db).close();
+    const again = Journal.open(db);
+    expect(() => Journal.open(db)).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_LOCKED' }));
+    again.close();
+  });
+
+  test('a writer whose lease was taken from it refuses to write', () => {
+    const db = tempDb();
+    const j = Journal.open(db);
+    try {
+      const raw = new Database(db);
+      raw.prepare('UPDATE writer SET pid = pid + 1').run();
+      raw.close();
+      expect(() => j.recordStep(demo, step('Pending', 'Bootstrapping'))).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_LEASE_LOST' }));
+      expect(j.timeline({ uid: demo.uid })).toEqual([]);
+    } finally {
+      j.close();
+    }
+  });
+
+  test('a reader sees each new step while another process is still writing', async () => {
+    const db = tempDb();
+    const w = writer(db);
+    await w.next();
+    const reader = Journal.open(db, { readonly: true });
+    try {
+      for (let i = 1; i <= 5; i++) {
+        await w.send({ op: 'step', ref: demo, step: step(`S${i - 1}`, `S${i}`, [{ type: 'tick', params: { i } }]) });
+        expect(reader.snapshot(demo.uid)?.seq).toBe(i);
+        expect(reader.openIntents().map((o) => o.params)).toHaveLength(i);
+      }
+      expect(reader.timeline({ uid: demo.uid }, { afterSeq: 4 }).map((r) => r.entry)).toEqual(['event', 'transition', 'intent']);
+    } finally {
+      reader.close();
+    }
+  });
+});

@@ -1,0 +1,61 @@
+/** Shared test helpers: temp journal paths, sample refs and steps, and a writer child process. */
+import { spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Interface } from 'node:readline';
+import type { ObjectRef, Step } from '../../journal/types.ts';
+import type { WriterCommand } from './fixtures/writer.ts';
+
+/** A fresh journal path in its own temp directory. */
+export function tempDb(): string {
+  return join(mkdtempSync(join(tmpdir(), 'etcd-operator-journal-')), 'journal.db');
+}
+
+/** The EtcdCluster `demo` used across the tests. */
+export const demo: ObjectRef = { uid: 'uid-demo', kind: 'EtcdCluster', namespace: 'default', name: 'demo' };
+
+/** Member `index` of cluster `demo`. */
+export function member(index: number, cluster = 'demo'): ObjectRef {
+  return { uid: `uid-${cluster}-${index}`, kind: 'EtcdMember', namespace: 'default', name: `${cluster}-${index}`, cluster };
+}
+
+/** A cluster step from `from` to `to` at `at`, asking for `intents`. */
+export function step(from: string, to: string, intents: Step['intents'] = [], at = '2026-11-21T12:00:01.123Z', type = 'k8s.cluster.updated'): Step {
+  return { machine: 'cluster', event: { type, at }, from, to, state: { value: to, context: { replicas: 3 } }, intents };
+}
+
+/** A journal writer running in a child Node process. */
+export class WriterProcess {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly exited: Promise<NodeJS.Signals | number | null>;
+  readonly #lines: AsyncIterator<string>;
+
+  constructor(db: string) {
+    this.child = spawn(process.execPath, [join(import.meta.dirname, 'fixtures', 'writer.ts'), db], { stdio: 'pipe' });
+    this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve(signal ?? code)));
+    const rl: Interface = createInterface({ input: this.child.stdout });
+    this.#lines = rl[Symbol.asyncIterator]();
+  }
+
+  /** The next JSON line the child printed. */
+  async next(): Promise<Record<string, unknown>> {
+    const { value, done } = await this.#lines.next();
+    if (done) throw new Error(`writer process ended (${String(await this.exited)})`);
+    return JSON.parse(value) as Record<string, unknown>;
+  }
+
+  /** Sends a command and returns its reply. */
+  async send(cmd: WriterCommand): Promise<Record<string, unknown>> {
+    this.child.stdin.write(`${JSON.stringify(cmd)}\n`);
+    return this.next();
+  }
+
+  /** Sends a command that ends in the child's own SIGKILL and waits until it is gone. */
+  async crash(cmd: WriterCommand): Promise<NodeJS.Signals | number | null> {
+    this.child.stdin.write(`${JSON.stringify(cmd)}\n`);
+    return this.exited;
+  }
+}
