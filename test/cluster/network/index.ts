@@ -1,0 +1,84 @@
+/**
+ * The local cluster's network: a hosts file that answers like the cluster DNS, a TCP proxy
+ * for Services on loopback addresses, and fault injection that cuts a Pod off its peers.
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { CoreV1Api, DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
+import type { ControllerOptions, Network } from '../types.ts';
+import { renderHosts, writeInPlace } from './hosts.ts';
+import { Serial, startInformer } from './informer.ts';
+import { Isolation } from './isolation.ts';
+import { ServiceProxy } from './proxy.ts';
+import { routes } from './routes.ts';
+import type { Target } from './routes.ts';
+import { ServiceAddresses } from './serviceAddresses.ts';
+
+/** The running network, with what tests may want to look at. */
+export interface LocalNetwork extends Network {
+  /** `ip:port` of every Service address the proxy listens on. */
+  serviceAddresses(): string[];
+  /** Resolves once the hosts file, proxy and rules reflect everything watched so far. */
+  synced(): Promise<void>;
+}
+
+/** Starts the network; resolves once the hosts file and proxy reflect the current objects. */
+export async function startNetwork(opts: ControllerOptions): Promise<LocalNetwork> {
+  const log = opts.log ?? (() => {});
+  const dir = path.resolve(opts.dir);
+  await mkdir(dir, { recursive: true });
+  const hostsFile = path.join(dir, 'hosts');
+  const kc = new KubeConfig();
+  kc.loadFromFile(opts.kubeconfigPath);
+  const apiServer = serverTarget(kc.getCurrentCluster()?.server ?? '');
+  const core = kc.makeApiClient(CoreV1Api);
+  const discovery = kc.makeApiClient(DiscoveryV1Api);
+
+  const addresses = new ServiceAddresses();
+  const isolation = await Isolation.start(dir, (line) => log(`network: ${line}`));
+  const proxy = new ServiceProxy((line) => log(`network: ${line}`), (ip) => isolation.isIsolated(ip));
+  await writeInPlace(hostsFile, renderHosts({ pods: [], services: [], serviceAddress: () => undefined }));
+
+  const serial = new Serial(() => reconcile(), (line) => log(`network: ${line}`));
+  const kick = (): void => void serial.kick();
+  const pods = await startInformer<V1Pod>(kc, '/api/v1/pods', () => core.listPodForAllNamespaces(), kick, log);
+  const services = await startInformer<V1Service>(
+    kc, '/api/v1/services', () => core.listServiceForAllNamespaces(), kick, log);
+  const slices = await startInformer<V1EndpointSlice>(
+    kc, '/apis/discovery.k8s.io/v1/endpointslices', () => discovery.listEndpointSliceForAllNamespaces(), kick, log);
+
+  let stopped = false;
+  async function reconcile(): Promise<void> {
+    if (stopped) return;
+    addresses.update(services.list());
+    const serviceAddress = (s: V1Service): string | undefined => addresses.get(s);
+    const input = { pods: pods.list(), services: services.list(), serviceAddress };
+    if (await writeInPlace(hostsFile, renderHosts(input))) log('network: hosts file updated');
+    await proxy.apply(routes({ ...input, slices: slices.list(), apiServer }));
+    const kubernetes = services.list().find((s) => s.metadata?.namespace === 'default' && s.metadata.name === 'kubernetes');
+    const host = [apiServer.ip, ...(kubernetes ? [addresses.get(kubernetes) ?? ''] : [])].filter(Boolean);
+    await isolation.update(pods.list().flatMap((p) => (p.status?.podIP ? [p.status.podIP] : [])), host);
+  }
+
+  await serial.kick();
+  return {
+    hostsFile,
+    serviceAddresses: () => proxy.addresses(),
+    synced: () => serial.kick(),
+    isolate: (podIP: string) => isolation.isolate(podIP),
+    heal: (podIP: string) => isolation.heal(podIP),
+    async stop(): Promise<void> {
+      stopped = true;
+      await serial.kick();
+      await Promise.all([pods.stop(), services.stop(), slices.stop()]);
+      await proxy.close();
+      await isolation.stop();
+    },
+  };
+}
+
+function serverTarget(server: string): Target {
+  const url = new URL(server);
+  return { ip: url.hostname, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) };
+}
