@@ -3,9 +3,129 @@
  * and runs them as local processes, each Pod with its own loopback address and each container
  * in its own mount namespace. See docs/local-node.md.
  */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { CoreV1Api, KubeConfig, makeInformer, type V1Pod } from '@kubernetes/client-node';
 import type { NodeAgent, NodeOptions } from '../types.ts';
+import { AddressPool } from './addresses.ts';
+import { kubeletBackoff } from './backoff.ts';
+import { keyLookup, podLogs, unmountLeftovers } from './nodeFiles.ts';
+import { NodeError } from './errors.ts';
+import { registerNode } from './nodeObject.ts';
+import { PodWorker } from './podWorker.ts';
+import { Scheduler, unscheduled } from './scheduler.ts';
+import { checkHost } from './host.ts';
+
+export { NodeError, ImagePullError, VolumeError } from './errors.ts';
+
+/** What a command run inside a container printed and how it ended. */
+export interface ExecResult {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly code: number;
+}
+
+/** The node agent, with what tests use beyond the shared contract. */
+export interface LocalNode extends NodeAgent {
+  /** Runs a command inside a running container's mount namespace, with its environment. */
+  exec(namespace: string, pod: string, argv: readonly string[], container?: string): Promise<ExecResult>;
+}
+
+const hostIP = '127.0.0.1';
 
 /** Starts the node agent; resolves once the Node is registered and Pods are being watched. */
-export async function startNode(opts: NodeOptions): Promise<NodeAgent> {
-  throw new Error(`startNode(${opts.name ?? 'local-node'}): not implemented yet`);
+export async function startNode(opts: NodeOptions): Promise<LocalNode> {
+  await checkHost();
+  const name = opts.name ?? 'local-node';
+  const log = opts.log ?? (() => undefined);
+  const dir = resolve(opts.dir);
+  const podsDir = join(dir, 'pods');
+  mkdirSync(podsDir, { recursive: true });
+  await unmountLeftovers(podsDir);
+  if (!existsSync(opts.hostsFile)) writeFileSync(opts.hostsFile, '127.0.0.1 localhost\n');
+
+  const kc = new KubeConfig();
+  kc.loadFromFile(opts.kubeconfigPath);
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new NodeError('ERR_CONFIG', `${opts.kubeconfigPath} has no current cluster`);
+  const server = new URL(cluster.server);
+  const caData = cluster.caData ? Buffer.from(cluster.caData, 'base64').toString() : cluster.caFile ? readFileSync(cluster.caFile, 'utf8') : '';
+  const core = kc.makeApiClient(CoreV1Api);
+
+  const stopHeartbeat = await registerNode(kc, core, name, hostIP, log);
+  const labels = { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' };
+  const scheduler = new Scheduler(kc, core, name, labels, log);
+  const ctx = {
+    core, nodeName: name, hostIP, apiHost: server.hostname, apiPort: server.port || '443', caData,
+    hostsFile: opts.hostsFile, podsDir, addresses: new AddressPool(dir), backoff: kubeletBackoff, lookup: keyLookup(core), log,
+  };
+  const workers = new Map<string, PodWorker>();
+  let stopped = false;
+
+  const onPod = (pod: V1Pod): void => {
+    if (stopped) return;
+    if (unscheduled(pod)) return void scheduler.schedule(pod);
+    if (pod.spec?.nodeName !== name) return;
+    const uid = pod.metadata!.uid!;
+    let worker = workers.get(uid);
+    if (!worker) {
+      worker = new PodWorker(pod, ctx);
+      workers.set(uid, worker);
+      if (!pod.metadata?.deletionTimestamp) worker.start();
+    }
+    worker.update(pod);
+  };
+  const onDelete = (pod: V1Pod): void => {
+    const uid = pod.metadata!.uid!;
+    const worker = workers.get(uid);
+    workers.delete(uid);
+    void worker?.kill();
+  };
+  const informer = makeInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces());
+  informer.on('add', onPod);
+  informer.on('update', onPod);
+  informer.on('delete', onDelete);
+  informer.on('error', (err: unknown) => {
+    if (stopped) return;
+    log(`node ${name}: pod watch failed (${(err as Error)?.message ?? String(err)}); restarting`);
+    setTimeout(() => void informer.start().catch(() => undefined), 1000);
+  });
+  await informer.start();
+
+  const find = (namespace: string, pod: string): PodWorker | undefined =>
+    [...workers.values()].find((w) => w.pod.metadata?.namespace === namespace && w.pod.metadata?.name === pod && !w.pod.metadata?.deletionTimestamp) ??
+    [...workers.values()].find((w) => w.pod.metadata?.namespace === namespace && w.pod.metadata?.name === pod);
+  const runnerOf = (namespace: string, pod: string, container?: string) => {
+    const runner = find(namespace, pod)?.runner(container);
+    if (!runner) throw new NodeError('ERR_CONFIG', `no container ${container ?? ''} of pod ${namespace}/${pod} runs on node ${name}`);
+    return runner;
+  };
+
+  return {
+    name,
+    killContainer(namespace, pod, container) {
+      return Promise.resolve(runnerOf(namespace, pod, container).signal('SIGKILL'));
+    },
+    logs(namespace, pod, container) {
+      return Promise.resolve(podLogs(find(namespace, pod)?.dir, podsDir, namespace, pod, container));
+    },
+    async exec(namespace, pod, argv, container) {
+      const runner = runnerOf(namespace, pod, container);
+      if (!runner.pid) throw new NodeError('ERR_CONFIG', `container ${runner.spec.name} of pod ${namespace}/${pod} is not running`);
+      return new Promise((done) => {
+        execFile('nsenter', ['-t', String(runner.pid), '-m', '-u', '--', ...argv], { env: runner.env, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+          done({ stdout, stderr, code: err ? (typeof err.code === 'number' ? err.code : 1) : 0 });
+        });
+      });
+    },
+    async stop() {
+      stopped = true;
+      stopHeartbeat();
+      await informer.stop();
+      const all = [...workers.values()];
+      workers.clear();
+      await Promise.all(all.map((w) => w.kill()));
+    },
+  };
 }

@@ -1,0 +1,81 @@
+/** One run of a container: a process in its own mount and UTS namespaces, output to a file. */
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { sandboxScript, type SandboxSpec } from './sandbox.ts';
+
+/** How a container run ended. */
+export interface ExitStatus {
+  /** Exit code as a kubelet reports it: 128 + signal number when killed by a signal. */
+  readonly exitCode: number;
+  readonly signal?: NodeJS.Signals;
+  readonly startedAt: Date;
+  readonly finishedAt: Date;
+}
+
+/** What one run of a container needs. */
+export interface RunSpec extends SandboxSpec {
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  /** File the run's stdout and stderr go to (appended). */
+  readonly logFile: string;
+}
+
+/** A running container process. */
+export interface ContainerProcess {
+  readonly pid: number;
+  readonly startedAt: Date;
+  /** Resolves once the process has exited. */
+  readonly exited: Promise<ExitStatus>;
+  /** Sends a signal to the container's whole process group; no-op once exited. */
+  signal(sig: NodeJS.Signals): void;
+}
+
+const signalNumbers: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };
+
+/**
+ * Starts a container run. setpriv makes the kernel SIGKILL the container if this Node process
+ * dies, so a crashed test leaves no orphan etcd behind; detached gives it its own process group.
+ */
+export function startContainerProcess(spec: RunSpec): ContainerProcess {
+  mkdirSync(spec.scratch, { recursive: true });
+  mkdirSync(dirname(spec.logFile), { recursive: true });
+  const script = sandboxScript(spec);
+  const out = openSync(spec.logFile, 'a');
+  const child = spawn(
+    'setpriv',
+    ['--pdeathsig', 'KILL', '--', 'unshare', '--mount', '--uts', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'sh', ...spec.argv],
+    { env: { ...spec.env }, detached: true, stdio: ['ignore', out, out] },
+  );
+  closeSync(out);
+  const startedAt = new Date();
+  let done = false;
+  const exited = new Promise<ExitStatus>((resolve) => {
+    const finish = (code: number | null, signal: NodeJS.Signals | null): void => {
+      if (done) return;
+      done = true;
+      const exitCode = code ?? 128 + (signal ? (signalNumbers[signal] ?? 0) : 0);
+      resolve({ exitCode, ...(signal ? { signal } : {}), startedAt, finishedAt: new Date() });
+    };
+    child.once('exit', finish);
+    child.once('error', (err) => {
+      const fd = openSync(spec.logFile, 'a');
+      writeSync(fd, `local node: cannot start container: ${err.message}\n`);
+      closeSync(fd);
+      finish(127, null);
+    });
+  });
+  return {
+    pid: child.pid ?? -1,
+    startedAt,
+    exited,
+    signal(sig) {
+      if (done || !child.pid) return;
+      try {
+        process.kill(-child.pid, sig);
+      } catch {
+        // Already gone between the exit and our bookkeeping: nothing to signal.
+      }
+    },
+  };
+}

@@ -1,0 +1,206 @@
+/** Runs one container of a Pod again and again as its restart policy says, with probes and back-off. */
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { V1Container, V1ContainerStateTerminated } from '@kubernetes/client-node';
+import { CrashBackoff, type BackoffOptions } from './backoff.ts';
+import { startContainerProcess, type ContainerProcess, type ExitStatus } from './containerProcess.ts';
+import { commandLine } from './env.ts';
+import { ImagePullError } from './errors.ts';
+import { resolveImage, type ImageContents } from './images.ts';
+import type { ContainerRuntime } from './podStatus.ts';
+import { ProbeWorker } from './probes.ts';
+import type { Mount } from './sandbox.ts';
+
+/** What a runner needs from its Pod. */
+export interface RunnerDeps {
+  readonly podDir: string;
+  readonly podIP: string;
+  readonly hostname: string;
+  /** Always, OnFailure or Never; init containers pass OnFailure or Never. */
+  readonly restartPolicy: string;
+  readonly backoff: BackoffOptions;
+  /** Builds the environment and the volume mounts of one run. */
+  readonly prepare: (c: V1Container) => Promise<{ env: Record<string, string>; mounts: Mount[] }>;
+  /** Tells the Pod that the container's status changed. */
+  readonly changed: () => void;
+}
+
+/** One container's restart loop. */
+export class ContainerRunner {
+  readonly spec: V1Container;
+  readonly rt: ContainerRuntime;
+  readonly #deps: RunnerDeps;
+  readonly #backoff: CrashBackoff;
+  readonly #pullBackoff: CrashBackoff;
+  readonly #abort = new AbortController();
+  #proc: ContainerProcess | undefined;
+  /** Environment of the current (or last) run, for exec. */
+  env: Record<string, string> = {};
+  #probes: ProbeWorker[] = [];
+
+  constructor(spec: V1Container, rt: ContainerRuntime, deps: RunnerDeps) {
+    this.spec = spec;
+    this.rt = rt;
+    this.#deps = deps;
+    this.#backoff = new CrashBackoff(deps.backoff);
+    this.#pullBackoff = new CrashBackoff(deps.backoff);
+  }
+
+  /** Pid of the current run, if running. */
+  get pid(): number | undefined {
+    return this.#proc?.pid;
+  }
+
+  /** Runs until the restart policy says stop (or stop() is called); true when the last exit was 0. */
+  async run(): Promise<boolean> {
+    const signal = this.#abort.signal;
+    while (!signal.aborted) {
+      const started = await this.#start();
+      if (!started) continue;
+      const exit = await started.exited;
+      for (const p of this.#probes) p.stop();
+      this.#proc = undefined;
+      const term = this.#terminated(exit);
+      Object.assign(this.rt, { state: { terminated: term }, ready: false, started: false });
+      const policy = this.#deps.restartPolicy;
+      const restart = !signal.aborted && (policy === 'Always' || (policy === 'OnFailure' && exit.exitCode !== 0));
+      if (!restart) {
+        this.#deps.changed();
+        return exit.exitCode === 0;
+      }
+      const wait = this.#backoff.delay(Date.now());
+      this.rt.lastState = { terminated: term };
+      if (wait > 0) {
+        const message = `back-off ${Math.round(this.#backoff.currentMs / 1000)}s restarting failed container=${this.spec.name}`;
+        this.rt.state = { waiting: { reason: 'CrashLoopBackOff', message } };
+        this.#deps.changed();
+        await sleep(wait, undefined, { signal }).catch(() => undefined);
+        if (signal.aborted) break;
+      }
+      this.#backoff.restarted(Date.now());
+      this.rt.restartCount++;
+    }
+    return false;
+  }
+
+  async #start(): Promise<ContainerProcess | undefined> {
+    const signal = this.#abort.signal;
+    let image: ImageContents;
+    let prepared: Awaited<ReturnType<RunnerDeps['prepare']>>;
+    try {
+      image = await resolveImage(this.spec.image ?? '');
+      prepared = await this.#deps.prepare(this.spec);
+    } catch (err) {
+      const pull = err instanceof ImagePullError;
+      this.rt.state = { waiting: { reason: pull ? 'ErrImagePull' : 'CreateContainerConfigError', message: (err as Error).message } };
+      this.#deps.changed();
+      const wait = pull ? Math.max(this.#pullBackoff.delay(Date.now()), 1000) : 2000;
+      await sleep(Math.min(wait, 2000), undefined, { signal }).catch(() => undefined);
+      if (pull && !signal.aborted) {
+        this.#pullBackoff.restarted(Date.now());
+        this.rt.state = { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${this.spec.image}": ${(err as Error).message}` } };
+        this.#deps.changed();
+        await sleep(this.#pullBackoff.currentMs, undefined, { signal }).catch(() => undefined);
+      }
+      return undefined;
+    }
+    if (signal.aborted) return undefined;
+    this.env = prepared.env;
+    const run = this.rt.restartCount;
+    const dir = join(this.#deps.podDir, 'containers', this.spec.name);
+    const mounts = [...prepared.mounts, ...this.#imageFiles(image, dir)];
+    const proc = startContainerProcess({
+      mounts,
+      scratch: join(this.#deps.podDir, 'scratch', this.spec.name),
+      hostname: this.#deps.hostname,
+      workingDir: this.spec.workingDir ?? '/',
+      argv: commandLine(this.spec, image, prepared.env),
+      env: prepared.env,
+      logFile: join(dir, `${run}.log`),
+    });
+    this.#proc = proc;
+    const started = !this.spec.startupProbe;
+    Object.assign(this.rt, {
+      state: { running: { startedAt: proc.startedAt } },
+      containerID: `local://${proc.pid}`,
+      started,
+      ready: started && !this.spec.readinessProbe,
+    });
+    this.#startProbes(prepared.env);
+    this.#deps.changed();
+    return proc;
+  }
+
+  #imageFiles(image: ImageContents, dir: string): Mount[] {
+    return image.files.map((f) => {
+      if (f.source) return { source: f.source, target: f.path, readOnly: true };
+      const file = join(dir, 'image', basename(f.path));
+      mkdirSync(join(dir, 'image'), { recursive: true });
+      writeFileSync(file, f.script ?? '');
+      chmodSync(file, 0o755);
+      return { source: file, target: f.path, readOnly: true };
+    });
+  }
+
+  #startProbes(env: Record<string, string>): void {
+    const target = { podIP: this.#deps.podIP, container: this.spec, pid: () => this.#proc?.pid, env };
+    const readiness = (): void => {
+      if (!this.spec.readinessProbe) return;
+      this.#add(new ProbeWorker(this.spec.readinessProbe, target, (ok) => {
+        this.rt.ready = ok;
+        this.#deps.changed();
+      }));
+    };
+    const liveness = (): void => {
+      if (!this.spec.livenessProbe) return;
+      this.#add(new ProbeWorker(this.spec.livenessProbe, target, (ok) => ok || this.#proc?.signal('SIGKILL')));
+    };
+    if (!this.spec.startupProbe) {
+      readiness();
+      liveness();
+      return;
+    }
+    this.#add(new ProbeWorker(this.spec.startupProbe, target, (ok) => {
+      if (!ok) return this.#proc?.signal('SIGKILL');
+      this.rt.started = true;
+      this.rt.ready = !this.spec.readinessProbe;
+      this.#deps.changed();
+      readiness();
+      liveness();
+    }));
+  }
+
+  #add(p: ProbeWorker): void {
+    this.#probes = [...this.#probes.filter((x) => x !== p), p];
+    p.start();
+  }
+
+  #terminated(exit: ExitStatus): V1ContainerStateTerminated {
+    return {
+      exitCode: exit.exitCode,
+      reason: exit.exitCode === 0 ? 'Completed' : 'Error',
+      startedAt: exit.startedAt,
+      finishedAt: exit.finishedAt,
+      ...(exit.signal ? { signal: exit.exitCode - 128 } : {}),
+      ...(this.rt.containerID ? { containerID: this.rt.containerID } : {}),
+    };
+  }
+
+  /** Sends a signal to the current run (SIGKILL from a test: the restart policy applies). */
+  signal(sig: NodeJS.Signals): void {
+    this.#proc?.signal(sig);
+  }
+
+  /** Stops restarting; SIGTERM, then SIGKILL after graceMs; resolves once the process is gone. */
+  async stop(graceMs: number): Promise<void> {
+    this.#abort.abort();
+    for (const p of this.#probes) p.stop();
+    const proc = this.#proc;
+    if (!proc) return;
+    proc.signal(graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
+    const timer = setTimeout(() => proc.signal('SIGKILL'), graceMs);
+    await proc.exited;
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Maps container images to binaries of this machine: etcd and etcdctl built by
+ * test/cluster/tools/build.sh at the image's version, and the operator of this working tree.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { ImagePullError } from './errors.ts';
+
+const run = promisify(execFile);
+
+/** The repository root, derived from this file's place in it. */
+export const repoRoot = join(import.meta.dirname, '..', '..', '..');
+
+/** A file the image carries, as a host file bind-mounted at its path inside the container. */
+export interface ImageFile {
+  /** Path inside the container, e.g. /usr/local/bin/etcd. */
+  readonly path: string;
+  /** Host file mounted there. */
+  readonly source?: string;
+  /** Or: a script written for the container (the operator's wrapper). */
+  readonly script?: string;
+}
+
+/** What a container of the image gets: its files and its default command. */
+export interface ImageContents {
+  readonly files: readonly ImageFile[];
+  /** ENTRYPOINT + CMD of the image, used when the container sets no command. */
+  readonly entrypoint: readonly string[];
+  readonly cmd: readonly string[];
+}
+
+const etcdImage = /^(?:quay\.io\/coreos|gcr\.io\/etcd-development)\/etcd:v(\d+\.\d+\.\d+)$/;
+
+/** Splits an image reference into repository and tag (digests are refused: nothing to match). */
+export function parseImage(image: string): { repository: string; tag: string } {
+  const at = image.indexOf('@');
+  const ref = at >= 0 ? image.slice(0, at) : image;
+  const colon = ref.lastIndexOf(':');
+  if (colon > ref.lastIndexOf('/')) return { repository: ref.slice(0, colon), tag: ref.slice(colon + 1) };
+  return { repository: ref, tag: 'latest' };
+}
+
+const cache = new Map<string, Promise<ImageContents>>();
+
+/** Resolves an image to its local contents, building etcd once; throws ImagePullError when unknown. */
+export function resolveImage(image: string): Promise<ImageContents> {
+  let found = cache.get(image);
+  if (!found) {
+    found = resolve(image);
+    cache.set(image, found);
+    // A failed build is not remembered: a later pull may succeed (a build finished meanwhile).
+    found.catch(() => cache.delete(image));
+  }
+  return found;
+}
+
+async function resolve(image: string): Promise<ImageContents> {
+  const { repository } = parseImage(image);
+  const etcd = etcdImage.exec(image);
+  if (etcd) {
+    const version = etcd[1]!;
+    const [server, ctl] = await Promise.all([buildTool(image, 'etcd', version), buildTool(image, 'etcdctl', version)]);
+    return {
+      files: [
+        { path: '/usr/local/bin/etcd', source: server },
+        { path: '/usr/local/bin/etcdctl', source: ctl },
+      ],
+      entrypoint: [],
+      cmd: ['/usr/local/bin/etcd'],
+    };
+  }
+  if (repository === 'etcd-operator' || repository.endsWith('/etcd-operator')) {
+    const cli = join(repoRoot, 'manager', 'cli.ts');
+    const script = `#!/bin/sh\nexec '${process.execPath}' '${cli}' "$@"\n`;
+    return { files: [{ path: '/usr/local/bin/etcd-operator', script }], entrypoint: ['/usr/local/bin/etcd-operator'], cmd: [] };
+  }
+  throw new ImagePullError(
+    image,
+    'this local node has no binaries for it (it runs quay.io/coreos/etcd:vX.Y.Z, gcr.io/etcd-development/etcd:vX.Y.Z and */etcd-operator)',
+  );
+}
+
+async function buildTool(image: string, tool: string, version: string): Promise<string> {
+  const script = join(repoRoot, 'test', 'cluster', 'tools', 'build.sh');
+  try {
+    const { stdout } = await run(script, [tool, version], { maxBuffer: 1 << 20 });
+    const path = stdout.trim().split('\n').pop() ?? '';
+    if (!existsSync(path)) throw new Error(`build.sh printed no binary for ${tool} ${version}`);
+    return path;
+  } catch (err) {
+    const stderr = (err as { stderr?: string }).stderr?.trim();
+    throw new ImagePullError(image, `no local ${tool} v${version}: ${stderr || (err as Error).message}`);
+  }
+}

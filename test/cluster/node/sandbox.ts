@@ -1,0 +1,88 @@
+/**
+ * The shell script that turns a fresh mount namespace into a container's view of the machine:
+ * volumes and image files bind-mounted at their real paths, then exec of the command.
+ */
+import { existsSync, mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, sep } from 'node:path';
+
+/** A host path mounted at a path inside the container. */
+export interface Mount {
+  readonly source: string;
+  readonly target: string;
+  readonly readOnly?: boolean;
+}
+
+/** Everything the sandbox script needs. */
+export interface SandboxSpec {
+  readonly mounts: readonly Mount[];
+  /** A host directory of this container run; a private tmpfs is mounted over it inside. */
+  readonly scratch: string;
+  readonly hostname: string;
+  readonly workingDir: string;
+}
+
+/** Quotes a string for /bin/sh. */
+export function shellQuote(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+function within(path: string, dir: string): boolean {
+  return dir === '/' || path === dir || path.startsWith(dir + sep);
+}
+
+function deepestExisting(path: string): string {
+  let p = path;
+  while (!existsSync(p)) p = dirname(p);
+  return realpathSync(p);
+}
+
+/**
+ * Where a mount target does not exist on the host, its deepest existing directory gets a
+ * private overlay inside the namespace, so mount points are made there and the host stays
+ * untouched. Where that directory is / or holds a mount source, the mount point is made on the
+ * host instead (an empty file or directory), since an overlay would hide the source.
+ */
+export function overlayDirs(spec: SandboxSpec): string[] {
+  const sources = [spec.scratch, ...spec.mounts.map((m) => m.source)].map((s) => realpathSync(s));
+  const dirs = new Set<string>();
+  const wd = existsSync(spec.workingDir) ? '/' : deepestExisting(spec.workingDir);
+  if (wd !== '/' && !sources.some((s) => within(s, wd))) dirs.add(wd);
+  for (const m of spec.mounts) {
+    if (existsSync(m.target)) continue;
+    const base = deepestExisting(m.target);
+    if (base === '/' || sources.some((s) => within(s, base)) || !statSync(base).isDirectory()) {
+      if (statSync(m.source).isDirectory()) mkdirSync(m.target, { recursive: true });
+      else {
+        mkdirSync(dirname(m.target), { recursive: true });
+        writeFileSync(m.target, '', { flag: 'a' });
+      }
+      continue;
+    }
+    dirs.add(base);
+  }
+  const sorted = [...dirs].sort((a, b) => a.length - b.length);
+  return sorted.filter((d, i) => !sorted.slice(0, i).some((outer) => within(d, outer)));
+}
+
+/** The script run by /bin/sh inside the new namespaces; "$@" is the command. */
+export function sandboxScript(spec: SandboxSpec): string {
+  const q = shellQuote;
+  const lines = ['set -e', `mount -t tmpfs -o size=64m,mode=700 tmpfs ${q(spec.scratch)}`];
+  overlayDirs(spec).forEach((dir, i) => {
+    const up = `${spec.scratch}/u${i}`;
+    const work = `${spec.scratch}/w${i}`;
+    lines.push(`mkdir -p ${q(up)} ${q(work)}`);
+    lines.push(`mount -t overlay overlay -o ${q(`lowerdir=${dir},upperdir=${up},workdir=${work}`)} ${q(dir)}`);
+  });
+  // Parents before children, so a volume at /data and a subPath at /data/x both show.
+  const mounts = [...spec.mounts].sort((a, b) => a.target.split('/').length - b.target.split('/').length);
+  for (const m of mounts) {
+    if (statSync(m.source).isDirectory()) lines.push(`mkdir -p ${q(m.target)}`);
+    else lines.push(`mkdir -p ${q(dirname(m.target))}`, `[ -e ${q(m.target)} ] || : > ${q(m.target)}`);
+    lines.push(`mount --bind ${q(m.source)} ${q(m.target)}`);
+    if (m.readOnly) lines.push(`mount -o remount,bind,ro ${q(m.target)}`);
+  }
+  lines.push(`echo ${q(spec.hostname.slice(0, 63))} > /proc/sys/kernel/hostname`);
+  lines.push(`mkdir -p ${q(spec.workingDir)}`, `cd ${q(spec.workingDir)}`, 'exec "$@"');
+  return lines.join('\n');
+}

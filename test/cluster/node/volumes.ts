@@ -1,0 +1,146 @@
+/** Sets a Pod's volumes up as host directories that its containers bind-mount at their mountPaths. */
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import type { CoreV1Api, V1KeyToPath, V1Pod, V1Volume, V1VolumeProjection } from '@kubernetes/client-node';
+import { fieldValue } from './env.ts';
+import { VolumeError } from './errors.ts';
+
+const run = promisify(execFile);
+
+/** Where the cluster's CA, the API and the Pod's address come from. */
+export interface VolumeContext {
+  readonly core: CoreV1Api;
+  readonly caData: string;
+  readonly podIP: string;
+  readonly hostIP: string;
+}
+
+/** The volumes of a Pod, set up: name -> host path, and what to undo when the Pod goes. */
+export interface PodVolumes {
+  readonly paths: Map<string, string>;
+  /** Unmounts Memory emptyDirs and stops token refreshes. */
+  close(): Promise<void>;
+}
+
+/** Bytes of a Kubernetes quantity such as 64Mi or 1G. */
+export function quantityBytes(q: string): number {
+  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(q.trim());
+  if (!m) throw new VolumeError('emptyDir', `cannot read quantity ${q}`);
+  const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12 }[m[2] ?? ''] ?? 1;
+  return Math.ceil(Number(m[1]) * unit);
+}
+
+/** Writes one file atomically (a rename), so a container never reads half a token. */
+function put(dir: string, path: string, data: string | Buffer, mode = 0o644): void {
+  const file = join(dir, path);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(`${file}.tmp`, data);
+  chmodSync(`${file}.tmp`, mode);
+  renameSync(`${file}.tmp`, file);
+}
+
+function pick(data: Record<string, Buffer>, items: V1KeyToPath[] | undefined, what: string): [string, Buffer, number | undefined][] {
+  if (!items?.length) return Object.entries(data).map(([k, v]) => [k, v, undefined]);
+  return items.map((it) => {
+    const v = data[it.key];
+    if (!v) throw new VolumeError(what, `key ${it.key} not found`);
+    return [it.path, v, it.mode];
+  });
+}
+
+/** Sets every volume of the Pod up under podDir; throws VolumeError while one cannot be yet. */
+export async function setUpVolumes(pod: V1Pod, podDir: string, ctx: VolumeContext): Promise<PodVolumes> {
+  const ns = pod.metadata!.namespace!;
+  const paths = new Map<string, string>();
+  const tmpfs: string[] = [];
+  const timers: NodeJS.Timeout[] = [];
+  const keyData = async (kind: 'Secret' | 'ConfigMap', name: string, optional: boolean | undefined, vol: string): Promise<Record<string, Buffer>> => {
+    try {
+      if (kind === 'Secret') {
+        const s = await ctx.core.readNamespacedSecret({ name, namespace: ns });
+        return Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
+      }
+      const c = await ctx.core.readNamespacedConfigMap({ name, namespace: ns });
+      return Object.fromEntries([
+        ...Object.entries(c.data ?? {}).map(([k, v]) => [k, Buffer.from(v)] as const),
+        ...Object.entries(c.binaryData ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')] as const),
+      ]);
+    } catch (err) {
+      if ((err as { code?: number }).code !== 404) throw new VolumeError(vol, `reading ${kind} ${name}`, { cause: err });
+      if (kind === 'ConfigMap' && name === 'kube-root-ca.crt') return { 'ca.crt': Buffer.from(ctx.caData) };
+      if (optional) return {};
+      throw new VolumeError(vol, `${kind.toLowerCase()} "${name}" not found`);
+    }
+  };
+  const token = async (dir: string, src: NonNullable<V1VolumeProjection['serviceAccountToken']>, vol: string): Promise<void> => {
+    const expirationSeconds = src.expirationSeconds ?? 3607;
+    const tr = await ctx.core.createNamespacedServiceAccountToken({
+      name: pod.spec?.serviceAccountName ?? 'default',
+      namespace: ns,
+      body: { spec: { audiences: src.audience ? [src.audience] : [], expirationSeconds, boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: pod.metadata!.name!, uid: pod.metadata!.uid! } } },
+    }).catch((err: unknown) => {
+      throw new VolumeError(vol, `requesting a token for service account ${pod.spec?.serviceAccountName ?? 'default'}`, { cause: err });
+    });
+    put(dir, src.path ?? 'token', tr.status?.token ?? '');
+    // The kubelet renews at 80% of the lifetime; so do we, while the Pod lives.
+    const t = setTimeout(() => void token(dir, src, vol).catch(() => undefined), expirationSeconds * 800);
+    t.unref();
+    timers.push(t);
+  };
+  const projected = async (dir: string, sources: V1VolumeProjection[], vol: string): Promise<void> => {
+    for (const s of sources) {
+      if (s.serviceAccountToken) await token(dir, s.serviceAccountToken, vol);
+      const ref = s.secret ?? s.configMap;
+      if (ref) {
+        const data = await keyData(s.secret ? 'Secret' : 'ConfigMap', ref.name!, ref.optional, vol);
+        for (const [p, v, mode] of pick(data, ref.items, vol)) put(dir, p, v, mode);
+      }
+      for (const it of s.downwardAPI?.items ?? []) {
+        if (it.fieldRef) put(dir, it.path, fieldValue(pod, it.fieldRef.fieldPath, ctx), it.mode);
+      }
+    }
+  };
+  for (const v of pod.spec?.volumes ?? []) paths.set(v.name, await setUp(v));
+  async function setUp(v: V1Volume): Promise<string> {
+    const dir = join(podDir, 'volumes', v.name);
+    if (v.persistentVolumeClaim) return claimPath(ctx.core, ns, v.persistentVolumeClaim.claimName, v.name);
+    if (v.hostPath) {
+      if (!v.hostPath.type || v.hostPath.type === 'DirectoryOrCreate') mkdirSync(v.hostPath.path, { recursive: true });
+      return v.hostPath.path;
+    }
+    mkdirSync(dir, { recursive: true });
+    if (v.emptyDir?.medium === 'Memory') {
+      const size = v.emptyDir.sizeLimit ? `,size=${quantityBytes(v.emptyDir.sizeLimit)}` : '';
+      await run('mount', ['-t', 'tmpfs', '-o', `mode=1777${size}`, 'tmpfs', dir]);
+      tmpfs.push(dir);
+    }
+    const ref = v.secret ? { kind: 'Secret' as const, name: v.secret.secretName!, optional: v.secret.optional, items: v.secret.items, mode: v.secret.defaultMode }
+      : v.configMap ? { kind: 'ConfigMap' as const, name: v.configMap.name!, optional: v.configMap.optional, items: v.configMap.items, mode: v.configMap.defaultMode } : undefined;
+    if (ref) for (const [p, data, mode] of pick(await keyData(ref.kind, ref.name, ref.optional, v.name), ref.items, v.name)) put(dir, p, data, mode ?? ref.mode);
+    if (v.projected) await projected(dir, v.projected.sources ?? [], v.name);
+    if (v.downwardAPI) await projected(dir, [{ downwardAPI: v.downwardAPI }], v.name);
+    return dir;
+  }
+  return {
+    paths,
+    async close() {
+      for (const t of timers) clearTimeout(t);
+      for (const dir of tmpfs) await run('umount', ['-l', dir]).catch(() => undefined);
+    },
+  };
+}
+
+/** The host directory of the volume bound to a claim; VolumeError until the claim is Bound. */
+async function claimPath(core: CoreV1Api, namespace: string, claim: string, vol: string): Promise<string> {
+  const pvc = await core.readNamespacedPersistentVolumeClaim({ name: claim, namespace }).catch((err: unknown) => {
+    throw new VolumeError(vol, `persistentvolumeclaim "${claim}" not found`, { cause: err });
+  });
+  if (pvc.status?.phase !== 'Bound' || !pvc.spec?.volumeName) throw new VolumeError(vol, `persistentvolumeclaim "${claim}" is not bound yet`);
+  const pv = await core.readPersistentVolume({ name: pvc.spec.volumeName });
+  const path = pv.spec?.hostPath?.path ?? pv.spec?.local?.path;
+  if (!path) throw new VolumeError(vol, `persistentvolume "${pv.metadata?.name}" is neither hostPath nor local`);
+  mkdirSync(path, { recursive: true });
+  return path;
+}
