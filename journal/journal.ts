@@ -203,9 +203,9 @@ export class Journal {
       deleted += this.#write(
         () =>
           this.#prep(
-            `DELETE FROM entries WHERE uid = ?1 AND seq <= ?2 AND seq NOT IN
-               (SELECT e.seq FROM open_intents oi JOIN entries e ON e.lsn = oi.lsn WHERE oi.uid = ?1)`,
-          ).run(uid, seq - keep).changes,
+            `DELETE FROM entries WHERE uid = @uid AND seq <= @cutoff AND seq NOT IN
+               (SELECT e.seq FROM open_intents oi JOIN entries e ON e.lsn = oi.lsn WHERE oi.uid = @uid)`,
+          ).run({ uid, cutoff: seq - keep }).changes,
       );
     }
     return deleted;

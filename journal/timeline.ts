@@ -9,7 +9,7 @@ import type { TimelineRow } from './types.ts';
 export interface TimelineFormat {
   /** One JSON object per row instead of text. */
   readonly json?: boolean;
-  /** Prefix lines with `Kind/name` (default: when the rows span several objects). */
+  /** Prefix lines with `Kind/name` (default: once the rows have spanned several objects). */
   readonly showObject?: boolean;
 }
 
@@ -33,6 +33,8 @@ const MAX_REMEMBERED = 10_000;
 export class TimelineFormatter {
   readonly #opts: TimelineFormat;
   readonly #causes = new Map<string, Cause>();
+  // Once a timeline has shown two objects, every later line names its object too.
+  readonly #uids = new Set<string>();
 
   constructor(opts: TimelineFormat = {}) {
     this.#opts = opts;
@@ -41,7 +43,8 @@ export class TimelineFormatter {
   /** The lines for a batch of rows in lsn order. */
   format(rows: readonly TimelineRow[]): string[] {
     if (this.#opts.json) return this.#jsonLines(rows);
-    const showObject = this.#opts.showObject ?? new Set(rows.map((r) => r.ref.uid)).size > 1;
+    for (const r of rows) this.#uids.add(r.ref.uid);
+    const showObject = this.#opts.showObject ?? this.#uids.size > 1;
     const items: (Group | TimelineRow)[] = [];
     const groups = new Map<string, Group>();
     for (const row of rows) {

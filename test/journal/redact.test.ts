@@ -1,0 +1,92 @@
+import { readFileSync, existsSync } from 'node:fs';
+import { describe, expect, test } from 'vitest';
+import { Journal } from '../../journal/journal.ts';
+import { REDACTED, redact, redactText } from '../../journal/redact.ts';
+import { demo, tempDb } from './helpers.ts';
+
+// Each secret is a distinct marker, so a hit in the file's bytes names the path that leaked.
+const S = {
+  password: 'pw-7f3a9c1e',
+  token: 'tok-51c0ffee',
+  privateKey: 'pk-0d15ea5e',
+  secretData: 'c2VjcmV0LWRhdGEtYjE2Yg==',
+  stringData: 'sd-8badf00d',
+  authHeader: 'ah-feedface',
+  pem: 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC',
+  envValue: 'env-deadbeef',
+  resultSecret: 'rs-cafebabe',
+  message: 'msg-abad1dea',
+  accessKey: 'ak-12345678',
+};
+const pemBlock = `-----BEGIN PRIVATE KEY-----\n${S.pem}\n-----END PRIVATE KEY-----`;
+
+function fileBytes(path: string): string {
+  return [path, `${path}-wal`].filter(existsSync).map((p) => readFileSync(p).toString('latin1')).join('');
+}
+
+describe('journal: redaction', () => {
+  test('secrets in events, intent params, machine state, results and error messages never reach the database file', () => {
+    const path = tempDb();
+    const j = Journal.open(path);
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-tls' }, data: { 'tls.key': S.secretData }, stringData: { any: S.stringData } };
+    const { intentIds } = j.recordStep(demo, {
+      machine: 'cluster',
+      event: { type: 'k8s.secret.updated', at: new Date(), object: secret, headers: { Authorization: `Bearer ${S.authHeader}` } },
+      from: 'Pending',
+      to: 'Bootstrapping',
+      state: { value: 'Bootstrapping', context: { rootPassword: S.password, tls: { privateKey: pemBlock } } },
+      intents: [
+        {
+          type: 'createPod',
+          params: {
+            member: 'demo-0',
+            env: [{ name: 'ETCD_ROOT_PASSWORD', value: S.envValue }],
+            volumes: [{ name: 'tls', secret: { secretName: 'demo-tls' } }],
+            token: S.token,
+            s3: { secretAccessKey: S.accessKey },
+          },
+        },
+      ],
+    });
+    j.recordOutcome(demo, intentIds[0] ?? '', { ok: false, code: 'ERR_CREATE_POD', message: `denied for Bearer ${S.message}; key ${pemBlock}` });
+    const bytesWhileOpen = fileBytes(path);
+    const rows = j.timeline({ uid: demo.uid });
+    j.close();
+    const bytesAfterClose = fileBytes(path);
+
+    for (const [name, value] of Object.entries(S)) {
+      expect(bytesWhileOpen.includes(value), `${name} in the open file`).toBe(false);
+      expect(bytesAfterClose.includes(value), `${name} in the closed file`).toBe(false);
+    }
+    // What is not secret is still there to read.
+    expect(bytesAfterClose).toContain('demo-tls');
+    expect(bytesAfterClose).toContain('ETCD_ROOT_PASSWORD');
+    const intent = rows.find((r) => r.entry === 'intent');
+    expect(intent?.data).toMatchObject({ member: 'demo-0', token: REDACTED, env: [{ name: 'ETCD_ROOT_PASSWORD', value: REDACTED }] });
+    expect(rows.find((r) => r.entry === 'outcome')?.message).toBe(`denied for Bearer ${REDACTED}; key ${REDACTED}`);
+  });
+
+  test('redact hides secret fields by name and keeps references to secrets', () => {
+    expect(
+      redact({
+        password: 'x', clientSecret: 'x', bearer_token: 'x', 'private-key': 'x', 'tls.key': 'x', 'tls.crt': 'x', 'ca.crt': 'x',
+        secretName: 'demo-tls', secretKeyRef: { name: 'auth', key: 'password' }, tokenTTL: 30, passwordless: false,
+      }),
+    ).toEqual({
+      password: REDACTED, clientSecret: REDACTED, bearer_token: REDACTED, 'private-key': REDACTED, 'tls.key': REDACTED,
+      'tls.crt': REDACTED, 'ca.crt': REDACTED,
+      secretName: 'demo-tls', secretKeyRef: { name: 'auth', key: 'password' }, tokenTTL: 30, passwordless: false,
+    });
+  });
+
+  test('redact hides the payload of a Secret and secret-looking text anywhere', () => {
+    expect(redact({ kind: 'Secret', metadata: { name: 's' }, data: { a: 'YQ==' }, type: 'Opaque' })).toEqual({
+      kind: 'Secret', metadata: { name: 's' }, data: REDACTED, type: 'Opaque',
+    });
+    expect(redact(['Basic dXNlcjpwYXNz', 'plain'])).toEqual([`Basic ${REDACTED}`, 'plain']);
+    expect(redactText(`cert: ${pemBlock} end`)).toBe(`cert: ${REDACTED} end`);
+    const loop: Record<string, unknown> = { a: 1 };
+    loop.self = loop;
+    expect(redact(loop)).toEqual({ a: 1, self: '[circular]' });
+  });
+});
