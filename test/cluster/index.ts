@@ -1,0 +1,73 @@
+/**
+ * The local Kubernetes: the control plane, then (with node) the network, the storage
+ * provisioner and the process node, each keeping its state in a folder of one dir.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import type { LocalControlPlane } from './controlplane/index.ts';
+import { startControlPlane } from './controlplane/index.ts';
+import { startNetwork } from './network/index.ts';
+import type { LocalNetwork } from './network/index.ts';
+import { startNode } from './node/index.ts';
+import { startStorage } from './storage/index.ts';
+import type { Kubectl, Log, NodeAgent, Storage } from './types.ts';
+
+/** Options of startLocalCluster. */
+export interface LocalClusterOptions {
+  /** Where every part keeps its state; default `<cache>/run/local-cluster` (see defaultClusterDir). */
+  readonly dir?: string;
+  /** Start the network, storage and process node too (the node needs root); default true. */
+  readonly node?: boolean;
+  readonly log?: Log;
+}
+
+/** A running local cluster. */
+export interface LocalCluster {
+  readonly dir: string;
+  readonly controlPlane: LocalControlPlane;
+  readonly kubeconfigPath: string;
+  readonly kubectl: Kubectl;
+  readonly network?: LocalNetwork;
+  readonly storage?: Storage;
+  readonly node?: NodeAgent;
+  /** Stops every part, the last started first. */
+  stop(): Promise<void>;
+}
+
+/** `$ETCD_OPERATOR_CACHE/run/local-cluster`, the cache defaulting to ~/.cache/etcd-operator as in build.sh. */
+export function defaultClusterDir(): string {
+  const cache =
+    process.env.ETCD_OPERATOR_CACHE ||
+    path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'etcd-operator');
+  return path.join(cache, 'run', 'local-cluster');
+}
+
+/** Starts the local cluster; a restart with the same dir keeps its objects, certificates and volumes. */
+export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise<LocalCluster> {
+  const dir = path.resolve(opts.dir ?? defaultClusterDir());
+  const log = opts.log;
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async (): Promise<void> => {
+    const errors: unknown[] = [];
+    for (const s of stops.splice(0).reverse()) await s().catch((err: unknown) => errors.push(err));
+    if (errors.length) throw new AggregateError(errors, 'some parts of the local cluster did not stop cleanly');
+  };
+  try {
+    const controlPlane = await startControlPlane({ dir: path.join(dir, 'controlplane'), log });
+    stops.push(() => controlPlane.stop());
+    const { kubeconfigPath } = controlPlane;
+    if (opts.node === false) return { dir, controlPlane, kubeconfigPath, kubectl: controlPlane.kubectl, stop };
+
+    const network = await startNetwork({ dir: path.join(dir, 'network'), kubeconfigPath, log });
+    stops.push(() => network.stop());
+    const storage = await startStorage({ dir: path.join(dir, 'storage'), kubeconfigPath, log });
+    stops.push(() => storage.stop());
+    const hostsFile = network.hostsFile;
+    const node = await startNode({ dir: path.join(dir, 'node'), kubeconfigPath, hostsFile, log });
+    stops.push(() => node.stop());
+    return { dir, controlPlane, kubeconfigPath, kubectl: controlPlane.kubectl, network, storage, node, stop };
+  } catch (err) {
+    await stop().catch(() => undefined);
+    throw err;
+  }
+}
