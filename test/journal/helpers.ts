@@ -31,7 +31,7 @@ export function step(from: string, to: string, intents: Step['intents'] = [], at
 export class WriterProcess {
   readonly child: ChildProcessWithoutNullStreams;
   readonly exited: Promise<NodeJS.Signals | number | null>;
-  readonly #lines: AsyncIterator<string>;
+  readonly #lines: AsyncIterator<string, undefined>;
 
   constructor(db: string) {
     this.child = spawn(process.execPath, [join(import.meta.dirname, 'fixtures', 'writer.ts'), db], { stdio: 'pipe' });
@@ -42,9 +42,9 @@ export class WriterProcess {
 
   /** The next JSON line the child printed. */
   async next(): Promise<Record<string, unknown>> {
-    const { value, done } = await this.#lines.next();
-    if (done) throw new Error(`writer process ended (${String(await this.exited)})`);
-    return JSON.parse(value) as Record<string, unknown>;
+    const line: IteratorResult<string, undefined> = await this.#lines.next();
+    if (line.done) throw new Error(`writer process ended (${String(await this.exited)})`);
+    return JSON.parse(line.value) as Record<string, unknown>;
   }
 
   /** Sends a command and returns its reply. */
