@@ -1,0 +1,76 @@
+import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { V1Pod, V1Service } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { renderHosts, writeInPlace } from './hosts.ts';
+
+function pod(name: string, ip: string, extra: { ready?: boolean; hostname?: string; subdomain?: string } = {}): V1Pod {
+  return {
+    metadata: { name, namespace: 'db', labels: { app: 'etcd' } },
+    spec: { containers: [], hostname: extra.hostname, subdomain: extra.subdomain },
+    status: { podIP: ip, phase: 'Running', conditions: [{ type: 'Ready', status: extra.ready === false ? 'False' : 'True' }] },
+  };
+}
+
+function service(name: string, clusterIP: string, publishNotReady = false): V1Service {
+  return {
+    metadata: { name, namespace: 'db', uid: `uid-${name}` },
+    spec: { clusterIP, selector: { app: 'etcd' }, publishNotReadyAddresses: publishNotReady, ports: [{ port: 2379 }] },
+  };
+}
+
+const render = (pods: V1Pod[], services: V1Service[]): string =>
+  renderHosts({ pods, services, serviceAddress: (s) => (s.spec?.clusterIP === 'None' ? undefined : s.spec?.clusterIP) });
+
+describe('hosts file', () => {
+  it('starts with localhost and names every Pod by its dashed address', () => {
+    const text = render([pod('a', '127.1.0.5')], []);
+    expect(text.split('\n').slice(0, 3)).toEqual([
+      '127.0.0.1\tlocalhost',
+      '::1\tlocalhost ip6-localhost ip6-loopback',
+      '127.1.0.5\t127-1-0-5.db.pod 127-1-0-5.db.pod.cluster.local',
+    ]);
+  });
+
+  it('names a Pod hostname.subdomain only when a headless Service of that name selects it', () => {
+    const member = pod('etcd-0', '127.1.0.5', { hostname: 'etcd-0', subdomain: 'etcd' });
+    expect(render([member], [])).not.toContain('etcd-0.etcd.db.svc');
+    const text = render([member], [service('etcd', 'None')]);
+    expect(text).toContain('127.1.0.5\tetcd-0.etcd.db.svc etcd-0.etcd.db.svc.cluster.local etcd.db.svc etcd.db.svc.cluster.local');
+  });
+
+  it('leaves a not-ready Pod out of a headless Service unless it publishes not-ready addresses', () => {
+    const member = pod('etcd-0', '127.1.0.5', { hostname: 'etcd-0', subdomain: 'etcd', ready: false });
+    expect(render([member], [service('etcd', 'None')])).not.toContain('etcd-0.etcd.db.svc');
+    expect(render([member], [service('etcd', 'None', true)])).toContain('etcd-0.etcd.db.svc');
+  });
+
+  it('lists one line per Pod for a headless Service name', () => {
+    const text = render([pod('a', '127.1.0.5'), pod('b', '127.1.0.6')], [service('etcd', 'None')]);
+    expect(text).toContain('127.1.0.5\tetcd.db.svc etcd.db.svc.cluster.local');
+    expect(text).toContain('127.1.0.6\tetcd.db.svc etcd.db.svc.cluster.local');
+  });
+
+  it('maps a ClusterIP Service to the address the proxy serves it on', () => {
+    expect(render([], [service('etcd-client', '127.96.0.20')])).toContain(
+      '127.96.0.20\tetcd-client.db.svc etcd-client.db.svc.cluster.local',
+    );
+  });
+
+  it('drops a Pod without an address or one that has finished', () => {
+    const done = pod('a', '127.1.0.5');
+    done.status = { ...done.status, phase: 'Succeeded' };
+    expect(render([done, { metadata: { name: 'b', namespace: 'db' } }], [])).not.toContain('.pod');
+  });
+
+  it('rewrites the file in place, keeping its inode, and only when the content changed', async () => {
+    const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'hosts-')), 'hosts');
+    await writeFile(file, 'a much longer previous content than the next one\n');
+    const inode = (await stat(file)).ino;
+    expect(await writeInPlace(file, 'short\n')).toBe(true);
+    expect(await readFile(file, 'utf8')).toBe('short\n');
+    expect((await stat(file)).ino).toBe(inode);
+    expect(await writeInPlace(file, 'short\n')).toBe(false);
+  });
+});
