@@ -6,11 +6,11 @@
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
-import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { ControllerOptions, Storage } from '../types.ts';
 import { errorText, Serial, startInformer } from '../network/informer.ts';
-import { plan, storageClass, STORAGE_CLASS, volumeDir } from './volumes.ts';
-import type { Action } from './volumes.ts';
+import { DEFAULT_SCOPE, plan, storageClass, volumeDir } from './volumes.ts';
+import type { Action, Scope } from './volumes.ts';
 
 /** A claim that wipe() was asked for but that has no bound volume of ours. */
 export class StorageError extends Error {
@@ -22,15 +22,19 @@ export class StorageError extends Error {
   }
 }
 
-/** Starts the provisioner; resolves once the StorageClass exists and claims and volumes are listed. */
-export async function startStorage(opts: ControllerOptions): Promise<Storage> {
+/**
+ * Starts the provisioner; resolves once its StorageClass exists and claims and volumes are
+ * listed. `scope` names another provisioner and class, so a test can run its own beside the cluster's.
+ */
+export async function startStorage(opts: ControllerOptions, scope: Scope = DEFAULT_SCOPE): Promise<Storage> {
   const log = opts.log ?? (() => {});
   const root = path.resolve(opts.dir);
   await mkdir(path.join(root, 'volumes'), { recursive: true });
   const kc = new KubeConfig();
   kc.loadFromFile(opts.kubeconfigPath);
   const core = kc.makeApiClient(CoreV1Api);
-  await ensureStorageClass(kc.makeApiClient(StorageV1Api));
+  const storageApi = kc.makeApiClient(StorageV1Api);
+  await ensureStorageClass(storageApi, scope);
 
   const serial = new Serial(() => reconcile(), (line) => log(`storage: ${line}`));
   const kick = (): void => void serial.kick();
@@ -38,9 +42,12 @@ export async function startStorage(opts: ControllerOptions): Promise<Storage> {
     kc, '/api/v1/persistentvolumeclaims', () => core.listPersistentVolumeClaimForAllNamespaces(), kick, log);
   const volumes = await startInformer<V1PersistentVolume>(
     kc, '/api/v1/persistentvolumes', () => core.listPersistentVolume(), kick, log);
+  const classes = await startInformer<V1StorageClass>(
+    kc, '/apis/storage.k8s.io/v1/storageclasses', () => storageApi.listStorageClass(), kick, log);
 
   async function reconcile(): Promise<void> {
-    for (const action of plan(claims.list(), volumes.list(), root)) await apply(action);
+    const input = { claims: claims.list(), volumes: volumes.list(), classes: classes.list(), root };
+    for (const action of plan({ ...input, provisioner: scope.provisioner })) await apply(action);
   }
 
   async function apply(action: Action): Promise<void> {
@@ -93,17 +100,16 @@ export async function startStorage(opts: ControllerOptions): Promise<Storage> {
       log(`storage: wiped ${namespace}/${claim}`);
     },
     async stop(): Promise<void> {
-      await claims.stop();
-      await volumes.stop();
+      await Promise.all([claims.stop(), volumes.stop(), classes.stop()]);
     },
   };
 }
 
-async function ensureStorageClass(api: StorageV1Api): Promise<void> {
-  await ignore(409, api.createStorageClass({ body: storageClass() }));
-  const current = await api.readStorageClass({ name: STORAGE_CLASS });
-  if (current.provisioner !== storageClass().provisioner) {
-    throw new StorageError('ERR_STORAGE_CLASS', `StorageClass ${STORAGE_CLASS} exists with provisioner ${current.provisioner}`);
+async function ensureStorageClass(api: StorageV1Api, scope: Scope): Promise<void> {
+  await ignore(409, api.createStorageClass({ body: storageClass(scope) }));
+  const current = await api.readStorageClass({ name: scope.storageClass });
+  if (current.provisioner !== scope.provisioner) {
+    throw new StorageError('ERR_STORAGE_CLASS', `StorageClass ${scope.storageClass} exists with provisioner ${current.provisioner}`);
   }
 }
 

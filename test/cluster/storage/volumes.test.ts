@@ -1,7 +1,11 @@
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { parseQuantity } from './quantity.ts';
-import { plan, volumeFor } from './volumes.ts';
+import { plan as planFor, volumeFor } from './volumes.ts';
+
+const classes = [{ metadata: { name: 'local' }, provisioner: 'etcd-operator.dev/local-process' }];
+const plan = (claims: V1PersistentVolumeClaim[], volumes: V1PersistentVolume[], root: string) =>
+  planFor({ claims, volumes, classes, root });
 
 const root = '/data';
 
@@ -35,6 +39,13 @@ describe('storage plan', () => {
 
   it('does nothing more once the claim has its volume', () => {
     expect(plan([claim()], [bound(claim())], root)).toEqual([]);
+  });
+
+  it('leaves claims of a class another provisioner serves alone', () => {
+    expect(plan([claim('1Gi', { storageClassName: 'other' })], [], root)).toEqual([]);
+    const annotated = claim('1Gi', { storageClassName: 'other' });
+    annotated.metadata = { ...annotated.metadata, annotations: { 'volume.kubernetes.io/storage-provisioner': 'etcd-operator.dev/local-process' } };
+    expect(plan([annotated], [], root)).toHaveLength(1);
   });
 
   it('leaves claims that ask for a particular volume alone', () => {

@@ -18,13 +18,25 @@ export type Action =
   | { readonly type: 'delete'; readonly name: string; readonly dir: string }
   | { readonly type: 'grow'; readonly volume: string; readonly claim: V1PersistentVolumeClaim; readonly size: string };
 
-/** The default StorageClass `local`, served by this provisioner. */
-export function storageClass(): V1StorageClass {
+/** Which claims a provisioner serves: those whose class names it. */
+export interface Scope {
+  readonly provisioner: string;
+  readonly storageClass: string;
+  /** Whether the class is the cluster's default (claims without a class get it). */
+  readonly isDefault: boolean;
+}
+
+/** The cluster's provisioner: class `local`, the default. */
+export const DEFAULT_SCOPE: Scope = { provisioner: PROVISIONER, storageClass: STORAGE_CLASS, isDefault: true };
+
+/** The StorageClass served by this provisioner. */
+export function storageClass(scope: Scope = DEFAULT_SCOPE): V1StorageClass {
+  const annotations: Record<string, string> = scope.isDefault ? { 'storageclass.kubernetes.io/is-default-class': 'true' } : {};
   return {
     apiVersion: 'storage.k8s.io/v1',
     kind: 'StorageClass',
-    metadata: { name: STORAGE_CLASS, annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
-    provisioner: PROVISIONER,
+    metadata: { name: scope.storageClass, annotations },
+    provisioner: scope.provisioner,
     reclaimPolicy: 'Delete',
     volumeBindingMode: 'Immediate',
     allowVolumeExpansion: true,
@@ -37,12 +49,12 @@ export function volumeDir(root: string, claimUid: string): string {
 }
 
 /** The PersistentVolume provisioned for a claim: a host directory of the requested size. */
-export function volumeFor(claim: V1PersistentVolumeClaim, root: string): V1PersistentVolume {
+export function volumeFor(claim: V1PersistentVolumeClaim, root: string, provisioner = PROVISIONER): V1PersistentVolume {
   const uid = claim.metadata?.uid ?? '';
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolume',
-    metadata: { name: `pvc-${uid}`, annotations: { [PROVISIONED_BY]: PROVISIONER } },
+    metadata: { name: `pvc-${uid}`, annotations: { [PROVISIONED_BY]: provisioner } },
     spec: {
       capacity: { storage: claim.spec?.resources?.requests?.['storage'] ?? '1Gi' },
       accessModes: claim.spec?.accessModes ?? ['ReadWriteOnce'],
@@ -62,26 +74,45 @@ export function volumeFor(claim: V1PersistentVolumeClaim, root: string): V1Persi
 }
 
 /** Whether this provisioner made the volume (it never touches anyone else's). */
-export function isOurs(volume: V1PersistentVolume): boolean {
-  return volume.metadata?.annotations?.[PROVISIONED_BY] === PROVISIONER;
+export function isOurs(volume: V1PersistentVolume, provisioner = PROVISIONER): boolean {
+  return volume.metadata?.annotations?.[PROVISIONED_BY] === provisioner;
+}
+
+/**
+ * The provisioner a claim waits for: what the PV controller wrote on it, else what its
+ * StorageClass names (the controller may not have seen the claim yet).
+ */
+export function provisionerOf(claim: V1PersistentVolumeClaim, classes: readonly V1StorageClass[]): string | undefined {
+  const a = claim.metadata?.annotations ?? {};
+  const named = a['volume.kubernetes.io/storage-provisioner'] ?? a['volume.beta.kubernetes.io/storage-provisioner'];
+  if (named) return named;
+  const className = claim.spec?.storageClassName;
+  return className ? classes.find((c) => c.metadata?.name === className)?.provisioner : undefined;
+}
+
+/** What plan() decides from. */
+export interface PlanInput {
+  readonly claims: readonly V1PersistentVolumeClaim[];
+  readonly volumes: readonly V1PersistentVolume[];
+  readonly classes: readonly V1StorageClass[];
+  readonly root: string;
+  readonly provisioner?: string;
 }
 
 /** The steps that bring volumes in line with claims: provision, reclaim, grow. */
-export function plan(
-  claims: readonly V1PersistentVolumeClaim[],
-  volumes: readonly V1PersistentVolume[],
-  root: string,
-): Action[] {
+export function plan(input: PlanInput): Action[] {
+  const { claims, volumes, classes, root, provisioner = PROVISIONER } = input;
   const actions: Action[] = [];
-  const byClaim = new Map(volumes.filter(isOurs).map((v) => [v.spec?.claimRef?.uid ?? '', v]));
+  const ours = (v: V1PersistentVolume): boolean => isOurs(v, provisioner);
+  const byClaim = new Map(volumes.filter(ours).map((v) => [v.spec?.claimRef?.uid ?? '', v]));
   for (const claim of claims) {
     const uid = claim.metadata?.uid;
-    if (!uid || claim.metadata?.deletionTimestamp) continue;
+    if (!uid || claim.metadata?.deletionTimestamp || provisionerOf(claim, classes) !== provisioner) continue;
     const volume = byClaim.get(uid);
     if (!volume) {
       // A claim naming a volume or selecting by label asks for an existing one, not a new one.
       if (claim.spec?.volumeName || claim.spec?.selector) continue;
-      actions.push({ type: 'create', volume: volumeFor(claim, root), dir: volumeDir(root, uid) });
+      actions.push({ type: 'create', volume: volumeFor(claim, root, provisioner), dir: volumeDir(root, uid) });
       continue;
     }
     const want = claim.spec?.resources?.requests?.['storage'];
@@ -93,7 +124,7 @@ export function plan(
   }
   for (const volume of volumes) {
     const phase = volume.status?.phase;
-    if (!isOurs(volume) || volume.metadata?.deletionTimestamp) continue;
+    if (!ours(volume) || volume.metadata?.deletionTimestamp) continue;
     if ((phase === 'Released' || phase === 'Failed') && volume.spec?.persistentVolumeReclaimPolicy === 'Delete') {
       // The directory is derived, never read from the volume, so nothing outside root is removed.
       const uid = volume.spec.claimRef?.uid;
