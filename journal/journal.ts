@@ -5,8 +5,9 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { ENTRY_COLUMNS, isoTime, toOpenIntent, toSnapshot, toTimelineRow } from './_rows.ts';
+import { ENTRY, NONE, UPSERT_OBJECT, openFile, wrapOpen } from './_sqlite.ts';
 import type { EntryRow, ObjectRow } from './_rows.ts';
 import { JournalError } from './errors.ts';
 import { redactText, redactedJson } from './redact.ts';
@@ -36,14 +37,6 @@ export type TimelineTarget =
 /** Default number of steps kept per object. */
 export const DEFAULT_RETAIN_STEPS = 10_000;
 
-const ENTRY = `INSERT INTO entries (uid, seq, entry, name, intent_id, from_state, to_state, ok, code, message, data, at, written_at)
-  VALUES (@uid, @seq, @entry, @name, @intentId, @from, @to, @ok, @code, @message, @data, @at, @writtenAt)`;
-const UPSERT_OBJECT = `INSERT INTO objects (uid, kind, namespace, name, cluster, machine, stage, state, seq, created_at, updated_at)
-  VALUES (@uid, @kind, @namespace, @name, @cluster, @machine, @stage, @state, @seq, @writtenAt, @writtenAt)
-  ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name, cluster = excluded.cluster,
-    machine = excluded.machine, stage = excluded.stage, state = excluded.state, seq = excluded.seq, updated_at = excluded.updated_at`;
-const NONE = { intentId: null, from: null, to: null, ok: null, code: null, message: null, data: null };
-
 /** A journal file, opened for writing (the manager) or reading (the CLI, debug pages). */
 export class Journal {
   /** The file this journal reads and writes. */
@@ -69,17 +62,17 @@ export class Journal {
     const retain = options.retainSteps ?? DEFAULT_RETAIN_STEPS;
     if (options.readonly) {
       if (!existsSync(path)) throw new JournalError('ERR_JOURNAL_NOT_FOUND', `no journal at ${path}`);
-      const db = new Database(path, { readonly: true, fileMustExist: true, timeout });
+      const db = openFile(path, { readonly: true, fileMustExist: true, timeout });
       try {
         checkSchema(db, path);
       } catch (err) {
         db.close();
-        throw err;
+        throw wrapOpen(path, err);
       }
       return new Journal(path, db, null, retain);
     }
     mkdirSync(dirname(path), { recursive: true });
-    const db = new Database(path, { timeout });
+    const db = openFile(path, { timeout });
     try {
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
@@ -89,7 +82,7 @@ export class Journal {
       return new Journal(path, db, me, retain);
     } catch (err) {
       db.close();
-      throw err;
+      throw wrapOpen(path, err);
     }
   }
 
@@ -209,6 +202,16 @@ export class Journal {
       );
     }
     return deleted;
+  }
+
+  /** Deletes every row and the snapshot of an object gone from Kubernetes; refused while it has open intents. */
+  forget(uid: string): number {
+    return this.#write(() => {
+      const open = (this.#prep('SELECT COUNT(*) AS n FROM open_intents WHERE uid = ?').get(uid) as { n: number }).n;
+      if (open > 0) throw new JournalError('ERR_JOURNAL_OPEN_INTENTS', `object ${uid} still has ${open} open intent(s); recover them first`);
+      this.#prep('DELETE FROM objects WHERE uid = ?').run(uid);
+      return this.#prep('DELETE FROM entries WHERE uid = ?').run(uid).changes;
+    });
   }
 
   /** Gives up the writer lease and closes the file. */

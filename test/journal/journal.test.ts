@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Journal } from '../../journal/journal.ts';
@@ -128,6 +129,20 @@ describe('journal: outcomes', () => {
   });
 });
 
+describe('journal: objects gone from Kubernetes', () => {
+  test('forget deletes an object and its rows once its intents are answered, and leaves others alone', () => {
+    const j = journal();
+    j.recordStep(demo, step('Pending', 'Bootstrapping'));
+    j.recordStep(member(0), step('pending', 'removing', [{ type: 'removeMember', params: { member: 'demo-0' } }]));
+    expect(() => j.forget(member(0).uid)).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_OPEN_INTENTS' }));
+    j.recordOutcome(member(0), 'uid-demo-0:1:0', { ok: true });
+    expect(j.forget(member(0).uid)).toBe(4);
+    expect(j.snapshot(member(0).uid)).toBeUndefined();
+    expect(j.objects().map((o) => o.ref.uid)).toEqual([demo.uid]);
+    expect(j.timeline({ uid: demo.uid })).toHaveLength(2);
+  });
+});
+
 describe('journal: files', () => {
   test('a reader cannot write, and a missing file is a clear error', () => {
     const path = tempDb();
@@ -136,6 +151,13 @@ describe('journal: files', () => {
     expect(reader.readonly).toBe(true);
     expect(() => reader.recordStep(demo, step('a', 'b'))).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_READONLY' }));
     expect(() => Journal.open(`${path}.missing`, { readonly: true })).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_NOT_FOUND' }));
+  });
+
+  test('a file that is not a journal is refused with ERR_JOURNAL_OPEN, by writers and readers', () => {
+    const path = tempDb();
+    writeFileSync(path, 'this is not a SQLite database, just some text long enough to have a header'.repeat(10));
+    expect(() => Journal.open(path)).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_OPEN' }));
+    expect(() => Journal.open(path, { readonly: true })).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_OPEN' }));
   });
 
   test('a file written by a newer schema is refused, by writers and readers', () => {

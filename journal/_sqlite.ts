@@ -1,0 +1,29 @@
+/** Private: the journal's write statements and how it opens SQLite files. */
+import Database from 'better-sqlite3';
+import { JournalError } from './errors.ts';
+
+/** Appends one row to `entries`. */
+export const ENTRY = `INSERT INTO entries (uid, seq, entry, name, intent_id, from_state, to_state, ok, code, message, data, at, written_at)
+  VALUES (@uid, @seq, @entry, @name, @intentId, @from, @to, @ok, @code, @message, @data, @at, @writtenAt)`;
+/** Creates or moves on an object's snapshot. */
+export const UPSERT_OBJECT = `INSERT INTO objects (uid, kind, namespace, name, cluster, machine, stage, state, seq, created_at, updated_at)
+  VALUES (@uid, @kind, @namespace, @name, @cluster, @machine, @stage, @state, @seq, @writtenAt, @writtenAt)
+  ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name, cluster = excluded.cluster,
+    machine = excluded.machine, stage = excluded.stage, state = excluded.state, seq = excluded.seq, updated_at = excluded.updated_at`;
+/** The entry columns a row leaves empty unless it sets them. */
+export const NONE = { intentId: null, from: null, to: null, ok: null, code: null, message: null, data: null };
+
+/** Opens a SQLite file, turning SQLite's failure into ERR_JOURNAL_OPEN. */
+export function openFile(path: string, options: Database.Options): Database.Database {
+  try {
+    return new Database(path, options);
+  } catch (err) {
+    throw wrapOpen(path, err);
+  }
+}
+
+/** SQLite's own errors (not a database, permission denied) get a code and the path. */
+export function wrapOpen(path: string, err: unknown): unknown {
+  if (err instanceof JournalError) return err;
+  return new JournalError('ERR_JOURNAL_OPEN', `cannot open journal ${path}: ${(err as Error).message}`, { cause: err });
+}
