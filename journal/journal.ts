@@ -165,12 +165,16 @@ export class Journal {
   timeline(target: TimelineTarget, query: T.TimelineQuery = {}): T.TimelineRow[] {
     const uids = 'uid' in target ? [target.uid] : 'uids' in target ? [...target.uids] : this.#uidsNamed(target);
     if (uids.length === 0) return [];
-    const rows = this.#db
-      .prepare(
-        `SELECT ${ENTRY_COLUMNS} FROM entries e JOIN objects o ON o.uid = e.uid
-         WHERE e.uid IN (${uids.map(() => '?').join(', ')}) AND e.seq > ? AND e.lsn > ? ORDER BY e.lsn LIMIT ?`,
-      )
-      .all(...uids, query.afterSeq ?? 0, query.afterLsn ?? 0, query.limit ?? -1) as EntryRow[];
+    // Only the filters asked for, so SQLite picks the (uid, lsn) index when following.
+    const filters = [`e.uid IN (${uids.map(() => '?').join(', ')})`];
+    const params: (string | number)[] = [...uids];
+    for (const [column, after] of [['e.seq', query.afterSeq], ['e.lsn', query.afterLsn]] as const) {
+      if (after === undefined) continue;
+      filters.push(`${column} > ?`);
+      params.push(after);
+    }
+    const sql = `SELECT ${ENTRY_COLUMNS} FROM entries e JOIN objects o ON o.uid = e.uid WHERE ${filters.join(' AND ')} ORDER BY e.lsn LIMIT ?`;
+    const rows = this.#db.prepare(sql).all(...params, query.limit ?? -1) as EntryRow[];
     return rows.map(toTimelineRow);
   }
 

@@ -24,7 +24,8 @@ export const MIGRATIONS: readonly string[] = [
      at         TEXT    NOT NULL,
      written_at TEXT    NOT NULL
    );
-   CREATE INDEX entries_by_object ON entries (uid, seq);
+   CREATE INDEX entries_by_step ON entries (uid, seq);
+   CREATE INDEX entries_by_lsn ON entries (uid, lsn);
    CREATE UNIQUE INDEX entries_one_intent ON entries (intent_id) WHERE entry = 'intent';
    CREATE UNIQUE INDEX entries_one_outcome ON entries (intent_id) WHERE entry = 'outcome';
    -- Intents without an outcome: a small table, so recovery never scans history.

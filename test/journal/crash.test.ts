@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Journal } from '../../journal/journal.ts';
+import { currentWriter } from '../../journal/writerLease.ts';
 import { WriterProcess, demo, step, tempDb } from './helpers.ts';
 
 const children: WriterProcess[] = [];
@@ -68,6 +69,26 @@ describe('journal: crashes and the one-writer rule', () => {
     const again = Journal.open(db);
     expect(() => Journal.open(db)).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_LOCKED' }));
     again.close();
+  });
+
+  test("a lease whose pid now names another process, or that was taken before the machine's last boot, is stale", () => {
+    const db = tempDb();
+    Journal.open(db).close();
+    const me = currentWriter();
+    const leave = (pid: number, startTicks: string | null, bootId: string) => {
+      const raw = new Database(db);
+      raw.prepare(`INSERT OR REPLACE INTO writer VALUES (1, ?, ?, ?, 'elsewhere', '2026-01-01T00:00:00Z')`).run(pid, startTicks, bootId);
+      raw.close();
+    };
+    // This test's own pid, as left by this very process: a live holder.
+    leave(me.pid, me.startTicks, me.bootId);
+    expect(() => Journal.open(db)).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_LOCKED' }));
+    // The same pid, but a process that started at another time: the pid was reused.
+    leave(me.pid, '1', me.bootId);
+    Journal.open(db).close();
+    // The same pid and start time, but before a reboot.
+    leave(me.pid, me.startTicks, 'another-boot');
+    Journal.open(db).close();
   });
 
   test('a writer whose lease was taken from it refuses to write', () => {
