@@ -1,5 +1,6 @@
 /** Installs the chart's CustomResourceDefinitions and waits until the API server serves them. */
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kubectl, KubectlResult } from './types.ts';
 
 /** The chart's generated CRDs. */
@@ -14,10 +15,24 @@ export class CrdInstallError extends Error {
   }
 }
 
-/** Applies every CRD in dir (server-side, so a re-run updates them) and waits for Established. */
+/**
+ * Applies every CRD in dir (server-side, so a re-run updates them), waits for Established,
+ * then until `kubectl explain` knows each one: the API server publishes a CRD's OpenAPI
+ * schema a moment after it is Established, and explain fails until then.
+ */
 export async function installCrds(kubectl: Kubectl, dir: string = crdDir): Promise<void> {
-  const apply = await kubectl(['apply', '--server-side', '--force-conflicts', '-f', dir]);
+  const apply = await kubectl(['apply', '--server-side', '--force-conflicts', '-f', dir, '-o', 'name']);
   if (apply.code !== 0) throw new CrdInstallError(`kubectl apply --server-side -f ${dir}`, apply);
   const wait = await kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', dir]);
   if (wait.code !== 0) throw new CrdInstallError('waiting for the CRDs to be Established', wait);
+  // `customresourcedefinition.apiextensions.k8s.io/etcdclusters.etcd-operator.dev` -> `etcdclusters.etcd-operator.dev`
+  const resources = apply.stdout.split('\n').filter(Boolean).map((line) => line.slice(line.indexOf('/') + 1));
+  for (const resource of resources) {
+    for (let attempt = 1; ; attempt++) {
+      const explain = await kubectl(['explain', resource]);
+      if (explain.code === 0) break;
+      if (attempt === 200) throw new CrdInstallError(`waiting for the schema of ${resource} (kubectl explain)`, explain);
+      await sleep(100);
+    }
+  }
 }

@@ -1,0 +1,45 @@
+/** kubectl for end-to-end tests, bound to the local cluster that test/e2e/setup.ts started. */
+import { inject } from 'vitest';
+import { runKubectl } from '../cluster/controlplane/kubectl.ts';
+import type { KubectlResult } from '../cluster/types.ts';
+
+/** kubectl ended with a non-zero exit where the test needed it to succeed. */
+export class KubectlError extends Error {
+  override readonly name = 'KubectlError';
+  readonly code = 'ERR_KUBECTL';
+  readonly result: KubectlResult;
+  constructor(args: readonly string[], result: KubectlResult) {
+    super(`kubectl ${args.join(' ')} exited ${result.code}: ${(result.stderr || result.stdout).trim()}`);
+    this.result = result;
+  }
+}
+
+/** Options of kubectl(). */
+export interface KubectlOptions {
+  /** Written to kubectl's stdin (for `-f -`). */
+  readonly input?: string;
+  /** Throw a KubectlError on a non-zero exit; default false (the result carries the code). */
+  readonly check?: boolean;
+  /** Another kubeconfig than the injected one (a second control plane, say). */
+  readonly kubeconfig?: string;
+}
+
+/** Runs the pinned kubectl as cluster admin of the test cluster. */
+export async function kubectl(args: readonly string[], opts: KubectlOptions = {}): Promise<KubectlResult> {
+  const kubeconfig = opts.kubeconfig ?? inject('kubeconfig');
+  const result = await runKubectl(inject('kubectlPath'), ['--kubeconfig', kubeconfig, ...args], opts.input);
+  if (opts.check && result.code !== 0) throw new KubectlError(args, result);
+  return result;
+}
+
+/** `kubectl apply -f -` of one or more YAML documents; throws a KubectlError when refused. */
+export async function applyManifest(yamlText: string, opts: Omit<KubectlOptions, 'input' | 'check'> = {}): Promise<string> {
+  const result = await kubectl(['apply', '-f', '-'], { ...opts, input: yamlText, check: true });
+  return result.stdout;
+}
+
+/** `kubectl get -o json` parsed; throws a KubectlError when the object is not there. */
+export async function getJson<T = Record<string, unknown>>(args: readonly string[], opts: KubectlOptions = {}): Promise<T> {
+  const result = await kubectl(['get', ...args, '-o', 'json'], { ...opts, check: true });
+  return JSON.parse(result.stdout) as T;
+}

@@ -1,0 +1,67 @@
+/**
+ * globalSetup of the `cluster` test project: starts the local Kubernetes once in a fresh temp
+ * dir (or uses the one LOCALCLUSTER_KUBECONFIG points to), installs the CRDs, hands the
+ * kubeconfig and kubectl to the tests with `inject`, and stops everything afterwards.
+ *
+ * Env: LOCALCLUSTER_KUBECONFIG (use a running cluster, e.g. from `make cluster`),
+ * LOCALCLUSTER_NODE=0 (no network, storage and process node; they are skipped anyway when not root),
+ * LOCALCLUSTER_KEEP=1 (leave the temp dir, with every log, after the run).
+ */
+import { appendFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { kubectlFor, kubectlPath } from '../cluster/controlplane/index.ts';
+import { installCrds } from '../cluster/crds.ts';
+import { startLocalCluster } from '../cluster/index.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Admin kubeconfig of the local cluster the tests run against. */
+    kubeconfig: string;
+    /** The pinned kubectl. */
+    kubectlPath: string;
+    /** Whether the process node runs (Pods start) or only the control plane (Pods stay Pending). */
+    clusterHasNode: boolean;
+  }
+}
+
+/** Starts (or joins) the local cluster; the returned function stops what was started. */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const kubectlBin = await kubectlPath();
+  project.provide('kubectlPath', kubectlBin);
+
+  const given = process.env.LOCALCLUSTER_KUBECONFIG;
+  if (given) {
+    await installCrds(kubectlFor(given, kubectlBin));
+    project.provide('kubeconfig', path.resolve(given));
+    project.provide('clusterHasNode', process.env.LOCALCLUSTER_NODE !== '0');
+    return () => Promise.resolve();
+  }
+
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'etcd-operator-e2e-'));
+  const node = process.env.LOCALCLUSTER_NODE !== '0' && process.getuid?.() === 0;
+  const logFile = path.join(dir, 'cluster.log');
+  const started = Date.now();
+  const cluster = await startLocalCluster({ dir, node, log: (line) => appendFileSync(logFile, line + '\n') }).catch(
+    (err: unknown) => {
+      throw new Error(`the local cluster did not start; logs in ${dir}`, { cause: err });
+    },
+  );
+  try {
+    await installCrds(cluster.kubectl);
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+  console.log(
+    `local cluster ready in ${Date.now() - started} ms (${node ? 'with' : 'without'} the process node), dir ${dir}`,
+  );
+  project.provide('kubeconfig', cluster.kubeconfigPath);
+  project.provide('clusterHasNode', node);
+  return async () => {
+    await cluster.stop();
+    if (process.env.LOCALCLUSTER_KEEP !== '1') await rm(dir, { recursive: true, force: true });
+  };
+}
