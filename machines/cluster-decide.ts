@@ -1,0 +1,138 @@
+/**
+ * The cluster machine's context and its one decision: given what is observed, which step
+ * comes next. `deciding` and every resting state ask the same function, so they cannot
+ * disagree (and cannot loop between each other).
+ */
+import { canRemove, etcdMemberFor, orphans, peerURL, pickVictim, quorum, voters } from './policy.ts';
+import type { ClusterTarget, EffectFailure, EtcdMemberInfo, EtcdObservation, MemberObservation, ObjectRef } from './types.ts';
+
+/** The member being added, from the moment its name is chosen until it is a voter. */
+export interface Joiner {
+  readonly member: string;
+  readonly ordinal: number;
+  readonly bootstrap: boolean;
+  readonly memberID: string | null;
+  readonly initialCluster: string | null;
+}
+
+/** Everything the cluster machine knows. Plain JSON: journaled with every step. */
+export interface ClusterContext {
+  readonly cluster: ObjectRef;
+  /** The latest spec observed. */
+  readonly spec: ClusterTarget | null;
+  /** The target latched when the current run of steps began; spec edits wait for it. */
+  readonly target: ClusterTarget | null;
+  readonly progressDeadlineSeconds: number;
+  readonly deleting: boolean;
+  readonly members: readonly MemberObservation[];
+  /** Names of the EtcdMembers this machine created and has not yet seen go. */
+  readonly memberNames: readonly string[];
+  readonly etcd: EtcdObservation | null;
+  /** Set when a membership change ends: decisions wait for etcd's member list after it. */
+  readonly etcdStale: boolean;
+  readonly etcdError: string | null;
+  readonly clusterID: string | null;
+  /** The first time the target was reached; until then growth is reported as bootstrapping. */
+  readonly bootstrapped: boolean;
+  readonly nextOrdinal: number;
+  readonly joining: Joiner | null;
+  readonly leaving: { readonly member: string; readonly peerURL: string } | null;
+  readonly orphan: EtcdMemberInfo | null;
+  readonly attempts: number;
+  readonly retryAt: number | null;
+  readonly lastError: EffectFailure | null;
+  readonly stepStartedAt: number;
+  readonly now: number;
+}
+
+/** The context of a cluster the machine has not heard about yet. */
+export const initialClusterContext = (cluster: ObjectRef): ClusterContext => ({
+  cluster,
+  spec: null,
+  target: null,
+  progressDeadlineSeconds: 600,
+  deleting: false,
+  members: [],
+  memberNames: [],
+  etcd: null,
+  etcdStale: false,
+  etcdError: null,
+  clusterID: null,
+  bootstrapped: false,
+  nextOrdinal: 0,
+  joining: null,
+  leaving: null,
+  orphan: null,
+  attempts: 0,
+  retryAt: null,
+  lastError: null,
+  stepStartedAt: 0,
+  now: 0,
+});
+
+/** The steps `decide` can choose. */
+export const DECISIONS = [
+  'deleting',
+  'dormant',
+  'parking',
+  'waking',
+  'seeding',
+  'observing',
+  'removingOrphan',
+  'replacing',
+  'bootstrapping',
+  'scalingUp',
+  'scalingDown',
+  'degraded',
+  'steady',
+] as const;
+/** One of DECISIONS. */
+export type Decision = (typeof DECISIONS)[number];
+
+/** Member names the machine accounts for: the EtcdMembers seen plus those it created. */
+const known = (c: ClusterContext): MemberObservation[] => {
+  const seen = new Set(c.members.map((m) => m.name));
+  const created = c.memberNames.filter((n) => !seen.has(n)).map((name) => ({ name, ordinal: -1, bootstrap: false, dormant: false, state: 'pending', deleting: false }));
+  return [...c.members, ...created];
+};
+
+/** Voting members that belong to a live EtcdMember. */
+export const liveVoters = (c: ClusterContext): EtcdMemberInfo[] => voters(c.cluster, known(c), c.etcd);
+
+/** etcd members no EtcdMember accounts for. */
+export const orphanMembers = (c: ClusterContext): EtcdMemberInfo[] => orphans(c.cluster, known(c), c.etcd, c.joining?.member ?? null);
+
+/** A member whose data is gone and waits to be replaced. */
+export const lostMember = (c: ClusterContext): MemberObservation | undefined => c.members.find((m) => m.state === 'replacing' && !m.deleting);
+
+/** The member scaling down would remove, and its peer URL. */
+export function victim(c: ClusterContext): { member: string; peerURL: string } | null {
+  const name = pickVictim(c.cluster, c.members, c.etcd);
+  return name ? { member: name, peerURL: peerURL(c.cluster, name) } : null;
+}
+
+const removable = (c: ClusterContext, member: string | undefined): boolean =>
+  member !== undefined && canRemove(c.etcd, etcdMemberFor(c.cluster, c.etcd, member));
+
+/** Which step comes next. */
+export function decide(c: ClusterContext): Decision {
+  if (c.deleting) return 'deleting';
+  const target = c.target;
+  const active = c.members.filter((m) => !m.deleting);
+  if (!target) return 'steady';
+  if (target.replicas === 0) return active.every((m) => m.state === 'dormant') ? 'dormant' : 'parking';
+  if (active.length > 0 && active.every((m) => m.dormant)) return 'waking';
+  if (active.length === 0 && c.clusterID === null) return 'seeding';
+  if (c.etcdStale || c.etcd === null) return 'observing';
+  // Another cluster answers at these addresses: act on nothing, report it.
+  if (c.clusterID !== null && c.etcd.clusterID !== c.clusterID) return 'degraded';
+  if (orphanMembers(c).length > 0) return 'removingOrphan';
+  const lost = lostMember(c);
+  if (lost && removable(c, lost.name)) return 'replacing';
+  const count = liveVoters(c).length;
+  if (count < target.replicas) return c.bootstrapped ? 'scalingUp' : 'bootstrapping';
+  if (count > target.replicas && removable(c, victim(c)?.member)) return 'scalingDown';
+  const healthy = c.etcd.healthy.length;
+  if (c.etcdError !== null || healthy < quorum(count)) return 'degraded';
+  return 'steady';
+}

@@ -1,0 +1,206 @@
+/**
+ * The cluster machine: decides which members exist and drives etcd membership, one change
+ * at a time. Invariants it protects: one learner at a time, promoted only when etcd says it
+ * is in sync; never shrink below a healthy quorum; a seed is created once, for an empty
+ * cluster; spec edits made during a run of steps wait until its latched target is reached.
+ *
+ * Pure: observations, effect outcomes and time (`at`) arrive as events; intents leave as
+ * named, parameterised actions that the runtime journals and hands to effect handlers.
+ */
+import { setup } from 'xstate';
+import { DECISIONS, decide, type ClusterContext, type Decision } from './cluster-decide.ts';
+import * as act from './cluster-actions.ts';
+import { etcdMemberFor } from './policy.ts';
+import type { ClusterEvent, ClusterIntent, ObjectRef } from './types.ts';
+
+type Params<K extends ClusterIntent['type']> = Extract<ClusterIntent, { type: K }>['params'];
+const intent =
+  <K extends ClusterIntent['type']>() =>
+  (_: unknown, _params: Params<K>): void => undefined;
+
+/** The step each decision leads to. */
+const STATE_OF: Record<Decision, string> = {
+  deleting: '#cluster.deleting',
+  dormant: '#cluster.dormant',
+  parking: '#cluster.parking',
+  waking: '#cluster.waking',
+  seeding: '#cluster.bootstrapping.seeding',
+  observing: '#cluster.observing',
+  removingOrphan: '#cluster.removingOrphan',
+  replacing: '#cluster.replacing',
+  bootstrapping: '#cluster.bootstrapping.joining',
+  scalingUp: '#cluster.scalingUp',
+  scalingDown: '#cluster.scalingDown',
+  degraded: '#cluster.degraded',
+  steady: '#cluster.steady',
+};
+
+const machine = setup({
+  types: { context: {} as ClusterContext, events: {} as ClusterEvent, input: {} as { cluster: ObjectRef; context?: ClusterContext } },
+  actions: {
+    createMember: intent<'createMember'>(),
+    addLearner: intent<'addLearner'>(),
+    promoteLearner: intent<'promoteLearner'>(),
+    deleteMember: intent<'deleteMember'>(),
+    removeEtcdMember: intent<'removeEtcdMember'>(),
+    setDormant: intent<'setDormant'>(),
+    ...act.assigns,
+  },
+  guards: {
+    decided: ({ context }, params: { decision: Decision }) => decide(context) === params.decision,
+    undecided: ({ context }, params: { decision: Decision }) => decide(context) !== params.decision,
+    targetOutdated: ({ context }) =>
+      context.spec !== null && (context.spec.replicas !== context.target?.replicas || context.spec.version !== context.target.version),
+    hasSpec: ({ context }) => context.spec !== null,
+    retryDue: ({ context }) => context.retryAt !== null && context.now >= context.retryAt,
+    etcdFresh: ({ context }) => !context.etcdStale && context.etcd !== null,
+    seedStarted: ({ context }) => {
+      const seed = context.joining && etcdMemberFor(context.cluster, context.etcd, context.joining.member);
+      return Boolean(seed && seed.name !== '' && context.etcd?.healthy.includes(seed.id));
+    },
+    joinerStarted: ({ context }) => {
+      const joiner = context.joining && etcdMemberFor(context.cluster, context.etcd, context.joining.member);
+      return Boolean(joiner && joiner.name !== '');
+    },
+    leaverGone: ({ context }) =>
+      context.leaving !== null &&
+      !context.members.some((m) => m.name === context.leaving?.member) &&
+      !context.etcd?.members.some((m) => m.peerURL === context.leaving?.peerURL),
+    allDormant: ({ context }) => context.members.filter((m) => !m.deleting).every((m) => m.state === 'dormant'),
+    allAwake: ({ context }) => context.members.filter((m) => !m.deleting).every((m) => !m.dormant && m.state !== 'dormant'),
+  },
+});
+
+type StateConfig = NonNullable<Parameters<typeof machine.createMachine>[0]['states']>[string];
+type ActionName = keyof typeof act.assigns;
+type IntentEntry = { [K in ClusterIntent['type']]: { type: K; params: (args: { context: ClusterContext }) => Params<K> } }[ClusterIntent['type']];
+
+/** A state that runs one intent and, on failure, waits out a back-off before running it again. */
+function attempt(kind: ClusterIntent['type'], onSuccess: { target: string; actions?: ActionName[] }, entry: IntentEntry): StateConfig {
+  return {
+    initial: 'running',
+    states: {
+      running: {
+        entry: [entry],
+        on: {
+          [`effect.${kind}.succeeded`]: { target: onSuccess.target, actions: ['clearFailure', ...(onSuccess.actions ?? [])] },
+          [`effect.${kind}.failed`]: { target: 'backingOff', actions: 'recordFailure' },
+        },
+      },
+      backingOff: { always: { guard: 'retryDue', target: 'running' } },
+    },
+  };
+}
+
+/** The steps of adding one member: learner first, then its EtcdMember, then promotion. */
+function joining(id: string): StateConfig {
+  return {
+    id,
+    initial: 'addingLearner',
+    entry: ['chooseJoiner', 'beginStep'],
+    states: {
+      addingLearner: attempt('addLearner', { target: `#${id}.creatingMember`, actions: ['recordLearner'] }, { type: 'addLearner', params: act.addLearnerParams }),
+      creatingMember: attempt('createMember', { target: `#${id}.awaitingStart`, actions: ['rememberJoiner'] }, { type: 'createMember', params: act.createMemberParams }),
+      awaitingStart: { always: { guard: 'joinerStarted', target: 'promoting' } },
+      promoting: attempt('promoteLearner', { target: '#cluster.observing', actions: ['finishJoin'] }, { type: 'promoteLearner', params: act.promoteParams }),
+    },
+  };
+}
+
+/** The steps of removing one member: delete its EtcdMember (whose finalizer removes it from etcd), then wait. */
+function leaving(id: string, next: string, choose: 'chooseVictim' | 'chooseLost'): StateConfig {
+  return {
+    id,
+    entry: [choose, 'beginStep'],
+    initial: 'deletingMember',
+    states: {
+      deletingMember: attempt('deleteMember', { target: `#${id}.awaitingRemoval` }, { type: 'deleteMember', params: act.leavingParams }),
+      awaitingRemoval: { always: { guard: 'leaverGone', target: next, actions: 'finishLeave' } },
+    },
+  };
+}
+
+/** The cluster machine (xstate v5). */
+export const clusterMachine = machine.createMachine({
+  id: 'cluster',
+  context: ({ input }) => input.context ?? act.initialContext(input.cluster),
+  initial: 'pending',
+  on: {
+    'k8s.cluster.updated': { actions: 'observeSpec' },
+    'k8s.cluster.deleted': { target: '.deleting', actions: 'observeDeleted' },
+    'k8s.members.listed': { actions: 'observeMembers' },
+    'etcd.members.listed': { actions: 'observeEtcd' },
+    'etcd.unreachable': { actions: 'observeUnreachable' },
+    'timer.tick': { actions: 'observeTime' },
+  },
+  states: {
+    pending: { always: { guard: 'hasSpec', target: 'deciding', actions: 'latchTarget' } },
+    deciding: { always: DECISIONS.map((decision) => ({ guard: { type: 'decided', params: { decision } }, target: STATE_OF[decision] })) },
+    observing: { entry: 'beginStep', always: { guard: 'etcdFresh', target: 'deciding' } },
+    bootstrapping: {
+      initial: 'seeding',
+      states: {
+        seeding: {
+          entry: ['chooseSeed', 'beginStep'],
+          initial: 'creatingSeed',
+          states: {
+            creatingSeed: attempt('createMember', { target: '#cluster.bootstrapping.seeding.awaitingSeed', actions: ['rememberJoiner'] }, { type: 'createMember', params: act.createMemberParams }),
+            awaitingSeed: { always: { guard: 'seedStarted', target: '#cluster.observing', actions: ['latchClusterID', 'finishJoin'] } },
+          },
+        },
+        joining: joining('bootstrapJoin'),
+      },
+    },
+    scalingUp: { initial: 'joining', states: { joining: joining('scaleUpJoin') } },
+    scalingDown: { initial: 'removing', states: { removing: leaving('scaleDownLeave', '#cluster.observing', 'chooseVictim') } },
+    // The member whose data is gone leaves first, then a new member (a new name) joins.
+    replacing: {
+      initial: 'removing',
+      states: {
+        removing: leaving('replaceLeave', '#replaceJoin', 'chooseLost'),
+        joining: joining('replaceJoin'),
+      },
+    },
+    removingOrphan: {
+      entry: ['chooseOrphan', 'beginStep'],
+      initial: 'removing',
+      states: {
+        removing: attempt('removeEtcdMember', { target: '#cluster.observing', actions: ['finishOrphan'] }, { type: 'removeEtcdMember', params: act.orphanParams }),
+      },
+    },
+    parking: {
+      entry: 'beginStep',
+      initial: 'parkingMembers',
+      states: {
+        parkingMembers: attempt('setDormant', { target: '#cluster.parking.awaitingPark' }, { type: 'setDormant', params: act.dormantParams(true) }),
+        awaitingPark: { always: { guard: 'allDormant', target: '#cluster.dormant' } },
+      },
+    },
+    dormant: {
+      always: [
+        { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },
+        { guard: { type: 'undecided', params: { decision: 'dormant' } }, target: 'deciding' },
+      ],
+    },
+    waking: {
+      entry: 'beginStep',
+      initial: 'wakingMembers',
+      states: {
+        wakingMembers: attempt('setDormant', { target: '#cluster.waking.awaitingWake' }, { type: 'setDormant', params: act.dormantParams(false) }),
+        awaitingWake: { always: { guard: 'allAwake', target: '#cluster.observing', actions: 'markEtcdStale' } },
+      },
+    },
+    steady: {
+      entry: 'markBootstrapped',
+      always: [
+        { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },
+        { guard: { type: 'undecided', params: { decision: 'steady' } }, target: 'deciding' },
+      ],
+    },
+    degraded: {
+      entry: 'beginStep',
+      always: { guard: { type: 'undecided', params: { decision: 'degraded' } }, target: 'deciding' },
+    },
+    deleting: { type: 'final' },
+  },
+});

@@ -1,0 +1,63 @@
+/**
+ * Pure rules the machines decide by: names, peer URLs, quorum arithmetic, which member to
+ * remove. No I/O, no clock: everything arrives as arguments.
+ */
+import type { EtcdMemberInfo, EtcdObservation, MemberObservation, ObjectRef } from './types.ts';
+
+/** A member's name: the cluster's, then an ordinal that is never reused. */
+export const memberName = (cluster: string, ordinal: number): string => `${cluster}-${ordinal}`;
+
+/** A member's peer URL: its Pod's DNS name under the cluster's headless Service. */
+export const peerURL = (cluster: Pick<ObjectRef, 'namespace' | 'name'>, member: string): string =>
+  `http://${member}.${cluster.name}.${cluster.namespace}.svc:2380`;
+
+/** How many voters a cluster of `voters` needs to make progress. */
+export const quorum = (voters: number): number => Math.floor(voters / 2) + 1;
+
+/** Delay before the next try after `attempts` failed ones: 1s, 2s, 4s... up to 30s. */
+export const backoff = (attempts: number): number => Math.min(1000 * 2 ** Math.max(0, attempts - 1), 30_000);
+
+/** The etcd member that belongs to this EtcdMember, found by peer URL. */
+export function etcdMemberFor(cluster: ObjectRef, etcd: EtcdObservation | null, member: string): EtcdMemberInfo | undefined {
+  const url = peerURL(cluster, member);
+  return etcd?.members.find((m) => m.peerURL === url);
+}
+
+/** Voting members etcd reports, counting only those that still have a live EtcdMember. */
+export function voters(cluster: ObjectRef, members: readonly MemberObservation[], etcd: EtcdObservation | null): EtcdMemberInfo[] {
+  const urls = new Set(members.filter((m) => !m.deleting).map((m) => peerURL(cluster, m.name)));
+  return (etcd?.members ?? []).filter((m) => !m.learner && urls.has(m.peerURL));
+}
+
+/** etcd members no EtcdMember accounts for (a crash left them, or someone added them by hand). */
+export function orphans(cluster: ObjectRef, members: readonly MemberObservation[], etcd: EtcdObservation | null, joining: string | null): EtcdMemberInfo[] {
+  const urls = new Set(members.map((m) => peerURL(cluster, m.name)));
+  if (joining) urls.add(peerURL(cluster, joining));
+  return (etcd?.members ?? []).filter((m) => !urls.has(m.peerURL));
+}
+
+/** Whether removing `victim` from etcd keeps a healthy quorum among the voters that remain. */
+export function canRemove(etcd: EtcdObservation | null, victim: EtcdMemberInfo | undefined): boolean {
+  if (!etcd) return false;
+  if (!victim || victim.learner) return true;
+  const remaining = etcd.members.filter((m) => !m.learner && m.id !== victim.id);
+  const healthy = remaining.filter((m) => etcd.healthy.includes(m.id)).length;
+  return remaining.length > 0 && healthy >= quorum(remaining.length);
+}
+
+/**
+ * The member to remove when scaling down: an unhealthy one first (it serves nobody), then
+ * the newest. Members already leaving are not candidates.
+ */
+export function pickVictim(cluster: ObjectRef, members: readonly MemberObservation[], etcd: EtcdObservation | null): string | undefined {
+  const candidates = members.filter((m) => !m.deleting && !m.dormant);
+  const healthy = (m: MemberObservation): boolean => {
+    const info = etcdMemberFor(cluster, etcd, m.name);
+    return info !== undefined && (etcd?.healthy.includes(info.id) ?? false);
+  };
+  const sorted = [...candidates].sort((a, b) => Number(healthy(a)) - Number(healthy(b)) || b.ordinal - a.ordinal);
+  return sorted[0]?.name;
+}
+
+/** The `--initial-cluster` of a seed: just itself. */
+export const seedInitialCluster = (cluster: ObjectRef, member: string): string => `${member}=${peerURL(cluster, member)}`;

@@ -1,0 +1,133 @@
+/**
+ * The vocabulary of the machines: what they observe, the events that bring it, and the
+ * intents they ask the effect handlers to carry out. Plain data only: every value here is
+ * journaled as JSON.
+ *
+ * Time is data too: the runtime stamps each event with `at` (milliseconds since the epoch)
+ * and the machines never read a clock.
+ */
+
+/** Which object a machine belongs to. */
+export interface ObjectRef {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+/** The part of EtcdCluster.spec the cluster machine acts on. */
+export interface ClusterTarget {
+  readonly replicas: number;
+  readonly version: string;
+}
+
+/** An EtcdMember as the cluster machine sees it (object plus its member machine's state). */
+export interface MemberObservation {
+  readonly name: string;
+  readonly ordinal: number;
+  readonly bootstrap: boolean;
+  readonly dormant: boolean;
+  /** The member machine's state, e.g. 'voter', 'joiningLearner', 'dormant', 'replacing'. */
+  readonly state: string;
+  /** metadata.deletionTimestamp is set. */
+  readonly deleting: boolean;
+}
+
+/** One member as etcd's member list reports it. */
+export interface EtcdMemberInfo {
+  /** Hexadecimal member ID. */
+  readonly id: string;
+  /** Empty until the member has started (etcd learns the name from the member itself). */
+  readonly name: string;
+  readonly peerURL: string;
+  readonly learner: boolean;
+}
+
+/** What etcd said when asked for its member list. */
+export interface EtcdObservation {
+  readonly clusterID: string;
+  readonly members: readonly EtcdMemberInfo[];
+  /** Members that answered a status call, by ID. */
+  readonly healthy: readonly string[];
+}
+
+/** A retryable failure reported by an effect handler. */
+export interface EffectFailure {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** Cluster machine events. */
+export type ClusterEvent =
+  | { readonly type: 'k8s.cluster.updated'; readonly at: number; readonly spec: ClusterTarget; readonly progressDeadlineSeconds: number }
+  | { readonly type: 'k8s.cluster.deleted'; readonly at: number }
+  | { readonly type: 'k8s.members.listed'; readonly at: number; readonly members: readonly MemberObservation[] }
+  | { readonly type: 'etcd.members.listed'; readonly at: number; readonly etcd: EtcdObservation }
+  | { readonly type: 'etcd.unreachable'; readonly at: number; readonly error: string }
+  | { readonly type: 'timer.tick'; readonly at: number }
+  | EffectOutcome<ClusterIntent['type']>;
+
+/** The outcome of an intent, fed back to the machine that asked for it. */
+export type EffectOutcome<K extends string> =
+  | { readonly type: `effect.${K}.succeeded`; readonly at: number; readonly result?: Readonly<Record<string, unknown>> }
+  | { readonly type: `effect.${K}.failed`; readonly at: number; readonly error: EffectFailure };
+
+/** Intents of the cluster machine. */
+export type ClusterIntent =
+  | { readonly type: 'createMember'; readonly params: CreateMemberParams }
+  | { readonly type: 'addLearner'; readonly params: { readonly member: string; readonly peerURL: string } }
+  | { readonly type: 'promoteLearner'; readonly params: { readonly member: string; readonly memberID: string } }
+  | { readonly type: 'deleteMember'; readonly params: { readonly member: string } }
+  | { readonly type: 'removeEtcdMember'; readonly params: RemoveEtcdMemberParams }
+  | { readonly type: 'setDormant'; readonly params: { readonly members: readonly string[]; readonly dormant: boolean } };
+
+/** Parameters of createMember: everything the EtcdMember's spec is built from. */
+export interface CreateMemberParams {
+  readonly member: string;
+  readonly ordinal: number;
+  readonly bootstrap: boolean;
+  readonly initialCluster: string;
+  readonly version: string;
+}
+
+/**
+ * Which etcd member to remove. Names are never reused, so a peer URL names one incarnation
+ * of a member: the handler removes the member with this peer URL (or this ID, for an orphan
+ * etcd reports without a matching EtcdMember), and finding none counts as done.
+ */
+export interface RemoveEtcdMemberParams {
+  readonly peerURL: string;
+  readonly memberID: string | null;
+  readonly reason: string;
+}
+
+/** A Pod as the member machine sees it. */
+export interface PodObservation {
+  readonly phase: string;
+  readonly ready: boolean;
+  readonly deleting: boolean;
+}
+
+/** Member machine events. */
+export type MemberEvent =
+  | {
+      readonly type: 'k8s.member.updated';
+      readonly at: number;
+      readonly dormant: boolean;
+      readonly deleting: boolean;
+      /** The owning EtcdCluster is being deleted (or gone): no etcd removal, just let go. */
+      readonly clusterDeleting: boolean;
+    }
+  | { readonly type: 'k8s.pod.observed'; readonly at: number; readonly pod: PodObservation | null }
+  | { readonly type: 'k8s.pvc.observed'; readonly at: number; readonly bound: boolean | null }
+  | { readonly type: 'etcd.member.observed'; readonly at: number; readonly member: EtcdMemberInfo | null }
+  | { readonly type: 'member.data.lost'; readonly at: number; readonly reason: string }
+  | { readonly type: 'timer.tick'; readonly at: number }
+  | EffectOutcome<MemberIntent['type']>;
+
+/** Intents of the member machine. */
+export type MemberIntent =
+  | { readonly type: 'createPVC'; readonly params: { readonly member: string } }
+  | { readonly type: 'createPod'; readonly params: { readonly member: string } }
+  | { readonly type: 'deletePod'; readonly params: { readonly member: string } }
+  | { readonly type: 'removeEtcdMember'; readonly params: RemoveEtcdMemberParams }
+  | { readonly type: 'releaseFinalizer'; readonly params: { readonly member: string } };

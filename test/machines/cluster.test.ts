@@ -1,0 +1,250 @@
+import { describe, expect, it } from 'vitest';
+import { clusterMachine } from '../../machines/cluster.ts';
+import { peerURL } from '../../machines/policy.ts';
+import type { ClusterEvent, EtcdObservation, MemberObservation } from '../../machines/types.ts';
+import { Driver, type Intent } from './harness.ts';
+
+const ref = { namespace: 'default', name: 'demo', uid: 'uid-1' };
+const url = (n: number): string => peerURL(ref, `demo-${n}`);
+const id = (n: number): string => `a${n}`;
+
+/** etcd's member list: [ordinal, learner, started] per member; all started members healthy unless told. */
+function etcd(members: [number, boolean, boolean][], opts: { unhealthy?: number[]; clusterID?: string } = {}): ClusterEvent {
+  const list: EtcdObservation['members'] = members.map(([n, learner, started]) => ({ id: id(n), name: started ? `demo-${n}` : '', peerURL: url(n), learner }));
+  const healthy = members.filter(([n, , started]) => started && !opts.unhealthy?.includes(n)).map(([n]) => id(n));
+  return { type: 'etcd.members.listed', at: now(), etcd: { clusterID: opts.clusterID ?? 'c1', members: list, healthy } };
+}
+const voters = (...ns: number[]): ClusterEvent => etcd(ns.map((n) => [n, false, true]));
+
+function members(list: [number, string, Partial<MemberObservation>?][]): ClusterEvent {
+  const obs = list.map(([n, state, o]) => ({ name: `demo-${n}`, ordinal: n, bootstrap: n === 0, dormant: false, state, deleting: false, ...o }));
+  return { type: 'k8s.members.listed', at: now(), members: obs };
+}
+
+let clock = 1_000_000;
+const now = (): number => (clock += 10);
+const spec = (replicas: number, version = '3.6.16'): ClusterEvent => ({ type: 'k8s.cluster.updated', at: now(), spec: { replicas, version }, progressDeadlineSeconds: 600 });
+const ok = (kind: string, result?: Record<string, unknown>): ClusterEvent => ({ type: `effect.${kind}.succeeded`, at: now(), result }) as ClusterEvent;
+const failed = (kind: string, code: string): ClusterEvent => ({ type: `effect.${kind}.failed`, at: now(), error: { code, message: code } }) as ClusterEvent;
+const tick = (ms: number): ClusterEvent => ({ type: 'timer.tick', at: (clock += ms) });
+
+type Step = readonly [ClusterEvent, string, Intent[]?];
+
+/** Plays the steps and checks the state after each and, where given, the intents exactly. */
+function play(d: Driver<typeof clusterMachine>, steps: readonly Step[]): void {
+  for (const [event, state, intents] of steps) {
+    const out = d.send(event);
+    expect(out.state, `after ${event.type}`).toBe(state);
+    if (intents) expect(out.intents, `intents after ${event.type}`).toEqual(intents);
+  }
+}
+
+const addLearner = (n: number): Intent => ({ type: 'addLearner', params: { member: `demo-${n}`, peerURL: url(n) } });
+const createJoiner = (n: number, initialCluster: string): Intent => ({
+  type: 'createMember',
+  params: { member: `demo-${n}`, ordinal: n, bootstrap: false, initialCluster, version: '3.6.16' },
+});
+const joinedAfter = (ns: number[]): string => ns.map((n) => `demo-${n}=${url(n)}`).join(',');
+
+/** Joins learner n into a cluster whose voters are `before`, ending in `observing`. */
+function join(d: Driver<typeof clusterMachine>, n: number, before: number[], prefix: string): void {
+  const ic = joinedAfter([...before, n]);
+  play(d, [
+    [ok('addLearner', { memberID: id(n), initialCluster: ic }), `${prefix}.creatingMember.running`, [createJoiner(n, ic)]],
+    [ok('createMember'), `${prefix}.awaitingStart`, []],
+    [etcd([...before.map((b): [number, boolean, boolean] => [b, false, true]), [n, true, false]]), `${prefix}.awaitingStart`, []],
+    [etcd([...before.map((b): [number, boolean, boolean] => [b, false, true]), [n, true, true]]), `${prefix}.promoting.running`, [{ type: 'promoteLearner', params: { member: `demo-${n}`, memberID: id(n) } }]],
+    [ok('promoteLearner'), 'observing', []],
+  ]);
+}
+
+/** A cluster bootstrapped to `replicas` voters and steady. */
+function steadyCluster(replicas: number): Driver<typeof clusterMachine> {
+  const d = new Driver(clusterMachine, { cluster: ref });
+  play(d, [
+    [spec(replicas), 'bootstrapping.seeding.creatingSeed.running'],
+    [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
+    [voters(0), 'observing'],
+  ]);
+  for (let n = 1; n < replicas; n++) {
+    play(d, [[voters(...range(n)), 'bootstrapping.joining.addingLearner.running', [addLearner(n)]]]);
+    join(d, n, range(n), 'bootstrapping.joining');
+  }
+  play(d, [
+    [members(range(replicas).map((n) => [n, 'voter'])), 'observing'],
+    [voters(...range(replicas)), 'steady'],
+  ]);
+  return d;
+}
+const range = (n: number): number[] => [...Array(n).keys()];
+
+describe('cluster machine', () => {
+  it('bootstraps one seed, then adds learners one at a time and promotes each', () => {
+    const d = new Driver(clusterMachine, { cluster: ref });
+    expect(d.state).toBe('pending');
+    play(d, [
+      [spec(3), 'bootstrapping.seeding.creatingSeed.running', [
+        { type: 'createMember', params: { member: 'demo-0', ordinal: 0, bootstrap: true, initialCluster: `demo-0=${url(0)}`, version: '3.6.16' } },
+      ]],
+      [ok('createMember'), 'bootstrapping.seeding.awaitingSeed', []],
+      [etcd([[0, false, false]]), 'bootstrapping.seeding.awaitingSeed', []],
+      [voters(0), 'observing', []],
+      [voters(0), 'bootstrapping.joining.addingLearner.running', [addLearner(1)]],
+    ]);
+    expect(d.context.clusterID).toBe('c1');
+    join(d, 1, [0], 'bootstrapping.joining');
+    play(d, [[voters(0, 1), 'bootstrapping.joining.addingLearner.running', [addLearner(2)]]]);
+    join(d, 2, [0, 1], 'bootstrapping.joining');
+    play(d, [
+      [members([[0, 'voter'], [1, 'voter'], [2, 'voter']]), 'observing'],
+      [voters(0, 1, 2), 'steady', []],
+    ]);
+  });
+
+  it('promoting retries with back-off while the learner is not in sync', () => {
+    const d = new Driver(clusterMachine, { cluster: ref });
+    play(d, [[spec(2), 'bootstrapping.seeding.creatingSeed.running'], [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'], [voters(0), 'observing'], [voters(0), 'bootstrapping.joining.addingLearner.running']]);
+    play(d, [
+      [ok('addLearner', { memberID: id(1), initialCluster: joinedAfter([0, 1]) }), 'bootstrapping.joining.creatingMember.running'],
+      [ok('createMember'), 'bootstrapping.joining.awaitingStart'],
+      [etcd([[0, false, true], [1, true, true]]), 'bootstrapping.joining.promoting.running'],
+      [failed('promoteLearner', 'ERR_LEARNER_NOT_IN_SYNC'), 'bootstrapping.joining.promoting.backingOff', []],
+      [tick(500), 'bootstrapping.joining.promoting.backingOff', []],
+      [tick(600), 'bootstrapping.joining.promoting.running', [{ type: 'promoteLearner', params: { member: 'demo-1', memberID: id(1) } }]],
+      [failed('promoteLearner', 'ERR_LEARNER_NOT_IN_SYNC'), 'bootstrapping.joining.promoting.backingOff', []],
+      [tick(1500), 'bootstrapping.joining.promoting.backingOff', []],
+      [tick(600), 'bootstrapping.joining.promoting.running'],
+      [ok('promoteLearner'), 'observing'],
+    ]);
+    expect(d.context.lastError).toBeNull();
+  });
+
+  it('a spec edit during a step waits until the latched target is reached', () => {
+    const d = new Driver(clusterMachine, { cluster: ref });
+    play(d, [[spec(2), 'bootstrapping.seeding.creatingSeed.running'], [ok('createMember'), 'bootstrapping.seeding.awaitingSeed']]);
+    play(d, [[spec(5), 'bootstrapping.seeding.awaitingSeed', []], [voters(0), 'observing'], [voters(0), 'bootstrapping.joining.addingLearner.running']]);
+    expect(d.context.target).toEqual({ replicas: 2, version: '3.6.16' });
+    join(d, 1, [0], 'bootstrapping.joining');
+    play(d, [
+      [members([[0, 'voter'], [1, 'voter']]), 'observing'],
+      // Target 2 reached: steady latches 5 and scaling up starts at once.
+      [voters(0, 1), 'scalingUp.joining.addingLearner.running', [addLearner(2)]],
+    ]);
+    expect(d.context.target).toEqual({ replicas: 5, version: '3.6.16' });
+  });
+
+  it('scales down one member at a time, the newest first, through its EtcdMember', () => {
+    const d = steadyCluster(3);
+    play(d, [
+      [spec(2), 'scalingDown.removing.deletingMember.running', [{ type: 'deleteMember', params: { member: 'demo-2' } }]],
+      [ok('deleteMember'), 'scalingDown.removing.awaitingRemoval', []],
+      [members([[0, 'voter'], [1, 'voter'], [2, 'removing', { deleting: true }]]), 'scalingDown.removing.awaitingRemoval'],
+      [voters(0, 1), 'scalingDown.removing.awaitingRemoval'],
+      [members([[0, 'voter'], [1, 'voter']]), 'observing', []],
+      [voters(0, 1), 'steady', []],
+    ]);
+  });
+
+  it('scaling down removes an unhealthy member before a healthy one', () => {
+    const d = steadyCluster(3);
+    play(d, [
+      [etcd([[0, false, true], [1, false, true], [2, false, true]], { unhealthy: [1] }), 'steady'],
+      [spec(2), 'scalingDown.removing.deletingMember.running', [{ type: 'deleteMember', params: { member: 'demo-1' } }]],
+    ]);
+  });
+
+  it('never shrinks below a healthy quorum: scale-down waits, reported as degraded', () => {
+    const d = steadyCluster(3);
+    play(d, [
+      [etcd([[0, false, true], [1, false, true], [2, false, true]], { unhealthy: [1, 2] }), 'degraded', []],
+      [spec(2), 'degraded', []],
+      [voters(0, 1, 2), 'scalingDown.removing.deletingMember.running', [{ type: 'deleteMember', params: { member: 'demo-2' } }]],
+    ]);
+  });
+
+  it('parks at zero (Pods go, members stay) and wakes the same members', () => {
+    const d = steadyCluster(3);
+    const all = ['demo-0', 'demo-1', 'demo-2'];
+    play(d, [
+      [spec(0), 'parking.parkingMembers.running', [{ type: 'setDormant', params: { members: all, dormant: true } }]],
+      [ok('setDormant'), 'parking.awaitingPark', []],
+      [members([[0, 'dormant', { dormant: true }], [1, 'dormant', { dormant: true }], [2, 'voter', { dormant: true }]]), 'parking.awaitingPark'],
+      [members([[0, 'dormant', { dormant: true }], [1, 'dormant', { dormant: true }], [2, 'dormant', { dormant: true }]]), 'dormant', []],
+      [{ type: 'etcd.unreachable', at: now(), error: 'no endpoint answered' }, 'dormant', []],
+      [spec(3), 'waking.wakingMembers.running', [{ type: 'setDormant', params: { members: all, dormant: false } }]],
+      [ok('setDormant'), 'waking.awaitingWake', []],
+      [members([[0, 'voter'], [1, 'voter'], [2, 'voter']]), 'observing', []],
+      [voters(0, 1, 2), 'steady', []],
+    ]);
+    expect(d.context.nextOrdinal).toBe(3);
+    expect(d.context.clusterID).toBe('c1');
+  });
+
+  it('wakes with the members it had, then scales to the new size', () => {
+    const d = steadyCluster(3);
+    play(d, [[spec(0), 'parking.parkingMembers.running'], [ok('setDormant'), 'parking.awaitingPark']]);
+    play(d, [[members([[0, 'dormant', { dormant: true }], [1, 'dormant', { dormant: true }], [2, 'dormant', { dormant: true }]]), 'dormant']]);
+    play(d, [
+      [spec(5), 'waking.wakingMembers.running'],
+      [ok('setDormant'), 'waking.awaitingWake'],
+      [members([[0, 'voter'], [1, 'voter'], [2, 'voter']]), 'observing'],
+      [voters(0, 1, 2), 'scalingUp.joining.addingLearner.running', [addLearner(3)]],
+    ]);
+  });
+
+  it('replaces a member whose data is gone with a new member under a new name', () => {
+    const d = steadyCluster(3);
+    play(d, [
+      [members([[0, 'voter'], [1, 'replacing'], [2, 'voter']]), 'replacing.removing.deletingMember.running', [{ type: 'deleteMember', params: { member: 'demo-1' } }]],
+      [ok('deleteMember'), 'replacing.removing.awaitingRemoval'],
+      [members([[0, 'voter'], [2, 'voter']]), 'replacing.removing.awaitingRemoval'],
+      [voters(0, 2), 'replacing.joining.addingLearner.running', [addLearner(3)]],
+    ]);
+  });
+
+  it('does not replace a lost member when removing it would lose quorum', () => {
+    const d = steadyCluster(3);
+    play(d, [
+      [etcd([[0, false, true], [1, false, true], [2, false, true]], { unhealthy: [1, 2] }), 'degraded'],
+      [members([[0, 'voter'], [1, 'replacing'], [2, 'voter']]), 'degraded', []],
+    ]);
+  });
+
+  it('removes an etcd member that no EtcdMember accounts for', () => {
+    const d = steadyCluster(3);
+    const stray = { id: 'ff', name: '', peerURL: 'http://stray:2380', learner: true };
+    const listed: ClusterEvent = { type: 'etcd.members.listed', at: now(), etcd: { clusterID: 'c1', members: [...(voters(0, 1, 2) as { etcd: EtcdObservation }).etcd.members, stray], healthy: [id(0), id(1), id(2)] } };
+    play(d, [
+      [listed, 'removingOrphan.removing.running', [{ type: 'removeEtcdMember', params: { peerURL: 'http://stray:2380', memberID: 'ff', reason: 'no EtcdMember accounts for this etcd member' } }]],
+      [ok('removeEtcdMember'), 'observing'],
+      [voters(0, 1, 2), 'steady'],
+    ]);
+  });
+
+  it('reports another cluster answering at its members\' addresses and acts on nothing', () => {
+    const d = steadyCluster(3);
+    play(d, [
+      [etcd([[0, false, true], [1, false, true], [2, false, true]], { clusterID: 'other' }), 'degraded', []],
+      [spec(5), 'degraded', []],
+    ]);
+  });
+
+  it('goes to deleting from any step and asks for nothing more', () => {
+    const d = new Driver(clusterMachine, { cluster: ref });
+    play(d, [[spec(3), 'bootstrapping.seeding.creatingSeed.running'], [{ type: 'k8s.cluster.deleted', at: now() }, 'deleting', []]]);
+    expect(d.snapshot.status).toBe('done');
+  });
+
+  it('resumes mid-step after a restart without asking for the same intent again', () => {
+    const d = steadyCluster(1);
+    play(d, [[spec(2), 'scalingUp.joining.addingLearner.running', [addLearner(1)]]]);
+    d.restart();
+    expect(d.state).toBe('scalingUp.joining.addingLearner.running');
+    // The journal's open intent is recovered by the runtime; its outcome moves the step on.
+    play(d, [
+      [voters(0), 'scalingUp.joining.addingLearner.running', []],
+      [ok('addLearner', { memberID: id(1), initialCluster: joinedAfter([0, 1]) }), 'scalingUp.joining.creatingMember.running', [createJoiner(1, joinedAfter([0, 1]))]],
+    ]);
+    expect(d.context.nextOrdinal).toBe(2);
+  });
+});

@@ -1,0 +1,52 @@
+/** Drives a machine through events as the runtime would, without running any intent. */
+import { initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine, type EventFromLogic, type SnapshotFrom } from 'xstate';
+
+/** A state value flattened to a dotted path, e.g. `scalingUp.joining.addingLearner.running`. */
+export function path(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const [key, child] = Object.entries(value as Record<string, unknown>)[0]!;
+  return `${key}.${path(child)}`;
+}
+
+/** One intent as the runtime journals it. */
+export interface Intent {
+  readonly type: string;
+  readonly params?: unknown;
+}
+
+/** A machine under test: feed events, read state and the intents of the last step. */
+export class Driver<M extends AnyStateMachine> {
+  snapshot: AnyMachineSnapshot;
+  intents: Intent[];
+  readonly machine: M;
+
+  constructor(machine: M, input: unknown) {
+    this.machine = machine;
+    const [snapshot, actions] = initialTransition(machine, input as never);
+    this.snapshot = snapshot;
+    this.intents = actions.map((a) => ({ type: a.type, params: a.params }));
+  }
+
+  /** Feeds one event; returns the state path and the intents it produced. */
+  send(event: EventFromLogic<M>): { state: string; intents: Intent[] } {
+    const [snapshot, actions] = transition(this.machine, this.snapshot as never, event);
+    this.snapshot = snapshot;
+    this.intents = actions.map((a) => ({ type: a.type, params: a.params }));
+    return { state: this.state, intents: this.intents };
+  }
+
+  get state(): string {
+    return path(this.snapshot.value);
+  }
+
+  get context(): SnapshotFrom<M> extends { context: infer C } ? C : never {
+    return this.snapshot.context as never;
+  }
+
+  /** Simulates a crash and restart: the snapshot goes through JSON (as the journal keeps it). */
+  restart(): void {
+    const persisted = JSON.parse(JSON.stringify(this.machine.getPersistedSnapshot(this.snapshot))) as { value: unknown; context: unknown };
+    this.snapshot = this.machine.resolveState({ value: persisted.value as never, context: persisted.context });
+    this.intents = [];
+  }
+}
