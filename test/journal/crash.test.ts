@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Journal } from '../../journal/journal.ts';
@@ -41,6 +42,45 @@ describe('journal: crashes and the one-writer rule', () => {
       expect(j.recordStep(demo, step('Bootstrapping', 'Steady')).seq).toBe(3);
     } finally {
       j.close();
+    }
+  });
+
+  test('a writer SIGKILLed at random instants leaves only whole steps, and the next writer carries on', async () => {
+    const db = tempDb();
+    let before = 0;
+    for (let round = 0; round < 5; round++) {
+      const w = writer(db);
+      expect(await w.next()).toMatchObject({ ready: true });
+      expect(await w.send({ op: 'loop', ref: demo })).toEqual({ looping: true });
+      // Kill it at a random instant once it has written at least one step of its own.
+      const reader = Journal.open(db, { readonly: true });
+      while ((reader.snapshot(demo.uid)?.seq ?? 0) <= before) await sleep(1);
+      reader.close();
+      await sleep(Math.random() * 30);
+      w.child.kill('SIGKILL');
+      expect(await w.exited).toBe('SIGKILL');
+
+      const j = Journal.open(db);
+      try {
+        const rows = j.timeline({ uid: demo.uid });
+        const bySeq = Map.groupBy(rows, (r) => r.seq);
+        for (const [seq, step] of bySeq) {
+          const kinds = step.filter((r) => r.entry !== 'outcome').map((r) => r.entry);
+          expect(kinds, `step ${seq}`).toEqual(['event', 'transition', 'intent', 'intent', 'intent']);
+        }
+        const lastSeq = Math.max(...bySeq.keys());
+        expect(lastSeq).toBeGreaterThan(before);
+        before = lastSeq + 1;
+        expect(j.snapshot(demo.uid)?.seq).toBe(lastSeq);
+        const answered = new Set(rows.filter((r) => r.entry === 'outcome').map((r) => r.intentId));
+        const unanswered = rows.filter((r) => r.entry === 'intent' && !answered.has(r.intentId)).map((r) => r.intentId);
+        expect(j.openIntents(demo.uid).map((o) => o.id)).toEqual(unanswered);
+        for (const o of j.openIntents(demo.uid)) j.recordOutcome(demo, o.id, { ok: true, result: { recovered: true } });
+        const probes = [0, 1, 2].map((n) => ({ type: 'probe', params: { n } }));
+        expect(j.recordStep(demo, step('Steady', 'Steady', probes)).seq).toBe(lastSeq + 1);
+      } finally {
+        j.close();
+      }
     }
   });
 
