@@ -37,6 +37,8 @@ export interface LocalControlPlane extends ControlPlane {
   readonly pki: Pki;
   /** Log files of etcd, kube-apiserver and kube-controller-manager, by process name. */
   readonly logs: Readonly<Record<string, string>>;
+  /** Milliseconds each start step took: pki, etcd, apiserver (to /readyz ok), controllerManager. */
+  readonly timings: Readonly<Record<string, number>>;
 }
 
 /**
@@ -45,6 +47,12 @@ export interface LocalControlPlane extends ControlPlane {
  */
 export async function startControlPlane(opts: ControlPlaneOptions): Promise<LocalControlPlane> {
   const dir = path.resolve(opts.dir);
+  const timings: Record<string, number> = {};
+  let mark = Date.now();
+  const step = (name: string): void => {
+    timings[name] = Date.now() - mark;
+    mark = Date.now();
+  };
   await mkdir(dir, { recursive: true });
   // Before the ports are chosen: a leftover still holds the ones this dir used last time.
   await killLeftovers(dir, await Promise.all(['etcd', 'kube-apiserver', 'kube-controller-manager'].map((t) => binaryOf(t))));
@@ -59,6 +67,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Loca
     clientKey: pki.adminKey,
     user: 'kubernetes-admin',
   });
+  step('pki');
 
   const procs: Proc[] = [];
   const stop = async (): Promise<void> => {
@@ -68,9 +77,12 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Loca
   try {
     const etcd = await startEtcd({ dir, clientPort: ports.etcdClient, peerPort: ports.etcdPeer, log: opts.log });
     procs.push(etcd.proc);
+    step('etcd');
     procs.push(await startApiserver({ dir, port: ports.apiserver, etcdUrl: etcd.url, pki, log: opts.log }));
+    step('apiserver');
     if (opts.controllerManager !== false) {
       procs.push(await startControllerManager({ dir, port: ports.controllerManager, server, pki, log: opts.log }));
+      step('controllerManager');
     }
   } catch (err) {
     await stop();
@@ -84,6 +96,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Loca
     ports,
     pki,
     logs: Object.fromEntries(procs.map((p) => [p.name, p.logPath])),
+    timings,
     stop,
   };
 }
