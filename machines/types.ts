@@ -102,6 +102,7 @@ export interface RemoveEtcdMemberParams {
 
 /** A Pod as the member machine sees it. */
 export interface PodObservation {
+  readonly uid: string;
   readonly phase: string;
   readonly ready: boolean;
   readonly deleting: boolean;

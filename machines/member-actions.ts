@@ -1,0 +1,132 @@
+/**
+ * The member machine's context, what its steps write into it, and its guards, as small pure
+ * functions of (context, event).
+ */
+import { assign } from 'xstate';
+import { backoff, peerURL } from './policy.ts';
+import type { EffectFailure, EtcdMemberInfo, MemberEvent, ObjectRef, PodObservation } from './types.ts';
+
+/** Everything the member machine knows. Plain JSON: journaled with every step. */
+export interface MemberContext {
+  readonly member: ObjectRef & { readonly cluster: string };
+  readonly bootstrap: boolean;
+  readonly medium: '' | 'Memory';
+  readonly dormant: boolean;
+  readonly deleting: boolean;
+  readonly clusterDeleting: boolean;
+  /** Absent until observed; null when there is none. */
+  readonly pod?: PodObservation | null;
+  readonly pvcBound?: boolean | null;
+  readonly etcd?: EtcdMemberInfo | null;
+  /** The Pod this machine created or adopted, and whether it has been seen since. */
+  readonly podUID: string | null;
+  readonly podSeen: boolean;
+  /** etcd ran here once: a data directory exists (or existed) for this member. */
+  readonly everRan: boolean;
+  readonly dataLost: string | null;
+  readonly attempts: number;
+  readonly retryAt: number | null;
+  readonly lastError: EffectFailure | null;
+  readonly stepStartedAt: number;
+  readonly now: number;
+}
+
+/** What a member machine starts from. */
+export interface MemberInput {
+  readonly member: ObjectRef & { readonly cluster: string };
+  readonly bootstrap: boolean;
+  readonly medium: '' | 'Memory';
+}
+
+/** The context of a member not observed yet. */
+export const initialMemberContext = (i: MemberInput): MemberContext => ({
+  ...i,
+  dormant: false,
+  deleting: false,
+  clusterDeleting: false,
+  podUID: null,
+  podSeen: false,
+  everRan: false,
+  dataLost: null,
+  attempts: 0,
+  retryAt: null,
+  lastError: null,
+  stepStartedAt: 0,
+  now: 0,
+});
+
+type Update = (c: MemberContext, e: MemberEvent) => Partial<MemberContext>;
+type Of<T extends MemberEvent['type']> = Extract<MemberEvent, { type: T }>;
+
+const updates = {
+  observeMember: (_, e) => {
+    const { dormant, deleting, clusterDeleting } = e as Of<'k8s.member.updated'>;
+    return { dormant, deleting, clusterDeleting };
+  },
+  observePod: (c, e) => {
+    const { pod } = e as Of<'k8s.pod.observed'>;
+    return pod ? { pod, podUID: pod.uid, podSeen: true } : { pod, podSeen: c.podSeen && c.podUID !== null };
+  },
+  observePVC: (_, e) => ({ pvcBound: (e as Of<'k8s.pvc.observed'>).bound }),
+  observeEtcd: (_, e) => ({ etcd: (e as Of<'etcd.member.observed'>).member }),
+  observeDataLost: (_, e) => ({ dataLost: (e as Of<'member.data.lost'>).reason }),
+  observeTime: () => ({}),
+  beginStep: (c) => ({ stepStartedAt: c.now, attempts: 0, retryAt: null, lastError: null }),
+  clearFailure: () => ({ attempts: 0, retryAt: null, lastError: null }),
+  recordFailure: (c, e) => {
+    const attempts = c.attempts + 1;
+    return { attempts, retryAt: e.at + backoff(attempts), lastError: 'error' in e && typeof e.error === 'object' ? e.error : null };
+  },
+  recordPod: (_, e) => {
+    const uid = 'result' in e && e.result ? String(e.result.uid) : null;
+    return { podUID: uid, podSeen: false };
+  },
+  markRan: () => ({ everRan: true }),
+  markLost: (c) => ({
+    dataLost:
+      c.dataLost ?? (c.medium === 'Memory' ? 'the Pod of a member with storage.medium Memory went, and its data with it' : "the member's PersistentVolumeClaim is gone"),
+  }),
+} satisfies Record<string, Update>;
+
+const toAssign = (update: Update) =>
+  assign<MemberContext, MemberEvent, undefined, MemberEvent, never>(({ context, event }) => ({ ...update(context, event), now: Math.max(context.now, event.at) }));
+
+/** The updates as xstate assign actions, by name. */
+export const assigns = Object.fromEntries(Object.entries(updates).map(([name, update]) => [name, toAssign(update)])) as {
+  readonly [K in keyof typeof updates]: ReturnType<typeof toAssign>;
+};
+
+type Ctx = { context: MemberContext };
+const podMissing = (c: MemberContext): boolean => c.pod === null && (c.podUID === null || c.podSeen);
+
+/** Guards by name. */
+export const guards = {
+  observed: ({ context: c }: Ctx) => c.pod !== undefined && (c.medium === 'Memory' || c.pvcBound !== undefined),
+  podMissing: ({ context: c }: Ctx) => podMissing(c),
+  podPresent: ({ context: c }: Ctx) => Boolean(c.pod),
+  podReady: ({ context: c }: Ctx) => Boolean(c.pod?.ready && !c.pod.deleting),
+  volumePresent: ({ context: c }: Ctx) => c.pvcBound !== null && c.pvcBound !== undefined,
+  retryDue: ({ context: c }: Ctx) => c.retryAt !== null && c.now >= c.retryAt,
+  deleting: ({ context: c }: Ctx) => c.deleting,
+  clusterDeleting: ({ context: c }: Ctx) => c.clusterDeleting,
+  dataLost: ({ context: c }: Ctx) => c.dataLost !== null,
+  memoryLost: ({ context: c }: Ctx) => c.medium === 'Memory' && c.everRan && podMissing(c),
+  volumeLost: ({ context: c }: Ctx) => c.medium !== 'Memory' && c.everRan && c.pvcBound === null,
+  dormant: ({ context: c }: Ctx) => c.dormant,
+  awake: ({ context: c }: Ctx) => !c.dormant,
+  needsVolume: ({ context: c }: Ctx) => c.medium !== 'Memory' && c.pvcBound === null,
+  firstSeed: ({ context: c }: Ctx) => c.bootstrap && !c.everRan,
+  firstJoin: ({ context: c }: Ctx) => !c.bootstrap && !c.everRan,
+  notRunning: ({ context: c }: Ctx) => !c.pod?.ready || c.pod.deleting,
+  learner: ({ context: c }: Ctx) => c.etcd?.learner === true,
+};
+
+/** Parameters of the intents, from the context. */
+export const params = {
+  member: ({ context: c }: Ctx) => ({ member: c.member.name }),
+  removal: ({ context: c }: Ctx) => ({
+    peerURL: peerURL({ namespace: c.member.namespace, name: c.member.cluster }, c.member.name),
+    memberID: c.etcd?.id ?? null,
+    reason: 'its EtcdMember is being deleted',
+  }),
+};

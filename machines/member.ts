@@ -1,0 +1,174 @@
+/**
+ * The member machine: makes one etcd member real (volume, Pod, readiness), parks it, notices
+ * when its data is gone, and under its EtcdMember's finalizer removes it from etcd before its
+ * Pod and volume go. Invariants it protects: a member that ran never gets a new volume (it is
+ * replaced instead); a seed starts a new cluster only before it ever ran; a member leaves etcd
+ * before it lets go of its finalizer, unless its whole cluster is being deleted.
+ *
+ * Pure, like the cluster machine: it decides membership of nothing; it only reports.
+ */
+import { setup } from 'xstate';
+import * as act from './member-actions.ts';
+import type { MemberContext, MemberInput } from './member-actions.ts';
+import type { MemberEvent, MemberIntent } from './types.ts';
+
+type Params<K extends MemberIntent['type']> = Extract<MemberIntent, { type: K }>['params'];
+const intent =
+  <K extends MemberIntent['type']>() =>
+  (_: unknown, _params: Params<K>): void => undefined;
+
+/** The steps `decideMember` can choose. */
+export const MEMBER_DECISIONS = ['removing', 'replacing', 'parking', 'creatingVolume', 'bootstrapping', 'joiningLearner', 'restarting', 'catchingUp', 'voter'] as const;
+/** One of MEMBER_DECISIONS. */
+export type MemberDecision = (typeof MEMBER_DECISIONS)[number];
+
+/** Which step comes next for this member. */
+export function decideMember(c: MemberContext): MemberDecision {
+  const g = { context: c };
+  if (c.deleting) return 'removing';
+  if (act.guards.dataLost(g) || act.guards.memoryLost(g) || act.guards.volumeLost(g)) return 'replacing';
+  if (c.dormant) return 'parking';
+  if (act.guards.needsVolume(g)) return 'creatingVolume';
+  if (!c.everRan) return c.bootstrap ? 'bootstrapping' : 'joiningLearner';
+  if (act.guards.notRunning(g)) return 'restarting';
+  return act.guards.learner(g) ? 'catchingUp' : 'voter';
+}
+
+const STATE_OF: Record<MemberDecision, string> = {
+  removing: '#member.removing',
+  replacing: '#member.replacing',
+  parking: '#member.parking',
+  creatingVolume: '#member.creatingVolume',
+  bootstrapping: '#member.bootstrapping',
+  joiningLearner: '#member.joiningLearner',
+  restarting: '#member.restarting',
+  catchingUp: '#member.joiningLearner.catchingUp',
+  voter: '#member.voter',
+};
+
+const machine = setup({
+  types: { context: {} as MemberContext, events: {} as MemberEvent, input: {} as MemberInput },
+  actions: {
+    createPVC: intent<'createPVC'>(),
+    createPod: intent<'createPod'>(),
+    deletePod: intent<'deletePod'>(),
+    removeEtcdMember: intent<'removeEtcdMember'>(),
+    releaseFinalizer: intent<'releaseFinalizer'>(),
+    ...act.assigns,
+  },
+  guards: {
+    ...act.guards,
+    decided: ({ context }, p: { decision: MemberDecision }) => decideMember(context) === p.decision,
+    undecided: ({ context }, p: { decision: MemberDecision }) => decideMember(context) !== p.decision,
+  },
+});
+
+type StateConfig = NonNullable<Parameters<typeof machine.createMachine>[0]['states']>[string];
+type IntentEntry = { [K in MemberIntent['type']]: { type: K; params: (a: { context: MemberContext }) => Params<K> } }[MemberIntent['type']];
+type ActionName = keyof typeof act.assigns;
+
+/** Runs one intent; on failure waits out a back-off and runs it again. */
+function attempt(kind: MemberIntent['type'], target: string, entry: IntentEntry, actions: ActionName[] = []): StateConfig {
+  return {
+    initial: 'running',
+    states: {
+      running: {
+        entry: [entry],
+        on: {
+          [`effect.${kind}.succeeded`]: { target, actions: ['clearFailure', ...actions] },
+          [`effect.${kind}.failed`]: { target: 'backingOff', actions: 'recordFailure' },
+        },
+      },
+      backingOff: { always: { guard: 'retryDue', target: 'running' } },
+    },
+  };
+}
+
+/** Makes sure the member's Pod exists and waits until it is ready; leaves early if the decision changes. */
+function podStep(id: string, decision: MemberDecision): StateConfig {
+  return {
+    id,
+    entry: 'beginStep',
+    initial: 'checking',
+    states: {
+      checking: { always: [{ guard: 'podMissing', target: 'creatingPod' }, { target: 'awaitingReady' }] },
+      creatingPod: attempt('createPod', `#${id}.awaitingReady`, { type: 'createPod', params: act.params.member }, ['recordPod']),
+      awaitingReady: {
+        always: [
+          { guard: 'podReady', target: '#member.deciding', actions: 'markRan' },
+          { guard: { type: 'undecided', params: { decision } }, target: '#member.deciding' },
+          { guard: 'podMissing', target: 'creatingPod' },
+        ],
+      },
+    },
+  };
+}
+
+/** Stops the member's Pod (its volume stays), then rests until the decision changes. */
+function stopped(id: string, decision: MemberDecision): StateConfig {
+  return {
+    id,
+    entry: 'beginStep',
+    initial: 'checking',
+    states: {
+      checking: { always: [{ guard: 'podPresent', target: 'stoppingPod' }, { target: 'stopped' }] },
+      stoppingPod: attempt('deletePod', `#${id}.awaitingGone`, { type: 'deletePod', params: act.params.member }),
+      awaitingGone: { always: { guard: 'podMissing', target: 'stopped' } },
+      stopped: {
+        always: [
+          { guard: { type: 'undecided', params: { decision } }, target: '#member.deciding' },
+          { guard: 'podPresent', target: 'stoppingPod' },
+        ],
+      },
+    },
+  };
+}
+
+const rest = (decision: MemberDecision): StateConfig => ({ always: { guard: { type: 'undecided', params: { decision } }, target: '#member.deciding' } });
+
+/** The member machine (xstate v5). */
+export const memberMachine = machine.createMachine({
+  id: 'member',
+  context: ({ input }) => act.initialMemberContext(input),
+  initial: 'pending',
+  on: {
+    'k8s.member.updated': { actions: 'observeMember' },
+    'k8s.pod.observed': { actions: 'observePod' },
+    'k8s.pvc.observed': { actions: 'observePVC' },
+    'etcd.member.observed': { actions: 'observeEtcd' },
+    'member.data.lost': { actions: 'observeDataLost' },
+    'timer.tick': { actions: 'observeTime' },
+  },
+  states: {
+    pending: { always: { guard: 'observed', target: 'deciding' } },
+    deciding: { always: MEMBER_DECISIONS.map((decision) => ({ guard: { type: 'decided', params: { decision } }, target: STATE_OF[decision] })) },
+    creatingVolume: {
+      entry: 'beginStep',
+      initial: 'creating',
+      states: {
+        creating: attempt('createPVC', '#member.creatingVolume.awaitingVolume', { type: 'createPVC', params: act.params.member }),
+        awaitingVolume: { always: { guard: 'volumePresent', target: '#member.deciding' } },
+      },
+    },
+    bootstrapping: podStep('seedStart', 'bootstrapping'),
+    joiningLearner: {
+      initial: 'starting',
+      states: { starting: podStep('learnerStart', 'joiningLearner'), catchingUp: rest('catchingUp') },
+    },
+    restarting: podStep('restart', 'restarting'),
+    voter: rest('voter'),
+    parking: stopped('park', 'parking'),
+    // Waits, Pod stopped, for the cluster machine to delete this EtcdMember and join a new one.
+    replacing: { ...stopped('replace', 'replacing'), entry: ['markLost', 'beginStep'] },
+    removing: {
+      entry: 'beginStep',
+      initial: 'choosing',
+      states: {
+        choosing: { always: [{ guard: 'clusterDeleting', target: 'releasing' }, { target: 'leavingEtcd' }] },
+        leavingEtcd: attempt('removeEtcdMember', '#member.removing.releasing', { type: 'removeEtcdMember', params: act.params.removal }),
+        releasing: attempt('releaseFinalizer', '#member.removed', { type: 'releaseFinalizer', params: act.params.member }),
+      },
+    },
+    removed: { type: 'final' },
+  },
+});

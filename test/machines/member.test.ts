@@ -1,0 +1,166 @@
+import { describe, expect, it } from 'vitest';
+import { memberMachine } from '../../machines/member.ts';
+import type { MemberEvent } from '../../machines/types.ts';
+import { Driver, type Intent } from './harness.ts';
+
+const member = { namespace: 'default', name: 'demo-1', uid: 'm-1', cluster: 'demo' };
+const peer = 'http://demo-1.demo.default.svc:2380';
+let clock = 5_000;
+const at = (): number => (clock += 10);
+
+const updated = (o: { dormant?: boolean; deleting?: boolean; clusterDeleting?: boolean } = {}): MemberEvent => ({
+  type: 'k8s.member.updated',
+  at: at(),
+  dormant: o.dormant ?? false,
+  deleting: o.deleting ?? false,
+  clusterDeleting: o.clusterDeleting ?? false,
+});
+const pod = (ready: boolean, uid = 'p1'): MemberEvent => ({ type: 'k8s.pod.observed', at: at(), pod: { uid, phase: ready ? 'Running' : 'Pending', ready, deleting: false } });
+const noPod = (): MemberEvent => ({ type: 'k8s.pod.observed', at: at(), pod: null });
+const pvc = (bound: boolean | null): MemberEvent => ({ type: 'k8s.pvc.observed', at: at(), bound });
+const etcd = (learner: boolean | null): MemberEvent => ({
+  type: 'etcd.member.observed',
+  at: at(),
+  member: learner === null ? null : { id: 'b1', name: 'demo-1', peerURL: peer, learner },
+});
+const ok = (kind: string, result?: Record<string, unknown>): MemberEvent => ({ type: `effect.${kind}.succeeded`, at: at(), result }) as MemberEvent;
+const failed = (kind: string): MemberEvent => ({ type: `effect.${kind}.failed`, at: at(), error: { code: 'ERR', message: 'no' } }) as MemberEvent;
+const tick = (ms: number): MemberEvent => ({ type: 'timer.tick', at: (clock += ms) });
+const intent = (type: string, params: object = { member: 'demo-1' }): Intent => ({ type, params });
+
+type Step = readonly [MemberEvent, string, Intent[]?];
+function play(d: Driver<typeof memberMachine>, steps: readonly Step[]): void {
+  for (const [event, state, intents] of steps) {
+    const out = d.send(event);
+    expect(out.state, `after ${event.type}`).toBe(state);
+    if (intents) expect(out.intents, `intents after ${event.type}`).toEqual(intents);
+  }
+}
+
+/** A member that joined as a learner, was promoted and runs as a voter. */
+function runningVoter(medium: '' | 'Memory' = ''): Driver<typeof memberMachine> {
+  const d = new Driver(memberMachine, { member, bootstrap: false, medium });
+  play(d, [[updated(), 'pending'], [pvc(medium === 'Memory' ? null : true), 'pending']]);
+  play(d, [
+    [noPod(), 'joiningLearner.starting.creatingPod.running', [intent('createPod')]],
+    [ok('createPod', { uid: 'p1' }), 'joiningLearner.starting.awaitingReady'],
+    [pod(true), 'voter'],
+    [etcd(false), 'voter'],
+  ]);
+  return d;
+}
+
+describe('member machine', () => {
+  it('a seed gets its volume, then its Pod, and reports itself running', () => {
+    const d = new Driver(memberMachine, { member, bootstrap: true, medium: '' });
+    play(d, [
+      [updated(), 'pending', []],
+      [noPod(), 'pending', []],
+      [pvc(null), 'creatingVolume.creating.running', [intent('createPVC')]],
+      [ok('createPVC'), 'creatingVolume.awaitingVolume', []],
+      [pvc(false), 'bootstrapping.creatingPod.running', [intent('createPod')]],
+      [ok('createPod', { uid: 'p1' }), 'bootstrapping.awaitingReady', []],
+      [pod(false), 'bootstrapping.awaitingReady', []],
+      [pod(true), 'voter', []],
+    ]);
+    expect(d.context.everRan).toBe(true);
+  });
+
+  it('a joining member stays joiningLearner until etcd promotes it', () => {
+    const d = new Driver(memberMachine, { member, bootstrap: false, medium: '' });
+    play(d, [
+      [updated(), 'pending'],
+      [pvc(true), 'pending'],
+      [noPod(), 'joiningLearner.starting.creatingPod.running', [intent('createPod')]],
+      [ok('createPod', { uid: 'p1' }), 'joiningLearner.starting.awaitingReady'],
+      [etcd(true), 'joiningLearner.starting.awaitingReady'],
+      [pod(true), 'joiningLearner.catchingUp', []],
+      [etcd(false), 'voter', []],
+    ]);
+  });
+
+  it('does not create its Pod twice when the watch has not caught up with the create', () => {
+    const d = new Driver(memberMachine, { member, bootstrap: false, medium: '' });
+    play(d, [[updated(), 'pending'], [pvc(true), 'pending'], [noPod(), 'joiningLearner.starting.creatingPod.running'], [ok('createPod', { uid: 'p1' }), 'joiningLearner.starting.awaitingReady']]);
+    play(d, [[noPod(), 'joiningLearner.starting.awaitingReady', []]]);
+  });
+
+  it('comes back from its volume when its Pod is deleted or killed', () => {
+    const d = runningVoter();
+    play(d, [
+      [pod(false), 'restarting.awaitingReady', []],
+      [noPod(), 'restarting.creatingPod.running', [intent('createPod')]],
+      [ok('createPod', { uid: 'p2' }), 'restarting.awaitingReady'],
+      [pod(true, 'p2'), 'voter', []],
+    ]);
+  });
+
+  it('retries a failed Pod create with back-off', () => {
+    const d = runningVoter();
+    play(d, [
+      [noPod(), 'restarting.creatingPod.running', [intent('createPod')]],
+      [failed('createPod'), 'restarting.creatingPod.backingOff', []],
+      [tick(400), 'restarting.creatingPod.backingOff', []],
+      [tick(700), 'restarting.creatingPod.running', [intent('createPod')]],
+    ]);
+  });
+
+  it('a Memory member whose Pod went is replaced, never restarted empty', () => {
+    const d = runningVoter('Memory');
+    play(d, [[noPod(), 'replacing.stopped', []]]);
+    expect(d.context.dataLost).toMatch(/Memory/);
+  });
+
+  it('a member whose volume claim is gone is replaced, not given a new volume', () => {
+    const d = runningVoter();
+    play(d, [[pvc(null), 'replacing.stoppingPod.running', [intent('deletePod')]]]);
+    expect(d.context.dataLost).toMatch(/PersistentVolumeClaim/);
+  });
+
+  it('a member told its data was wiped stops its Pod and waits to be replaced', () => {
+    const d = runningVoter();
+    play(d, [
+      [{ type: 'member.data.lost', at: at(), reason: 'data directory is empty' }, 'replacing.stoppingPod.running', [intent('deletePod')]],
+      [ok('deletePod'), 'replacing.awaitingGone', []],
+      [noPod(), 'replacing.stopped', []],
+      [updated({ deleting: true }), 'removing.leavingEtcd.running', [intent('removeEtcdMember', { peerURL: peer, memberID: 'b1', reason: 'its EtcdMember is being deleted' })]],
+    ]);
+  });
+
+  it('parks: its Pod goes, its volume stays, and it restarts from it when woken', () => {
+    const d = runningVoter();
+    play(d, [
+      [updated({ dormant: true }), 'parking.stoppingPod.running', [intent('deletePod')]],
+      [ok('deletePod'), 'parking.awaitingGone', []],
+      [noPod(), 'parking.stopped', []],
+      [updated({ dormant: false }), 'restarting.creatingPod.running', [intent('createPod')]],
+    ]);
+  });
+
+  it('leaves etcd before letting go of its finalizer', () => {
+    const d = runningVoter();
+    play(d, [
+      [updated({ deleting: true }), 'removing.leavingEtcd.running', [intent('removeEtcdMember', { peerURL: peer, memberID: 'b1', reason: 'its EtcdMember is being deleted' })]],
+      [failed('removeEtcdMember'), 'removing.leavingEtcd.backingOff', []],
+      [tick(1500), 'removing.leavingEtcd.running', [intent('removeEtcdMember', { peerURL: peer, memberID: 'b1', reason: 'its EtcdMember is being deleted' })]],
+      [ok('removeEtcdMember'), 'removing.releasing.running', [intent('releaseFinalizer')]],
+      [ok('releaseFinalizer'), 'removed', []],
+    ]);
+    expect(d.snapshot.status).toBe('done');
+  });
+
+  it('when its whole cluster is deleted it lets go without touching etcd', () => {
+    const d = runningVoter();
+    play(d, [[updated({ deleting: true, clusterDeleting: true }), 'removing.releasing.running', [intent('releaseFinalizer')]]]);
+  });
+
+  it('resumes mid-step after a restart without asking for the same intent again', () => {
+    const d = runningVoter();
+    play(d, [[noPod(), 'restarting.creatingPod.running', [intent('createPod')]]]);
+    d.restart();
+    play(d, [
+      [noPod(), 'restarting.creatingPod.running', []],
+      [ok('createPod', { uid: 'p3' }), 'restarting.awaitingReady', []],
+    ]);
+  });
+});
