@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { clusterMachine } from '../../machines/cluster.ts';
+import { describeCluster } from '../../machines/describe.ts';
 import { peerURL } from '../../machines/policy.ts';
 import type { ClusterEvent, EtcdObservation, MemberObservation } from '../../machines/types.ts';
 import { Driver, type Intent } from './harness.ts';
@@ -246,5 +247,23 @@ describe('cluster machine', () => {
       [ok('addLearner', { memberID: id(1), initialCluster: joinedAfter([0, 1]) }), 'scalingUp.joining.creatingMember.running', [createJoiner(1, joinedAfter([0, 1]))]],
     ]);
     expect(d.context.nextOrdinal).toBe(2);
+  });
+});
+
+describe('cluster machine: what a user reads', () => {
+  it('names the step and says what it waits for', () => {
+    const d = steadyCluster(1);
+    play(d, [[spec(2), 'scalingUp.joining.addingLearner.running']]);
+    expect(describeCluster(d.state, d.context)).toEqual({ step: 'ScalingUp', message: 'adding demo-1 to etcd as a learner (1 of 2 voters)' });
+    play(d, [[failed('addLearner', 'ERR_UNAVAILABLE'), 'scalingUp.joining.addingLearner.backingOff']]);
+    expect(describeCluster(d.state, d.context).message).toBe(
+      'adding demo-1 to etcd as a learner (1 of 2 voters); the last try failed (ERR_UNAVAILABLE: ERR_UNAVAILABLE) and is retried with back-off',
+    );
+  });
+
+  it('says why a cluster is degraded', () => {
+    const d = steadyCluster(3);
+    play(d, [[etcd([[0, false, true], [1, false, true], [2, false, true]], { unhealthy: [1, 2] }), 'degraded']]);
+    expect(describeCluster(d.state, d.context)).toEqual({ step: 'Degraded', message: '1 of 3 voters healthy: waiting for a healthy quorum before any change' });
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { describeMember } from '../../machines/describe.ts';
 import { memberMachine } from '../../machines/member.ts';
 import type { MemberEvent } from '../../machines/types.ts';
 import { Driver, type Intent } from './harness.ts';
@@ -162,5 +163,15 @@ describe('member machine', () => {
       [noPod(), 'restarting.creatingPod.running', []],
       [ok('createPod', { uid: 'p3' }), 'restarting.awaitingReady', []],
     ]);
+  });
+});
+
+describe('member machine: what a user reads', () => {
+  it('a parked member shows as dormant only once its Pod is gone', () => {
+    const d = runningVoter();
+    play(d, [[updated({ dormant: true }), 'parking.stoppingPod.running']]);
+    expect(describeMember(d.state, d.context).state).toBe('parking');
+    play(d, [[ok('deletePod'), 'parking.awaitingGone'], [noPod(), 'parking.stopped']]);
+    expect(describeMember(d.state, d.context)).toEqual({ state: 'dormant', step: 'Dormant', message: 'dormant: no Pod runs; the volume and member ID are kept' });
   });
 });

@@ -1,0 +1,109 @@
+/**
+ * What a user reads about a machine's state: the step (a CamelCase reason for the Progressing
+ * condition and the Step printer column) and a message saying what it does and waits for.
+ */
+import type { ClusterContext } from './cluster-decide.ts';
+import { liveVoters } from './cluster-decide.ts';
+import type { MemberContext } from './member-actions.ts';
+
+/** A user-facing description of a machine state. */
+export interface Described {
+  readonly step: string;
+  readonly message: string;
+}
+
+const camel = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+const retrying = (c: { lastError: { code: string; message: string } | null }): string =>
+  c.lastError ? `; the last try failed (${c.lastError.code}: ${c.lastError.message}) and is retried with back-off` : '';
+
+function joinMessage(sub: string, c: ClusterContext): string {
+  const m = c.joining?.member ?? 'the new member';
+  if (sub.startsWith('addingLearner')) return `adding ${m} to etcd as a learner`;
+  if (sub.startsWith('creatingMember')) return `creating EtcdMember ${m} (etcd member ${c.joining?.memberID ?? '?'})`;
+  if (sub.startsWith('awaitingStart')) return `waiting for learner ${m} to start etcd`;
+  return `promoting learner ${m} once it is in sync with the leader`;
+}
+
+/** The step and message of a cluster machine state (its dotted path) and context. */
+export function describeCluster(path: string, c: ClusterContext): Described {
+  const [top = 'pending', ...rest] = path.split('.');
+  const sub = rest.join('.');
+  const target = c.target?.replicas ?? 0;
+  const voters = c.etcd ? liveVoters(c).length : 0;
+  const leaving = c.leaving?.member ?? 'a member';
+  let message: string;
+  switch (top) {
+    case 'pending':
+      message = 'waiting for the EtcdCluster spec';
+      break;
+    case 'bootstrapping':
+      message = sub.startsWith('seeding')
+        ? sub.includes('awaitingSeed')
+          ? `waiting for the seed member ${c.joining?.member ?? ''} to start a new etcd cluster`
+          : `creating the seed member ${c.joining?.member ?? ''}`
+        : `${joinMessage(rest.slice(1).join('.'), c)} (${voters} of ${target} voters)`;
+      break;
+    case 'scalingUp':
+      message = `${joinMessage(rest.slice(1).join('.'), c)} (${voters} of ${target} voters)`;
+      break;
+    case 'replacing':
+      message = rest[0] === 'joining' ? `replacing a member whose data was lost: ${joinMessage(rest.slice(2).join('.'), c)}` : `removing ${leaving}, whose data is gone, before a new member joins`;
+      break;
+    case 'scalingDown':
+      message = sub.includes('awaitingRemoval') ? `waiting for ${leaving} to leave etcd and go (${voters} voters, ${target} wanted)` : `removing ${leaving} (${voters} voters, ${target} wanted)`;
+      break;
+    case 'removingOrphan':
+      message = `removing etcd member ${c.orphan?.id ?? ''} (${c.orphan?.peerURL ?? ''}), which no EtcdMember accounts for`;
+      break;
+    case 'parking':
+      message = 'scaling to zero: stopping every member\'s Pod; volumes and member IDs are kept';
+      break;
+    case 'dormant':
+      message = `scaled to zero: no Pods run; ${c.members.length} members keep their volumes and IDs`;
+      break;
+    case 'waking':
+      message = `waking ${c.members.length} dormant members with their data and IDs`;
+      break;
+    case 'observing':
+      message = 'waiting for etcd\'s member list after the last change';
+      break;
+    case 'steady':
+      message = `${voters} voters, all healthy`;
+      break;
+    case 'degraded':
+      message =
+        c.clusterID !== null && c.etcd && c.etcd.clusterID !== c.clusterID
+          ? `etcd at the members' addresses reports cluster ${c.etcd.clusterID}, not ${c.clusterID}: nothing is changed until this is resolved`
+          : c.etcdError
+            ? `etcd does not answer: ${c.etcdError}`
+            : `${c.etcd?.healthy.length ?? 0} of ${voters} voters healthy: waiting for a healthy quorum before any change`;
+      break;
+    case 'deleting':
+      message = 'the cluster is being deleted; its members go with it';
+      break;
+    default:
+      message = path;
+  }
+  return { step: camel(top), message: `${message}${top === 'steady' || top === 'dormant' ? '' : retrying(c)}` };
+}
+
+/** The step and message of a member machine state; `state` is what EtcdMember.status.state shows. */
+export function describeMember(path: string, c: MemberContext): Described & { readonly state: string } {
+  const [top = 'pending', sub = ''] = path.split('.');
+  // A parked member is dormant only once its Pod is really gone.
+  const state = top === 'parking' && sub === 'stopped' ? 'dormant' : top;
+  const messages: Record<string, string> = {
+    pending: 'waiting for the member\'s Pod and volume to be observed',
+    deciding: 'deciding the next step',
+    creatingVolume: 'creating the member\'s PersistentVolumeClaim',
+    bootstrapping: 'starting the seed: the first member, which creates the etcd cluster',
+    joiningLearner: sub === 'catchingUp' ? 'running as a learner, catching up with the leader before promotion' : 'starting etcd as a learner that joins the cluster',
+    restarting: 'etcd\'s Pod is gone or not ready: starting it again from the member\'s volume',
+    voter: 'a voting member, running',
+    parking: state === 'dormant' ? 'dormant: no Pod runs; the volume and member ID are kept' : 'stopping the Pod for scale to zero; the volume stays',
+    replacing: `its data is gone (${c.dataLost ?? 'unknown'}); the cluster replaces it with a new member`,
+    removing: 'leaving etcd before its Pod and volume go',
+    removed: 'removed from etcd',
+  };
+  return { state, step: camel(state), message: `${messages[top] ?? path}${retrying(c)}` };
+}

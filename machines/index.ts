@@ -1,0 +1,8 @@
+/** The cluster and member machines, their vocabulary and their user-facing descriptions. */
+export { clusterMachine } from './cluster.ts';
+export { decide, initialClusterContext, type ClusterContext, type Decision } from './cluster-decide.ts';
+export { memberMachine, decideMember, type MemberDecision } from './member.ts';
+export { initialMemberContext, type MemberContext, type MemberInput } from './member-actions.ts';
+export { describeCluster, describeMember, type Described } from './describe.ts';
+export * from './policy.ts';
+export type * from './types.ts';
