@@ -1,6 +1,8 @@
 /** Private: the journal's write statements and how it opens SQLite files. */
+import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { JournalError } from './errors.ts';
+import { checkSchema } from './schema.ts';
 
 /** Appends one row to `entries`. */
 export const ENTRY = `INSERT INTO entries (uid, seq, entry, name, intent_id, from_state, to_state, ok, code, message, data, at, written_at)
@@ -26,4 +28,17 @@ export function openFile(path: string, options: Database.Options): Database.Data
 export function wrapOpen(path: string, err: unknown): unknown {
   if (err instanceof JournalError) return err;
   return new JournalError('ERR_JOURNAL_OPEN', `cannot open journal ${path}: ${(err as Error).message}`, { cause: err });
+}
+
+/** Opens an existing journal read-only, checking its schema is the one this code reads. */
+export function openReader(path: string, timeout: number): Database.Database {
+  if (!existsSync(path)) throw new JournalError('ERR_JOURNAL_NOT_FOUND', `no journal at ${path}`);
+  const db = openFile(path, { readonly: true, fileMustExist: true, timeout });
+  try {
+    checkSchema(db, path);
+    return db;
+  } catch (err) {
+    db.close();
+    throw wrapOpen(path, err);
+  }
 }

@@ -3,15 +3,15 @@
  * the intents it emitted (durable before any effect runs) and each intent's outcome, plus
  * the object's latest machine state. One writer per file; any number of readers.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { ENTRY_COLUMNS, isoTime, toOpenIntent, toSnapshot, toTimelineRow } from './_rows.ts';
-import { ENTRY, NONE, UPSERT_OBJECT, openFile, wrapOpen } from './_sqlite.ts';
+import { ENTRY, NONE, UPSERT_OBJECT, openFile, openReader, wrapOpen } from './_sqlite.ts';
 import type { EntryRow, ObjectRow } from './_rows.ts';
 import { JournalError } from './errors.ts';
-import { redactText, redactedJson } from './redact.ts';
-import { checkSchema, migrate } from './schema.ts';
+import { exactJson, redactText, redactedJson } from './redact.ts';
+import { migrate } from './schema.ts';
 import type * as T from './types.ts';
 import { acquireLease, assertLease, currentWriter, releaseLease } from './writerLease.ts';
 import type { WriterIdentity } from './writerLease.ts';
@@ -61,15 +61,7 @@ export class Journal {
     const timeout = options.busyTimeoutMs ?? 5000;
     const retain = options.retainSteps ?? DEFAULT_RETAIN_STEPS;
     if (options.readonly) {
-      if (!existsSync(path)) throw new JournalError('ERR_JOURNAL_NOT_FOUND', `no journal at ${path}`);
-      const db = openFile(path, { readonly: true, fileMustExist: true, timeout });
-      try {
-        checkSchema(db, path);
-      } catch (err) {
-        db.close();
-        throw wrapOpen(path, err);
-      }
-      return new Journal(path, db, null, retain);
+      return new Journal(path, openReader(path, timeout), null, retain);
     }
     mkdirSync(dirname(path), { recursive: true });
     const db = openFile(path, { timeout });
@@ -104,13 +96,14 @@ export class Journal {
       insert.run({ ...base, entry: 'transition', name: step.machine, from: step.from, to: step.to });
       const intentIds = step.intents.map((intent, index) => {
         const intentId = `${ref.uid}:${seq}:${index}`;
-        const row = insert.run({ ...base, entry: 'intent', name: intent.type, intentId, data: redactedJson(intent.params ?? {}) });
+        const data = exactJson(intent.params ?? {}, `intent ${intent.type} of step ${seq} of ${ref.kind}/${ref.name}`);
+        const row = insert.run({ ...base, entry: 'intent', name: intent.type, intentId, data });
         this.#prep('INSERT INTO open_intents (intent_id, uid, lsn) VALUES (?, ?, ?)').run(intentId, ref.uid, row.lastInsertRowid);
         return intentId;
       });
       this.#prep(UPSERT_OBJECT).run({
         ...base, kind: ref.kind, namespace: ref.namespace, name: ref.name, cluster: ref.cluster ?? null,
-        machine: step.machine, stage: step.to, state: redactedJson(step.state),
+        machine: step.machine, stage: step.to, state: exactJson(step.state, `machine state after step ${seq} of ${ref.kind}/${ref.name}`),
       });
       return { seq, intentIds };
     });

@@ -3,6 +3,7 @@
  * password, token, private key or Secret payload never reaches the database file. It errs
  * on the side of hiding: a redacted field costs a reader a detail, a leaked one costs a key.
  */
+import { JournalError } from './errors.ts';
 
 /** The text that replaces a hidden value. */
 export const REDACTED = '[redacted]';
@@ -35,19 +36,34 @@ export function redactText(text: string): string {
 
 /** A deep copy of `value` with every secret field, Secret payload and secret-looking text hidden. */
 export function redact(value: unknown): unknown {
-  return walk(value, new WeakSet());
+  return walk(value, '', { seen: new WeakSet(), hidden: [] });
 }
 
-function walk(value: unknown, seen: WeakSet<object>): unknown {
-  if (typeof value === 'string') return redactText(value);
+/** The redacted copy plus the path of every value it hid (`params.env[0].value`). */
+export function redactReport(value: unknown): { value: unknown; hidden: string[] } {
+  const ctx = { seen: new WeakSet<object>(), hidden: [] as string[] };
+  return { value: walk(value, '', ctx), hidden: ctx.hidden };
+}
+
+interface Walk {
+  readonly seen: WeakSet<object>;
+  readonly hidden: string[];
+}
+
+function walk(value: unknown, path: string, ctx: Walk): unknown {
+  if (typeof value === 'string') {
+    const text = redactText(value);
+    if (text !== value) ctx.hidden.push(path);
+    return text;
+  }
   if (typeof value === 'bigint') return value.toString();
   if (value === null || typeof value !== 'object') return value;
-  if (seen.has(value)) return '[circular]';
-  seen.add(value);
+  if (ctx.seen.has(value)) return '[circular]';
+  ctx.seen.add(value);
   try {
-    if (Array.isArray(value)) return value.map((v) => walk(v, seen));
+    if (Array.isArray(value)) return value.map((v, i) => walk(v, `${path}[${i}]`, ctx));
     if (value instanceof Date) return value.toISOString();
-    if (value instanceof Uint8Array) return REDACTED;
+    if (value instanceof Uint8Array) return hide(path, ctx);
     const obj = value as Record<string, unknown>;
     // A Kubernetes Secret carries its payload under data/stringData whatever the keys are.
     const isSecret = obj.kind === 'Secret';
@@ -56,22 +72,45 @@ function walk(value: unknown, seen: WeakSet<object>): unknown {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(obj)) {
       if (v === undefined) continue;
+      const at = path === '' ? k : `${path}.${k}`;
       // `secret: {secretName}` (a volume source) is a reference: walked, not hidden whole.
       const reference = k === 'secret' && v !== null && typeof v === 'object';
-      const hide =
-        (isSecretKey(k) && !reference) ||
-        (isSecret && (k === 'data' || k === 'stringData')) ||
-        (namedSecret && k === 'value');
-      out[k] = hide && v !== null && v !== '' ? REDACTED : walk(v, seen);
+      const secretField =
+        (isSecretKey(k) && !reference) || (isSecret && (k === 'data' || k === 'stringData')) || (namedSecret && k === 'value');
+      // Flags and counts (automountServiceAccountToken: false) hold no secret.
+      const holdsText = (typeof v === 'string' && v !== '') || (typeof v === 'object' && v !== null);
+      out[k] = secretField && holdsText ? hide(at, ctx) : walk(v, at, ctx);
     }
     return out;
   } finally {
-    seen.delete(value);
+    ctx.seen.delete(value);
   }
+}
+
+function hide(path: string, ctx: Walk): string {
+  ctx.hidden.push(path);
+  return REDACTED;
 }
 
 /** `JSON.stringify(redact(value))`, the only way the journal turns a value into stored text. */
 export function redactedJson(value: unknown): string | null {
   if (value === undefined) return null;
   return JSON.stringify(redact(value));
+}
+
+/**
+ * JSON for a value recovery must get back exactly (intent params, machine state): refused
+ * with ERR_JOURNAL_SECRET when it holds a secret, since the stored copy would be redacted.
+ */
+export function exactJson(value: unknown, what: string): string | null {
+  if (value === undefined) return null;
+  const { value: safe, hidden } = redactReport(value);
+  if (hidden.length > 0) {
+    throw new JournalError(
+      'ERR_JOURNAL_SECRET',
+      `${what} holds secret-looking values at ${hidden.slice(0, 5).join(', ')}; the journal stores them as ` +
+        `"${REDACTED}" and recovery would read that back: pass a reference (a Secret's name) instead`,
+    );
+  }
+  return JSON.stringify(safe);
 }

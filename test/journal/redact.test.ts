@@ -2,7 +2,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { Journal } from '../../journal/journal.ts';
 import { REDACTED, redact, redactText } from '../../journal/redact.ts';
-import { demo, tempDb } from './helpers.ts';
+import { demo, step, tempDb } from './helpers.ts';
 
 // Each secret is a distinct marker, so a hit in the file's bytes names the path that leaked.
 const S = {
@@ -25,45 +25,52 @@ function fileBytes(path: string): string {
 }
 
 describe('journal: redaction', () => {
-  test('secrets in events, intent params, machine state, results and error messages never reach the database file', () => {
+  test('secrets in events, outcome results and error messages never reach the database file', () => {
     const path = tempDb();
     const j = Journal.open(path);
     const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-tls' }, data: { 'tls.key': S.secretData }, stringData: { any: S.stringData } };
     const { intentIds } = j.recordStep(demo, {
       machine: 'cluster',
-      event: { type: 'k8s.secret.updated', at: new Date(), object: secret, headers: { Authorization: `Bearer ${S.authHeader}` } },
+      event: {
+        type: 'k8s.secret.updated', at: new Date(), object: secret, headers: { Authorization: `Bearer ${S.authHeader}` },
+        env: [{ name: 'ETCD_ROOT_PASSWORD', value: S.envValue }], auth: { rootPassword: S.password, token: S.token, tls: { privateKey: pemBlock } },
+      },
       from: 'Pending',
       to: 'Bootstrapping',
-      state: { value: 'Bootstrapping', context: { rootPassword: S.password, tls: { privateKey: pemBlock } } },
-      intents: [
-        {
-          type: 'createPod',
-          params: {
-            member: 'demo-0',
-            env: [{ name: 'ETCD_ROOT_PASSWORD', value: S.envValue }],
-            volumes: [{ name: 'tls', secret: { secretName: 'demo-tls' } }],
-            token: S.token,
-            s3: { secretAccessKey: S.accessKey },
-          },
-        },
-      ],
+      state: { value: 'Bootstrapping', context: { tlsSecretName: 'demo-tls' } },
+      intents: [{ type: 'createPod', params: { member: 'demo-0', volumes: [{ name: 'tls', secret: { secretName: 'demo-tls' } }], automountServiceAccountToken: false } }],
     });
-    j.recordOutcome(demo, intentIds[0] ?? '', { ok: false, code: 'ERR_CREATE_POD', message: `denied for Bearer ${S.message}; key ${pemBlock}` });
+    j.recordOutcome(demo, intentIds[0] ?? '', { ok: true, result: { s3: { secretAccessKey: S.accessKey }, ETag: 'e1' } });
+    j.recordStep(demo, { ...step('Bootstrapping', 'Bootstrapping', [{ type: 'createService' }]), event: { type: 'k8s.cluster.updated', at: new Date() } });
+    j.recordOutcome(demo, `${demo.uid}:2:0`, { ok: false, code: 'ERR_CREATE_SERVICE', message: `denied for Bearer ${S.message}; key ${pemBlock}` });
     const bytesWhileOpen = fileBytes(path);
     const rows = j.timeline({ uid: demo.uid });
     j.close();
     const bytesAfterClose = fileBytes(path);
 
-    for (const [name, value] of Object.entries(S)) {
+    for (const [name, value] of Object.entries(S).filter(([n]) => n !== 'resultSecret')) {
       expect(bytesWhileOpen.includes(value), `${name} in the open file`).toBe(false);
       expect(bytesAfterClose.includes(value), `${name} in the closed file`).toBe(false);
     }
     // What is not secret is still there to read.
-    expect(bytesAfterClose).toContain('demo-tls');
-    expect(bytesAfterClose).toContain('ETCD_ROOT_PASSWORD');
-    const intent = rows.find((r) => r.entry === 'intent');
-    expect(intent?.data).toMatchObject({ member: 'demo-0', token: REDACTED, env: [{ name: 'ETCD_ROOT_PASSWORD', value: REDACTED }] });
-    expect(rows.find((r) => r.entry === 'outcome')?.message).toBe(`denied for Bearer ${REDACTED}; key ${REDACTED}`);
+    for (const kept of ['demo-tls', 'ETCD_ROOT_PASSWORD', 'automountServiceAccountToken', 'ETag']) expect(bytesAfterClose).toContain(kept);
+    const event = rows.find((r) => r.entry === 'event');
+    expect(event?.data).toMatchObject({ env: [{ name: 'ETCD_ROOT_PASSWORD', value: REDACTED }], auth: { rootPassword: REDACTED, token: REDACTED } });
+    expect(rows.find((r) => r.entry === 'outcome' && !r.ok)?.message).toBe(`denied for Bearer ${REDACTED}; key ${REDACTED}`);
+  });
+
+  test('a step whose intent params or machine state hold a secret is refused, and the secret is not written', () => {
+    const path = tempDb();
+    const j = Journal.open(path);
+    const withParams = step('Pending', 'Bootstrapping', [{ type: 'createPod', params: { member: 'demo-0', env: [{ name: 'ROOT_PASSWORD', value: S.resultSecret }] } }]);
+    expect(() => j.recordStep(demo, withParams)).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_SECRET' }));
+    expect(() => j.recordStep(demo, withParams)).toThrow('intent createPod of step 1 of EtcdCluster/demo holds secret-looking values at env[0].value');
+    const withState = { ...step('Pending', 'Bootstrapping'), state: { context: { auth: { rootPassword: S.resultSecret } } } };
+    expect(() => j.recordStep(demo, withState)).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_SECRET' }));
+    expect(() => j.recordStep(demo, withState)).toThrow('machine state after step 1 of EtcdCluster/demo holds secret-looking values at context.auth.rootPassword');
+    expect(j.objects()).toEqual([]);
+    j.close();
+    expect(fileBytes(path).includes(S.resultSecret)).toBe(false);
   });
 
   test('redact hides secret fields by name and keeps references to secrets', () => {
