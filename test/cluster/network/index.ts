@@ -35,20 +35,22 @@ export async function startNetwork(opts: ControllerOptions): Promise<LocalNetwor
   const core = kc.makeApiClient(CoreV1Api);
   const discovery = kc.makeApiClient(DiscoveryV1Api);
 
+  let stopped = false;
   const addresses = new ServiceAddresses();
   const isolation = await Isolation.start(dir, (line) => log(`network: ${line}`));
   const proxy = new ServiceProxy((line) => log(`network: ${line}`), (ip) => isolation.isIsolated(ip));
   await writeInPlace(hostsFile, renderHosts({ pods: [], services: [], serviceAddress: () => undefined }));
 
   const serial = new Serial(() => reconcile(), (line) => log(`network: ${line}`));
-  const kick = (): void => void serial.kick();
+  // Informers report as soon as they connect; reconcile waits until every cache is listed.
+  let listed = false;
+  const kick = (): void => void (listed && serial.kick());
   const pods = await startInformer<V1Pod>(kc, '/api/v1/pods', () => core.listPodForAllNamespaces(), kick, log);
   const services = await startInformer<V1Service>(
     kc, '/api/v1/services', () => core.listServiceForAllNamespaces(), kick, log);
   const slices = await startInformer<V1EndpointSlice>(
     kc, '/apis/discovery.k8s.io/v1/endpointslices', () => discovery.listEndpointSliceForAllNamespaces(), kick, log);
 
-  let stopped = false;
   async function reconcile(): Promise<void> {
     if (stopped) return;
     addresses.update(services.list());
@@ -61,6 +63,7 @@ export async function startNetwork(opts: ControllerOptions): Promise<LocalNetwor
     await isolation.update(pods.list().flatMap((p) => (p.status?.podIP ? [p.status.podIP] : [])), host);
   }
 
+  listed = true;
   await serial.kick();
   return {
     hostsFile,

@@ -37,7 +37,9 @@ export async function startStorage(opts: ControllerOptions, scope: Scope = DEFAU
   await ensureStorageClass(storageApi, scope);
 
   const serial = new Serial(() => reconcile(), (line) => log(`storage: ${line}`));
-  const kick = (): void => void serial.kick();
+  // Informers report as soon as they connect; reconcile waits until every cache is listed.
+  let listed = false;
+  const kick = (): void => void (listed && serial.kick());
   const claims = await startInformer<V1PersistentVolumeClaim>(
     kc, '/api/v1/persistentvolumeclaims', () => core.listPersistentVolumeClaimForAllNamespaces(), kick, log);
   const volumes = await startInformer<V1PersistentVolume>(
@@ -83,6 +85,7 @@ export async function startStorage(opts: ControllerOptions, scope: Scope = DEFAU
     log(`storage: grew ${name} to ${size}`);
   }
 
+  listed = true;
   await serial.kick();
   return {
     async wipe(namespace: string, claim: string): Promise<void> {
