@@ -35,9 +35,14 @@ describe('local control plane', () => {
     expect(explain.stdout).toContain('medium');
   });
 
-  it('gives Services ClusterIPs in the loopback range', async () => {
-    const svc = await getJson<{ spec: { clusterIP: string } }>(['service', 'kubernetes', '-n', 'default']);
-    expect(svc.spec.clusterIP).toBe('127.96.0.1');
+  it('gives Services ClusterIPs in a loopback range, the kubernetes Service its first address', async () => {
+    const kubernetes = await getJson<{ spec: { clusterIP: string } }>(['service', 'kubernetes', '-n', 'default']);
+    expect(kubernetes.spec.clusterIP).toMatch(/^127\.\d+\.0\.1$/);
+    await kubectl(['create', 'namespace', ns]);
+    await kubectl(['-n', ns, 'create', 'service', 'clusterip', 'db', '--tcp=2379:2379'], { check: true });
+    const db = await getJson<{ spec: { clusterIP: string } }>(['-n', ns, 'service', 'db']);
+    const sixteen = (ip: string): string => ip.split('.').slice(0, 2).join('.');
+    expect(sixteen(db.spec.clusterIP)).toBe(sixteen(kubernetes.spec.clusterIP));
   });
 
   it('deletes a namespace with everything in it (namespace controller)', async () => {

@@ -56,7 +56,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw err;
   }
   console.log(
-    `local cluster ready in ${Date.now() - started} ms (${node ? 'with' : 'without'} the process node), dir ${dir}`,
+    `local cluster ready in ${Date.now() - started} ms (${node ? 'with' : 'without'} the process node), ` +
+      `Services in ${cluster.controlPlane.serviceRange.cidr}, dir ${dir}`,
   );
   project.provide('kubeconfig', cluster.kubeconfigPath);
   project.provide('clusterHasNode', node);

@@ -4,15 +4,9 @@ import type { Pki } from './certs.ts';
 import { httpsProbe } from './health.ts';
 import type { Proc } from './process.ts';
 import { startProcess, waitReady } from './process.ts';
+import type { ServiceRange } from './serviceRange.ts';
 import { binary } from './tools.ts';
 
-/**
- * Services get ClusterIPs from a loopback range, so the network part can listen on them on
- * this machine. The API server accepts it; only Endpoints/EndpointSlices refuse loopback IPs.
- */
-export const serviceClusterIPRange = '127.96.0.0/16';
-/** The `kubernetes` Service's ClusterIP: the first address of the range. */
-export const kubernetesServiceIP = '127.96.0.1';
 /** Issuer of service-account tokens, as in most clusters. */
 export const serviceAccountIssuer = 'https://kubernetes.default.svc.cluster.local';
 
@@ -22,6 +16,7 @@ export interface ApiserverOptions {
   readonly port: number;
   readonly etcdUrl: string;
   readonly pki: Pki;
+  readonly serviceRange: ServiceRange;
   readonly log?: Log;
 }
 
@@ -36,7 +31,9 @@ export function apiserverArgs(opts: ApiserverOptions): string[] {
     // hold a loopback IP, so the reconciler of the `kubernetes` Endpoints is off (the Service stays).
     '--advertise-address=127.0.0.1',
     '--endpoint-reconciler-type=none',
-    `--service-cluster-ip-range=${serviceClusterIPRange}`,
+    // Services get ClusterIPs from a loopback range, so the network part can listen on them
+    // on this machine. The API server accepts it; only Endpoints/EndpointSlices refuse loopback IPs.
+    `--service-cluster-ip-range=${opts.serviceRange.cidr}`,
     `--tls-cert-file=${pki.apiserverCert}`,
     `--tls-private-key-file=${pki.apiserverKey}`,
     `--client-ca-file=${pki.caCert}`,

@@ -39,3 +39,9 @@ export class ToolError extends Error {
     this.tool = tool;
   }
 }
+
+/** Every loopback range for Service ClusterIPs is taken by other local clusters on this machine. */
+export class NoServiceRangeError extends Error {
+  override readonly name = 'NoServiceRangeError';
+  readonly code = 'ERR_NO_SERVICE_RANGE';
+}

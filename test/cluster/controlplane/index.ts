@@ -2,7 +2,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { ControlPlane, PartOptions } from '../types.ts';
-import { startApiserver, kubernetesServiceIP } from './apiserver.ts';
+import { startApiserver } from './apiserver.ts';
 import type { Pki } from './certs.ts';
 import { ensurePki } from './certs.ts';
 import { startControllerManager } from './controller-manager.ts';
@@ -12,15 +12,18 @@ import { writeKubeconfig } from './kubeconfig.ts';
 import type { Ports } from './ports.ts';
 import { choosePorts } from './ports.ts';
 import type { Proc } from './process.ts';
+import type { ServiceRange } from './serviceRange.ts';
+import { chooseServiceRange } from './serviceRange.ts';
 import { killLeftovers } from './process.ts';
 import { binary } from './tools.ts';
 
 const binaryOf = (tool: string): Promise<string> => binary(tool, tool === 'etcd' ? controlPlaneEtcdVersion : undefined);
 
-export { kubernetesServiceIP, serviceAccountIssuer, serviceClusterIPRange } from './apiserver.ts';
+export { serviceAccountIssuer } from './apiserver.ts';
+export type { ServiceRange } from './serviceRange.ts';
 export { issueCert } from './certs.ts';
 export type { CertRequest, Pki } from './certs.ts';
-export { NotReadyError, ProcessExitedError, ToolError } from './errors.ts';
+export { NoServiceRangeError, NotReadyError, ProcessExitedError, ToolError } from './errors.ts';
 export { kubectlFor, kubectlPath } from './kubectl.ts';
 export { writeKubeconfig } from './kubeconfig.ts';
 export type { Ports } from './ports.ts';
@@ -35,6 +38,8 @@ export interface ControlPlaneOptions extends PartOptions {
 export interface LocalControlPlane extends ControlPlane {
   readonly ports: Ports;
   readonly pki: Pki;
+  /** Where Services get their ClusterIPs (a /16 of 127.0.0.0/8, chosen once per dir). */
+  readonly serviceRange: ServiceRange;
   /** Log files of etcd, kube-apiserver and kube-controller-manager, by process name. */
   readonly logs: Readonly<Record<string, string>>;
   /** Milliseconds each start step took: pki, etcd, apiserver (to /readyz ok), controllerManager. */
@@ -56,7 +61,8 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Loca
   await mkdir(dir, { recursive: true });
   // Before the ports are chosen: a leftover still holds the ones this dir used last time.
   await killLeftovers(dir, await Promise.all(['etcd', 'kube-apiserver', 'kube-controller-manager'].map((t) => binaryOf(t))));
-  const pki = await ensurePki(dir, kubernetesServiceIP);
+  const serviceRange = await chooseServiceRange(dir);
+  const pki = await ensurePki(dir, serviceRange.kubernetesServiceIP);
   const ports = await choosePorts(dir);
   const server = `https://127.0.0.1:${ports.apiserver}`;
   const kubeconfigPath = path.join(dir, 'admin.kubeconfig');
@@ -78,7 +84,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Loca
     const etcd = await startEtcd({ dir, clientPort: ports.etcdClient, peerPort: ports.etcdPeer, log: opts.log });
     procs.push(etcd.proc);
     step('etcd');
-    procs.push(await startApiserver({ dir, port: ports.apiserver, etcdUrl: etcd.url, pki, log: opts.log }));
+    procs.push(await startApiserver({ dir, port: ports.apiserver, etcdUrl: etcd.url, pki, serviceRange, log: opts.log }));
     step('apiserver');
     if (opts.controllerManager !== false) {
       procs.push(await startControllerManager({ dir, port: ports.controllerManager, server, pki, log: opts.log }));
@@ -95,6 +101,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Loca
     kubectl: kubectlFor(kubeconfigPath),
     ports,
     pki,
+    serviceRange,
     logs: Object.fromEntries(procs.map((p) => [p.name, p.logPath])),
     timings,
     stop,
