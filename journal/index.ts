@@ -1,6 +1,5 @@
 /** The journal's public surface: the write-ahead Journal, its timeline printer and CLI, redaction. */
 export { Journal, DEFAULT_RETAIN_STEPS } from './journal.ts';
-export type { JournalOptions, TimelineTarget } from './journal.ts';
 export { JournalError, JournalLockedError, isJournalError } from './errors.ts';
 export type { JournalErrorCode } from './errors.ts';
 export { redact, redactText, redactedJson, isSecretKey, REDACTED } from './redact.ts';

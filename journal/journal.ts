@@ -13,26 +13,9 @@ import { JournalError } from './errors.ts';
 import { exactJson, redactText, redactedJson } from './redact.ts';
 import { migrate } from './schema.ts';
 import type * as T from './types.ts';
+import type { JournalOptions, TimelineTarget } from './types.ts';
 import { acquireLease, assertLease, currentWriter, releaseLease } from './writerLease.ts';
 import type { WriterIdentity } from './writerLease.ts';
-
-/** How to open a journal file. */
-export interface JournalOptions {
-  /** A reader: never writes, never takes the lease, works while the manager writes. */
-  readonly readonly?: boolean;
-  /** Steps kept per object by {@link Journal.prune}; default 10,000. */
-  readonly retainSteps?: number;
-  /** SQLite `synchronous`; FULL (default) fsyncs the WAL at every commit. See docs/journal.md. */
-  readonly synchronous?: 'FULL' | 'NORMAL';
-  /** How long a statement waits for SQLite's lock before failing; default 5 s. */
-  readonly busyTimeoutMs?: number;
-}
-
-/** Which objects a timeline covers: one uid, several, or every object with a name. */
-export type TimelineTarget =
-  | { readonly uid: string }
-  | { readonly uids: readonly string[] }
-  | { readonly namespace: string; readonly name: string; readonly kind?: T.ObjectKind };
 
 /** Default number of steps kept per object. */
 export const DEFAULT_RETAIN_STEPS = 10_000;
@@ -169,6 +152,13 @@ export class Journal {
     const sql = `SELECT ${ENTRY_COLUMNS} FROM entries e JOIN objects o ON o.uid = e.uid WHERE ${filters.join(' AND ')} ORDER BY e.lsn LIMIT ?`;
     const rows = this.#db.prepare(sql).all(...params, query.limit ?? -1) as EntryRow[];
     return rows.map(toTimelineRow);
+  }
+
+  /** Counts for /metrics: objects, rows, open intents and the main file's size in bytes. */
+  stats(): { objects: number; rows: number; openIntents: number; bytes: number } {
+    const count = (table: string): number => (this.#prep(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+    const bytes = (this.#db.pragma('page_count', { simple: true }) as number) * (this.#db.pragma('page_size', { simple: true }) as number);
+    return { objects: count('objects'), rows: count('entries'), openIntents: count('open_intents'), bytes };
   }
 
   /** The durability settings in force, for the manager's start-up log. */

@@ -113,3 +113,21 @@ export interface TimelineQuery {
   readonly afterLsn?: number;
   readonly limit?: number;
 }
+
+/** How to open a journal file. */
+export interface JournalOptions {
+  /** A reader: never writes, never takes the lease, works while the manager writes. */
+  readonly readonly?: boolean;
+  /** Steps kept per object by {@link Journal.prune}; default 10,000. */
+  readonly retainSteps?: number;
+  /** SQLite `synchronous`; FULL (default) fsyncs the WAL at every commit. See docs/journal.md. */
+  readonly synchronous?: 'FULL' | 'NORMAL';
+  /** How long a statement waits for SQLite's lock before failing; default 5 s. */
+  readonly busyTimeoutMs?: number;
+}
+
+/** Which objects a timeline covers: one uid, several, or every object with a name. */
+export type TimelineTarget =
+  | { readonly uid: string }
+  | { readonly uids: readonly string[] }
+  | { readonly namespace: string; readonly name: string; readonly kind?: ObjectKind };

@@ -79,8 +79,9 @@ describe('journal: steps', () => {
       state: { value: 'Steady', context: { replicas: 3 } },
     });
     expect(j.snapshot('no-such-uid')).toBeUndefined();
-    j.recordStep(member(0), step('pending', 'bootstrapping'));
+    j.recordStep(member(0), step('pending', 'bootstrapping', [{ type: 'createPod' }]));
     expect(j.objects().map((o) => o.ref)).toEqual([demo, member(0)]);
+    expect(j.stats()).toMatchObject({ objects: 2, rows: 7, openIntents: 1 });
   });
 
   test("the event's time is the caller's, the row's write time is the journal's", () => {
