@@ -84,12 +84,12 @@ async function podProcess(ip: string, port: number): Promise<PodProcess> {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   children.push(child);
-  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const next = async (): Promise<string> => String((await lines.next()).value);
   expect(await next()).toBe('ready');
   return {
     async dial(host: string, p: number): Promise<string> {
-      child.stdin!.write(`${host} ${p}\n`);
+      child.stdin.write(`${host} ${p}\n`);
       return next();
     },
   };
