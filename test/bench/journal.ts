@@ -1,7 +1,9 @@
 /**
  * Journal throughput: steps/s and recordStep / recordOutcome latency (p50, p99) with
  * synchronous=FULL and NORMAL, on a file in $JOURNAL_BENCH_DIR (default: the OS temp dir).
- * Bounded: each mode runs for JOURNAL_BENCH_MS (default 1500 ms) or 20,000 steps, whichever ends first.
+ * Then, on a journal filled with history, the cost of a manager's start (open, openIntents),
+ * of the CLI's query for a cluster and its members, and of prune.
+ * Bounded: each phase runs for JOURNAL_BENCH_MS (default 1500 ms; the fill twice that) or 20,000 steps.
  * Run: node test/bench/journal.ts   → prints a table, writes test/bench/results/journal.json
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +20,18 @@ export interface ModeResult {
   readonly stepsPerSecond: number;
   readonly recordStepMs: { readonly p50: number; readonly p99: number; readonly max: number };
   readonly recordOutcomeMs: { readonly p50: number; readonly p99: number; readonly max: number };
+}
+
+/** Start-up and query costs on a journal that already holds history. */
+export interface SizeResult {
+  readonly objects: number;
+  readonly steps: number;
+  readonly rows: number;
+  readonly openIntents: number;
+  readonly fileBytes: number;
+  readonly ms: { readonly open: number; readonly openIntents: number; readonly clusterTimeline: number; readonly prune: number };
+  readonly clusterTimelineRows: number;
+  readonly prunedRows: number;
 }
 
 const BUDGET_MS = Number(process.env.JOURNAL_BENCH_MS ?? 1500);
@@ -67,9 +81,53 @@ function runMode(dir: string, synchronous: 'FULL' | 'NORMAL'): ModeResult {
   return { synchronous, steps, seconds: round(seconds), stepsPerSecond: Math.round(steps / seconds), recordStepMs: percentiles(stepMs), recordOutcomeMs: percentiles(outcomeMs) };
 }
 
+/** Fills a journal with history (NORMAL, for speed), then times what a restarting manager and the CLI do. */
+function atSize(dir: string): SizeResult {
+  const path = join(dir, 'bench-size.db');
+  const objects = 30;
+  const refs: ObjectRef[] = Array.from({ length: objects }, (_, i) =>
+    i % 3 === 0
+      ? { uid: `c-${i}`, kind: 'EtcdCluster', namespace: 'bench', name: `c${i}` }
+      : { uid: `m-${i}`, kind: 'EtcdMember', namespace: 'bench', name: `c${i - (i % 3)}-${i % 3}`, cluster: `c${i - (i % 3)}` },
+  );
+  const filling = Journal.open(path, { synchronous: 'NORMAL' });
+  const start = performance.now();
+  let steps = 0;
+  while (steps < MAX_STEPS && performance.now() - start < 2 * BUDGET_MS) {
+    const ref = refs[steps % objects] as ObjectRef;
+    const { intentIds } = filling.recordStep(ref, {
+      machine: ref.kind === 'EtcdCluster' ? 'cluster' : 'member',
+      event: { type: 'etcd.member.healthChecked', at: new Date(), revision: steps },
+      from: 'Steady', to: 'Steady', state: { value: 'Steady', context: { step: steps } },
+      intents: [{ type: 'patchStatus', params: { n: steps } }],
+    });
+    // One intent in a hundred is left open, as a crash would leave it.
+    if (steps % 100 !== 7) filling.recordOutcome(ref, intentIds[0] ?? '', { ok: true });
+    steps++;
+  }
+  filling.close();
+  const time = <R>(fn: () => R): [R, number] => {
+    const t = performance.now();
+    const r = fn();
+    return [r, round(performance.now() - t)];
+  };
+  const [journal, openMs] = time(() => Journal.open(path));
+  const [open, openIntentsMs] = time(() => journal.openIntents());
+  const [rows, timelineMs] = time(() => journal.timeline({ uids: ['c-0', 'm-1', 'm-2'] }));
+  const stats = journal.stats();
+  const [pruned, pruneMs] = time(() => journal.prune({ keep: 100 }));
+  journal.close();
+  return {
+    objects, steps, rows: stats.rows, openIntents: open.length, fileBytes: stats.bytes,
+    ms: { open: openMs, openIntents: openIntentsMs, clusterTimeline: timelineMs, prune: pruneMs },
+    clusterTimelineRows: rows.length, prunedRows: pruned,
+  };
+}
+
 const dir = mkdtempSync(join(process.env.JOURNAL_BENCH_DIR ?? tmpdir(), 'journal-bench-'));
 try {
   const results = [runMode(dir, 'FULL'), runMode(dir, 'NORMAL')];
+  const size = atSize(dir);
   const out = {
     bench: 'journal',
     at: new Date().toISOString(),
@@ -80,6 +138,7 @@ try {
     budgetMsPerMode: BUDGET_MS,
     note: 'a step = recordStep (event, transition, 2 intents, snapshot) + 2 recordOutcome, each its own fsynced transaction under FULL',
     results,
+    atSize: size,
   };
   const resultsDir = join(import.meta.dirname, 'results');
   mkdirSync(resultsDir, { recursive: true });
@@ -92,6 +151,13 @@ try {
     ];
     console.log(cells.join('  '));
   }
+  console.log(
+    `\nat size: ${size.steps} steps of ${size.objects} objects, ${size.rows} rows, ${(size.fileBytes / 1e6).toFixed(1)} MB, ${size.openIntents} open intents`,
+  );
+  console.log(
+    `  open ${size.ms.open} ms, openIntents ${size.ms.openIntents} ms, cluster+members timeline ${size.ms.clusterTimeline} ms ` +
+      `(${size.clusterTimelineRows} rows), prune to 100 steps ${size.ms.prune} ms (${size.prunedRows} rows)`,
+  );
   console.log(`wrote ${join('test', 'bench', 'results', 'journal.json')}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
