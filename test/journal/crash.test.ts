@@ -28,6 +28,10 @@ describe('journal: crashes and the one-writer rule', () => {
     ];
     expect(await w.crash({ op: 'step', ref: demo, step: step('Bootstrapping', 'Bootstrapping', intents), thenKill: true })).toBe('SIGKILL');
 
+    // A reader (the CLI, run to see what happened) finds them before any manager restarts.
+    const reader = Journal.open(db, { readonly: true });
+    expect(reader.openIntents().map((o) => o.id)).toEqual(['uid-demo:2:0', 'uid-demo:2:1']);
+    reader.close();
     const j = Journal.open(db);
     try {
       expect(j.openIntents()).toMatchObject([
