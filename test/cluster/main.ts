@@ -45,9 +45,9 @@ const stopAndExit = (): void => {
   );
 };
 const shutdown = (signal: string): void => {
-  if (stopping) process.exit(130); // a second Ctrl-C does not wait
+  if (stopping) process.exit(130); // a second Ctrl-C does not wait: the children die with this process
   stopping = true;
-  console.log(`\n${signal}: stopping the local cluster (Ctrl-C again to leave it running)...`);
+  console.log(`\n${signal}: stopping the local cluster (Ctrl-C again to kill it at once)...`);
   // While starting, the start finishes first so that every started process is stopped.
   if (cluster) stopAndExit();
 };

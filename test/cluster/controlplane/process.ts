@@ -31,6 +31,8 @@ export interface Proc {
 }
 
 const keptLines = 40;
+/** util-linux's setpriv (Debian: essential, always there); without it children outlive a killed parent. */
+const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
 
 /** Starts a process, first killing one left running by an earlier run in the same dir. */
 export async function startProcess(spec: ProcessSpec): Promise<Proc> {
@@ -40,7 +42,11 @@ export async function startProcess(spec: ProcessSpec): Promise<Proc> {
   const logPath = path.join(spec.dir, `${spec.name}.log`);
   const file = createWriteStream(logPath, { flags: 'a' });
   file.write(`\n--- ${new Date().toISOString()} ${spec.bin} ${spec.args.join(' ')}\n`);
-  const child = spawn(spec.bin, spec.args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group, so a Ctrl-C meant for the parent does not reach it before stop()
+  // does (in order); and, through setpriv, SIGKILL when the parent dies, so no run leaves
+  // a control plane behind.
+  const [command, args]: [string, readonly string[]] = setpriv ? [setpriv, ['--pdeathsig', 'SIGKILL', '--', spec.bin, ...spec.args]] : [spec.bin, spec.args];
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const tail: string[] = [];
   for (const stream of [child.stdout, child.stderr]) {
     let partial = '';
