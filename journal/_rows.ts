@@ -1,6 +1,6 @@
 /** Private helpers: stored rows to public shapes, and times to ISO text. */
 import { JournalError } from './errors.ts';
-import type { ObjectKind, ObjectRef, OpenIntent, Snapshot, TimelineRow } from './types.ts';
+import type { ObjectKind, ObjectRef, OpenIntent, Snapshot, StateValue, TimelineRow } from './types.ts';
 
 /** An `objects` row as stored. */
 export interface ObjectRow {
@@ -93,7 +93,7 @@ export function toOpenIntent(row: EntryRow): OpenIntent {
 }
 
 /** A caller's time as ISO-8601 UTC text; refuses what is not a time. */
-export function isoTime(value: Date | string, what: string): string {
+export function isoTime(value: Date | string | number, what: string): string {
   const d = value instanceof Date ? value : new Date(value);
   if (Number.isNaN(d.getTime())) throw new JournalError('ERR_JOURNAL_WRITE', `${what} ${String(value)} is not a time`);
   return d.toISOString();
@@ -103,3 +103,11 @@ export function isoTime(value: Date | string, what: string): string {
 export const ENTRY_COLUMNS =
   'e.lsn, e.uid, e.seq, e.entry, e.name, e.intent_id, e.from_state, e.to_state, e.ok, e.code, e.message, ' +
   'e.data, e.at, e.written_at, o.kind, o.namespace, o.name AS obj_name, o.cluster';
+
+/** A state value as one name: `bootstrapping.seeding`; parallel regions joined by `, `. */
+export function stateName(value: StateValue): string {
+  if (typeof value === 'string') return value;
+  return Object.entries(value)
+    .map(([k, v]) => (v === undefined || (typeof v === 'object' && Object.keys(v).length === 0) ? k : `${k}.${stateName(v)}`))
+    .join(', ');
+}

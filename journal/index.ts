@@ -8,4 +8,5 @@ export type { TimelineFormat, Cause } from './timeline.ts';
 export { runJournalCommand, JOURNAL_USAGE } from './cli.ts';
 export type { CommandIO, JournalCommandOptions } from './cli.ts';
 export { SCHEMA_VERSION } from './schema.ts';
+export { stateName } from './_rows.ts';
 export type * from './types.ts';

@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
-import { ENTRY_COLUMNS, isoTime, toOpenIntent, toSnapshot, toTimelineRow } from './_rows.ts';
+import { ENTRY_COLUMNS, isoTime, stateName, toOpenIntent, toSnapshot, toTimelineRow } from './_rows.ts';
 import { ENTRY, NONE, UPSERT_OBJECT, openFile, openReader, wrapOpen } from './_sqlite.ts';
 import type { EntryRow, ObjectRow } from './_rows.ts';
 import { JournalError } from './errors.ts';
@@ -76,7 +76,8 @@ export class Journal {
       const base = { ...NONE, uid: ref.uid, seq, at: isoTime(at, `event ${type} time`), writtenAt: new Date().toISOString() };
       const insert = this.#prep(ENTRY);
       insert.run({ ...base, entry: 'event', name: type, data: redactedJson(fields) });
-      insert.run({ ...base, entry: 'transition', name: step.machine, from: step.from, to: step.to });
+      const [from, to] = [stateName(step.from), stateName(step.to)];
+      insert.run({ ...base, entry: 'transition', name: step.machine, from, to });
       const intentIds = step.intents.map((intent, index) => {
         const intentId = `${ref.uid}:${seq}:${index}`;
         const data = exactJson(intent.params ?? {}, `intent ${intent.type} of step ${seq} of ${ref.kind}/${ref.name}`);
@@ -86,7 +87,7 @@ export class Journal {
       });
       this.#prep(UPSERT_OBJECT).run({
         ...base, kind: ref.kind, namespace: ref.namespace, name: ref.name, cluster: ref.cluster ?? null,
-        machine: step.machine, stage: step.to, state: exactJson(step.state, `machine state after step ${seq} of ${ref.kind}/${ref.name}`),
+        machine: step.machine, stage: to, state: exactJson(step.state, `machine state after step ${seq} of ${ref.kind}/${ref.name}`),
       });
       return { seq, intentIds };
     });

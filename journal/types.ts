@@ -16,8 +16,8 @@ export interface ObjectRef {
 /** What the machine was fed: a dotted event type plus its fields, stamped by the runtime. */
 export interface StepEvent {
   readonly type: string;
-  /** When the event happened, as stamped by the runtime (machines have no clock). */
-  readonly at: Date | string;
+  /** When the event happened, as stamped by the runtime (machines have no clock): a Date, ISO text or epoch ms. */
+  readonly at: Date | string | number;
   readonly [field: string]: unknown;
 }
 
@@ -27,13 +27,17 @@ export interface Intent {
   readonly params?: Readonly<Record<string, unknown>>;
 }
 
+/** An xstate state value: a state name, or nested/parallel states as an object. */
+export type StateValue = string | { readonly [state: string]: StateValue | undefined };
+
 /** One machine step: the event, the transition it caused and the intents it emitted. */
 export interface Step {
   /** Machine name, e.g. `cluster` or `member`. */
   readonly machine: string;
   readonly event: StepEvent;
-  readonly from: string;
-  readonly to: string;
+  /** State before and after: a name, or an xstate state value (`{ bootstrapping: 'seeding' }` reads `bootstrapping.seeding`). */
+  readonly from: StateValue;
+  readonly to: StateValue;
   /** The machine's persisted snapshot after the step (xstate `getPersistedSnapshot`). */
   readonly state: unknown;
   readonly intents: readonly Intent[];
@@ -50,8 +54,8 @@ export interface RecordedStep {
 
 /** How an effect ended: ok with a result, or an error with a code. */
 export type Outcome =
-  | { readonly ok: true; readonly result?: unknown; readonly at?: Date | string }
-  | { readonly ok: false; readonly code: string; readonly message: string; readonly at?: Date | string };
+  | { readonly ok: true; readonly result?: unknown; readonly at?: Date | string | number }
+  | { readonly ok: false; readonly code: string; readonly message: string; readonly at?: Date | string | number };
 
 /** What {@link Journal.recordOutcome} did: the first outcome of an intent wins, later ones are ignored. */
 export interface RecordedOutcome {

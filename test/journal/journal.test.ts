@@ -92,6 +92,21 @@ describe('journal: steps', () => {
     expect(event?.at).toBe('2020-01-02T03:04:05.678Z');
     expect(event!.writtenAt >= before).toBe(true);
     expect(() => j.recordStep(demo, step('a', 'b', [], 'yesterday'))).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_WRITE' }));
+    // The machines stamp events in epoch milliseconds.
+    j.recordStep(demo, { ...step('a', 'b'), event: { type: 'timer.tick', at: Date.parse('2026-11-21T12:00:00.250Z') } });
+    expect(j.timeline({ uid: demo.uid }, { afterSeq: 1 })[0]?.at).toBe('2026-11-21T12:00:00.250Z');
+  });
+
+  test('a nested xstate state value is recorded as a dotted state name', () => {
+    const j = journal();
+    j.recordStep(demo, { ...step('Pending', 'x'), from: 'pending', to: { bootstrapping: { seeding: 'awaitingSeed' } } });
+    j.recordStep(demo, { ...step('x', 'y'), from: { bootstrapping: { seeding: 'awaitingSeed' } }, to: { steady: {}, probing: 'idle' } });
+    const transitions = j.timeline({ uid: demo.uid }).filter((r) => r.entry === 'transition');
+    expect(transitions.map((r) => [r.from, r.to])).toEqual([
+      ['pending', 'bootstrapping.seeding.awaitingSeed'],
+      ['bootstrapping.seeding.awaitingSeed', 'steady, probing.idle'],
+    ]);
+    expect(j.snapshot(demo.uid)?.stage).toBe('steady, probing.idle');
   });
 });
 
