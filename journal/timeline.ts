@@ -150,7 +150,7 @@ function elapsed(from: string, to: string): string {
 
 function render(v: unknown): string {
   if (v === null || v === undefined) return String(v);
-  if (typeof v === 'string') return /^[\w.:/@+-]*$/.test(v) && v !== '' ? v : JSON.stringify(v);
+  if (typeof v === 'string') return /^[\w.:/@+=-]*$/.test(v) && v !== '' ? v : JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(render).join(', ')}]`;
   if (typeof v === 'object') {
     return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${k}: ${render(x)}`).join(', ')}}`;
