@@ -8,6 +8,8 @@ import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 const CGROUP_FS = '/sys/fs/cgroup';
+/** Prefix of every network's cgroup root. */
+export const PREFIX = 'etcd-operator-net-';
 
 /** The cgroups of one network's Pods, under one directory of the cgroup v2 tree. */
 export class PodCgroups {
@@ -32,9 +34,9 @@ export class PodCgroups {
       { mount: path.join(CGROUP_FS, 'unified'), prefix: 'unified/' },
     ].find((c) => existsSync(path.join(c.mount, 'cgroup.controllers')));
     if (!found) return undefined;
-    const cg = new PodCgroups(found.mount, found.prefix, name);
+    await sweep(found.mount);
     await mkdir(path.join(found.mount, name), { recursive: true });
-    return cg;
+    return new PodCgroups(found.mount, found.prefix, name);
   }
 
   /** The nft name of a Pod's cgroup. */
@@ -61,16 +63,36 @@ export class PodCgroups {
   /** Moves every process back where it came from and removes the cgroups. */
   async close(): Promise<void> {
     const root = path.join(this.#mount, this.#name);
-    for (const dir of await readdir(root).catch(() => [] as string[])) {
-      const procs = await readFile(path.join(root, dir, 'cgroup.procs'), 'utf8').catch(() => '');
-      for (const pid of procs.split('\n').filter(Boolean).map(Number)) {
-        const back = this.#origin.get(pid) ?? '/';
-        await writeFile(path.join(this.#mount, back, 'cgroup.procs'), String(pid)).catch(() =>
-          writeFile(path.join(this.#mount, 'cgroup.procs'), String(pid)).catch(() => undefined));
+    const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
+    for (const dir of entries.filter((e) => e.isDirectory()).map((e) => path.join(root, e.name))) {
+      // A process forked meanwhile lands in the cgroup too: empty it until rmdir succeeds.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        await this.#release(dir);
+        if (await rmdir(dir).then(() => true, () => false)) break;
       }
-      await rmdir(path.join(root, dir)).catch(() => undefined);
     }
     await rmdir(root).catch(() => undefined);
+  }
+
+  async #release(dir: string): Promise<void> {
+    const procs = await readFile(path.join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
+    for (const pid of procs.split('\n').filter(Boolean).map(Number)) {
+      const back = this.#origin.get(pid) ?? '/';
+      await writeFile(path.join(this.#mount, back, 'cgroup.procs'), String(pid)).catch(() =>
+        writeFile(path.join(this.#mount, 'cgroup.procs'), String(pid)).catch(() => undefined));
+    }
+  }
+}
+
+/**
+ * Removes roots left by earlier networks: a root cannot be removed while sockets still point
+ * at a Pod cgroup below it, which can outlast stop(). An empty, unpopulated root is unused.
+ */
+async function sweep(mount: string): Promise<void> {
+  for (const name of await readdir(mount).catch(() => [] as string[])) {
+    if (!name.startsWith(PREFIX)) continue;
+    const stat = await readFile(path.join(mount, name, 'cgroup.stat'), 'utf8').catch(() => '');
+    if (/^nr_descendants 0$/m.test(stat)) await rmdir(path.join(mount, name)).catch(() => undefined);
   }
 }
 

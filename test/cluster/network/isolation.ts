@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readlink } from 'node:fs/promises';
 import type { Log } from '../types.ts';
-import { PodCgroups } from './cgroups.ts';
+import { PodCgroups, PREFIX } from './cgroups.ts';
 import { Serial } from './informer.ts';
 import { ensureNft, nft } from './nft.ts';
 import { crossingConnections, podOfProcess, processes, tcpSockets } from './procs.ts';
@@ -38,7 +38,7 @@ export class Isolation {
   /** Names the table and cgroups after the network's directory and removes leftovers of a crash. */
   static async start(dir: string, log: Log): Promise<Isolation> {
     const id = createHash('sha256').update(dir).digest('hex').slice(0, 10);
-    const cgroups = await PodCgroups.open(`etcd-operator-net-${id}`);
+    const cgroups = await PodCgroups.open(`${PREFIX}${id}`);
     if (!cgroups) log('no cgroup v2 tree: isolate() cannot catch Pod connections made from 127.0.0.1');
     const isolation = new Isolation(`etcd_operator_net_${id}`, cgroups, log);
     await nft(removeRules(isolation.#table)).catch(() => undefined);
