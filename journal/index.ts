@@ -2,7 +2,7 @@
 export { Journal, DEFAULT_RETAIN_STEPS } from './journal.ts';
 export { JournalError, JournalLockedError, isJournalError } from './errors.ts';
 export type { JournalErrorCode } from './errors.ts';
-export { redact, redactText, redactedJson, isSecretKey, REDACTED } from './redact.ts';
+export { redact, redactReport, redactText, redactedJson, isSecretKey, REDACTED } from './redact.ts';
 export { TimelineFormatter, formatTimeline, compact } from './timeline.ts';
 export type { TimelineFormat, Cause } from './timeline.ts';
 export { runJournalCommand, JOURNAL_USAGE } from './cli.ts';
