@@ -181,8 +181,9 @@ export class PodWorker {
       const graceSeconds = m.deletionGracePeriodSeconds ?? this.pod.spec?.terminationGracePeriodSeconds ?? 30;
       await this.#halt(graceSeconds * 1000);
       this.#status.close();
+      // gracePeriodSeconds goes in the body: with a body, the API server ignores the query.
       await this.#ctx.core
-        .deleteNamespacedPod({ name: m.name!, namespace: m.namespace!, gracePeriodSeconds: 0, body: { preconditions: { uid: m.uid! } } })
+        .deleteNamespacedPod({ name: m.name!, namespace: m.namespace!, body: { gracePeriodSeconds: 0, preconditions: { uid: m.uid! } } })
         .catch((err: unknown) => {
           if ((err as { code?: number }).code !== 404 && (err as { code?: number }).code !== 409) throw err;
         });
