@@ -38,6 +38,7 @@ const STATE_OF: Record<Decision, string> = {
 const machine = setup({
   types: { context: {} as ClusterContext, events: {} as ClusterEvent, input: {} as { cluster: ObjectRef; context?: ClusterContext } },
   actions: {
+    ensureServices: intent<'ensureServices'>(),
     createMember: intent<'createMember'>(),
     addLearner: intent<'addLearner'>(),
     promoteLearner: intent<'promoteLearner'>(),
@@ -142,8 +143,13 @@ export const clusterMachine = machine.createMachine({
       states: {
         seeding: {
           entry: ['chooseSeed', 'beginStep'],
-          initial: 'creatingSeed',
+          initial: 'creatingServices',
           states: {
+            // The headless Service gives members the DNS names their peer URLs use.
+            creatingServices: attempt('ensureServices', { target: '#cluster.bootstrapping.seeding.creatingSeed' }, {
+              type: 'ensureServices',
+              params: ({ context }) => ({ cluster: context.cluster.name }),
+            }),
             creatingSeed: attempt('createMember', { target: '#cluster.bootstrapping.seeding.awaitingSeed', actions: ['rememberJoiner'] }, { type: 'createMember', params: act.createMemberParams }),
             awaitingSeed: { always: { guard: 'seedStarted', target: '#cluster.observing', actions: ['latchClusterID', 'finishJoin'] } },
           },

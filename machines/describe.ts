@@ -38,7 +38,9 @@ export function describeCluster(path: string, c: ClusterContext): Described {
       break;
     case 'bootstrapping':
       message = sub.startsWith('seeding')
-        ? sub.includes('awaitingSeed')
+        ? sub.includes('creatingServices')
+          ? 'creating the headless Service that gives members their DNS names, and the client Service'
+          : sub.includes('awaitingSeed')
           ? `waiting for the seed member ${c.joining?.member ?? ''} to start a new etcd cluster`
           : `creating the seed member ${c.joining?.member ?? ''}`
         : `${joinMessage(rest.slice(1).join('.'), c)} (${voters} of ${target} voters)`;

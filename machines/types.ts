@@ -73,6 +73,7 @@ export type EffectOutcome<K extends string> =
 
 /** Intents of the cluster machine. */
 export type ClusterIntent =
+  | { readonly type: 'ensureServices'; readonly params: { readonly cluster: string } }
   | { readonly type: 'createMember'; readonly params: CreateMemberParams }
   | { readonly type: 'addLearner'; readonly params: { readonly member: string; readonly peerURL: string } }
   | { readonly type: 'promoteLearner'; readonly params: { readonly member: string; readonly memberID: string } }

@@ -63,7 +63,8 @@ function join(d: Driver<typeof clusterMachine>, n: number, before: number[], pre
 function steadyCluster(replicas: number): Driver<typeof clusterMachine> {
   const d = new Driver(clusterMachine, { cluster: ref });
   play(d, [
-    [spec(replicas), 'bootstrapping.seeding.creatingSeed.running'],
+    [spec(replicas), 'bootstrapping.seeding.creatingServices.running'],
+    [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
     [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
     [voters(0), 'observing'],
   ]);
@@ -84,7 +85,8 @@ describe('cluster machine', () => {
     const d = new Driver(clusterMachine, { cluster: ref });
     expect(d.state).toBe('pending');
     play(d, [
-      [spec(3), 'bootstrapping.seeding.creatingSeed.running', [
+      [spec(3), 'bootstrapping.seeding.creatingServices.running', [{ type: 'ensureServices', params: { cluster: 'demo' } }]],
+      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running', [
         { type: 'createMember', params: { member: 'demo-0', ordinal: 0, bootstrap: true, initialCluster: `demo-0=${url(0)}`, version: '3.6.16' } },
       ]],
       [ok('createMember'), 'bootstrapping.seeding.awaitingSeed', []],
@@ -104,7 +106,7 @@ describe('cluster machine', () => {
 
   it('promoting retries with back-off while the learner is not in sync', () => {
     const d = new Driver(clusterMachine, { cluster: ref });
-    play(d, [[spec(2), 'bootstrapping.seeding.creatingSeed.running'], [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'], [voters(0), 'observing'], [voters(0), 'bootstrapping.joining.addingLearner.running']]);
+    play(d, [[spec(2), 'bootstrapping.seeding.creatingServices.running'], [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'], [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'], [voters(0), 'observing'], [voters(0), 'bootstrapping.joining.addingLearner.running']]);
     play(d, [
       [ok('addLearner', { memberID: id(1), initialCluster: joinedAfter([0, 1]) }), 'bootstrapping.joining.creatingMember.running'],
       [ok('createMember'), 'bootstrapping.joining.awaitingStart'],
@@ -122,7 +124,7 @@ describe('cluster machine', () => {
 
   it('a spec edit during a step waits until the latched target is reached', () => {
     const d = new Driver(clusterMachine, { cluster: ref });
-    play(d, [[spec(2), 'bootstrapping.seeding.creatingSeed.running'], [ok('createMember'), 'bootstrapping.seeding.awaitingSeed']]);
+    play(d, [[spec(2), 'bootstrapping.seeding.creatingServices.running'], [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'], [ok('createMember'), 'bootstrapping.seeding.awaitingSeed']]);
     play(d, [[spec(5), 'bootstrapping.seeding.awaitingSeed', []], [voters(0), 'observing'], [voters(0), 'bootstrapping.joining.addingLearner.running']]);
     expect(d.context.target).toEqual({ replicas: 2, version: '3.6.16' });
     join(d, 1, [0], 'bootstrapping.joining');
@@ -232,7 +234,7 @@ describe('cluster machine', () => {
 
   it('goes to deleting from any step and asks for nothing more', () => {
     const d = new Driver(clusterMachine, { cluster: ref });
-    play(d, [[spec(3), 'bootstrapping.seeding.creatingSeed.running'], [{ type: 'k8s.cluster.deleted', at: now() }, 'deleting', []]]);
+    play(d, [[spec(3), 'bootstrapping.seeding.creatingServices.running'], [{ type: 'k8s.cluster.deleted', at: now() }, 'deleting', []]]);
     expect(d.snapshot.status).toBe('done');
   });
 
