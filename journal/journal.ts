@@ -11,7 +11,7 @@ import { ENTRY, NONE, UPSERT_OBJECT, openFile, openReader, wrapOpen } from './_s
 import type { EntryRow, ObjectRow } from './_rows.ts';
 import { JournalError } from './errors.ts';
 import { exactJson, redactText, redactedJson } from './redact.ts';
-import { migrate } from './schema.ts';
+import { LEASE_VERSION, migrate } from './schema.ts';
 import type * as T from './types.ts';
 import type { JournalOptions, TimelineTarget } from './types.ts';
 import { acquireLease, assertLease, currentWriter, releaseLease } from './writerLease.ts';
@@ -51,9 +51,11 @@ export class Journal {
     try {
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
-      migrate(db, path);
+      // Later migrations wait for the lease, so a newer manager never reshapes a file an older one still writes.
+      migrate(db, path, LEASE_VERSION);
       const me = currentWriter();
       acquireLease(db, path, me);
+      migrate(db, path);
       return new Journal(path, db, me, retain);
     } catch (err) {
       db.close();

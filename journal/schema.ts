@@ -63,13 +63,16 @@ export const MIGRATIONS: readonly string[] = [
 /** The schema version this code writes and reads. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Runs the migrations a writable file lacks, each in its own immediate transaction. */
-export function migrate(db: Database.Database, path: string): void {
+/** The version whose migration creates the `writer` table: needed before the lease can be taken. */
+export const LEASE_VERSION = 1;
+
+/** Runs the migrations a writable file lacks up to `target`, each in its own immediate transaction. */
+export function migrate(db: Database.Database, path: string, target: number = SCHEMA_VERSION): void {
   for (;;) {
     const ran = db.transaction(() => {
       const version = userVersion(db);
       if (version > SCHEMA_VERSION) throw newer(path, version);
-      if (version === SCHEMA_VERSION) return false;
+      if (version >= target) return false;
       db.exec(MIGRATIONS[version] as string);
       db.pragma(`user_version = ${version + 1}`);
       return true;
