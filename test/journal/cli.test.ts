@@ -89,6 +89,28 @@ describe('journal command', () => {
     expect(await running).toBe(0);
   });
 
+  test('--follow --json prints each new row as one JSON object, outcomes with their cause', async () => {
+    const db = tempDb();
+    const w = new WriterProcess(db);
+    children.push(w);
+    await w.next();
+    await w.send({ op: 'step', ref: demo, step: step('Pending', 'Bootstrapping', [{ type: 'createMember', params: { member: 'demo-0' } }], at(0)) });
+    const out: string[] = [];
+    const abort = new AbortController();
+    const running = runJournalCommand(['demo', '-f', '--json', '--db', db], { stdout: (s) => out.push(s), stderr: (s) => out.push(s) }, { signal: abort.signal, pollMs: 20 });
+    while (out.length < 3) await sleep(20);
+    await w.send({ op: 'outcome', ref: demo, intentId: 'uid-demo:1:0', outcome: { ok: false, code: 'ERR_CREATE', message: 'forbidden', at: at(5) } });
+    while (out.length < 4) await sleep(20);
+    abort.abort();
+    expect(await running).toBe(0);
+    const rows = out.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(rows.map((r) => r.entry)).toEqual(['event', 'transition', 'intent', 'outcome']);
+    expect(rows[3]).toMatchObject({
+      intentId: 'uid-demo:1:0', ok: false, code: 'ERR_CREATE', message: 'forbidden',
+      cause: { event: 'k8s.cluster.updated', from: 'Pending', to: 'Bootstrapping' },
+    });
+  });
+
   test('reads the journal named by ETCD_OPERATOR_JOURNAL when --db is not given', async () => {
     const { code, stdout } = await run(['demo'], { env: { ETCD_OPERATOR_JOURNAL: seeded() } });
     expect(code).toBe(0);
