@@ -1,6 +1,6 @@
 /** kubectl for end-to-end tests, bound to the local cluster that test/e2e/setup.ts started. */
 import { inject } from 'vitest';
-import { runKubectl } from '../cluster/controlplane/kubectl.ts';
+import { kubeconfigArgs, runKubectl } from '../cluster/controlplane/kubectl.ts';
 import type { KubectlResult } from '../cluster/types.ts';
 
 /** kubectl ended with a non-zero exit where the test needed it to succeed. */
@@ -27,7 +27,7 @@ export interface KubectlOptions {
 /** Runs the pinned kubectl as cluster admin of the test cluster. */
 export async function kubectl(args: readonly string[], opts: KubectlOptions = {}): Promise<KubectlResult> {
   const kubeconfig = opts.kubeconfig ?? inject('kubeconfig');
-  const result = await runKubectl(inject('kubectlPath'), ['--kubeconfig', kubeconfig, ...args], opts.input);
+  const result = await runKubectl(inject('kubectlPath'), [...kubeconfigArgs(kubeconfig), ...args], opts.input);
   if (opts.check && result.code !== 0) throw new KubectlError(args, result);
   return result;
 }

@@ -1,5 +1,6 @@
 /** Runs the pinned kubectl against a kubeconfig. */
 import { spawn } from 'node:child_process';
+import path from 'node:path';
 import type { Kubectl, KubectlResult } from '../types.ts';
 import { binary } from './tools.ts';
 
@@ -10,7 +11,15 @@ export function kubectlPath(): Promise<string> {
 
 /** A Kubectl bound to kubeconfigPath; a non-zero exit is returned, not thrown. */
 export function kubectlFor(kubeconfigPath: string, bin?: string): Kubectl {
-  return async (args, opts) => runKubectl(bin ?? (await kubectlPath()), ['--kubeconfig', kubeconfigPath, ...args], opts?.input);
+  return async (args, opts) => runKubectl(bin ?? (await kubectlPath()), [...kubeconfigArgs(kubeconfigPath), ...args], opts?.input);
+}
+
+/**
+ * `--kubeconfig` and a discovery cache beside it: the default, ~/.kube/cache, would collect a
+ * folder per test cluster's port and could serve one cluster's API list to the next on that port.
+ */
+export function kubeconfigArgs(kubeconfigPath: string): string[] {
+  return ['--kubeconfig', kubeconfigPath, '--cache-dir', path.join(path.dirname(kubeconfigPath), '.kubectl-cache')];
 }
 
 /** Runs kubectl with args (stdin from input) and collects its output. */
