@@ -12,12 +12,10 @@ import { writeKubeconfig } from './kubeconfig.ts';
 import type { Ports } from './ports.ts';
 import { choosePorts } from './ports.ts';
 import type { Proc } from './process.ts';
+import { killLeftovers } from './process.ts';
 import type { ServiceRange } from './serviceRange.ts';
 import { chooseServiceRange } from './serviceRange.ts';
-import { killLeftovers } from './process.ts';
 import { binary } from './tools.ts';
-
-const binaryOf = (tool: string): Promise<string> => binary(tool, tool === 'etcd' ? controlPlaneEtcdVersion : undefined);
 
 export { serviceAccountIssuer } from './apiserver.ts';
 export type { ServiceRange } from './serviceRange.ts';
@@ -27,6 +25,8 @@ export { NoServiceRangeError, NotReadyError, ProcessExitedError, ToolError } fro
 export { kubectlFor, kubectlPath } from './kubectl.ts';
 export { writeKubeconfig } from './kubeconfig.ts';
 export type { Ports } from './ports.ts';
+
+const binaryOf = (tool: string): Promise<string> => binary(tool, tool === 'etcd' ? controlPlaneEtcdVersion : undefined);
 
 /** Options of startControlPlane. */
 export interface ControlPlaneOptions extends PartOptions {
