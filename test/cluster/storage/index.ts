@@ -56,8 +56,10 @@ export async function startStorage(opts: ControllerOptions, scope: Scope = DEFAU
     switch (action.type) {
       case 'create':
         await mkdir(action.dir, { recursive: true });
-        await ignore(409, core.createPersistentVolume({ body: action.volume }));
-        log(`storage: provisioned ${action.volume.metadata?.name} for ${claimName(action.volume)}`);
+        // A second pass may run before the volume informer has seen the first create: 409 is done.
+        if (await ignore(409, core.createPersistentVolume({ body: action.volume }))) {
+          log(`storage: provisioned ${action.volume.metadata?.name} for ${claimName(action.volume)}`);
+        }
         return;
       case 'delete':
         if (action.dir) await rm(action.dir, { recursive: true, force: true });
