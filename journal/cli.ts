@@ -27,13 +27,14 @@ export interface JournalCommandOptions {
 }
 
 /** The usage text. */
-export const JOURNAL_USAGE = `usage: etcd-operator journal NAME [-n NAMESPACE] [--kind EtcdCluster|EtcdMember] [--follow] [--json] [--db PATH]
+export const JOURNAL_USAGE = `usage: etcd-operator journal NAME [-n NAMESPACE] [--kind EtcdCluster|EtcdMember] [--tail STEPS] [--follow] [--json] [--db PATH]
 
 Prints the timeline of an EtcdCluster (with its members) or an EtcdMember: each step's
 event and transition, the intents it asked for and how they ended.
 
   -n, --namespace NS   namespace of NAME (default: default)
       --kind KIND      EtcdCluster or EtcdMember, when both have the name
+      --tail STEPS     only the last STEPS steps of each object (then new ones, with --follow)
   -f, --follow         keep printing new rows until interrupted
       --json           one JSON object per row
       --db PATH        journal file (default: $ETCD_OPERATOR_JOURNAL or ./etcd-operator-journal.db)
@@ -87,12 +88,13 @@ async function show(journal: Journal, args: ReturnType<typeof parse>, io: Comman
   }
   const formatter = new TimelineFormatter({ json: args.json, showObject: found.length > 1 || found[0]?.ref.kind === 'EtcdCluster' });
   if (!args.json) for (const o of found) io.stdout(`# ${o.ref.kind} ${o.ref.namespace}/${o.ref.name} (uid ${o.ref.uid}): ${o.stage} after step #${o.seq}\n`);
-  let last = 0;
+  // With --tail, rows older than the file's end when we start are skipped by the cursor too.
+  let last = args.tail === undefined ? 0 : journal.lastLsn();
   let uids = found.map((o) => o.ref.uid);
-  for (;;) {
-    const rows = journal.timeline({ uids }, { afterLsn: last });
+  for (let first = true; ; first = false) {
+    const rows = first && args.tail !== undefined ? tail(journal, found, args.tail) : journal.timeline({ uids }, { afterLsn: last });
     for (const line of formatter.format(rows)) io.stdout(`${line}\n`);
-    last = rows.at(-1)?.lsn ?? last;
+    last = Math.max(last, rows.at(-1)?.lsn ?? 0);
     if (!args.follow) return 0;
     try {
       await sleep(opts.pollMs ?? 200, undefined, { signal: opts.signal });
@@ -109,6 +111,12 @@ async function show(journal: Journal, args: ReturnType<typeof parse>, io: Comman
       uids = now;
     }
   }
+}
+
+/** The last `steps` steps of each object, merged in write order. */
+function tail(journal: Journal, objects: readonly Snapshot[], steps: number) {
+  const rows = objects.flatMap((o) => journal.timeline({ uid: o.ref.uid }, { afterSeq: Math.max(0, o.seq - steps) }));
+  return rows.sort((a, b) => a.lsn - b.lsn);
 }
 
 /** The objects `journal NAME` covers: the cluster NAME and its members, or the member NAME. */
@@ -134,6 +142,7 @@ function parse(argv: readonly string[]) {
       follow: { type: 'boolean', short: 'f' },
       json: { type: 'boolean' },
       db: { type: 'string' },
+      tail: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -142,6 +151,10 @@ function parse(argv: readonly string[]) {
     throw new UsageError(`--kind must be EtcdCluster or EtcdMember, not ${kind}`);
   }
   const objectKind: ObjectKind | undefined = kind;
+  const tailSteps = values.tail === undefined ? undefined : Number(values.tail);
+  if (tailSteps !== undefined && !(Number.isSafeInteger(tailSteps) && tailSteps > 0)) {
+    throw new UsageError(`--tail must be a positive number of steps, not ${values.tail}`);
+  }
   if (!values.help && positionals.length !== 1) {
     throw new UsageError(positionals.length === 0 ? 'NAME is missing' : `one NAME expected, got ${positionals.join(' ')}`);
   }
@@ -152,6 +165,7 @@ function parse(argv: readonly string[]) {
     follow: values.follow ?? false,
     json: values.json ?? false,
     db: values.db,
+    tail: tailSteps,
     help: values.help ?? false,
   };
 }

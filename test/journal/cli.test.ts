@@ -111,6 +111,22 @@ describe('journal command', () => {
     });
   });
 
+  test('--tail prints only the last steps of each object', async () => {
+    const db = tempDb();
+    const j = Journal.open(db);
+    for (let i = 1; i <= 5; i++) j.recordStep(demo, step(`S${i - 1}`, `S${i}`, [], at(i)));
+    j.recordStep(member(0), { ...step('pending', 'bootstrapping', [], at(9), 'k8s.member.created'), machine: 'member' });
+    j.close();
+    const { code, stdout } = await run(['demo', '--tail', '2', '--db', db]);
+    expect(code).toBe(0);
+    expect(stdout.split('\n').filter((l) => !l.startsWith('#') && l !== '')).toEqual([
+      '2026-11-21T12:00:00.004Z EtcdCluster/demo #4 k8s.cluster.updated  S3 -> S4',
+      '2026-11-21T12:00:00.005Z EtcdCluster/demo #5 k8s.cluster.updated  S4 -> S5',
+      '2026-11-21T12:00:00.009Z EtcdMember/demo-0 #1 k8s.member.created  pending -> bootstrapping',
+    ]);
+    expect((await run(['demo', '--tail', '0', '--db', db])).code).toBe(2);
+  });
+
   test('reads the journal named by ETCD_OPERATOR_JOURNAL when --db is not given', async () => {
     const { code, stdout } = await run(['demo'], { env: { ETCD_OPERATOR_JOURNAL: seeded() } });
     expect(code).toBe(0);
