@@ -1,0 +1,24 @@
+/**
+ * Failpoints: named boundaries in the runtime where a test may kill the manager with SIGKILL,
+ * to prove that a crash at any of them loses and repeats nothing.
+ *
+ *   ETCD_OPERATOR_FAILPOINT=after-journal-step        kill at the first time it is reached
+ *   ETCD_OPERATOR_FAILPOINT=after-journal-step:3      kill at the third time
+ */
+
+/** Every boundary the runtime marks, in the order a step reaches them. */
+export const FAILPOINTS = ['before-journal-step', 'after-journal-step', 'after-status', 'after-effect', 'after-outcome'] as const;
+/** One of FAILPOINTS. */
+export type Failpoint = (typeof FAILPOINTS)[number];
+
+const [armed, nth] = (process.env.ETCD_OPERATOR_FAILPOINT ?? '').split(':');
+let remaining = Number(nth ?? 1) || 1;
+
+/** Kills this process with SIGKILL when `name` is the armed failpoint and its count is reached. */
+export function failpoint(name: Failpoint): void {
+  if (name !== armed) return;
+  remaining -= 1;
+  if (remaining > 0) return;
+  process.stderr.write(`failpoint ${name} reached: SIGKILL\n`);
+  process.kill(process.pid, 'SIGKILL');
+}

@@ -1,0 +1,157 @@
+/**
+ * Runs one object's machine, a step at a time, through the write-ahead journal:
+ *
+ *   event -> transition -> journal(event, transition, intents, snapshot) -> run intents
+ *         -> journal(outcome) -> the outcome as the next event -> ...
+ *
+ * On start it resumes from the journal: every intent written but never answered goes to its
+ * handler's `recover`, which observes whether it happened; only if it did not is it run.
+ * One step at a time per object: `feed` calls queue behind each other.
+ */
+import { initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
+import { EffectError, type EffectContext, type Handler } from '../effects/types.ts';
+import type { Journal, ObjectRef, OpenIntent } from '../journal/index.ts';
+import { failpoint } from './failpoints.ts';
+
+/** Handlers by intent kind. */
+export type Handlers<C extends EffectContext> = Readonly<Record<string, Handler<never, Readonly<Record<string, unknown>>, C>>>;
+
+/** An event as the runtime feeds it: stamped with its time. */
+export interface RunnerEvent {
+  readonly type: string;
+  readonly at: number;
+  readonly [field: string]: unknown;
+}
+
+/** What a runner needs. */
+export interface RunnerOptions<C extends EffectContext> {
+  readonly journal: Journal;
+  readonly ref: ObjectRef;
+  readonly machineName: 'cluster' | 'member';
+  readonly machine: AnyStateMachine;
+  /** The machine's input when the journal has nothing for this object yet. */
+  readonly input: unknown;
+  readonly handlers: Handlers<C>;
+  /** A fresh context (with its deadline) for each effect call. */
+  readonly context: () => C;
+  /** The clock, for stamping outcome events. */
+  readonly now: () => number;
+  /** Called after every journaled step, e.g. to write status and an Event. */
+  readonly onStep?: (step: { readonly seq: number; readonly from: unknown; readonly snapshot: AnyMachineSnapshot; readonly event: RunnerEvent }) => Promise<void> | void;
+}
+
+/** One object's machine, driven through the journal. */
+export class Runner<C extends EffectContext> {
+  readonly #o: RunnerOptions<C>;
+  #snapshot: AnyMachineSnapshot;
+  #queue: Promise<void> = Promise.resolve();
+
+  constructor(options: RunnerOptions<C>) {
+    this.#o = options;
+    const saved = options.journal.snapshot(options.ref.uid);
+    const m = options.machine;
+    if (saved) {
+      const persisted = saved.state as { value: unknown; context: unknown };
+      this.#snapshot = m.resolveState({ value: persisted.value as never, context: persisted.context });
+    } else {
+      const [initial, actions] = initialTransition(m, options.input as never);
+      // Intents must be journaled; an initial state has none to journal them by.
+      if (actions.length > 0) throw new EffectError('ERR_INITIAL_INTENTS', `machine ${options.machineName} asks for intents in its initial state`, { retryable: false });
+      this.#snapshot = initial;
+    }
+  }
+
+  /** The machine's current snapshot. */
+  get snapshot(): AnyMachineSnapshot {
+    return this.#snapshot;
+  }
+
+  /** Recovers every intent the journal holds without an outcome, then feeds the outcomes. */
+  resume(): Promise<void> {
+    return this.#enqueue(async () => {
+      const open = this.#o.journal.openIntents(this.#o.ref.uid);
+      const outcomes: RunnerEvent[] = [];
+      for (const intent of open) outcomes.push(await this.#recoverOrRun(intent));
+      for (const event of outcomes) await this.#step(event);
+    });
+  }
+
+  /** Feeds one event; resolves once it and every outcome it led to are journaled. */
+  feed(event: RunnerEvent): Promise<void> {
+    return this.#enqueue(() => this.#step(event));
+  }
+
+  #enqueue(work: () => Promise<void>): Promise<void> {
+    const next = this.#queue.then(work);
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async #step(event: RunnerEvent): Promise<void> {
+    const from = this.#snapshot.value as unknown;
+    const [next, actions] = transition(this.#o.machine, this.#snapshot as never, event as never);
+    const intents = actions.filter((a) => a.type in this.#o.handlers).map((a) => ({ type: a.type, params: a.params }));
+    const unchanged = intents.length === 0 && sameState(next, this.#snapshot);
+    this.#snapshot = next;
+    // An observation that changed nothing but the clock is not journaled (probes repeat).
+    if (unchanged) return;
+    failpoint('before-journal-step');
+    const recorded = this.#o.journal.recordStep(this.#o.ref, {
+      machine: this.#o.machineName,
+      event,
+      from: from as never,
+      to: next.value as never,
+      state: this.#o.machine.getPersistedSnapshot(next),
+      intents,
+    });
+    failpoint('after-journal-step');
+    await this.#o.onStep?.({ seq: recorded.seq, from, snapshot: next, event });
+    failpoint('after-status');
+    const outcomes: RunnerEvent[] = [];
+    for (const [i, intent] of intents.entries()) {
+      outcomes.push(await this.#run({ id: recorded.intentIds[i]!, type: intent.type, params: intent.params }));
+    }
+    for (const outcome of outcomes) await this.#step(outcome);
+  }
+
+  async #recoverOrRun(intent: Pick<OpenIntent, 'id' | 'type' | 'params'>): Promise<RunnerEvent> {
+    const handler = this.#handler(intent.type);
+    const recovered = await handler.recover(intent.params as never, this.#o.context()).catch(() => ({ done: false as const }));
+    if (!recovered.done) return this.#run(intent);
+    return this.#outcome(intent, { ok: true, result: recovered.result });
+  }
+
+  async #run(intent: Pick<OpenIntent, 'id' | 'type' | 'params'>): Promise<RunnerEvent> {
+    const handler = this.#handler(intent.type);
+    let result: { ok: true; result: Readonly<Record<string, unknown>> } | { ok: false; error: EffectError };
+    try {
+      result = { ok: true, result: await handler.run(intent.params as never, this.#o.context()) };
+    } catch (e) {
+      const error = e instanceof EffectError ? e : new EffectError('ERR_EFFECT', e instanceof Error ? e.message : String(e), { cause: e });
+      result = { ok: false, error };
+    }
+    failpoint('after-effect');
+    return this.#outcome(intent, result);
+  }
+
+  #outcome(intent: Pick<OpenIntent, 'id' | 'type'>, r: { ok: true; result: Readonly<Record<string, unknown>> } | { ok: false; error: EffectError }): RunnerEvent {
+    const at = this.#o.now();
+    this.#o.journal.recordOutcome(this.#o.ref, intent.id, r.ok ? { ok: true, result: r.result, at } : { ok: false, code: r.error.code, message: r.error.message, at });
+    failpoint('after-outcome');
+    return r.ok
+      ? { type: `effect.${intent.type}.succeeded`, at, result: r.result }
+      : { type: `effect.${intent.type}.failed`, at, error: { code: r.error.code, message: r.error.message } };
+  }
+
+  #handler(kind: string): Handler<never, Readonly<Record<string, unknown>>, C> {
+    const h = this.#o.handlers[kind];
+    if (!h) throw new EffectError('ERR_NO_HANDLER', `no effect handler for intent ${kind}`, { retryable: false });
+    return h;
+  }
+}
+
+/** Same state value and the same context but for `now`. */
+function sameState(a: AnyMachineSnapshot, b: AnyMachineSnapshot): boolean {
+  const strip = (s: AnyMachineSnapshot): string => JSON.stringify({ value: s.value as unknown, context: { ...(s.context as object), now: 0 } });
+  return strip(a) === strip(b);
+}

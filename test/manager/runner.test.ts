@@ -1,0 +1,118 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EffectError, type EffectContext, type Handler } from '../../effects/types.ts';
+import { Journal } from '../../journal/index.ts';
+import { clusterMachine } from '../../machines/cluster.ts';
+import { path } from '../machines/harness.ts';
+import { Runner, type Handlers } from '../../manager/runner.ts';
+
+const ref = { uid: 'uid-1', kind: 'EtcdCluster' as const, namespace: 'default', name: 'demo' };
+const cluster = { namespace: 'default', name: 'demo', uid: 'uid-1' };
+let clock = 1_000;
+const now = (): number => (clock += 5);
+
+/** A fake handler (the real ones touch Kubernetes and etcd): records calls, can fail, can claim an earlier run happened. */
+function fake(kind: string, opts: { fail?: boolean; recovered?: boolean; result?: Record<string, unknown>; seen?: (j: Journal) => void } = {}) {
+  const calls = { run: 0, recover: 0 };
+  const handler: Handler<never, Record<string, unknown>> = {
+    kind,
+    run: () => {
+      calls.run++;
+      opts.seen?.(journal);
+      if (opts.fail) return Promise.reject(new EffectError('ERR_TEST', `${kind} failed`));
+      return Promise.resolve(opts.result ?? {});
+    },
+    recover: () => {
+      calls.recover++;
+      return Promise.resolve(opts.recovered ? { done: true as const, result: opts.result ?? {} } : { done: false as const });
+    },
+  };
+  return { handler, calls };
+}
+
+let dir: string;
+let journal: Journal;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'runner-'));
+  journal = Journal.open(join(dir, 'journal.db'));
+});
+afterEach(() => {
+  journal.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function runner(handlers: Handlers<EffectContext>): Runner<EffectContext> {
+  const context = (): EffectContext => ({ cluster, signal: AbortSignal.timeout(5000), log: { info: () => {}, warn: () => {}, error: () => {} } });
+  return new Runner({ journal, ref, machineName: 'cluster', machine: clusterMachine, input: { cluster }, handlers, context, now });
+}
+const spec = { type: 'k8s.cluster.updated', at: 0, spec: { replicas: 3, version: '3.6.16' }, progressDeadlineSeconds: 600 };
+
+describe('runner: steps go through the journal', () => {
+  it('journals an intent before its effect runs, and feeds the outcome back to the machine', async () => {
+    const openAtRun: string[] = [];
+    const services = fake('ensureServices', { seen: (j) => openAtRun.push(...j.openIntents().map((i) => i.type)) });
+    const create = fake('createMember');
+    const r = runner({ ensureServices: services.handler, createMember: create.handler });
+    await r.feed({ ...spec, at: now() });
+    expect(openAtRun).toEqual(['ensureServices']);
+    expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.awaitingSeed');
+    expect([services.calls.run, create.calls.run]).toEqual([1, 1]);
+    expect(journal.openIntents()).toEqual([]);
+  });
+
+  it('a failed effect reaches the machine as a failure and is retried after back-off', async () => {
+    const services = fake('ensureServices', { fail: true });
+    const r = runner({ ensureServices: services.handler });
+    await r.feed({ ...spec, at: now() });
+    expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.creatingServices.backingOff');
+    await r.feed({ type: 'timer.tick', at: now() + 2000 });
+    expect(services.calls.run).toBe(2);
+  });
+
+  /** Leaves the journal as a crash between journaling a step and its effect's answer does. */
+  async function crashAfterJournal(): Promise<void> {
+    const hang: Handler<never, Record<string, unknown>> = { kind: 'ensureServices', run: () => new Promise(() => {}), recover: () => new Promise(() => {}) };
+    void runner({ ensureServices: hang }).feed({ ...spec, at: now() });
+    while (journal.openIntents().length === 0) await new Promise((r) => setImmediate(r));
+  }
+
+  it('after a crash between journal and effect, recover finds the effect done and it is not run again', async () => {
+    await crashAfterJournal();
+    const again = fake('ensureServices', { recovered: true });
+    const create = fake('createMember');
+    const r = runner({ ensureServices: again.handler, createMember: create.handler });
+    expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.creatingServices.running');
+    await r.resume();
+    expect(again.calls).toEqual({ run: 0, recover: 1 });
+    expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.awaitingSeed');
+    expect(create.calls.run).toBe(1);
+  });
+
+  it('after a crash before the effect ran, recover says so and the effect runs once', async () => {
+    await crashAfterJournal();
+    const again = fake('ensureServices');
+    const r = runner({ ensureServices: again.handler, createMember: fake('createMember').handler });
+    await r.resume();
+    expect(again.calls).toEqual({ run: 1, recover: 1 });
+    expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.awaitingSeed');
+  });
+
+  it('a new runner on the same journal continues from the last journaled state', async () => {
+    const r1 = runner({ ensureServices: fake('ensureServices').handler, createMember: fake('createMember').handler });
+    await r1.feed({ ...spec, at: now() });
+    const r2 = runner({});
+    expect(path(r2.snapshot.value)).toBe('bootstrapping.seeding.awaitingSeed');
+    expect((r2.snapshot.context as { joining: { member: string } }).joining.member).toBe('demo-0');
+  });
+
+  it('does not journal observations that change nothing', async () => {
+    const r = runner({ ensureServices: fake('ensureServices').handler, createMember: fake('createMember').handler });
+    await r.feed({ ...spec, at: now() });
+    const before = journal.lastLsn();
+    await r.feed({ type: 'timer.tick', at: now() });
+    await r.feed({ type: 'timer.tick', at: now() });
+    expect(journal.lastLsn()).toBe(before);
+  });
+});
