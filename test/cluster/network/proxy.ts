@@ -16,6 +16,8 @@ interface Listener {
 export class ServiceProxy {
   readonly #listeners = new Map<string, Listener>();
   readonly #sockets = new Set<net.Socket>();
+  /** Addresses that could not be opened, so each is logged once, not on every apply. */
+  readonly #failed = new Set<string>();
   readonly #log: Log;
   readonly #blocked: (ip: string) => boolean;
 
@@ -40,10 +42,13 @@ export class ServiceProxy {
         continue;
       }
       const listener = await this.#listen(route).catch((err: unknown) => {
-        this.#log(`proxy: cannot listen on ${key} for ${route.service}: ${String(err)}`);
+        if (!this.#failed.has(key)) this.#log(`proxy: cannot listen on ${key} for ${route.service}: ${String(err)}`);
+        this.#failed.add(key);
         return undefined;
       });
-      if (listener) this.#listeners.set(key, listener);
+      if (!listener) continue;
+      this.#listeners.set(key, listener);
+      this.#failed.delete(key);
     }
   }
 
