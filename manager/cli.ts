@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+/**
+ * `etcd-operator`: the operator's one command line.
+ *
+ *   etcd-operator journal NAME [-n NS] [--follow] [--json]   a cluster's timeline, and why
+ *   etcd-operator version                                      the operator's version
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runJournalCommand } from '../journal/index.ts';
+
+const USAGE = `usage: etcd-operator COMMAND [ARGS]
+
+commands:
+  journal NAME [-n NAMESPACE] [--follow] [--json] [--db PATH]   print a cluster's timeline (event -> transition -> intent -> outcome)
+  version                                                        print the operator's version
+`;
+
+/** Runs one command; resolves to the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const io = { stdout: (s: string) => void process.stdout.write(s), stderr: (s: string) => void process.stderr.write(s) };
+  switch (command) {
+    case 'journal': {
+      const abort = new AbortController();
+      process.once('SIGINT', () => abort.abort());
+      return runJournalCommand(rest, io, { signal: abort.signal });
+    }
+    case 'version': {
+      const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
+      io.stdout(`etcd-operator ${pkg.version} (node ${process.version})\n`);
+      return 0;
+    }
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      io.stdout(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      io.stderr(`etcd-operator: unknown command '${command}'\n${USAGE}`);
+      return 2;
+  }
+}
+
+if (import.meta.main) process.exitCode = await main(process.argv.slice(2));
