@@ -48,7 +48,8 @@ export async function startStorage(opts: ControllerOptions, scope: Scope = DEFAU
     kc, '/apis/storage.k8s.io/v1/storageclasses', () => storageApi.listStorageClass(), kick, log);
 
   async function reconcile(): Promise<void> {
-    const input = { claims: claims.list(), volumes: volumes.list(), classes: classes.list(), root };
+    const dirs = await readdir(path.join(root, 'volumes'));
+    const input = { claims: claims.list(), volumes: volumes.list(), classes: classes.list(), root, dirs };
     for (const action of plan({ ...input, provisioner: scope.provisioner })) await apply(action);
   }
 
@@ -65,6 +66,10 @@ export async function startStorage(opts: ControllerOptions, scope: Scope = DEFAU
         if (action.dir) await rm(action.dir, { recursive: true, force: true });
         await ignore(404, core.deletePersistentVolume({ name: action.name }));
         log(`storage: deleted ${action.name} and its data`);
+        return;
+      case 'sweep':
+        await rm(action.dir, { recursive: true, force: true });
+        log(`storage: removed ${action.dir}, which no claim or volume refers to`);
         return;
       case 'grow':
         await grow(action.volume, action.claim, action.size);

@@ -61,6 +61,14 @@ describe('storage plan', () => {
     expect(plan([], [theirs], root)).toEqual([]);
   });
 
+  it('removes a directory that neither a claim nor a volume refers to', () => {
+    const c = claim();
+    expect(planFor({ claims: [c], volumes: [], classes, root, dirs: ['c1', 'gone'] })).toEqual([
+      expect.objectContaining({ type: 'create' }),
+      { type: 'sweep', dir: '/data/volumes/gone' },
+    ]);
+  });
+
   it('grows the volume when the claim asks for more', () => {
     const bigger = claim('2Gi');
     expect(plan([bigger], [bound(claim('1Gi'))], root)).toMatchObject([{ type: 'grow', volume: 'pvc-c1', size: '2Gi' }]);

@@ -16,6 +16,7 @@ const PROVISIONED_BY = 'pv.kubernetes.io/provisioned-by';
 export type Action =
   | { readonly type: 'create'; readonly volume: V1PersistentVolume; readonly dir: string }
   | { readonly type: 'delete'; readonly name: string; readonly dir: string }
+  | { readonly type: 'sweep'; readonly dir: string }
   | { readonly type: 'grow'; readonly volume: string; readonly claim: V1PersistentVolumeClaim; readonly size: string };
 
 /** Which claims a provisioner serves: those whose class names it. */
@@ -97,11 +98,13 @@ export interface PlanInput {
   readonly classes: readonly V1StorageClass[];
   readonly root: string;
   readonly provisioner?: string;
+  /** Names of the directories under `root/volumes` (claim uids). */
+  readonly dirs?: readonly string[];
 }
 
 /** The steps that bring volumes in line with claims: provision, reclaim, grow. */
 export function plan(input: PlanInput): Action[] {
-  const { claims, volumes, classes, root, provisioner = PROVISIONER } = input;
+  const { claims, volumes, classes, root, provisioner = PROVISIONER, dirs = [] } = input;
   const actions: Action[] = [];
   const ours = (v: V1PersistentVolume): boolean => isOurs(v, provisioner);
   const byClaim = new Map(volumes.filter(ours).map((v) => [v.spec?.claimRef?.uid ?? '', v]));
@@ -132,6 +135,10 @@ export function plan(input: PlanInput): Action[] {
       actions.push({ type: 'delete', name: volume.metadata?.name ?? '', dir });
     }
   }
+  // A directory made just before a crash, whose volume was never created and whose claim is
+  // gone, would stay forever: nothing else refers to it.
+  const claimed = new Set([...claims.map((c) => c.metadata?.uid), ...volumes.map((v) => v.spec?.claimRef?.uid)]);
+  for (const uid of dirs) if (!claimed.has(uid)) actions.push({ type: 'sweep', dir: volumeDir(root, uid) });
   return actions;
 }
 
