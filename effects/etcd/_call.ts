@@ -1,0 +1,102 @@
+/**
+ * Private helpers of the etcd handlers: a call bounded by both the context's signal and a
+ * gRPC deadline, etcd's error messages turned into coded EffectErrors, and the member list
+ * in the operator's vocabulary.
+ */
+import type { ClusterClient, Etcd3, IMember } from 'etcd3';
+import { EffectError } from '../types.ts';
+import type { EtcdMemberInfo } from '../../machines/types.ts';
+import type { EtcdContext } from './clients.ts';
+import { hexID } from './ids.ts';
+
+/** The per-call options etcd3 passes to gRPC. */
+export type CallOptions = NonNullable<Parameters<ClusterClient['memberList']>[1]>;
+
+/**
+ * Runs one remote call with a gRPC deadline and gives up when the signal aborts. etcd3 cannot
+ * cancel a call in flight, so on abort the call is left to its own deadline.
+ */
+export async function call<T>(signal: AbortSignal, timeoutMs: number, fn: (options: CallOptions) => Promise<T>): Promise<T> {
+  signal.throwIfAborted();
+  let onAbort = (): void => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([fn({ deadline: Date.now() + timeoutMs }), aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Errors that say no member answered in time (or the connection failed): try again later. */
+const unavailable = /GRPCUnavailable|GRPCDeadlineExceeded|GRPCCancelled|BrokenCircuit|deadline|ECONNREFUSED|No connection established|aborted|timed out/i;
+
+/** etcd's refusal to serve an RPC on a learner (Unavailable in 3.5, FailedPrecondition in 3.6). */
+const learnerRefused = (err: unknown): boolean => err instanceof Error && err.message.includes('not supported for learner');
+
+/**
+ * Runs a cluster-wide call on the first endpoint that serves it, asking each in turn while
+ * they are unreachable or learners (which refuse before acting). An answer lost in transit
+ * may mean the next endpoint is asked to repeat a change: each handler treats etcd's
+ * "already done" answers (URL exists, member not found, not a learner) as success.
+ */
+export async function onCluster<T>(ctx: Pick<EtcdContext, 'etcd' | 'cluster' | 'signal'>, fn: (client: Etcd3, options: CallOptions) => Promise<T>): Promise<T> {
+  const { etcd, cluster, signal } = ctx;
+  const endpoints = etcd.endpoints(cluster);
+  if (endpoints.length === 0) throw new EffectError('ERR_ETCD_UNAVAILABLE', `cluster ${cluster.namespace}/${cluster.name} has no etcd endpoints`);
+  let last: unknown;
+  for (const url of endpoints) {
+    try {
+      const result = await call(signal, etcd.callTimeoutMs, (o) => fn(etcd.endpoint(cluster, url), o));
+      etcd.answered(cluster, url);
+      return result;
+    } catch (err) {
+      if (signal.aborted || (!learnerRefused(err) && !unavailable.test(describe(err)))) throw err;
+      last = err;
+    }
+  }
+  throw last;
+}
+
+const describe = (err: unknown): string => (err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+
+/** etcd's answers that mean something to a handler, by the text etcd puts in them. */
+const known: readonly { readonly match: string; readonly code: string; readonly retryable: boolean }[] = [
+  { match: 'in sync with leader', code: 'ERR_LEARNER_NOT_IN_SYNC', retryable: true },
+  { match: 'too many learner members', code: 'ERR_TOO_MANY_LEARNERS', retryable: true },
+  { match: 'unhealthy cluster', code: 'ERR_ETCD_UNHEALTHY', retryable: true },
+  { match: 'not enough started members', code: 'ERR_ETCD_UNHEALTHY', retryable: true },
+  { match: 'member not found', code: 'ERR_MEMBER_NOT_FOUND', retryable: true },
+  { match: 'Peer URLs already exists', code: 'ERR_PEER_URL_EXISTS', retryable: true },
+  { match: 'can only promote a learner member', code: 'ERR_NOT_A_LEARNER', retryable: true },
+];
+
+/** An error from etcd3 (or the signal) as a coded EffectError; `fallback` names the operation. */
+export function etcdError(fallback: string, op: string, err: unknown): EffectError {
+  if (err instanceof EffectError) return err;
+  const text = describe(err);
+  const hit = known.find((k) => text.includes(k.match));
+  if (hit) return new EffectError(hit.code, `${op}: ${text}`, { retryable: hit.retryable, cause: err });
+  if (unavailable.test(text)) return new EffectError('ERR_ETCD_UNAVAILABLE', `${op}: no etcd endpoint answered: ${text}`, { cause: err });
+  return new EffectError(fallback, `${op}: ${text}`, { cause: err });
+}
+
+/** The code of an error, if it is an EffectError. */
+export const codeOf = (err: unknown): string | undefined => (err instanceof EffectError ? err.code : undefined);
+
+/** One member in the operator's vocabulary: hex ID, first peer URL. */
+export function memberInfo(m: IMember): EtcdMemberInfo {
+  return { id: hexID(m.ID), name: m.name, peerURL: m.peerURLs[0] ?? '', learner: m.isLearner };
+}
+
+/** A fresh member list, linearizable: what a handler decides on must not be a stale view. */
+export async function listMembers(ctx: EtcdContext, fallback: string): Promise<{ members: IMember[]; clusterID: string }> {
+  try {
+    const res = await onCluster(ctx, (client, o) => client.cluster.memberList({ linearizable: true }, o));
+    return { members: res.members, clusterID: hexID(res.header.cluster_id) };
+  } catch (err) {
+    throw etcdError(fallback, 'member list', err);
+  }
+}

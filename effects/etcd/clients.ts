@@ -1,0 +1,102 @@
+/**
+ * etcd3 clients for the etcd handlers: one per cluster (every endpoint) and one per endpoint
+ * (a member's own client URL). Cached, and replaced when the resolver gives other addresses,
+ * so a scaled cluster is reached at its current endpoints.
+ */
+import { Etcd3, type IOptions } from 'etcd3';
+import type { ClusterRef, EffectContext } from '../types.ts';
+
+/** Where a cluster's members answer: the runtime knows (Service DNS names; 127.0.0.1 ports in tests). */
+export interface EtcdAddresses {
+  /** Client URLs of the cluster, e.g. `http://demo-0.demo.ns.svc:2379`. */
+  readonly endpoints: readonly string[];
+  /** The client URL of one member, by its name. */
+  clientURL(member: string): string;
+}
+
+/** Resolves a cluster to its addresses. */
+export type EtcdResolver = (cluster: ClusterRef) => EtcdAddresses;
+
+/** Options of EtcdClients. */
+export interface EtcdClientsOptions {
+  /** gRPC deadline of each call, on top of the context's signal (default 5000 ms). */
+  readonly callTimeoutMs?: number;
+}
+
+/** What an etcd handler gets: the effect context plus the clients. */
+export interface EtcdContext extends EffectContext {
+  readonly etcd: EtcdClients;
+}
+
+type Policy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
+
+/**
+ * etcd3's default policies retry on random hosts and open a 5 s circuit breaker after three
+ * failures, which hid a restarted member and made outcomes depend on luck. Calls here fail at
+ * once; the handlers decide what to ask next (etcd3 only ever calls `execute`).
+ */
+const passThrough = { execute: (fn: (c: { signal: AbortSignal }) => unknown) => Promise.resolve(fn({ signal: new AbortController().signal })) } as unknown as Policy;
+
+interface Cached {
+  readonly key: string;
+  readonly client: Etcd3;
+}
+
+/** Hands out cached etcd3 clients per cluster and per endpoint; `close()` closes them all. */
+export class EtcdClients {
+  readonly callTimeoutMs: number;
+  readonly #resolve: EtcdResolver;
+  readonly #clients = new Map<string, Cached>();
+  /** The endpoint that last answered, per cluster uid: asked first next time. */
+  readonly #answered = new Map<string, string>();
+
+  constructor(resolve: EtcdResolver, options: EtcdClientsOptions = {}) {
+    this.#resolve = resolve;
+    this.callTimeoutMs = options.callTimeoutMs ?? 5000;
+  }
+
+  /** A client over every endpoint of the cluster: each call goes to one of them, at random. */
+  cluster(ref: ClusterRef): Etcd3 {
+    const endpoints = [...this.#resolve(ref).endpoints];
+    if (endpoints.length === 0) throw new RangeError(`cluster ${ref.namespace}/${ref.name} has no etcd endpoints`);
+    return this.#cached(ref.uid, endpoints);
+  }
+
+  /** The cluster's client URLs, the one that last answered first. */
+  endpoints(ref: ClusterRef): readonly string[] {
+    const all = this.#resolve(ref).endpoints;
+    const first = this.#answered.get(ref.uid);
+    return first && all.includes(first) ? [first, ...all.filter((u) => u !== first)] : all;
+  }
+
+  /** Notes that an endpoint answered, so the next call asks it first. */
+  answered(ref: ClusterRef, url: string): void {
+    this.#answered.set(ref.uid, url);
+  }
+
+  /** A client that talks to one member only, by name: what it answers is that member's own view. */
+  member(ref: ClusterRef, member: string): Etcd3 {
+    return this.endpoint(ref, this.#resolve(ref).clientURL(member));
+  }
+
+  /** A client that talks to one client URL only. */
+  endpoint(ref: ClusterRef, url: string): Etcd3 {
+    return this.#cached(`${ref.uid} ${url}`, [url]);
+  }
+
+  /** Closes every client. The object stays usable: the next call opens new ones. */
+  close(): void {
+    for (const cached of this.#clients.values()) cached.client.close();
+    this.#clients.clear();
+  }
+
+  #cached(id: string, hosts: string[]): Etcd3 {
+    const key = [...hosts].sort().join(',');
+    const found = this.#clients.get(id);
+    if (found?.key === key) return found.client;
+    found?.client.close();
+    const client = new Etcd3({ hosts, dialTimeout: this.callTimeoutMs, faultHandling: { global: passThrough, host: () => passThrough } });
+    this.#clients.set(id, { key, client });
+    return client;
+  }
+}

@@ -1,0 +1,21 @@
+/**
+ * The etcd effect handlers, by intent kind, and the probe the runtime turns into
+ * `etcd.members.listed` / `etcd.unreachable` events.
+ */
+import { addLearner } from './add-learner.ts';
+import { promoteLearner } from './promote-learner.ts';
+import { removeEtcdMember } from './remove-member.ts';
+
+export { addLearner, type AddLearnerParams, type AddLearnerResult } from './add-learner.ts';
+export { promoteLearner, type PromoteLearnerParams, type PromoteLearnerResult } from './promote-learner.ts';
+export { removeEtcdMember, type RemoveEtcdMemberResult } from './remove-member.ts';
+export { probeCluster } from './probe-cluster.ts';
+export { EtcdClients, type EtcdAddresses, type EtcdClientsOptions, type EtcdContext, type EtcdResolver } from './clients.ts';
+export { canonicalID, decimalID, hexID } from './ids.ts';
+
+/** The etcd handlers by the intent kind they carry out. */
+export const etcdHandlers = {
+  addLearner,
+  promoteLearner,
+  removeEtcdMember,
+} as const;

@@ -1,0 +1,164 @@
+/**
+ * Real etcd processes for the etcd handler tests: a seed started with `--initial-cluster-state
+ * new`, the others with `existing` and the `--initial-cluster` addLearner returned. Everything
+ * listens on 127.0.0.1 ports the kernel picks; data lives in a temp dir removed at stop.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, openSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { addLearner, EtcdClients, promoteLearner, type EtcdContext } from '../../../effects/etcd/index.ts';
+import { EffectError, type ClusterRef } from '../../../effects/types.ts';
+
+/** The etcd binary of a version, built (or found) by test/cluster/tools/build.sh. */
+export function etcdBinary(version?: string): string {
+  const script = path.join(import.meta.dirname, '..', '..', 'cluster', 'tools', 'build.sh');
+  return execFileSync(script, version ? ['etcd', version] : ['etcd'], { encoding: 'utf8' }).trim();
+}
+
+/** A port on 127.0.0.1 that nothing listens on now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Member {
+  readonly clientURL: string;
+  readonly peerURL: string;
+  proc?: ChildProcess;
+}
+
+/** A set of etcd processes on loopback, and the EtcdClients the handlers reach them with. */
+export class LocalEtcd {
+  readonly dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-effects-'));
+  readonly ref: ClusterRef;
+  readonly clients: EtcdClients;
+  readonly #bin: string;
+  readonly #members = new Map<string, Member>();
+
+  constructor(name: string, version?: string) {
+    this.#bin = etcdBinary(version);
+    this.ref = { namespace: 'test', name, uid: `uid-${name}` };
+    this.clients = new EtcdClients(() => ({
+      endpoints: [...this.#members.values()].filter((m) => m.proc).map((m) => m.clientURL),
+      clientURL: (member) => this.#members.get(member)?.clientURL ?? 'http://127.0.0.1:1',
+    }));
+  }
+
+  /** A context for one handler call, with a fresh deadline. */
+  ctx(timeoutMs = 10_000): EtcdContext {
+    const silent = { info() {}, warn() {}, error() {} };
+    return { cluster: this.ref, signal: AbortSignal.timeout(timeoutMs), log: silent, etcd: this.clients };
+  }
+
+  /** Chooses a member's ports; returns its peer URL (what addLearner is given). */
+  async allocate(member: string): Promise<string> {
+    const [client, peer] = [await freePort(), await freePort()];
+    this.#members.set(member, { clientURL: `http://127.0.0.1:${client}`, peerURL: `http://127.0.0.1:${peer}` });
+    return this.peerURL(member);
+  }
+
+  /** The peer URL chosen for a member. */
+  peerURL(member: string): string {
+    const m = this.#members.get(member);
+    if (!m) throw new Error(`no ports allocated for ${member}`);
+    return m.peerURL;
+  }
+
+  /** Starts the seed: a one-member cluster. */
+  async startSeed(member: string): Promise<void> {
+    const peerURL = await this.allocate(member);
+    await this.start(member, `${member}=${peerURL}`, 'new');
+  }
+
+  /** Starts a member with the given `--initial-cluster` and waits until it answers a status call. */
+  async start(member: string, initialCluster: string, state: 'new' | 'existing'): Promise<void> {
+    const m = this.#members.get(member);
+    if (!m) throw new Error(`no ports allocated for ${member}`);
+    const log = openSync(path.join(this.dir, `${member}.log`), 'a');
+    m.proc = spawn(this.#bin, [
+      `--name=${member}`, `--data-dir=${path.join(this.dir, member)}`,
+      `--listen-client-urls=${m.clientURL}`, `--advertise-client-urls=${m.clientURL}`,
+      `--listen-peer-urls=${m.peerURL}`, `--initial-advertise-peer-urls=${m.peerURL}`,
+      `--initial-cluster=${initialCluster}`, `--initial-cluster-state=${state}`, `--initial-cluster-token=${this.ref.uid}`,
+    ], { stdio: ['ignore', log, log] });
+    await this.waitAnswering(member);
+  }
+
+  /** Kills a member (SIGKILL) and waits for it to exit. */
+  async kill(member: string): Promise<void> {
+    const proc = this.#members.get(member)?.proc;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    proc.kill('SIGKILL');
+    await exited;
+  }
+
+  /** Kills every member, closes the clients and removes the data. */
+  async stop(): Promise<void> {
+    this.clients.close();
+    await Promise.all([...this.#members.keys()].map((m) => this.kill(m)));
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** Waits until a member answers a status call on its own client URL. */
+  async waitAnswering(member: string): Promise<void> {
+    const proc = this.#members.get(member)?.proc;
+    for (let tries = 1; ; tries++) {
+      if (proc?.exitCode !== null) throw new Error(`etcd ${member} exited; see ${path.join(this.dir, `${member}.log`)}`);
+      try {
+        await this.clients.member(this.ref, member).maintenance.status({ deadline: Date.now() + 1000 });
+        return;
+      } catch (err) {
+        if (tries >= 600) throw err;
+        await delay(20);
+      }
+    }
+  }
+}
+
+/** How one member joined: its ID, and how long each part took. */
+export interface Joined {
+  readonly memberID: string;
+  /** Tries of addLearner (etcd refuses a change until every voter has been connected a while). */
+  readonly addTries: number;
+  readonly promoteTries: number;
+  readonly ms: { readonly add: number; readonly start: number; readonly promote: number; readonly total: number };
+}
+
+/**
+ * Grows the cluster by one member through the handlers only, as the cluster machine would:
+ * addLearner, start the process with the initialCluster it returned, promote until in sync.
+ */
+export async function joinMember(local: LocalEtcd, member: string): Promise<Joined> {
+  const peerURL = await local.allocate(member);
+  const t0 = performance.now();
+  const { result: added, tries: addTries } = await retrying('ERR_ETCD_UNHEALTHY', () => addLearner.run({ member, peerURL }, local.ctx()));
+  const t1 = performance.now();
+  await local.start(member, added.initialCluster, 'existing');
+  const t2 = performance.now();
+  const { tries: promoteTries } = await retrying('ERR_LEARNER_NOT_IN_SYNC', () => promoteLearner.run({ member, memberID: added.memberID }, local.ctx()));
+  const t3 = performance.now();
+  const ms = (a: number, b: number): number => Math.round(b - a);
+  return { memberID: added.memberID, addTries, promoteTries, ms: { add: ms(t0, t1), start: ms(t1, t2), promote: ms(t2, t3), total: ms(t0, t3) } };
+}
+
+/** Runs `fn` again while it fails with `code`, as the machine would (with a short fixed pause instead of back-off). */
+async function retrying<T>(code: string, fn: () => Promise<T>): Promise<{ result: T; tries: number }> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return { result: await fn(), tries };
+    } catch (err) {
+      if (!(err instanceof EffectError) || err.code !== code || tries >= 600) throw err;
+      await delay(50);
+    }
+  }
+}
