@@ -30,6 +30,7 @@ export interface EntryRow {
   code: string | null;
   message: string | null;
   data: string | null;
+  recovered: number | null;
   at: string;
   written_at: string;
   kind: ObjectKind;
@@ -72,6 +73,7 @@ export function toTimelineRow(row: EntryRow): TimelineRow {
   if (row.code !== null) out.code = row.code;
   if (row.message !== null) out.message = row.message;
   if (row.data !== null) out.data = JSON.parse(row.data);
+  if (row.recovered === 1) out.recovered = true;
   out.at = row.at;
   out.writtenAt = row.written_at;
   return out as unknown as TimelineRow;
@@ -102,7 +104,7 @@ export function isoTime(value: Date | string | number, what: string): string {
 /** The columns of an entry joined with its object, as the SELECT list. */
 export const ENTRY_COLUMNS =
   'e.lsn, e.uid, e.seq, e.entry, e.name, e.intent_id, e.from_state, e.to_state, e.ok, e.code, e.message, ' +
-  'e.data, e.at, e.written_at, o.kind, o.namespace, o.name AS obj_name, o.cluster';
+  'e.data, e.recovered, e.at, e.written_at, o.kind, o.namespace, o.name AS obj_name, o.cluster';
 
 /** A state value as one name: `bootstrapping.seeding`; parallel regions joined by `, `. */
 export function stateName(value: StateValue): string {

@@ -5,15 +5,15 @@ import { JournalError } from './errors.ts';
 import { checkSchema } from './schema.ts';
 
 /** Appends one row to `entries`. */
-export const ENTRY = `INSERT INTO entries (uid, seq, entry, name, intent_id, from_state, to_state, ok, code, message, data, at, written_at)
-  VALUES (@uid, @seq, @entry, @name, @intentId, @from, @to, @ok, @code, @message, @data, @at, @writtenAt)`;
+export const ENTRY = `INSERT INTO entries (uid, seq, entry, name, intent_id, from_state, to_state, ok, code, message, data, recovered, at, written_at)
+  VALUES (@uid, @seq, @entry, @name, @intentId, @from, @to, @ok, @code, @message, @data, @recovered, @at, @writtenAt)`;
 /** Creates or moves on an object's snapshot. */
 export const UPSERT_OBJECT = `INSERT INTO objects (uid, kind, namespace, name, cluster, machine, stage, state, seq, created_at, updated_at)
   VALUES (@uid, @kind, @namespace, @name, @cluster, @machine, @stage, @state, @seq, @writtenAt, @writtenAt)
   ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name, cluster = excluded.cluster,
     machine = excluded.machine, stage = excluded.stage, state = excluded.state, seq = excluded.seq, updated_at = excluded.updated_at`;
 /** The entry columns a row leaves empty unless it sets them. */
-export const NONE = { intentId: null, from: null, to: null, ok: null, code: null, message: null, data: null };
+export const NONE = { intentId: null, from: null, to: null, ok: null, code: null, message: null, data: null, recovered: null };
 
 /** Opens a SQLite file, turning SQLite's failure into ERR_JOURNAL_OPEN. */
 export function openFile(path: string, options: Database.Options): Database.Database {

@@ -112,6 +112,7 @@ export class Journal {
         code: outcome.ok ? null : outcome.code,
         message: outcome.ok ? null : redactText(outcome.message),
         data: outcome.ok ? redactedJson(outcome.result) : null,
+        recovered: outcome.recovered ? 1 : null,
         at: outcome.at === undefined ? writtenAt : isoTime(outcome.at, `outcome of ${intentId} time`),
         writtenAt,
       });

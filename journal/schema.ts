@@ -58,6 +58,8 @@ export const MIGRATIONS: readonly string[] = [
      host        TEXT NOT NULL,
      acquired_at TEXT NOT NULL
    );`,
+  // 2: an outcome found by recover() after a restart says so, for the timeline.
+  `ALTER TABLE entries ADD COLUMN recovered INTEGER;`,
 ];
 
 /** The schema version this code writes and reads. */

@@ -93,7 +93,8 @@ export class TimelineFormatter {
 
   #outcomeLine(row: TimelineRow, showObject: boolean): string {
     const cause = this.#causes.get(`${row.ref.uid}#${row.seq}`);
-    const why = cause ? `  (asked at #${row.seq}: ${cause.event} in ${cause.from})` : `  (asked at #${row.seq})`;
+    const how = row.recovered ? ', recovered after a restart' : '';
+    const why = cause ? `  (asked at #${row.seq}: ${cause.event} in ${cause.from}${how})` : `  (asked at #${row.seq}${how})`;
     return `${row.at} ${who(row, showObject)}${intentNo(row)} ${row.name} -> ${outcomeText(row)}${why}`;
   }
 
@@ -123,7 +124,7 @@ function groupLines(g: Group, showObject: boolean): string[] {
   const head = `${g.cause.at} ${who(first, showObject)}#${first.seq} ${g.cause.event}${fields}  ${move}`;
   const intents = g.intents.map(({ row, outcome }) => {
     const params = row.data && Object.keys(row.data).length > 0 ? compact(row.data) : '';
-    const took = outcome ? ` (+${elapsed(row.at, outcome.at)})` : '';
+    const took = outcome ? ` (+${elapsed(row.at, outcome.at)}${outcome.recovered ? ', recovered after a restart' : ''})` : '';
     return `    intent ${row.name}${params} ${intentNo(row)} -> ${outcome ? outcomeText(outcome) : 'open'}${took}`;
   });
   return [head, ...intents];

@@ -53,9 +53,14 @@ export interface RecordedStep {
 }
 
 /** How an effect ended: ok with a result, or an error with a code. */
-export type Outcome =
-  | { readonly ok: true; readonly result?: unknown; readonly at?: Date | string | number }
-  | { readonly ok: false; readonly code: string; readonly message: string; readonly at?: Date | string | number };
+export type Outcome = (
+  | { readonly ok: true; readonly result?: unknown }
+  | { readonly ok: false; readonly code: string; readonly message: string }
+) & {
+  readonly at?: Date | string | number;
+  /** Found by a handler's recover() after a restart rather than reported by its run(). */
+  readonly recovered?: boolean;
+};
 
 /** What {@link Journal.recordOutcome} did: the first outcome of an intent wins, later ones are ignored. */
 export interface RecordedOutcome {
@@ -102,6 +107,8 @@ export interface TimelineRow {
   readonly ok?: boolean;
   readonly code?: string;
   readonly message?: string;
+  /** On an outcome: found by recover() after a restart. */
+  readonly recovered?: boolean;
   /** Event fields, intent params, or outcome result, already redacted. */
   readonly data?: unknown;
   /** Event time for event, transition and intent rows; the effect's end for outcomes. */

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Journal } from '../../journal/journal.ts';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../journal/schema.ts';
 import { demo, member, step, tempDb } from './helpers.ts';
 
 const open: Journal[] = [];
@@ -174,6 +175,28 @@ describe('journal: files', () => {
     writeFileSync(path, 'this is not a SQLite database, just some text long enough to have a header'.repeat(10));
     expect(() => Journal.open(path)).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_OPEN' }));
     expect(() => Journal.open(path, { readonly: true })).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_OPEN' }));
+  });
+
+  test('a file of an older schema is upgraded by the next writer, keeping its open intents; a reader asks for that first', () => {
+    const path = tempDb();
+    const v1 = new Database(path);
+    v1.pragma('journal_mode = WAL');
+    v1.exec(MIGRATIONS[0] ?? '');
+    v1.pragma('user_version = 1');
+    const row = { uid: demo.uid, seq: 1, at: '2026-11-21T12:00:00.000Z' };
+    v1.prepare(`INSERT INTO objects VALUES (@uid, 'EtcdCluster', 'default', 'demo', NULL, 'cluster', 'Bootstrapping', '{}', 1, @at, @at)`).run(row);
+    v1.prepare(`INSERT INTO entries (uid, seq, entry, name, intent_id, data, at, written_at) VALUES (@uid, 1, 'intent', 'createMember', 'uid-demo:1:0', '{"member":"demo-0"}', @at, @at)`).run(row);
+    v1.prepare(`INSERT INTO open_intents VALUES ('uid-demo:1:0', @uid, 1)`).run(row);
+    v1.close();
+
+    expect(() => Journal.open(path, { readonly: true })).toThrow('has schema version 1, this reader needs');
+    const j = journal(path);
+    expect(j.openIntents()).toMatchObject([{ id: 'uid-demo:1:0', params: { member: 'demo-0' } }]);
+    j.recordOutcome(demo, 'uid-demo:1:0', { ok: true, recovered: true });
+    expect(j.timeline({ uid: demo.uid }).at(-1)).toMatchObject({ entry: 'outcome', recovered: true });
+    const raw = new Database(path, { readonly: true });
+    expect(raw.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    raw.close();
   });
 
   test('a file written by a newer schema is refused, by writers and readers', () => {

@@ -39,9 +39,12 @@ describe('journal: timeline text', () => {
     ]);
     const last = j.lastLsn();
     j.recordOutcome(member(0), 'uid-demo-0:1:0', { ok: true, result: { pod: 'demo-0' }, at: at(900) });
+    j.recordOutcome(demo, 'uid-demo:1:0', { ok: true, at: at(1500), recovered: true });
     expect(fmt.format(j.timeline({ uids: [demo.uid, member(0).uid] }, { afterLsn: last }))).toEqual([
       '2026-11-21T12:00:02.023Z EtcdMember/demo-0 #1.0 createPod -> ok {pod: demo-0}  (asked at #1: k8s.member.created in pending)',
+      '2026-11-21T12:00:02.623Z EtcdCluster/demo #1.0 createMember -> ok  (asked at #1: k8s.cluster.updated in Pending, recovered after a restart)',
     ]);
+    expect(formatTimeline(j.timeline({ uid: demo.uid }))[1]).toBe('    intent createMember{member: demo-0} #1.0 -> ok (+1.5s, recovered after a restart)');
   });
 
   test('--json gives one object per row, each intent and outcome with the event and state that caused it', () => {
