@@ -9,7 +9,7 @@ import path from 'node:path';
 import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startStorage } from '../cluster/storage/index.ts';
+import { startStorage, wipeVolume } from '../cluster/storage/index.ts';
 import type { Storage } from '../cluster/types.ts';
 
 const scope = { provisioner: 'etcd-operator.dev/e2e-storage', storageClass: 'e2e-storage', isDefault: false };
@@ -101,6 +101,19 @@ describe('storage provisioner', () => {
     await storage.wipe(ns, 'data-c');
     expect(await readdir(data)).toEqual([]);
     expect((await bound('data-c')).spec?.volumeName).toBeTruthy();
+  });
+
+  it.skipIf(!inject('clusterHasNode'))('a claim without a class gets the default class local, and any process can wipe it', async () => {
+    await core.createNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      body: { metadata: { name: 'data-default' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '8Mi' } } } },
+    });
+    const pvc = await bound('data-default');
+    expect(pvc.spec?.storageClassName).toBe('local');
+    const data = await hostDir(pvc);
+    await writeFile(path.join(data, 'db'), 'x');
+    expect(await wipeVolume(inject('kubeconfig'), ns, 'data-default')).toBe(data);
+    expect(await readdir(data)).toEqual([]);
   });
 
   it('wipe() of a claim that does not exist says so', async () => {

@@ -8,19 +8,14 @@ import path from 'node:path';
 import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { ControllerOptions, Storage } from '../types.ts';
-import { errorText, Serial, startInformer } from '../network/informer.ts';
-import { DEFAULT_SCOPE, plan, storageClass, volumeDir } from './volumes.ts';
+import { Serial, startInformer } from '../network/informer.ts';
+import { StorageError } from './errors.ts';
+import { wipeVolume } from './wipeVolume.ts';
+import { DEFAULT_SCOPE, plan, storageClass } from './volumes.ts';
 import type { Action, Scope } from './volumes.ts';
 
-/** A claim that wipe() was asked for but that has no bound volume of ours. */
-export class StorageError extends Error {
-  readonly code: string;
-  override readonly name = 'StorageError';
-  constructor(code: string, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.code = code;
-  }
-}
+export { StorageError } from './errors.ts';
+export { wipeVolume } from './wipeVolume.ts';
 
 /**
  * Starts the provisioner; resolves once its StorageClass exists and claims and volumes are
@@ -96,18 +91,8 @@ export async function startStorage(opts: ControllerOptions, scope: Scope = DEFAU
   await serial.kick();
   return {
     async wipe(namespace: string, claim: string): Promise<void> {
-      const pvc = await core.readNamespacedPersistentVolumeClaim({ name: claim, namespace }).catch((err: unknown) => {
-        throw new StorageError('ERR_WIPE_NO_CLAIM', `wipe: claim ${namespace}/${claim}: ${errorText(err)}`, { cause: err });
-      });
-      const uid = pvc.metadata?.uid ?? '';
-      const ours = volumes.list().some((v) => v.metadata?.name === pvc.spec?.volumeName && v.spec?.claimRef?.uid === uid);
-      if (!pvc.spec?.volumeName || !ours) {
-        throw new StorageError('ERR_WIPE_NOT_BOUND', `wipe: claim ${namespace}/${claim} is not bound to a volume of this provisioner`);
-      }
-      // Empty, not remove: Pods hold the directory itself as a bind mount.
-      const dir = volumeDir(root, uid);
-      for (const entry of await readdir(dir)) await rm(path.join(dir, entry), { recursive: true, force: true });
-      log(`storage: wiped ${namespace}/${claim}`);
+      const dir = await wipeVolume(opts.kubeconfigPath, namespace, claim, scope.provisioner);
+      log(`storage: wiped ${namespace}/${claim} (${dir})`);
     },
     async stop(): Promise<void> {
       await Promise.all([claims.stop(), volumes.stop(), classes.stop()]);
