@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Journal } from '../../journal/journal.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../journal/schema.ts';
+import { currentWriter } from '../../journal/writerLease.ts';
 import { demo, member, step, tempDb } from './helpers.ts';
 
 const open: Journal[] = [];
@@ -196,6 +197,20 @@ describe('journal: files', () => {
     expect(j.timeline({ uid: demo.uid }).at(-1)).toMatchObject({ entry: 'outcome', recovered: true });
     const raw = new Database(path, { readonly: true });
     expect(raw.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    raw.close();
+  });
+
+  test('a newer writer refused by a live lease leaves an older file as it was', () => {
+    const path = tempDb();
+    const v1 = new Database(path);
+    v1.exec(MIGRATIONS[0] ?? '');
+    v1.pragma('user_version = 1');
+    const me = currentWriter(); // stands for an older manager still writing
+    v1.prepare(`INSERT INTO writer VALUES (1, ?, ?, ?, ?, '2026-01-01T00:00:00Z')`).run(me.pid, me.startTicks, me.bootId, me.host);
+    v1.close();
+    expect(() => Journal.open(path)).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_LOCKED' }));
+    const raw = new Database(path, { readonly: true });
+    expect(raw.pragma('user_version', { simple: true })).toBe(1);
     raw.close();
   });
 
