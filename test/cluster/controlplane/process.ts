@@ -123,7 +123,10 @@ async function killLeftover(pidPath: string, bins: readonly string[]): Promise<v
   const pid = Number(readFileSync(pidPath, 'utf8').trim());
   const cmdline = `/proc/${pid}/cmdline`;
   if (!Number.isInteger(pid) || pid <= 1 || !existsSync(cmdline)) return;
-  if (!bins.includes(readFileSync(cmdline, 'utf8').split('\0')[0] ?? '')) return;
+  // Right after a start the pid may still be setpriv, about to exec the binary.
+  const argv = readFileSync(cmdline, 'utf8').split('\0');
+  const program = path.basename(argv[0] ?? '') === 'setpriv' ? argv.find((a) => bins.includes(a)) : argv[0];
+  if (!bins.includes(program ?? '')) return;
   process.kill(pid, 'SIGKILL');
   while (alive(pid)) await sleep(50);
 }
