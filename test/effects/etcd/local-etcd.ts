@@ -152,7 +152,7 @@ export async function joinMember(local: LocalEtcd, member: string): Promise<Join
 }
 
 /** Runs `fn` again while it fails with `code`, as the machine would (with a short fixed pause instead of back-off). */
-async function retrying<T>(code: string, fn: () => Promise<T>): Promise<{ result: T; tries: number }> {
+export async function retrying<T>(code: string, fn: () => Promise<T>): Promise<{ result: T; tries: number }> {
   for (let tries = 1; ; tries++) {
     try {
       return { result: await fn(), tries };
