@@ -73,7 +73,7 @@ export async function startNetwork(opts: ControllerOptions): Promise<LocalNetwor
     heal: (podIP: string) => isolation.heal(podIP),
     async stop(): Promise<void> {
       stopped = true;
-      await serial.kick();
+      await serial.close();
       await Promise.all([pods.stop(), services.stop(), slices.stop()]);
       await proxy.close();
       await isolation.stop();

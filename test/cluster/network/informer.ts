@@ -52,12 +52,18 @@ export async function startInformer<T extends KubernetesObject>(
   };
 }
 
-/** Runs `fn` one call at a time; kicks during a run coalesce into one more run after it. */
+/**
+ * Runs `fn` one call at a time; kicks during a run coalesce into one more run after it. A
+ * failed run is retried with back-off even when nothing else changes (level-based).
+ */
 export class Serial {
   readonly #fn: () => Promise<void>;
   readonly #log: Log;
   #running: Promise<void> | undefined;
   #again = false;
+  #retry: NodeJS.Timeout | undefined;
+  #delay = FIRST_DELAY_MS;
+  #closed = false;
 
   constructor(fn: () => Promise<void>, log: Log) {
     this.#fn = fn;
@@ -66,6 +72,7 @@ export class Serial {
 
   /** Asks for a run; resolves when a run that started after this call has finished. */
   kick(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
     if (this.#running) {
       this.#again = true;
       return this.#running;
@@ -80,13 +87,31 @@ export class Serial {
         this.#again = false;
         try {
           await this.#fn();
+          this.#delay = FIRST_DELAY_MS;
         } catch (err) {
-          this.#log(`reconcile failed: ${errorText(err)}`);
+          this.#log(`reconcile failed: ${errorText(err)}; retrying in ${this.#delay} ms`);
+          this.#scheduleRetry();
         }
       } while (this.#again);
     } finally {
       this.#running = undefined;
     }
+  }
+
+  #scheduleRetry(): void {
+    if (this.#retry || this.#closed) return;
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      void this.kick();
+    }, this.#delay).unref();
+    this.#delay = Math.min(this.#delay * 2, MAX_DELAY_MS);
+  }
+
+  /** Cancels a pending retry and refuses new ones; resolves when a run in progress is over. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#retry) clearTimeout(this.#retry);
+    await this.#running;
   }
 }
 

@@ -82,7 +82,9 @@ export class Isolation {
   async stop(): Promise<void> {
     this.#isolated.clear();
     if (this.#timer) clearInterval(this.#timer);
-    await this.#serial.kick();
+    await this.#serial.close();
+    if (this.#applied) await nft(removeRules(this.#table));
+    this.#applied = '';
     await this.#cgroups?.close();
   }
 

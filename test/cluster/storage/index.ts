@@ -96,6 +96,7 @@ export async function startStorage(opts: ControllerOptions, scope: Scope = DEFAU
     },
     async stop(): Promise<void> {
       await Promise.all([claims.stop(), volumes.stop(), classes.stop()]);
+      await serial.close();
     },
   };
 }
