@@ -1,0 +1,71 @@
+/**
+ * Turns what the watches see into the machines' events. Level-based: every event carries
+ * the whole observation (the spec, every member, the Pod as it is now), so a missed or
+ * repeated watch event changes nothing. Pure: the caller stamps the time.
+ */
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { EtcdCluster, EtcdMember } from '../api/v1alpha1/index.ts';
+import type { ClusterEvent, MemberEvent, MemberObservation } from '../machines/types.ts';
+
+/** Label every object of a member carries: its EtcdMember's name. */
+export const MEMBER_LABEL = 'etcd-operator.dev/member';
+/** Label every object of a cluster carries: its EtcdCluster's name. */
+export const CLUSTER_LABEL = 'etcd-operator.dev/cluster';
+
+/** The cluster machine's view of its EtcdCluster. */
+export function clusterObserved(cluster: EtcdCluster, at: number): ClusterEvent {
+  if (cluster.metadata.deletionTimestamp) return { type: 'k8s.cluster.deleted', at };
+  const { replicas, version, progressDeadlineSeconds } = cluster.spec;
+  return { type: 'k8s.cluster.updated', at, spec: { replicas, version }, progressDeadlineSeconds };
+}
+
+/** The ordinal at the end of a member's name (`demo-12` -> 12); -1 when there is none. */
+export function ordinalOf(cluster: string, member: string): number {
+  const suffix = member.startsWith(`${cluster}-`) ? member.slice(cluster.length + 1) : '';
+  return /^\d+$/.test(suffix) ? Number(suffix) : -1;
+}
+
+/** The cluster machine's view of every EtcdMember of its cluster. */
+export function membersListed(cluster: string, members: readonly EtcdMember[], at: number): ClusterEvent {
+  const observed: MemberObservation[] = members
+    .filter((m) => m.spec.cluster === cluster)
+    .map((m) => ({
+      name: m.metadata.name ?? '',
+      ordinal: ordinalOf(cluster, m.metadata.name ?? ''),
+      bootstrap: m.spec.bootstrap,
+      dormant: m.spec.dormant,
+      state: m.status?.state ?? 'pending',
+      deleting: Boolean(m.metadata.deletionTimestamp),
+    }))
+    .sort((a, b) => a.ordinal - b.ordinal || a.name.localeCompare(b.name));
+  return { type: 'k8s.members.listed', at, members: observed };
+}
+
+/** The member machine's view of its EtcdMember (and whether its cluster is going). */
+export function memberObserved(member: EtcdMember, cluster: EtcdCluster | undefined, at: number): MemberEvent {
+  return {
+    type: 'k8s.member.updated',
+    at,
+    dormant: member.spec.dormant,
+    deleting: Boolean(member.metadata.deletionTimestamp),
+    clusterDeleting: !cluster || Boolean(cluster.metadata.deletionTimestamp),
+  };
+}
+
+/** The member machine's view of its Pod; `undefined` when it has none. */
+export function podObserved(pod: V1Pod | undefined, at: number): MemberEvent {
+  if (!pod) return { type: 'k8s.pod.observed', at, pod: null };
+  const ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  return {
+    type: 'k8s.pod.observed',
+    at,
+    pod: { uid: pod.metadata?.uid ?? '', phase: pod.status?.phase ?? 'Pending', ready, deleting: Boolean(pod.metadata?.deletionTimestamp) },
+  };
+}
+
+/** The member machine's view of its volume claim: null when there is none, else whether it is bound. */
+export function pvcObserved(pvc: V1PersistentVolumeClaim | undefined, at: number): MemberEvent {
+  // A claim being deleted holds no data the member may count on.
+  if (!pvc || pvc.metadata?.deletionTimestamp) return { type: 'k8s.pvc.observed', at, bound: null };
+  return { type: 'k8s.pvc.observed', at, bound: pvc.status?.phase === 'Bound' };
+}
