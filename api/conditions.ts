@@ -1,0 +1,108 @@
+/**
+ * Condition types and reasons of EtcdCluster and EtcdMember, in one place, and the pure rule
+ * for setting one condition in a list: lastTransitionTime moves only when the status does.
+ */
+import type { Condition } from './v1alpha1/types.generated.ts';
+
+/** Condition types. The first three summarise; the rest record a completed step kind. */
+export const ConditionType = {
+  /** A quorum of voters is healthy and serves clients. */
+  Available: 'Available',
+  /** A step is in flight (True) or the target is reached (False). */
+  Progressing: 'Progressing',
+  /** Something needs attention: a step is past its deadline, etcd does not answer, quorum is lost. */
+  Degraded: 'Degraded',
+  /** The seed started a new etcd cluster. */
+  Bootstrapped: 'Bootstrapped',
+  /** The last scale-up finished: every wanted voter joined and was promoted. */
+  ScaledUp: 'ScaledUp',
+  /** The last scale-down finished: the removed members left etcd and went. */
+  ScaledDown: 'ScaledDown',
+  /** The cluster is scaled to zero (True) or woke from it (False). */
+  Dormant: 'Dormant',
+  /** A member whose data was lost was replaced by a new one. */
+  MemberReplaced: 'MemberReplaced',
+  /** An etcd member no EtcdMember accounts for was removed. */
+  OrphanRemoved: 'OrphanRemoved',
+  /** EtcdMember: the member's volume exists (or it needs none). */
+  VolumeReady: 'VolumeReady',
+  /** EtcdMember: the member joined etcd (as the seed or a learner). */
+  Joined: 'Joined',
+  /** EtcdMember: the learner was promoted to a voter. */
+  Promoted: 'Promoted',
+} as const;
+
+/** One of the condition types above. */
+export type ConditionTypeName = (typeof ConditionType)[keyof typeof ConditionType];
+
+/** Reasons, CamelCase, one per cause a user may read. Step names (JoiningLearner...) are reasons too. */
+export const ConditionReason = {
+  /** The step finished. */
+  Completed: 'Completed',
+  /** Every voter is healthy and the target is reached. */
+  Steady: 'Steady',
+  /** A quorum answers. */
+  QuorumHealthy: 'QuorumHealthy',
+  /** Fewer healthy voters than a quorum. */
+  QuorumLost: 'QuorumLost',
+  /** No member answered. */
+  EtcdUnreachable: 'EtcdUnreachable',
+  /** etcd reports another cluster ID than the one latched at bootstrap. */
+  ClusterIDMismatch: 'ClusterIDMismatch',
+  /** The step in flight took longer than progressDeadlineSeconds. */
+  ProgressDeadlineExceeded: 'ProgressDeadlineExceeded',
+  /** The step in flight failed and is retried with back-off. */
+  StepRetrying: 'StepRetrying',
+  /** The step cannot go on without a person. */
+  StepFailed: 'StepFailed',
+  /** Nothing is happening yet: the spec was not observed. */
+  Pending: 'Pending',
+  /** Scaled to zero. */
+  ScaledToZero: 'ScaledToZero',
+  /** A member runs in memory (storage.medium Memory) and has no volume to create. */
+  NoVolumeNeeded: 'NoVolumeNeeded',
+} as const;
+
+/** A condition as setCondition takes it: lastTransitionTime is its to decide. */
+export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;
+
+/** The outcome of setCondition: the new list, and whether anything in it changed. */
+export interface SetConditionResult {
+  readonly conditions: Condition[];
+  readonly changed: boolean;
+}
+
+/**
+ * Sets `condition` in `list` (one entry per type), keeping lastTransitionTime when the status is
+ * the same as before. `now` stamps a new or flipped condition. The input list is not modified.
+ */
+export function setCondition(list: readonly Condition[] | undefined, condition: ConditionInput, now: Date | string): SetConditionResult {
+  const at = typeof now === 'string' ? now : now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const current = list ?? [];
+  const index = current.findIndex((c) => c.type === condition.type);
+  const old = index >= 0 ? current[index] : undefined;
+  const next: Condition = {
+    type: condition.type,
+    status: condition.status,
+    ...(condition.observedGeneration === undefined ? {} : { observedGeneration: condition.observedGeneration }),
+    lastTransitionTime: old && old.status === condition.status ? old.lastTransitionTime : at,
+    reason: condition.reason,
+    message: condition.message,
+  };
+  if (old && sameCondition(old, next)) return { conditions: [...current], changed: false };
+  const conditions = index >= 0 ? current.map((c, i) => (i === index ? next : c)) : [...current, next];
+  return { conditions, changed: true };
+}
+
+/** The condition of `type` in `list`, if any. */
+export const findCondition = (list: readonly Condition[] | undefined, type: string): Condition | undefined => list?.find((c) => c.type === type);
+
+function sameCondition(a: Condition, b: Condition): boolean {
+  return (
+    a.status === b.status &&
+    a.reason === b.reason &&
+    a.message === b.message &&
+    a.lastTransitionTime === b.lastTransitionTime &&
+    a.observedGeneration === b.observedGeneration
+  );
+}

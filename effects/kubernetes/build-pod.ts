@@ -1,0 +1,86 @@
+/**
+ * A member's Pod: one etcd container run from the member's volume, named so the headless
+ * Service gives it `<member>.<cluster>.<ns>.svc`. The cluster's scheduling and podTemplate
+ * overrides are merged in; the etcd container, the data volume and the names stay ours.
+ */
+import type { V1Container, V1Pod, V1PodSpec, V1Probe, V1Volume } from '@kubernetes/client-node';
+import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
+import { DATA_MOUNT, etcdCommand } from './build-etcd-args.ts';
+import { inMemory } from './build-pvc.ts';
+import { CLIENT_PORT, METRICS_PORT, PEER_PORT } from './build-services.ts';
+import { memberLabels, ownedMeta, pvcName } from './meta.ts';
+
+/** Name of the etcd container. */
+export const ETCD_CONTAINER = 'etcd';
+/** Name of the data volume. */
+export const DATA_VOLUME = 'data';
+/** Seconds etcd gets to stop cleanly before it is killed. */
+export const TERMINATION_GRACE_SECONDS = 30;
+
+/** The image of an etcd version. */
+export const etcdImage = (version: string): string => `quay.io/coreos/etcd:v${version}`;
+
+/**
+ * Ready means etcd serves: it has a leader and a linearizable read goes through. non_learner is
+ * excluded so a started learner is ready too (checked on etcd 3.5.35 and 3.6.16: a learner fails
+ * plain /readyz with "not supported for learner" and passes with the exclusion).
+ */
+export const readinessProbe: V1Probe = {
+  httpGet: { path: '/readyz?exclude=non_learner', port: METRICS_PORT, scheme: 'HTTP' },
+  periodSeconds: 5,
+  timeoutSeconds: 3,
+  failureThreshold: 3,
+  successThreshold: 1,
+};
+
+function dataVolume(member: EtcdMember): V1Volume {
+  if (inMemory(member)) return { name: DATA_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: String(member.spec.storage.size) } };
+  return { name: DATA_VOLUME, persistentVolumeClaim: { claimName: pvcName(member.metadata.name ?? '') } };
+}
+
+function etcdContainer(member: EtcdMember, cluster: EtcdCluster): V1Container {
+  return {
+    name: ETCD_CONTAINER,
+    image: etcdImage(member.spec.version),
+    command: etcdCommand(member, cluster),
+    env: [
+      { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+      { name: 'ETCDCTL_ENDPOINTS', value: `http://$(POD_IP):${CLIENT_PORT}` },
+    ],
+    ports: [
+      { name: 'client', containerPort: CLIENT_PORT, protocol: 'TCP' },
+      { name: 'peer', containerPort: PEER_PORT, protocol: 'TCP' },
+      { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
+    ],
+    volumeMounts: [{ name: DATA_VOLUME, mountPath: DATA_MOUNT }],
+    readinessProbe,
+    ...(cluster.spec.resources ? { resources: cluster.spec.resources } : {}),
+  };
+}
+
+/** The Pod of a member, owned by its EtcdMember. */
+export function buildPod(member: EtcdMember, cluster: EtcdCluster): V1Pod {
+  const name = member.metadata.name ?? '';
+  const extra = cluster.spec.additionalMetadata;
+  const template = cluster.spec.podTemplate;
+  const ours = memberLabels(member.spec.cluster, name);
+  const meta = ownedMeta(name, member.metadata.namespace ?? '', ours, member, {
+    labels: { ...extra?.labels, ...template?.metadata?.labels },
+    annotations: { ...extra?.annotations, ...template?.metadata?.annotations },
+  });
+  const user: Partial<V1PodSpec> = template?.spec ?? {};
+  const spec: V1PodSpec = {
+    restartPolicy: 'Always',
+    terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
+    enableServiceLinks: false,
+    ...user,
+    ...(cluster.spec.affinity ? { affinity: cluster.spec.affinity } : {}),
+    ...(cluster.spec.topologySpreadConstraints ? { topologySpreadConstraints: cluster.spec.topologySpreadConstraints } : {}),
+    // What makes this Pod a member stays ours whatever the template says.
+    hostname: name,
+    subdomain: member.spec.cluster,
+    containers: [etcdContainer(member, cluster), ...(user.containers ?? []).filter((c) => c.name !== ETCD_CONTAINER)],
+    volumes: [dataVolume(member), ...(user.volumes ?? []).filter((v) => v.name !== DATA_VOLUME)],
+  };
+  return { apiVersion: 'v1', kind: 'Pod', metadata: meta, spec };
+}

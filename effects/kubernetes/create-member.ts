@@ -1,0 +1,36 @@
+/** createMember: the EtcdMember the cluster machine asked for, owned by its cluster. */
+import type { EtcdMember } from '../../api/v1alpha1/index.ts';
+import type { CreateMemberParams } from '../../machines/types.ts';
+import type { Handler, Recovered } from '../types.ts';
+import { callOptions } from './_util.ts';
+import { buildEtcdMember } from './build-member.ts';
+import type { KubeContext } from './context.ts';
+import { createOwned } from './create-owned.ts';
+import { controllerUid, PLURAL } from './meta.ts';
+import { customRef, readCluster, readMember } from './objects.ts';
+
+/** The created (or found) EtcdMember's uid. */
+export type CreateMemberResult = { readonly uid: string };
+
+/** Creates the EtcdMember; one of ours already there counts as done (names are never reused). */
+export const createMember: Handler<CreateMemberParams, CreateMemberResult, KubeContext> = {
+  kind: 'createMember',
+  async run(params, ctx) {
+    const cluster = await readCluster(ctx);
+    const body = buildEtcdMember(cluster, params);
+    const ref = customRef(ctx, PLURAL.member, params.member);
+    const { object } = await createOwned<EtcdMember>({
+      what: `EtcdMember ${ctx.cluster.namespace}/${params.member}`,
+      code: 'ERR_CREATE_MEMBER',
+      ownerUid: ctx.cluster.uid,
+      create: () => ctx.kube.custom.createNamespacedCustomObject({ ...ref, body }, callOptions(ctx.signal)) as Promise<EtcdMember>,
+      read: () => ctx.kube.custom.getNamespacedCustomObject(ref, callOptions(ctx.signal)) as Promise<EtcdMember>,
+    });
+    return { uid: object.metadata.uid ?? '' };
+  },
+  async recover(params, ctx): Promise<Recovered<CreateMemberResult>> {
+    const member = await readMember(ctx, params.member);
+    if (!member || controllerUid(member.metadata) !== ctx.cluster.uid) return { done: false };
+    return { done: true, result: { uid: member.metadata.uid ?? '' } };
+  },
+};

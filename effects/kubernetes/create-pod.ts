@@ -1,0 +1,50 @@
+/** createPod: the member's etcd Pod, owned by its EtcdMember, built from the member and its cluster. */
+import type { V1Pod } from '@kubernetes/client-node';
+import { EffectError } from '../types.ts';
+import type { Handler, Recovered } from '../types.ts';
+import { callOptions, readOrNull } from './_util.ts';
+import { buildPod } from './build-pod.ts';
+import type { KubeContext } from './context.ts';
+import { createOwned } from './create-owned.ts';
+import { controllerUid } from './meta.ts';
+import { readCluster, readMember, requireMember } from './objects.ts';
+
+/** Parameters of createPod. */
+export type CreatePodParams = { readonly member: string };
+/** The Pod's uid. */
+export type CreatePodResult = { readonly uid: string };
+
+const readPod = (ctx: KubeContext, name: string): Promise<V1Pod> =>
+  ctx.kube.core.readNamespacedPod({ name, namespace: ctx.cluster.namespace }, callOptions(ctx.signal));
+
+/**
+ * Creates the Pod; one of ours already running counts as done. One of ours still terminating
+ * is a retryable error: its name frees up once it is gone, and then a retry creates the new one.
+ */
+export const createPod: Handler<CreatePodParams, CreatePodResult, KubeContext> = {
+  kind: 'createPod',
+  async run(params, ctx) {
+    const member = await requireMember(ctx, params.member);
+    const body = buildPod(member, await readCluster(ctx));
+    const namespace = ctx.cluster.namespace;
+    const { object } = await createOwned<V1Pod>({
+      what: `Pod ${namespace}/${params.member}`,
+      code: 'ERR_CREATE_POD',
+      ownerUid: member.metadata.uid ?? '',
+      create: () => ctx.kube.core.createNamespacedPod({ namespace, body }, callOptions(ctx.signal)),
+      read: () => readPod(ctx, params.member),
+      patch: (existing) => {
+        if (!existing.metadata?.deletionTimestamp) return Promise.resolve(existing);
+        throw new EffectError('ERR_CREATE_POD_TERMINATING', `the previous Pod ${namespace}/${params.member} is still terminating`);
+      },
+    });
+    return { uid: object.metadata?.uid ?? '' };
+  },
+  async recover(params, ctx): Promise<Recovered<CreatePodResult>> {
+    const member = await readMember(ctx, params.member);
+    if (!member) return { done: false };
+    const pod = await readOrNull('ERR_CREATE_POD', `reading Pod ${params.member}`, () => readPod(ctx, params.member));
+    if (!pod || pod.metadata?.deletionTimestamp || controllerUid(pod.metadata) !== member.metadata.uid) return { done: false };
+    return { done: true, result: { uid: pod.metadata?.uid ?? '' } };
+  },
+};

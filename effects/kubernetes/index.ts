@@ -1,0 +1,34 @@
+/** The Kubernetes effect handlers, by intent kind, and the status and Event writers. */
+import { createMember } from './create-member.ts';
+import { createPod } from './create-pod.ts';
+import { createPVC } from './create-pvc.ts';
+import { deleteMember } from './delete-member.ts';
+import { deletePod } from './delete-pod.ts';
+import { ensureServices } from './ensure-services.ts';
+import { releaseFinalizer } from './release-finalizer.ts';
+import { setDormant } from './set-dormant.ts';
+
+/** Every Kubernetes handler, keyed by the intent kind it carries out. */
+export const kubernetesHandlers = {
+  ensureServices,
+  createMember,
+  deleteMember,
+  setDormant,
+  createPVC,
+  createPod,
+  deletePod,
+  releaseFinalizer,
+} as const;
+
+export { createMember, createPod, createPVC, deleteMember, deletePod, ensureServices, releaseFinalizer, setDormant };
+export type { KubeClients, KubeContext } from './context.ts';
+export { kubeClients } from './context.ts';
+export { patchClusterStatus, patchMemberStatus } from './patch-status.ts';
+export type { StatusWrite } from './patch-status.ts';
+export { recordEvent } from './record-event.ts';
+export type { EventInput, EventSubject, RecordedEvent } from './record-event.ts';
+export { buildClientService, buildHeadlessService } from './build-services.ts';
+export { buildEtcdMember } from './build-member.ts';
+export { buildPVC } from './build-pvc.ts';
+export { buildPod } from './build-pod.ts';
+export { FINALIZER, LABEL, clusterLabels, memberLabels, podSelector, pvcName } from './meta.ts';

@@ -1,0 +1,84 @@
+/**
+ * Names, labels, the finalizer and owner references every object the operator owns carries,
+ * so a selector, a garbage collector and a person all find a member's parts the same way.
+ */
+import type { V1ObjectMeta, V1OwnerReference } from '@kubernetes/client-node';
+import type { AdditionalMetadata, EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
+import { apiVersion } from '../../api/v1alpha1/index.ts';
+
+/** API group of the operator's kinds. */
+export const GROUP = 'etcd-operator.dev';
+/** API version of the operator's kinds (without the group). */
+export const VERSION = 'v1alpha1';
+/** Plural resource names, as the API server serves them. */
+export const PLURAL = { cluster: 'etcdclusters', member: 'etcdmembers' } as const;
+
+/** Finalizer on every EtcdMember: the member leaves etcd before its object goes. */
+export const FINALIZER = 'etcd-operator.dev/leave-etcd';
+
+/** Label keys. */
+export const LABEL = {
+  name: 'app.kubernetes.io/name',
+  managedBy: 'app.kubernetes.io/managed-by',
+  cluster: 'etcd-operator.dev/cluster',
+  member: 'etcd-operator.dev/member',
+} as const;
+
+/** Labels of everything that belongs to a cluster; the Services select member Pods by these. */
+export const clusterLabels = (cluster: string): Record<string, string> => ({
+  [LABEL.name]: 'etcd',
+  [LABEL.managedBy]: 'etcd-operator',
+  [LABEL.cluster]: cluster,
+});
+
+/** Labels of one member's objects (EtcdMember, Pod, PVC). */
+export const memberLabels = (cluster: string, member: string): Record<string, string> => ({
+  ...clusterLabels(cluster),
+  [LABEL.member]: member,
+});
+
+/** The label selector of a cluster's member Pods, as status.selector shows it. */
+export const podSelector = (cluster: string): string =>
+  Object.entries(clusterLabels(cluster))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+
+/** Name of a member's PersistentVolumeClaim. */
+export const pvcName = (member: string): string => `data-${member}`;
+
+/** Name of a cluster's client Service (the headless one carries the cluster's own name). */
+export const clientServiceName = (cluster: string): string => `${cluster}-client`;
+
+/** The controlling owner reference to an object, so the garbage collector takes ours with it. */
+export function controllerRef(owner: { apiVersion: string; kind: string; metadata: V1ObjectMeta }): V1OwnerReference {
+  return {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.metadata.name ?? '',
+    uid: owner.metadata.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+/** Metadata of an object the operator owns: user's additional metadata first, ours over it. */
+export function ownedMeta(
+  name: string,
+  namespace: string,
+  labels: Record<string, string>,
+  owner: EtcdCluster | EtcdMember,
+  extra: AdditionalMetadata | undefined,
+): V1ObjectMeta {
+  const annotations = extra?.annotations;
+  return {
+    name,
+    namespace,
+    labels: { ...extra?.labels, ...labels },
+    ...(annotations && Object.keys(annotations).length > 0 ? { annotations: { ...annotations } } : {}),
+    ownerReferences: [controllerRef({ apiVersion, kind: owner.kind, metadata: owner.metadata })],
+  };
+}
+
+/** The uid of an object's controlling owner, if it has one. */
+export const controllerUid = (meta: V1ObjectMeta | undefined): string | undefined =>
+  meta?.ownerReferences?.find((r) => r.controller)?.uid;

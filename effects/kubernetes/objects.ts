@@ -1,0 +1,42 @@
+/**
+ * Reads of the operator's own kinds (EtcdCluster, EtcdMember) through the custom objects API,
+ * each with the call's deadline, and the check that the cluster is still the incarnation asked for.
+ */
+import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
+import { EffectError } from '../types.ts';
+import { callOptions, readOrNull } from './_util.ts';
+import type { KubeContext } from './context.ts';
+import { GROUP, PLURAL, VERSION } from './meta.ts';
+
+/** Coordinates of an object of one of the operator's kinds, for the custom objects API. */
+export const customRef = (ctx: KubeContext, plural: string, name: string) =>
+  ({ group: GROUP, version: VERSION, namespace: ctx.cluster.namespace, plural, name }) as const;
+
+/** The EtcdMember `name` in the cluster's namespace, or null. */
+export async function readMember(ctx: KubeContext, name: string): Promise<EtcdMember | null> {
+  return readOrNull('ERR_READ_MEMBER', `reading EtcdMember ${name}`, () =>
+    ctx.kube.custom.getNamespacedCustomObject(customRef(ctx, PLURAL.member, name), callOptions(ctx.signal)) as Promise<EtcdMember>,
+  );
+}
+
+/** The EtcdMember `name`; a missing one is a non-retryable ERR_MEMBER_GONE (nothing can bring it back). */
+export async function requireMember(ctx: KubeContext, name: string): Promise<EtcdMember> {
+  const member = await readMember(ctx, name);
+  if (!member) throw new EffectError('ERR_MEMBER_GONE', `EtcdMember ${ctx.cluster.namespace}/${name} does not exist`, { retryable: false });
+  return member;
+}
+
+/**
+ * The EtcdCluster of the context, checked to be the same incarnation (uid): acting for a
+ * deleted cluster on a new one of the same name would be acting on the wrong cluster.
+ */
+export async function readCluster(ctx: KubeContext): Promise<EtcdCluster> {
+  const { namespace, name, uid } = ctx.cluster;
+  const cluster = await readOrNull('ERR_READ_CLUSTER', `reading EtcdCluster ${name}`, () =>
+    ctx.kube.custom.getNamespacedCustomObject(customRef(ctx, PLURAL.cluster, name), callOptions(ctx.signal)) as Promise<EtcdCluster>,
+  );
+  if (!cluster || cluster.metadata.uid !== uid) {
+    throw new EffectError('ERR_CLUSTER_GONE', `EtcdCluster ${namespace}/${name} (uid ${uid}) no longer exists`, { retryable: false });
+  }
+  return cluster;
+}

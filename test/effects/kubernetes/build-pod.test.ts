@@ -1,0 +1,142 @@
+/** The member Pod and its etcd command line: what a member runs, how it is found, what users may override. */
+import { describe, expect, it } from 'vitest';
+import { etcdCommand, optionFlags, quantityBytes } from '../../../effects/kubernetes/build-etcd-args.ts';
+import { buildPod } from '../../../effects/kubernetes/build-pod.ts';
+import { peerURL } from '../../../machines/policy.ts';
+import { cluster, member } from './fixtures.ts';
+
+const flag = (cmd: readonly string[], name: string): string | undefined => cmd.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+
+describe('member Pod', () => {
+  it('is named after the member under the headless Service, owned by the EtcdMember', () => {
+    const c = cluster();
+    const pod = buildPod(member(c), c);
+    expect(pod.metadata?.name).toBe('demo-0');
+    expect(pod.spec?.hostname).toBe('demo-0');
+    expect(pod.spec?.subdomain).toBe('demo');
+    expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'EtcdMember', name: 'demo-0', uid: 'member-uid-0', controller: true });
+    expect(pod.metadata?.labels).toMatchObject({ 'etcd-operator.dev/cluster': 'demo', 'etcd-operator.dev/member': 'demo-0' });
+  });
+
+  it('runs the etcd image of the member version from /usr/local/bin/etcd, listening on its Pod IP', () => {
+    const c = cluster({ version: '3.5.35' });
+    const etcd = buildPod(member(c), c).spec?.containers[0];
+    expect(etcd?.image).toBe('quay.io/coreos/etcd:v3.5.35');
+    expect(etcd?.command?.[0]).toBe('/usr/local/bin/etcd');
+    expect(etcd?.env?.[0]).toEqual({ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } });
+    const cmd = etcd?.command ?? [];
+    expect(flag(cmd, 'listen-client-urls')).toBe('http://$(POD_IP):2379');
+    expect(flag(cmd, 'listen-peer-urls')).toBe('http://$(POD_IP):2380');
+    expect(flag(cmd, 'listen-metrics-urls')).toBe('http://$(POD_IP):2381');
+  });
+
+  it('advertises its DNS name, with the peer URL the machines expect', () => {
+    const c = cluster();
+    const cmd = etcdCommand(member(c), c);
+    expect(flag(cmd, 'name')).toBe('demo-0');
+    expect(flag(cmd, 'advertise-client-urls')).toBe('http://demo-0.demo.ns.svc:2379');
+    expect(flag(cmd, 'initial-advertise-peer-urls')).toBe(peerURL({ namespace: 'ns', name: 'demo' }, 'demo-0'));
+    expect(flag(cmd, 'initial-cluster-token')).toBe('cluster-uid');
+    expect(flag(cmd, 'data-dir')).toBe('/var/lib/etcd/data');
+  });
+
+  it.each([
+    ['the seed starts a new cluster', 0, true, 'new'],
+    ['a joining member starts into the existing one', 1, false, 'existing'],
+  ])('%s', (_, ordinal, bootstrap, state) => {
+    const c = cluster();
+    const m = member(c, ordinal, bootstrap);
+    const cmd = etcdCommand(m, c);
+    expect(flag(cmd, 'initial-cluster-state')).toBe(state);
+    expect(flag(cmd, 'initial-cluster')).toBe(m.spec.initialCluster);
+  });
+
+  it('keeps data on the member PVC, mounted above the data dir', () => {
+    const c = cluster();
+    const spec = buildPod(member(c), c).spec;
+    expect(spec?.volumes).toEqual([{ name: 'data', persistentVolumeClaim: { claimName: 'data-demo-0' } }]);
+    expect(spec?.containers[0]?.volumeMounts).toEqual([{ name: 'data', mountPath: '/var/lib/etcd' }]);
+  });
+
+  it('a member in memory keeps data in a size-limited Memory emptyDir', () => {
+    const c = cluster({ storage: { size: '256Mi', medium: 'Memory' } });
+    expect(buildPod(member(c), c).spec?.volumes).toEqual([{ name: 'data', emptyDir: { medium: 'Memory', sizeLimit: '256Mi' } }]);
+  });
+
+  it('is ready through /readyz on the metrics port with non_learner excluded, so a learner is ready too', () => {
+    const c = cluster();
+    const probe = buildPod(member(c), c).spec?.containers[0]?.readinessProbe;
+    expect(probe?.httpGet).toEqual({ path: '/readyz?exclude=non_learner', port: 2381, scheme: 'HTTP' });
+  });
+
+  it('merges resources, affinity, spread, metadata and podTemplate overrides, keeping etcd, volumes and names ours', () => {
+    const c = cluster({
+      resources: { requests: { cpu: '100m' } },
+      affinity: { podAntiAffinity: {} },
+      topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'ScheduleAnyway' }],
+      additionalMetadata: { labels: { team: 'a' }, annotations: { a: '1' } },
+      podTemplate: {
+        metadata: { labels: { tier: 'db', 'etcd-operator.dev/member': 'evil' }, annotations: { b: '2' } },
+        spec: {
+          priorityClassName: 'high',
+          terminationGracePeriodSeconds: 60,
+          hostname: 'evil',
+          tolerations: [{ key: 'k', operator: 'Exists' }],
+          containers: [{ name: 'etcd', image: 'evil' }, { name: 'sidecar', image: 'busybox' }],
+          volumes: [{ name: 'data', emptyDir: {} }, { name: 'extra', emptyDir: {} }],
+        },
+      },
+    });
+    const pod = buildPod(member(c), c);
+    expect(pod.metadata?.labels).toMatchObject({ team: 'a', tier: 'db', 'etcd-operator.dev/member': 'demo-0' });
+    expect(pod.metadata?.annotations).toEqual({ a: '1', b: '2' });
+    expect(pod.spec).toMatchObject({ priorityClassName: 'high', terminationGracePeriodSeconds: 60, hostname: 'demo-0', tolerations: [{ key: 'k', operator: 'Exists' }] });
+    expect(pod.spec?.affinity).toEqual({ podAntiAffinity: {} });
+    expect(pod.spec?.topologySpreadConstraints).toHaveLength(1);
+    expect(pod.spec?.containers.map((x) => [x.name, x.image])).toEqual([['etcd', 'quay.io/coreos/etcd:v3.6.16'], ['sidecar', 'busybox']]);
+    expect(pod.spec?.containers[0]?.resources).toEqual({ requests: { cpu: '100m' } });
+    expect(pod.spec?.volumes?.map((v) => v.name)).toEqual(['data', 'extra']);
+    expect(pod.spec?.volumes?.[0]?.persistentVolumeClaim?.claimName).toBe('data-demo-0');
+  });
+
+  it('gives etcd a termination grace period by default', () => {
+    const c = cluster();
+    expect(buildPod(member(c), c).spec?.terminationGracePeriodSeconds).toBe(30);
+  });
+});
+
+describe('etcd options', () => {
+  it('left out, no flag is passed and etcd defaults apply', () => {
+    expect(optionFlags(undefined, '3.6.16')).toEqual([]);
+    expect(optionFlags({}, '3.6.16')).toEqual([]);
+  });
+
+  it('each typed option becomes its flag', () => {
+    const flags = optionFlags(
+      { quotaBackendBytes: '8Gi', autoCompactionMode: 'periodic', autoCompactionRetention: '1h', snapshotCount: 10000, heartbeatInterval: 100, electionTimeout: 1000, maxLearners: 2 },
+      '3.6.16',
+    );
+    expect(flags).toEqual([
+      '--quota-backend-bytes=8589934592',
+      '--auto-compaction-mode=periodic',
+      '--auto-compaction-retention=1h',
+      '--snapshot-count=10000',
+      '--heartbeat-interval=100',
+      '--election-timeout=1000',
+      '--max-learners=2',
+    ]);
+  });
+
+  it('etcd 3.5 gets no --max-learners, a flag it does not know', () => {
+    expect(optionFlags({ maxLearners: 2 }, '3.5.35')).toEqual([]);
+  });
+
+  it.each([
+    ['2Gi', 2 ** 31],
+    ['500M', 5e8],
+    [1024, 1024],
+    ['1.5Gi', 1.5 * 2 ** 30],
+  ] as const)('quantity %s is %d bytes', (q, bytes) => {
+    expect(quantityBytes(q)).toBe(bytes);
+  });
+});
