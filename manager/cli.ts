@@ -12,8 +12,9 @@ import { runJournalCommand } from '../journal/index.ts';
 const USAGE = `usage: etcd-operator COMMAND [ARGS]
 
 commands:
-  journal NAME [-n NAMESPACE] [--follow] [--json] [--db PATH]   print a cluster's timeline (event -> transition -> intent -> outcome)
-  version                                                        print the operator's version
+  journal NAME [-n NAMESPACE] [--kind KIND] [--tail STEPS] [--follow] [--json] [--db PATH]
+                 print a cluster's timeline (event -> transition -> intent -> outcome) and why
+  version        print the operator's version
 `;
 
 /** Runs one command; resolves to the exit code. */

@@ -118,7 +118,7 @@ export class Runner<C extends EffectContext> {
     const handler = this.#handler(intent.type);
     const recovered = await handler.recover(intent.params as never, this.#o.context()).catch(() => ({ done: false as const }));
     if (!recovered.done) return this.#run(intent);
-    return this.#outcome(intent, { ok: true, result: recovered.result });
+    return this.#outcome(intent, { ok: true, result: recovered.result }, true);
   }
 
   async #run(intent: Pick<OpenIntent, 'id' | 'type' | 'params'>): Promise<RunnerEvent> {
@@ -134,9 +134,9 @@ export class Runner<C extends EffectContext> {
     return this.#outcome(intent, result);
   }
 
-  #outcome(intent: Pick<OpenIntent, 'id' | 'type'>, r: { ok: true; result: Readonly<Record<string, unknown>> } | { ok: false; error: EffectError }): RunnerEvent {
+  #outcome(intent: Pick<OpenIntent, 'id' | 'type'>, r: { ok: true; result: Readonly<Record<string, unknown>> } | { ok: false; error: EffectError }, recovered = false): RunnerEvent {
     const at = this.#o.now();
-    this.#o.journal.recordOutcome(this.#o.ref, intent.id, r.ok ? { ok: true, result: r.result, at } : { ok: false, code: r.error.code, message: r.error.message, at });
+    this.#o.journal.recordOutcome(this.#o.ref, intent.id, r.ok ? { ok: true, result: r.result, at, recovered } : { ok: false, code: r.error.code, message: r.error.message, at });
     failpoint('after-outcome');
     return r.ok
       ? { type: `effect.${intent.type}.succeeded`, at, result: r.result }

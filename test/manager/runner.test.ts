@@ -88,6 +88,8 @@ describe('runner: steps go through the journal', () => {
     expect(again.calls).toEqual({ run: 0, recover: 1 });
     expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.awaitingSeed');
     expect(create.calls.run).toBe(1);
+    const outcomes = journal.timeline({ uid: ref.uid }).filter((row) => row.entry === 'outcome');
+    expect(outcomes.map((o) => [o.name, o.recovered ?? false])).toEqual([['ensureServices', true], ['createMember', false]]);
   });
 
   it('after a crash before the effect ran, recover says so and the effect runs once', async () => {
