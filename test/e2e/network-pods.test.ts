@@ -79,8 +79,11 @@ require('node:readline').createInterface({ input: process.stdin }).on('line', (l
   c.on('error', (e) => console.log('fail ' + e.code));
 });`;
 
-async function podProcess(ip: string, port: number): Promise<PodProcess> {
-  const child = spawn('unshare', ['--mount', '--propagation', 'private', process.execPath, '-e', POD_SCRIPT, ip, String(port)], {
+/** Starts a Pod's process; given a cgroup directory, it enters it before exec, as a node can. */
+async function podProcess(ip: string, port: number, cgroup?: string): Promise<PodProcess> {
+  const argv = ['unshare', '--mount', '--propagation', 'private', process.execPath, '-e', POD_SCRIPT, ip, String(port)];
+  const enter = 'echo $$ > "$0/cgroup.procs" && exec "$@"';
+  const child = spawn(cgroup ? 'sh' : argv[0]!, cgroup ? ['-c', enter, cgroup, ...argv] : argv.slice(1), {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   children.push(child);
@@ -185,5 +188,18 @@ describe('isolation', () => {
     await network.heal('127.77.1.1');
     expect(await a.dial('127.77.1.2', 7000)).toBe('ok hi from 127.77.1.2');
     expect(await b.dial('127.77.1.1', 7000)).toBe('ok hi from 127.77.1.1');
+  });
+
+  it('a container started in the cgroup cgroupFor() names is cut off from its first packet', async () => {
+    await fakePod('iso-c', '127.77.1.3', { app: 'iso' });
+    await fakePod('iso-d', '127.77.1.4', { app: 'iso' });
+    const d = await podProcess('127.77.1.4', 7000);
+    await network.synced();
+    await network.isolate('127.77.1.3');
+    const c = await podProcess('127.77.1.3', 7000, await network.cgroupFor('127.77.1.3'));
+    expect(await c.dial('127.77.1.4', 7000)).toBe('fail timeout');
+    expect(await d.dial('127.77.1.3', 7000)).toBe('fail timeout');
+    await network.heal('127.77.1.3');
+    expect(await c.dial('127.77.1.4', 7000)).toBe('ok hi from 127.77.1.4');
   });
 });

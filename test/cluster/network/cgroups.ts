@@ -55,9 +55,11 @@ export class PodCgroups {
     return writeFile(path.join(this.#mount, want, 'cgroup.procs'), String(pid)).then(() => true, () => false);
   }
 
-  /** Makes the Pod cgroup exist, so a rule can name it before any process is in it. */
-  async ensure(ip: string): Promise<void> {
-    await mkdir(path.join(this.#mount, this.#name, ip), { recursive: true });
+  /** Makes the Pod cgroup exist, so a rule can name it before any process is in it; returns its directory. */
+  async ensure(ip: string): Promise<string> {
+    const dir = path.join(this.#mount, this.#name, ip);
+    await mkdir(dir, { recursive: true });
+    return dir;
   }
 
   /** Moves every process back where it came from and removes the cgroups. */

@@ -21,6 +21,12 @@ export interface LocalNetwork extends Network {
   serviceAddresses(): string[];
   /** Resolves once the hosts file, proxy and rules reflect everything watched so far. */
   synced(): Promise<void>;
+  /**
+   * The cgroup directory a container of the Pod at this address should start in (its pid
+   * written to cgroup.procs before exec), so isolate() needs no rescan to catch a restarted
+   * container; undefined when the machine has no cgroup v2 tree.
+   */
+  cgroupFor(podIP: string): Promise<string | undefined>;
 }
 
 /** Starts the network; resolves once the hosts file and proxy reflect the current objects. */
@@ -69,6 +75,7 @@ export async function startNetwork(opts: ControllerOptions): Promise<LocalNetwor
     hostsFile,
     serviceAddresses: () => proxy.addresses(),
     synced: () => serial.kick(),
+    cgroupFor: (podIP: string) => isolation.cgroupFor(podIP),
     isolate: (podIP: string) => isolation.isolate(podIP),
     heal: (podIP: string) => isolation.heal(podIP),
     async stop(): Promise<void> {

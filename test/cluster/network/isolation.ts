@@ -57,6 +57,15 @@ export class Isolation {
     if (this.#isolated.size > 0) await this.#serial.kick();
   }
 
+  /**
+   * The cgroup directory a container of the Pod at this address should start in (writing its
+   * pid to cgroup.procs before exec): then isolate() holds from its first packet, with no
+   * rescan needed. Undefined without a cgroup v2 tree.
+   */
+  async cgroupFor(ip: string): Promise<string | undefined> {
+    return this.#cgroups?.ensure(ip);
+  }
+
   /** Cuts every packet between this address and other Pods; resolves once the rules are loaded. */
   async isolate(ip: string): Promise<void> {
     await ensureNft(this.#log);
