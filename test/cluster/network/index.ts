@@ -2,6 +2,7 @@
  * The local cluster's network: a hosts file that answers like the cluster DNS, a TCP proxy
  * for Services on loopback addresses, and fault injection that cuts a Pod off its peers.
  */
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { CoreV1Api, DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -45,7 +46,8 @@ export async function startNetwork(opts: ControllerOptions): Promise<LocalNetwor
   const addresses = new ServiceAddresses();
   const isolation = await Isolation.start(dir, (line) => log(`network: ${line}`));
   const proxy = new ServiceProxy((line) => log(`network: ${line}`), (ip) => isolation.isIsolated(ip));
-  await writeInPlace(hostsFile, renderHosts({ pods: [], services: [], serviceAddress: () => undefined }));
+  // A restart keeps the names Pods already resolve until the first reconcile rewrites them.
+  if (!existsSync(hostsFile)) await writeInPlace(hostsFile, renderHosts({ pods: [], services: [], serviceAddress: () => undefined }));
 
   const serial = new Serial(() => reconcile(), (line) => log(`network: ${line}`));
   // Informers report as soon as they connect; reconcile waits until every cache is listed.
