@@ -1,0 +1,49 @@
+/** What the end-to-end tests of the Kubernetes handlers share: a context per call, a cluster object, polling. */
+import type { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { EtcdCluster } from '../../../api/v1alpha1/index.ts';
+import { kubeClients } from '../../../effects/kubernetes/context.ts';
+import type { KubeClients, KubeContext } from '../../../effects/kubernetes/context.ts';
+import type { Log } from '../../../effects/types.ts';
+
+const quiet: Log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** The API clients of a kubeconfig file. */
+export function clientsOf(kubeconfig: string): KubeClients & { kc: KubeConfig } {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  return { ...kubeClients(kc), kc };
+}
+
+/** A handler context for `cluster`, with a fresh 30 s deadline each time it is made. */
+export function contextFor(kube: KubeClients, cluster: EtcdCluster): KubeContext {
+  const { namespace = '', name = '', uid = '' } = cluster.metadata;
+  return { cluster: { namespace, name, uid }, signal: AbortSignal.timeout(30_000), log: quiet, kube };
+}
+
+/** Creates a namespace and waits for its default ServiceAccount (Pods need it to be admitted). */
+export async function createNamespace(core: CoreV1Api, ns: string): Promise<void> {
+  await core.createNamespace({ body: { metadata: { name: ns } } });
+  await until(`ServiceAccount default in ${ns}`, () => core.readNamespacedServiceAccount({ name: 'default', namespace: ns }));
+}
+
+/** Creates an EtcdCluster as a user would and returns it as stored (with uid and defaults). */
+export async function createCluster(custom: CustomObjectsApi, ns: string, name: string, spec: Partial<EtcdCluster['spec']> = {}): Promise<EtcdCluster> {
+  const body = { apiVersion: 'etcd-operator.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name, namespace: ns }, spec: { replicas: 1, version: '3.6.16', storage: { size: '64Mi' }, ...spec } };
+  return (await custom.createNamespacedCustomObject({ group: 'etcd-operator.dev', version: 'v1alpha1', namespace: ns, plural: 'etcdclusters', body })) as EtcdCluster;
+}
+
+/** Polls until probe gives a value (a throw counts as not yet); the test's timeout bounds the wait. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (tries % 100 === 0) console.log(`still waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Polls until `gone` reads NotFound. */
+export async function untilGone(what: string, read: () => Promise<unknown>): Promise<void> {
+  await until(what, () => read().then(() => undefined, (err: { code?: number }) => (err.code === 404 ? true : undefined)));
+}
