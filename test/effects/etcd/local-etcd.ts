@@ -9,7 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { addLearner, EtcdClients, promoteLearner, type EtcdContext } from '../../../effects/etcd/index.ts';
+import { addLearner, EtcdClients, promoteLearner, type EtcdContext, type EtcdResolver } from '../../../effects/etcd/index.ts';
 import { EffectError, type ClusterRef } from '../../../effects/types.ts';
 
 /** The etcd binary of a version, built (or found) by test/cluster/tools/build.sh. */
@@ -43,14 +43,16 @@ export class LocalEtcd {
   readonly clients: EtcdClients;
   readonly #bin: string;
   readonly #members = new Map<string, Member>();
+  /** Addresses of the started members (killed ones stay listed, as a Service's DNS names would). */
+  readonly resolve: EtcdResolver = () => ({
+    endpoints: [...this.#members.values()].filter((m) => m.proc).map((m) => m.clientURL),
+    clientURL: (member) => this.#members.get(member)?.clientURL ?? 'http://127.0.0.1:1',
+  });
 
   constructor(name: string, version?: string) {
     this.#bin = etcdBinary(version);
     this.ref = { namespace: 'test', name, uid: `uid-${name}` };
-    this.clients = new EtcdClients(() => ({
-      endpoints: [...this.#members.values()].filter((m) => m.proc).map((m) => m.clientURL),
-      clientURL: (member) => this.#members.get(member)?.clientURL ?? 'http://127.0.0.1:1',
-    }));
+    this.clients = new EtcdClients(this.resolve);
   }
 
   /** A context for one handler call, with a fresh deadline. */
