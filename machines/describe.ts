@@ -70,7 +70,7 @@ export function describeCluster(path: string, c: ClusterContext): Described {
       message = 'waiting for etcd\'s member list after the last change';
       break;
     case 'steady':
-      message = `${voters} voters, all healthy`;
+      message = voters === 1 ? 'one voter, healthy' : `${voters} voters, all healthy`;
       break;
     case 'degraded':
       message =

@@ -1,0 +1,96 @@
+/**
+ * EtcdCluster.status from the cluster machine after a step: the latched target and the step
+ * in flight (status.observed), the summary conditions, one condition per completed step kind,
+ * and the member summary. Pure: the caller gives the time and writes the result.
+ */
+import { ConditionReason, ConditionType, setCondition, type ConditionInput } from '../api/conditions.ts';
+import type { Condition, EtcdClusterStatus, MemberSummary } from '../api/v1alpha1/index.ts';
+import { liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
+import { describeCluster } from '../machines/describe.ts';
+import { etcdMemberFor, quorum } from '../machines/policy.ts';
+import { CLUSTER_LABEL } from './observe.ts';
+
+/** A step kind that, once left, is recorded as a condition of its own. */
+const COMPLETES: Readonly<Record<string, { type: string; message: (c: ClusterContext) => string }>> = {
+  bootstrapping: { type: ConditionType.Bootstrapped, message: (c) => `etcd cluster ${c.clusterID ?? '?'} started from a seed and grew to ${c.target?.replicas ?? 0} voters` },
+  scalingUp: { type: ConditionType.ScaledUp, message: (c) => `scaled up to ${c.target?.replicas ?? 0} voters` },
+  scalingDown: { type: ConditionType.ScaledDown, message: (c) => `scaled down to ${c.target?.replicas ?? 0} voters` },
+  replacing: { type: ConditionType.MemberReplaced, message: () => 'a member whose data was lost was replaced by a new one' },
+  removingOrphan: { type: ConditionType.OrphanRemoved, message: () => 'an etcd member no EtcdMember accounted for was removed' },
+};
+
+/** What one journaled step of the cluster machine gives the status. */
+export interface ClusterStep {
+  readonly seq: number;
+  /** The dotted state paths before and after the step. */
+  readonly from: string;
+  readonly to: string;
+  readonly context: ClusterContext;
+  readonly generation: number;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const top = (path: string): string => path.split('.')[0] ?? path;
+
+/** The status to write after `step`, given the status the object has now. */
+export function clusterStatus(previous: EtcdClusterStatus | undefined, step: ClusterStep, now: number): EtcdClusterStatus {
+  const c = step.context;
+  const { step: name, message } = describeCluster(step.to, c);
+  const voters = c.etcd ? liveVoters(c) : [];
+  const healthy = voters.filter((v) => c.etcd?.healthy.includes(v.id)).length;
+  const resting = ['steady', 'dormant'].includes(top(step.to));
+  const overdue = !resting && now - c.stepStartedAt > c.progressDeadlineSeconds * 1000;
+  const since = ` (since ${iso(c.stepStartedAt)})`;
+
+  const set: ConditionInput[] = [
+    { type: ConditionType.Progressing, status: resting ? 'False' : 'True', reason: name, message: resting ? message : `${message}${since}` },
+    available(c, voters.length, healthy),
+    overdue
+      ? { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.ProgressDeadlineExceeded, message: `step ${name} has taken longer than ${c.progressDeadlineSeconds}s${since}: ${message}` }
+      : top(step.to) === 'degraded'
+        ? { type: ConditionType.Degraded, status: 'True', reason: name, message }
+        : { type: ConditionType.Degraded, status: 'False', reason: ConditionReason.Steady, message: 'nothing needs attention' },
+  ];
+  const left = top(step.from) !== top(step.to) ? COMPLETES[top(step.from)] : undefined;
+  if (left) set.push({ type: left.type, status: 'True', reason: ConditionReason.Completed, message: left.message(c) });
+  if (top(step.to) === 'dormant' || previous?.conditions?.some((x) => x.type === ConditionType.Dormant)) {
+    const dormant = top(step.to) === 'dormant';
+    set.push({ type: ConditionType.Dormant, status: dormant ? 'True' : 'False', reason: dormant ? ConditionReason.ScaledToZero : name, message: dormant ? message : 'running' });
+  }
+
+  let conditions: Condition[] = previous?.conditions ?? [];
+  for (const condition of set) conditions = setCondition(conditions, { ...condition, observedGeneration: step.generation }, new Date(now)).conditions;
+  return {
+    observedGeneration: step.generation,
+    observed: {
+      ...(c.target ? { target: { replicas: c.target.replicas, version: c.target.version } } : {}),
+      step: name,
+      sequence: step.seq,
+      stepStartedAt: iso(c.stepStartedAt),
+    },
+    conditions,
+    readyMembers: healthy,
+    members: members(c),
+    ...(c.clusterID ? { clusterID: c.clusterID } : {}),
+    selector: `${CLUSTER_LABEL}=${c.cluster.name}`,
+  };
+}
+
+function available(c: ClusterContext, voters: number, healthy: number): ConditionInput {
+  if (voters === 0) return { type: ConditionType.Available, status: 'False', reason: c.target?.replicas === 0 ? ConditionReason.ScaledToZero : ConditionReason.Pending, message: 'no voting member runs' };
+  if (c.etcdError) return { type: ConditionType.Available, status: 'False', reason: ConditionReason.EtcdUnreachable, message: `etcd does not answer: ${c.etcdError}` };
+  return healthy >= quorum(voters)
+    ? { type: ConditionType.Available, status: 'True', reason: ConditionReason.QuorumHealthy, message: `${healthy} of ${voters} voters healthy` }
+    : { type: ConditionType.Available, status: 'False', reason: ConditionReason.QuorumLost, message: `${healthy} of ${voters} voters healthy; a quorum is ${quorum(voters)}` };
+}
+
+function members(c: ClusterContext): MemberSummary[] {
+  return c.members.map((m) => {
+    const info = etcdMemberFor(c.cluster, c.etcd, m.name);
+    return {
+      name: m.name,
+      ...(info ? { memberID: info.id, role: info.learner ? ('learner' as const) : ('voter' as const) } : {}),
+      state: m.state,
+    };
+  });
+}

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import type { EtcdClusterStatus } from '../../api/v1alpha1/index.ts';
+import { clusterMachine } from '../../machines/cluster.ts';
+import { peerURL } from '../../machines/policy.ts';
+import type { ClusterEvent } from '../../machines/types.ts';
+import { clusterStatus } from '../../manager/status.ts';
+import { Driver } from '../machines/harness.ts';
+
+const ref = { namespace: 'default', name: 'demo', uid: 'u1' };
+const T0 = Date.parse('2026-11-21T12:00:00Z');
+let clock = T0;
+const at = (): number => (clock += 1000);
+const listed = (healthy: boolean): ClusterEvent => ({
+  type: 'etcd.members.listed',
+  at: at(),
+  etcd: { clusterID: 'c1', members: [{ id: 'a0', name: 'demo-0', peerURL: peerURL(ref, 'demo-0'), learner: false }], healthy: healthy ? ['a0'] : [] },
+});
+
+/** Walks a one-member cluster to steady, recording the status after every step as the runtime would. */
+function bootstrapOne(): { d: Driver<typeof clusterMachine>; status: EtcdClusterStatus | undefined; seq: number } {
+  const d = new Driver(clusterMachine, { cluster: ref });
+  let status: EtcdClusterStatus | undefined;
+  let seq = 0;
+  const events: ClusterEvent[] = [
+    { type: 'k8s.cluster.updated', at: at(), spec: { replicas: 1, version: '3.6.16' }, progressDeadlineSeconds: 600 },
+    { type: 'effect.ensureServices.succeeded', at: at() },
+    { type: 'effect.createMember.succeeded', at: at() },
+    { type: 'k8s.members.listed', at: at(), members: [{ name: 'demo-0', ordinal: 0, bootstrap: true, dormant: false, state: 'voter', deleting: false }] },
+    listed(true),
+    listed(true),
+  ];
+  for (const e of events) {
+    const from = d.state;
+    d.send(e);
+    status = clusterStatus(status, { seq: ++seq, from, to: d.state, context: d.context, generation: 1 }, e.at);
+  }
+  return { d, status, seq };
+}
+
+const condition = (s: EtcdClusterStatus | undefined, type: string) => s?.conditions?.find((c) => c.type === type);
+
+describe('manager: the status a user reads', () => {
+  it('a bootstrapped cluster is Available, not Progressing, and records that it bootstrapped', () => {
+    const { status } = bootstrapOne();
+    expect(status?.observed).toEqual({ target: { replicas: 1, version: '3.6.16' }, step: 'Steady', sequence: 6, stepStartedAt: expect.any(String) as string });
+    expect(condition(status, 'Available')).toMatchObject({ status: 'True', reason: 'QuorumHealthy', message: '1 of 1 voters healthy' });
+    expect(condition(status, 'Progressing')).toMatchObject({ status: 'False', reason: 'Steady', message: 'one voter, healthy' });
+    expect(condition(status, 'Bootstrapped')).toMatchObject({ status: 'True', reason: 'Completed' });
+    expect(status).toMatchObject({ readyMembers: 1, clusterID: 'c1', selector: 'etcd-operator.dev/cluster=demo', members: [{ name: 'demo-0', memberID: 'a0', role: 'voter', state: 'voter' }] });
+  });
+
+  it('a step past progressDeadlineSeconds is reported Degraded with what it waits for, and keeps trying', () => {
+    const { d, status, seq } = bootstrapOne();
+    const scale: ClusterEvent = { type: 'k8s.cluster.updated', at: at(), spec: { replicas: 2, version: '3.6.16' }, progressDeadlineSeconds: 600 };
+    d.send(scale);
+    const during = clusterStatus(status, { seq: seq + 1, from: 'steady', to: d.state, context: d.context, generation: 2 }, scale.at);
+    expect(condition(during, 'Progressing')).toMatchObject({ status: 'True', reason: 'ScalingUp' });
+    expect(condition(during, 'Degraded')).toMatchObject({ status: 'False' });
+    const late = clusterStatus(during, { seq: seq + 2, from: d.state, to: d.state, context: d.context, generation: 2 }, scale.at + 601_000);
+    expect(condition(late, 'Degraded')).toMatchObject({ status: 'True', reason: 'ProgressDeadlineExceeded' });
+    expect(condition(late, 'Degraded')?.message).toContain('adding demo-1 to etcd as a learner');
+  });
+
+  it('keeps a condition\'s transition time while its status holds, and loses quorum visibly', () => {
+    const { d, status, seq } = bootstrapOne();
+    const since = condition(status, 'Available')?.lastTransitionTime;
+    const e = listed(false);
+    d.send(e);
+    const after = clusterStatus(status, { seq: seq + 1, from: 'steady', to: d.state, context: d.context, generation: 1 }, e.at);
+    expect(condition(after, 'Available')).toMatchObject({ status: 'False', reason: 'QuorumLost' });
+    expect(condition(after, 'Available')?.lastTransitionTime).not.toBe(since);
+    expect(condition(after, 'Bootstrapped')?.lastTransitionTime).toBe(condition(status, 'Bootstrapped')?.lastTransitionTime);
+  });
+});
