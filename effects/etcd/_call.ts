@@ -30,8 +30,11 @@ export async function call<T>(signal: AbortSignal, timeoutMs: number, fn: (optio
   }
 }
 
-/** Errors that say no member answered in time (or the connection failed): try again later. */
-const unavailable = /GRPCUnavailable|GRPCDeadlineExceeded|GRPCCancelled|BrokenCircuit|deadline|ECONNREFUSED|No connection established|aborted|timed out/i;
+/**
+ * Errors that say this member could not answer (unreachable, too slow, stopping, without a
+ * leader): another member may, and the machine retries later if none does.
+ */
+const unavailable = /DEADLINE_EXCEEDED|CANCELLED|deadline|ECONNREFUSED|No connection established|aborted|timed out|no leader|leader changed|server stopped/i;
 
 /** etcd's refusal to serve an RPC on a learner (Unavailable in 3.5, FailedPrecondition in 3.6). */
 const learnerRefused = (err: unknown): boolean => err instanceof Error && err.message.includes('not supported for learner');
