@@ -38,6 +38,9 @@ export interface RecordedEvent {
 /** reportingController of every Event the operator writes. */
 export const REPORTING_CONTROLLER = 'etcd-operator.dev/manager';
 
+/** A MicroTime as the API server parses it: RFC 3339 with exactly six fractional digits. */
+export const microTime = (at: Date): string => at.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+
 /** The deterministic name of an Event, so a repeat finds the first one. */
 export function eventName(e: EventInput): string {
   const hash = createHash('sha256').update(`${e.regarding.uid}\0${e.type}\0${e.reason}\0${e.note}`).digest('hex').slice(0, 16);
@@ -52,7 +55,8 @@ export async function recordEvent(ctx: KubeContext, e: EventInput, now: Date = n
     apiVersion: 'events.k8s.io/v1',
     kind: 'Event',
     metadata: { name, namespace },
-    eventTime: now,
+    // The client would send a Date with milliseconds, which the API server refuses for a MicroTime.
+    eventTime: microTime(now) as unknown as Date,
     regarding: { ...e.regarding },
     type: e.type,
     reason: e.reason,
@@ -70,7 +74,7 @@ export async function recordEvent(ctx: KubeContext, e: EventInput, now: Date = n
   try {
     const existing = await ctx.kube.events.readNamespacedEvent({ name, namespace }, callOptions(ctx.signal));
     const count = (existing.series?.count ?? 1) + 1;
-    const patch = { series: { count, lastObservedTime: now.toISOString().replace('Z', '000Z') } };
+    const patch = { series: { count, lastObservedTime: microTime(now) } };
     await ctx.kube.events.patchNamespacedEvent({ name, namespace, body: patch }, callOptions(ctx.signal, PatchStrategy.MergePatch));
     return { name, count };
   } catch (err) {
