@@ -1,0 +1,85 @@
+/** Helpers for tests that run Pods on a process node: polling and etcd Pod manifests. */
+import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
+
+/** Polls until probe gives a value; the test's own timeout bounds the wait. */
+export async function until<T>(probe: () => Promise<T | undefined>, everyMs = 100): Promise<T> {
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** The Pod once it satisfies check. */
+export function podWhen(core: CoreV1Api, namespace: string, name: string, check: (pod: V1Pod) => boolean): Promise<V1Pod> {
+  return until(async () => {
+    const pod = await core.readNamespacedPod({ name, namespace });
+    return check(pod) ? pod : undefined;
+  });
+}
+
+/** Whether the Pod's Ready condition is True. */
+export function isReady(pod: V1Pod): boolean {
+  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}
+
+/** Resolves once the Pod object is gone. */
+export function podGone(core: CoreV1Api, namespace: string, name: string): Promise<true> {
+  return until(async () => {
+    try {
+      await core.readNamespacedPod({ name, namespace });
+      return undefined;
+    } catch (err) {
+      return (err as { code?: number }).code === 404 ? true : undefined;
+    }
+  });
+}
+
+/** Options of an etcd member Pod. */
+export interface EtcdPodOptions {
+  readonly name: string;
+  readonly nodeName?: string;
+  readonly claim?: string;
+  readonly version?: string;
+  /** `--initial-cluster` value; default: this member alone at its Pod IP. */
+  readonly initialCluster?: string;
+  /** Advertise `<name>.<subdomain>.<ns>.svc` instead of the Pod IP. */
+  readonly subdomain?: string;
+  readonly clusterToken?: string;
+}
+
+/** An etcd member Pod listening on its Pod IP, Ready when /readyz answers. */
+export function etcdPod(o: EtcdPodOptions): V1Pod {
+  const host = o.subdomain ? `$(POD_NAME).${o.subdomain}.$(POD_NAMESPACE).svc` : '$(POD_IP)';
+  const args = [
+    '--name=$(POD_NAME)',
+    '--data-dir=/var/lib/etcd/data',
+    '--listen-client-urls=http://$(POD_IP):2379',
+    `--advertise-client-urls=http://${host}:2379`,
+    '--listen-peer-urls=http://$(POD_IP):2380',
+    `--initial-advertise-peer-urls=http://${host}:2380`,
+    `--initial-cluster=${o.initialCluster ?? `$(POD_NAME)=http://${host}:2380`}`,
+    `--initial-cluster-token=${o.clusterToken ?? o.name}`,
+  ];
+  const field = (name: string, fieldPath: string) => ({ name, valueFrom: { fieldRef: { fieldPath } } });
+  return {
+    metadata: { name: o.name, labels: { app: o.subdomain ?? o.name } },
+    spec: {
+      ...(o.nodeName ? { nodeName: o.nodeName } : {}),
+      ...(o.subdomain ? { hostname: o.name, subdomain: o.subdomain } : {}),
+      terminationGracePeriodSeconds: 10,
+      containers: [{
+        name: 'etcd',
+        image: `quay.io/coreos/etcd:v${o.version ?? '3.6.16'}`,
+        // The image has no entrypoint (its CMD is etcd), so args alone would replace the command.
+        command: ['/usr/local/bin/etcd'],
+        args,
+        env: [field('POD_NAME', 'metadata.name'), field('POD_NAMESPACE', 'metadata.namespace'), field('POD_IP', 'status.podIP')],
+        ports: [{ name: 'client', containerPort: 2379 }, { name: 'peer', containerPort: 2380 }],
+        readinessProbe: { httpGet: { path: '/readyz', port: 'client' }, periodSeconds: 1, failureThreshold: 3 },
+        volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd' }],
+      }],
+      volumes: [o.claim ? { name: 'data', persistentVolumeClaim: { claimName: o.claim } } : { name: 'data', emptyDir: {} }],
+    },
+  };
+}

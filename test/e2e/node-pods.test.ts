@@ -1,0 +1,111 @@
+/**
+ * The process node against the real API server: etcd Pods with claims become Ready, keep their
+ * data across Pod deletion, restart when killed, stop gracefully, and come back with the node.
+ * This file runs its own node (pods are pinned to it by nodeName), beside the cluster's.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startNode, type LocalNode } from '../cluster/node/index.ts';
+import { etcdPod, isReady, podGone, podWhen, until } from '../cluster/node/testing.ts';
+
+const ns = `node-${process.pid}`;
+const nodeName = `node-e2e-${process.pid}`;
+const root = process.getuid?.() === 0;
+let dir: string;
+let core: CoreV1Api;
+let node: LocalNode;
+
+const start = (): Promise<LocalNode> => startNode({ dir, kubeconfigPath: inject('kubeconfig'), hostsFile: join(dir, 'hosts'), name: nodeName });
+
+describe.runIf(root && inject('clusterHasNode'))('process node', () => {
+  beforeAll(async () => {
+    dir = mkdtempSync(join(os.tmpdir(), 'node-e2e-'));
+    writeFileSync(join(dir, 'hosts'), '127.0.0.1 localhost\n');
+    const kc = new KubeConfig();
+    kc.loadFromFile(inject('kubeconfig'));
+    core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: ns } } });
+    node = await start();
+  });
+  afterAll(async () => {
+    await core?.deleteNamespace({ name: ns }).catch(() => undefined);
+    await node?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const create = (body: Parameters<typeof etcdPod>[0]) => core.createNamespacedPod({ namespace: ns, body: etcdPod({ nodeName, ...body }) });
+  const etcdctl = (pod: string, ip: string, ...args: string[]) => node.exec(ns, pod, ['/usr/local/bin/etcdctl', `--endpoints=http://${ip}:2379`, ...args]);
+
+  it('an etcd Pod with a claim becomes Ready on its own address and keeps its data when recreated', async () => {
+    const claim = { metadata: { name: 'data-keep' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+    await core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim });
+    const created = Date.now();
+    await create({ name: 'keep', claim: 'data-keep' });
+    const pod = await podWhen(core, ns, 'keep', isReady);
+    console.log(`etcd Pod with a claim: create -> Ready in ${Date.now() - created} ms`);
+    const ip = pod.status!.podIP!;
+    expect(ip).toMatch(/^127\.10\.\d+\.\d+$/);
+    expect(pod.status).toMatchObject({ phase: 'Running', hostIP: '127.0.0.1', podIPs: [{ ip }] });
+    expect(await etcdctl('keep', ip, 'put', 'greeting', 'hello')).toMatchObject({ code: 0 });
+
+    await core.deleteNamespacedPod({ name: 'keep', namespace: ns });
+    await podGone(core, ns, 'keep');
+    await create({ name: 'keep', claim: 'data-keep' });
+    const again = await podWhen(core, ns, 'keep', isReady);
+    const read = await etcdctl('keep', again.status!.podIP!, 'get', 'greeting', '--print-value-only');
+    expect(read.stdout.trim()).toBe('hello');
+  });
+
+  it('a killed container restarts, counts the restart, and its logs show both runs', async () => {
+    await create({ name: 'crash' });
+    await podWhen(core, ns, 'crash', isReady);
+    await node.killContainer(ns, 'crash');
+    const pod = await podWhen(core, ns, 'crash', (p) => isReady(p) && p.status?.containerStatuses?.[0]?.restartCount === 1);
+    expect(pod.status!.containerStatuses![0]!.lastState?.terminated).toMatchObject({ exitCode: 137, reason: 'Error' });
+    const logs = await node.logs(ns, 'crash');
+    expect(logs.match(/"msg":"Running: "/g)).toHaveLength(2);
+  });
+
+  it('an image the node has no binaries for leaves the container waiting with ErrImagePull', async () => {
+    await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'unknown' }, spec: { nodeName, containers: [{ name: 'main', image: 'busybox:1.36' }] } } });
+    const pod = await podWhen(core, ns, 'unknown', (p) => !!p.status?.containerStatuses?.[0]?.state?.waiting?.message);
+    const waiting = pod.status!.containerStatuses![0]!.state!.waiting!;
+    expect(['ErrImagePull', 'ImagePullBackOff']).toContain(waiting.reason);
+    expect(waiting.message).toContain('failed to pull image "busybox:1.36": this local node has no binaries for it');
+    expect(pod.status!.phase).toBe('Pending');
+  });
+
+  it('deleting a Pod sends SIGTERM to etcd, which shuts down cleanly, and the Pod object goes', async () => {
+    await create({ name: 'graceful' });
+    await podWhen(core, ns, 'graceful', isReady);
+    await core.deleteNamespacedPod({ name: 'graceful', namespace: ns });
+    await podGone(core, ns, 'graceful');
+    expect(await node.logs(ns, 'graceful')).toContain('"msg":"received signal; shutting down","signal":"terminated"');
+  });
+
+  it('a Pod without a node is bound by the node its nodeSelector names, and runs', async () => {
+    const body = etcdPod({ name: 'bind-me' });
+    body.spec!.nodeSelector = { 'kubernetes.io/hostname': nodeName };
+    await core.createNamespacedPod({ namespace: ns, body });
+    const pod = await podWhen(core, ns, 'bind-me', isReady);
+    expect(pod.spec!.nodeName).toBe(nodeName);
+    expect(pod.status!.conditions!.find((c) => c.type === 'PodScheduled')!.status).toBe('True');
+  });
+
+  it('a stopped node kills its Pods; a node started again with the same dir runs them again', async () => {
+    await create({ name: 'survivor' });
+    const before = await podWhen(core, ns, 'survivor', isReady);
+    await node.stop();
+    await until(async () => {
+      const r = await fetch(`http://${before.status!.podIP!}:2379/health`).catch(() => undefined);
+      return r ? undefined : true;
+    });
+    node = await start();
+    const after = await podWhen(core, ns, 'survivor', (p) => isReady(p) && (p.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1);
+    expect(after.status!.podIP).toBe(before.status!.podIP);
+    expect(after.metadata!.uid).toBe(before.metadata!.uid);
+  });
+});
