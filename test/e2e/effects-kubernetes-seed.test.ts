@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
 import { kubernetesHandlers as h } from '../../effects/kubernetes/index.ts';
 import type { KubeContext } from '../../effects/kubernetes/index.ts';
-import { seedInitialCluster } from '../../machines/policy.ts';
+import { peerURL, seedInitialCluster } from '../../machines/policy.ts';
 import { clientsOf, contextFor, createCluster, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
 
 const run = promisify(execFile);
@@ -98,6 +98,25 @@ describe('Kubernetes handlers bring up a seed', () => {
     const etcdctl = (await run(path.join(import.meta.dirname, '..', 'cluster', 'tools', 'build.sh'), ['etcdctl', '3.6.16'])).stdout.trim();
     const got = await run(etcdctl, [`--endpoints=http://${ready.status?.podIP}:2379`, 'get', 'greeting', '--print-value-only']);
     expect(got.stdout.trim()).toBe('hello');
+  });
+
+  it.skipIf(!inject('clusterHasNode'))('a learner started by the handlers is Ready as a learner', async () => {
+    const seedIP = (await kube.core.readNamespacedPod({ name: seed, namespace: ns })).status?.podIP ?? '';
+    const etcdctl = (await run(path.join(import.meta.dirname, '..', 'cluster', 'tools', 'build.sh'), ['etcdctl', '3.6.16'])).stdout.trim();
+    const learner = 'demo-1';
+    const url = peerURL(ctx().cluster, learner);
+    await run(etcdctl, [`--endpoints=http://${seedIP}:2379`, 'member', 'add', learner, '--learner', `--peer-urls=${url}`]);
+    const initialCluster = `${seedInitialCluster(ctx().cluster, seed)},${learner}=${url}`;
+    await h.createMember.run({ member: learner, ordinal: 1, bootstrap: false, initialCluster, version: '3.6.16' }, ctx());
+    await h.createPVC.run({ member: learner }, ctx());
+    await h.createPod.run({ member: learner }, ctx());
+    await until('the learner Pod Ready', async () => {
+      const pod = await kube.core.readNamespacedPod({ name: learner, namespace: ns });
+      return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? pod : undefined;
+    });
+    const list = JSON.parse((await run(etcdctl, [`--endpoints=http://${seedIP}:2379`, 'member', 'list', '-w', 'json'])).stdout) as { members: { peerURLs: string[]; isLearner?: boolean }[] };
+    // By peer URL: etcd may list the learner's name only a moment after it answers.
+    expect(list.members.find((m) => m.peerURLs.includes(url))?.isLearner).toBe(true);
   });
 
   it('deletePod twice stops the seed once, recover agrees, and createPod brings it back once the old Pod is gone', async () => {
