@@ -10,8 +10,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startNetwork } from '../cluster/network/index.ts';
-import type { LocalNetwork } from '../cluster/network/index.ts';
+import { startIsolator } from '../cluster/network/index.ts';
+import type { Isolator } from '../cluster/network/index.ts';
 import { applyManifest } from './kube.ts';
 
 const run = promisify(execFile);
@@ -19,7 +19,7 @@ const VERSION = '3.6.16';
 const ns = `etcd-net-${process.pid}`;
 const members = ['etcd-0', 'etcd-1', 'etcd-2'];
 let core: CoreV1Api;
-let network: LocalNetwork;
+let isolator: Isolator;
 let etcdctlPath: string;
 let dir: string;
 
@@ -94,16 +94,16 @@ beforeAll(async () => {
   core = kc.makeApiClient(CoreV1Api);
   const buildSh = path.join(import.meta.dirname, '..', 'cluster', 'tools', 'build.sh');
   etcdctlPath = (await run(buildSh, ['etcdctl', VERSION])).stdout.trim();
-  // A network of the test's own, for isolate(): the cluster's runs in the global setup's process.
+  // isolate() from this worker: the cluster's network runs in the global setup's process.
   dir = await mkdtemp(path.join(os.tmpdir(), 'e2e-etcd-net-'));
-  network = await startNetwork({ dir, kubeconfigPath: inject('kubeconfig') });
+  isolator = await startIsolator({ dir, kubeconfigPath: inject('kubeconfig') });
   await core.createNamespace({ body: { metadata: { name: ns } } });
   await until(() => core.readNamespacedServiceAccount({ name: 'default', namespace: ns }));
 });
 
 afterAll(async () => {
   await core?.deleteNamespace({ name: ns }).catch(() => undefined);
-  await network?.stop();
+  await isolator?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -117,14 +117,14 @@ describe.skipIf(!inject('clusterHasNode'))('etcd on the local cluster', () => {
     const [isolated, other] = [ips[2] ?? '', ips[0] ?? ''];
     expect((await etcdctl(isolated, 'put', 'before', '1')).ok).toBe(true);
 
-    await network.isolate(isolated);
+    await isolator.isolate(isolated);
     // The cut member can no longer serve a linearizable read; the other two keep quorum.
     await until(async () => ((await etcdctl(isolated, 'get', 'before')).ok ? undefined : true));
     // If the cut member led, the other two elect a new leader first: writes succeed after that.
     expect(await until(async () => ((await etcdctl(other, 'put', 'during', '2')).ok ? true : undefined))).toBe(true);
     expect((await etcdctl(isolated, 'get', 'during', '--consistency=s', '--print-value-only')).out).toBe('');
 
-    await network.heal(isolated);
+    await isolator.heal(isolated);
     const healed = await until(async () => {
       const r = await etcdctl(isolated, 'get', 'during', '--print-value-only');
       return r.ok && r.out === '2' ? r.out : undefined;

@@ -16,6 +16,9 @@ import { routes } from './routes.ts';
 import type { Target } from './routes.ts';
 import { ServiceAddresses } from './serviceAddresses.ts';
 
+export { startIsolator } from './isolator.ts';
+export type { Isolator } from './isolator.ts';
+
 /** The running network, with what tests may want to look at. */
 export interface LocalNetwork extends Network {
   /** `ip:port` of every Service address the proxy listens on. */
