@@ -27,7 +27,7 @@ export class PodCgroups {
     this.nftRoot = `${nftPrefix}${name}`;
   }
 
-  /** Finds the cgroup v2 tree (unified or hybrid); undefined when the machine has none. */
+  /** Finds the cgroup v2 tree (unified or hybrid); undefined when there is none we may write to. */
   static async open(name: string): Promise<PodCgroups | undefined> {
     const found = [
       { mount: CGROUP_FS, prefix: '' },
@@ -35,8 +35,9 @@ export class PodCgroups {
     ].find((c) => existsSync(path.join(c.mount, 'cgroup.controllers')));
     if (!found) return undefined;
     await sweep(found.mount);
-    await mkdir(path.join(found.mount, name), { recursive: true });
-    return new PodCgroups(found.mount, found.prefix, name);
+    // Not root, or a read-only cgroup tree: isolation falls back to addresses alone.
+    const made = await mkdir(path.join(found.mount, name), { recursive: true }).then(() => true, () => false);
+    return made ? new PodCgroups(found.mount, found.prefix, name) : undefined;
   }
 
   /** The nft name of a Pod's cgroup. */
