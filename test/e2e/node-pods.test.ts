@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startNode, type LocalNode } from '../cluster/node/index.ts';
-import { etcdPod, isReady, podGone, podWhen, until } from '../cluster/node/testing.ts';
+import { deleteNamespace, etcdPod, isReady, podGone, podWhen, until } from '../cluster/node/testing.ts';
 
 const ns = `node-${process.pid}`;
 const nodeName = `node-e2e-${process.pid}`;
@@ -31,8 +31,9 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
     node = await start();
   });
   afterAll(async () => {
-    await core?.deleteNamespace({ name: ns }).catch(() => undefined);
+    if (core) await deleteNamespace(core, ns);
     await node?.stop();
+    await core?.deleteNode({ name: nodeName }).catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -1,4 +1,4 @@
-/** Loopback addresses for Pods: one per Pod from 127.10.0.0/16, never one a live Pod holds. */
+/** Loopback addresses for Pods: one per Pod from 127.10.0.0/16, never one that is in use. */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -9,44 +9,70 @@ function ipOf(n: number): string {
   return `127.10.${Math.floor(n / 256)}.${n % 256}`;
 }
 
+/** /proc/net/tcp's spelling of an IPv4 address (little-endian hex). */
+function procHex(ip: string): string {
+  return ip.split('.').map((o) => Number(o).toString(16).padStart(2, '0').toUpperCase()).reverse().join('');
+}
+
+/**
+ * Whether a process of this machine (of any cluster) listens on the address. Only listening
+ * sockets count: connections of a killed Pod linger in TIME_WAIT and hold nothing.
+ */
+export function socketBound(ip: string): boolean {
+  const hex = `${procHex(ip)}:`;
+  try {
+    return readFileSync('/proc/net/tcp', 'utf8').split('\n').some((l) => {
+      const f = l.trim().split(/\s+/);
+      return f[1]?.startsWith(hex) && f[3] === '0A';
+    });
+  } catch {
+    return false;
+  }
+}
+
+/** A starting /24 per node name, so two nodes of a cluster do not race for the same addresses. */
+function startFor(name: string): number {
+  if (name === 'local-node') return first;
+  let h = 2166136261;
+  for (const c of name) h = Math.imul(h ^ c.charCodeAt(0), 16777619);
+  return ((h >>> 0) % 255) * 256 + 257;
+}
+
 /**
  * Hands out addresses round-robin from a counter kept in the node's directory, so an address
- * freed by a deleted Pod is the last to be reused (clients may still hold it) and a restarted
- * node does not hand out what it handed out before.
+ * freed by a deleted Pod is the last to be reused (clients may still hold it). Skipped: the
+ * addresses of live Pods of any node (inUse) and any address a socket is bound to.
  */
 export class AddressPool {
   readonly #file: string;
+  readonly #inUse: (ip: string, uid: string) => boolean;
   readonly #live = new Map<string, string>();
   #next: number;
 
-  constructor(dir: string) {
+  constructor(dir: string, name: string, inUse: (ip: string, uid: string) => boolean = () => false) {
     this.#file = join(dir, 'next-pod-ip');
-    this.#next = existsSync(this.#file) ? Number(readFileSync(this.#file, 'utf8')) || first : first;
+    this.#inUse = inUse;
+    this.#next = existsSync(this.#file) ? Number(readFileSync(this.#file, 'utf8')) || first : startFor(name);
   }
 
   /** The address of this Pod: the one it had (when free), else a new one. */
   allocate(uid: string, previous?: string): string {
     const held = this.#live.get(uid);
     if (held) return held;
-    const taken = new Set(this.#live.values());
-    if (previous?.startsWith('127.10.') && !taken.has(previous)) {
+    const taken = (ip: string): boolean => [...this.#live.values()].includes(ip) || this.#inUse(ip, uid);
+    if (previous?.startsWith('127.10.') && !taken(previous) && !socketBound(previous)) {
       this.#live.set(uid, previous);
       return previous;
     }
     for (let i = 0; i <= last - first; i++) {
       const n = this.#next;
       this.#next = n >= last ? first : n + 1;
-      if (n % 256 === 0 || n % 256 === 255 || taken.has(ipOf(n))) continue;
+      if (n % 256 === 0 || n % 256 === 255 || taken(ipOf(n)) || socketBound(ipOf(n))) continue;
       writeFileSync(this.#file, String(this.#next));
       this.#live.set(uid, ipOf(n));
       return ipOf(n);
     }
     throw new Error('no free Pod address left in 127.10.0.0/16');
-  }
-
-  /** Marks an address as held (a Pod found running when the node starts). */
-  reserve(uid: string, ip: string): void {
-    this.#live.set(uid, ip);
   }
 
   /** Frees the Pod's address. */

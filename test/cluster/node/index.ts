@@ -34,6 +34,11 @@ export interface LocalNode extends NodeAgent {
 
 const hostIP = '127.0.0.1';
 
+/** Whether another live Pod (of any node) holds the address. */
+function podIPInUse(pods: readonly V1Pod[], ip: string, uid: string): boolean {
+  return pods.some((p) => p.metadata?.uid !== uid && p.status?.podIP === ip && p.status.phase !== 'Succeeded' && p.status.phase !== 'Failed');
+}
+
 /** Starts the node agent; resolves once the Node is registered and Pods are being watched. */
 export async function startNode(opts: NodeOptions): Promise<LocalNode> {
   await checkHost();
@@ -56,9 +61,10 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
   const stopHeartbeat = await registerNode(kc, core, name, hostIP, log);
   const labels = { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' };
   const scheduler = new Scheduler(kc, core, name, labels, log);
+  const informer = makeInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces());
   const ctx = {
     core, nodeName: name, hostIP, apiHost: server.hostname, apiPort: server.port || '443', caData,
-    hostsFile: opts.hostsFile, podsDir, addresses: new AddressPool(dir), backoff: kubeletBackoff, lookup: keyLookup(core), log,
+    hostsFile: opts.hostsFile, podsDir, addresses: new AddressPool(dir, name, (ip, uid) => podIPInUse(informer.list(), ip, uid)), backoff: kubeletBackoff, lookup: keyLookup(core), log,
   };
   const workers = new Map<string, PodWorker>();
   let stopped = false;
@@ -82,7 +88,6 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
     workers.delete(uid);
     void worker?.kill();
   };
-  const informer = makeInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces());
   informer.on('add', onPod);
   informer.on('update', onPod);
   informer.on('delete', onDelete);

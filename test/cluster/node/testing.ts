@@ -83,3 +83,9 @@ export function etcdPod(o: EtcdPodOptions): V1Pod {
     },
   };
 }
+
+/** Deletes the namespace and waits until its Pods are gone, so no Pod is left on a stopped node. */
+export async function deleteNamespace(core: CoreV1Api, namespace: string): Promise<void> {
+  await core.deleteNamespace({ name: namespace }).catch(() => undefined);
+  await until(async () => ((await core.listNamespacedPod({ namespace })).items.length === 0 ? true : undefined), 200);
+}

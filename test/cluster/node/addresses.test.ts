@@ -1,0 +1,32 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AddressPool, socketBound } from './addresses.ts';
+
+const dir = mkdtempSync(join(os.tmpdir(), 'node-addr-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('pod addresses', () => {
+  it('gives every Pod its own address and skips those other Pods hold', () => {
+    const pool = new AddressPool(dir, 'local-node', (ip) => ip === '127.10.0.2');
+    expect([pool.allocate('a'), pool.allocate('b'), pool.allocate('a')]).toEqual(['127.10.0.1', '127.10.0.3', '127.10.0.1']);
+  });
+
+  it('keeps a Pod on its previous address when it is free, and gives a freed address out last', () => {
+    const pool = new AddressPool(mkdtempSync(join(dir, 'b-')), 'local-node');
+    expect(pool.allocate('x', '127.10.0.9')).toBe('127.10.0.9');
+    const a = pool.allocate('y');
+    pool.release('y');
+    expect(pool.allocate('z')).not.toBe(a);
+  });
+
+  it('sees an address a process listens on as taken', async () => {
+    const server = net.createServer();
+    await new Promise<void>((r) => server.listen(0, '127.10.250.1', r));
+    expect(socketBound('127.10.250.1')).toBe(true);
+    server.close();
+    expect(socketBound('127.10.250.2')).toBe(false);
+  });
+});
