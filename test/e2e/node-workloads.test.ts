@@ -1,0 +1,105 @@
+/**
+ * What a Pod's programs see on the process node: init containers in order, ConfigMap, Secret,
+ * emptyDir (memory-backed with its size limit) and service-account token volumes at their
+ * mountPaths, a token the API server accepts, probes and restart policies, the operator image.
+ * Commands use the host's /bin/sh and Node, which every container sees (see docs/local-node.md).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, KubeConfig, type V1Container, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startNode, type LocalNode } from '../cluster/node/index.ts';
+import { deleteNamespace, isReady, podWhen } from '../cluster/node/testing.ts';
+
+const ns = `node-work-${process.pid}`;
+const nodeName = `node-work-e2e-${process.pid}`;
+const image = 'quay.io/coreos/etcd:v3.6.16';
+let dir: string;
+let core: CoreV1Api;
+let node: LocalNode;
+
+const pod = (name: string, spec: Partial<NonNullable<V1Pod['spec']>> & { containers: V1Container[] }): Promise<V1Pod> =>
+  core.createNamespacedPod({ namespace: ns, body: { metadata: { name }, spec: { nodeName, terminationGracePeriodSeconds: 1, ...spec } } });
+const sh = (script: string): string[] => ['/bin/sh', '-c', script];
+const terminated = (p: V1Pod) => p.status?.containerStatuses?.[0]?.state?.terminated;
+
+describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process node: what a Pod sees', () => {
+  beforeAll(async () => {
+    dir = mkdtempSync(join(os.tmpdir(), 'node-work-e2e-'));
+    writeFileSync(join(dir, 'hosts'), '127.0.0.1 localhost\n');
+    const kc = new KubeConfig();
+    kc.loadFromFile(inject('kubeconfig'));
+    core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: ns } } });
+    node = await startNode({ dir, kubeconfigPath: inject('kubeconfig'), hostsFile: join(dir, 'hosts'), name: nodeName });
+  });
+  afterAll(async () => {
+    if (core) await deleteNamespace(core, ns);
+    await node?.stop();
+    await core?.deleteNode({ name: nodeName }).catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('init containers run first; ConfigMap, Secret and memory emptyDir volumes sit at their mountPaths', async () => {
+    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'cfg' }, data: { mode: 'fast', other: 'x' } } });
+    await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'sec' }, stringData: { token: 's3cret' } } });
+    await pod('files', {
+      initContainers: [{ name: 'init', image, command: sh('echo init-ran > /work/marker'), volumeMounts: [{ name: 'work', mountPath: '/work' }] }],
+      containers: [{
+        name: 'main', image,
+        command: sh('cat /work/marker; cat /etc/cfg/mode; echo; cat /etc/sec/token-file; echo; ls /etc/cfg; df -k /cache | tail -1; echo "mode=$MODE"; exec sleep 3600'),
+        env: [{ name: 'MODE', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'mode' } } }],
+        readinessProbe: { exec: { command: ['test', '-f', '/work/marker'] }, periodSeconds: 1 },
+        volumeMounts: [
+          { name: 'work', mountPath: '/work' }, { name: 'cfg', mountPath: '/etc/cfg' },
+          { name: 'sec', mountPath: '/etc/sec' }, { name: 'cache', mountPath: '/cache' },
+        ],
+      }],
+      volumes: [
+        { name: 'work', emptyDir: {} },
+        { name: 'cfg', configMap: { name: 'cfg', items: [{ key: 'mode', path: 'mode' }] } },
+        { name: 'sec', secret: { secretName: 'sec', items: [{ key: 'token', path: 'token-file' }] } },
+        { name: 'cache', emptyDir: { medium: 'Memory', sizeLimit: '8Mi' } },
+      ],
+    });
+    const p = await podWhen(core, ns, 'files', isReady);
+    expect(p.status!.initContainerStatuses![0]!.state!.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    const logs = await node.logs(ns, 'files', 'main');
+    expect(logs).toMatch(/^init-ran\nfast\ns3cret\nmode\ntmpfs +8192 .*\nmode=fast\n$/);
+  });
+
+  it("a Pod's service-account token and KUBERNETES_SERVICE_* let an in-cluster client authenticate", async () => {
+    const script = `
+      const fs = require('node:fs'); const d = '/var/run/secrets/kubernetes.io/serviceaccount';
+      const ns = fs.readFileSync(d + '/namespace', 'utf8');
+      const url = 'https://' + process.env.KUBERNETES_SERVICE_HOST + ':' + process.env.KUBERNETES_SERVICE_PORT + '/api/v1/namespaces/' + ns + '/pods';
+      require('node:https').get(url, { ca: fs.readFileSync(d + '/ca.crt'), headers: { authorization: 'Bearer ' + fs.readFileSync(d + '/token', 'utf8') } },
+        (res) => { console.log('status', res.statusCode, ns); process.exit(0); });`;
+    await pod('client', { restartPolicy: 'Never', containers: [{ name: 'main', image, command: [process.execPath, '-e', script] }] });
+    const p = await podWhen(core, ns, 'client', (x) => x.status?.phase === 'Succeeded');
+    expect(terminated(p)).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    // 403, not 401: the API server knows the service account, which may not list Pods.
+    expect(await node.logs(ns, 'client')).toBe(`status 403 ${ns}\n`);
+  });
+
+  it('restartPolicy Never: a failed container leaves the Pod Failed with its exit code', async () => {
+    await pod('fails', { restartPolicy: 'Never', containers: [{ name: 'main', image, command: sh('echo bye; exit 3') }] });
+    const p = await podWhen(core, ns, 'fails', (x) => x.status?.phase === 'Failed');
+    expect(terminated(p)).toMatchObject({ exitCode: 3, reason: 'Error' });
+    expect(p.status!.containerStatuses![0]!.restartCount).toBe(0);
+  });
+
+  it('a failing liveness probe restarts the container', async () => {
+    await pod('unlive', { containers: [{ name: 'main', image, command: sh('exec sleep 3600'), livenessProbe: { exec: { command: ['false'] }, periodSeconds: 1, failureThreshold: 2 } }] });
+    const p = await podWhen(core, ns, 'unlive', (x) => (x.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1);
+    expect(p.status!.containerStatuses![0]!.lastState!.terminated).toMatchObject({ exitCode: 137 });
+  });
+
+  it('an etcd-operator image runs the operator of this working tree', async () => {
+    await pod('operator', { restartPolicy: 'Never', containers: [{ name: 'main', image: 'ghcr.io/example/etcd-operator:dev', command: ['etcd-operator', 'version'] }] });
+    const p = await podWhen(core, ns, 'operator', (x) => x.status?.phase === 'Succeeded' || x.status?.phase === 'Failed');
+    expect(await node.logs(ns, 'operator')).toMatch(/^etcd-operator \S+ \(node v24\./);
+    expect(p.status!.phase).toBe('Succeeded');
+  });
+});
