@@ -10,7 +10,7 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startNetwork, type LocalNetwork } from '../cluster/network/index.ts';
 import { startNode, type LocalNode } from '../cluster/node/index.ts';
-import { deleteNamespace, etcdPod, isReady, podWhen } from '../cluster/node/testing.ts';
+import { createNamespace, deleteNamespace, etcdPod, isReady, podWhen } from '../cluster/node/testing.ts';
 
 const ns = `node-etcd-${process.pid}`;
 const nodeName = `node-etcd-e2e-${process.pid}`;
@@ -26,7 +26,7 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     const kc = new KubeConfig();
     kc.loadFromFile(inject('kubeconfig'));
     core = kc.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: ns } } });
+    await createNamespace(core, ns);
     network = await startNetwork({ dir: join(dir, 'network'), kubeconfigPath: inject('kubeconfig') });
     node = await startNode({ dir: join(dir, 'node'), kubeconfigPath: inject('kubeconfig'), hostsFile: network.hostsFile, name: nodeName });
   });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startNode, type LocalNode } from '../cluster/node/index.ts';
-import { deleteNamespace, etcdPod, isReady, podGone, podWhen, until } from '../cluster/node/testing.ts';
+import { createNamespace, deleteNamespace, etcdPod, isReady, podGone, podWhen, until } from '../cluster/node/testing.ts';
 
 const ns = `node-${process.pid}`;
 const nodeName = `node-e2e-${process.pid}`;
@@ -27,7 +27,7 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
     const kc = new KubeConfig();
     kc.loadFromFile(inject('kubeconfig'));
     core = kc.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: ns } } });
+    await createNamespace(core, ns);
     node = await start();
   });
   afterAll(async () => {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startNode, type LocalNode } from '../cluster/node/index.ts';
-import { deleteNamespace, isReady, podWhen } from '../cluster/node/testing.ts';
+import { createNamespace, deleteNamespace, isReady, podWhen } from '../cluster/node/testing.ts';
 
 const ns = `node-work-${process.pid}`;
 const nodeName = `node-work-e2e-${process.pid}`;
@@ -31,7 +31,7 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     const kc = new KubeConfig();
     kc.loadFromFile(inject('kubeconfig'));
     core = kc.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: ns } } });
+    await createNamespace(core, ns);
     node = await startNode({ dir, kubeconfigPath: inject('kubeconfig'), hostsFile: join(dir, 'hosts'), name: nodeName });
   });
   afterAll(async () => {

@@ -89,3 +89,9 @@ export async function deleteNamespace(core: CoreV1Api, namespace: string): Promi
   await core.deleteNamespace({ name: namespace }).catch(() => undefined);
   await until(async () => ((await core.listNamespacedPod({ namespace })).items.length === 0 ? true : undefined), 200);
 }
+
+/** Creates a namespace and waits for its default ServiceAccount (made by a controller, as in any cluster). */
+export async function createNamespace(core: CoreV1Api, namespace: string): Promise<void> {
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  await until(() => core.readNamespacedServiceAccount({ name: 'default', namespace }).then(() => true));
+}
