@@ -77,6 +77,11 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
     expect(['ErrImagePull', 'ImagePullBackOff']).toContain(waiting.reason);
     expect(waiting.message).toContain('failed to pull image "busybox:1.36": this local node has no binaries for it');
     expect(pod.status!.phase).toBe('Pending');
+    const events = await until(async () => {
+      const list = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=unknown' });
+      return list.items.some((e) => e.reason === 'Failed') ? list.items : undefined;
+    });
+    expect(events.find((e) => e.reason === 'Failed')).toMatchObject({ type: 'Warning', source: { component: 'kubelet', host: nodeName } });
   });
 
   it('deleting a Pod sends SIGTERM to etcd, which shuts down cleanly, and the Pod object goes', async () => {

@@ -24,6 +24,8 @@ export interface RunnerDeps {
   readonly prepare: (c: V1Container) => Promise<{ env: Record<string, string>; mounts: Mount[] }>;
   /** Tells the Pod that the container's status changed. */
   readonly changed: () => void;
+  /** Posts an Event about the Pod. */
+  readonly event: (type: 'Normal' | 'Warning', reason: string, message: string) => void;
 }
 
 /** One container's restart loop. */
@@ -75,6 +77,7 @@ export class ContainerRunner {
         const message = `back-off ${Math.round(this.#backoff.currentMs / 1000)}s restarting failed container=${this.spec.name}`;
         this.rt.state = { waiting: { reason: 'CrashLoopBackOff', message } };
         this.#deps.changed();
+        this.#deps.event('Warning', 'BackOff', `Back-off restarting failed container ${this.spec.name}`);
         await sleep(wait, undefined, { signal }).catch(() => undefined);
         if (signal.aborted) break;
       }
@@ -95,12 +98,14 @@ export class ContainerRunner {
       const pull = err instanceof ImagePullError;
       this.rt.state = { waiting: { reason: pull ? 'ErrImagePull' : 'CreateContainerConfigError', message: (err as Error).message } };
       this.#deps.changed();
+      this.#deps.event('Warning', 'Failed', `${pull ? 'Failed to pull image' : 'Error'}: ${(err as Error).message}`);
       const wait = pull ? Math.max(this.#pullBackoff.delay(Date.now()), 1000) : 2000;
       await sleep(Math.min(wait, 2000), undefined, { signal }).catch(() => undefined);
       if (pull && !signal.aborted) {
         this.#pullBackoff.restarted(Date.now());
         this.rt.state = { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${this.spec.image}": ${(err as Error).message}` } };
         this.#deps.changed();
+        this.#deps.event('Normal', 'BackOff', `Back-off pulling image "${this.spec.image}"`);
         await sleep(this.#pullBackoff.currentMs, undefined, { signal }).catch(() => undefined);
       }
       return undefined;
@@ -129,6 +134,8 @@ export class ContainerRunner {
     });
     this.#startProbes(prepared.env);
     this.#deps.changed();
+    this.#deps.event('Normal', 'Pulled', `Container image "${this.spec.image}" already present on machine`);
+    this.#deps.event('Normal', 'Started', `Started container ${this.spec.name}`);
     return proc;
   }
 
@@ -147,28 +154,35 @@ export class ContainerRunner {
     const target = { podIP: this.#deps.podIP, container: this.spec, pid: () => this.#proc?.pid, env };
     const readiness = (): void => {
       if (!this.spec.readinessProbe) return;
-      this.#add(new ProbeWorker(this.spec.readinessProbe, target, (ok) => {
+      this.#add(new ProbeWorker(this.spec.readinessProbe, target, (ok, message) => {
+        if (!ok) this.#deps.event('Warning', 'Unhealthy', `Readiness probe failed: ${message}`);
         this.rt.ready = ok;
         this.#deps.changed();
       }));
     };
     const liveness = (): void => {
       if (!this.spec.livenessProbe) return;
-      this.#add(new ProbeWorker(this.spec.livenessProbe, target, (ok) => ok || this.#proc?.signal('SIGKILL')));
+      this.#add(new ProbeWorker(this.spec.livenessProbe, target, (ok, message) => ok || this.#unhealthy('Liveness', message)));
     };
     if (!this.spec.startupProbe) {
       readiness();
       liveness();
       return;
     }
-    this.#add(new ProbeWorker(this.spec.startupProbe, target, (ok) => {
-      if (!ok) return this.#proc?.signal('SIGKILL');
+    this.#add(new ProbeWorker(this.spec.startupProbe, target, (ok, message) => {
+      if (!ok) return this.#unhealthy('Startup', message);
       this.rt.started = true;
       this.rt.ready = !this.spec.readinessProbe;
       this.#deps.changed();
       readiness();
       liveness();
     }));
+  }
+
+  #unhealthy(probe: string, message: string): void {
+    this.#deps.event('Warning', 'Unhealthy', `${probe} probe failed: ${message}`);
+    this.#deps.event('Normal', 'Killing', `Container ${this.spec.name} failed ${probe.toLowerCase()} probe, will be restarted`);
+    this.#proc?.signal('SIGKILL');
   }
 
   #add(p: ProbeWorker): void {
@@ -198,6 +212,7 @@ export class ContainerRunner {
     for (const p of this.#probes) p.stop();
     const proc = this.#proc;
     if (!proc) return;
+    if (graceMs > 0) this.#deps.event('Normal', 'Killing', `Stopping container ${this.spec.name}`);
     proc.signal(graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
     const timer = setTimeout(() => proc.signal('SIGKILL'), graceMs);
     await proc.exited;

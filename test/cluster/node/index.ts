@@ -12,6 +12,7 @@ import { AddressPool } from './addresses.ts';
 import { kubeletBackoff } from './backoff.ts';
 import { keyLookup, podLogs, unmountLeftovers } from './nodeFiles.ts';
 import { NodeError } from './errors.ts';
+import { eventRecorder } from './events.ts';
 import { registerNode } from './nodeObject.ts';
 import { PodWorker } from './podWorker.ts';
 import { Scheduler, unscheduled } from './scheduler.ts';
@@ -64,7 +65,7 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
   const informer = makeInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces());
   const ctx = {
     core, nodeName: name, hostIP, apiHost: server.hostname, apiPort: server.port || '443', caData,
-    hostsFile: opts.hostsFile, podsDir, addresses: new AddressPool(dir, name, (ip, uid) => podIPInUse(informer.list(), ip, uid)), backoff: kubeletBackoff, lookup: keyLookup(core), log,
+    hostsFile: opts.hostsFile, podsDir, addresses: new AddressPool(dir, name, (ip, uid) => podIPInUse(informer.list(), ip, uid)), backoff: kubeletBackoff, lookup: keyLookup(core), event: eventRecorder(core, name), log,
   };
   const workers = new Map<string, PodWorker>();
   let stopped = false;

@@ -9,6 +9,7 @@ import type { BackoffOptions } from './backoff.ts';
 import { ContainerRunner } from './containerRunner.ts';
 import { containerEnv, type KeyLookup } from './env.ts';
 import { VolumeError } from './errors.ts';
+import type { RecordEvent } from './events.ts';
 import { podStatus, waiting, type ContainerRuntime, type PodRuntime } from './podStatus.ts';
 import type { Mount } from './sandbox.ts';
 import { StatusWriter } from './statusWriter.ts';
@@ -27,6 +28,7 @@ export interface PodWorkerContext {
   readonly addresses: AddressPool;
   readonly backoff: BackoffOptions;
   readonly lookup: KeyLookup;
+  readonly event: RecordEvent;
   readonly log: Log;
 }
 
@@ -103,11 +105,15 @@ export class PodWorker {
     this.#status.changed();
     while (!signal.aborted && !this.#volumes) {
       try {
-        this.#volumes = await setUpVolumes(withToken(this.pod), this.dir, { ...this.#ctx, podIP: this.#rt.podIP });
+        const volumes = await setUpVolumes(withToken(this.pod), this.dir, { ...this.#ctx, podIP: this.#rt.podIP });
+        // Deleted meanwhile: #halt already ran and would not unmount what came after it.
+        if (signal.aborted) return void (await volumes.close());
+        this.#volumes = volumes;
       } catch (err) {
         if (!(err instanceof VolumeError)) throw err;
         for (const c of [...this.#rt.init, ...this.#rt.containers]) c.state = { waiting: { reason: 'ContainerCreating', message: err.message } };
         this.#status.changed();
+        this.#ctx.event(this.pod, 'Warning', 'FailedMount', err.message);
         await sleep(1000, undefined, { signal }).catch(() => undefined);
       }
     }
@@ -139,6 +145,7 @@ export class PodWorker {
       backoff: this.#ctx.backoff,
       prepare: (c) => this.#prepare(c),
       changed: () => this.#status.changed(),
+      event: (type, reason, message) => this.#ctx.event(this.pod, type, reason, message),
     });
   }
 

@@ -1,6 +1,7 @@
 /** The scheduler of a one-node cluster: binds every unscheduled Pod it may take to this node. */
 import { PatchStrategy, setHeaderOptions, StorageV1Api, type CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import type { Log } from '../types.ts';
+import { eventRecorder, type RecordEvent } from './events.ts';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -24,6 +25,7 @@ export class Scheduler {
   readonly #labels: Readonly<Record<string, string>>;
   readonly #log: Log;
   readonly #inFlight = new Set<string>();
+  readonly #event: RecordEvent;
 
   constructor(kc: KubeConfig, core: CoreV1Api, node: string, labels: Readonly<Record<string, string>>, log: Log) {
     this.#core = core;
@@ -31,6 +33,7 @@ export class Scheduler {
     this.#node = node;
     this.#labels = labels;
     this.#log = log;
+    this.#event = eventRecorder(core, node, 'default-scheduler');
   }
 
   /** Binds the Pod when it fits, else marks it Unschedulable as kube-scheduler would. */
@@ -47,11 +50,13 @@ export class Scheduler {
       if (why) {
         const condition = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: why, lastTransitionTime: new Date() };
         await this.#core.patchNamespacedPodStatus({ name: m.name!, namespace: m.namespace!, body: { status: { phase: 'Pending', conditions: [condition] } } }, mergePatch);
+        this.#event(pod, 'Warning', 'FailedScheduling', why);
         return;
       }
       await this.#selectNodeForClaims(pod);
       const target = { apiVersion: 'v1', kind: 'Node', name: this.#node };
       await this.#core.createNamespacedPodBinding({ name: m.name!, namespace: m.namespace!, body: { metadata: { name: m.name!, namespace: m.namespace! }, target } });
+      this.#event(pod, 'Normal', 'Scheduled', `Successfully assigned ${m.namespace}/${m.name} to ${this.#node}`);
     } catch (err) {
       const code = (err as { code?: number }).code;
       // 409: bound meanwhile; 404: deleted meanwhile. Anything else is retried on the next event.
