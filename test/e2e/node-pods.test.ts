@@ -60,7 +60,7 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
     expect(read.stdout.trim()).toBe('hello');
   });
 
-  it('a killed container restarts, counts the restart, and its logs show both runs', async () => {
+  it('a killed container restarts, counts the restart, and its logs show both runs (also through kubectl logs --previous)', async () => {
     await create({ name: 'crash' });
     await podWhen(core, ns, 'crash', isReady);
     await node.killContainer(ns, 'crash');
@@ -68,6 +68,10 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
     expect(pod.status!.containerStatuses![0]!.lastState?.terminated).toMatchObject({ exitCode: 137, reason: 'Error' });
     const logs = await node.logs(ns, 'crash');
     expect(logs.match(/"msg":"Running: "/g)).toHaveLength(2);
+    // The same through the API server (what `kubectl logs [--previous]` reads): one run each.
+    const current = await core.readNamespacedPodLog({ name: 'crash', namespace: ns, container: 'etcd' });
+    const previous = await core.readNamespacedPodLog({ name: 'crash', namespace: ns, container: 'etcd', previous: true });
+    expect([current.match(/"msg":"Running: "/g)?.length, previous.match(/"msg":"Running: "/g)?.length]).toEqual([1, 1]);
   });
 
   it('an image the node has no binaries for leaves the container waiting with ErrImagePull', async () => {

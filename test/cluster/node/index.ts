@@ -10,7 +10,8 @@ import { CoreV1Api, KubeConfig, makeInformer, type V1Pod } from '@kubernetes/cli
 import type { NodeAgent, NodeOptions } from '../types.ts';
 import { AddressPool } from './addresses.ts';
 import { kubeletBackoff } from './backoff.ts';
-import { keyLookup, podLogs, unmountLeftovers } from './nodeFiles.ts';
+import { keyLookup, latestRun, newestPodDir, podLogs, unmountLeftovers } from './nodeFiles.ts';
+import { startKubeletServer } from './kubeletServer.ts';
 import { NodeError } from './errors.ts';
 import { eventRecorder } from './events.ts';
 import { registerNode } from './nodeObject.ts';
@@ -59,7 +60,21 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
   const caData = cluster.caData ? Buffer.from(cluster.caData, 'base64').toString() : cluster.caFile ? readFileSync(cluster.caFile, 'utf8') : '';
   const core = kc.makeApiClient(CoreV1Api);
 
-  const stopHeartbeat = await registerNode(kc, core, name, hostIP, log);
+  const workers = new Map<string, PodWorker>();
+  const find = (namespace: string, pod: string): PodWorker | undefined =>
+    [...workers.values()].find((w) => w.pod.metadata?.namespace === namespace && w.pod.metadata?.name === pod && !w.pod.metadata?.deletionTimestamp) ??
+    [...workers.values()].find((w) => w.pod.metadata?.namespace === namespace && w.pod.metadata?.name === pod);
+  const kubelet = await startKubeletServer(dir, (namespace, pod, container, previous) => {
+    const worker = find(namespace, pod);
+    const podDir = worker?.dir ?? newestPodDir(podsDir, namespace, pod);
+    if (!podDir) return undefined;
+    const runner = worker?.runner(container);
+    const last = runner?.pid ? runner.rt.restartCount : latestRun(podDir, container);
+    const n = previous ? last - 1 : last;
+    const live = () => !!runner?.pid && runner.rt.restartCount === n;
+    return n < 0 ? undefined : { file: join(podDir, 'containers', container, `${n}.log`), live };
+  });
+  const stopHeartbeat = await registerNode(kc, core, name, hostIP, kubelet.port, log);
   const labels = { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' };
   const scheduler = new Scheduler(kc, core, name, labels, log);
   const informer = makeInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces());
@@ -67,7 +82,6 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
     core, nodeName: name, hostIP, apiHost: server.hostname, apiPort: server.port || '443', caData,
     hostsFile: opts.hostsFile, podsDir, addresses: new AddressPool(dir, name, (ip, uid) => podIPInUse(informer.list(), ip, uid)), backoff: kubeletBackoff, lookup: keyLookup(core), event: eventRecorder(core, name), log,
   };
-  const workers = new Map<string, PodWorker>();
   let stopped = false;
 
   const onPod = (pod: V1Pod): void => {
@@ -99,9 +113,6 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
   });
   await informer.start();
 
-  const find = (namespace: string, pod: string): PodWorker | undefined =>
-    [...workers.values()].find((w) => w.pod.metadata?.namespace === namespace && w.pod.metadata?.name === pod && !w.pod.metadata?.deletionTimestamp) ??
-    [...workers.values()].find((w) => w.pod.metadata?.namespace === namespace && w.pod.metadata?.name === pod);
   const runnerOf = (namespace: string, pod: string, container?: string) => {
     const runner = find(namespace, pod)?.runner(container);
     if (!runner) throw new NodeError('ERR_CONFIG', `no container ${container ?? ''} of pod ${namespace}/${pod} runs on node ${name}`);
@@ -128,6 +139,7 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
     async stop() {
       stopped = true;
       stopHeartbeat();
+      await kubelet.close();
       await informer.stop();
       const all = [...workers.values()];
       workers.clear();

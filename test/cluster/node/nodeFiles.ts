@@ -34,10 +34,7 @@ export async function unmountLeftovers(podsDir: string): Promise<void> {
  * worker's, else the newest one of that namespace and name (a deleted Pod's logs stay readable).
  */
 export function podLogs(liveDir: string | undefined, podsDir: string, namespace: string, pod: string, container?: string): string {
-  const dir = liveDir ?? readdirSync(podsDir)
-    .filter((d) => d.startsWith(`${namespace}_${pod}_`))
-    .map((d) => join(podsDir, d))
-    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  const dir = liveDir ?? newestPodDir(podsDir, namespace, pod);
   if (!dir) throw new NodeError('ERR_CONFIG', `no pod ${namespace}/${pod} ran on this node`);
   const meta = join(dir, 'pod.json');
   const name = container ?? (existsSync(meta) ? (JSON.parse(readFileSync(meta, 'utf8')) as { containers: string[] }).containers[0] : undefined);
@@ -48,4 +45,19 @@ export function podLogs(liveDir: string | undefined, podsDir: string, namespace:
     .sort((a, b) => parseInt(a) - parseInt(b))
     .map((f) => readFileSync(join(logDir, f), 'utf8'))
     .join('');
+}
+
+/** Index of the latest run of a container that left a log in the Pod's directory (-1: none). */
+export function latestRun(podDir: string, container: string): number {
+  const logDir = join(podDir, 'containers', container);
+  if (!existsSync(logDir)) return -1;
+  return Math.max(-1, ...readdirSync(logDir).filter((f) => /^\d+\.log$/.test(f)).map((f) => parseInt(f)));
+}
+
+/** The newest directory of a Pod of this namespace and name (also after the Pod is gone). */
+export function newestPodDir(podsDir: string, namespace: string, pod: string): string | undefined {
+  return readdirSync(podsDir)
+    .filter((d) => d.startsWith(`${namespace}_${pod}_`))
+    .map((d) => join(podsDir, d))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
 }

@@ -10,7 +10,7 @@ const renewMs = 10_000;
 /** The kubelet reports status every 5 minutes when nothing changes; this node every minute. */
 const statusMs = 60_000;
 
-function nodeStatus(name: string, hostIP: string, since: Date): V1NodeStatus {
+function nodeStatus(name: string, hostIP: string, since: Date, kubeletPort = 0): V1NodeStatus {
   const now = new Date();
   const cond = (type: string, status: string, reason: string, message: string) => ({ type, status, reason, message, lastHeartbeatTime: now, lastTransitionTime: since });
   const capacity = { cpu: String(os.availableParallelism()), memory: `${Math.floor(os.totalmem() / 1024)}Ki`, pods: '110', 'ephemeral-storage': '100Gi' };
@@ -24,14 +24,16 @@ function nodeStatus(name: string, hostIP: string, since: Date): V1NodeStatus {
   return {
     capacity,
     allocatable: capacity,
-    addresses: [{ type: 'InternalIP', address: hostIP }, { type: 'Hostname', address: name }],
+    // No Hostname address: the API server would dial the node by it first (kubectl logs), and
+    // nothing resolves the node's name.
+    addresses: [{ type: 'InternalIP', address: hostIP }],
     conditions: [
       cond('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'local node has sufficient memory available'),
       cond('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'local node has no disk pressure'),
       cond('PIDPressure', 'False', 'KubeletHasSufficientPID', 'local node has sufficient PID available'),
       cond('Ready', 'True', 'KubeletReady', 'local process node is posting ready status'),
     ],
-    daemonEndpoints: { kubeletEndpoint: { Port: 0 } },
+    daemonEndpoints: { kubeletEndpoint: { Port: kubeletPort } },
     nodeInfo: {
       machineID: name, systemUUID: name, bootID, kernelVersion: os.release(), osImage: 'etcd-operator local process node',
       containerRuntimeVersion: 'process://local', kubeletVersion: 'v1.34.4', kubeProxyVersion: '', operatingSystem: 'linux',
@@ -41,14 +43,14 @@ function nodeStatus(name: string, hostIP: string, since: Date): V1NodeStatus {
 }
 
 /** Registers (or takes back) the Node, then keeps its Lease and status fresh until stopped. */
-export async function registerNode(kc: KubeConfig, core: CoreV1Api, name: string, hostIP: string, log: Log): Promise<() => void> {
+export async function registerNode(kc: KubeConfig, core: CoreV1Api, name: string, hostIP: string, kubeletPort: number, log: Log): Promise<() => void> {
   const labels = { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': nodeStatus(name, hostIP, new Date()).nodeInfo!.architecture };
   const node: V1Node = { metadata: { name, labels }, spec: {} };
   await core.createNode({ body: node }).catch((err: unknown) => {
     if ((err as { code?: number }).code !== 409) throw err;
   });
   const since = new Date();
-  const writeStatus = () => core.patchNodeStatus({ name, body: { status: nodeStatus(name, hostIP, since) } }, mergePatch);
+  const writeStatus = () => core.patchNodeStatus({ name, body: { status: nodeStatus(name, hostIP, since, kubeletPort) } }, mergePatch);
   await writeStatus();
   const coord = kc.makeApiClient(CoordinationV1Api);
   const renew = async (): Promise<void> => {
