@@ -88,6 +88,10 @@ async function buildTool(image: string, tool: string, version: string): Promise<
     const { stdout } = await run(script, [tool, version], { maxBuffer: 1 << 20 });
     const path = stdout.trim().split('\n').pop() ?? '';
     if (!existsSync(path)) throw new Error(`build.sh printed no binary for ${tool} ${version}`);
+    // With LOCALCLUSTER_BINARIES=path, build.sh hands out whatever etcd is on PATH.
+    const { stdout: about } = await run(path, [tool === 'etcd' ? '--version' : 'version']);
+    const found = /version: (\S+)/i.exec(about)?.[1];
+    if (found !== version) throw new Error(`${path} is version ${found ?? 'unknown'}`);
     return path;
   } catch (err) {
     const stderr = (err as { stderr?: string }).stderr?.trim();

@@ -106,11 +106,13 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
   informer.on('add', onPod);
   informer.on('update', onPod);
   informer.on('delete', onDelete);
-  informer.on('error', (err: unknown) => {
+  // The informer stops on an error; start it again until it runs (the API server may be down).
+  const restart = (err: unknown): void => {
     if (stopped) return;
     log(`node ${name}: pod watch failed (${(err as Error)?.message ?? String(err)}); restarting`);
-    setTimeout(() => void informer.start().catch(() => undefined), 1000);
-  });
+    setTimeout(() => void informer.start().catch(restart), 1000);
+  };
+  informer.on('error', restart);
   await informer.start();
 
   const runnerOf = (namespace: string, pod: string, container?: string) => {
