@@ -84,10 +84,20 @@ export function etcdPod(o: EtcdPodOptions): V1Pod {
   };
 }
 
-/** Deletes the namespace and waits until its Pods are gone, so no Pod is left on a stopped node. */
+/**
+ * Deletes the namespace and waits until its Pods are gone, so no Pod is left on a node about to
+ * stop. Cleanup after a failed test may find the node stopped: after 30 s Pods are force-deleted.
+ */
 export async function deleteNamespace(core: CoreV1Api, namespace: string): Promise<void> {
   await core.deleteNamespace({ name: namespace }).catch(() => undefined);
-  await until(async () => ((await core.listNamespacedPod({ namespace })).items.length === 0 ? true : undefined), 200);
+  const deadline = Date.now() + 30_000;
+  await until(async () => {
+    const pods = (await core.listNamespacedPod({ namespace })).items;
+    if (pods.length && Date.now() > deadline) {
+      for (const p of pods) await core.deleteNamespacedPod({ name: p.metadata!.name!, namespace, body: { gracePeriodSeconds: 0 } }).catch(() => undefined);
+    }
+    return pods.length === 0 ? true : undefined;
+  }, 200);
 }
 
 /** Creates a namespace and waits for its default ServiceAccount (made by a controller, as in any cluster). */

@@ -1,0 +1,56 @@
+/**
+ * A node that goes down is seen as a real cluster sees it: its Lease stops being renewed, the
+ * node lifecycle controller (kube-controller-manager) marks the Node NotReady and its Pods not
+ * Ready; a node started again reports Ready and runs the Pods again. About a minute of waiting.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startNode, type LocalNode } from '../cluster/node/index.ts';
+import { createNamespace, deleteNamespace, etcdPod, isReady, podWhen, until } from '../cluster/node/testing.ts';
+
+const ns = `node-down-${process.pid}`;
+const nodeName = `node-down-e2e-${process.pid}`;
+let dir: string;
+let core: CoreV1Api;
+let node: LocalNode;
+
+const start = (): Promise<LocalNode> => startNode({ dir, kubeconfigPath: inject('kubeconfig'), hostsFile: join(dir, 'hosts'), name: nodeName });
+const nodeReady = async (): Promise<string | undefined> =>
+  (await core.readNode({ name: nodeName })).status?.conditions?.find((c) => c.type === 'Ready')?.status;
+const readyStatus = (p: V1Pod): string | undefined => p.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+
+describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process node going down', () => {
+  beforeAll(async () => {
+    dir = mkdtempSync(join(os.tmpdir(), 'node-down-e2e-'));
+    writeFileSync(join(dir, 'hosts'), '127.0.0.1 localhost\n');
+    const kc = new KubeConfig();
+    kc.loadFromFile(inject('kubeconfig'));
+    core = kc.makeApiClient(CoreV1Api);
+    await createNamespace(core, ns);
+    node = await start();
+  });
+  afterAll(async () => {
+    if (core) await deleteNamespace(core, ns);
+    await node?.stop();
+    await core?.deleteNode({ name: nodeName }).catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a stopped node turns NotReady with its Pods not Ready; started again, both are Ready', async () => {
+    await core.createNamespacedPod({ namespace: ns, body: etcdPod({ name: 'member', nodeName }) });
+    await podWhen(core, ns, 'member', isReady);
+    expect(await nodeReady()).toBe('True');
+    await node.stop();
+    // The lifecycle controller waits its grace period (40-50 s) after the last Lease renewal.
+    expect(await until(async () => ((await nodeReady()) === 'Unknown' ? 'Unknown' : undefined), 1000)).toBe('Unknown');
+    const down = await podWhen(core, ns, 'member', (p) => !isReady(p));
+    expect(readyStatus(down)).toBe('False');
+    node = await start();
+    expect(await until(async () => ((await nodeReady()) === 'True' ? 'True' : undefined))).toBe('True');
+    const up = await podWhen(core, ns, 'member', isReady);
+    expect(up.status!.containerStatuses![0]!.restartCount).toBe(1);
+  });
+});
