@@ -60,6 +60,19 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
     expect(read.stdout.trim()).toBe('hello');
   });
 
+  it("changing a running Pod's etcd image restarts it on the new version with the same data", async () => {
+    await create({ name: 'upgrade', version: '3.5.35' });
+    const before = await podWhen(core, ns, 'upgrade', isReady);
+    const ip = before.status!.podIP!;
+    expect(await etcdctl('upgrade', ip, 'put', 'kept', 'across-upgrade')).toMatchObject({ code: 0 });
+    before.spec!.containers[0]!.image = 'quay.io/coreos/etcd:v3.6.16';
+    await core.replaceNamespacedPod({ name: 'upgrade', namespace: ns, body: before });
+    const after = await podWhen(core, ns, 'upgrade', (p) => isReady(p) && p.status?.containerStatuses?.[0]?.image === 'quay.io/coreos/etcd:v3.6.16');
+    expect(after.status!.containerStatuses![0]!.restartCount).toBe(1);
+    expect(await (await fetch(`http://${ip}:2379/version`)).json()).toMatchObject({ etcdserver: '3.6.16' });
+    expect((await etcdctl('upgrade', ip, 'get', 'kept', '--print-value-only')).stdout.trim()).toBe('across-upgrade');
+  });
+
   it('a killed container restarts, counts the restart, and its logs show both runs (also through kubectl logs --previous)', async () => {
     await create({ name: 'crash' });
     await podWhen(core, ns, 'crash', isReady);

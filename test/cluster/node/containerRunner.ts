@@ -30,13 +30,14 @@ export interface RunnerDeps {
 
 /** One container's restart loop. */
 export class ContainerRunner {
-  readonly spec: V1Container;
+  spec: V1Container;
   readonly rt: ContainerRuntime;
   readonly #deps: RunnerDeps;
   readonly #backoff: CrashBackoff;
   readonly #pullBackoff: CrashBackoff;
   readonly #abort = new AbortController();
   #proc: ContainerProcess | undefined;
+  #changed = false;
   /** Environment of the current (or last) run, for exec. */
   env: Record<string, string> = {};
   #probes: ProbeWorker[] = [];
@@ -66,12 +67,14 @@ export class ContainerRunner {
       const term = this.#terminated(exit);
       Object.assign(this.rt, { state: { terminated: term }, ready: false, started: false });
       const policy = this.#deps.restartPolicy;
-      const restart = !signal.aborted && (policy === 'Always' || (policy === 'OnFailure' && exit.exitCode !== 0));
+      const changed = this.#changed;
+      this.#changed = false;
+      const restart = !signal.aborted && (changed || policy === 'Always' || (policy === 'OnFailure' && exit.exitCode !== 0));
       if (!restart) {
         this.#deps.changed();
         return exit.exitCode === 0;
       }
-      const wait = this.#backoff.delay(Date.now());
+      const wait = changed ? 0 : this.#backoff.delay(Date.now());
       this.rt.lastState = { terminated: term };
       if (wait > 0) {
         const message = `back-off ${Math.round(this.#backoff.currentMs / 1000)}s restarting failed container=${this.spec.name}`;
@@ -199,6 +202,23 @@ export class ContainerRunner {
       ...(exit.signal ? { signal: exit.exitCode - 128 } : {}),
       ...(this.rt.containerID ? { containerID: this.rt.containerID } : {}),
     };
+  }
+
+  /**
+   * Takes a new spec of the container. A new image (the one field of a running Pod's container
+   * that may change) restarts it at once whatever the policy, as the kubelet does.
+   */
+  respec(spec: V1Container, graceMs: number): void {
+    if (spec.image === this.spec.image) return;
+    this.spec = spec;
+    this.rt.image = spec.image ?? '';
+    this.#deps.event('Normal', 'Killing', `Container ${spec.name} definition changed, will be restarted`);
+    const proc = this.#proc;
+    if (!proc) return;
+    this.#changed = true;
+    proc.signal('SIGTERM');
+    const timer = setTimeout(() => proc.signal('SIGKILL'), graceMs);
+    void proc.exited.then(() => clearTimeout(timer));
   }
 
   /** Sends a signal to the current run (SIGKILL from a test: the restart policy applies). */

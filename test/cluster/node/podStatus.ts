@@ -4,7 +4,7 @@ import type { V1ContainerState, V1ContainerStatus, V1Pod, V1PodCondition, V1PodS
 /** State of one container as the node tracks it. */
 export interface ContainerRuntime {
   readonly name: string;
-  readonly image: string;
+  image: string;
   restartCount: number;
   state: V1ContainerState;
   lastState?: V1ContainerState;

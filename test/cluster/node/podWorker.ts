@@ -170,7 +170,12 @@ export class PodWorker {
   update(pod: V1Pod): void {
     this.pod = pod;
     this.#status.pod = pod;
-    if (pod.metadata?.deletionTimestamp) void this.terminate();
+    if (pod.metadata?.deletionTimestamp) return void this.terminate();
+    const graceMs = (pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
+    for (const r of this.#runners) {
+      const spec = pod.spec?.containers.find((c) => c.name === r.spec.name);
+      if (spec) r.respec(spec, graceMs);
+    }
   }
 
   /** The container runner by name (default: the first container). */
