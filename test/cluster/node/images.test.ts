@@ -8,10 +8,10 @@ describe('images', () => {
   });
 
   it('an etcd image is etcd and etcdctl of exactly that version, run by the default command', async () => {
-    const image = await resolveImage('gcr.io/etcd-development/etcd:v3.5.35');
+    const image = await resolveImage('gcr.io/etcd-development/etcd:v3.6.16');
     expect(image.files.map((f) => f.path)).toEqual(['/usr/local/bin/etcd', '/usr/local/bin/etcdctl']);
     expect(image.cmd).toEqual(['/usr/local/bin/etcd']);
-    expect(image.files[0]!.source).toMatch(/etcd-v3\.5\.35\/etcd$/);
+    expect(image.files[0]!.source).toMatch(/etcd-v3\.6\.16\/etcd$/);
   });
 
   it('an operator image runs this working tree through a wrapper', async () => {
