@@ -45,15 +45,15 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'cfg' }, data: { mode: 'fast', other: 'x' } } });
     await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'sec' }, stringData: { token: 's3cret' } } });
     await pod('files', {
-      initContainers: [{ name: 'init', image, command: sh('echo init-ran > /work/marker'), volumeMounts: [{ name: 'work', mountPath: '/work' }] }],
+      initContainers: [{ name: 'init', image, command: sh('echo init-ran > /var/lib/shared/marker'), volumeMounts: [{ name: 'work', mountPath: '/var/lib/shared' }] }],
       containers: [{
         name: 'main', image,
-        command: sh('cat /work/marker; cat /etc/cfg/mode; echo; cat /etc/sec/token-file; echo; ls /etc/cfg; df -k /cache | tail -1; echo "mode=$MODE"; exec sleep 3600'),
+        command: sh('cat /var/lib/shared/marker; cat /etc/cfg/mode; echo; cat /etc/sec/token-file; echo; ls /etc/cfg; df -k /var/cache/pod | tail -1; echo "mode=$MODE"; exec sleep 3600'),
         env: [{ name: 'MODE', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'mode' } } }],
-        readinessProbe: { exec: { command: ['test', '-f', '/work/marker'] }, periodSeconds: 1 },
+        readinessProbe: { exec: { command: ['test', '-f', '/var/lib/shared/marker'] }, periodSeconds: 1 },
         volumeMounts: [
-          { name: 'work', mountPath: '/work' }, { name: 'cfg', mountPath: '/etc/cfg' },
-          { name: 'sec', mountPath: '/etc/sec' }, { name: 'cache', mountPath: '/cache' },
+          { name: 'work', mountPath: '/var/lib/shared' }, { name: 'cfg', mountPath: '/etc/cfg' },
+          { name: 'sec', mountPath: '/etc/sec' }, { name: 'cache', mountPath: '/var/cache/pod' },
         ],
       }],
       volumes: [
