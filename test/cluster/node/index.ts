@@ -80,7 +80,7 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
   const informer = makeInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces());
   const ctx = {
     core, nodeName: name, hostIP, apiHost: server.hostname, apiPort: server.port || '443', caData,
-    hostsFile: opts.hostsFile, podsDir, addresses: new AddressPool(dir, name, (ip, uid) => podIPInUse(informer.list(), ip, uid)), backoff: kubeletBackoff, lookup: keyLookup(core), event: eventRecorder(core, name), log,
+    hostsFile: opts.hostsFile, podsDir, addresses: new AddressPool(dir, name, (ip, uid) => podIPInUse(informer.list(), ip, uid)), backoff: kubeletBackoff, lookup: keyLookup(core), event: eventRecorder(core, name, 'kubelet', log), log,
   };
   let stopped = false;
 

@@ -33,7 +33,7 @@ export class Scheduler {
     this.#node = node;
     this.#labels = labels;
     this.#log = log;
-    this.#event = eventRecorder(core, node, 'default-scheduler');
+    this.#event = eventRecorder(core, node, 'default-scheduler', log);
   }
 
   /** Binds the Pod when it fits, else marks it Unschedulable as kube-scheduler would. */
