@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { V1ContainerStateTerminated } from '@kubernetes/client-node';
 import { sandboxScript, type SandboxSpec } from './sandbox.ts';
 
 /** How a container run ended. */
@@ -77,5 +78,17 @@ export function startContainerProcess(spec: RunSpec): ContainerProcess {
         // Already gone between the exit and our bookkeeping: nothing to signal.
       }
     },
+  };
+}
+
+/** How the Pod status tells of a finished run. */
+export function terminatedState(exit: ExitStatus, containerID?: string): V1ContainerStateTerminated {
+  return {
+    exitCode: exit.exitCode,
+    reason: exit.exitCode === 0 ? 'Completed' : 'Error',
+    startedAt: exit.startedAt,
+    finishedAt: exit.finishedAt,
+    ...(exit.signal ? { signal: exit.exitCode - 128 } : {}),
+    ...(containerID ? { containerID } : {}),
   };
 }

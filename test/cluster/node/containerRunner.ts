@@ -2,9 +2,9 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { V1Container, V1ContainerStateTerminated } from '@kubernetes/client-node';
+import type { V1Container } from '@kubernetes/client-node';
 import { CrashBackoff, type BackoffOptions } from './backoff.ts';
-import { startContainerProcess, type ContainerProcess, type ExitStatus } from './containerProcess.ts';
+import { startContainerProcess, terminatedState, type ContainerProcess } from './containerProcess.ts';
 import { commandLine } from './env.ts';
 import { ImagePullError } from './errors.ts';
 import { resolveImage, type ImageContents } from './images.ts';
@@ -64,7 +64,7 @@ export class ContainerRunner {
       const exit = await started.exited;
       for (const p of this.#probes) p.stop();
       this.#proc = undefined;
-      const term = this.#terminated(exit);
+      const term = terminatedState(exit, this.rt.containerID);
       Object.assign(this.rt, { state: { terminated: term }, ready: false, started: false });
       const policy = this.#deps.restartPolicy;
       const changed = this.#changed;
@@ -118,15 +118,25 @@ export class ContainerRunner {
     const run = this.rt.restartCount;
     const dir = join(this.#deps.podDir, 'containers', this.spec.name);
     const mounts = [...prepared.mounts, ...this.#imageFiles(image, dir)];
-    const proc = startContainerProcess({
-      mounts,
-      scratch: join(this.#deps.podDir, 'scratch', this.spec.name),
-      hostname: this.#deps.hostname,
-      workingDir: this.spec.workingDir ?? '/',
-      argv: commandLine(this.spec, image, prepared.env),
-      env: prepared.env,
-      logFile: join(dir, `${run}.log`),
-    });
+    let proc: ContainerProcess;
+    try {
+      proc = startContainerProcess({
+        mounts,
+        scratch: join(this.#deps.podDir, 'scratch', this.spec.name),
+        hostname: this.#deps.hostname,
+        workingDir: this.spec.workingDir ?? '/',
+        argv: commandLine(this.spec, image, prepared.env),
+        env: prepared.env,
+        logFile: join(dir, `${run}.log`),
+      });
+    } catch (err) {
+      // A mount source that is not there (a hostPath of type File, say): the kubelet's RunContainerError.
+      this.rt.state = { waiting: { reason: 'RunContainerError', message: (err as Error).message } };
+      this.#deps.changed();
+      this.#deps.event('Warning', 'Failed', `Error: ${(err as Error).message}`);
+      await sleep(2000, undefined, { signal }).catch(() => undefined);
+      return undefined;
+    }
     this.#proc = proc;
     const started = !this.spec.startupProbe;
     Object.assign(this.rt, {
@@ -193,16 +203,6 @@ export class ContainerRunner {
     p.start();
   }
 
-  #terminated(exit: ExitStatus): V1ContainerStateTerminated {
-    return {
-      exitCode: exit.exitCode,
-      reason: exit.exitCode === 0 ? 'Completed' : 'Error',
-      startedAt: exit.startedAt,
-      finishedAt: exit.finishedAt,
-      ...(exit.signal ? { signal: exit.exitCode - 128 } : {}),
-      ...(this.rt.containerID ? { containerID: this.rt.containerID } : {}),
-    };
-  }
 
   /**
    * Takes a new spec of the container. A new image (the one field of a running Pod's container

@@ -110,10 +110,11 @@ export class PodWorker {
         if (signal.aborted) return void (await volumes.close());
         this.#volumes = volumes;
       } catch (err) {
-        if (!(err instanceof VolumeError)) throw err;
-        for (const c of [...this.#rt.init, ...this.#rt.containers]) c.state = { waiting: { reason: 'ContainerCreating', message: err.message } };
+        // Anything else (the API server restarting, a mount failing) is retried the same way.
+        const message = err instanceof VolumeError ? err.message : `setting up volumes: ${(err as Error).message}`;
+        for (const c of [...this.#rt.init, ...this.#rt.containers]) c.state = { waiting: { reason: 'ContainerCreating', message } };
         this.#status.changed();
-        this.#ctx.event(this.pod, 'Warning', 'FailedMount', err.message);
+        this.#ctx.event(this.pod, 'Warning', 'FailedMount', message);
         await sleep(1000, undefined, { signal }).catch(() => undefined);
       }
     }
