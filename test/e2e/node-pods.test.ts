@@ -118,10 +118,13 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
     expect(pod.status!.conditions!.find((c) => c.type === 'PodScheduled')!.status).toBe('True');
   });
 
-  it('a stopped node kills its Pods; a node started again with the same dir runs them again', async () => {
+  it('a stopped node kills its Pods; a node started again with the same dir runs them again and finishes deletions', async () => {
     await create({ name: 'survivor' });
+    await create({ name: 'deleted-while-down' });
     const before = await podWhen(core, ns, 'survivor', isReady);
+    await podWhen(core, ns, 'deleted-while-down', isReady);
     await node.stop();
+    await core.deleteNamespacedPod({ name: 'deleted-while-down', namespace: ns });
     await until(async () => {
       const r = await fetch(`http://${before.status!.podIP!}:2379/health`).catch(() => undefined);
       return r ? undefined : true;
@@ -130,5 +133,7 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
     const after = await podWhen(core, ns, 'survivor', (p) => isReady(p) && (p.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1);
     expect(after.status!.podIP).toBe(before.status!.podIP);
     expect(after.metadata!.uid).toBe(before.metadata!.uid);
+    // A Pod deleted while its node was down stays Terminating until the node comes back.
+    await podGone(core, ns, 'deleted-while-down');
   });
 });

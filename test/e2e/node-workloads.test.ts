@@ -69,6 +69,18 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     expect(logs).toMatch(/^init-ran\nfast\ns3cret\nmode\ntmpfs +8192 .*\nmode=fast\n$/);
   });
 
+  it('a Pod whose claim is not bound waits in ContainerCreating and says why', async () => {
+    const claim = { metadata: { name: 'unbound' }, spec: { storageClassName: 'no-such-class', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+    await core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim });
+    await pod('waits', { containers: [{ name: 'main', image, volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd' }] }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'unbound' } }] });
+    const p = await podWhen(core, ns, 'waits', (x) => !!x.status?.containerStatuses?.[0]?.state?.waiting?.message);
+    expect(p.status!.containerStatuses![0]!.state!.waiting).toEqual({
+      reason: 'ContainerCreating',
+      message: 'MountVolume.SetUp failed for volume "data": persistentvolumeclaim "unbound" is not bound yet',
+    });
+    expect(p.status!.phase).toBe('Pending');
+  });
+
   it("a Pod's service-account token and KUBERNETES_SERVICE_* let an in-cluster client authenticate", async () => {
     const script = `
       const fs = require('node:fs'); const d = '/var/run/secrets/kubernetes.io/serviceaccount';
