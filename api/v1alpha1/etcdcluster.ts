@@ -111,6 +111,11 @@ const spec = s.object(
         fieldPath: '.options.quotaBackendBytes',
       },
       {
+        rule: "!has(self.options) || !has(self.options.maxLearners) || !self.version.startsWith('3.5.')",
+        message: 'options.maxLearners needs etcd 3.6 or newer: etcd 3.5 has no --max-learners flag',
+        fieldPath: '.options.maxLearners',
+      },
+      {
         rule: 'self.version == oldSelf.version',
         message: 'spec.version cannot change yet: rolling upgrades are not supported in this release',
         fieldPath: '.version',
