@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startNode, type LocalNode } from '../cluster/node/index.ts';
-import { createNamespace, deleteNamespace, isReady, podWhen } from '../cluster/node/testing.ts';
+import { createNamespace, deleteNamespace, isReady, podWhen, until } from '../cluster/node/testing.ts';
 
 const ns = `node-work-${process.pid}`;
 const nodeName = `node-work-e2e-${process.pid}`;
@@ -41,7 +41,7 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('init containers run first; ConfigMap, Secret and memory emptyDir volumes sit at their mountPaths', async () => {
+  it('init containers run first; ConfigMap, Secret and memory emptyDir volumes sit at their mountPaths; Secret changes follow', async () => {
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'cfg' }, data: { mode: 'fast', other: 'x' } } });
     await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'sec' }, stringData: { token: 's3cret' } } });
     await pod('files', {
@@ -67,6 +67,11 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     expect(p.status!.initContainerStatuses![0]!.state!.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
     const logs = await node.logs(ns, 'files', 'main');
     expect(logs).toMatch(/^init-ran\nfast\ns3cret\nmode\ntmpfs +8192 .*\nmode=fast\n$/);
+
+    // A changed Secret reaches the running container's file, as with the kubelet's sync.
+    await core.replaceNamespacedSecret({ name: 'sec', namespace: ns, body: { metadata: { name: 'sec' }, stringData: { token: 'rotated' } } });
+    const read = () => node.exec(ns, 'files', ['cat', '/etc/sec/token-file']).then((r) => (r.stdout === 'rotated' ? r.stdout : undefined));
+    expect(await until(read, 500)).toBe('rotated');
   });
 
   it('a Pod whose claim is not bound waits in ContainerCreating and says why', async () => {

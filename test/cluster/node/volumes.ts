@@ -1,6 +1,6 @@
 /** Sets a Pod's volumes up as host directories that its containers bind-mount at their mountPaths. */
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { CoreV1Api, V1KeyToPath, V1Pod, V1Volume, V1VolumeProjection } from '@kubernetes/client-node';
@@ -24,6 +24,9 @@ export interface PodVolumes {
   close(): Promise<void>;
 }
 
+/** How often Secret and ConfigMap volumes are brought up to date. */
+const refreshMs = 10_000;
+
 /** Bytes of a Kubernetes quantity such as 64Mi or 1G. */
 export function quantityBytes(q: string): number {
   const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(q.trim());
@@ -35,6 +38,7 @@ export function quantityBytes(q: string): number {
 /** Writes one file atomically (a rename), so a container never reads half a token. */
 function put(dir: string, path: string, data: string | Buffer, mode = 0o644): void {
   const file = join(dir, path);
+  if (existsSync(file) && readFileSync(file).equals(Buffer.from(data))) return;
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(`${file}.tmp`, data);
   chmodSync(`${file}.tmp`, mode);
@@ -102,7 +106,22 @@ export async function setUpVolumes(pod: V1Pod, podDir: string, ctx: VolumeContex
       }
     }
   };
-  for (const v of pod.spec?.volumes ?? []) paths.set(v.name, await setUp(v));
+  const refreshers: (() => Promise<void>)[] = [];
+  const undo = async (): Promise<void> => {
+    for (const t of timers) clearTimeout(t);
+    for (const dir of tmpfs) await run('umount', ['-l', dir]).catch(() => undefined);
+  };
+  try {
+    for (const v of pod.spec?.volumes ?? []) paths.set(v.name, await setUp(v));
+  } catch (err) {
+    await undo(); // the next attempt starts from scratch (no tmpfs mounted twice)
+    throw err;
+  }
+  // Like the kubelet's periodic sync: Secret and ConfigMap changes reach the files (keys added
+  // or changed; a deleted object leaves the last files in place).
+  const refresh = setInterval(() => refreshers.forEach((r) => void r().catch(() => undefined)), refreshMs);
+  refresh.unref();
+  timers.push(refresh);
   async function setUp(v: V1Volume): Promise<string> {
     const dir = join(podDir, 'volumes', v.name);
     if (v.persistentVolumeClaim) return claimPath(ctx.core, ns, v.persistentVolumeClaim.claimName, v.name);
@@ -118,16 +137,26 @@ export async function setUpVolumes(pod: V1Pod, podDir: string, ctx: VolumeContex
     }
     const ref = v.secret ? { kind: 'Secret' as const, name: v.secret.secretName!, optional: v.secret.optional, items: v.secret.items, mode: v.secret.defaultMode }
       : v.configMap ? { kind: 'ConfigMap' as const, name: v.configMap.name!, optional: v.configMap.optional, items: v.configMap.items, mode: v.configMap.defaultMode } : undefined;
-    if (ref) for (const [p, data, mode] of pick(await keyData(ref.kind, ref.name, ref.optional, v.name), ref.items, v.name)) put(dir, p, data, mode ?? ref.mode);
-    if (v.projected) await projected(dir, v.projected.sources ?? [], v.name);
+    if (ref) {
+      const write = async (): Promise<void> => {
+        for (const [p, data, mode] of pick(await keyData(ref.kind, ref.name, ref.optional, v.name), ref.items, v.name)) put(dir, p, data, mode ?? ref.mode);
+      };
+      await write();
+      refreshers.push(write);
+    }
+    if (v.projected) {
+      const sources = v.projected.sources ?? [];
+      await projected(dir, sources, v.name);
+      const keys = sources.filter((x) => x.secret || x.configMap);
+      if (keys.length) refreshers.push(() => projected(dir, keys, v.name));
+    }
     if (v.downwardAPI) await projected(dir, [{ downwardAPI: v.downwardAPI }], v.name);
     return dir;
   }
   return {
     paths,
     async close() {
-      for (const t of timers) clearTimeout(t);
-      for (const dir of tmpfs) await run('umount', ['-l', dir]).catch(() => undefined);
+      await undo();
     },
   };
 }
