@@ -101,7 +101,8 @@ export class PodWorker {
     if (phase === 'Succeeded' || phase === 'Failed') return; // a finished Pod never runs again
     mkdirSync(this.dir, { recursive: true });
     writeFileSync(join(this.dir, 'pod.json'), JSON.stringify({ containers: (this.pod.spec?.containers ?? []).map((c) => c.name) }));
-    this.#rt.podIP = this.#ctx.addresses.allocate(this.pod.metadata!.uid!, this.pod.status?.podIP);
+    // hostNetwork Pods share the node's address, as everywhere.
+    this.#rt.podIP = this.pod.spec?.hostNetwork ? this.#ctx.hostIP : this.#ctx.addresses.allocate(this.pod.metadata!.uid!, this.pod.status?.podIP);
     this.#status.changed();
     while (!signal.aborted && !this.#volumes) {
       try {
