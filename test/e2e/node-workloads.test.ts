@@ -74,6 +74,22 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     expect(await until(read, 500)).toBe('rotated');
   });
 
+  it('a sidecar init container starts before the containers and keeps running beside them', async () => {
+    await pod('sidecar', {
+      initContainers: [{
+        name: 'side', image, restartPolicy: 'Always',
+        command: sh('echo from-sidecar > /var/lib/shared/side; exec sleep 3600'),
+        startupProbe: { exec: { command: ['test', '-f', '/var/lib/shared/side'] }, periodSeconds: 1 },
+        volumeMounts: [{ name: 'shared', mountPath: '/var/lib/shared' }],
+      }],
+      containers: [{ name: 'main', image, command: sh('cat /var/lib/shared/side; exec sleep 3600'), volumeMounts: [{ name: 'shared', mountPath: '/var/lib/shared' }] }],
+      volumes: [{ name: 'shared', emptyDir: {} }],
+    });
+    const p = await podWhen(core, ns, 'sidecar', isReady);
+    expect(p.status!.initContainerStatuses![0]).toMatchObject({ name: 'side', started: true, state: { running: {} } });
+    expect(await node.logs(ns, 'sidecar', 'main')).toBe('from-sidecar\n');
+  });
+
   it('a Pod whose claim is not bound waits in ContainerCreating and says why', async () => {
     const claim = { metadata: { name: 'unbound' }, spec: { storageClassName: 'no-such-class', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
     await core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim });

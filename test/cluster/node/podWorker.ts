@@ -120,11 +120,21 @@ export class PodWorker {
       }
     }
     const policy = this.pod.spec?.restartPolicy ?? 'Always';
-    const initSpecs = this.pod.spec?.initContainers ?? [];
-    for (const [i, spec] of initSpecs.entries()) {
+    const sidecars: ContainerRunner[] = [];
+    for (const [i, spec] of (this.pod.spec?.initContainers ?? []).entries()) {
       if (signal.aborted) return;
-      const runner = this.#runner(spec, this.#rt.init[i]!, policy === 'Never' ? 'Never' : 'OnFailure');
-      this.#runners = [runner];
+      const rt = this.#rt.init[i]!;
+      // A sidecar (restartPolicy Always) runs for the Pod's life; the next waits until it started.
+      if (spec.restartPolicy === 'Always') {
+        const sidecar = this.#runner(spec, rt, 'Always');
+        sidecars.push(sidecar);
+        this.#runners = [...sidecars];
+        void sidecar.run();
+        while (!rt.started && !signal.aborted) await sleep(100, undefined, { signal }).catch(() => undefined);
+        continue;
+      }
+      const runner = this.#runner(spec, rt, policy === 'Never' ? 'Never' : 'OnFailure');
+      this.#runners = [...sidecars, runner];
       if (!(await runner.run())) {
         this.#status.changed();
         return; // failed with restartPolicy Never, or stopped
@@ -132,9 +142,12 @@ export class PodWorker {
     }
     this.#rt.initialized = true;
     if (signal.aborted) return;
-    this.#runners = (this.pod.spec?.containers ?? []).map((spec, i) => this.#runner(spec, this.#rt.containers[i]!, policy));
+    const main = (this.pod.spec?.containers ?? []).map((spec, i) => this.#runner(spec, this.#rt.containers[i]!, policy));
+    this.#runners = [...sidecars, ...main];
     this.#status.changed();
-    await Promise.all(this.#runners.map((r) => r.run()));
+    await Promise.all(main.map((r) => r.run()));
+    // The containers are done for good (Never/OnFailure): their sidecars are stopped too.
+    await Promise.all(sidecars.map((r) => r.stop((this.pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000)));
   }
 
   #runner(spec: V1Container, rt: ContainerRuntime, restartPolicy: string): ContainerRunner {
@@ -180,9 +193,10 @@ export class PodWorker {
     }
   }
 
-  /** The container runner by name (default: the first container). */
+  /** The runner of a running container by name (default: the Pod's first container). */
   runner(container?: string): ContainerRunner | undefined {
-    return this.#runners.find((r) => !container || r.spec.name === container);
+    const name = container ?? this.pod.spec?.containers[0]?.name;
+    return this.#runners.find((r) => r.spec.name === name);
   }
 
   /**
