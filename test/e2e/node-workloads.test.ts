@@ -4,13 +4,13 @@
  * mountPaths, a token the API server accepts, probes and restart policies, the operator image.
  * Commands use the host's /bin/sh and Node, which every container sees (see docs/local-node.md).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startNode, type LocalNode } from '../cluster/node/index.ts';
-import { createNamespace, deleteNamespace, isReady, podWhen, until } from '../cluster/node/testing.ts';
+import { createNamespace, deleteNamespace, isReady, podGone, podWhen, until } from '../cluster/node/testing.ts';
 
 const ns = `node-work-${process.pid}`;
 const nodeName = `node-work-e2e-${process.pid}`;
@@ -88,6 +88,24 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     const p = await podWhen(core, ns, 'sidecar', isReady);
     expect(p.status!.initContainerStatuses![0]).toMatchObject({ name: 'side', started: true, state: { running: {} } });
     expect(await node.logs(ns, 'sidecar', 'main')).toBe('from-sidecar\n');
+  });
+
+  it('deleting a Pod runs its preStop hook, then sends SIGTERM', async () => {
+    const out = join(dir, 'hook-out');
+    await pod('hooked', {
+      terminationGracePeriodSeconds: 10,
+      containers: [{
+        name: 'main', image,
+        command: sh('trap "echo term >> /var/lib/out/order; exit 0" TERM; while :; do sleep 0.1; done'),
+        lifecycle: { preStop: { exec: { command: ['/bin/sh', '-c', 'echo prestop >> /var/lib/out/order'] } } },
+        volumeMounts: [{ name: 'out', mountPath: '/var/lib/out' }],
+      }],
+      volumes: [{ name: 'out', hostPath: { path: out, type: 'DirectoryOrCreate' } }],
+    });
+    await podWhen(core, ns, 'hooked', isReady);
+    await core.deleteNamespacedPod({ name: 'hooked', namespace: ns });
+    await podGone(core, ns, 'hooked');
+    expect(readFileSync(join(out, 'order'), 'utf8')).toBe('prestop\nterm\n');
   });
 
   it('a Pod whose claim is not bound waits in ContainerCreating and says why', async () => {

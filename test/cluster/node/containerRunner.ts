@@ -1,15 +1,14 @@
 /** Runs one container of a Pod again and again as its restart policy says, with probes and back-off. */
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Container } from '@kubernetes/client-node';
 import { CrashBackoff, type BackoffOptions } from './backoff.ts';
 import { startContainerProcess, terminatedState, type ContainerProcess } from './containerProcess.ts';
 import { commandLine } from './env.ts';
 import { ImagePullError } from './errors.ts';
-import { resolveImage, type ImageContents } from './images.ts';
+import { imageMounts, resolveImage, type ImageContents } from './images.ts';
 import type { ContainerRuntime } from './podStatus.ts';
-import { ProbeWorker } from './probes.ts';
+import { probeOnce, ProbeWorker } from './probes.ts';
 import type { Mount } from './sandbox.ts';
 
 /** What a runner needs from its Pod. */
@@ -117,7 +116,7 @@ export class ContainerRunner {
     this.env = prepared.env;
     const run = this.rt.restartCount;
     const dir = join(this.#deps.podDir, 'containers', this.spec.name);
-    const mounts = [...prepared.mounts, ...this.#imageFiles(image, dir)];
+    const mounts = [...prepared.mounts, ...imageMounts(image, join(dir, 'image'))];
     let proc: ContainerProcess;
     try {
       proc = startContainerProcess({
@@ -150,17 +149,6 @@ export class ContainerRunner {
     this.#deps.event('Normal', 'Pulled', `Container image "${this.spec.image}" already present on machine`);
     this.#deps.event('Normal', 'Started', `Started container ${this.spec.name}`);
     return proc;
-  }
-
-  #imageFiles(image: ImageContents, dir: string): Mount[] {
-    return image.files.map((f) => {
-      if (f.source) return { source: f.source, target: f.path, readOnly: true };
-      const file = join(dir, 'image', basename(f.path));
-      mkdirSync(join(dir, 'image'), { recursive: true });
-      writeFileSync(file, f.script ?? '');
-      chmodSync(file, 0o755);
-      return { source: file, target: f.path, readOnly: true };
-    });
   }
 
   #startProbes(env: Record<string, string>): void {
@@ -232,10 +220,23 @@ export class ContainerRunner {
     for (const p of this.#probes) p.stop();
     const proc = this.#proc;
     if (!proc) return;
-    if (graceMs > 0) this.#deps.event('Normal', 'Killing', `Stopping container ${this.spec.name}`);
-    proc.signal(graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
     const timer = setTimeout(() => proc.signal('SIGKILL'), graceMs);
+    if (graceMs > 0) {
+      this.#deps.event('Normal', 'Killing', `Stopping container ${this.spec.name}`);
+      await this.#preStop(graceMs);
+    }
+    proc.signal(graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
     await proc.exited;
     clearTimeout(timer);
+  }
+
+  /** The preStop hook (exec, httpGet, tcpSocket or sleep), within the grace period, as the kubelet runs it. */
+  async #preStop(graceMs: number): Promise<void> {
+    const hook = this.spec.lifecycle?.preStop;
+    if (!hook) return;
+    if (hook.sleep) return void (await sleep(Math.min(hook.sleep.seconds * 1000, graceMs)));
+    const target = { podIP: this.#deps.podIP, container: this.spec, pid: () => this.#proc?.pid, env: this.env };
+    const r = await probeOnce({ ...hook, timeoutSeconds: Math.max(1, Math.floor(graceMs / 1000)) }, target);
+    if (!r.ok) this.#deps.event('Warning', 'FailedPreStopHook', `PreStopHook failed: ${r.message}`);
   }
 }

@@ -3,10 +3,11 @@
  * test/cluster/tools/build.sh at the image's version, and the operator of this working tree.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { ImagePullError } from './errors.ts';
+import type { Mount } from './sandbox.ts';
 
 const run = promisify(execFile);
 
@@ -97,4 +98,16 @@ async function buildTool(image: string, tool: string, version: string): Promise<
     const stderr = (err as { stderr?: string }).stderr?.trim();
     throw new ImagePullError(image, `no local ${tool} v${version}: ${stderr || (err as Error).message}`);
   }
+}
+
+/** The image's files as mounts; scripts are written into dir first. */
+export function imageMounts(image: ImageContents, dir: string): Mount[] {
+  return image.files.map((f) => {
+    if (f.source) return { source: f.source, target: f.path, readOnly: true };
+    const file = join(dir, basename(f.path));
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(file, f.script ?? '');
+    chmodSync(file, 0o755);
+    return { source: file, target: f.path, readOnly: true };
+  });
 }
