@@ -30,7 +30,7 @@ lint: deps ## lint every TypeScript file
 	npx eslint --max-warnings 0 .
 
 tools: ## build the local cluster's binaries into the cache (first time only)
-	@for t in kube-apiserver kube-controller-manager kubectl etcd helm; do test/cluster/tools/build.sh $$t; done
+	@test/cluster/tools/build.sh all
 
 unit: deps ## run the tests that need no local cluster
 	npx vitest run --project unit

@@ -2,6 +2,7 @@
 # Builds (once) and prints the path of a pinned local-cluster binary.
 #
 #   test/cluster/tools/build.sh kube-apiserver|kube-controller-manager|kubectl|etcd|etcdctl|helm [etcd-version]
+#   test/cluster/tools/build.sh all     every binary the tests use (etcd of every wrapper module)
 #
 # Binaries are cached per version under $ETCD_OPERATOR_CACHE (default ~/.cache/etcd-operator),
 # outside the repo, so a second run (and CI on the same machine) reuses them. Set
@@ -18,6 +19,15 @@ cache=${ETCD_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/etcd-operator}
 tool=${1:?usage: build.sh TOOL [etcd-version]}
 
 log() { echo "build.sh: $*" >&2; }
+
+if [[ $tool == all ]]; then
+  for t in kube-apiserver kube-controller-manager kubectl helm; do "$0" "$t"; done
+  for mod in "$here"/etcd-*/go.mod; do
+    v=$(sed -n 's#^\tgo.etcd.io/etcd/server/v3 v\([0-9.]*\).*#\1#p' "$mod")
+    for t in etcd etcdctl; do "$0" "$t" "$v"; done
+  done
+  exit 0
+fi
 
 if [[ "${LOCALCLUSTER_BINARIES:-}" == path ]]; then
   if [[ -n "${KUBEBUILDER_ASSETS:-}" && -x "$KUBEBUILDER_ASSETS/$tool" ]]; then
