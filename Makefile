@@ -29,7 +29,8 @@ typecheck: deps ## type-check every TypeScript file
 lint: deps ## lint every TypeScript file
 	npx eslint --max-warnings 0 .
 
-tools: ## build the local cluster's binaries into the cache (first time only)
+tools: ## build the local cluster's binaries into the cache (first time only), and its Debian packages
+	@hack/system-deps.sh
 	@test/cluster/tools/build.sh all
 
 unit: deps ## run the tests that need no local cluster
