@@ -90,14 +90,17 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     expect(await node.logs(ns, 'sidecar', 'main')).toBe('from-sidecar\n');
   });
 
-  it('deleting a Pod runs its preStop hook, then sends SIGTERM', async () => {
+  it('postStart runs as the container starts; deleting the Pod runs preStop, then sends SIGTERM', async () => {
     const out = join(dir, 'hook-out');
     await pod('hooked', {
       terminationGracePeriodSeconds: 10,
       containers: [{
         name: 'main', image,
         command: sh('trap "echo term >> /var/lib/out/order; exit 0" TERM; while :; do sleep 0.1; done'),
-        lifecycle: { preStop: { exec: { command: ['/bin/sh', '-c', 'echo prestop >> /var/lib/out/order'] } } },
+        lifecycle: {
+          postStart: { exec: { command: ['/bin/sh', '-c', 'echo poststart >> /var/lib/out/order'] } },
+          preStop: { exec: { command: ['/bin/sh', '-c', 'echo prestop >> /var/lib/out/order'] } },
+        },
         volumeMounts: [{ name: 'out', mountPath: '/var/lib/out' }],
       }],
       volumes: [{ name: 'out', hostPath: { path: out, type: 'DirectoryOrCreate' } }],
@@ -105,7 +108,7 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     await podWhen(core, ns, 'hooked', isReady);
     await core.deleteNamespacedPod({ name: 'hooked', namespace: ns });
     await podGone(core, ns, 'hooked');
-    expect(readFileSync(join(out, 'order'), 'utf8')).toBe('prestop\nterm\n');
+    expect(readFileSync(join(out, 'order'), 'utf8')).toBe('poststart\nprestop\nterm\n');
   });
 
   it('a Pod whose claim is not bound waits in ContainerCreating and says why', async () => {

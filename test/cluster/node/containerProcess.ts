@@ -1,6 +1,6 @@
 /** One run of a container: a process in its own mount and UTS namespaces, output to a file. */
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { V1ContainerStateTerminated } from '@kubernetes/client-node';
 import { sandboxScript, type SandboxSpec } from './sandbox.ts';
@@ -28,6 +28,8 @@ export interface ContainerProcess {
   readonly startedAt: Date;
   /** Resolves once the process has exited. */
   readonly exited: Promise<ExitStatus>;
+  /** Resolves once the mounts are made and the command runs (false: it exited before). */
+  readonly sandboxed: Promise<boolean>;
   /** Sends a signal to the container's whole process group; no-op once exited. */
   signal(sig: NodeJS.Signals): void;
 }
@@ -70,6 +72,7 @@ export function startContainerProcess(spec: RunSpec): ContainerProcess {
     pid: child.pid ?? -1,
     startedAt,
     exited,
+    sandboxed: child.pid ? whenSandboxed(child.pid, exited) : Promise.resolve(false),
     signal(sig) {
       if (done || !child.pid) return;
       try {
@@ -91,4 +94,25 @@ export function terminatedState(exit: ExitStatus, containerID?: string): V1Conta
     ...(exit.signal ? { signal: exit.exitCode - 128 } : {}),
     ...(containerID ? { containerID } : {}),
   };
+}
+
+/**
+ * Polls until the process is past setpriv, unshare and the sandbox script (whose last step is
+ * exec of the command): before that, nsenter would enter a namespace without the mounts.
+ */
+async function whenSandboxed(pid: number, exited: Promise<ExitStatus>): Promise<boolean> {
+  let done = false;
+  void exited.then(() => (done = true));
+  while (!done) {
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      return false;
+    }
+    const setup = argv[0] === 'setpriv' || argv[0] === 'unshare' || (argv[0] === '/bin/sh' && argv[2]?.startsWith('set -e\n'));
+    if (argv[0] && !setup) return true;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return false;
 }

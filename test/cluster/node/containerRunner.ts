@@ -1,14 +1,14 @@
 /** Runs one container of a Pod again and again as its restart policy says, with probes and back-off. */
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { V1Container } from '@kubernetes/client-node';
+import type { V1Container, V1LifecycleHandler } from '@kubernetes/client-node';
 import { CrashBackoff, type BackoffOptions } from './backoff.ts';
 import { startContainerProcess, terminatedState, type ContainerProcess } from './containerProcess.ts';
 import { commandLine } from './env.ts';
 import { ImagePullError } from './errors.ts';
 import { imageMounts, resolveImage, type ImageContents } from './images.ts';
 import type { ContainerRuntime } from './podStatus.ts';
-import { probeOnce, ProbeWorker } from './probes.ts';
+import { probeOnce, ProbeWorker, type ProbeResult } from './probes.ts';
 import type { Mount } from './sandbox.ts';
 
 /** What a runner needs from its Pod. */
@@ -37,6 +37,7 @@ export class ContainerRunner {
   readonly #abort = new AbortController();
   #proc: ContainerProcess | undefined;
   #changed = false;
+  #sandboxed = false;
   /** Environment of the current (or last) run, for exec. */
   env: Record<string, string> = {};
   #probes: ProbeWorker[] = [];
@@ -49,9 +50,9 @@ export class ContainerRunner {
     this.#pullBackoff = new CrashBackoff(deps.backoff);
   }
 
-  /** Pid of the current run, if running. */
+  /** Pid of the current run once its mounts are in place (what exec can enter), if running. */
   get pid(): number | undefined {
-    return this.#proc?.pid;
+    return this.#sandboxed ? this.#proc?.pid : undefined;
   }
 
   /** Runs until the restart policy says stop (or stop() is called); true when the last exit was 0. */
@@ -65,8 +66,7 @@ export class ContainerRunner {
       this.#proc = undefined;
       const term = terminatedState(exit, this.rt.containerID);
       Object.assign(this.rt, { state: { terminated: term }, ready: false, started: false });
-      const policy = this.#deps.restartPolicy;
-      const changed = this.#changed;
+      const [policy, changed] = [this.#deps.restartPolicy, this.#changed];
       this.#changed = false;
       const restart = !signal.aborted && (changed || policy === 'Always' || (policy === 'OnFailure' && exit.exitCode !== 0));
       if (!restart) {
@@ -137,22 +137,27 @@ export class ContainerRunner {
       return undefined;
     }
     this.#proc = proc;
+    this.#sandboxed = false;
+    void proc.sandboxed.then((ok) => (this.#sandboxed = ok && this.#proc === proc));
     const started = !this.spec.startupProbe;
-    Object.assign(this.rt, {
-      state: { running: { startedAt: proc.startedAt } },
-      containerID: `local://${proc.pid}`,
-      started,
-      ready: started && !this.spec.readinessProbe,
-    });
-    this.#startProbes(prepared.env);
+    const running = { running: { startedAt: proc.startedAt } };
+    Object.assign(this.rt, { state: running, containerID: `local://${proc.pid}`, started, ready: started && !this.spec.readinessProbe });
     this.#deps.changed();
     this.#deps.event('Normal', 'Pulled', `Container image "${this.spec.image}" already present on machine`);
     this.#deps.event('Normal', 'Started', `Started container ${this.spec.name}`);
+    // The kubelet holds the container's start (and so its probes) until postStart is done.
+    const hook = this.spec.lifecycle?.postStart && (await proc.sandboxed) && (await this.#hook(this.spec.lifecycle.postStart, 30_000));
+    if (hook && !hook.ok) {
+      this.#deps.event('Warning', 'FailedPostStartHook', `PostStartHook failed: ${hook.message}`);
+      proc.signal('SIGKILL');
+      return proc;
+    }
+    this.#startProbes(prepared.env);
     return proc;
   }
 
   #startProbes(env: Record<string, string>): void {
-    const target = { podIP: this.#deps.podIP, container: this.spec, pid: () => this.#proc?.pid, env };
+    const target = { podIP: this.#deps.podIP, container: this.spec, pid: () => this.pid, env };
     const readiness = (): void => {
       if (!this.spec.readinessProbe) return;
       this.#add(new ProbeWorker(this.spec.readinessProbe, target, (ok, message) => {
@@ -230,13 +235,16 @@ export class ContainerRunner {
     clearTimeout(timer);
   }
 
-  /** The preStop hook (exec, httpGet, tcpSocket or sleep), within the grace period, as the kubelet runs it. */
+  /** The preStop hook, within the grace period. */
   async #preStop(graceMs: number): Promise<void> {
-    const hook = this.spec.lifecycle?.preStop;
-    if (!hook) return;
-    if (hook.sleep) return void (await sleep(Math.min(hook.sleep.seconds * 1000, graceMs)));
-    const target = { podIP: this.#deps.podIP, container: this.spec, pid: () => this.#proc?.pid, env: this.env };
-    const r = await probeOnce({ ...hook, timeoutSeconds: Math.max(1, Math.floor(graceMs / 1000)) }, target);
-    if (!r.ok) this.#deps.event('Warning', 'FailedPreStopHook', `PreStopHook failed: ${r.message}`);
+    const r = this.spec.lifecycle?.preStop && (await this.#hook(this.spec.lifecycle.preStop, graceMs));
+    if (r && !r.ok) this.#deps.event('Warning', 'FailedPreStopHook', `PreStopHook failed: ${r.message}`);
+  }
+
+  /** Runs a lifecycle hook (exec in the container, httpGet, tcpSocket or sleep) as the kubelet does. */
+  async #hook(hook: V1LifecycleHandler, timeoutMs: number): Promise<ProbeResult> {
+    if (hook.sleep) return sleep(Math.min(hook.sleep.seconds * 1000, timeoutMs)).then(() => ({ ok: true, message: 'slept' }));
+    const target = { podIP: this.#deps.podIP, container: this.spec, pid: () => this.pid, env: this.env };
+    return probeOnce({ ...hook, timeoutSeconds: Math.max(1, Math.floor(timeoutMs / 1000)) }, target);
   }
 }
