@@ -23,10 +23,12 @@ describe('pod addresses', () => {
   });
 
   it('sees an address a process listens on as taken', async () => {
+    // Random addresses far from the Pod range, so other runs on this machine do not hold them.
+    const base = `127.${200 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 250)}`;
     const server = net.createServer();
-    await new Promise<void>((r) => server.listen(0, '127.10.250.1', r));
-    expect(socketBound('127.10.250.1')).toBe(true);
+    await new Promise<void>((r) => server.listen(0, `${base}.1`, r));
+    expect(socketBound(`${base}.1`)).toBe(true);
     server.close();
-    expect(socketBound('127.10.250.2')).toBe(false);
+    expect(socketBound(`${base}.2`)).toBe(false);
   });
 });
