@@ -49,17 +49,17 @@ export class Scheduler {
       if (why && host && host !== this.#node) return;
       if (why) {
         const condition = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: why, lastTransitionTime: new Date() };
-        await this.#core.patchNamespacedPodStatus({ name: m.name!, namespace: m.namespace!, body: { status: { phase: 'Pending', conditions: [condition] } } }, mergePatch);
+        await this.#core.patchNamespacedPodStatus({ name: m.name!, namespace: m.namespace!, body: { metadata: { uid: m.uid }, status: { phase: 'Pending', conditions: [condition] } } }, mergePatch);
         this.#event(pod, 'Warning', 'FailedScheduling', why);
         return;
       }
       await this.#selectNodeForClaims(pod);
       const target = { apiVersion: 'v1', kind: 'Node', name: this.#node };
-      await this.#core.createNamespacedPodBinding({ name: m.name!, namespace: m.namespace!, body: { metadata: { name: m.name!, namespace: m.namespace! }, target } });
+      await this.#core.createNamespacedPodBinding({ name: m.name!, namespace: m.namespace!, body: { metadata: { name: m.name!, namespace: m.namespace!, uid: m.uid }, target } });
       this.#event(pod, 'Normal', 'Scheduled', `Successfully assigned ${m.namespace}/${m.name} to ${this.#node}`);
     } catch (err) {
       const code = (err as { code?: number }).code;
-      // 409: bound meanwhile; 404: deleted meanwhile. Anything else is retried on the next event.
+      // 409: bound (or replaced) meanwhile; 404: deleted meanwhile. Else retried on the next event.
       if (code !== 409 && code !== 404) this.#log(`scheduler: binding ${m.namespace}/${m.name} failed: ${(err as Error).message}`);
     } finally {
       this.#inFlight.delete(key);

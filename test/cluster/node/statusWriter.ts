@@ -43,6 +43,13 @@ export class StatusWriter {
     this.#closed = true;
   }
 
+  /** Whether the Pod is gone or another Pod now has its name. */
+  async #replaced(): Promise<boolean> {
+    const m = this.pod.metadata!;
+    const now = await this.#core.readNamespacedPod({ name: m.name!, namespace: m.namespace! }).catch(() => undefined);
+    return now?.metadata?.uid !== m.uid;
+  }
+
   async #drain(): Promise<void> {
     while (this.#pending && !this.#closed) {
       this.#pending = false;
@@ -51,12 +58,14 @@ export class StatusWriter {
       const status = this.#compute.call(undefined);
       if (!statusChanged(this.#written, status)) continue;
       const m = this.pod.metadata!;
+      if (this.#closed) return;
       try {
-        await this.#core.patchNamespacedPodStatus({ name: m.name!, namespace: m.namespace!, body: { status } }, mergePatch);
+        // The uid makes the patch fail (422) on a new Pod of the same name, never overwrite it.
+        await this.#core.patchNamespacedPodStatus({ name: m.name!, namespace: m.namespace!, body: { metadata: { uid: m.uid }, status } }, mergePatch);
         this.#written = status;
       } catch (err) {
         const code = (err as { code?: number }).code;
-        if (code === 404) return this.close();
+        if (code === 404 || (code === 422 && (await this.#replaced()))) return this.close();
         this.#log(`pod ${m.namespace}/${m.name}: status write failed (${code ?? (err as Error).message}); retrying`);
         await new Promise((r) => setTimeout(r, 1000));
         this.#pending = true;
