@@ -1,4 +1,4 @@
-/** Checks that this machine can run the node: root (for namespaces and mounts) and util-linux tools. */
+/** Checks that this machine can run the node: root (for namespaces and mounts) and the tools it runs. */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { NodeError } from './errors.ts';
@@ -6,7 +6,7 @@ import { NodeError } from './errors.ts';
 const run = promisify(execFile);
 
 /** The tools the node runs, and the Debian package each comes from. */
-const tools: Readonly<Record<string, string>> = { unshare: 'util-linux', setpriv: 'util-linux', nsenter: 'util-linux', mount: 'mount', umount: 'mount' };
+const tools: Readonly<Record<string, string>> = { unshare: 'util-linux', setpriv: 'util-linux', nsenter: 'util-linux', mount: 'mount', umount: 'mount', openssl: 'openssl' };
 
 /** Throws a NodeError that says what is missing: root, or a tool with its Debian package. */
 export async function checkHost(): Promise<void> {
