@@ -3,13 +3,11 @@
  * node lifecycle controller (kube-controller-manager) marks the Node NotReady and its Pods not
  * Ready; a node started again reports Ready and runs the Pods again. About a minute of waiting.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
-import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startNode, type LocalNode } from '../cluster/node/index.ts';
-import { createNamespace, deleteNamespace, etcdPod, isReady, podWhen, until } from '../cluster/node/testing.ts';
+import type { LocalNode } from '../cluster/node/index.ts';
+import { etcdPod, isReady, podWhen, until } from '../cluster/node/testing.ts';
+import { setUpNode, startTestNode, tearDownNode } from './node-fixture.ts';
 
 const ns = `node-down-${process.pid}`;
 const nodeName = `node-down-e2e-${process.pid}`;
@@ -17,27 +15,16 @@ let dir: string;
 let core: CoreV1Api;
 let node: LocalNode;
 
-const start = (): Promise<LocalNode> => startNode({ dir, kubeconfigPath: inject('kubeconfig'), hostsFile: join(dir, 'hosts'), name: nodeName });
+const start = (): Promise<LocalNode> => startTestNode(dir, nodeName);
 const nodeReady = async (): Promise<string | undefined> =>
   (await core.readNode({ name: nodeName })).status?.conditions?.find((c) => c.type === 'Ready')?.status;
 const readyStatus = (p: V1Pod): string | undefined => p.status?.conditions?.find((c) => c.type === 'Ready')?.status;
 
 describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process node going down', () => {
   beforeAll(async () => {
-    dir = mkdtempSync(join(os.tmpdir(), 'node-down-e2e-'));
-    writeFileSync(join(dir, 'hosts'), '127.0.0.1 localhost\n');
-    const kc = new KubeConfig();
-    kc.loadFromFile(inject('kubeconfig'));
-    core = kc.makeApiClient(CoreV1Api);
-    await createNamespace(core, ns);
-    node = await start();
+    ({ dir, core, node } = await setUpNode(ns, nodeName, 'node-down-e2e-'));
   });
-  afterAll(async () => {
-    if (core) await deleteNamespace(core, ns);
-    await node?.stop();
-    await core?.deleteNode({ name: nodeName }).catch(() => undefined);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => tearDownNode({ dir, core, node }, ns, nodeName));
 
   it('a stopped node turns NotReady with its Pods not Ready; started again, both are Ready', async () => {
     await core.createNamespacedPod({ namespace: ns, body: etcdPod({ name: 'member', nodeName }) });

@@ -3,13 +3,11 @@
  * data across Pod deletion, restart when killed, stop gracefully, and come back with the node.
  * This file runs its own node (pods are pinned to it by nodeName), beside the cluster's.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startNode, type LocalNode } from '../cluster/node/index.ts';
-import { createNamespace, deleteNamespace, etcdPod, isReady, podGone, podWhen, until } from '../cluster/node/testing.ts';
+import type { LocalNode } from '../cluster/node/index.ts';
+import { etcdPod, isReady, podGone, podWhen, until } from '../cluster/node/testing.ts';
+import { setUpNode, startTestNode, tearDownNode } from './node-fixture.ts';
 
 const ns = `node-${process.pid}`;
 const nodeName = `node-e2e-${process.pid}`;
@@ -18,24 +16,13 @@ let dir: string;
 let core: CoreV1Api;
 let node: LocalNode;
 
-const start = (): Promise<LocalNode> => startNode({ dir, kubeconfigPath: inject('kubeconfig'), hostsFile: join(dir, 'hosts'), name: nodeName });
+const start = (): Promise<LocalNode> => startTestNode(dir, nodeName);
 
 describe.runIf(root && inject('clusterHasNode'))('process node', () => {
   beforeAll(async () => {
-    dir = mkdtempSync(join(os.tmpdir(), 'node-e2e-'));
-    writeFileSync(join(dir, 'hosts'), '127.0.0.1 localhost\n');
-    const kc = new KubeConfig();
-    kc.loadFromFile(inject('kubeconfig'));
-    core = kc.makeApiClient(CoreV1Api);
-    await createNamespace(core, ns);
-    node = await start();
+    ({ dir, core, node } = await setUpNode(ns, nodeName, 'node-e2e-'));
   });
-  afterAll(async () => {
-    if (core) await deleteNamespace(core, ns);
-    await node?.stop();
-    await core?.deleteNode({ name: nodeName }).catch(() => undefined);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => tearDownNode({ dir, core, node }, ns, nodeName));
 
   const create = (body: Parameters<typeof etcdPod>[0]) => core.createNamespacedPod({ namespace: ns, body: etcdPod({ nodeName, ...body }) });
   const etcdctl = (pod: string, ip: string, ...args: string[]) => node.exec(ns, pod, ['/usr/local/bin/etcdctl', `--endpoints=http://${ip}:2379`, ...args]);

@@ -4,13 +4,13 @@
  * mountPaths, a token the API server accepts, probes and restart policies, the operator image.
  * Commands use the host's /bin/sh and Node, which every container sees (see docs/local-node.md).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig, type V1Container, type V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Api, V1Container, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startNode, type LocalNode } from '../cluster/node/index.ts';
-import { createNamespace, deleteNamespace, isReady, podGone, podWhen, until } from '../cluster/node/testing.ts';
+import type { LocalNode } from '../cluster/node/index.ts';
+import { isReady, podGone, podWhen, until } from '../cluster/node/testing.ts';
+import { setUpNode, tearDownNode } from './node-fixture.ts';
 
 const ns = `node-work-${process.pid}`;
 const nodeName = `node-work-e2e-${process.pid}`;
@@ -26,20 +26,9 @@ const terminated = (p: V1Pod) => p.status?.containerStatuses?.[0]?.state?.termin
 
 describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process node: what a Pod sees', () => {
   beforeAll(async () => {
-    dir = mkdtempSync(join(os.tmpdir(), 'node-work-e2e-'));
-    writeFileSync(join(dir, 'hosts'), '127.0.0.1 localhost\n');
-    const kc = new KubeConfig();
-    kc.loadFromFile(inject('kubeconfig'));
-    core = kc.makeApiClient(CoreV1Api);
-    await createNamespace(core, ns);
-    node = await startNode({ dir, kubeconfigPath: inject('kubeconfig'), hostsFile: join(dir, 'hosts'), name: nodeName });
+    ({ dir, core, node } = await setUpNode(ns, nodeName, 'node-work-e2e-'));
   });
-  afterAll(async () => {
-    if (core) await deleteNamespace(core, ns);
-    await node?.stop();
-    await core?.deleteNode({ name: nodeName }).catch(() => undefined);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => tearDownNode({ dir, core, node }, ns, nodeName));
 
   it('init containers run first; ConfigMap, Secret and memory emptyDir volumes sit at their mountPaths; Secret changes follow', async () => {
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'cfg' }, data: { mode: 'fast', other: 'x' } } });
