@@ -69,7 +69,8 @@ describe('journal command', { timeout: 30_000 }, () => {
     ]);
   });
 
-  test('--follow prints rows another process writes, new members included, until aborted', async () => {
+  /** A writer process that has journaled demo's first step, and `journal demo` following it with `flags`. */
+  async function follow(...flags: string[]) {
     const db = tempDb();
     const w = new WriterProcess(db);
     children.push(w);
@@ -77,7 +78,12 @@ describe('journal command', { timeout: 30_000 }, () => {
     await w.send({ op: 'step', ref: demo, step: step('Pending', 'Bootstrapping', [{ type: 'createMember', params: { member: 'demo-0' } }], at(0)) });
     const out: string[] = [];
     const abort = new AbortController();
-    const running = runJournalCommand(['demo', '--follow', '--db', db], { stdout: (s) => out.push(s), stderr: (s) => out.push(s) }, { signal: abort.signal, pollMs: 20 });
+    const running = runJournalCommand(['demo', ...flags, '--db', db], { stdout: (s) => out.push(s), stderr: (s) => out.push(s) }, { signal: abort.signal, pollMs: 20 });
+    return { w, out, abort, running };
+  }
+
+  test('--follow prints rows another process writes, new members included, until aborted', async () => {
+    const { w, out, abort, running } = await follow('--follow');
     const until = async (text: string) => {
       while (!out.join('').includes(text)) await sleep(20);
     };
@@ -91,14 +97,7 @@ describe('journal command', { timeout: 30_000 }, () => {
   });
 
   test('--follow --json prints each new row as one JSON object, outcomes with their cause', async () => {
-    const db = tempDb();
-    const w = new WriterProcess(db);
-    children.push(w);
-    await w.next();
-    await w.send({ op: 'step', ref: demo, step: step('Pending', 'Bootstrapping', [{ type: 'createMember', params: { member: 'demo-0' } }], at(0)) });
-    const out: string[] = [];
-    const abort = new AbortController();
-    const running = runJournalCommand(['demo', '-f', '--json', '--db', db], { stdout: (s) => out.push(s), stderr: (s) => out.push(s) }, { signal: abort.signal, pollMs: 20 });
+    const { w, out, abort, running } = await follow('-f', '--json');
     while (out.length < 3) await sleep(20);
     await w.send({ op: 'outcome', ref: demo, intentId: 'uid-demo:1:0', outcome: { ok: false, code: 'ERR_CREATE', message: 'forbidden', at: at(5) } });
     while (out.length < 4) await sleep(20);
