@@ -77,7 +77,7 @@ export interface SetConditionResult {
  * the same as before. `now` stamps a new or flipped condition. The input list is not modified.
  */
 export function setCondition(list: readonly Condition[] | undefined, condition: ConditionInput, now: Date | string): SetConditionResult {
-  const at = typeof now === 'string' ? now : now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const at = typeof now === 'string' ? now : k8sTime(now);
   const current = list ?? [];
   const index = current.findIndex((c) => c.type === condition.type);
   const old = index >= 0 ? current[index] : undefined;
@@ -93,6 +93,9 @@ export function setCondition(list: readonly Condition[] | undefined, condition: 
   const conditions = index >= 0 ? current.map((c, i) => (i === index ? next : c)) : [...current, next];
   return { conditions, changed: true };
 }
+
+/** A time as Kubernetes writes metav1.Time: RFC 3339 in UTC, whole seconds. */
+export const k8sTime = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** The condition of `type` in `list`, if any. */
 export const findCondition = (list: readonly Condition[] | undefined, type: string): Condition | undefined => list?.find((c) => c.type === type);

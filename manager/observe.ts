@@ -7,11 +7,6 @@ import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdMember } from '../api/v1alpha1/index.ts';
 import type { ClusterEvent, MemberEvent, MemberObservation } from '../machines/types.ts';
 
-/** Label every object of a member carries: its EtcdMember's name. */
-export const MEMBER_LABEL = 'etcd-operator.dev/member';
-/** Label every object of a cluster carries: its EtcdCluster's name. */
-export const CLUSTER_LABEL = 'etcd-operator.dev/cluster';
-
 /** The cluster machine's view of its EtcdCluster. */
 export function clusterObserved(cluster: EtcdCluster, at: number): ClusterEvent {
   if (cluster.metadata.deletionTimestamp) return { type: 'k8s.cluster.deleted', at };

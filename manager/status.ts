@@ -3,12 +3,12 @@
  * in flight (status.observed), the summary conditions, one condition per completed step kind,
  * and the member summary. Pure: the caller gives the time and writes the result.
  */
-import { ConditionReason, ConditionType, setCondition, type ConditionInput } from '../api/conditions.ts';
+import { ConditionReason, ConditionType, k8sTime, setCondition, type ConditionInput } from '../api/conditions.ts';
 import type { Condition, EtcdClusterStatus, MemberSummary } from '../api/v1alpha1/index.ts';
 import { liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
 import { describeCluster } from '../machines/describe.ts';
 import { etcdMemberFor, quorum } from '../machines/policy.ts';
-import { CLUSTER_LABEL } from './observe.ts';
+import { LABEL } from '../effects/kubernetes/meta.ts';
 
 /** A step kind that, once left, is recorded as a condition of its own. */
 const COMPLETES: Readonly<Record<string, { type: string; message: (c: ClusterContext) => string }>> = {
@@ -29,7 +29,7 @@ export interface ClusterStep {
   readonly generation: number;
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const iso = (ms: number): string => k8sTime(new Date(ms));
 const top = (path: string): string => path.split('.')[0] ?? path;
 
 /** The status to write after `step`, given the status the object has now. */
@@ -72,7 +72,7 @@ export function clusterStatus(previous: EtcdClusterStatus | undefined, step: Clu
     readyMembers: healthy,
     members: members(c),
     ...(c.clusterID ? { clusterID: c.clusterID } : {}),
-    selector: `${CLUSTER_LABEL}=${c.cluster.name}`,
+    selector: `${LABEL.cluster}=${c.cluster.name}`,
   };
 }
 
