@@ -66,7 +66,10 @@ export class Runner<C extends EffectContext> {
     return this.#snapshot;
   }
 
-  /** Recovers every intent the journal holds without an outcome, then feeds the outcomes. */
+  /**
+   * Recovers every intent the journal holds without an outcome, then feeds the outcomes.
+   * Rejects, leaving the rest open, when a handler's recover cannot tell what happened.
+   */
   resume(): Promise<void> {
     return this.#enqueue(async () => {
       const open = this.#o.journal.openIntents(this.#o.ref.uid);
@@ -116,7 +119,9 @@ export class Runner<C extends EffectContext> {
 
   async #recoverOrRun(intent: Pick<OpenIntent, 'id' | 'type' | 'params'>): Promise<RunnerEvent> {
     const handler = this.#handler(intent.type);
-    const recovered = await handler.recover(intent.params as never, this.#o.context()).catch(() => ({ done: false as const }));
+    // A recover that cannot tell (it threw) is not taken as "not done": the intent stays open
+    // and resume fails, to be tried again, rather than guessing and maybe repeating an effect.
+    const recovered = await handler.recover(intent.params as never, this.#o.context());
     if (!recovered.done) return this.#run(intent);
     return this.#outcome(intent, { ok: true, result: recovered.result }, true);
   }

@@ -101,6 +101,19 @@ describe('runner: steps go through the journal', () => {
     expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.awaitingSeed');
   });
 
+  it('when recover cannot tell whether an effect happened, resume fails and the intent stays open, never run', async () => {
+    await crashAfterJournal();
+    const calls = { run: 0 };
+    const blind: Handler<never, Record<string, unknown>> = {
+      kind: 'ensureServices',
+      run: () => (calls.run++, Promise.resolve({})),
+      recover: () => Promise.reject(new EffectError('ERR_UNAVAILABLE', 'the API server does not answer')),
+    };
+    await expect(runner({ ensureServices: blind }).resume()).rejects.toThrow('the API server does not answer');
+    expect(calls.run).toBe(0);
+    expect(journal.openIntents().map((i) => i.type)).toEqual(['ensureServices']);
+  });
+
   it('a new runner on the same journal continues from the last journaled state', async () => {
     const r1 = runner({ ensureServices: fake('ensureServices').handler, createMember: fake('createMember').handler });
     await r1.feed({ ...spec, at: now() });
