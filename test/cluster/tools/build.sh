@@ -37,11 +37,13 @@ if [[ "${LOCALCLUSTER_BINARIES:-}" == path ]]; then
   command -v "$tool"; exit 0
 fi
 
-command -v go >/dev/null || { log "Go is needed to build $tool (https://go.dev/doc/install)"; exit 1; }
+# Go is needed only to build a binary that is not cached yet.
+need_go() { command -v go >/dev/null || { log "Go is needed to build $tool (https://go.dev/doc/install)"; exit 1; }; }
 
 # Builds into a temporary directory and renames, so an interrupted build never leaves a
 # half-written binary that a later run would trust.
 build_into() { # dir, binary name, then the go build arguments
+  need_go
   local dir=$1 name=$2; shift 2
   mkdir -p "$dir"
   local tmp; tmp=$(mktemp -d "$dir/.build.XXXXXX")
@@ -82,6 +84,7 @@ case "$tool" in
     dir=$cache/helm-$HELM_VERSION
     if [[ ! -x $dir/helm ]]; then
       log "installing helm $HELM_VERSION from Go modules (first time only)"
+      need_go
       mkdir -p "$dir"
       GOBIN=$dir CGO_ENABLED=0 go install -trimpath "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
     fi
