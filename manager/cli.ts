@@ -4,10 +4,12 @@
  *
  *   etcd-operator journal NAME [-n NS] [--follow] [--json]   a cluster's timeline, and why
  *   etcd-operator version                                      the operator's version
+ *   etcd-operator agent check-data --data-dir DIR [--expect-data]   in a member's Pod: is its data there
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runJournalCommand } from '../journal/index.ts';
+import { runAgentCommand } from './agent.ts';
 
 const USAGE = `usage: etcd-operator COMMAND [ARGS]
 
@@ -15,6 +17,8 @@ commands:
   journal NAME [-n NAMESPACE] [--kind KIND] [--tail STEPS] [--follow] [--json] [--db PATH]
                  print a cluster's timeline (event -> transition -> intent -> outcome) and why
   version        print the operator's version
+  agent check-data --data-dir DIR [--expect-data]
+                 run in a member's Pod: exit 3 when etcd data expected in DIR is gone
 `;
 
 /** Runs one command; resolves to the exit code. */
@@ -27,6 +31,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.once('SIGINT', () => abort.abort());
       return runJournalCommand(rest, io, { signal: abort.signal });
     }
+    case 'agent':
+      return runAgentCommand(rest, io);
     case 'version': {
       const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
       io.stdout(`etcd-operator ${pkg.version} (node ${process.version})\n`);

@@ -1,0 +1,121 @@
+/**
+ * `etcd-operator agent`: commands a member's Pod runs from the operator image. `check-data`
+ * is the init container that stops a member from starting etcd on a wiped volume: etcd would
+ * take an empty data dir for a new member, and a seed would even bootstrap a second cluster.
+ */
+import { closeSync, ftruncateSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { CommandIO } from '../journal/index.ts';
+
+/** Exit code of `check-data --expect-data` when the data dir holds no etcd data. */
+export const DATA_LOST_EXIT_CODE = 3;
+/** Where Kubernetes reads a container's termination message (terminationMessagePath's default). */
+export const TERMINATION_LOG = '/dev/termination-log';
+
+/** The usage text. */
+export const AGENT_USAGE = `usage: etcd-operator agent check-data --data-dir DIR [--expect-data]
+
+Commands a member's Pod runs from the operator image.
+
+  check-data    says whether DIR holds etcd data (member/wal/*.wal and member/snap/db).
+                With --expect-data (etcd ran on this volume before), no data means it
+                was lost: the message goes to ${TERMINATION_LOG} and stderr, exit ${DATA_LOST_EXIT_CODE}.
+`;
+
+/** Knobs for tests. */
+export interface AgentOptions {
+  /** Termination message file; written only when it already exists. Default TERMINATION_LOG. */
+  readonly terminationLog?: string;
+}
+
+/** What of etcd's data a data dir holds: its WAL files and whether the backend db is there. */
+export interface EtcdData {
+  readonly walFiles: number;
+  readonly db: boolean;
+}
+
+/** Reads a data dir; a missing dir or subdir counts as empty, other errors (EACCES) are thrown. */
+export function findEtcdData(dataDir: string): EtcdData {
+  const missingIsEmpty = <T>(read: () => T, empty: T): T => {
+    try {
+      return read();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return empty;
+      throw err;
+    }
+  };
+  const wal = missingIsEmpty(() => readdirSync(join(dataDir, 'member', 'wal')), []);
+  const db = missingIsEmpty(() => statSync(join(dataDir, 'member', 'snap', 'db')).isFile(), false);
+  return { walFiles: wal.filter((f) => f.endsWith('.wal')).length, db };
+}
+
+/** Writes the message where Kubernetes looks for it, if that file exists (never creating one). */
+function writeTerminationMessage(path: string, message: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r+');
+  } catch {
+    return; // not in a Pod, or a read-only path: stderr still has it
+  }
+  try {
+    ftruncateSync(fd);
+    writeSync(fd, message);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function parseCheckData(argv: readonly string[]): { dir: string; expectData: boolean } {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { 'data-dir': { type: 'string' }, 'expect-data': { type: 'boolean', default: false } },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (!values['data-dir']) throw new TypeError('check-data needs --data-dir DIR');
+  return { dir: values['data-dir'], expectData: values['expect-data'] };
+}
+
+function checkData(dir: string, expectData: boolean, io: CommandIO, opts: AgentOptions): number {
+  let found: EtcdData;
+  try {
+    found = findEtcdData(dir);
+  } catch (err) {
+    io.stderr(`etcd-operator agent check-data: cannot read ${dir}: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const whole = found.walFiles > 0 && found.db;
+  const what = `${found.walFiles} WAL file(s), ${found.db ? 'a' : 'no'} member/snap/db`;
+  if (expectData && !whole) {
+    const message =
+      `etcd data lost: ${dir} holds ${what}, though etcd ran on this member's volume before; ` +
+      'the member is not started empty, the operator replaces it with a new member while quorum holds';
+    writeTerminationMessage(opts.terminationLog ?? TERMINATION_LOG, message);
+    io.stderr(`${message}\n`);
+    return DATA_LOST_EXIT_CODE;
+  }
+  io.stdout(whole ? `check-data: ${dir} holds etcd data (${what})\n` : `check-data: ${dir} holds no etcd data yet (${what}): etcd starts a new member there\n`);
+  return 0;
+}
+
+/** Runs `agent SUBCOMMAND ARGS`; returns the exit code (0 ok, 1 error, 2 usage, 3 data lost). */
+export function runAgentCommand(argv: readonly string[], io: CommandIO, opts: AgentOptions = {}): number {
+  const [sub, ...rest] = argv;
+  if (sub === 'help' || sub === '--help' || sub === '-h') {
+    io.stdout(AGENT_USAGE);
+    return 0;
+  }
+  if (sub !== 'check-data') {
+    io.stderr(`etcd-operator agent: ${sub === undefined ? 'no command' : `unknown command '${sub}'`}\n${AGENT_USAGE}`);
+    return 2;
+  }
+  let args: ReturnType<typeof parseCheckData>;
+  try {
+    args = parseCheckData(rest);
+  } catch (err) {
+    io.stderr(`etcd-operator agent check-data: ${(err as Error).message}\n${AGENT_USAGE}`);
+    return 2;
+  }
+  return checkData(args.dir, args.expectData, io, opts);
+}

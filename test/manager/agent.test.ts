@@ -1,0 +1,114 @@
+/** `etcd-operator agent check-data` against data dirs a real etcd left, and empty or wiped ones. */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATA_LOST_EXIT_CODE, findEtcdData, runAgentCommand } from '../../manager/agent.ts';
+import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
+
+const run = promisify(execFile);
+const scratch = mkdtempSync(join(tmpdir(), 'agent-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Runs the command in-process; returns the exit code and what it wrote. */
+function agent(...args: string[]): { code: number; out: string; err: string } {
+  let [out, err] = ['', ''];
+  const code = runAgentCommand(args, { stdout: (s) => void (out += s), stderr: (s) => void (err += s) }, { terminationLog: join(scratch, 'termination-log') });
+  return { code, out, err };
+}
+
+/** A copy of a data dir etcd `version` wrote, started as a seed and then killed. */
+async function dataDirOf(version: string): Promise<string> {
+  const local = new LocalEtcd(`agent-${version.replaceAll('.', '-')}`, version);
+  try {
+    await local.startSeed('m0');
+    await local.kill('m0');
+    const copy = join(scratch, `etcd-${version}`);
+    await run('cp', ['-a', join(local.dir, 'm0'), copy]);
+    return copy;
+  } finally {
+    await local.stop();
+  }
+}
+
+describe('agent check-data on what etcd leaves on disk', () => {
+  const dirs: Record<string, string> = {};
+  beforeAll(async () => {
+    for (const v of ['3.6.16', '3.5.35']) dirs[v] = await dataDirOf(v);
+  }, 60_000);
+
+  it.each(['3.6.16', '3.5.35'])('etcd %s leaves a WAL file and member/snap/db, which pass --expect-data', (v) => {
+    expect(findEtcdData(dirs[v]!)).toEqual({ walFiles: 1, db: true });
+    const got = agent('check-data', '--data-dir', dirs[v]!, '--expect-data');
+    expect(got).toMatchObject({ code: 0, err: '' });
+    expect(got.out).toMatch(/holds etcd data \(1 WAL file\(s\), a member\/snap\/db\)/);
+  });
+
+  it('a data dir whose WAL files are gone is lost, though the db is still there', () => {
+    const dir = join(scratch, 'no-wal');
+    mkdirSync(join(dir, 'member', 'wal'), { recursive: true });
+    mkdirSync(join(dir, 'member', 'snap'), { recursive: true });
+    writeFileSync(join(dir, 'member', 'snap', 'db'), readFileSync(join(dirs['3.6.16']!, 'member', 'snap', 'db')));
+    writeFileSync(join(dir, 'member', 'wal', '0.tmp'), '');
+    expect(agent('check-data', '--data-dir', dir, '--expect-data').code).toBe(DATA_LOST_EXIT_CODE);
+  });
+});
+
+describe('agent check-data on an empty volume', () => {
+  it('with --expect-data: exit 3, one line on stderr and in the termination message, replacing what was there', () => {
+    const log = join(scratch, 'termination-log');
+    writeFileSync(log, 'an older and much longer message from an earlier run of this container');
+    const dir = join(scratch, 'empty');
+    mkdirSync(dir);
+    const got = agent('check-data', '--data-dir', dir, '--expect-data');
+    expect(got.code).toBe(DATA_LOST_EXIT_CODE);
+    expect(got.out).toBe('');
+    const message = readFileSync(log, 'utf8');
+    expect(message).toBe(
+      `etcd data lost: ${dir} holds 0 WAL file(s), no member/snap/db, though etcd ran on this member's volume before; ` +
+        'the member is not started empty, the operator replaces it with a new member while quorum holds',
+    );
+    expect(got.err).toBe(`${message}\n`);
+  });
+
+  it('a data dir that does not exist at all counts as lost too', () => {
+    expect(agent('check-data', '--data-dir', join(scratch, 'never-made'), '--expect-data').code).toBe(DATA_LOST_EXIT_CODE);
+  });
+
+  it('without --expect-data: a new member, exit 0 with a note', () => {
+    const got = agent('check-data', '--data-dir', join(scratch, 'never-made'));
+    expect(got.code).toBe(0);
+    expect(got.out).toMatch(/holds no etcd data yet .*: etcd starts a new member there\n$/);
+  });
+
+  it('never creates a termination message file that is not there (outside a Pod)', () => {
+    const log = join(scratch, 'absent', 'termination-log');
+    const code = runAgentCommand(['check-data', '--data-dir', join(scratch, 'never-made'), '--expect-data'], { stdout: () => {}, stderr: () => {} }, { terminationLog: log });
+    expect(code).toBe(DATA_LOST_EXIT_CODE);
+    expect(existsSync(log)).toBe(false);
+  });
+});
+
+describe('agent command line', () => {
+  it.each([
+    [['check-data'], /needs --data-dir/],
+    [['check-data', '--data-dir', 'x', '--frob'], /Unknown option '--frob'/],
+    [['check-data', '--data-dir', 'x', 'extra'], /positional/],
+    [['frobnicate'], /unknown command 'frobnicate'/],
+    [[], /no command/],
+  ])('%j is refused with exit 2 and the usage', (args, why) => {
+    const got = agent(...args);
+    expect(got.code).toBe(2);
+    expect(got.err).toMatch(why);
+    expect(got.err).toContain('usage: etcd-operator agent check-data --data-dir DIR [--expect-data]');
+  });
+
+  it('the real command exits 3 for lost data, as the init container does', async () => {
+    const cli = join(import.meta.dirname, '../../manager/cli.ts');
+    const err = await run(process.execPath, [cli, 'agent', 'check-data', '--data-dir', join(scratch, 'never-made'), '--expect-data']).catch((e: unknown) => e as { code: number; stderr: string });
+    expect(err).toMatchObject({ code: DATA_LOST_EXIT_CODE });
+    expect((err as { stderr: string }).stderr).toMatch(/^etcd data lost: /);
+  });
+});
