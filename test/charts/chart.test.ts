@@ -1,0 +1,213 @@
+/**
+ * The chart, rendered by the real Helm: what a user installing it gets with the default values,
+ * with one watched namespace and without persistence.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { parse } from 'yaml';
+import { chartDir, helm, renderChart } from './helm.ts';
+import type { KubeObject } from './helm.ts';
+
+const NS = 'ops';
+const appVersion = (parse(readFileSync(path.join(chartDir, 'Chart.yaml'), 'utf8')) as { appVersion: string }).appVersion;
+const image = `ghcr.io/etcd-operator/etcd-operator:${appVersion}`;
+
+interface Rule {
+  readonly apiGroups: readonly string[];
+  readonly resources: readonly string[];
+  readonly verbs: readonly string[];
+  readonly resourceNames?: readonly string[];
+}
+interface Container {
+  readonly name: string;
+  readonly image: string;
+  readonly args: readonly string[];
+  readonly env: readonly { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+  readonly ports: readonly { name: string; containerPort: number }[];
+  readonly volumeMounts: readonly { name: string; mountPath: string }[];
+  readonly [probe: string]: unknown;
+}
+interface PodSpec {
+  readonly serviceAccountName: string;
+  readonly containers: readonly Container[];
+  readonly volumes: readonly { name: string; persistentVolumeClaim?: { claimName: string }; emptyDir?: object }[];
+  readonly securityContext: Record<string, unknown>;
+}
+
+/** The single object of a kind (and name, when given); fails when there is not exactly one. */
+function one(objects: readonly KubeObject[], kind: string, name?: string): KubeObject & Record<string, unknown> {
+  const found = objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+  expect(found.map((o) => `${o.kind}/${o.metadata.name}`)).toHaveLength(1);
+  return found[0]!;
+}
+function podSpec(objects: readonly KubeObject[]): PodSpec {
+  return (one(objects, 'Deployment') as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+}
+function manager(objects: readonly KubeObject[]): Container {
+  return podSpec(objects).containers.find((c) => c.name === 'manager')!;
+}
+/** Whether some rule grants verb on group/resource (for the object named, when given). */
+function allows(rules: readonly Rule[], group: string, resource: string, verb: string, name?: string): boolean {
+  return rules.some(
+    (r) =>
+      r.apiGroups.includes(group) &&
+      r.resources.includes(resource) &&
+      r.verbs.includes(verb) &&
+      (r.resourceNames === undefined || (name !== undefined && r.resourceNames.includes(name))),
+  );
+}
+function rulesOf(o: KubeObject): Rule[] {
+  return (o as unknown as { rules: Rule[] }).rules;
+}
+
+/** What the manager's handlers and informers call, by (group, resource): the verbs it needs. */
+const needed: readonly [string, string, string][] = [
+  ['etcd-operator.dev', 'etcdclusters', 'get list watch update patch'],
+  ['etcd-operator.dev', 'etcdclusters/status', 'get update patch'],
+  ['etcd-operator.dev', 'etcdclusters/finalizers', 'update'],
+  ['etcd-operator.dev', 'etcdmembers', 'get list watch create update patch delete'],
+  ['etcd-operator.dev', 'etcdmembers/status', 'get update patch'],
+  ['etcd-operator.dev', 'etcdmembers/finalizers', 'update'],
+  ['', 'pods', 'get list watch create delete'],
+  ['', 'persistentvolumeclaims', 'get list watch create delete patch'],
+  ['', 'services', 'get list watch create update patch'],
+  ['events.k8s.io', 'events', 'create get patch'],
+  ['', 'events', 'create patch'],
+];
+
+test('chart: helm lint passes', async () => {
+  await helm(['lint', '--strict', chartDir]);
+});
+
+describe('chart with the default values', () => {
+  let objects: KubeObject[];
+  beforeAll(async () => {
+    objects = await renderChart({}, NS);
+  });
+
+  test('runs `etcd-operator manager` from the chart image with the journal, listen, lease and agent flags', () => {
+    const c = manager(objects);
+    expect(c.image).toBe(image);
+    expect(c.args).toEqual([
+      'manager',
+      '--journal=/var/lib/etcd-operator/journal.db',
+      '--listen=:8080',
+      '--leader-elect=true',
+      '--lease-name=etcd-operator',
+      `--lease-namespace=${NS}`,
+      '--etcd-address=dns',
+      `--agent-image=${image}`,
+      '--log-level=info',
+    ]);
+    const env = Object.fromEntries(c.env.map((e) => [e.name, e.value ?? e.valueFrom?.fieldRef?.fieldPath]));
+    expect(env).toMatchObject({ POD_NAME: 'metadata.name', POD_NAMESPACE: 'metadata.namespace', ETCD_OPERATOR_JOURNAL: '/var/lib/etcd-operator/journal.db' });
+  });
+
+  test('one replica replaced with Recreate, so there is one journal writer', () => {
+    const spec = (one(objects, 'Deployment') as unknown as { spec: { replicas: number; strategy: { type: string } } }).spec;
+    expect(spec.replicas).toBe(1);
+    expect(spec.strategy.type).toBe('Recreate');
+  });
+
+  test('the journal directory is a 1Gi ReadWriteOnce claim of the default StorageClass', () => {
+    const pvc = one(objects, 'PersistentVolumeClaim') as unknown as { metadata: { name: string; namespace: string }; spec: Record<string, unknown> };
+    expect(pvc.metadata.namespace).toBe(NS);
+    expect(pvc.spec).toEqual({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } });
+    const journal = podSpec(objects).volumes.find((v) => v.name === 'journal');
+    expect(journal?.persistentVolumeClaim?.claimName).toBe(pvc.metadata.name);
+    expect(manager(objects).volumeMounts).toContainEqual({ name: 'journal', mountPath: '/var/lib/etcd-operator' });
+  });
+
+  test('probes: liveness and startup on /healthz, readiness on /readyz, at the listen port', () => {
+    const c = manager(objects);
+    expect(c.ports).toContainEqual(expect.objectContaining({ name: 'http', containerPort: 8080 }));
+    expect(c.livenessProbe).toMatchObject({ httpGet: { path: '/healthz', port: 'http' } });
+    expect(c.startupProbe).toMatchObject({ httpGet: { path: '/healthz', port: 'http' } });
+    expect(c.readinessProbe).toMatchObject({ httpGet: { path: '/readyz', port: 'http' } });
+  });
+
+  test('runs as its own ServiceAccount, non-root, read-only root, no capabilities, seccomp RuntimeDefault', () => {
+    const sa = one(objects, 'ServiceAccount');
+    const spec = podSpec(objects);
+    expect(spec.serviceAccountName).toBe(sa.metadata.name);
+    expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(manager(objects).securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
+  });
+
+  test('a ClusterRole bound to the ServiceAccount grants every verb the handlers use', () => {
+    const role = one(objects, 'ClusterRole');
+    for (const [group, resource, verbs] of needed)
+      for (const verb of verbs.split(' ')) expect(allows(rulesOf(role), group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
+    expect(allows(rulesOf(role), '', 'secrets', 'get')).toBe(false);
+    const binding = one(objects, 'ClusterRoleBinding') as unknown as { roleRef: { kind: string; name: string }; subjects: unknown[] };
+    expect(binding.roleRef).toMatchObject({ kind: 'ClusterRole', name: role.metadata.name });
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'etcd-operator', namespace: NS }]);
+  });
+
+  test('a Role in the release namespace lets it create, get and update its Lease', () => {
+    const role = one(objects, 'Role', 'etcd-operator-leader-election');
+    expect(role.metadata.namespace).toBe(NS);
+    for (const verb of ['get', 'create', 'update']) expect(allows(rulesOf(role), 'coordination.k8s.io', 'leases', verb, 'etcd-operator')).toBe(true);
+    const binding = one(objects, 'RoleBinding', 'etcd-operator-leader-election') as unknown as { metadata: { namespace: string }; roleRef: { name: string } };
+    expect(binding.metadata.namespace).toBe(NS);
+    expect(binding.roleRef.name).toBe(role.metadata.name);
+  });
+
+  test('a metrics Service sends to the manager port', () => {
+    const svc = one(objects, 'Service') as unknown as { spec: { selector: Record<string, string>; ports: { port: number; targetPort: string }[] } };
+    expect(svc.spec.ports).toEqual([expect.objectContaining({ port: 8080, targetPort: 'http' })]);
+    const labels = (one(objects, 'Deployment') as unknown as { spec: { template: { metadata: { labels: Record<string, string> } } } }).spec.template.metadata.labels;
+    expect(labels).toMatchObject(svc.spec.selector);
+  });
+});
+
+describe('chart with watchNamespace', () => {
+  test('watches that namespace only, with a Role and RoleBinding there and the Lease Role at home', async () => {
+    const objects = await renderChart({ watchNamespace: 'apps' }, NS);
+    expect(manager(objects).args).toContain('--namespace=apps');
+    expect(objects.filter((o) => o.kind.startsWith('Cluster'))).toEqual([]);
+    const role = one(objects, 'Role', 'etcd-operator');
+    expect(role.metadata.namespace).toBe('apps');
+    for (const [group, resource, verbs] of needed)
+      for (const verb of verbs.split(' ')) expect(allows(rulesOf(role), group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
+    const binding = one(objects, 'RoleBinding', 'etcd-operator') as unknown as { metadata: { namespace: string }; subjects: unknown[] };
+    expect(binding.metadata.namespace).toBe('apps');
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'etcd-operator', namespace: NS }]);
+    expect(one(objects, 'Role', 'etcd-operator-leader-election').metadata.namespace).toBe(NS);
+  });
+});
+
+describe('chart with persistence disabled', () => {
+  test('the journal is on an emptyDir and no claim is made', async () => {
+    const objects = await renderChart({ 'persistence.enabled': 'false' }, NS);
+    expect(objects.filter((o) => o.kind === 'PersistentVolumeClaim')).toEqual([]);
+    expect(podSpec(objects).volumes.find((v) => v.name === 'journal')).toEqual({ name: 'journal', emptyDir: {} });
+    expect(manager(objects).args).toContain('--journal=/var/lib/etcd-operator/journal.db');
+  });
+});
+
+describe('chart with other values', () => {
+  test('storageClassName "-" asks for no class; a named one is passed on', async () => {
+    const none = one(await renderChart({ 'persistence.storageClassName': '-' }, NS), 'PersistentVolumeClaim');
+    expect((none as unknown as { spec: { storageClassName: string } }).spec.storageClassName).toBe('');
+    const fast = one(await renderChart({ 'persistence.storageClassName': 'fast' }, NS), 'PersistentVolumeClaim');
+    expect((fast as unknown as { spec: { storageClassName: string } }).spec.storageClassName).toBe('fast');
+  });
+
+  test('agentImage, listen.host, leader election off and extraArgs reach the manager', async () => {
+    const objects = await renderChart(
+      { agentImage: 'example.com/agent:1', 'listen.host': '$(POD_IP)', 'leaderElection.enabled': 'false', 'extraArgs[0]': '--foo=bar' },
+      NS,
+    );
+    const args = manager(objects).args;
+    expect(args).toEqual(expect.arrayContaining(['--agent-image=example.com/agent:1', '--listen=$(POD_IP):8080', '--leader-elect=false']));
+    expect(args.at(-1)).toBe('--foo=bar');
+    expect(args.some((a) => a.startsWith('--lease-'))).toBe(false);
+    expect(objects.filter((o) => o.metadata.name.endsWith('-leader-election'))).toEqual([]);
+  });
+});
