@@ -30,6 +30,7 @@ const status = s.object(
     role: memberRole('voter or learner.'),
     podName: s.string('The member\'s Pod.'),
     pvcName: s.string('The member\'s PersistentVolumeClaim (none with storage.medium Memory).'),
+    dataInitialized: s.boolean('True once etcd has run on this member\'s volume: from then on an empty data directory means the data was lost, and the member is replaced instead of started. The Pod\'s check-data init container then fails with exit code 3 and says so in its termination message.'),
     conditions,
   },
   { name: 'EtcdMemberStatus' },

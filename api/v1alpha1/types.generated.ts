@@ -198,6 +198,8 @@ export interface EtcdMemberStatus {
   podName?: string;
   /** The member's PersistentVolumeClaim (none with storage.medium Memory). */
   pvcName?: string;
+  /** True once etcd has run on this member's volume: from then on an empty data directory means the data was lost, and the member is replaced instead of started. The Pod's check-data init container then fails with exit code 3 and says so in its termination message. */
+  dataInitialized?: boolean;
   /** Conditions: Available, Progressing, Degraded and one per step kind, each with a reason and a human message. */
   conditions?: Condition[];
 }

@@ -1,17 +1,21 @@
 /**
  * A member's Pod: one etcd container run from the member's volume, named so the headless
- * Service gives it `<member>.<cluster>.<ns>.svc`. The cluster's scheduling and podTemplate
- * overrides are merged in; the etcd container, the data volume and the names stay ours.
+ * Service gives it `<member>.<cluster>.<ns>.svc`, after a check-data init container that
+ * refuses a wiped volume. The cluster's scheduling and podTemplate overrides are merged in;
+ * the etcd and check-data containers, the data volume and the names stay ours.
  */
 import type { V1Container, V1Pod, V1PodSpec, V1Probe, V1Volume } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
-import { DATA_MOUNT, etcdCommand } from './build-etcd-args.ts';
+import { DATA_DIR, DATA_MOUNT, etcdCommand } from './build-etcd-args.ts';
 import { inMemory } from './build-pvc.ts';
 import { CLIENT_PORT, METRICS_PORT, PEER_PORT } from './build-services.ts';
+import { DEFAULT_AGENT_IMAGE } from './context.ts';
 import { memberLabels, ownedMeta, pvcName } from './meta.ts';
 
 /** Name of the etcd container. */
 export const ETCD_CONTAINER = 'etcd';
+/** Name of the init container that checks the data is there before etcd starts. */
+export const CHECK_DATA_CONTAINER = 'check-data';
 /** Name of the data volume. */
 export const DATA_VOLUME = 'data';
 /** Seconds etcd gets to stop cleanly before it is killed. */
@@ -58,8 +62,27 @@ function etcdContainer(member: EtcdMember, cluster: EtcdCluster): V1Container {
   };
 }
 
-/** The Pod of a member, owned by its EtcdMember. */
-export function buildPod(member: EtcdMember, cluster: EtcdCluster): V1Pod {
+/**
+ * Once etcd has run on the volume, an empty data dir means the data was lost: the check then
+ * fails (exit 3) instead of letting etcd start a new, empty member. Root reads etcd's 0700
+ * dirs whoever etcd runs as; the mount is read-only. A Memory member gets no check: each new
+ * Pod starts with an empty emptyDir, and the member machine counts that Pod's loss as data loss.
+ */
+function checkDataContainer(member: EtcdMember, agentImage: string): V1Container[] {
+  if (inMemory(member)) return [];
+  const expect = member.status?.dataInitialized === true ? ['--expect-data'] : [];
+  return [{
+    name: CHECK_DATA_CONTAINER,
+    image: agentImage,
+    args: ['agent', 'check-data', `--data-dir=${DATA_DIR}`, ...expect],
+    volumeMounts: [{ name: DATA_VOLUME, mountPath: DATA_MOUNT, readOnly: true }],
+    securityContext: { runAsUser: 0 },
+    terminationMessagePolicy: 'FallbackToLogsOnError',
+  }];
+}
+
+/** The Pod of a member, owned by its EtcdMember; agentImage runs its check-data init container. */
+export function buildPod(member: EtcdMember, cluster: EtcdCluster, agentImage = DEFAULT_AGENT_IMAGE): V1Pod {
   const name = member.metadata.name ?? '';
   const extra = cluster.spec.additionalMetadata;
   const template = cluster.spec.podTemplate;
@@ -79,6 +102,7 @@ export function buildPod(member: EtcdMember, cluster: EtcdCluster): V1Pod {
     // What makes this Pod a member stays ours whatever the template says.
     hostname: name,
     subdomain: member.spec.cluster,
+    initContainers: [...checkDataContainer(member, agentImage), ...(user.initContainers ?? []).filter((c) => c.name !== CHECK_DATA_CONTAINER)],
     containers: [etcdContainer(member, cluster), ...(user.containers ?? []).filter((c) => c.name !== ETCD_CONTAINER)],
     volumes: [dataVolume(member), ...(user.volumes ?? []).filter((v) => v.name !== DATA_VOLUME)],
   };

@@ -1,7 +1,14 @@
 /** What the Kubernetes handlers get besides their parameters: the API clients of one KubeConfig. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, EventsV1Api } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { EffectContext } from '../types.ts';
+
+const version = (JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+
+/** The operator's own image at this version: member Pods run its agent (check-data) from it. */
+export const DEFAULT_AGENT_IMAGE = `ghcr.io/etcd-operator/etcd-operator:${version}`;
 
 /** The API clients the handlers use. */
 export interface KubeClients {
@@ -15,6 +22,8 @@ export interface KubeContext extends EffectContext {
   readonly kube: KubeClients;
   /** events.k8s.io reportingInstance: this manager's identity (Pod name); defaults to 'etcd-operator'. */
   readonly instance?: string;
+  /** Image member Pods run `etcd-operator agent` from; defaults to DEFAULT_AGENT_IMAGE. */
+  readonly agentImage?: string;
 }
 
 /** The API clients of a KubeConfig. */

@@ -25,7 +25,7 @@ export const createPod: Handler<CreatePodParams, CreatePodResult, KubeContext> =
   kind: 'createPod',
   async run(params, ctx) {
     const member = await requireMember(ctx, params.member);
-    const body = buildPod(member, await readCluster(ctx));
+    const body = buildPod(member, await readCluster(ctx), ctx.agentImage);
     const namespace = ctx.cluster.namespace;
     const { object } = await createOwned<V1Pod>({
       what: `Pod ${namespace}/${params.member}`,

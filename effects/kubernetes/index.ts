@@ -22,7 +22,7 @@ export const kubernetesHandlers = {
 
 export { createMember, createPod, createPVC, deleteMember, deletePod, ensureServices, releaseFinalizer, setDormant };
 export type { KubeClients, KubeContext } from './context.ts';
-export { kubeClients } from './context.ts';
+export { DEFAULT_AGENT_IMAGE, kubeClients } from './context.ts';
 export { patchClusterStatus, patchMemberStatus } from './patch-status.ts';
 export type { StatusWrite } from './patch-status.ts';
 export { recordEvent } from './record-event.ts';
@@ -30,5 +30,5 @@ export type { EventInput, EventSubject, RecordedEvent } from './record-event.ts'
 export { buildClientService, buildHeadlessService } from './build-services.ts';
 export { buildEtcdMember } from './build-member.ts';
 export { buildPVC } from './build-pvc.ts';
-export { buildPod } from './build-pod.ts';
+export { buildPod, CHECK_DATA_CONTAINER } from './build-pod.ts';
 export { FINALIZER, LABEL, clusterLabels, memberLabels, podSelector, pvcName } from './meta.ts';

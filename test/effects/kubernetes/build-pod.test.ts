@@ -99,6 +99,36 @@ describe('member Pod', () => {
     expect(pod.spec?.volumes?.[0]?.persistentVolumeClaim?.claimName).toBe('data-demo-0');
   });
 
+  it('checks the data dir from the operator image before etcd starts, on the same read-only mount', () => {
+    const c = cluster();
+    const init = buildPod(member(c), c, 'example.com/etcd-operator:1.2.3').spec?.initContainers;
+    expect(init).toEqual([{
+      name: 'check-data',
+      image: 'example.com/etcd-operator:1.2.3',
+      args: ['agent', 'check-data', '--data-dir=/var/lib/etcd/data'],
+      volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd', readOnly: true }],
+      securityContext: { runAsUser: 0 },
+      terminationMessagePolicy: 'FallbackToLogsOnError',
+    }]);
+    expect(buildPod(member(c), c).spec?.initContainers?.[0]?.image).toMatch(/^ghcr\.io\/etcd-operator\/etcd-operator:\d+\.\d+\.\d+/);
+  });
+
+  it('expects data once etcd has run on the volume (status.dataInitialized), so a wiped one fails the check', () => {
+    const c = cluster();
+    const ran = { ...member(c), status: { dataInitialized: true } };
+    expect(buildPod(ran, c).spec?.initContainers?.[0]?.args).toEqual(['agent', 'check-data', '--data-dir=/var/lib/etcd/data', '--expect-data']);
+  });
+
+  it('a member in memory has no check: every new Pod starts with an empty emptyDir', () => {
+    const c = cluster({ storage: { size: '256Mi', medium: 'Memory' } });
+    expect(buildPod({ ...member(c), status: { dataInitialized: true } }, c).spec?.initContainers).toEqual([]);
+  });
+
+  it('keeps the podTemplate\'s init containers after the check, never one replacing it', () => {
+    const c = cluster({ podTemplate: { spec: { containers: [], initContainers: [{ name: 'check-data', image: 'evil' }, { name: 'warm-up', image: 'busybox' }] } } });
+    expect(buildPod(member(c), c, 'op:1').spec?.initContainers?.map((x) => [x.name, x.image])).toEqual([['check-data', 'op:1'], ['warm-up', 'busybox']]);
+  });
+
   it('gives etcd a termination grace period by default', () => {
     const c = cluster();
     expect(buildPod(member(c), c).spec?.terminationGracePeriodSeconds).toBe(30);
