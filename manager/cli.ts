@@ -2,6 +2,7 @@
 /**
  * `etcd-operator`: the operator's one command line.
  *
+ *   etcd-operator manager [flags]                              the operator itself
  *   etcd-operator journal NAME [-n NS] [--follow] [--json]   a cluster's timeline, and why
  *   etcd-operator version                                      the operator's version
  *   etcd-operator agent check-data --data-dir DIR [--expect-data]   in a member's Pod: is its data there
@@ -14,6 +15,7 @@ import { runAgentCommand } from './agent.ts';
 const USAGE = `usage: etcd-operator COMMAND [ARGS]
 
 commands:
+  manager [FLAGS]  run the operator (etcd-operator manager --help lists the flags)
   journal NAME [-n NAMESPACE] [--kind KIND] [--tail STEPS] [--follow] [--json] [--db PATH]
                  print a cluster's timeline (event -> transition -> intent -> outcome) and why
   version        print the operator's version
@@ -26,6 +28,15 @@ export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   const io = { stdout: (s: string) => void process.stdout.write(s), stderr: (s: string) => void process.stderr.write(s) };
   switch (command) {
+    case 'manager': {
+      if (rest.includes('--help') || rest.includes('-h')) {
+        const { MANAGER_USAGE } = await import('./config.ts');
+        io.stdout(MANAGER_USAGE);
+        return 0;
+      }
+      const { runManager } = await import('./main.ts');
+      return runManager(rest);
+    }
     case 'journal': {
       const abort = new AbortController();
       process.once('SIGINT', () => abort.abort());

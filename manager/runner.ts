@@ -37,7 +37,19 @@ export interface RunnerOptions<C extends EffectContext> {
   /** The clock, for stamping outcome events. */
   readonly now: () => number;
   /** Called after every journaled step, e.g. to write status and an Event. */
-  readonly onStep?: (step: { readonly seq: number; readonly from: unknown; readonly snapshot: AnyMachineSnapshot; readonly event: RunnerEvent }) => Promise<void> | void;
+  readonly onStep?: (step: RunnerStep) => Promise<void> | void;
+  /** Called after every outcome is journaled: how the effect ended and how long it took. */
+  readonly onOutcome?: (outcome: { readonly type: string; readonly ok: boolean; readonly recovered: boolean; readonly ms: number }) => void;
+}
+
+/** One journaled step, as onStep sees it. */
+export interface RunnerStep {
+  readonly seq: number;
+  readonly from: unknown;
+  readonly snapshot: AnyMachineSnapshot;
+  readonly event: RunnerEvent;
+  /** The intents the step asked for (journaled, not yet run). */
+  readonly intents: readonly { readonly type: string }[];
 }
 
 /** One object's machine, driven through the journal. */
@@ -108,7 +120,7 @@ export class Runner<C extends EffectContext> {
       intents,
     });
     failpoint('after-journal-step');
-    await this.#o.onStep?.({ seq: recorded.seq, from, snapshot: next, event });
+    await this.#o.onStep?.({ seq: recorded.seq, from, snapshot: next, event, intents });
     failpoint('after-status');
     const outcomes: RunnerEvent[] = [];
     for (const [i, intent] of intents.entries()) {
@@ -121,14 +133,16 @@ export class Runner<C extends EffectContext> {
     const handler = this.#handler(intent.type);
     // A recover that cannot tell (it threw) is not taken as "not done": the intent stays open
     // and resume fails, to be tried again, rather than guessing and maybe repeating an effect.
+    const started = this.#o.now();
     const recovered = await handler.recover(intent.params as never, this.#o.context());
     if (!recovered.done) return this.#run(intent);
-    return this.#outcome(intent, { ok: true, result: recovered.result }, true);
+    return this.#outcome(intent, { ok: true, result: recovered.result }, started, true);
   }
 
   async #run(intent: Pick<OpenIntent, 'id' | 'type' | 'params'>): Promise<RunnerEvent> {
     const handler = this.#handler(intent.type);
     let result: { ok: true; result: Readonly<Record<string, unknown>> } | { ok: false; error: EffectError };
+    const started = this.#o.now();
     try {
       result = { ok: true, result: await handler.run(intent.params as never, this.#o.context()) };
     } catch (e) {
@@ -136,13 +150,19 @@ export class Runner<C extends EffectContext> {
       result = { ok: false, error };
     }
     failpoint('after-effect');
-    return this.#outcome(intent, result);
+    return this.#outcome(intent, result, started);
   }
 
-  #outcome(intent: Pick<OpenIntent, 'id' | 'type'>, r: { ok: true; result: Readonly<Record<string, unknown>> } | { ok: false; error: EffectError }, recovered = false): RunnerEvent {
+  #outcome(
+    intent: Pick<OpenIntent, 'id' | 'type'>,
+    r: { ok: true; result: Readonly<Record<string, unknown>> } | { ok: false; error: EffectError },
+    started: number,
+    recovered = false,
+  ): RunnerEvent {
     const at = this.#o.now();
     this.#o.journal.recordOutcome(this.#o.ref, intent.id, r.ok ? { ok: true, result: r.result, at, recovered } : { ok: false, code: r.error.code, message: r.error.message, at });
     failpoint('after-outcome');
+    this.#o.onOutcome?.({ type: intent.type, ok: r.ok, recovered, ms: at - started });
     return r.ok
       ? { type: `effect.${intent.type}.succeeded`, at, result: r.result }
       : { type: `effect.${intent.type}.failed`, at, error: { code: r.error.code, message: r.error.message } };

@@ -1,0 +1,94 @@
+/** The manager's command line: `etcd-operator manager [flags]`, parsed and checked. */
+import type { EtcdAddressMode } from './resolver.ts';
+
+/** Everything the manager is started with. */
+export interface ManagerConfig {
+  /** A kubeconfig file; in-cluster config when undefined. */
+  readonly kubeconfig?: string;
+  /** Watch one namespace; all when undefined. */
+  readonly namespace?: string;
+  readonly journal: string;
+  readonly listenHost: string;
+  readonly listenPort: number;
+  readonly leaderElect: boolean;
+  readonly leaseName: string;
+  readonly leaseNamespace: string;
+  readonly etcdAddress: EtcdAddressMode;
+  readonly agentImage?: string;
+  readonly logLevel: string;
+  /** This manager's name: its Pod's, else host and pid. */
+  readonly identity: string;
+}
+
+/** Usage of `etcd-operator manager`. */
+export const MANAGER_USAGE = `usage: etcd-operator manager [flags]
+
+  --kubeconfig PATH        kubeconfig to use (default: in-cluster config)
+  --namespace NS           watch one namespace (default: all)
+  --journal PATH           the write-ahead journal (default /var/lib/etcd-operator/journal.db)
+  --listen HOST:PORT       /metrics, /healthz, /readyz (default :8080; port 0 picks one)
+  --leader-elect BOOL      hold a Lease so one manager acts at a time (default true)
+  --lease-name NAME        the Lease (default etcd-operator)
+  --lease-namespace NS     its namespace (default $POD_NAMESPACE, else default)
+  --etcd-address MODE      reach etcd members by dns names or pod-ip (default dns)
+  --agent-image IMAGE      image of the check-data init container in etcd Pods
+  --log-level LEVEL        trace, debug, info, warn or error (default info)
+`;
+
+/** A flag the manager does not understand, or a value it cannot use. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  readonly code = 'ERR_MANAGER_CONFIG';
+}
+
+const BOOL: Readonly<Record<string, boolean>> = { true: true, false: false, '1': true, '0': false, yes: true, no: false };
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
+
+/** Parses the flags; `env` gives POD_NAME, POD_NAMESPACE and HOSTNAME. Throws ConfigError. */
+export function parseManagerArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ManagerConfig {
+  const flags = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument '${arg}'`);
+    const eq = arg.indexOf('=');
+    const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
+    let value = eq > 0 ? arg.slice(eq + 1) : argv[i + 1];
+    if (eq < 0) {
+      // A boolean flag may stand alone: --leader-elect means true.
+      if (name === 'leader-elect' && (value === undefined || value.startsWith('--'))) value = 'true';
+      else i++;
+    }
+    if (value === undefined) throw new ConfigError(`--${name} needs a value`);
+    flags.set(name, value);
+  }
+  const known = ['kubeconfig', 'namespace', 'journal', 'listen', 'leader-elect', 'lease-name', 'lease-namespace', 'etcd-address', 'agent-image', 'log-level'];
+  for (const name of flags.keys()) if (!known.includes(name)) throw new ConfigError(`unknown flag --${name}`);
+
+  const listen = flags.get('listen') ?? ':8080';
+  const colon = listen.lastIndexOf(':');
+  const port = Number(listen.slice(colon + 1));
+  if (colon < 0 || !Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--listen ${listen}: want HOST:PORT, e.g. :8080 or 127.0.0.1:0`);
+  const elect = BOOL[(flags.get('leader-elect') ?? 'true').toLowerCase()];
+  if (elect === undefined) throw new ConfigError(`--leader-elect ${flags.get('leader-elect')}: want true or false`);
+  const address = flags.get('etcd-address') ?? 'dns';
+  if (address !== 'dns' && address !== 'pod-ip') throw new ConfigError(`--etcd-address ${address}: want dns or pod-ip`);
+  const level = flags.get('log-level') ?? 'info';
+  if (!LEVELS.includes(level)) throw new ConfigError(`--log-level ${level}: want one of ${LEVELS.join(', ')}`);
+  const journal = flags.get('journal') ?? '/var/lib/etcd-operator/journal.db';
+  if (journal === '') throw new ConfigError('--journal cannot be empty');
+
+  return {
+    ...(flags.has('kubeconfig') ? { kubeconfig: flags.get('kubeconfig') } : {}),
+    ...(flags.get('namespace') ? { namespace: flags.get('namespace') } : {}),
+    ...(flags.get('agent-image') ? { agentImage: flags.get('agent-image') } : {}),
+    journal,
+    listenHost: listen.slice(0, colon) || '0.0.0.0',
+    listenPort: port,
+    leaderElect: elect,
+    leaseName: flags.get('lease-name') ?? 'etcd-operator',
+    leaseNamespace: flags.get('lease-namespace') ?? env.POD_NAMESPACE ?? 'default',
+    etcdAddress: address,
+    logLevel: level,
+    identity: env.POD_NAME ?? `${env.HOSTNAME ?? 'manager'}-${process.pid}`,
+  };
+}

@@ -1,0 +1,275 @@
+/**
+ * The control loop: informers on EtcdClusters, EtcdMembers and their Pods and claims feed a
+ * keyed work queue; working a key feeds everything observed about the object (and, for a
+ * cluster, a fresh etcd probe) to the object's Runner, which journals each step and runs its
+ * intents. A key whose machine moved is worked again at once, so the loop goes on until
+ * nothing changes: the happy path waits only for the world, never for a timer. Timers exist
+ * for back-off retries, progress deadlines and the health probe of a cluster at rest.
+ */
+import type { KubeConfig, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { EtcdCluster, EtcdMember } from '../api/v1alpha1/index.ts';
+import { EtcdClients, etcdHandlers, probeCluster, type EtcdContext } from '../effects/etcd/index.ts';
+import { kubeClients, kubernetesHandlers, LABEL, pvcName, type KubeClients, type KubeContext } from '../effects/kubernetes/index.ts';
+import { GROUP, PLURAL, VERSION } from '../effects/kubernetes/meta.ts';
+import type { ClusterRef } from '../effects/types.ts';
+import type { Journal } from '../journal/index.ts';
+import type { EtcdObservation, ObjectRef } from '../machines/index.ts';
+import { etcdMemberFor } from '../machines/index.ts';
+import { Informer, type Listed } from './informer.ts';
+import type { ManagerMetrics } from './metrics.ts';
+import { clusterObserved, memberObserved, membersListed, podObserved, pvcObserved } from './observe.ts';
+import { ObjectRunners, type Entry } from './object-runners.ts';
+import { WorkQueue } from './queue.ts';
+import { etcdResolver, type EtcdAddressMode } from './resolver.ts';
+
+/** Options of Controller. */
+export interface ControllerOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly journal: Journal;
+  readonly log: Logger;
+  readonly metrics: ManagerMetrics;
+  /** Watch one namespace; all when undefined. */
+  readonly namespace?: string;
+  readonly etcdAddress: EtcdAddressMode;
+  /** Image of the check-data init container in etcd Pods. */
+  readonly agentImage?: string;
+  /** This manager's name (its Pod), reported on Events. */
+  readonly identity: string;
+  /** Deadline of one effect call (default 30 s). */
+  readonly effectTimeoutMs?: number;
+  /** How often a cluster at rest is probed (default 15 s). */
+  readonly resyncMs?: number;
+  readonly concurrency?: number;
+  readonly now?: () => number;
+}
+
+/** The manager's effect context: the Kubernetes and etcd clients. */
+export type ManagerContext = KubeContext & EtcdContext;
+
+const HANDLERS = { ...kubernetesHandlers, ...etcdHandlers };
+const RESTING = new Set(['pending', 'steady', 'degraded', 'dormant']);
+const clusterKey = (ns: string, name: string): string => `EtcdCluster/${ns}/${name}`;
+const memberKey = (ns: string, name: string): string => `EtcdMember/${ns}/${name}`;
+
+/** Runs the machines of every EtcdCluster and EtcdMember it can see. */
+export class Controller {
+  readonly #o: ControllerOptions;
+  readonly #kube: KubeClients;
+  readonly #etcd: EtcdClients;
+  readonly #queue: WorkQueue;
+  readonly #clusters: Informer<EtcdCluster>;
+  readonly #members: Informer<EtcdMember>;
+  readonly #pods: Informer<V1Pod>;
+  readonly #pvcs: Informer<V1PersistentVolumeClaim>;
+  readonly #runners: ObjectRunners<ManagerContext>;
+  /** The last etcd probe per cluster uid: null when no member answered. */
+  readonly #probes = new Map<string, EtcdObservation | null>();
+  readonly #now: () => number;
+
+  constructor(options: ControllerOptions) {
+    this.#o = options;
+    this.#now = options.now ?? Date.now;
+    this.#kube = kubeClients(options.kubeConfig);
+    this.#etcd = new EtcdClients(
+      etcdResolver(options.etcdAddress, {
+        members: (ns, cluster) => this.#membersOf(ns, cluster),
+        pod: (ns, name) => this.#pods.get(ns, name),
+      }),
+      { callTimeoutMs: 3000 },
+    );
+    this.#queue = new WorkQueue((key) => this.#work(key), {
+      concurrency: options.concurrency ?? 4,
+      onError: (key, err, attempt) => {
+        options.metrics.errors.inc({ kind: key.split('/')[0] ?? '' });
+        options.log.warn({ key, attempt, err: err instanceof Error ? err.message : String(err) }, 'reconcile failed; retrying with back-off');
+      },
+    });
+    this.#runners = new ObjectRunners<ManagerContext>({
+      journal: options.journal,
+      log: options.log,
+      metrics: options.metrics,
+      kube: this.#kube,
+      handlers: HANDLERS,
+      context: (cluster) => this.#context(cluster),
+      now: this.#now,
+    });
+    const ns = options.namespace;
+    const custom = (plural: string): string => `/apis/${GROUP}/${VERSION}/${ns ? `namespaces/${ns}/` : ''}${plural}`;
+    const core = (plural: string): string => `/api/v1/${ns ? `namespaces/${ns}/` : ''}${plural}`;
+    const selector = LABEL.cluster;
+    const listCustom = (plural: string) => async (): Promise<Listed<never>> => {
+      const req = { group: GROUP, version: VERSION, plural };
+      const r = (await (ns ? this.#kube.custom.listNamespacedCustomObject({ ...req, namespace: ns }) : this.#kube.custom.listClusterCustomObject(req))) as {
+        items: never[];
+        metadata: { resourceVersion: string };
+      };
+      return { items: r.items, resourceVersion: r.metadata.resourceVersion };
+    };
+    const informer = <T extends { metadata?: { namespace?: string; name?: string; labels?: Record<string, string> } }>(
+      name: string,
+      path: string,
+      list: () => Promise<Listed<T>>,
+      route: (o: T) => string[],
+      labelSelector?: string,
+    ): Informer<T> =>
+      new Informer<T>({
+        name,
+        kubeConfig: options.kubeConfig,
+        path,
+        labelSelector,
+        list,
+        log: options.log,
+        onList: () => options.metrics.relists.inc({ resource: name }),
+        onChange: (_, o) => {
+          for (const key of route(o)) this.#queue.add(key);
+        },
+      });
+    const owner = (o: { metadata?: { namespace?: string; labels?: Record<string, string> } }): string[] => {
+      const cluster = o.metadata?.labels?.[LABEL.cluster];
+      const member = o.metadata?.labels?.[LABEL.member];
+      const n = o.metadata?.namespace ?? '';
+      return [...(member ? [memberKey(n, member)] : []), ...(cluster ? [clusterKey(n, cluster)] : [])];
+    };
+    this.#clusters = informer<EtcdCluster>('etcdclusters', custom(PLURAL.cluster), listCustom(PLURAL.cluster), (c) => [
+      clusterKey(c.metadata.namespace ?? '', c.metadata.name ?? ''),
+    ]);
+    this.#members = informer<EtcdMember>('etcdmembers', custom(PLURAL.member), listCustom(PLURAL.member), (m) => [
+      memberKey(m.metadata.namespace ?? '', m.metadata.name ?? ''),
+      clusterKey(m.metadata.namespace ?? '', m.spec.cluster),
+    ]);
+    this.#pods = informer<V1Pod>(
+      'pods',
+      core('pods'),
+      async () => {
+        const r = await (ns ? this.#kube.core.listNamespacedPod({ namespace: ns, labelSelector: selector }) : this.#kube.core.listPodForAllNamespaces({ labelSelector: selector }));
+        return { items: r.items, resourceVersion: r.metadata?.resourceVersion ?? '' };
+      },
+      owner,
+      selector,
+    );
+    this.#pvcs = informer<V1PersistentVolumeClaim>(
+      'persistentvolumeclaims',
+      core('persistentvolumeclaims'),
+      async () => {
+        const r = await (ns
+          ? this.#kube.core.listNamespacedPersistentVolumeClaim({ namespace: ns, labelSelector: selector })
+          : this.#kube.core.listPersistentVolumeClaimForAllNamespaces({ labelSelector: selector }));
+        return { items: r.items, resourceVersion: r.metadata?.resourceVersion ?? '' };
+      },
+      owner,
+      selector,
+    );
+    options.metrics.gauge('etcd_operator_queue_depth', 'Keys waiting or being worked on.', () => this.#queue.depth);
+    options.metrics.gauge('etcd_operator_machines', 'Machines (EtcdClusters and EtcdMembers) the manager runs.', () => this.#runners.size);
+  }
+
+  /** Whether every informer has listed once. */
+  get synced(): boolean {
+    return [this.#clusters, this.#members, this.#pods, this.#pvcs].every((i) => i.synced);
+  }
+
+  /** Starts the informers; resolves once their caches are filled (work starts as they fill). */
+  async start(): Promise<void> {
+    // Pods, claims and members first, so the first cluster reconciles see them.
+    await Promise.all([this.#pods.start(), this.#pvcs.start(), this.#members.start()]);
+    await this.#clusters.start();
+  }
+
+  /** Stops watching and waits for the work in flight. */
+  async stop(): Promise<void> {
+    for (const i of [this.#clusters, this.#members, this.#pods, this.#pvcs]) i.stop();
+    await this.#queue.stop();
+    this.#etcd.close();
+  }
+
+  async #work(key: string): Promise<void> {
+    const [kind, ns = '', name = ''] = key.split('/');
+    if (!this.synced) return this.#queue.addAfter(key, 100);
+    if (kind === 'EtcdCluster') return this.#workCluster(key, ns, name);
+    return this.#workMember(key, ns, name);
+  }
+
+  async #workCluster(key: string, ns: string, name: string): Promise<void> {
+    const object = this.#clusters.get(ns, name);
+    if (!object) return this.#runners.drop(key);
+    const entry = await this.#runners.cluster(key, object);
+    const before = entry.seq;
+    const at = this.#now();
+    await entry.runner.feed(clusterObserved(object, at));
+    await entry.runner.feed(membersListed(name, this.#membersOf(ns, name), at));
+    if (!object.metadata.deletionTimestamp) await this.#probe(entry, object);
+    await entry.runner.feed({ type: 'timer.tick', at: this.#now() });
+    await this.#runners.refreshClusterStatus(entry, object);
+    const context = entry.runner.snapshot.context as { retryAt: number | null; stepStartedAt: number; progressDeadlineSeconds: number };
+    this.#timers(key, context);
+    const top = String(Object.keys(entry.runner.snapshot.value as object)[0] ?? entry.runner.snapshot.value);
+    if (entry.seq !== before) this.#queue.add(key);
+    else if (RESTING.has(top)) this.#queue.addAfter(key, this.#o.resyncMs ?? 15_000);
+    else this.#queue.addAfter(key, Math.max(0, context.stepStartedAt + context.progressDeadlineSeconds * 1000 - this.#now()) + 1000);
+  }
+
+  async #workMember(key: string, ns: string, name: string): Promise<void> {
+    const object = this.#members.get(ns, name);
+    if (!object) return this.#runners.drop(key);
+    const cluster = this.#clusters.get(ns, object.spec.cluster);
+    const entry = await this.#runners.member(key, object);
+    const before = entry.seq;
+    const at = this.#now();
+    const pod = this.#pods.get(ns, name);
+    await entry.runner.feed(memberObserved(object, cluster, at));
+    await entry.runner.feed(podObserved(pod, at));
+    if (object.spec.storage.medium !== 'Memory') await entry.runner.feed(pvcObserved(this.#pvcs.get(ns, pvcName(name)), at));
+    const probe = this.#probes.get(entry.cluster.uid);
+    if (probe) {
+      const ref: ObjectRef = { namespace: ns, name: object.spec.cluster, uid: entry.cluster.uid };
+      await entry.runner.feed({ type: 'etcd.member.observed', at, member: etcdMemberFor(ref, probe, name) ?? null });
+    }
+    await entry.runner.feed({ type: 'timer.tick', at: this.#now() });
+    await this.#runners.refreshMemberStatus(entry, object);
+    this.#timers(key, entry.runner.snapshot.context as { retryAt: number | null });
+    if (entry.seq !== before) this.#queue.add(key);
+  }
+
+  /** Asks etcd for the member list and health; members are worked again when it changed. */
+  async #probe(entry: Entry<ManagerContext>, cluster: EtcdCluster): Promise<void> {
+    const ref = entry.cluster;
+    const endpoints = this.#etcd.endpoints(ref);
+    if (endpoints.length === 0) return;
+    const at = this.#now();
+    let observed: EtcdObservation | null;
+    try {
+      observed = await probeCluster(this.#etcd, ref, AbortSignal.timeout(10_000));
+      await entry.runner.feed({ type: 'etcd.members.listed', at, etcd: observed });
+    } catch (err) {
+      this.#o.log.info({ cluster: `${ref.namespace}/${ref.name}`, err: err instanceof Error ? err.message : String(err) }, 'etcd probe: no member answered');
+      observed = null;
+      await entry.runner.feed({ type: 'etcd.unreachable', at, error: `none of ${endpoints.length} member${endpoints.length === 1 ? '' : 's'} answered the member list` });
+    }
+    const known = this.#probes.get(ref.uid);
+    this.#probes.set(ref.uid, observed);
+    if (JSON.stringify(known) !== JSON.stringify(observed)) {
+      for (const m of this.#membersOf(ref.namespace, cluster.metadata.name ?? '')) this.#queue.add(memberKey(ref.namespace, m.metadata.name ?? ''));
+    }
+  }
+
+  /** A retry back-off in the machine's context is a timer here. */
+  #timers(key: string, context: { retryAt: number | null }): void {
+    if (context.retryAt !== null) this.#queue.addAfter(key, context.retryAt - this.#now() + 1);
+  }
+
+  #membersOf(namespace: string, cluster: string): EtcdMember[] {
+    return this.#members.list().filter((m) => m.metadata.namespace === namespace && m.spec.cluster === cluster);
+  }
+
+  #context(cluster: ClusterRef): ManagerContext {
+    return {
+      cluster,
+      signal: AbortSignal.timeout(this.#o.effectTimeoutMs ?? 30_000),
+      log: this.#o.log,
+      kube: this.#kube,
+      instance: this.#o.identity,
+      etcd: this.#etcd,
+    };
+  }
+}

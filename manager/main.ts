@@ -1,0 +1,100 @@
+/**
+ * `etcd-operator manager`: the process. Its steps, in order:
+ *
+ *   1. parse the flags; 2. serve /healthz, /readyz and /metrics; 3. lead (a Lease), or wait;
+ *   4. open the journal (one writer); 5. start the informers and the work queue, which resume
+ *   every machine from the journal as its object is first seen; 6. on SIGTERM or SIGINT, stop
+ *   taking work, let the steps in flight finish, release the Lease and close the journal.
+ *
+ * Losing the Lease ends the process (exit 1): a manager that may no longer be the leader must
+ * not take one more step.
+ */
+import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino, type Logger } from 'pino';
+import { Journal } from '../journal/index.ts';
+import { ConfigError, MANAGER_USAGE, parseManagerArgs, type ManagerConfig } from './config.ts';
+import { Controller } from './controller.ts';
+import { LeaderElector } from './leader.ts';
+import { ManagerMetrics } from './metrics.ts';
+
+/** Runs the manager until a signal (resolves 0) or a fatal error (rejects or resolves 1). */
+export async function runManager(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let config: ManagerConfig;
+  try {
+    config = parseManagerArgs(argv, env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`etcd-operator manager: ${err.message}\n${MANAGER_USAGE}`);
+    return 2;
+  }
+  const log = pino({ level: config.logLevel, base: { manager: config.identity } });
+  const kubeConfig = new KubeConfig();
+  if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
+  else kubeConfig.loadFromCluster();
+
+  const metrics = new ManagerMetrics();
+  let controller: Controller | undefined;
+  let elector: LeaderElector | undefined;
+  const server = await serve(config, metrics, () => (elector?.leading ?? true) && (controller?.synced ?? false), log);
+
+  let stop!: (code: number) => void;
+  const stopped = new Promise<number>((resolve) => (stop = resolve));
+  const onSignal = (signal: string): void => {
+    log.info({ signal }, 'stopping');
+    stop(0);
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+
+  let journal: Journal | undefined;
+  try {
+    if (config.leaderElect) {
+      elector = new LeaderElector({ kubeConfig, namespace: config.leaseNamespace, name: config.leaseName, identity: config.identity, log });
+      const leading = elector.campaign((why) => {
+        log.error({ why }, 'lost the leader Lease: exiting so that no two managers act');
+        stop(1);
+      });
+      if ((await Promise.race([leading.then(() => 'leading'), stopped.then(() => 'stopped')])) === 'stopped') return await stopped;
+    }
+    mkdirSync(dirname(config.journal), { recursive: true });
+    journal = Journal.open(config.journal);
+    log.info({ journal: config.journal, lsn: journal.lastLsn() }, 'journal open');
+    controller = new Controller({ kubeConfig, journal, log, metrics, namespace: config.namespace, etcdAddress: config.etcdAddress, identity: config.identity, agentImage: config.agentImage });
+    await controller.start();
+    log.info({ namespace: config.namespace ?? '(all)' }, 'caches synced; reconciling');
+    return await stopped;
+  } finally {
+    await controller?.stop().catch((err: unknown) => log.warn({ err: String(err) }, 'stopping the controller failed'));
+    await elector?.release();
+    journal?.close();
+    server.close();
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+}
+
+/** Serves the health endpoints and the metrics; resolves once listening. */
+function serve(config: ManagerConfig, metrics: ManagerMetrics, ready: () => boolean, log: Logger): Promise<Server> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/healthz') return res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+    if (path === '/readyz') {
+      const ok = ready();
+      return res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'not leading, or caches not synced yet\n');
+    }
+    if (path === '/metrics') return res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metrics.render());
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics, /healthz or /readyz\n');
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.listenPort, config.listenHost, () => {
+      const { address, port } = server.address() as AddressInfo;
+      log.info({ address, port }, `serving /metrics, /healthz and /readyz on ${address}:${port}`);
+      resolve(server);
+    });
+  });
+}

@@ -1,0 +1,52 @@
+/**
+ * EtcdMember.status from the member machine: its state (what the cluster machine reads back),
+ * the step as a Progressing condition, one condition per milestone (volume, joined, promoted),
+ * and what etcd says about it. Pure: the caller gives the time and writes the result.
+ */
+import { ConditionReason, ConditionType, setCondition, type ConditionInput } from '../api/conditions.ts';
+import type { Condition, EtcdMemberStatus } from '../api/v1alpha1/index.ts';
+import { describeMember } from '../machines/describe.ts';
+import type { MemberContext } from '../machines/member-actions.ts';
+import type { EtcdMemberInfo } from '../machines/types.ts';
+import { pvcName } from '../effects/kubernetes/meta.ts';
+
+/** What one step (or a refresh) of the member machine gives the status. */
+export interface MemberStep {
+  readonly path: string;
+  readonly context: MemberContext;
+  readonly generation: number;
+}
+
+/** The status to write, given the status the EtcdMember has now. */
+export function memberStatus(previous: EtcdMemberStatus | undefined, step: MemberStep, now: number): EtcdMemberStatus {
+  const c = step.context;
+  const { state, step: name, message } = describeMember(step.path, c);
+  const info: EtcdMemberInfo | null | undefined = c.etcd;
+  const resting = ['voter', 'dormant', 'removed'].includes(state);
+  const set: ConditionInput[] = [
+    { type: ConditionType.Progressing, status: resting ? 'False' : 'True', reason: name, message },
+    c.medium === 'Memory'
+      ? { type: ConditionType.VolumeReady, status: 'True', reason: ConditionReason.NoVolumeNeeded, message: 'storage.medium Memory: the data lives in the Pod\'s memory' }
+      : c.pvcBound
+        ? { type: ConditionType.VolumeReady, status: 'True', reason: ConditionReason.Completed, message: `PersistentVolumeClaim ${pvcName(c.member.name)} is bound` }
+        : { type: ConditionType.VolumeReady, status: 'False', reason: name, message: `PersistentVolumeClaim ${pvcName(c.member.name)} is ${c.pvcBound === false ? 'not bound yet' : 'missing'}` },
+  ];
+  if (c.everRan) set.push({ type: ConditionType.Joined, status: 'True', reason: ConditionReason.Completed, message: c.bootstrap ? 'started the etcd cluster as its seed' : 'etcd started and joined the cluster' });
+  if (info) {
+    set.push(
+      info.learner
+        ? { type: ConditionType.Promoted, status: 'False', reason: name, message: 'a learner: promoted once it is in sync with the leader' }
+        : { type: ConditionType.Promoted, status: 'True', reason: ConditionReason.Completed, message: `a voter of etcd (member ${info.id})` },
+    );
+  }
+  let conditions: Condition[] = previous?.conditions ?? [];
+  for (const condition of set) conditions = setCondition(conditions, { ...condition, observedGeneration: step.generation }, new Date(now)).conditions;
+  return {
+    observedGeneration: step.generation,
+    state,
+    ...(info ? { memberID: info.id, role: info.learner ? ('learner' as const) : ('voter' as const) } : {}),
+    podName: c.member.name,
+    ...(c.medium === 'Memory' ? {} : { pvcName: pvcName(c.member.name) }),
+    conditions,
+  };
+}
