@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startContainerProcess } from './containerProcess.ts';
+import { logTail, startContainerProcess } from './containerProcess.ts';
 
 const root = mkdtempSync(join(os.tmpdir(), 'node-proc-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -45,5 +45,18 @@ describe.runIf(process.getuid?.() === 0)('container process', () => {
     await new Promise((r) => setTimeout(r, 200));
     p.signal('SIGKILL');
     expect(await p.exited).toMatchObject({ exitCode: 137, signal: 'SIGKILL' });
+  });
+});
+
+describe('log tail (terminationMessagePolicy FallbackToLogsOnError)', () => {
+  it('is the last 80 lines or 2048 bytes of the run, whichever is less; empty without a log', () => {
+    const file = join(root, 'tail.log');
+    writeFileSync(file, Array.from({ length: 100 }, (_, i) => `line ${i}`).join('\n') + '\n');
+    const tail = logTail(file);
+    expect(tail.split('\n').filter(Boolean)).toHaveLength(80);
+    expect(tail.endsWith('line 99\n')).toBe(true);
+    writeFileSync(file, 'x'.repeat(5000));
+    expect(logTail(file)).toBe('x'.repeat(2048));
+    expect(logTail(join(root, 'no-such.log'))).toBe('');
   });
 });

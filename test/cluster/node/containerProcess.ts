@@ -84,6 +84,23 @@ export function startContainerProcess(spec: RunSpec): ContainerProcess {
   };
 }
 
+/**
+ * The end of a run's log as terminationMessagePolicy FallbackToLogsOnError reports it: the last
+ * 80 lines or 2048 bytes, whichever is less (the kubelet's limits); '' when there is no log.
+ */
+export function logTail(logFile: string, maxLines = 80, maxBytes = 2048): string {
+  let text: string;
+  try {
+    text = readFileSync(logFile, 'utf8');
+  } catch {
+    return '';
+  }
+  const bytes = Buffer.from(text);
+  const tail = bytes.length > maxBytes ? bytes.subarray(bytes.length - maxBytes).toString('utf8') : text;
+  const lines = tail.split('\n');
+  return lines.slice(-(maxLines + (tail.endsWith('\n') ? 1 : 0))).join('\n');
+}
+
 /** How the Pod status tells of a finished run. */
 export function terminatedState(exit: ExitStatus, containerID?: string): V1ContainerStateTerminated {
   return {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Container, V1LifecycleHandler } from '@kubernetes/client-node';
 import { CrashBackoff, type BackoffOptions } from './backoff.ts';
-import { startContainerProcess, terminatedState, type ContainerProcess } from './containerProcess.ts';
+import { logTail, startContainerProcess, terminatedState, type ContainerProcess } from './containerProcess.ts';
 import { commandLine } from './env.ts';
 import { ImagePullError } from './errors.ts';
 import { imageMounts, resolveImage, type ImageContents } from './images.ts';
@@ -65,6 +65,10 @@ export class ContainerRunner {
       for (const p of this.#probes) p.stop();
       this.#proc = undefined;
       const term = terminatedState(exit, this.rt.containerID);
+      // No termination message file here (no /dev/termination-log): a failed run's log tail is its message.
+      const log = join(this.#deps.podDir, 'containers', this.spec.name, `${this.rt.restartCount}.log`);
+      const tail = exit.exitCode !== 0 && this.spec.terminationMessagePolicy === 'FallbackToLogsOnError' ? logTail(log) : '';
+      if (tail) term.message = tail;
       Object.assign(this.rt, { state: { terminated: term }, ready: false, started: false });
       const [policy, changed] = [this.#deps.restartPolicy, this.#changed];
       this.#changed = false;
