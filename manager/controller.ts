@@ -18,6 +18,7 @@ import type { EtcdObservation, ObjectRef } from '../machines/index.ts';
 import { etcdMemberFor } from '../machines/index.ts';
 import { Informer, type Listed } from './informer.ts';
 import type { ManagerMetrics } from './metrics.ts';
+import { dataLostObserved } from './data-check.ts';
 import { clusterObserved, memberObserved, membersListed, podObserved, pvcObserved } from './observe.ts';
 import { ObjectRunners, type Entry } from './object-runners.ts';
 import { WorkQueue } from './queue.ts';
@@ -220,6 +221,8 @@ export class Controller {
     await entry.runner.feed(memberObserved(object, cluster, at));
     await entry.runner.feed(podObserved(pod, at));
     if (object.spec.storage.medium !== 'Memory') await entry.runner.feed(pvcObserved(this.#pvcs.get(ns, pvcName(name)), at));
+    const lost = dataLostObserved(pod, at);
+    if (lost) await entry.runner.feed(lost);
     const probe = this.#probes.get(entry.cluster.uid);
     if (probe) {
       const ref: ObjectRef = { namespace: ns, name: object.spec.cluster, uid: entry.cluster.uid };
@@ -270,6 +273,7 @@ export class Controller {
       kube: this.#kube,
       instance: this.#o.identity,
       etcd: this.#etcd,
+      ...(this.#o.agentImage ? { agentImage: this.#o.agentImage } : {}),
     };
   }
 }

@@ -47,6 +47,8 @@ export function memberStatus(previous: EtcdMemberStatus | undefined, step: Membe
     ...(info ? { memberID: info.id, role: info.learner ? ('learner' as const) : ('voter' as const) } : {}),
     podName: c.member.name,
     ...(c.medium === 'Memory' ? {} : { pvcName: pvcName(c.member.name) }),
+    // Once true, the Pod's check-data init container refuses an empty data directory.
+    ...(c.everRan ? { dataInitialized: true } : {}),
     conditions,
   };
 }

@@ -1,0 +1,150 @@
+/**
+ * An EtcdCluster under test, driven as a user drives it (create, scale, delete through the API)
+ * and checked as a user would check it: the operator says it is there (status), and etcd
+ * agrees (its member list, every member a voter, no learner left, no member twice or
+ * unaccounted for, the keys written before still there).
+ */
+import type { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { Etcd3 } from 'etcd3';
+import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
+import { hexID } from '../../effects/etcd/ids.ts';
+import { peerURL } from '../../machines/policy.ts';
+import { until } from '../effects/kubernetes/e2e-context.ts';
+
+const GROUP = { group: 'etcd-operator.dev', version: 'v1alpha1' };
+
+/** What etcd says once a cluster has converged. */
+export interface Converged {
+  readonly clusterID: string;
+  /** Member name -> etcd member ID. */
+  readonly members: ReadonlyMap<string, string>;
+}
+
+/** Clients of the API server a ClusterUnderTest uses. */
+export interface Clients {
+  readonly core: CoreV1Api;
+  readonly custom: CustomObjectsApi;
+}
+
+/** One EtcdCluster in one namespace. */
+export class ClusterUnderTest {
+  readonly namespace: string;
+  readonly name: string;
+  readonly #c: Clients;
+
+  constructor(clients: Clients, namespace: string, name: string) {
+    this.#c = clients;
+    this.namespace = namespace;
+    this.name = name;
+  }
+
+  /** Creates the EtcdCluster (64Mi volumes unless the spec says otherwise). */
+  async create(spec: Partial<EtcdCluster['spec']> = {}): Promise<EtcdCluster> {
+    const body = { apiVersion: 'etcd-operator.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: this.name, namespace: this.namespace }, spec: { replicas: 3, version: '3.6.16', storage: { size: '64Mi' }, ...spec } };
+    return (await this.#c.custom.createNamespacedCustomObject({ ...GROUP, namespace: this.namespace, plural: 'etcdclusters', body })) as EtcdCluster;
+  }
+
+  /** Sets spec.replicas, as `kubectl scale` does. */
+  async scale(replicas: number): Promise<void> {
+    await this.#c.custom.patchNamespacedCustomObject(
+      { ...GROUP, namespace: this.namespace, plural: 'etcdclusters', name: this.name, body: { spec: { replicas } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+
+  /** Deletes the EtcdCluster. */
+  async delete(): Promise<void> {
+    await this.#c.custom.deleteNamespacedCustomObject({ ...GROUP, namespace: this.namespace, plural: 'etcdclusters', name: this.name });
+  }
+
+  /** The EtcdCluster as stored. */
+  async get(): Promise<EtcdCluster> {
+    return (await this.#c.custom.getNamespacedCustomObject({ ...GROUP, namespace: this.namespace, plural: 'etcdclusters', name: this.name })) as EtcdCluster;
+  }
+
+  /** The cluster's EtcdMembers. */
+  async members(): Promise<EtcdMember[]> {
+    const list = (await this.#c.custom.listNamespacedCustomObject({ ...GROUP, namespace: this.namespace, plural: 'etcdmembers' })) as { items: EtcdMember[] };
+    return list.items.filter((m) => m.spec.cluster === this.name);
+  }
+
+  /** Waits until the operator reports the target reached: Steady with `replicas` ready voters (Dormant for 0). */
+  async settled(replicas: number): Promise<EtcdCluster> {
+    return until(`${this.name} settled at ${replicas}`, async () => {
+      const c = await this.get();
+      const s = c.status;
+      const step = replicas === 0 ? 'Dormant' : 'Steady';
+      const ok =
+        s !== undefined &&
+        s.observedGeneration === c.metadata.generation &&
+        s.observed?.step === step &&
+        s.observed.target?.replicas === replicas &&
+        (s.readyMembers ?? 0) === replicas &&
+        s.conditions?.some((x) => x.type === 'Available' && x.status === (replicas > 0 ? 'True' : 'False'));
+      return ok ? c : undefined;
+    });
+  }
+
+  /** A client of the running members, by their Pod IPs (the host has no cluster DNS). */
+  async client(): Promise<Etcd3> {
+    const pods = await this.#c.core.listNamespacedPod({ namespace: this.namespace, labelSelector: `etcd-operator.dev/cluster=${this.name}` });
+    const hosts = pods.items.filter((p) => p.status?.podIP && !p.metadata?.deletionTimestamp).map((p) => `http://${p.status?.podIP}:2379`);
+    if (hosts.length === 0) throw new Error(`no Pod of ${this.name} has an IP`);
+    return new Etcd3({ hosts, dialTimeout: 3000 });
+  }
+
+  /**
+   * Checks what etcd says against what the operator says: `replicas` members, all voters, each
+   * the etcd member of exactly one EtcdMember (by peer URL), and the same IDs the EtcdMembers
+   * report. Throws with the whole picture when anything differs.
+   */
+  async verify(replicas: number): Promise<Converged> {
+    const members = (await this.members()).filter((m) => !m.metadata.deletionTimestamp);
+    const etcd = await this.client();
+    try {
+      const list = await etcd.cluster.memberList({ linearizable: true });
+      const picture = JSON.stringify({ etcd: list.members.map((m) => ({ id: hexID(m.ID), name: m.name, peer: m.peerURLs, learner: m.isLearner })), members: members.map((m) => [m.metadata.name, m.status?.memberID]) });
+      const fail = (why: string): never => {
+        throw new Error(`${this.name}: ${why}: ${picture}`);
+      };
+      if (list.members.length !== replicas) fail(`etcd has ${list.members.length} members, want ${replicas}`);
+      if (members.length !== replicas) fail(`${members.length} EtcdMembers, want ${replicas}`);
+      if (list.members.some((m) => m.isLearner)) fail('a learner was left');
+      const byName = new Map<string, string>();
+      for (const m of members) {
+        const name = m.metadata.name ?? '';
+        const url = peerURL({ namespace: this.namespace, name: this.name }, name);
+        const found = list.members.filter((e) => e.peerURLs.includes(url));
+        if (found.length !== 1) fail(`${found.length} etcd members have the peer URL of ${name}`);
+        const id = hexID(found[0]!.ID);
+        if (m.status?.memberID !== id) fail(`EtcdMember ${name} reports member ${m.status?.memberID}, etcd ${id}`);
+        byName.set(name, id);
+      }
+      return { clusterID: hexID(list.header.cluster_id), members: byName };
+    } finally {
+      etcd.close();
+    }
+  }
+
+  /** Writes `count` keys under `prefix`. */
+  async write(prefix: string, count: number): Promise<void> {
+    const etcd = await this.client();
+    try {
+      for (let i = 0; i < count; i++) await etcd.put(`${prefix}/${i}`).value(`value-${i}`);
+    } finally {
+      etcd.close();
+    }
+  }
+
+  /** How many of the `count` keys under `prefix` read back with their values. */
+  async readBack(prefix: string, count: number): Promise<number> {
+    const etcd = await this.client();
+    try {
+      const kv = await etcd.getAll().prefix(`${prefix}/`).strings();
+      return Array.from({ length: count }, (_, i) => kv[`${prefix}/${i}`] === `value-${i}`).filter(Boolean).length;
+    } finally {
+      etcd.close();
+    }
+  }
+}
