@@ -4,7 +4,11 @@
  *
  *   ETCD_OPERATOR_FAILPOINT=after-journal-step        kill at the first time it is reached
  *   ETCD_OPERATOR_FAILPOINT=after-journal-step:3      kill at the third time
+ *   ETCD_OPERATOR_FAILPOINT_COUNT=reached.txt         append each reached name to the file
+ *
+ * The count file lets a clean run tell how often each failpoint is reached (the crash sweep).
  */
+import { appendFileSync } from 'node:fs';
 
 /** Every boundary the runtime marks, in the order a step reaches them. */
 export const FAILPOINTS = ['before-journal-step', 'after-journal-step', 'after-status', 'after-effect', 'after-outcome'] as const;
@@ -12,10 +16,13 @@ export const FAILPOINTS = ['before-journal-step', 'after-journal-step', 'after-s
 export type Failpoint = (typeof FAILPOINTS)[number];
 
 const [armed, nth] = (process.env.ETCD_OPERATOR_FAILPOINT ?? '').split(':');
+const countFile = process.env.ETCD_OPERATOR_FAILPOINT_COUNT;
 let remaining = Number(nth ?? 1) || 1;
 
 /** Kills this process with SIGKILL when `name` is the armed failpoint and its count is reached. */
 export function failpoint(name: Failpoint): void {
+  // Synchronous, so that a line is on disk before any kill that follows it.
+  if (countFile) appendFileSync(countFile, `${name}\n`);
   if (name !== armed) return;
   remaining -= 1;
   if (remaining > 0) return;
