@@ -1,7 +1,9 @@
 /** The pinned Helm (built once by test/cluster/tools/build.sh) and the chart it renders and installs. */
+import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { binary, run } from '../cluster/controlplane/tools.ts';
+import { ToolError } from '../cluster/controlplane/errors.ts';
+import { binary } from '../cluster/controlplane/tools.ts';
 
 /** The chart in this repository. */
 export const chartDir = path.join(import.meta.dirname, '..', '..', 'charts', 'etcd-operator');
@@ -14,9 +16,28 @@ export function helmPath(): Promise<string> {
   return binary('helm');
 }
 
+/** Options of helm(). */
+export interface HelmOptions {
+  /** Its HOME: where helm keeps its config and cache, and client-go its discovery cache (~/.kube/cache). */
+  readonly home?: string;
+  /** Kill helm after this long; default 2 minutes. */
+  readonly timeoutMs?: number;
+}
+
 /** Runs helm with args and returns its stdout; throws a ToolError with its stderr when it fails. */
-export async function helm(args: readonly string[], timeoutMs = 120_000): Promise<string> {
-  return run(await helmPath(), args, timeoutMs);
+export async function helm(args: readonly string[], opts: HelmOptions = {}): Promise<string> {
+  const bin = await helmPath();
+  const env = { ...process.env };
+  if (opts.home) {
+    for (const k of ['XDG_CACHE_HOME', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'KUBECACHEDIR']) delete env[k];
+    env.HOME = opts.home;
+  }
+  return new Promise((resolve, reject) => {
+    execFile(bin, args, { env, timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      if (err) reject(new ToolError('helm', `${args.join(' ')} failed: ${stderr.trim() || err.message}`, { cause: err }));
+      else resolve(stdout);
+    });
+  });
 }
 
 /** One rendered Kubernetes object, as loosely typed as YAML gives it. */

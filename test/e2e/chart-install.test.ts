@@ -1,0 +1,105 @@
+/**
+ * `helm install` of the chart into the local cluster, as a user does it: the objects exist, the
+ * ServiceAccount holds the rights the manager needs (asked of the real API server), the manager's
+ * Pod is bound with its args and claim, and `helm uninstall` takes it all away again.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { until } from '../cluster/node/testing.ts';
+import { chartDir, helm } from '../charts/helm.ts';
+import { getJson, kubectl } from './kube.ts';
+
+const ns = `chart-e2e-${process.pid}`;
+// The release name holds the chart's, so every object is named after it (cluster-scoped ones too).
+const release = `etcd-operator-e2e-${process.pid}`;
+const sa = `system:serviceaccount:${ns}:${release}`;
+const hasNode = inject('clusterHasNode');
+
+interface Pod {
+  metadata: { name: string };
+  spec: { nodeName?: string; serviceAccountName: string; containers: { name: string; image: string; args: string[] }[] };
+  status: { phase: string; conditions?: { type: string; status: string }[]; containerStatuses?: { restartCount: number; state: Record<string, unknown> }[] };
+}
+
+let home: string;
+const kubeconfig = () => ['--kubeconfig', inject('kubeconfig')];
+const selector = `app.kubernetes.io/instance=${release}`;
+const pods = async () => (await getJson<{ items: Pod[] }>(['pods', '-n', ns, '-l', selector])).items;
+const canI = async (verb: string, resource: string, namespace: string) =>
+  (await kubectl(['auth', 'can-i', verb, resource, '-n', namespace, '--as', sa])).stdout.trim();
+
+describe('chart: helm install into the local cluster', () => {
+  let notes: string;
+  beforeAll(async () => {
+    home = mkdtempSync(path.join(os.tmpdir(), 'chart-e2e-'));
+    // The local node runs every Pod on the host's network: the manager must bind its Pod IP.
+    notes = await helm(['install', release, chartDir, '-n', ns, '--create-namespace', '--set', 'listen.host=$(POD_IP)', ...kubeconfig()], { home });
+  });
+  afterAll(async () => {
+    await helm(['uninstall', release, '-n', ns, '--ignore-not-found', ...kubeconfig()], { home }).catch(() => undefined);
+    await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=false']);
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('creates the manager objects and prints how to apply the example and read the journal', async () => {
+    for (const kind of ['serviceaccount', 'deployment', 'service', 'role', 'rolebinding'])
+      await getJson([kind, '-n', ns, kind === 'service' ? `${release}-metrics` : kind.startsWith('role') ? `${release}-leader-election` : release]);
+    await getJson(['clusterrole', release]);
+    await getJson(['clusterrolebinding', release]);
+    await getJson(['persistentvolumeclaim', '-n', ns, `${release}-journal`]);
+    expect(notes).toContain('apply -f examples/etcdcluster.yaml');
+    expect(notes).toContain(`exec deploy/${release} -- etcd-operator journal demo`);
+  });
+
+  it("the manager's ServiceAccount may do what the handlers do, in any namespace, and take its Lease", async () => {
+    for (const [verb, resource] of [
+      ['watch', 'etcdclusters.etcd-operator.dev'],
+      ['patch', 'etcdclusters.etcd-operator.dev/status'],
+      ['update', 'etcdclusters.etcd-operator.dev/finalizers'],
+      ['delete', 'etcdmembers.etcd-operator.dev'],
+      ['update', 'etcdmembers.etcd-operator.dev/finalizers'],
+      ['create', 'pods'],
+      ['patch', 'persistentvolumeclaims'],
+      ['update', 'services'],
+      ['patch', 'events.events.k8s.io'],
+    ])
+      expect(`${verb} ${resource}: ${await canI(verb!, resource!, 'anywhere')}`).toBe(`${verb} ${resource}: yes`);
+    expect(await canI('update', `leases.coordination.k8s.io/${release}`, ns)).toBe('yes');
+    expect(await canI('update', `leases.coordination.k8s.io/${release}`, 'anywhere')).toBe('no');
+    expect(await canI('get', 'secrets', ns)).toBe('no');
+  });
+
+  it('the manager Pod runs `etcd-operator manager` as its ServiceAccount, bound to the node with its journal claim', async () => {
+    const pod = hasNode ? await until(async () => (await pods()).find((p) => p.spec.nodeName)) : (await until(async () => (await pods())[0]));
+    expect(pod.spec.serviceAccountName).toBe(release);
+    const manager = pod.spec.containers.find((c) => c.name === 'manager')!;
+    expect(manager.image).toMatch(/etcd-operator:/);
+    expect(manager.args).toEqual(expect.arrayContaining(['manager', '--listen=$(POD_IP):8080', `--lease-namespace=${ns}`, '--leader-elect=true']));
+    if (!hasNode) return;
+    const pvc = await until(async () => {
+      const claim = await getJson<{ status: { phase: string } }>(['pvc', '-n', ns, `${release}-journal`]);
+      return claim.status.phase === 'Bound' ? claim : undefined;
+    }, 500);
+    expect(pvc.status.phase).toBe('Bound');
+    // The node found the image and started the container (running, or exited and restarted): the chart's part is done.
+    const started = (p: Pod) => p.status.containerStatuses?.some((c) => 'running' in c.state || 'terminated' in c.state || c.restartCount > 0);
+    await until(async () => ((await pods()).some(started) ? true : undefined), 500);
+  });
+
+  it.runIf(hasNode)('the manager Pod becomes Ready (leading, caches synced) and its log shows the journal and Lease the chart gave it', async () => {
+    const ready = await until(async () => (await pods()).find((p) => p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')), 500);
+    const logs = await kubectl(['logs', '-n', ns, ready.metadata.name, '-c', 'manager'], { check: true });
+    const lines = logs.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toContainEqual(expect.objectContaining({ manager: ready.metadata.name, journal: '/var/lib/etcd-operator/journal.db' }));
+    expect(lines).toContainEqual(expect.objectContaining({ lease: `${ns}/${release}` }));
+  });
+
+  it('helm uninstall removes the objects and the Pod', async () => {
+    await helm(['uninstall', release, '-n', ns, '--wait', '--timeout', '2m', ...kubeconfig()], { home });
+    for (const kind of ['deployment', 'serviceaccount', 'pvc']) expect((await kubectl(['get', kind, '-n', ns, '-l', selector, '-o', 'name'])).stdout).toBe('');
+    expect((await kubectl(['get', 'clusterrole', release, '--ignore-not-found', '-o', 'name'])).stdout).toBe('');
+    await until(async () => ((await pods()).length === 0 ? true : undefined), 500);
+  });
+});
