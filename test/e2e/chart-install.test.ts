@@ -26,21 +26,30 @@ interface Pod {
 let home: string;
 const kubeconfig = () => ['--kubeconfig', inject('kubeconfig')];
 const selector = `app.kubernetes.io/instance=${release}`;
-const pods = async () => (await getJson<{ items: Pod[] }>(['pods', '-n', ns, '-l', selector])).items;
-const canI = async (verb: string, resource: string, namespace: string) =>
-  (await kubectl(['auth', 'can-i', verb, resource, '-n', namespace, '--as', sa])).stdout.trim();
+const podsOf = async (namespace: string, instance: string) =>
+  (await getJson<{ items: Pod[] }>(['pods', '-n', namespace, '-l', `app.kubernetes.io/instance=${instance}`])).items;
+const pods = () => podsOf(ns, release);
+const isReady = (p: Pod) => p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+const canIAs = async (user: string, verb: string, resource: string, namespace: string) =>
+  (await kubectl(['auth', 'can-i', verb, resource, '-n', namespace, '--as', user])).stdout.trim();
+const canI = (verb: string, resource: string, namespace: string) => canIAs(sa, verb, resource, namespace);
+// The local node runs every Pod on the host's network: the manager must bind its Pod IP.
+const install = (name: string, namespace: string, ...sets: string[]) =>
+  helm(['install', name, chartDir, '-n', namespace, '--create-namespace', ...['listen.host=$(POD_IP)', ...sets].flatMap((v) => ['--set', v]), ...kubeconfig()], { home });
+
+beforeAll(() => {
+  home = mkdtempSync(path.join(os.tmpdir(), 'chart-e2e-'));
+});
+afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 describe('chart: helm install into the local cluster', () => {
   let notes: string;
   beforeAll(async () => {
-    home = mkdtempSync(path.join(os.tmpdir(), 'chart-e2e-'));
-    // The local node runs every Pod on the host's network: the manager must bind its Pod IP.
-    notes = await helm(['install', release, chartDir, '-n', ns, '--create-namespace', '--set', 'listen.host=$(POD_IP)', ...kubeconfig()], { home });
+    notes = await install(release, ns);
   });
   afterAll(async () => {
     await helm(['uninstall', release, '-n', ns, '--ignore-not-found', ...kubeconfig()], { home }).catch(() => undefined);
     await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=false']);
-    rmSync(home, { recursive: true, force: true });
   });
 
   it('creates the manager objects and prints how to apply the example and read the journal', async () => {
@@ -89,7 +98,7 @@ describe('chart: helm install into the local cluster', () => {
   });
 
   it.runIf(hasNode)('the manager Pod becomes Ready (leading, caches synced) and its log shows the journal and Lease the chart gave it', async () => {
-    const ready = await until(async () => (await pods()).find((p) => p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')), 500);
+    const ready = await until(async () => (await pods()).find(isReady), 500);
     const logs = await kubectl(['logs', '-n', ns, ready.metadata.name, '-c', 'manager'], { check: true });
     const lines = logs.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toContainEqual(expect.objectContaining({ manager: ready.metadata.name, journal: '/var/lib/etcd-operator/journal.db' }));
@@ -101,5 +110,29 @@ describe('chart: helm install into the local cluster', () => {
     for (const kind of ['deployment', 'serviceaccount', 'pvc']) expect((await kubectl(['get', kind, '-n', ns, '-l', selector, '-o', 'name'])).stdout).toBe('');
     expect((await kubectl(['get', 'clusterrole', release, '--ignore-not-found', '-o', 'name'])).stdout).toBe('');
     await until(async () => ((await pods()).length === 0 ? true : undefined), 500);
+  });
+});
+
+describe('chart: helm install with watchNamespace', () => {
+  const releaseNs = `${ns}-home`;
+  const watched = `${ns}-watched`;
+  const name = `etcd-operator-ns-${process.pid}`;
+  beforeAll(async () => {
+    await kubectl(['create', 'namespace', watched], { check: true });
+    await install(name, releaseNs, `watchNamespace=${watched}`);
+  });
+  afterAll(async () => {
+    await helm(['uninstall', name, '-n', releaseNs, '--ignore-not-found', ...kubeconfig()], { home }).catch(() => undefined);
+    await kubectl(['delete', 'namespace', releaseNs, watched, '--ignore-not-found', '--wait=false']);
+  });
+
+  it.runIf(hasNode)('the manager becomes Ready on a Role in the watched namespace alone', async () => {
+    const user = `system:serviceaccount:${releaseNs}:${name}`;
+    expect(await canIAs(user, 'watch', 'etcdclusters.etcd-operator.dev', watched)).toBe('yes');
+    expect(await canIAs(user, 'create', 'pods', watched)).toBe('yes');
+    expect(await canIAs(user, 'create', 'pods', 'elsewhere')).toBe('no');
+    expect(await canIAs(user, 'update', `leases.coordination.k8s.io/${name}`, releaseNs)).toBe('yes');
+    const ready = await until(async () => (await podsOf(releaseNs, name)).find(isReady), 500);
+    expect(ready.spec.containers[0]!.args).toContain(`--namespace=${watched}`);
   });
 });
