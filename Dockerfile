@@ -10,6 +10,9 @@ COPY machines ./machines
 COPY effects ./effects
 COPY journal ./journal
 COPY manager ./manager
+# `kubectl exec deploy/etcd-operator -- etcd-operator journal NAME` (the chart's NOTES) needs it on PATH.
+RUN printf '#!/bin/sh\nexec node /opt/etcd-operator/manager/cli.ts "$@"\n' > /usr/local/bin/etcd-operator \
+ && chmod 755 /usr/local/bin/etcd-operator
 # The journal lives on a volume mounted here (see the chart).
 RUN mkdir -p /var/lib/etcd-operator && chown 65532:65532 /var/lib/etcd-operator
 USER 65532:65532
