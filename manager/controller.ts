@@ -237,22 +237,28 @@ export class Controller {
   /** Asks etcd for the member list and health; members are worked again when it changed. */
   async #probe(entry: Entry<ManagerContext>, cluster: EtcdCluster): Promise<void> {
     const ref = entry.cluster;
-    const endpoints = this.#etcd.endpoints(ref);
-    if (endpoints.length === 0) return;
     const at = this.#now();
-    let observed: EtcdObservation | null;
+    const observed = await this.#observe(ref, (entry.runner.snapshot.context as { members: readonly unknown[] }).members.length > 0);
+    if (observed === undefined) return;
+    await entry.runner.feed(typeof observed === 'string' ? { type: 'etcd.unreachable', at, error: observed } : { type: 'etcd.members.listed', at, etcd: observed });
+    const known = this.#probes.get(ref.uid);
+    const now = typeof observed === 'string' ? null : observed;
+    this.#probes.set(ref.uid, now);
+    if (JSON.stringify(known) !== JSON.stringify(now)) {
+      for (const m of this.#membersOf(ref.namespace, cluster.metadata.name ?? '')) this.#queue.add(memberKey(ref.namespace, m.metadata.name ?? ''));
+    }
+  }
+
+  /** etcd's answer, or why there is none; undefined when there is nothing to ask yet. */
+  async #observe(ref: ClusterRef, hasMembers: boolean): Promise<EtcdObservation | string | undefined> {
+    const endpoints = this.#etcd.endpoints(ref);
+    // Dormant, or no Pod has an address yet: nothing to ask, and nothing is healthy.
+    if (endpoints.length === 0) return hasMembers ? 'no member Pod runs' : undefined;
     try {
-      observed = await probeCluster(this.#etcd, ref, AbortSignal.timeout(10_000));
-      await entry.runner.feed({ type: 'etcd.members.listed', at, etcd: observed });
+      return await probeCluster(this.#etcd, ref, AbortSignal.timeout(10_000));
     } catch (err) {
       this.#o.log.info({ cluster: `${ref.namespace}/${ref.name}`, err: err instanceof Error ? err.message : String(err) }, 'etcd probe: no member answered');
-      observed = null;
-      await entry.runner.feed({ type: 'etcd.unreachable', at, error: `none of ${endpoints.length} member${endpoints.length === 1 ? '' : 's'} answered the member list` });
-    }
-    const known = this.#probes.get(ref.uid);
-    this.#probes.set(ref.uid, observed);
-    if (JSON.stringify(known) !== JSON.stringify(observed)) {
-      for (const m of this.#membersOf(ref.namespace, cluster.metadata.name ?? '')) this.#queue.add(memberKey(ref.namespace, m.metadata.name ?? ''));
+      return `none of ${endpoints.length} member${endpoints.length === 1 ? '' : 's'} answered the member list`;
     }
   }
 

@@ -172,6 +172,8 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     } catch (err) {
       // The informer's copy is the base again, so the next refresh writes every difference.
       entry.written = undefined;
+      // An object that went (its finalizer released) has no status to write.
+      if ((err as { code?: string }).code === 'ERR_PATCH_STATUS_GONE') return;
       this.#o.log.warn({ object: `${entry.ref.namespace}/${entry.ref.name}`, err: err instanceof Error ? err.message : String(err) }, 'status not written; the next refresh writes it');
     }
   }

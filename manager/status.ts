@@ -37,7 +37,8 @@ export function clusterStatus(previous: EtcdClusterStatus | undefined, step: Clu
   const c = step.context;
   const { step: name, message } = describeCluster(step.to, c);
   const voters = c.etcd ? liveVoters(c) : [];
-  const healthy = voters.filter((v) => c.etcd?.healthy.includes(v.id)).length;
+  // The last member list stays known while etcd does not answer; its health does not.
+  const healthy = c.etcdError ? 0 : voters.filter((v) => c.etcd?.healthy.includes(v.id)).length;
   const resting = ['steady', 'dormant'].includes(top(step.to));
   const overdue = !resting && now - c.stepStartedAt > c.progressDeadlineSeconds * 1000;
   const since = ` (since ${iso(c.stepStartedAt)})`;

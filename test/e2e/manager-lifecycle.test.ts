@@ -1,0 +1,137 @@
+/**
+ * The manager on the local cluster, through the lifecycles a user drives: bootstrap of 3,
+ * scale 3 -> 5 -> 3, park at 0 and wake with the same IDs, a deleted Pod brought back as the
+ * same member, a wiped member replaced by a new one, a restarted manager, and deletion with
+ * nothing left behind. Each check is what etcd itself says, and the keys written first are
+ * read back at the end of each step.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { wipeVolume } from '../cluster/storage/index.ts';
+import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { ClusterUnderTest, type Converged } from './etcd-cluster.ts';
+import { startManager, type ManagerProcess } from './manager-process.ts';
+
+const hasNode = inject('clusterHasNode');
+const ns = `lifecycle-${Date.now().toString(36)}`;
+const KEYS = 50;
+let kube: ReturnType<typeof clientsOf>;
+let manager: ManagerProcess;
+let dir: string;
+let demo: ClusterUnderTest;
+let first: Converged;
+
+const restart = async (): Promise<void> => {
+  manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
+};
+
+describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
+  beforeAll(async () => {
+    kube = clientsOf(inject('kubeconfig'));
+    await createNamespace(kube.core, ns);
+    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-lifecycle-'));
+    await restart();
+    demo = new ClusterUnderTest(kube, ns, 'demo');
+  });
+  afterAll(async () => {
+    await manager?.stop();
+    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('bootstraps 3 members: one seed, then learners promoted one at a time', async () => {
+    await demo.create({ replicas: 3 });
+    const settled = await demo.settled(3);
+    first = await demo.verify(3);
+    expect(settled.status?.clusterID).toBe(first.clusterID);
+    expect([...first.members.keys()].sort()).toEqual(['demo-0', 'demo-1', 'demo-2']);
+    expect(settled.status?.conditions?.find((c) => c.type === 'Bootstrapped')?.status).toBe('True');
+    await demo.write('before', KEYS);
+    // The seed alone first, then each learner added (and promoted) before the next one.
+    const added = manager.lines.filter((l) => l.msg === 'learner added' || l.msg === 'learner promoted').map((l) => `${l.msg} ${String(l.member)}`);
+    expect(added).toEqual(['learner added demo-1', 'learner promoted demo-1', 'learner added demo-2', 'learner promoted demo-2']);
+  });
+
+  it('scales 3 -> 5 -> 3, removing members from etcd before their Pods go', async () => {
+    await demo.scale(5);
+    await demo.settled(5);
+    expect((await demo.verify(5)).members.size).toBe(5);
+    await demo.scale(3);
+    await demo.settled(3);
+    const after = await demo.verify(3);
+    // The newest members go; the first three stay with their IDs.
+    expect([...after.members.entries()].sort()).toEqual([...first.members.entries()].sort());
+    expect(await demo.readBack('before', KEYS)).toBe(KEYS);
+  });
+
+  it('parks at 0 (Pods gone, volumes kept) and wakes as the same cluster with the same member IDs', async () => {
+    await demo.scale(0);
+    const parked = await demo.settled(0);
+    expect(parked.status?.conditions?.find((c) => c.type === 'Dormant')?.status).toBe('True');
+    const pods = await kube.core.listNamespacedPod({ namespace: ns, labelSelector: 'etcd-operator.dev/cluster=demo' });
+    expect(pods.items).toHaveLength(0);
+    const claims = await kube.core.listNamespacedPersistentVolumeClaim({ namespace: ns, labelSelector: 'etcd-operator.dev/cluster=demo' });
+    expect(claims.items).toHaveLength(3);
+    await demo.scale(3);
+    await demo.settled(3);
+    const woken = await demo.verify(3);
+    expect(woken.clusterID).toBe(first.clusterID);
+    expect([...woken.members.entries()].sort()).toEqual([...first.members.entries()].sort());
+    expect(await demo.readBack('before', KEYS)).toBe(KEYS);
+  });
+
+  it('brings a deleted Pod back as the same member, from its volume', async () => {
+    const old = await kube.core.readNamespacedPod({ name: 'demo-1', namespace: ns });
+    await kube.core.deleteNamespacedPod({ name: 'demo-1', namespace: ns });
+    await until('a new demo-1 Pod', async () => {
+      const pod = await kube.core.readNamespacedPod({ name: 'demo-1', namespace: ns });
+      return pod.metadata?.uid !== old.metadata?.uid && pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? pod : undefined;
+    });
+    await demo.settled(3);
+    expect((await demo.verify(3)).members.get('demo-1')).toBe(first.members.get('demo-1'));
+  });
+
+  it('replaces a member whose volume was wiped with a new member, and the old one leaves etcd', async () => {
+    await wipeVolume(inject('kubeconfig'), ns, 'data-demo-2');
+    await kube.core.deleteNamespacedPod({ name: 'demo-2', namespace: ns });
+    const replaced = await until('demo-2 replaced', async () => {
+      const names = (await demo.members()).map((m) => m.metadata.name);
+      return names.includes('demo-2') || names.length < 3 ? undefined : names;
+    });
+    expect(replaced).toEqual(['demo-0', 'demo-1', 'demo-5']);
+    await demo.settled(3);
+    const after = await demo.verify(3);
+    expect([...after.members.values()]).not.toContain(first.members.get('demo-2'));
+    expect(after.members.get('demo-0')).toBe(first.members.get('demo-0'));
+    expect(await demo.readBack('before', KEYS)).toBe(KEYS);
+    const c = await demo.get();
+    expect(c.status?.conditions?.find((x) => x.type === 'MemberReplaced')?.status).toBe('True');
+  });
+
+  it('a restarted manager resumes from its journal and changes nothing that is settled', async () => {
+    const before = await demo.verify(3);
+    await manager.stop();
+    await restart();
+    await demo.scale(4);
+    await demo.settled(4);
+    const after = await demo.verify(4);
+    for (const [name, id] of before.members) expect(after.members.get(name)).toBe(id);
+  });
+
+  it('deleting the cluster removes its members, Pods, volumes and Services: no finalizer is left behind', async () => {
+    await demo.delete();
+    await until('everything of demo gone', async () => {
+      const [members, pods, claims, services] = await Promise.all([
+        demo.members(),
+        kube.core.listNamespacedPod({ namespace: ns, labelSelector: 'etcd-operator.dev/cluster=demo' }),
+        kube.core.listNamespacedPersistentVolumeClaim({ namespace: ns, labelSelector: 'etcd-operator.dev/cluster=demo' }),
+        kube.core.listNamespacedService({ namespace: ns, labelSelector: 'etcd-operator.dev/cluster=demo' }),
+      ]);
+      const left = members.length + pods.items.length + claims.items.length + services.items.length;
+      const gone = await demo.get().then(() => false, () => true);
+      return left === 0 && gone ? true : undefined;
+    });
+  });
+});
