@@ -12,7 +12,7 @@ export PATH := $(NODE_BIN):$(PATH)
 # Native modules (better-sqlite3) compile against this Node's own headers, offline.
 export npm_config_nodedir := $(abspath $(NODE_BIN)/..)
 
-.PHONY: help deps generate typecheck lint unit test tools cluster dev
+.PHONY: help deps generate typecheck lint unit test tools cluster dev bench
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -41,6 +41,9 @@ test: deps typecheck lint tools ## run every test: types, lint, unit and end-to-
 
 cluster: deps tools ## run the local Kubernetes in the foreground and print how to use kubectl with it
 	node test/cluster/main.ts
+
+bench: deps tools ## operator vs floor: apply -> Available (1, 3, 5), scale-up, replacement (needs root); writes test/bench/results/latest.json
+	node test/bench/operator.ts
 
 dev: deps tools ## local cluster + CRDs + manager + examples/etcdcluster.yaml (EXIT_WHEN_READY=1 exits once Available)
 	@echo "make dev: the manager does not exist yet; 'make cluster' runs the local Kubernetes" >&2; exit 1
