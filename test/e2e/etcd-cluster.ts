@@ -70,7 +70,7 @@ export class ClusterUnderTest {
   }
 
   /** Waits until the operator reports the target reached: Steady with `replicas` ready voters (Dormant for 0). */
-  async settled(replicas: number): Promise<EtcdCluster> {
+  async settled(replicas: number, timeoutMs = Infinity): Promise<EtcdCluster> {
     return until(`${this.name} settled at ${replicas}`, async () => {
       const c = await this.get();
       const s = c.status;
@@ -83,7 +83,7 @@ export class ClusterUnderTest {
         (s.readyMembers ?? 0) === replicas &&
         s.conditions?.some((x) => x.type === 'Available' && x.status === (replicas > 0 ? 'True' : 'False'));
       return ok ? c : undefined;
-    });
+    }, timeoutMs);
   }
 
   /** A client of the running members, by their Pod IPs (the host has no cluster DNS). */

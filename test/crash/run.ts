@@ -1,0 +1,143 @@
+/**
+ * One run of the crash sweep, in its own namespace and journal dir: the precondition with a
+ * manager without failpoint, keys written, then the action under a manager armed at one
+ * failpoint; when that manager dies by SIGKILL a new one starts on the same journal, and the
+ * cluster must settle and check out as if nothing had happened.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Failpoint } from '../../manager/failpoints.ts';
+import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
+import { startManager, type ManagerProcess } from '../e2e/manager-process.ts';
+import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import type { Scenario } from './scenarios.ts';
+
+/** How a run ended. */
+export type Outcome = 'converged' | 'not-reached' | 'failed';
+
+/** One run as the results record it. */
+export interface RunResult {
+  readonly scenario: string;
+  /** Undefined for the clean run that counts the failpoints. */
+  readonly failpoint?: Failpoint;
+  readonly n?: number;
+  readonly outcome: Outcome;
+  readonly error?: string;
+  /** The run's dir, relative to the sweep's, holding its journal and the managers' logs. */
+  readonly dir: string;
+  readonly seconds: number;
+}
+
+/** What a run needs. */
+export interface RunOptions {
+  readonly kubeconfig: string;
+  readonly scenario: Scenario;
+  /** Absolute dir of this run. */
+  readonly dir: string;
+  /** The run's dir as the results name it. */
+  readonly label: string;
+  readonly namespace: string;
+  readonly point?: { readonly failpoint: Failpoint; readonly n: number };
+  /** Where the manager appends every failpoint it reaches (the clean run counts them). */
+  readonly countFile?: string;
+  readonly settleMs: number;
+}
+
+const KEYS = { prefix: 'before-crash', count: 20 };
+const CLUSTER = 'crash';
+/** After the action is done, how long an armed manager that is still alive may take to die. */
+const GRACE_MS = 3000;
+
+/** Runs the scenario once; never throws: a failure is an outcome. */
+export async function runOnce(o: RunOptions): Promise<RunResult> {
+  const started = Date.now();
+  const managers: { name: string; m: ManagerProcess }[] = [];
+  const start = async (name: string, env: Record<string, string> = {}): Promise<ManagerProcess> => {
+    const m = await startManager({ kubeconfig: o.kubeconfig, dir: o.dir, env, args: ['--namespace', o.namespace] });
+    managers.push({ name, m });
+    return m;
+  };
+  const result = (outcome: Outcome, error?: string): RunResult => ({
+    scenario: o.scenario.name,
+    ...(o.point ?? {}),
+    outcome,
+    ...(error ? { error } : {}),
+    dir: o.label,
+    seconds: Math.round((Date.now() - started) / 100) / 10,
+  });
+  const clients = clientsOf(o.kubeconfig);
+  const cut = new ClusterUnderTest(clients, o.namespace, CLUSTER);
+  let died: string | number | undefined;
+  try {
+    await createNamespace(clients.core, o.namespace);
+    let before: Converged | undefined;
+    if (o.scenario.before !== undefined) {
+      const setup = await start('setup');
+      await cut.create({ replicas: o.scenario.before });
+      await cut.settled(o.scenario.before, o.settleMs);
+      before = await cut.verify(o.scenario.before);
+      await cut.write(KEYS.prefix, KEYS.count);
+      await setup.stop();
+    }
+
+    const env: Record<string, string> = o.countFile ? { ETCD_OPERATOR_FAILPOINT_COUNT: o.countFile } : {};
+    if (o.point) env.ETCD_OPERATOR_FAILPOINT = `${o.point.failpoint}:${o.point.n}`;
+    const armed = await start(o.point ? 'armed' : 'clean', env);
+    // The armed manager's death starts the next one at once, while the action goes on.
+    const restarted = armed.exited.then(async (how) => {
+      died = how;
+      if (how !== 'SIGKILL') throw new Error(`the armed manager exited with ${how}, not by its failpoint`);
+      return start('restarted');
+    });
+    restarted.catch(() => undefined);
+    await o.scenario.action(cut, { kubeconfig: o.kubeconfig, core: clients.core, settleMs: o.settleMs, before });
+    if (o.point && died === undefined) await Promise.race([armed.exited, new Promise((r) => setTimeout(r, GRACE_MS))]);
+    const reached = died !== undefined;
+    if (o.point && reached) {
+      const next = await restarted;
+      await quiet(next, o.settleMs);
+      await cut.settled(o.scenario.after, o.settleMs);
+    }
+    const after = await cut.verify(o.scenario.after);
+    if (before) {
+      const read = await cut.readBack(KEYS.prefix, KEYS.count);
+      if (read !== KEYS.count) throw new Error(`${read} of the ${KEYS.count} keys written before read back`);
+    }
+    o.scenario.check?.(before, after);
+    return result(o.point && !reached ? 'not-reached' : 'converged');
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return result('failed', died !== undefined && died !== 'SIGKILL' ? `the armed manager exited with ${died}; then: ${message}` : message);
+  } finally {
+    for (const { m } of managers) await m.stop();
+    for (const { name, m } of managers) writeFileSync(path.join(o.dir, `${name}.log`), m.lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    await cleanUp(o.kubeconfig, o.namespace);
+  }
+}
+
+/** Waits until the manager has journaled no step for 3 s: what it resumed has run its course. */
+async function quiet(m: ManagerProcess, timeoutMs: number): Promise<void> {
+  let seen = -1;
+  let since = Date.now();
+  await until('the restarted manager quiet', () => {
+    const steps = m.lines.filter((l) => l.msg === 'step').length;
+    if (steps !== seen) [seen, since] = [steps, Date.now()];
+    return Promise.resolve(Date.now() - since >= 3000 ? true : undefined);
+  }, timeoutMs);
+}
+
+/** Deletes the namespace, its Pods at once; with no manager left, the EtcdMembers' finalizers are taken off by hand. */
+async function cleanUp(kubeconfig: string, namespace: string): Promise<void> {
+  const { core, custom } = clientsOf(kubeconfig);
+  const pods = await core.listNamespacedPod({ namespace }).catch(() => ({ items: [] }));
+  for (const p of pods.items) await core.deleteNamespacedPod({ name: p.metadata?.name ?? '', namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+  await core.deleteNamespace({ name: namespace }).catch(() => undefined);
+  const group = { group: 'etcd-operator.dev', version: 'v1alpha1', namespace, plural: 'etcdmembers' };
+  await until(`namespace ${namespace} gone`, async () => {
+    const list = (await custom.listNamespacedCustomObject(group)) as { items: { metadata: { name: string; finalizers?: string[] } }[] };
+    for (const m of list.items.filter((x) => x.metadata.finalizers?.length)) {
+      await custom.patchNamespacedCustomObject({ ...group, name: m.metadata.name, body: [{ op: 'remove', path: '/metadata/finalizers' }] }).catch(() => undefined);
+    }
+    return core.readNamespace({ name: namespace }).then(() => undefined, (err: { code?: number }) => (err.code === 404 ? true : undefined));
+  }, 120_000).catch(() => undefined);
+}

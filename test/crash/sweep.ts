@@ -1,0 +1,125 @@
+/**
+ * `make e2e-crash`: the crash sweep. For each scenario a clean run counts how often each
+ * failpoint is reached; then, for each (failpoint, n) chosen, a run kills the manager there,
+ * restarts it on the same journal and checks that the cluster converges as if nothing happened.
+ *
+ *   node test/crash/sweep.ts [--scenario NAME] [--all | --per-failpoint K]
+ *
+ * Env, the same: CRASH_SCENARIO=NAME, CRASH_ALL=1, CRASH_PER_FAILPOINT=K (default 3: first,
+ * middle and last n of each failpoint), CRASH_SETTLE_SECONDS (default 180), CRASH_BUDGET_MINUTES
+ * (start no run after that; default none), LOCALCLUSTER_KUBECONFIG (use a running local cluster instead of starting one).
+ * Results: test/crash/results/latest.json; each run's journal and logs under results/runs/.
+ */
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { installCrds } from '../cluster/crds.ts';
+import { kubectlFor, kubectlPath } from '../cluster/controlplane/index.ts';
+import { startLocalCluster, type LocalCluster } from '../cluster/index.ts';
+import { choosePoints, countReached, type CrashPoint } from './points.ts';
+import { runOnce, type RunResult } from './run.ts';
+import { SCENARIOS, type Scenario } from './scenarios.ts';
+
+const { values: flags } = parseArgs({ options: { scenario: { type: 'string' }, all: { type: 'boolean' }, 'per-failpoint': { type: 'string' } } });
+const only = flags.scenario ?? process.env.CRASH_SCENARIO;
+const per = flags.all || process.env.CRASH_ALL === '1' ? Infinity : Number(flags['per-failpoint'] ?? process.env.CRASH_PER_FAILPOINT ?? 3);
+const settleMs = Number(process.env.CRASH_SETTLE_SECONDS ?? 180) * 1000;
+const budgetMs = Number(process.env.CRASH_BUDGET_MINUTES ?? Infinity) * 60_000;
+const scenarios = SCENARIOS.filter((s) => !only || s.name === only);
+if (scenarios.length === 0 || !(per >= 1)) {
+  console.error(`usage: sweep.ts [--scenario ${SCENARIOS.map((s) => s.name).join('|')}] [--all | --per-failpoint K>=1]`);
+  process.exit(2);
+}
+
+const resultsDir = path.join(import.meta.dirname, 'results');
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const runsDir = path.join(resultsDir, 'runs', stamp);
+mkdirSync(runsDir, { recursive: true });
+const started = Date.now();
+
+let cluster: LocalCluster | undefined;
+let clusterDir: string | undefined;
+let kubeconfig = process.env.LOCALCLUSTER_KUBECONFIG;
+if (kubeconfig) {
+  await installCrds(kubectlFor(kubeconfig, await kubectlPath()));
+} else {
+  clusterDir = await mkdtemp(path.join(os.tmpdir(), 'etcd-operator-crash-'));
+  const logFile = path.join(clusterDir, 'cluster.log');
+  cluster = await startLocalCluster({ dir: clusterDir, node: true, log: (line) => appendFileSync(logFile, line + '\n') });
+  await installCrds(cluster.kubectl);
+  kubeconfig = cluster.kubeconfigPath;
+}
+console.log(`crash sweep: ${scenarios.map((s) => s.name).join(', ')}; ${per === Infinity ? 'every n' : `at most ${per} n per failpoint`}; runs in ${path.relative(process.cwd(), runsDir)}`);
+
+const runs: RunResult[] = [];
+let seq = 0;
+const run = async (scenario: Scenario, label: string, point?: CrashPoint, countFile?: string): Promise<RunResult> => {
+  const dir = path.join(runsDir, scenario.name, label);
+  mkdirSync(dir, { recursive: true });
+  const r = await runOnce({ kubeconfig: kubeconfig ?? '', scenario, dir, label: path.relative(resultsDir, dir), namespace: `crash-${process.pid}-${++seq}`, point, countFile, settleMs });
+  console.log(`${scenario.name.padEnd(12)} ${(point ? `${point.failpoint}:${point.n}` : 'clean').padEnd(24)} ${r.outcome.padEnd(11)} ${r.seconds.toFixed(1).padStart(6)} s${r.error ? `  ${r.error.slice(0, 400)}` : ''}`);
+  return r;
+};
+
+type Summary = { reached: Record<string, number>; reachedPairs: number; chosen: number; swept: number; converged: number; notReached: number; failed: number; cleanSeconds: number };
+const summary: Record<string, Summary> = {};
+const resultsFile = path.join(resultsDir, 'latest.json');
+const tally = () => {
+  const swept = runs.filter((r) => r.failpoint);
+  return { swept, converged: swept.filter((r) => r.outcome === 'converged').length, notReached: swept.filter((r) => r.outcome === 'not-reached').length, cleanFailed: runs.some((r) => !r.failpoint) };
+};
+/** Written after every run, so a sweep cut short still tells what it found. */
+const save = (complete: boolean): void => {
+  const report = { complete, updatedAt: new Date().toISOString(), wallSeconds: Math.round((Date.now() - started) / 1000), perFailpoint: per === Infinity ? 'all' : per, settleSeconds: settleMs / 1000, budgetMinutes: budgetMs / 60_000, summary, runs };
+  writeFileSync(resultsFile, JSON.stringify(report, null, 2) + '\n');
+};
+
+try {
+  // First every scenario's clean run, then the points taken in turn from each scenario, so
+  // that a sweep stopped by its budget has crashed every scenario as evenly as it could.
+  const queue: { scenario: Scenario; point: CrashPoint; i: number }[] = [];
+  for (const scenario of scenarios) {
+    const countFile = path.join(runsDir, scenario.name, 'clean', 'reached.txt');
+    mkdirSync(path.dirname(countFile), { recursive: true });
+    writeFileSync(countFile, '');
+    const clean = await run(scenario, 'clean', undefined, countFile);
+    const reached = countReached(readFileSync(countFile, 'utf8'));
+    const points = clean.outcome === 'converged' ? choosePoints(reached, per) : [];
+    summary[scenario.name] = { reached, reachedPairs: Object.values(reached).reduce((a, b) => a + b, 0), chosen: points.length, swept: 0, converged: 0, notReached: 0, failed: 0, cleanSeconds: clean.seconds };
+    if (clean.outcome !== 'converged') {
+      console.log(`${scenario.name}: the clean run failed, so no failpoint is swept: ${clean.error}`);
+      runs.push(clean);
+    } else console.log(`${scenario.name}: reached ${JSON.stringify(reached)}: ${summary[scenario.name]!.reachedPairs} pairs, ${points.length} chosen`);
+    queue.push(...points.map((point, i) => ({ scenario, point, i })));
+    save(false);
+  }
+  queue.sort((a, b) => a.i - b.i || scenarios.indexOf(a.scenario) - scenarios.indexOf(b.scenario));
+  for (const { scenario, point } of queue) {
+    if (Date.now() - started > budgetMs) break;
+    const r = await run(scenario, `${point.failpoint}-${point.n}`, point);
+    runs.push(r);
+    const s = summary[scenario.name]!;
+    s.swept += 1;
+    if (r.outcome === 'converged') s.converged += 1;
+    else if (r.outcome === 'not-reached') s.notReached += 1;
+    else s.failed += 1;
+    save(false);
+  }
+} finally {
+  await cluster?.stop().catch((err: unknown) => console.error(`stopping the local cluster: ${String(err)}`));
+  if (clusterDir && process.env.LOCALCLUSTER_KEEP !== '1') await rm(clusterDir, { recursive: true, force: true });
+}
+
+save(true);
+const { swept, converged, notReached, cleanFailed } = tally();
+for (const [name, s] of Object.entries(summary)) {
+  console.log(`${name}: reached ${s.reachedPairs}, chosen ${s.chosen}, swept ${s.swept}, converged ${s.converged}, not reached ${s.notReached}, failed ${s.failed}`);
+}
+const unswept = Object.values(summary).reduce((a, s) => a + s.chosen - s.swept, 0);
+if (unswept > 0) console.log(`${unswept} chosen points not run: the budget of ${budgetMs / 60_000} min ran out`);
+if (cleanFailed) console.log(`a clean run failed: ${runs.filter((r) => !r.failpoint).map((r) => r.scenario).join(', ')} not swept`);
+console.log(`wall time ${Math.round((Date.now() - started) / 1000)} s; ${notReached} not reached (counted as not converged); results in ${path.relative(process.cwd(), resultsFile)}`);
+console.log(`crash sweep: ${converged} of ${swept.length} failpoints converged`);
+process.exit(converged === swept.length && swept.length > 0 && !cleanFailed ? 0 : 1);
