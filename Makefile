@@ -12,10 +12,10 @@ export PATH := $(NODE_BIN):$(PATH)
 # Native modules (better-sqlite3) compile against this Node's own headers, offline.
 export npm_config_nodedir := $(abspath $(NODE_BIN)/..)
 
-.PHONY: help deps generate typecheck lint unit test tools cluster dev bench
+.PHONY: help deps generate typecheck lint unit test tools cluster dev e2e-crash bench
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
 deps: ## install the locked npm dependencies (again only when the lockfile or Node changes)
 	@hack/deps.sh
@@ -45,5 +45,8 @@ cluster: deps tools ## run the local Kubernetes in the foreground and print how 
 bench: deps tools ## operator vs floor: apply -> Available (1, 3, 5), scale-up, replacement (needs root); writes test/bench/results/latest.json
 	node test/bench/operator.ts
 
+e2e-crash: deps tools ## kill the manager at every failpoint of bootstrap, scale, 3->0->3 and replacement; check it converges (CRASH_SCENARIO=, CRASH_ALL=1)
+	node test/crash/sweep.ts
+
 dev: deps tools ## local cluster + CRDs + manager + examples/etcdcluster.yaml (EXIT_WHEN_READY=1 exits once Available)
-	@echo "make dev: the manager does not exist yet; 'make cluster' runs the local Kubernetes" >&2; exit 1
+	node test/cluster/dev.ts

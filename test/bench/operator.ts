@@ -7,6 +7,7 @@
  * histogram's buckets are shown beside it as a cross-check).
  * Run: make bench   → prints a table, writes test/bench/results/latest.json
  */
+import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +22,9 @@ import { spread, type Spread } from './operator/poll.ts';
 
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 const SIZES = (process.env.BENCH_SIZES ?? '1,3,5').split(',').map(Number);
+const git = (...args: string[]): string => execFileSync('git', args, { cwd: import.meta.dirname, encoding: 'utf8' }).trim();
+/** The commit measured, and whether the working tree differed from it (results aside). */
+const source = (): { commit: string; dirty: boolean } => ({ commit: git('rev-parse', 'HEAD'), dirty: git('status', '--porcelain', '--untracked-files=no', '--', ':/', ':(top,exclude)test/bench/results') !== '' });
 const load = (): string => loadavg().map((x) => x.toFixed(2)).join(' ');
 const log = (line: string): void => console.log(`[${new Date().toISOString().slice(11, 19)} load ${load()}] ${line}`);
 
@@ -115,7 +119,7 @@ function report(r: Report): void {
   const replacement = { operator: pick(r.runs.map((x) => x.replacementMs)) };
   const histogram = { p50: histogramBucket(r.metrics, 'etcd_operator_event_to_intent_seconds', 0.5), p99: histogramBucket(r.metrics, 'etcd_operator_event_to_intent_seconds', 0.99) };
   const out = {
-    bench: 'operator', at: new Date().toISOString(), node: process.version, cpus: cpus().length, etcd: '3.6.16', reps: REPS, restMs: REST_MS,
+    bench: 'operator', at: new Date().toISOString(), ...source(), node: process.version, cpus: cpus().length, etcd: '3.6.16', reps: REPS, restMs: REST_MS,
     load: { start: r.startedLoad, end: load() },
     available, scaleUp, replacement, eventToIntentMs: { journal: r.e2i, histogram },
     floors: r.floors, runs: r.runs, traces: r.traces,
