@@ -4,7 +4,7 @@
  */
 import { assign } from 'xstate';
 import { initialClusterContext, lostMember, orphanMembers, victim, type ClusterContext } from './cluster-decide.ts';
-import { backoff, memberName, peerURL, seedInitialCluster } from './policy.ts';
+import { memberName, peerURL, retryDelay, seedInitialCluster } from './policy.ts';
 import type { ClusterEvent, CreateMemberParams, ObjectRef } from './types.ts';
 
 type Update = (c: ClusterContext, e: ClusterEvent) => Partial<ClusterContext>;
@@ -29,7 +29,8 @@ const updates = {
   clearFailure: () => ({ attempts: 0, retryAt: null, lastError: null }),
   recordFailure: (c, e) => {
     const attempts = c.attempts + 1;
-    return { attempts, retryAt: e.at + backoff(attempts), lastError: 'error' in e && typeof e.error === 'object' ? e.error : null };
+    const lastError = 'error' in e && typeof e.error === 'object' ? e.error : null;
+    return { attempts, retryAt: e.at + retryDelay(attempts, lastError?.code), lastError };
   },
   chooseSeed: (c) => ({
     joining: { member: memberName(c.cluster.name, c.nextOrdinal), ordinal: c.nextOrdinal, bootstrap: true, memberID: null, initialCluster: null },

@@ -17,6 +17,19 @@ export const quorum = (voters: number): number => Math.floor(voters / 2) + 1;
 /** Delay before the next try after `attempts` failed ones: 1s, 2s, 4s... up to 30s. */
 export const backoff = (attempts: number): number => Math.min(1000 * 2 ** Math.max(0, attempts - 1), 30_000);
 
+/**
+ * Refusals by which etcd says "not yet" rather than "no": it holds the next membership change
+ * for about 5 s after the last one, and a learner is promoted only once in sync. They are
+ * retried every 500 ms for their first 20 tries (10 s, twice etcd's hold), then with back-off.
+ */
+export const HOLD_CODES: readonly string[] = ['ERR_ETCD_UNHEALTHY', 'ERR_LEARNER_NOT_IN_SYNC'];
+const HOLD_RETRY_MS = 500;
+const HOLD_TRIES = 20;
+
+/** Delay before the next try after `attempts` failed ones, the last with `code`. */
+export const retryDelay = (attempts: number, code: string | undefined): number =>
+  code !== undefined && HOLD_CODES.includes(code) && attempts <= HOLD_TRIES ? HOLD_RETRY_MS : backoff(Math.max(1, attempts - (code !== undefined && HOLD_CODES.includes(code) ? HOLD_TRIES : 0)));
+
 /** The etcd member that belongs to this EtcdMember, found by peer URL. */
 export function etcdMemberFor(cluster: ObjectRef, etcd: EtcdObservation | null, member: string): EtcdMemberInfo | undefined {
   const url = peerURL(cluster, member);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { clusterMachine } from '../../machines/cluster.ts';
 import { describeCluster } from '../../machines/describe.ts';
-import { peerURL } from '../../machines/policy.ts';
+import { peerURL, retryDelay } from '../../machines/policy.ts';
 import type { ClusterEvent, EtcdObservation, MemberObservation } from '../../machines/types.ts';
 import { Driver, type Intent } from './harness.ts';
 
@@ -104,7 +104,7 @@ describe('cluster machine', () => {
     ]);
   });
 
-  it('promoting retries with back-off while the learner is not in sync', () => {
+  it('promoting retries every 500 ms while the learner is not in sync (etcd says "not yet")', () => {
     const d = new Driver(clusterMachine, { cluster: ref });
     play(d, [[spec(2), 'bootstrapping.seeding.creatingServices.running'], [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'], [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'], [voters(0), 'observing'], [voters(0), 'bootstrapping.joining.addingLearner.running']]);
     play(d, [
@@ -112,14 +112,29 @@ describe('cluster machine', () => {
       [ok('createMember'), 'bootstrapping.joining.awaitingStart'],
       [etcd([[0, false, true], [1, true, true]]), 'bootstrapping.joining.promoting.running'],
       [failed('promoteLearner', 'ERR_LEARNER_NOT_IN_SYNC'), 'bootstrapping.joining.promoting.backingOff', []],
-      [tick(500), 'bootstrapping.joining.promoting.backingOff', []],
-      [tick(600), 'bootstrapping.joining.promoting.running', [{ type: 'promoteLearner', params: { member: 'demo-1', memberID: id(1) } }]],
+      [tick(400), 'bootstrapping.joining.promoting.backingOff', []],
+      [tick(100), 'bootstrapping.joining.promoting.running', [{ type: 'promoteLearner', params: { member: 'demo-1', memberID: id(1) } }]],
       [failed('promoteLearner', 'ERR_LEARNER_NOT_IN_SYNC'), 'bootstrapping.joining.promoting.backingOff', []],
-      [tick(1500), 'bootstrapping.joining.promoting.backingOff', []],
-      [tick(600), 'bootstrapping.joining.promoting.running'],
+      [tick(500), 'bootstrapping.joining.promoting.running'],
       [ok('promoteLearner'), 'observing'],
     ]);
     expect(d.context.lastError).toBeNull();
+  });
+
+  it('promoting backs off 1 s, then 2 s, after failures that are not etcd holding a change', () => {
+    const d = new Driver(clusterMachine, { cluster: ref });
+    play(d, [[spec(2), 'bootstrapping.seeding.creatingServices.running'], [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'], [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'], [voters(0), 'observing'], [voters(0), 'bootstrapping.joining.addingLearner.running']]);
+    play(d, [
+      [ok('addLearner', { memberID: id(1), initialCluster: joinedAfter([0, 1]) }), 'bootstrapping.joining.creatingMember.running'],
+      [ok('createMember'), 'bootstrapping.joining.awaitingStart'],
+      [etcd([[0, false, true], [1, true, true]]), 'bootstrapping.joining.promoting.running'],
+      [failed('promoteLearner', 'ERR_ETCD_UNAVAILABLE'), 'bootstrapping.joining.promoting.backingOff', []],
+      [tick(900), 'bootstrapping.joining.promoting.backingOff', []],
+      [tick(100), 'bootstrapping.joining.promoting.running'],
+      [failed('promoteLearner', 'ERR_ETCD_UNAVAILABLE'), 'bootstrapping.joining.promoting.backingOff', []],
+      [tick(1900), 'bootstrapping.joining.promoting.backingOff', []],
+      [tick(100), 'bootstrapping.joining.promoting.running'],
+    ]);
   });
 
   it('a spec edit during a step waits until the latched target is reached', () => {
@@ -267,5 +282,16 @@ describe('cluster machine: what a user reads', () => {
     const d = steadyCluster(3);
     play(d, [[etcd([[0, false, true], [1, false, true], [2, false, true]], { unhealthy: [1, 2] }), 'degraded']]);
     expect(describeCluster(d.state, d.context)).toEqual({ step: 'Degraded', message: '1 of 3 voters healthy: waiting for a healthy quorum before any change' });
+  });
+});
+
+describe('retry policy', () => {
+  it('retries etcd\'s "not yet" every 500 ms for 20 tries, then backs off like any failure', () => {
+    expect(retryDelay(1, 'ERR_ETCD_UNHEALTHY')).toBe(500);
+    expect(retryDelay(20, 'ERR_LEARNER_NOT_IN_SYNC')).toBe(500);
+    expect(retryDelay(21, 'ERR_ETCD_UNHEALTHY')).toBe(1000);
+    expect(retryDelay(22, 'ERR_ETCD_UNHEALTHY')).toBe(2000);
+    expect([1, 2, 3, 10].map((n) => retryDelay(n, 'ERR_CREATE_POD'))).toEqual([1000, 2000, 4000, 30_000]);
+    expect(retryDelay(1, undefined)).toBe(1000);
   });
 });
