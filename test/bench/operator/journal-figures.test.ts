@@ -15,10 +15,10 @@ function written(): { path: string; t0: number } {
   const j = Journal.open(path);
   open.push(j);
   const t0 = Date.now();
-  const first = j.recordStep(demo, step('observing', 'addingLearner', [{ type: 'addLearner' }, { type: 'createMember' }], t0 - 40));
+  const first = j.recordStep(demo, step('observing', 'addingLearner', [{ type: 'addLearner' }, { type: 'createMember' }], new Date(t0 - 40).toISOString()));
   j.recordOutcome(demo, first.intentIds[0]!, { ok: false, code: 'ERR_ETCD_UNHEALTHY', message: 'unhealthy cluster' });
-  j.recordStep(demo, step('addingLearner', 'backingOff', [], t0, 'effect.addLearner.failed'));
-  const again = j.recordStep(demo, step('backingOff', 'addingLearner', [{ type: 'addLearner' }], Date.now(), 'timer.tick'));
+  j.recordStep(demo, step('addingLearner', 'backingOff', [], new Date(t0).toISOString(), 'effect.addLearner.failed'));
+  const again = j.recordStep(demo, step('backingOff', 'addingLearner', [{ type: 'addLearner' }], new Date().toISOString(), 'timer.tick'));
   j.recordOutcome(demo, again.intentIds[0]!, { ok: true });
   return { path, t0 };
 }
