@@ -50,7 +50,7 @@ const GRACE_MS = 3000;
 
 /** Runs the scenario once; never throws: a failure is an outcome. */
 export async function runOnce(o: RunOptions): Promise<RunResult> {
-  const started = Date.now();
+  const started = performance.now();
   const managers: { name: string; m: ManagerProcess }[] = [];
   const start = async (name: string, env: Record<string, string> = {}): Promise<ManagerProcess> => {
     const m = await startManager({ kubeconfig: o.kubeconfig, dir: o.dir, env, args: ['--namespace', o.namespace] });
@@ -63,7 +63,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     outcome,
     ...(error ? { error } : {}),
     dir: o.label,
-    seconds: Math.round((Date.now() - started) / 100) / 10,
+    seconds: Math.round((performance.now() - started) / 100) / 10,
   });
   const clients = clientsOf(o.kubeconfig);
   const cut = new ClusterUnderTest(clients, o.namespace, CLUSTER);
@@ -118,11 +118,11 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
 /** Waits until the manager has journaled no step for 3 s: what it resumed has run its course. */
 async function quiet(m: ManagerProcess, timeoutMs: number): Promise<void> {
   let seen = -1;
-  let since = Date.now();
+  let since = performance.now();
   await until('the restarted manager quiet', () => {
     const steps = m.lines.filter((l) => l.msg === 'step').length;
-    if (steps !== seen) [seen, since] = [steps, Date.now()];
-    return Promise.resolve(Date.now() - since >= 3000 ? true : undefined);
+    if (steps !== seen) [seen, since] = [steps, performance.now()];
+    return Promise.resolve(performance.now() - since >= 3000 ? true : undefined);
   }, timeoutMs);
 }
 

@@ -15,6 +15,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { FAILPOINTS } from '../../manager/failpoints.ts';
 import { installCrds } from '../cluster/crds.ts';
 import { kubectlFor, kubectlPath } from '../cluster/controlplane/index.ts';
 import { startLocalCluster, type LocalCluster } from '../cluster/index.ts';
@@ -37,7 +38,8 @@ const resultsDir = path.join(import.meta.dirname, 'results');
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const runsDir = path.join(resultsDir, 'runs', stamp);
 mkdirSync(runsDir, { recursive: true });
-const started = Date.now();
+// Durations by the monotonic clock: the wall clock of a VM may jump.
+const started = performance.now();
 
 let cluster: LocalCluster | undefined;
 let clusterDir: string | undefined;
@@ -72,7 +74,7 @@ const tally = () => {
 };
 /** Written after every run, so a sweep cut short still tells what it found. */
 const save = (complete: boolean): void => {
-  const report = { complete, updatedAt: new Date().toISOString(), wallSeconds: Math.round((Date.now() - started) / 1000), perFailpoint: per === Infinity ? 'all' : per, settleSeconds: settleMs / 1000, budgetMinutes: budgetMs / 60_000, summary, runs };
+  const report = { complete, updatedAt: new Date().toISOString(), wallSeconds: Math.round((performance.now() - started) / 1000), perFailpoint: per === Infinity ? 'all' : per, settleSeconds: settleMs / 1000, budgetMinutes: budgetMs / 60_000, summary, runs };
   writeFileSync(resultsFile, JSON.stringify(report, null, 2) + '\n');
 };
 
@@ -92,12 +94,13 @@ try {
       console.log(`${scenario.name}: the clean run failed, so no failpoint is swept: ${clean.error}`);
       runs.push(clean);
     } else console.log(`${scenario.name}: reached ${JSON.stringify(reached)}: ${summary[scenario.name]!.reachedPairs} pairs, ${points.length} chosen`);
-    queue.push(...points.map((point, i) => ({ scenario, point, i })));
+    queue.push(...points.map((point) => ({ scenario, point, i: points.filter((p) => p.failpoint === point.failpoint && p.n < point.n).length })));
     save(false);
   }
-  queue.sort((a, b) => a.i - b.i || scenarios.indexOf(a.scenario) - scenarios.indexOf(b.scenario));
+  // i: the point's place among its failpoint's n; so: every scenario's first n of every failpoint, then the next...
+  queue.sort((a, b) => a.i - b.i || FAILPOINTS.indexOf(a.point.failpoint) - FAILPOINTS.indexOf(b.point.failpoint) || scenarios.indexOf(a.scenario) - scenarios.indexOf(b.scenario));
   for (const { scenario, point } of queue) {
-    if (Date.now() - started > budgetMs) break;
+    if (performance.now() - started > budgetMs) break;
     const r = await run(scenario, `${point.failpoint}-${point.n}`, point);
     runs.push(r);
     const s = summary[scenario.name]!;
@@ -120,6 +123,6 @@ for (const [name, s] of Object.entries(summary)) {
 const unswept = Object.values(summary).reduce((a, s) => a + s.chosen - s.swept, 0);
 if (unswept > 0) console.log(`${unswept} chosen points not run: the budget of ${budgetMs / 60_000} min ran out`);
 if (cleanFailed) console.log(`a clean run failed: ${runs.filter((r) => !r.failpoint).map((r) => r.scenario).join(', ')} not swept`);
-console.log(`wall time ${Math.round((Date.now() - started) / 1000)} s; ${notReached} not reached (counted as not converged); results in ${path.relative(process.cwd(), resultsFile)}`);
+console.log(`wall time ${Math.round((performance.now() - started) / 1000)} s; ${notReached} not reached (counted as not converged); results in ${path.relative(process.cwd(), resultsFile)}`);
 console.log(`crash sweep: ${converged} of ${swept.length} failpoints converged`);
 process.exit(converged === swept.length && swept.length > 0 && !cleanFailed ? 0 : 1);

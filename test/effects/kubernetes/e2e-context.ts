@@ -35,11 +35,11 @@ export async function createCluster(custom: CustomObjectsApi, ns: string, name: 
 
 /** Polls until probe gives a value (a throw counts as not yet); the test's timeout bounds the wait, or timeoutMs. */
 export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = Infinity): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   for (let tries = 1; ; tries++) {
     const value = await probe().catch(() => undefined);
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
     if (tries % 100 === 0) console.log(`still waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
