@@ -34,10 +34,20 @@ export interface InformerOptions<T extends KubeObject> {
   list(signal: AbortSignal): Promise<Listed<T>>;
   /** Called for every change, after the cache holds it. */
   onChange(change: Change, object: T): void;
+  /** The watch call; Watch#watch of client-node unless a unit test gives its own. */
+  readonly watch?: WatchFn;
   /** Called after each (re-)list: how many times it has listed. */
   onList?(count: number): void;
   readonly log: Log;
 }
+
+/** Watch#watch's signature: calls back per event, then `done` once the stream ends. */
+export type WatchFn = (
+  path: string,
+  query: Record<string, string | number | boolean | undefined>,
+  callback: (phase: string, object: unknown) => void,
+  done: (err: unknown) => void,
+) => Promise<{ abort(): void }>;
 
 const keyOf = (o: KubeObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 const MIN_BACKOFF_MS = 1000;
@@ -47,7 +57,7 @@ const MAX_BACKOFF_MS = 30_000;
 export class Informer<T extends KubeObject> {
   readonly #o: InformerOptions<T>;
   readonly #cache = new Map<string, T>();
-  readonly #watch: Watch;
+  readonly #watch: WatchFn;
   #resourceVersion = '';
   #synced = false;
   #lists = 0;
@@ -59,7 +69,8 @@ export class Informer<T extends KubeObject> {
 
   constructor(options: InformerOptions<T>) {
     this.#o = options;
-    this.#watch = new Watch(options.kubeConfig);
+    const real = new Watch(options.kubeConfig);
+    this.#watch = options.watch ?? ((path, query, callback, done) => real.watch(path, query, callback, done));
   }
 
   /** Whether the first list has filled the cache. */
@@ -126,18 +137,17 @@ export class Informer<T extends KubeObject> {
     let gone = false;
     const ended = new Promise<unknown>((resolve) => {
       const query = { resourceVersion: this.#resourceVersion, allowWatchBookmarks: true, labelSelector: this.#o.labelSelector };
-      this.#watch
-        .watch(this.#o.path, query, (phase: string, object: T & { code?: number }) => {
-          if (phase === 'ERROR') {
-            gone = object.code === 410;
-            return;
-          }
-          this.#backoff = MIN_BACKOFF_MS;
-          const rv = object.metadata?.resourceVersion;
-          if (rv) this.#resourceVersion = rv;
-          if (phase === 'BOOKMARK') return;
-          this.#apply(phase, object);
-        }, resolve)
+      const onEvent = (phase: string, object: T & { code?: number }): void => {
+        if (phase === 'ERROR') {
+          gone = object.code === 410;
+          return;
+        }
+        this.#backoff = MIN_BACKOFF_MS;
+        const rv = object.metadata?.resourceVersion;
+        if (rv) this.#resourceVersion = rv;
+        if (phase !== 'BOOKMARK') this.#apply(phase, object);
+      };
+      this.#watch(this.#o.path, query, (phase, object) => onEvent(phase, object as T & { code?: number }), resolve)
         .then((controller) => this.#abort.signal.addEventListener('abort', () => controller.abort(), { once: true }))
         .catch(resolve);
     });
