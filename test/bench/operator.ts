@@ -34,6 +34,23 @@ interface Measured extends OperatorRun {
   readonly retries: readonly Retried[];
 }
 
+/** A measurement that did not finish: reported, and left out of the figures. */
+interface Failure {
+  readonly namespace: string;
+  readonly error: string;
+}
+
+/** Runs one measurement; a failure is logged and noted, and the run goes on. */
+async function attempt(namespace: string, failures: Failure[], measure: () => Promise<void>): Promise<void> {
+  try {
+    await measure();
+  } catch (err) {
+    const error = err instanceof Error ? `${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ''}` : String(err);
+    failures.push({ namespace, error });
+    log(`${namespace} FAILED: ${error}`);
+  }
+}
+
 /** The bucket of a /metrics histogram that holds the p-th observation, as `<= le` seconds. */
 function histogramBucket(metrics: string, name: string, p: number): string {
   const buckets = [...metrics.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)$`, 'gm'))].map((m) => ({ le: m[1] ?? '', n: Number(m[2]) }));
@@ -64,29 +81,34 @@ async function main(): Promise<void> {
     const runs: Measured[] = [];
     const traces: Record<string, TraceRow[]> = {};
     const allRows: TimelineRow[] = [];
+    const failures: Failure[] = [];
     try {
       for (let rep = 0; rep < REPS; rep++) {
         for (const size of SIZES) {
           const fns = `floor-${size}-${rep}`;
-          const floor = await measureFloor(kube, fns, size);
-          floors.push(floor);
-          log(`floor ${size}: ${floor.totalMs} ms (seed Ready ${floor.seedReadyMs}, joins ${floor.joins.map((j) => j.totalMs).join('/')})${floor.scaleUp ? `, +1 from rest ${floor.scaleUp.totalMs} ms` : ''}`);
-          await dropNamespace(kube.core, fns);
+          await attempt(fns, failures, async () => {
+            const floor = await measureFloor(kube, fns, size);
+            floors.push(floor);
+            log(`floor ${size}: ${floor.totalMs} ms (seed Ready ${floor.seedReadyMs}, joins ${floor.joins.map((j) => j.totalMs).join('/')})${floor.scaleUp ? `, +1 from rest ${floor.scaleUp.totalMs} ms` : ''}`);
+          });
+          await dropNamespace(kube.core, fns).catch((err: unknown) => log(String(err)));
 
           const ons = `operator-${size}-${rep}`;
-          const before = load();
-          const run = await measureOperator(kube, kubeconfig, ons, size);
-          const rows = rowsOf(journal, ons);
-          allRows.push(...rows);
-          runs.push({ ...run, load: before, retries: retries(rows) });
-          if (rep === 0 && size > 1) traces[ons] = trace(rows, run.t0);
-          log(`operator ${size}: Available ${run.availableMs} ms${run.replacementMs ? `, replacement ${run.replacementMs} ms, scale 3->4 ${run.scaleUpMs} ms` : ''}`);
-          if (await dropCluster(kube, ons)) log(`operator ${size}: the EtcdCluster was not gone after its deletion; finalizers stripped`);
-          await dropNamespace(kube.core, ons);
+          await attempt(ons, failures, async () => {
+            const before = load();
+            const run = await measureOperator(kube, kubeconfig, ons, size);
+            const rows = rowsOf(journal, ons);
+            allRows.push(...rows);
+            runs.push({ ...run, load: before, retries: retries(rows) });
+            if (rep === 0 && size > 1) traces[ons] = trace(rows, run.t0);
+            log(`operator ${size}: Available ${run.availableMs} ms${run.replacementMs ? `, replacement ${run.replacementMs} ms, scale 3->4 ${run.scaleUpMs} ms` : ''}`);
+          });
+          if (await dropCluster(kube, ons).catch(() => true)) log(`operator ${size}: the EtcdCluster was not gone after its deletion; finalizers stripped`);
+          await dropNamespace(kube.core, ons).catch((err: unknown) => log(String(err)));
         }
       }
       const metrics = await (await fetch(`http://127.0.0.1:${manager.port}/metrics`)).text();
-      report({ floors, runs, traces, e2i: eventToIntent(allRows), metrics, startedLoad });
+      report({ floors, runs, failures, traces, e2i: eventToIntent(allRows), metrics, startedLoad });
     } finally {
       await manager.stop();
     }
@@ -101,6 +123,7 @@ async function main(): Promise<void> {
 }
 
 interface Report {
+  readonly failures: readonly Failure[];
   readonly floors: readonly FloorResult[];
   readonly runs: readonly Measured[];
   readonly traces: Readonly<Record<string, TraceRow[]>>;
@@ -122,7 +145,7 @@ function report(r: Report): void {
     bench: 'operator', at: new Date().toISOString(), ...source(), node: process.version, cpus: cpus().length, etcd: '3.6.16', reps: REPS, restMs: REST_MS,
     load: { start: r.startedLoad, end: load() },
     available, scaleUp, replacement, eventToIntentMs: { journal: r.e2i, histogram },
-    floors: r.floors, runs: r.runs, traces: r.traces,
+    failures: r.failures, floors: r.floors, runs: r.runs, traces: r.traces,
   };
   const dir = join(import.meta.dirname, 'results');
   mkdirSync(dir, { recursive: true });
@@ -135,6 +158,7 @@ function report(r: Report): void {
   console.log(`${'scale-up 3 -> 4, from rest'.padEnd(32)}${f(scaleUp.operator)}${f(scaleUp.floor)}${gap(scaleUp.operator, scaleUp.floor)}`);
   console.log(`${'member replacement (wiped, 3)'.padEnd(32)}${f(replacement.operator)}${'-'.padStart(22)}`);
   console.log(`event -> intent, journal: p50 ${r.e2i.p50} ms, p99 ${r.e2i.p99} ms, max ${r.e2i.max} ms over ${r.e2i.steps} steps (histogram: p50 ${histogram.p50}, p99 ${histogram.p99})`);
+  for (const x of r.failures) console.log(`FAILED ${x.namespace}: ${x.error}`);
   console.log(`${cpus().length} cores, load ${r.startedLoad} at start, ${load()} at end; wrote ${join('test', 'bench', 'results', 'latest.json')}`);
 }
 

@@ -21,8 +21,11 @@ import { poll, since } from './poll.ts';
 /** How often a refused add or promote is asked again, and how often the API and etcd are polled. */
 export const RETRY_MS = 50;
 const VERSION = '3.6.16';
-/** etcd's refusals that mean "not yet": a promote before the learner caught up, a change within 5 s of the last. */
-const NOT_YET = /in sync with leader|unhealthy cluster|not enough started members/;
+/**
+ * etcd's refusals that mean "not yet" (a promote before the learner caught up, a change within
+ * 5 s of the last) and answers lost on a loaded machine; anything else stops the floor.
+ */
+const NOT_YET = /in sync with leader|unhealthy cluster|not enough started members|no leader|leader changed|DEADLINE_EXCEEDED|No connection established/;
 
 /** How one member joined, in ms from the start of its join. */
 export interface FloorJoin {
@@ -58,6 +61,8 @@ export class FloorCluster {
   readonly #cluster: EtcdCluster;
   readonly #ref: ClusterRef;
   readonly #ips = new Map<string, string>();
+  /** Members promoted (and the seed): the only ones asked cluster-wide calls, which a learner refuses. */
+  readonly #voters = new Set<string>();
   readonly etcd: EtcdClients;
   size = 0;
 
@@ -66,7 +71,7 @@ export class FloorCluster {
     this.#ref = { namespace, name, uid: randomUUID() };
     this.#cluster = { apiVersion, kind: 'EtcdCluster', metadata: { name, namespace, uid: this.#ref.uid }, spec: { replicas: 1, version: VERSION, storage: { size: '64Mi' } } } as EtcdCluster;
     const url = (member: string): string => `http://${this.#ips.get(member) ?? '127.0.0.1'}:2379`;
-    this.etcd = new EtcdClients(() => ({ endpoints: [...this.#ips.keys()].map(url), clientURL: url }), { callTimeoutMs: 3000 });
+    this.etcd = new EtcdClients(() => ({ endpoints: [...this.#voters].map(url), clientURL: url }), { callTimeoutMs: 3000 });
   }
 
   /** Creates the seed and `size - 1` more members, one after the other. */
@@ -85,6 +90,7 @@ export class FloorCluster {
       return pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') || undefined;
     });
     const seedReadyMs = since(t0);
+    this.#voters.add(seed);
     this.size = 1;
     const joins: FloorJoin[] = [];
     while (this.size < size) joins.push(await this.join());
@@ -103,6 +109,7 @@ export class FloorCluster {
     await poll(`${member} answers`, RETRY_MS, async () => ((await this.#pod(member)) && (await this.#answers(member))) || undefined);
     const t2 = performance.now();
     const promote = await this.#retry(() => this.etcd.cluster(this.#ref).cluster.memberPromote({ ID: add.value.member.ID }));
+    this.#voters.add(member);
     this.size += 1;
     const ms = (a: number, b: number): number => Math.round(b - a);
     return { member, addMs: ms(t0, t1), addTries: add.tries, startMs: ms(t1, t2), promoteMs: since(t2), promoteTries: promote.tries, totalMs: since(t0) };
