@@ -20,8 +20,17 @@ const updates = {
     return { spec: { replicas: spec.replicas, version: spec.version }, progressDeadlineSeconds };
   },
   observeDeleted: () => ({ deleting: true }),
-  observeMembers: (_, e) => ({ members: (e as Of<'k8s.members.listed'>).members }),
-  observeEtcd: (_, e) => ({ etcd: (e as Of<'etcd.members.listed'>).etcd, etcdStale: false, etcdError: null }),
+  // Names are never reused: a member seen with ordinal k means the next is above k, even for a
+  // machine that starts without its journal and adopts a running cluster.
+  observeMembers: (c, e) => {
+    const { members } = e as Of<'k8s.members.listed'>;
+    return { members, nextOrdinal: Math.max(c.nextOrdinal, ...members.map((m) => m.ordinal + 1)) };
+  },
+  // A machine adopting a running cluster latches the ID its members answer with.
+  observeEtcd: (c, e) => {
+    const { etcd } = e as Of<'etcd.members.listed'>;
+    return { etcd, etcdStale: false, etcdError: null, clusterID: c.clusterID ?? (c.members.length > 0 ? etcd.clusterID : null) };
+  },
   observeUnreachable: (_, e) => ({ etcdError: (e as Of<'etcd.unreachable'>).error }),
   observeTime: () => ({}),
   latchTarget: (c) => ({ target: c.spec }),

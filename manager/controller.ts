@@ -197,8 +197,10 @@ export class Controller {
     const entry = await this.#runners.cluster(key, object);
     const before = entry.seq;
     const at = this.#now();
-    await entry.runner.feed(clusterObserved(object, at));
+    // Members first: a machine without a journal must see a running cluster's members before
+    // the spec, or it would take the cluster for a new one and seed it.
     await entry.runner.feed(membersListed(name, this.#membersOf(ns, name), at));
+    await entry.runner.feed(clusterObserved(object, at));
     if (!object.metadata.deletionTimestamp) await this.#probe(entry, object);
     await entry.runner.feed({ type: 'timer.tick', at: this.#now() });
     await this.#runners.refreshClusterStatus(entry, object);

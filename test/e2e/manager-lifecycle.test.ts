@@ -120,6 +120,20 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
     for (const [name, id] of before.members) expect(after.members.get(name)).toBe(id);
   });
 
+  it('a manager that lost its journal adopts the running cluster: no seed, no name reused, same IDs', async () => {
+    const before = await demo.verify(4);
+    await manager.stop();
+    rmSync(dir, { recursive: true, force: true });
+    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-lifecycle-'));
+    await restart();
+    await demo.scale(3);
+    await demo.settled(3);
+    const after = await demo.verify(3);
+    expect(after.clusterID).toBe(before.clusterID);
+    for (const [name, id] of after.members) expect(before.members.get(name)).toBe(id);
+    expect(manager.lines.some((l) => l.msg === 'step' && Array.isArray(l.intents) && (l.intents as string[]).includes('ensureServices'))).toBe(false);
+  });
+
   it('deleting the cluster removes its members, Pods, volumes and Services: no finalizer is left behind', async () => {
     await demo.delete();
     await until('everything of demo gone', async () => {

@@ -137,6 +137,20 @@ describe('cluster machine', () => {
     ]);
   });
 
+  it('a machine starting without its journal adopts a running cluster: same cluster ID, no member name reused', () => {
+    const d = new Driver(clusterMachine, { cluster: ref });
+    // The runtime gives a new machine the members before the spec, so it never seeds over them.
+    play(d, [
+      [members([[0, 'voter'], [2, 'voter'], [5, 'voter']]), 'pending', []],
+      [spec(3), 'observing', []],
+    ]);
+    const first = d.send(voters(0, 2, 5));
+    expect(first.intents).toEqual([]);
+    expect(d.context.clusterID).toBe('c1');
+    expect(d.state).toBe('steady');
+    play(d, [[spec(4), 'scalingUp.joining.addingLearner.running', [addLearner(6)]]]);
+  });
+
   it('a spec edit during a step waits until the latched target is reached', () => {
     const d = new Driver(clusterMachine, { cluster: ref });
     play(d, [[spec(2), 'bootstrapping.seeding.creatingServices.running'], [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'], [ok('createMember'), 'bootstrapping.seeding.awaitingSeed']]);
