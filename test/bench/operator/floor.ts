@@ -23,9 +23,10 @@ export const RETRY_MS = 50;
 const VERSION = '3.6.16';
 /**
  * etcd's refusals that mean "not yet" (a promote before the learner caught up, a change within
- * 5 s of the last) and answers lost on a loaded machine; anything else stops the floor.
+ * 5 s of the last, a member just promoted that has not applied it yet and still refuses as a
+ * learner) and answers lost on a loaded machine; anything else stops the floor.
  */
-const NOT_YET = /in sync with leader|unhealthy cluster|not enough started members|no leader|leader changed|DEADLINE_EXCEEDED|No connection established/;
+const NOT_YET = /in sync with leader|unhealthy cluster|not enough started members|not supported for learner|no leader|leader changed|DEADLINE_EXCEEDED|No connection established/;
 
 /** How one member joined, in ms from the start of its join. */
 export interface FloorJoin {
