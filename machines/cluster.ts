@@ -53,6 +53,7 @@ const machine = setup({
     targetOutdated: ({ context }) =>
       context.spec !== null && (context.spec.replicas !== context.target?.replicas || context.spec.version !== context.target.version),
     hasSpec: ({ context }) => context.spec !== null,
+    permanent: ({ event }) => 'error' in event && typeof event.error === 'object' && event.error.retryable === false,
     retryDue: ({ context }) => context.retryAt !== null && context.now >= context.retryAt,
     etcdFresh: ({ context }) => !context.etcdStale && context.etcd !== null,
     seedStarted: ({ context }) => {
@@ -85,7 +86,10 @@ function attempt(kind: ClusterIntent['type'], onSuccess: { target: string; actio
         entry: [entry],
         on: {
           [`effect.${kind}.succeeded`]: { target: onSuccess.target, actions: ['clearFailure', ...(onSuccess.actions ?? [])] },
-          [`effect.${kind}.failed`]: { target: 'backingOff', actions: 'recordFailure' },
+          [`effect.${kind}.failed`]: [
+            { guard: 'permanent', target: '#cluster.failed', actions: 'recordFailure' },
+            { target: 'backingOff', actions: 'recordFailure' },
+          ],
         },
       },
       backingOff: { always: { guard: 'retryDue', target: 'running' } },
@@ -207,6 +211,8 @@ export const clusterMachine = machine.createMachine({
       entry: 'beginStep',
       always: { guard: { type: 'undecided', params: { decision: 'degraded' } }, target: 'deciding' },
     },
+    // A failure that trying again cannot help: nothing more is done until the spec changes.
+    failed: { always: { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' } },
     deleting: { type: 'final' },
   },
 });

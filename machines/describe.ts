@@ -83,17 +83,20 @@ export function describeCluster(path: string, c: ClusterContext): Described {
     case 'deleting':
       message = 'the cluster is being deleted; its members go with it';
       break;
+    case 'failed':
+      message = `a step failed in a way trying again cannot fix (${c.lastError?.code ?? '?'}: ${c.lastError?.message ?? ''}); nothing more is done until the EtcdCluster's spec changes`;
+      break;
     default:
       message = path;
   }
-  return { step: camel(top), message: `${message}${top === 'steady' || top === 'dormant' ? '' : retrying(c)}` };
+  return { step: camel(top), message: `${message}${['steady', 'dormant', 'failed'].includes(top) ? '' : retrying(c)}` };
 }
 
 /** The step and message of a member machine state; `state` is what EtcdMember.status.state shows. */
 export function describeMember(path: string, c: MemberContext): Described & { readonly state: string } {
   const [top = 'pending', sub = ''] = path.split('.');
-  // A parked member is dormant only once its Pod is really gone.
-  const state = top === 'parking' && sub === 'stopped' ? 'dormant' : top;
+  // A parked member is dormant only once its Pod is really gone; a started learner waits to be promoted.
+  const state = top === 'parking' && sub === 'stopped' ? 'dormant' : top === 'joiningLearner' && sub === 'catchingUp' ? 'promoting' : top;
   const messages: Record<string, string> = {
     pending: 'waiting for the member\'s Pod and volume to be observed',
     deciding: 'deciding the next step',

@@ -54,6 +54,8 @@ export interface EtcdObservation {
 export interface EffectFailure {
   readonly code: string;
   readonly message: string;
+  /** False when trying again cannot help (the request is invalid); absent means it may. */
+  readonly retryable?: boolean;
 }
 
 /** Cluster machine events. */

@@ -165,7 +165,7 @@ export class Runner<C extends EffectContext> {
     this.#o.onOutcome?.({ type: intent.type, ok: r.ok, recovered, ms: at - started });
     return r.ok
       ? { type: `effect.${intent.type}.succeeded`, at, result: r.result }
-      : { type: `effect.${intent.type}.failed`, at, error: { code: r.error.code, message: r.error.message } };
+      : { type: `effect.${intent.type}.failed`, at, error: { code: r.error.code, message: r.error.message, retryable: r.error.retryable } };
   }
 
   #handler(kind: string): Handler<never, Readonly<Record<string, unknown>>, C> {

@@ -39,7 +39,7 @@ export function clusterStatus(previous: EtcdClusterStatus | undefined, step: Clu
   const voters = c.etcd ? liveVoters(c) : [];
   // The last member list stays known while etcd does not answer; its health does not.
   const healthy = c.etcdError ? 0 : voters.filter((v) => c.etcd?.healthy.includes(v.id)).length;
-  const resting = ['steady', 'dormant'].includes(top(step.to));
+  const resting = ['steady', 'dormant', 'failed'].includes(top(step.to));
   const overdue = !resting && now - c.stepStartedAt > c.progressDeadlineSeconds * 1000;
   const since = ` (since ${iso(c.stepStartedAt)})`;
 
@@ -50,6 +50,8 @@ export function clusterStatus(previous: EtcdClusterStatus | undefined, step: Clu
       ? { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.ProgressDeadlineExceeded, message: `step ${name} has taken longer than ${c.progressDeadlineSeconds}s${since}: ${message}` }
       : top(step.to) === 'degraded'
         ? { type: ConditionType.Degraded, status: 'True', reason: name, message }
+        : top(step.to) === 'failed'
+          ? { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.StepFailed, message }
         : { type: ConditionType.Degraded, status: 'False', reason: ConditionReason.Steady, message: 'nothing needs attention' },
   ];
   const left = top(step.from) !== top(step.to) ? COMPLETES[top(step.from)] : undefined;

@@ -151,6 +151,20 @@ describe('cluster machine', () => {
     play(d, [[spec(4), 'scalingUp.joining.addingLearner.running', [addLearner(6)]]]);
   });
 
+  it('a failure trying again cannot fix ends in failed, which waits for a spec change and then starts over', () => {
+    const d = new Driver(clusterMachine, { cluster: ref });
+    play(d, [[spec(3), 'bootstrapping.seeding.creatingServices.running'], [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running']]);
+    const invalid: ClusterEvent = { type: 'effect.createMember.failed', at: now(), error: { code: 'ERR_CREATE_MEMBER', message: 'HTTP 422: spec.version: Invalid value', retryable: false } };
+    play(d, [
+      [invalid, 'failed', []],
+      [tick(60_000), 'failed', []],
+      [members([]), 'failed', []],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toContain('ERR_CREATE_MEMBER: HTTP 422');
+    play(d, [[spec(1), 'bootstrapping.seeding.creatingServices.running', [{ type: 'ensureServices', params: { cluster: 'demo' } }]]]);
+    expect(d.context.target?.replicas).toBe(1);
+  });
+
   it('a spec edit during a step waits until the latched target is reached', () => {
     const d = new Driver(clusterMachine, { cluster: ref });
     play(d, [[spec(2), 'bootstrapping.seeding.creatingServices.running'], [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'], [ok('createMember'), 'bootstrapping.seeding.awaitingSeed']]);

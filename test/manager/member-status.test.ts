@@ -8,12 +8,12 @@ const NOW = Date.parse('2026-11-21T12:00:00Z');
 const condition = (s: ReturnType<typeof memberStatus>, type: string) => s.conditions?.find((c) => c.type === type);
 
 describe('member status', () => {
-  it('a learner catching up: state, memberID and role from etcd, Promoted False, data not yet initialized', () => {
+  it('a started learner waits to be promoted: state promoting, memberID and role from etcd, Promoted False, data not yet initialized', () => {
     const c: MemberContext = { ...base, pvcBound: true, everRan: false, etcd: { id: 'ab12', name: 'demo-1', peerURL: 'http://x:2380', learner: true } };
     const s = memberStatus(undefined, { path: 'joiningLearner.catchingUp', context: c, generation: 2 }, NOW);
-    expect(s).toMatchObject({ state: 'joiningLearner', memberID: 'ab12', role: 'learner', podName: 'demo-1', pvcName: 'data-demo-1', observedGeneration: 2 });
+    expect(s).toMatchObject({ state: 'promoting', memberID: 'ab12', role: 'learner', podName: 'demo-1', pvcName: 'data-demo-1', observedGeneration: 2 });
     expect(s.dataInitialized).toBeUndefined();
-    expect(condition(s, 'Progressing')).toMatchObject({ status: 'True', reason: 'JoiningLearner' });
+    expect(condition(s, 'Progressing')).toMatchObject({ status: 'True', reason: 'Promoting' });
     expect(condition(s, 'Promoted')).toMatchObject({ status: 'False' });
     expect(condition(s, 'VolumeReady')).toMatchObject({ status: 'True' });
   });

@@ -72,3 +72,17 @@ describe('manager: the status a user reads', () => {
     expect(condition(after, 'Bootstrapped')?.lastTransitionTime).toBe(condition(status, 'Bootstrapped')?.lastTransitionTime);
   });
 });
+
+describe('cluster status of a failed step', () => {
+  it('says Degraded (StepFailed) with the error, and nothing in progress', () => {
+    const d = new Driver(clusterMachine, { cluster: ref });
+    d.send({ type: 'k8s.cluster.updated', at: at(), spec: { replicas: 1, version: '3.6.16' }, progressDeadlineSeconds: 600 });
+    d.send({ type: 'effect.ensureServices.failed', at: at(), error: { code: 'ERR_ENSURE_SERVICES', message: 'HTTP 422: invalid', retryable: false } });
+    expect(d.state).toBe('failed');
+    const s = clusterStatus(undefined, { seq: 2, from: 'bootstrapping.seeding.creatingServices.running', to: d.state, context: d.context, generation: 1 }, at());
+    expect(condition(s, 'Degraded')).toMatchObject({ status: 'True', reason: 'StepFailed' });
+    expect(condition(s, 'Degraded')?.message).toContain('ERR_ENSURE_SERVICES: HTTP 422: invalid');
+    expect(condition(s, 'Progressing')).toMatchObject({ status: 'False', reason: 'Failed' });
+    expect(s.observed?.step).toBe('Failed');
+  });
+});
