@@ -46,12 +46,14 @@ const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 
 /** Parses the flags; `env` gives POD_NAME, POD_NAMESPACE and HOSTNAME. Throws ConfigError. */
 export function parseManagerArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ManagerConfig {
+  const known = ['kubeconfig', 'namespace', 'journal', 'listen', 'leader-elect', 'lease-name', 'lease-namespace', 'etcd-address', 'agent-image', 'log-level'];
   const flags = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument '${arg}'`);
     const eq = arg.indexOf('=');
     const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
+    if (!known.includes(name)) throw new ConfigError(`unknown flag --${name}`);
     let value = eq > 0 ? arg.slice(eq + 1) : argv[i + 1];
     if (eq < 0) {
       // A boolean flag may stand alone: --leader-elect means true.
@@ -61,8 +63,6 @@ export function parseManagerArgs(argv: readonly string[], env: Readonly<Record<s
     if (value === undefined) throw new ConfigError(`--${name} needs a value`);
     flags.set(name, value);
   }
-  const known = ['kubeconfig', 'namespace', 'journal', 'listen', 'leader-elect', 'lease-name', 'lease-namespace', 'etcd-address', 'agent-image', 'log-level'];
-  for (const name of flags.keys()) if (!known.includes(name)) throw new ConfigError(`unknown flag --${name}`);
 
   const listen = flags.get('listen') ?? ':8080';
   const colon = listen.lastIndexOf(':');

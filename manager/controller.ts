@@ -193,7 +193,11 @@ export class Controller {
 
   async #workCluster(key: string, ns: string, name: string): Promise<void> {
     const object = this.#clusters.get(ns, name);
-    if (!object) return this.#runners.drop(key);
+    if (!object) {
+      const uid = this.#runners.drop(key);
+      if (uid) this.#probes.delete(uid);
+      return;
+    }
     const entry = await this.#runners.cluster(key, object);
     const before = entry.seq;
     const at = this.#now();
@@ -214,7 +218,10 @@ export class Controller {
 
   async #workMember(key: string, ns: string, name: string): Promise<void> {
     const object = this.#members.get(ns, name);
-    if (!object) return this.#runners.drop(key);
+    if (!object) {
+      this.#runners.drop(key);
+      return;
+    }
     const cluster = this.#clusters.get(ns, object.spec.cluster);
     const entry = await this.#runners.member(key, object);
     const before = entry.seq;

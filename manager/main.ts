@@ -21,6 +21,9 @@ import { Controller } from './controller.ts';
 import { LeaderElector } from './leader.ts';
 import { ManagerMetrics } from './metrics.ts';
 
+/** How often the journal drops steps beyond what it keeps per object (journal/ DEFAULT_RETAIN_STEPS). */
+const PRUNE_EVERY_MS = 10 * 60_000;
+
 /** Runs the manager until a signal (resolves 0) or a fatal error (rejects or resolves 1). */
 export async function runManager(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let config: ManagerConfig;
@@ -64,9 +67,14 @@ export async function runManager(argv: readonly string[], env: NodeJS.ProcessEnv
     journal = Journal.open(config.journal);
     log.info({ journal: config.journal, lsn: journal.lastLsn() }, 'journal open');
     controller = new Controller({ kubeConfig, journal, log, metrics, namespace: config.namespace, etcdAddress: config.etcdAddress, identity: config.identity, agentImage: config.agentImage });
-    await controller.start();
-    log.info({ namespace: config.namespace ?? '(all)' }, 'caches synced; reconciling');
-    return await stopped;
+    // A signal while the caches fill (the API server may not answer) stops at once.
+    const synced = controller.start().then(() => log.info({ namespace: config.namespace ?? '(all)' }, 'caches synced; reconciling'));
+    await Promise.race([synced, stopped]);
+    const prune = setInterval(() => log.info({ rows: journal?.prune() }, 'journal pruned to the last steps of each object'), PRUNE_EVERY_MS);
+    prune.unref();
+    const code = await stopped;
+    clearInterval(prune);
+    return code;
   } finally {
     await controller?.stop().catch((err: unknown) => log.warn({ err: String(err) }, 'stopping the controller failed'));
     await elector?.release();

@@ -61,9 +61,11 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     return this.#entries.size;
   }
 
-  /** Forgets the runner of an object that is gone (its journal stays). */
-  drop(key: string): void {
+  /** Forgets the runner of an object that is gone (its journal stays); returns the object's uid. */
+  drop(key: string): string | undefined {
+    const uid = this.#entries.get(key)?.ref.uid;
     this.#entries.delete(key);
+    return uid;
   }
 
   /** The cluster's runner, created and resumed on first use. */

@@ -17,6 +17,7 @@ describe('manager flags', () => {
 
   it.each([
     [['--nope', '1'], 'unknown flag --nope'],
+    [['--nope'], 'unknown flag --nope'],
     [['--listen', '8080'], '--listen 8080: want HOST:PORT'],
     [['--listen', ':99999'], '--listen :99999: want HOST:PORT'],
     [['--leader-elect=maybe'], '--leader-elect maybe: want true or false'],
