@@ -84,11 +84,15 @@ function attempt(kind: MemberIntent['type'], target: string, entry: IntentEntry,
   };
 }
 
-/** Makes sure the member's Pod exists and waits until it is ready; leaves early if the decision changes. */
+/**
+ * Makes sure the member's Pod exists and waits until it is ready; leaves as soon as the decision
+ * changes, even while a create is retried: a member being deleted must not wait on its Pod.
+ */
 function podStep(id: string, decision: MemberDecision): StateConfig {
   return {
     id,
     entry: 'beginStep',
+    always: { guard: { type: 'undecided', params: { decision } }, target: '#member.deciding' },
     initial: 'checking',
     states: {
       checking: { always: [{ guard: 'podMissing', target: 'creatingPod' }, { target: 'awaitingReady' }] },

@@ -36,6 +36,13 @@ export async function call<T>(signal: AbortSignal, timeoutMs: number, fn: (optio
  */
 const unavailable = /DEADLINE_EXCEEDED|CANCELLED|deadline|ECONNREFUSED|No connection established|aborted|timed out|no leader|leader changed|server stopped/i;
 
+/**
+ * etcd's refusal of a membership change while this member's own peer connections are younger
+ * than 5 s. Each member judges by its own connections, and a member that refuses has changed
+ * nothing, so another member may be asked at once.
+ */
+export const heldByThisMember = (err: unknown): boolean => /unhealthy cluster|not enough started members/.test(describe(err));
+
 /** etcd's refusal to serve an RPC on a learner (Unavailable in 3.5, FailedPrecondition in 3.6). */
 const learnerRefused = (err: unknown): boolean => err instanceof Error && err.message.includes('not supported for learner');
 
@@ -45,7 +52,11 @@ const learnerRefused = (err: unknown): boolean => err instanceof Error && err.me
  * may mean the next endpoint is asked to repeat a change: each handler treats etcd's
  * "already done" answers (URL exists, member not found, not a learner) as success.
  */
-export async function onCluster<T>(ctx: Pick<EtcdContext, 'etcd' | 'cluster' | 'signal'>, fn: (client: Etcd3, options: CallOptions) => Promise<T>): Promise<T> {
+export async function onCluster<T>(
+  ctx: Pick<EtcdContext, 'etcd' | 'cluster' | 'signal'>,
+  fn: (client: Etcd3, options: CallOptions) => Promise<T>,
+  moveOn: (err: unknown) => boolean = () => false,
+): Promise<T> {
   const { etcd, cluster, signal } = ctx;
   const endpoints = etcd.endpoints(cluster);
   if (endpoints.length === 0) throw new EffectError('ERR_ETCD_UNAVAILABLE', `cluster ${cluster.namespace}/${cluster.name} has no etcd endpoints`);
@@ -56,7 +67,7 @@ export async function onCluster<T>(ctx: Pick<EtcdContext, 'etcd' | 'cluster' | '
       etcd.answered(cluster, url);
       return result;
     } catch (err) {
-      if (signal.aborted || (!learnerRefused(err) && !unavailable.test(describe(err)))) throw err;
+      if (signal.aborted || (!learnerRefused(err) && !unavailable.test(describe(err)) && !moveOn(err))) throw err;
       last = err;
     }
   }

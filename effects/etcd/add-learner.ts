@@ -5,7 +5,7 @@
  */
 import type { IMember } from 'etcd3';
 import { EffectError, type Handler } from '../types.ts';
-import { codeOf, etcdError, listMembers, onCluster } from './_call.ts';
+import { codeOf, etcdError, heldByThisMember, listMembers, onCluster } from './_call.ts';
 import type { EtcdContext } from './clients.ts';
 import { hexID } from './ids.ts';
 
@@ -63,7 +63,7 @@ export const addLearner: Handler<AddLearnerParams, AddLearnerResult, EtcdContext
     }
     refuseUnstarted(before.members, params);
     try {
-      const res = await onCluster(ctx, (client, o) => client.cluster.memberAdd({ peerURLs: [params.peerURL], isLearner: true }, o));
+      const res = await onCluster(ctx, (client, o) => client.cluster.memberAdd({ peerURLs: [params.peerURL], isLearner: true }, o), heldByThisMember);
       ctx.log.info({ member: params.member, memberID: hexID(res.member.ID) }, 'learner added');
       return { memberID: hexID(res.member.ID), initialCluster: initialCluster(res.members, res.member.ID, params.member) };
     } catch (err) {

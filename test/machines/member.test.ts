@@ -52,6 +52,15 @@ function runningVoter(medium: '' | 'Memory' = ''): Driver<typeof memberMachine> 
 }
 
 describe('member machine', () => {
+  it('a member deleted while its Pod cannot be created (a namespace going) stops retrying and leaves', () => {
+    const d = runningVoter();
+    play(d, [
+      [noPod(), 'restarting.creatingPod.running', [intent('createPod')]],
+      [failed('createPod'), 'restarting.creatingPod.backingOff', []],
+      [updated({ deleting: true, clusterDeleting: true }), 'removing.releasing.running', [intent('releaseFinalizer')]],
+    ]);
+  });
+
   it('a seed gets its volume, then its Pod, and reports itself running', () => {
     const d = new Driver(memberMachine, { member, bootstrap: true, medium: '' });
     play(d, [
