@@ -200,13 +200,13 @@ export class Controller {
     }
     const entry = await this.#runners.cluster(key, object);
     const before = entry.seq;
+    await this.#retryIfDue(entry);
     const at = this.#now();
     // Members first: a machine without a journal must see a running cluster's members before
     // the spec, or it would take the cluster for a new one and seed it.
     await entry.runner.feed(membersListed(name, this.#membersOf(ns, name), at));
     await entry.runner.feed(clusterObserved(object, at));
     if (!object.metadata.deletionTimestamp) await this.#probe(entry, object);
-    await entry.runner.feed({ type: 'timer.tick', at: this.#now() });
     await this.#runners.refreshClusterStatus(entry, object);
     const context = entry.runner.snapshot.context as { retryAt: number | null; stepStartedAt: number; progressDeadlineSeconds: number };
     this.#timers(key, context);
@@ -225,6 +225,7 @@ export class Controller {
     const cluster = this.#clusters.get(ns, object.spec.cluster);
     const entry = await this.#runners.member(key, object);
     const before = entry.seq;
+    await this.#retryIfDue(entry);
     const at = this.#now();
     const pod = this.#pods.get(ns, name);
     await entry.runner.feed(memberObserved(object, cluster, at));
@@ -237,7 +238,6 @@ export class Controller {
       const ref: ObjectRef = { namespace: ns, name: object.spec.cluster, uid: entry.cluster.uid };
       await entry.runner.feed({ type: 'etcd.member.observed', at, member: etcdMemberFor(ref, probe, name) ?? null });
     }
-    await entry.runner.feed({ type: 'timer.tick', at: this.#now() });
     await this.#runners.refreshMemberStatus(entry, object);
     this.#timers(key, entry.runner.snapshot.context as { retryAt: number | null });
     if (entry.seq !== before) this.#queue.add(key);
@@ -269,6 +269,13 @@ export class Controller {
       this.#o.log.info({ cluster: `${ref.namespace}/${ref.name}`, err: err instanceof Error ? err.message : String(err) }, 'etcd probe: no member answered');
       return `none of ${endpoints.length} member${endpoints.length === 1 ? '' : 's'} answered the member list`;
     }
+  }
+
+  /** A back-off that has run out is fed first, as the tick it is, so the journal says why the retry happened. */
+  async #retryIfDue(entry: Entry<ManagerContext>): Promise<void> {
+    const { retryAt } = entry.runner.snapshot.context as { retryAt: number | null };
+    const at = this.#now();
+    if (retryAt !== null && at >= retryAt) await entry.runner.feed({ type: 'timer.tick', at });
   }
 
   /** A retry back-off in the machine's context is a timer here. */

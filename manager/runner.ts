@@ -10,7 +10,7 @@
  */
 import { initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
 import { EffectError, type EffectContext, type Handler } from '../effects/types.ts';
-import type { Journal, ObjectRef, OpenIntent } from '../journal/index.ts';
+import type { Journal, ObjectRef, OpenIntent, TimelineRow } from '../journal/index.ts';
 import { failpoint } from './failpoints.ts';
 
 /** Handlers by intent kind. */
@@ -79,14 +79,27 @@ export class Runner<C extends EffectContext> {
   }
 
   /**
-   * Recovers every intent the journal holds without an outcome, then feeds the outcomes.
-   * Rejects, leaving the rest open, when a handler's recover cannot tell what happened.
+   * Finishes the step the journal ended in: the intents of its last step are fed to the machine
+   * as outcomes, the journaled ones as they were written, the unanswered ones after their
+   * handler's recover (or run). A crash after an outcome was journaled and before the machine
+   * took it leaves that outcome here, never lost. Rejects, leaving the rest open, when a
+   * handler's recover cannot tell what happened.
    */
   resume(): Promise<void> {
     return this.#enqueue(async () => {
-      const open = this.#o.journal.openIntents(this.#o.ref.uid);
+      const { journal, ref } = this.#o;
+      const saved = journal.snapshot(ref.uid);
+      const open = journal.openIntents(ref.uid);
+      const last = saved ? journal.timeline({ uid: ref.uid }, { afterSeq: saved.seq - 1 }).filter((r) => r.seq === saved.seq) : [];
+      const answered = new Map(last.filter((r) => r.entry === 'outcome').map((r) => [r.intentId, r] as const));
       const outcomes: RunnerEvent[] = [];
-      for (const intent of open) outcomes.push(await this.#recoverOrRun(intent));
+      // Intents left open by an older step come first (none should: a step's outcomes are fed before the next).
+      for (const intent of open.filter((i) => i.seq !== saved?.seq)) outcomes.push(await this.#recoverOrRun(intent));
+      for (const row of last.filter((r) => r.entry === 'intent')) {
+        const outcome = answered.get(row.intentId);
+        if (outcome) outcomes.push(journaledOutcome(row.name, outcome));
+        else outcomes.push(await this.#recoverOrRun({ id: row.intentId ?? '', type: row.name, params: (row.data ?? {}) as Record<string, unknown> }));
+      }
       for (const event of outcomes) await this.#step(event);
     });
   }
@@ -173,6 +186,14 @@ export class Runner<C extends EffectContext> {
     if (!h) throw new EffectError('ERR_NO_HANDLER', `no effect handler for intent ${kind}`, { retryable: false });
     return h;
   }
+}
+
+/** The event an outcome row stands for, as the runner fed it when it was written. */
+function journaledOutcome(kind: string, row: TimelineRow): RunnerEvent {
+  const at = Date.parse(row.at);
+  return row.ok
+    ? { type: `effect.${kind}.succeeded`, at, result: (row.data ?? {}) }
+    : { type: `effect.${kind}.failed`, at, error: { code: row.code ?? 'ERR_EFFECT', message: row.message ?? '' } };
 }
 
 /** Same state value and the same context but for `now`. */

@@ -101,6 +101,20 @@ describe('runner: steps go through the journal', () => {
     expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.awaitingSeed');
   });
 
+  it('after a crash between the outcome and the step it leads to, resume feeds the journaled outcome: nothing is run or asked again', async () => {
+    await crashAfterJournal();
+    const [open] = journal.openIntents();
+    journal.recordOutcome(ref, open!.id, { ok: true, result: {}, at: now() });
+    const services = fake('ensureServices');
+    const create = fake('createMember');
+    const r = runner({ ensureServices: services.handler, createMember: create.handler });
+    expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.creatingServices.running');
+    await r.resume();
+    expect(services.calls).toEqual({ run: 0, recover: 0 });
+    expect(create.calls.run).toBe(1);
+    expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.awaitingSeed');
+  });
+
   it('when recover cannot tell whether an effect happened, resume fails and the intent stays open, never run', async () => {
     await crashAfterJournal();
     const calls = { run: 0 };
