@@ -4,7 +4,7 @@
  * failpoint; when that manager dies by SIGKILL a new one starts on the same journal, and the
  * cluster must settle and check out as if nothing had happened.
  */
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Failpoint } from '../../manager/failpoints.ts';
 import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
@@ -38,7 +38,7 @@ export interface RunOptions {
   readonly label: string;
   readonly namespace: string;
   readonly point?: { readonly failpoint: Failpoint; readonly n: number };
-  /** Where the manager appends every failpoint it reaches (the clean run counts them). */
+  /** Where the manager appends every failpoint it reaches (the clean run counts them); copied to `<file>.done` once the action is done. */
   readonly countFile?: string;
   readonly settleMs: number;
 }
@@ -91,7 +91,9 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     });
     restarted.catch(() => undefined);
     await o.scenario.action(cut, { kubeconfig: o.kubeconfig, core: clients.core, settleMs: o.settleMs, before });
-    if (o.point && died === undefined) await Promise.race([armed.exited, new Promise((r) => setTimeout(r, GRACE_MS))]);
+    if (died === undefined) await Promise.race([armed.exited, new Promise((r) => setTimeout(r, GRACE_MS))]);
+    // An armed run counts as reached only up to here: so does the clean run count, not later.
+    if (o.countFile) copyFileSync(o.countFile, `${o.countFile}.done`);
     const reached = died !== undefined;
     if (o.point && reached) {
       const next = await restarted;

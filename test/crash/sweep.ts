@@ -10,7 +10,7 @@
  * (start no run after that; default none), LOCALCLUSTER_KUBECONFIG (use a running local cluster instead of starting one).
  * Results: test/crash/results/latest.json; each run's journal and logs under results/runs/.
  */
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -87,7 +87,8 @@ try {
     mkdirSync(path.dirname(countFile), { recursive: true });
     writeFileSync(countFile, '');
     const clean = await run(scenario, 'clean', undefined, countFile);
-    const reached = countReached(readFileSync(countFile, 'utf8'));
+    const done = `${countFile}.done`;
+    const reached = countReached(existsSync(done) ? readFileSync(done, 'utf8') : '');
     const points = clean.outcome === 'converged' ? choosePoints(reached, per) : [];
     summary[scenario.name] = { reached, reachedPairs: Object.values(reached).reduce((a, b) => a + b, 0), chosen: points.length, swept: 0, converged: 0, notReached: 0, failed: 0, cleanSeconds: clean.seconds };
     if (clean.outcome !== 'converged') {
