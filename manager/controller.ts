@@ -13,7 +13,7 @@ import { EtcdClients, etcdHandlers, probeCluster, type EtcdContext } from '../ef
 import { kubeClients, kubernetesHandlers, LABEL, pvcName, type KubeClients, type KubeContext } from '../effects/kubernetes/index.ts';
 import { GROUP, PLURAL, VERSION } from '../effects/kubernetes/meta.ts';
 import type { ClusterRef } from '../effects/types.ts';
-import type { Journal } from '../journal/index.ts';
+import { stateName, type Journal } from '../journal/index.ts';
 import type { EtcdObservation, ObjectRef } from '../machines/index.ts';
 import { etcdMemberFor } from '../machines/index.ts';
 import { Informer, type Listed } from './informer.ts';
@@ -49,7 +49,7 @@ export interface ControllerOptions {
 export type ManagerContext = KubeContext & EtcdContext;
 
 const HANDLERS = { ...kubernetesHandlers, ...etcdHandlers };
-const RESTING = new Set(['pending', 'steady', 'degraded', 'dormant']);
+const RESTING = new Set(['pending', 'steady', 'degraded', 'dormant', 'failed']);
 const clusterKey = (ns: string, name: string): string => `EtcdCluster/${ns}/${name}`;
 const memberKey = (ns: string, name: string): string => `EtcdMember/${ns}/${name}`;
 
@@ -210,7 +210,7 @@ export class Controller {
     await this.#runners.refreshClusterStatus(entry, object);
     const context = entry.runner.snapshot.context as { retryAt: number | null; stepStartedAt: number; progressDeadlineSeconds: number };
     this.#timers(key, context);
-    const top = String(Object.keys(entry.runner.snapshot.value as object)[0] ?? entry.runner.snapshot.value);
+    const top = stateName(entry.runner.snapshot.value as never).split('.')[0] ?? '';
     if (entry.seq !== before) this.#queue.add(key);
     else if (RESTING.has(top)) this.#queue.addAfter(key, this.#o.resyncMs ?? 15_000);
     else this.#queue.addAfter(key, Math.max(0, context.stepStartedAt + context.progressDeadlineSeconds * 1000 - this.#now()) + 1000);
