@@ -10,6 +10,7 @@
  * (start no run after that; default none), LOCALCLUSTER_KUBECONFIG (use a running local cluster instead of starting one).
  * Results: test/crash/results/latest.json; each run's journal and logs under results/runs/.
  */
+import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -40,6 +41,9 @@ const runsDir = path.join(resultsDir, 'runs', stamp);
 mkdirSync(runsDir, { recursive: true });
 // Durations by the monotonic clock: the wall clock of a VM may jump.
 const started = performance.now();
+// Each run starts the manager from the working tree: name what was measured.
+const git = (...args: string[]): string => spawnSync('git', args, { cwd: import.meta.dirname, encoding: 'utf8' }).stdout?.trim() ?? '';
+const measured = { commit: git('rev-parse', 'HEAD'), changedAtStart: git('status', '--porcelain', '--', '../../manager', '../../machines', '../../effects', '../../journal').split('\n').filter(Boolean) };
 
 let cluster: LocalCluster | undefined;
 let clusterDir: string | undefined;
@@ -74,7 +78,7 @@ const tally = () => {
 };
 /** Written after every run, so a sweep cut short still tells what it found. */
 const save = (complete: boolean): void => {
-  const report = { complete, updatedAt: new Date().toISOString(), wallSeconds: Math.round((performance.now() - started) / 1000), perFailpoint: per === Infinity ? 'all' : per, settleSeconds: settleMs / 1000, budgetMinutes: budgetMs / 60_000, summary, runs };
+  const report = { complete, ...measured, updatedAt: new Date().toISOString(), wallSeconds: Math.round((performance.now() - started) / 1000), perFailpoint: per === Infinity ? 'all' : per, settleSeconds: settleMs / 1000, budgetMinutes: budgetMs / 60_000, summary, runs };
   writeFileSync(resultsFile, JSON.stringify(report, null, 2) + '\n');
 };
 
