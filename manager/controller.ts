@@ -249,6 +249,7 @@ export class Controller {
     const at = this.#now();
     const observed = await this.#observe(ref, (entry.runner.snapshot.context as { members: readonly unknown[] }).members.length > 0);
     if (observed === undefined) return;
+    this.#o.metrics.probes.inc({ result: typeof observed === 'string' ? 'unreachable' : 'answered' });
     await entry.runner.feed(typeof observed === 'string' ? { type: 'etcd.unreachable', at, error: observed } : { type: 'etcd.members.listed', at, etcd: observed });
     const known = this.#probes.get(ref.uid);
     const now = typeof observed === 'string' ? null : observed;

@@ -96,7 +96,8 @@ export class ManagerMetrics {
   readonly eventToIntentSeconds = new Histogram('etcd_operator_event_to_intent_seconds', 'From an event to the intents it caused being journaled.', LATENCY_BUCKETS);
   readonly relists = new Counter('etcd_operator_informer_lists_total', 'Lists made by the informers (first list and re-lists after 410 Gone), by resource.');
   readonly errors = new Counter('etcd_operator_reconcile_errors_total', 'Reconciles that failed and were retried with back-off, by kind.');
-  readonly #all: Metric[] = [this.steps, this.intents, this.intentSeconds, this.eventToIntentSeconds, this.relists, this.errors];
+  readonly probes = new Counter('etcd_operator_etcd_probes_total', 'etcd member-list probes, by result (answered, unreachable).');
+  readonly #all: Metric[] = [this.steps, this.intents, this.intentSeconds, this.eventToIntentSeconds, this.relists, this.errors, this.probes];
 
   /** Adds a gauge read at scrape time. */
   gauge(name: string, help: string, read: () => number): void {
