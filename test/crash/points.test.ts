@@ -7,14 +7,15 @@ describe('crash sweep points', () => {
     expect(counts).toEqual({ 'before-journal-step': 1, 'after-journal-step': 2, 'after-status': 0, 'after-effect': 0, 'after-outcome': 0 });
   });
 
-  it('takes every n when the budget covers them, else every k-th with first and last', () => {
+  it('takes every n when the budget covers them, else points evenly spread over the first 80%', () => {
     expect(spread(0, 3)).toEqual([]);
     expect(spread(3, 3)).toEqual([1, 2, 3]);
     expect(spread(5, Infinity)).toEqual([1, 2, 3, 4, 5]);
-    expect(spread(10, 3)).toEqual([1, 6, 10]);
-    expect(spread(31, 4)).toEqual([1, 11, 21, 31]);
-    expect(spread(7, 2)).toEqual([1, 7]);
+    expect(spread(10, 3)).toEqual([1, 5, 8]);
+    expect(spread(31, 4)).toEqual([1, 9, 16, 24]);
+    expect(spread(7, 2)).toEqual([1, 5]);
     expect(spread(7, 1)).toEqual([1]);
+    expect(spread(4, 3)).toEqual([1, 2, 3]);
   });
 
   it('lists the points failpoint by failpoint, none for a failpoint never reached', () => {
