@@ -23,6 +23,7 @@ import { clusterObserved, memberObserved, membersListed, podObserved, pvcObserve
 import { ObjectRunners, type Entry } from './object-runners.ts';
 import { WorkQueue } from './queue.ts';
 import { etcdResolver, type EtcdAddressMode } from './resolver.ts';
+import { topState } from './status.ts';
 
 /** Options of Controller. */
 export interface ControllerOptions {
@@ -210,7 +211,7 @@ export class Controller {
     await this.#runners.refreshClusterStatus(entry, object);
     const context = entry.runner.snapshot.context as { retryAt: number | null; stepStartedAt: number; progressDeadlineSeconds: number };
     this.#timers(key, context);
-    const top = stateName(entry.runner.snapshot.value as never).split('.')[0] ?? '';
+    const top = topState(stateName(entry.runner.snapshot.value as never));
     if (entry.seq !== before) this.#queue.add(key);
     else if (RESTING.has(top)) this.#queue.addAfter(key, this.#o.resyncMs ?? 15_000);
     else this.#queue.addAfter(key, Math.max(0, context.stepStartedAt + context.progressDeadlineSeconds * 1000 - this.#now()) + 1000);

@@ -9,6 +9,7 @@
 import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import type { Log } from '../effects/types.ts';
 import { isConflict, isNotFound } from '../effects/kubernetes/_util.ts';
+import { microTime as micro } from '../effects/kubernetes/record-event.ts';
 
 /** Options of LeaderElector. */
 export interface LeaderOptions {
@@ -29,7 +30,6 @@ function lostRace(err: unknown): false {
   throw err;
 }
 
-const micro = (d: Date): string => d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
 /** Campaigns for, holds and releases one Lease. */
 export class LeaderElector {

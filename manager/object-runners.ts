@@ -16,7 +16,7 @@ import { clusterMachine, describeCluster, describeMember, memberMachine, type Cl
 import { memberStatus } from './member-status.ts';
 import type { ManagerMetrics } from './metrics.ts';
 import { Runner, type Handlers, type RunnerStep } from './runner.ts';
-import { clusterStatus } from './status.ts';
+import { clusterStatus, topState } from './status.ts';
 
 /** A running machine and what the manager keeps beside it. */
 export interface Entry<C extends EffectContext> {
@@ -44,8 +44,6 @@ export interface ObjectRunnersOptions<C extends EffectContext> {
   readonly context: (cluster: ClusterRef) => C;
   readonly now: () => number;
 }
-
-const top = (path: string): string => path.split('.')[0] ?? path;
 
 /** The runners of every object, by work-queue key. */
 export class ObjectRunners<C extends EffectContext & KubeContext> {
@@ -143,7 +141,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     const from = stateName(step.from as never);
     const to = stateName(step.snapshot.value as never);
     const machine = entry.ref.kind === 'EtcdCluster' ? 'cluster' : 'member';
-    o.metrics.steps.inc({ machine, to: top(to) });
+    o.metrics.steps.inc({ machine, to: topState(to) });
     if (step.intents.length > 0) o.metrics.eventToIntentSeconds.observe(Math.max(0, o.now() - step.event.at) / 1000);
     o.log.info(
       { machine, object: `${entry.ref.namespace}/${entry.ref.name}`, seq: step.seq, from, to, event: step.event.type, intents: step.intents.map((i) => i.type) },
@@ -182,7 +180,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
 
   async #event(entry: Entry<C>, to: string, context: ClusterContext | MemberContext, intents: readonly { type: string }[]): Promise<void> {
     const described = entry.ref.kind === 'EtcdCluster' ? describeCluster(to, context as ClusterContext) : describeMember(to, context as MemberContext);
-    const warning = top(to) === 'degraded' || top(to) === 'replacing' || context.lastError !== null;
+    const warning = topState(to) === 'degraded' || topState(to) === 'replacing' || context.lastError !== null;
     try {
       await recordEvent(this.#o.context(entry.cluster), {
         regarding: { apiVersion, kind: entry.ref.kind, name: entry.ref.name, namespace: entry.ref.namespace, uid: entry.ref.uid },

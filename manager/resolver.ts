@@ -6,7 +6,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { EtcdMember } from '../api/v1alpha1/index.ts';
 import type { EtcdResolver } from '../effects/etcd/index.ts';
-import { CLIENT_PORT } from '../effects/kubernetes/build-services.ts';
+import { CLIENT_PORT, memberClientURL } from '../effects/kubernetes/build-services.ts';
 
 /** `dns`: Service names; `pod-ip`: Pod IPs. */
 export type EtcdAddressMode = 'dns' | 'pod-ip';
@@ -19,7 +19,6 @@ export interface ResolverSource {
 
 /** The resolver for `mode`. Dormant members (no Pod) and Pods without an IP are left out. */
 export function etcdResolver(mode: EtcdAddressMode, source: ResolverSource): EtcdResolver {
-  const byName = (ns: string, cluster: string, member: string): string => `http://${member}.${cluster}.${ns}.svc:${CLIENT_PORT}`;
   const byPod = (ns: string, member: string): string | undefined => {
     const ip = source.pod(ns, member)?.status?.podIP;
     return ip ? `http://${ip}:${CLIENT_PORT}` : undefined;
@@ -28,10 +27,10 @@ export function etcdResolver(mode: EtcdAddressMode, source: ResolverSource): Etc
     const members = source.members(cluster.namespace, cluster.name).filter((m) => !m.spec.dormant);
     const names = members.map((m) => m.metadata.name ?? '');
     const endpoints =
-      mode === 'dns' ? names.map((m) => byName(cluster.namespace, cluster.name, m)) : names.map((m) => byPod(cluster.namespace, m)).filter((u): u is string => u !== undefined);
+      mode === 'dns' ? names.map((m) => memberClientURL(cluster, m)) : names.map((m) => byPod(cluster.namespace, m)).filter((u): u is string => u !== undefined);
     return {
       endpoints,
-      clientURL: (member) => (mode === 'dns' ? byName(cluster.namespace, cluster.name, member) : (byPod(cluster.namespace, member) ?? byName(cluster.namespace, cluster.name, member))),
+      clientURL: (member) => (mode === 'dns' ? memberClientURL(cluster, member) : (byPod(cluster.namespace, member) ?? memberClientURL(cluster, member))),
     };
   };
 }

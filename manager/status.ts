@@ -30,7 +30,8 @@ export interface ClusterStep {
 }
 
 const iso = (ms: number): string => k8sTime(new Date(ms));
-const top = (path: string): string => path.split('.')[0] ?? path;
+/** The top-level state of a dotted state path: the step kind (`scalingUp.joining...` -> `scalingUp`). */
+export const topState = (path: string): string => path.split('.')[0] ?? path;
 
 /** The status to write after `step`, given the status the object has now. */
 export function clusterStatus(previous: EtcdClusterStatus | undefined, step: ClusterStep, now: number): EtcdClusterStatus {
@@ -39,7 +40,7 @@ export function clusterStatus(previous: EtcdClusterStatus | undefined, step: Clu
   const voters = c.etcd ? liveVoters(c) : [];
   // The last member list stays known while etcd does not answer; its health does not.
   const healthy = c.etcdError ? 0 : voters.filter((v) => c.etcd?.healthy.includes(v.id)).length;
-  const resting = ['steady', 'dormant', 'failed'].includes(top(step.to));
+  const resting = ['steady', 'dormant', 'failed'].includes(topState(step.to));
   const overdue = !resting && now - c.stepStartedAt > c.progressDeadlineSeconds * 1000;
   const since = ` (since ${iso(c.stepStartedAt)})`;
 
@@ -48,16 +49,16 @@ export function clusterStatus(previous: EtcdClusterStatus | undefined, step: Clu
     available(c, voters.length, healthy),
     overdue
       ? { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.ProgressDeadlineExceeded, message: `step ${name} has taken longer than ${c.progressDeadlineSeconds}s${since}: ${message}` }
-      : top(step.to) === 'degraded'
+      : topState(step.to) === 'degraded'
         ? { type: ConditionType.Degraded, status: 'True', reason: name, message }
-        : top(step.to) === 'failed'
+        : topState(step.to) === 'failed'
           ? { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.StepFailed, message }
         : { type: ConditionType.Degraded, status: 'False', reason: ConditionReason.Steady, message: 'nothing needs attention' },
   ];
-  const left = top(step.from) !== top(step.to) ? COMPLETES[top(step.from)] : undefined;
+  const left = topState(step.from) !== topState(step.to) ? COMPLETES[topState(step.from)] : undefined;
   if (left) set.push({ type: left.type, status: 'True', reason: ConditionReason.Completed, message: left.message(c) });
-  if (top(step.to) === 'dormant' || previous?.conditions?.some((x) => x.type === ConditionType.Dormant)) {
-    const dormant = top(step.to) === 'dormant';
+  if (topState(step.to) === 'dormant' || previous?.conditions?.some((x) => x.type === ConditionType.Dormant)) {
+    const dormant = topState(step.to) === 'dormant';
     set.push({ type: ConditionType.Dormant, status: dormant ? 'True' : 'False', reason: dormant ? ConditionReason.ScaledToZero : name, message: dormant ? message : 'running' });
   }
 

@@ -4,7 +4,7 @@
  */
 import type { EtcdCluster, EtcdMember, EtcdOptions } from '../../api/v1alpha1/index.ts';
 import { peerURL } from '../../machines/policy.ts';
-import { CLIENT_PORT, METRICS_PORT, PEER_PORT } from './build-services.ts';
+import { CLIENT_PORT, METRICS_PORT, memberClientURL, PEER_PORT } from './build-services.ts';
 
 /** Where the data volume is mounted in the etcd container. */
 export const DATA_MOUNT = '/var/lib/etcd';
@@ -57,7 +57,7 @@ export function etcdCommand(member: EtcdMember, cluster: EtcdCluster): string[] 
     `--listen-client-urls=http://$(POD_IP):${CLIENT_PORT}`,
     `--listen-peer-urls=http://$(POD_IP):${PEER_PORT}`,
     `--listen-metrics-urls=http://$(POD_IP):${METRICS_PORT}`,
-    `--advertise-client-urls=http://${name}.${member.spec.cluster}.${ns}.svc:${CLIENT_PORT}`,
+    `--advertise-client-urls=${memberClientURL(ref, name)}`,
     `--initial-advertise-peer-urls=${peer}`,
     `--initial-cluster=${member.spec.initialCluster || `${name}=${peer}`}`,
     `--initial-cluster-state=${member.spec.bootstrap ? 'new' : 'existing'}`,

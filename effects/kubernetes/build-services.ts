@@ -8,6 +8,9 @@ import { clientServiceName, clusterLabels, ownedMeta } from './meta.ts';
 
 /** etcd's client port. */
 export const CLIENT_PORT = 2379;
+/** A member's client URL: its Pod's DNS name under the cluster's headless Service. */
+export const memberClientURL = (cluster: { readonly namespace: string; readonly name: string }, member: string): string =>
+  `http://${member}.${cluster.name}.${cluster.namespace}.svc:${CLIENT_PORT}`;
 /** etcd's peer port. */
 export const PEER_PORT = 2380;
 /** etcd's metrics and health port (--listen-metrics-urls). */

@@ -10,9 +10,10 @@ import { Etcd3 } from 'etcd3';
 import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
 import { hexID } from '../../effects/etcd/ids.ts';
 import { peerURL } from '../../machines/policy.ts';
-import { until } from '../effects/kubernetes/e2e-context.ts';
+import { GROUP as API_GROUP, PLURAL, VERSION } from '../../effects/kubernetes/meta.ts';
+import { createCluster, until } from '../effects/kubernetes/e2e-context.ts';
 
-const GROUP = { group: 'etcd-operator.dev', version: 'v1alpha1' };
+const GROUP = { group: API_GROUP, version: VERSION };
 
 /** What etcd says once a cluster has converged. */
 export interface Converged {
@@ -39,33 +40,32 @@ export class ClusterUnderTest {
     this.name = name;
   }
 
-  /** Creates the EtcdCluster (64Mi volumes unless the spec says otherwise). */
-  async create(spec: Partial<EtcdCluster['spec']> = {}): Promise<EtcdCluster> {
-    const body = { apiVersion: 'etcd-operator.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: this.name, namespace: this.namespace }, spec: { replicas: 3, version: '3.6.16', storage: { size: '64Mi' }, ...spec } };
-    return (await this.#c.custom.createNamespacedCustomObject({ ...GROUP, namespace: this.namespace, plural: 'etcdclusters', body })) as EtcdCluster;
+  /** Creates the EtcdCluster: 3 members of etcd 3.6.16 with 64Mi volumes unless the spec says otherwise. */
+  create(spec: Partial<EtcdCluster['spec']> = {}): Promise<EtcdCluster> {
+    return createCluster(this.#c.custom, this.namespace, this.name, { replicas: 3, ...spec });
   }
 
   /** Sets spec.replicas, as `kubectl scale` does. */
   async scale(replicas: number): Promise<void> {
     await this.#c.custom.patchNamespacedCustomObject(
-      { ...GROUP, namespace: this.namespace, plural: 'etcdclusters', name: this.name, body: { spec: { replicas } } },
+      { ...GROUP, namespace: this.namespace, plural: PLURAL.cluster, name: this.name, body: { spec: { replicas } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
   }
 
   /** Deletes the EtcdCluster. */
   async delete(): Promise<void> {
-    await this.#c.custom.deleteNamespacedCustomObject({ ...GROUP, namespace: this.namespace, plural: 'etcdclusters', name: this.name });
+    await this.#c.custom.deleteNamespacedCustomObject({ ...GROUP, namespace: this.namespace, plural: PLURAL.cluster, name: this.name });
   }
 
   /** The EtcdCluster as stored. */
   async get(): Promise<EtcdCluster> {
-    return (await this.#c.custom.getNamespacedCustomObject({ ...GROUP, namespace: this.namespace, plural: 'etcdclusters', name: this.name })) as EtcdCluster;
+    return (await this.#c.custom.getNamespacedCustomObject({ ...GROUP, namespace: this.namespace, plural: PLURAL.cluster, name: this.name })) as EtcdCluster;
   }
 
   /** The cluster's EtcdMembers. */
   async members(): Promise<EtcdMember[]> {
-    const list = (await this.#c.custom.listNamespacedCustomObject({ ...GROUP, namespace: this.namespace, plural: 'etcdmembers' })) as { items: EtcdMember[] };
+    const list = (await this.#c.custom.listNamespacedCustomObject({ ...GROUP, namespace: this.namespace, plural: PLURAL.member })) as { items: EtcdMember[] };
     return list.items.filter((m) => m.spec.cluster === this.name);
   }
 
