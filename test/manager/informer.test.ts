@@ -7,7 +7,10 @@ interface Obj {
 }
 const obj = (name: string, rv: string): Obj => ({ metadata: { name, namespace: 'ns', resourceVersion: rv } });
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
-const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 20));
+/** Waits until `done()` holds (the scripted watches run on timers), or 5 s have passed. */
+async function settle(done: () => boolean): Promise<void> {
+  for (let waited = 0; !done() && waited < 5000; waited += 5) await new Promise((r) => setTimeout(r, 5));
+}
 
 /**
  * A scripted API server: lists come from `lists` in turn; each watch plays the next script of
@@ -35,7 +38,7 @@ describe('informer', () => {
     const changes: string[] = [];
     const informer = new Informer<Obj>({ name: 't', kubeConfig: new KubeConfig(), path: '/x', log: quiet, list: api.list, watch: api.watch, onChange: (c, o) => changes.push(`${c} ${o.metadata.name}`) });
     await informer.start();
-    await settle();
+    await settle(() => api.seen.length >= 4);
     informer.stop();
     expect(api.seen.slice(0, 4)).toEqual(['10', '11', '15', '16']);
     expect(changes).toEqual(['added a', 'modified a', 'added b']);
@@ -53,7 +56,7 @@ describe('informer', () => {
     const changes: string[] = [];
     const informer = new Informer<Obj>({ name: 't', kubeConfig: new KubeConfig(), path: '/x', log: quiet, list: api.list, watch: api.watch, onChange: (c, o) => changes.push(`${c} ${o.metadata.name}`) });
     await informer.start();
-    await settle();
+    await settle(() => api.seen.length >= 2);
     informer.stop();
     expect(informer.lists).toBe(2);
     expect(changes).toEqual(['added a', 'added b', 'deleted b', 'modified a']);
