@@ -24,7 +24,7 @@ const updates = {
   // machine that starts without its journal and adopts a running cluster.
   observeMembers: (c, e) => {
     const { members } = e as Of<'k8s.members.listed'>;
-    return { members, nextOrdinal: Math.max(c.nextOrdinal, ...members.map((m) => m.ordinal + 1)) };
+    return { members, membersSeen: true, nextOrdinal: Math.max(c.nextOrdinal, ...members.map((m) => m.ordinal + 1)) };
   },
   // A machine adopting a running cluster latches the ID its members answer with.
   observeEtcd: (c, e) => {
@@ -41,6 +41,8 @@ const updates = {
     const lastError = 'error' in e && typeof e.error === 'object' ? e.error : null;
     return { attempts, retryAt: e.at + retryDelay(attempts, lastError?.code), lastError };
   },
+  // Nothing is retried in `failed`: no back-off is left for the runtime to wake the machine for.
+  stopRetrying: () => ({ retryAt: null }),
   chooseSeed: (c) => ({
     joining: { member: memberName(c.cluster.name, c.nextOrdinal), ordinal: c.nextOrdinal, bootstrap: true, memberID: null, initialCluster: null },
     nextOrdinal: c.nextOrdinal + 1,

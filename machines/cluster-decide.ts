@@ -25,6 +25,11 @@ export interface ClusterContext {
   readonly progressDeadlineSeconds: number;
   readonly deleting: boolean;
   readonly members: readonly MemberObservation[];
+  /**
+   * The EtcdMembers were listed at least once. Nothing is decided before: a machine that starts
+   * without its journal must see a running cluster's members, or it would seed a second one.
+   */
+  readonly membersSeen: boolean;
   /** Names of the EtcdMembers this machine created and has not yet seen go. */
   readonly memberNames: readonly string[];
   readonly etcd: EtcdObservation | null;
@@ -53,6 +58,7 @@ export const initialClusterContext = (cluster: ObjectRef): ClusterContext => ({
   progressDeadlineSeconds: 600,
   deleting: false,
   members: [],
+  membersSeen: false,
   memberNames: [],
   etcd: null,
   etcdStale: false,

@@ -52,7 +52,7 @@ const machine = setup({
     undecided: ({ context }, params: { decision: Decision }) => decide(context) !== params.decision,
     targetOutdated: ({ context }) =>
       context.spec !== null && (context.spec.replicas !== context.target?.replicas || context.spec.version !== context.target.version),
-    hasSpec: ({ context }) => context.spec !== null,
+    observed: ({ context }) => context.spec !== null && context.membersSeen,
     permanent: ({ event }) => 'error' in event && typeof event.error === 'object' && event.error.retryable === false,
     retryDue: ({ context }) => context.retryAt !== null && context.now >= context.retryAt,
     etcdFresh: ({ context }) => !context.etcdStale && context.etcd !== null,
@@ -87,7 +87,7 @@ function attempt(kind: ClusterIntent['type'], onSuccess: { target: string; actio
         on: {
           [`effect.${kind}.succeeded`]: { target: onSuccess.target, actions: ['clearFailure', ...(onSuccess.actions ?? [])] },
           [`effect.${kind}.failed`]: [
-            { guard: 'permanent', target: '#cluster.failed', actions: 'recordFailure' },
+            { guard: 'permanent', target: '#cluster.failed', actions: ['recordFailure', 'stopRetrying'] },
             { target: 'backingOff', actions: 'recordFailure' },
           ],
         },
@@ -139,7 +139,8 @@ export const clusterMachine = machine.createMachine({
     'timer.tick': { actions: 'observeTime' },
   },
   states: {
-    pending: { always: { guard: 'hasSpec', target: 'deciding', actions: 'latchTarget' } },
+    // Both the spec and the members, whichever order they come in: members decide adopt or seed.
+    pending: { always: { guard: 'observed', target: 'deciding', actions: 'latchTarget' } },
     deciding: { always: DECISIONS.map((decision) => ({ guard: { type: 'decided', params: { decision } }, target: STATE_OF[decision] })) },
     observing: { entry: 'beginStep', always: { guard: 'etcdFresh', target: 'deciding' } },
     bootstrapping: {

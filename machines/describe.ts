@@ -29,12 +29,14 @@ export function describeCluster(path: string, c: ClusterContext): Described {
   const [top = 'pending', ...rest] = path.split('.');
   const sub = rest.join('.');
   const target = c.target?.replicas ?? 0;
-  const voters = c.etcd ? liveVoters(c).length : 0;
+  const live = c.etcd ? liveVoters(c) : [];
+  const voters = live.length;
+  const healthy = live.filter((v) => c.etcd?.healthy.includes(v.id)).length;
   const leaving = c.leaving?.member ?? 'a member';
   let message: string;
   switch (top) {
     case 'pending':
-      message = 'waiting for the EtcdCluster spec';
+      message = c.spec === null ? 'waiting for the EtcdCluster spec' : 'waiting for the list of its EtcdMembers';
       break;
     case 'bootstrapping':
       message = sub.startsWith('seeding')
@@ -70,7 +72,8 @@ export function describeCluster(path: string, c: ClusterContext): Described {
       message = 'waiting for etcd\'s member list after the last change';
       break;
     case 'steady':
-      message = voters === 1 ? 'one voter, healthy' : `${voters} voters, all healthy`;
+      // Steady needs a healthy quorum, not every voter: say when one is down.
+      message = healthy < voters ? `${voters} voters, ${healthy} healthy: a quorum` : voters === 1 ? 'one voter, healthy' : `${voters} voters, all healthy`;
       break;
     case 'degraded':
       message =
@@ -78,19 +81,23 @@ export function describeCluster(path: string, c: ClusterContext): Described {
           ? `etcd at the members' addresses reports cluster ${c.etcd.clusterID}, not ${c.clusterID}: nothing is changed until this is resolved`
           : c.etcdError
             ? `etcd does not answer: ${c.etcdError}`
-            : `${c.etcd?.healthy.length ?? 0} of ${voters} voters healthy: waiting for a healthy quorum before any change`;
+            : `${healthy} of ${voters} voters healthy: waiting for a healthy quorum before any change`;
       break;
     case 'deleting':
       message = 'the cluster is being deleted; its members go with it';
       break;
     case 'failed':
-      message = `a step failed in a way trying again cannot fix (${c.lastError?.code ?? '?'}: ${c.lastError?.message ?? ''}); nothing more is done until the EtcdCluster's spec changes`;
+      message = failure(c, "the EtcdCluster's spec changes");
       break;
     default:
       message = path;
   }
   return { step: camel(top), message: `${message}${['steady', 'dormant', 'failed'].includes(top) ? '' : retrying(c)}` };
 }
+
+/** A `failed` state's message: the error, and what makes the machine try again. */
+const failure = (c: { lastError: { code: string; message: string } | null }, until: string): string =>
+  `a step failed in a way trying again cannot fix (${c.lastError?.code ?? '?'}: ${c.lastError?.message ?? ''}); nothing more is done until ${until}`;
 
 /** The step and message of a member machine state; `state` is what EtcdMember.status.state shows. */
 export function describeMember(path: string, c: MemberContext): Described & { readonly state: string } {
@@ -103,12 +110,14 @@ export function describeMember(path: string, c: MemberContext): Described & { re
     creatingVolume: 'creating the member\'s PersistentVolumeClaim',
     bootstrapping: 'starting the seed: the first member, which creates the etcd cluster',
     joiningLearner: sub === 'catchingUp' ? 'running as a learner, catching up with the leader before promotion' : 'starting etcd as a learner that joins the cluster',
+    rechecking: 'etcd restarted inside its Pod, where the data check does not run: a new Pod checks the volume before etcd starts',
     restarting: 'etcd\'s Pod is gone or not ready: starting it again from the member\'s volume',
     voter: 'a voting member, running',
     parking: state === 'dormant' ? 'dormant: no Pod runs; the volume and member ID are kept' : 'stopping the Pod for scale to zero; the volume stays',
     replacing: `its data is gone (${c.dataLost ?? 'unknown'}); the cluster replaces it with a new member`,
     removing: 'leaving etcd before its Pod and volume go',
     removed: 'removed from etcd',
+    failed: failure(c, 'the EtcdMember or its EtcdCluster changes'),
   };
-  return { state, step: camel(state), message: `${messages[top] ?? path}${retrying(c)}` };
+  return { state, step: camel(state), message: `${messages[top] ?? path}${top === 'failed' ? '' : retrying(c)}` };
 }

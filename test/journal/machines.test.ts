@@ -27,7 +27,8 @@ describe('journal with the cluster machine', () => {
     let journal = Journal.open(path);
     const [initial] = initialTransition(clusterMachine, { cluster: { namespace: demo.namespace, name: demo.name, uid: demo.uid } });
     const spec: ClusterEvent = { type: 'k8s.cluster.updated', at: 1_000, spec: { replicas: 3, version: '3.6.16' }, progressDeadlineSeconds: 600 };
-    const first = step(journal, initial, spec);
+    const listed = step(journal, initial, { type: 'k8s.members.listed', at: 900, members: [] });
+    const first = step(journal, listed.next, spec);
     expect(first.actions.length).toBeGreaterThan(0);
     // The manager dies here: the intents are journaled, their effects never ran.
     journal.close();
@@ -47,7 +48,7 @@ describe('journal with the cluster machine', () => {
       const outcome = { type: `effect.${open[0]?.type ?? ''}.succeeded`, at: 1_050 } as ClusterEvent;
       const second = step(journal, resumed, outcome);
       expect(second.next.value).not.toEqual(resumed.value);
-      expect(journal.snapshot(demo.uid)?.seq).toBe(2);
+      expect(journal.snapshot(demo.uid)?.seq).toBe(3);
       expect(journal.openIntents(demo.uid).map((o) => o.id)).toEqual(second.intentIds);
     } finally {
       journal.close();

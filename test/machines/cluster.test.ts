@@ -29,6 +29,13 @@ const ok = (kind: string, result?: Record<string, unknown>): ClusterEvent => ({ 
 const failed = (kind: string, code: string): ClusterEvent => ({ type: `effect.${kind}.failed`, at: now(), error: { code, message: code } }) as ClusterEvent;
 const tick = (ms: number): ClusterEvent => ({ type: 'timer.tick', at: (clock += ms) });
 
+/** A machine that has seen its cluster has no EtcdMembers yet (the spec comes next). */
+function newCluster(): Driver<typeof clusterMachine> {
+  const d = new Driver(clusterMachine, { cluster: ref });
+  d.send(members([]));
+  return d;
+}
+
 type Step = readonly [ClusterEvent, string, Intent[]?];
 
 /** Plays the steps and checks the state after each and, where given, the intents exactly. */
@@ -61,7 +68,7 @@ function join(d: Driver<typeof clusterMachine>, n: number, before: number[], pre
 
 /** A cluster bootstrapped to `replicas` voters and steady. */
 function steadyCluster(replicas: number): Driver<typeof clusterMachine> {
-  const d = new Driver(clusterMachine, { cluster: ref });
+  const d = newCluster();
   play(d, [
     [spec(replicas), 'bootstrapping.seeding.creatingServices.running'],
     [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
@@ -82,7 +89,7 @@ const range = (n: number): number[] => [...Array(n).keys()];
 
 describe('cluster machine', () => {
   it('bootstraps one seed, then adds learners one at a time and promotes each', () => {
-    const d = new Driver(clusterMachine, { cluster: ref });
+    const d = newCluster();
     expect(d.state).toBe('pending');
     play(d, [
       [spec(3), 'bootstrapping.seeding.creatingServices.running', [{ type: 'ensureServices', params: { cluster: 'demo' } }]],
@@ -106,7 +113,7 @@ describe('cluster machine', () => {
 
   /** A cluster of 2 bootstrapping, its learner started and its promotion asked for. */
   function promotingSecond(): Driver<typeof clusterMachine> {
-    const d = new Driver(clusterMachine, { cluster: ref });
+    const d = newCluster();
     play(d, [[spec(2), 'bootstrapping.seeding.creatingServices.running'], [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'], [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'], [voters(0), 'observing'], [voters(0), 'bootstrapping.joining.addingLearner.running']]);
     play(d, [
       [ok('addLearner', { memberID: id(1), initialCluster: joinedAfter([0, 1]) }), 'bootstrapping.joining.creatingMember.running'],
@@ -143,10 +150,10 @@ describe('cluster machine', () => {
 
   it('a machine starting without its journal adopts a running cluster: same cluster ID, no member name reused', () => {
     const d = new Driver(clusterMachine, { cluster: ref });
-    // The runtime gives a new machine the members before the spec, so it never seeds over them.
+    // The spec first: nothing is decided until the members are seen, so nothing is seeded.
     play(d, [
-      [members([[0, 'voter'], [2, 'voter'], [5, 'voter']]), 'pending', []],
-      [spec(3), 'observing', []],
+      [spec(3), 'pending', []],
+      [members([[0, 'voter'], [2, 'voter'], [5, 'voter']]), 'observing', []],
     ]);
     const first = d.send(voters(0, 2, 5));
     expect(first.intents).toEqual([]);
@@ -156,7 +163,7 @@ describe('cluster machine', () => {
   });
 
   it('a failure trying again cannot fix ends in failed, which waits for a spec change and then starts over', () => {
-    const d = new Driver(clusterMachine, { cluster: ref });
+    const d = newCluster();
     play(d, [[spec(3), 'bootstrapping.seeding.creatingServices.running'], [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running']]);
     const invalid: ClusterEvent = { type: 'effect.createMember.failed', at: now(), error: { code: 'ERR_CREATE_MEMBER', message: 'HTTP 422: spec.version: Invalid value', retryable: false } };
     play(d, [
@@ -164,13 +171,15 @@ describe('cluster machine', () => {
       [tick(60_000), 'failed', []],
       [members([]), 'failed', []],
     ]);
+    // No back-off is left: the runtime has no timer to wake it for.
+    expect(d.context.retryAt).toBeNull();
     expect(describeCluster(d.state, d.context).message).toContain('ERR_CREATE_MEMBER: HTTP 422');
     play(d, [[spec(1), 'bootstrapping.seeding.creatingServices.running', [{ type: 'ensureServices', params: { cluster: 'demo' } }]]]);
     expect(d.context.target?.replicas).toBe(1);
   });
 
   it('a spec edit during a step waits until the latched target is reached', () => {
-    const d = new Driver(clusterMachine, { cluster: ref });
+    const d = newCluster();
     play(d, [[spec(2), 'bootstrapping.seeding.creatingServices.running'], [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'], [ok('createMember'), 'bootstrapping.seeding.awaitingSeed']]);
     play(d, [[spec(5), 'bootstrapping.seeding.awaitingSeed', []], [voters(0), 'observing'], [voters(0), 'bootstrapping.joining.addingLearner.running']]);
     expect(d.context.target).toEqual({ replicas: 2, version: '3.6.16' });
@@ -280,7 +289,7 @@ describe('cluster machine', () => {
   });
 
   it('goes to deleting from any step and asks for nothing more', () => {
-    const d = new Driver(clusterMachine, { cluster: ref });
+    const d = newCluster();
     play(d, [[spec(3), 'bootstrapping.seeding.creatingServices.running'], [{ type: 'k8s.cluster.deleted', at: now() }, 'deleting', []]]);
     expect(d.snapshot.status).toBe('done');
   });
@@ -314,6 +323,12 @@ describe('cluster machine: what a user reads', () => {
     const d = steadyCluster(3);
     play(d, [[etcd([[0, false, true], [1, false, true], [2, false, true]], { unhealthy: [1, 2] }), 'degraded']]);
     expect(describeCluster(d.state, d.context)).toEqual({ step: 'Degraded', message: '1 of 3 voters healthy: waiting for a healthy quorum before any change' });
+  });
+
+  it('a steady cluster with a voter down says so', () => {
+    const d = steadyCluster(3);
+    play(d, [[etcd([[0, false, true], [1, false, true], [2, false, true]], { unhealthy: [2] }), 'steady']]);
+    expect(describeCluster(d.state, d.context)).toEqual({ step: 'Steady', message: '3 voters, 2 healthy: a quorum' });
   });
 });
 

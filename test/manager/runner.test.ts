@@ -48,6 +48,11 @@ function runner(handlers: Handlers<EffectContext>): Runner<EffectContext> {
   return new Runner({ journal, ref, machineName: 'cluster', machine: clusterMachine, input: { cluster }, handlers, context, now });
 }
 const spec = { type: 'k8s.cluster.updated', at: 0, spec: { replicas: 3, version: '3.6.16' }, progressDeadlineSeconds: 600 };
+/** A new cluster as the manager first sees it: no EtcdMembers, then the spec. */
+async function feedSpec(r: Runner<EffectContext>): Promise<void> {
+  await r.feed({ type: 'k8s.members.listed', at: now(), members: [] });
+  await r.feed({ ...spec, at: now() });
+}
 
 describe('runner: steps go through the journal', () => {
   it('journals an intent before its effect runs, and feeds the outcome back to the machine', async () => {
@@ -55,7 +60,7 @@ describe('runner: steps go through the journal', () => {
     const services = fake('ensureServices', { seen: (j) => openAtRun.push(...j.openIntents().map((i) => i.type)) });
     const create = fake('createMember');
     const r = runner({ ensureServices: services.handler, createMember: create.handler });
-    await r.feed({ ...spec, at: now() });
+    await feedSpec(r);
     expect(openAtRun).toEqual(['ensureServices']);
     expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.awaitingSeed');
     expect([services.calls.run, create.calls.run]).toEqual([1, 1]);
@@ -65,7 +70,7 @@ describe('runner: steps go through the journal', () => {
   it('a failed effect reaches the machine as a failure and is retried after back-off', async () => {
     const services = fake('ensureServices', { fail: true });
     const r = runner({ ensureServices: services.handler });
-    await r.feed({ ...spec, at: now() });
+    await feedSpec(r);
     expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.creatingServices.backingOff');
     await r.feed({ type: 'timer.tick', at: now() + 2000 });
     expect(services.calls.run).toBe(2);
@@ -74,7 +79,7 @@ describe('runner: steps go through the journal', () => {
   /** Leaves the journal as a crash between journaling a step and its effect's answer does. */
   async function crashAfterJournal(): Promise<void> {
     const hang: Handler<never, Record<string, unknown>> = { kind: 'ensureServices', run: () => new Promise(() => {}), recover: () => new Promise(() => {}) };
-    void runner({ ensureServices: hang }).feed({ ...spec, at: now() });
+    void feedSpec(runner({ ensureServices: hang }));
     while (journal.openIntents().length === 0) await new Promise((r) => setImmediate(r));
   }
 
@@ -130,7 +135,7 @@ describe('runner: steps go through the journal', () => {
 
   it('a new runner on the same journal continues from the last journaled state', async () => {
     const r1 = runner({ ensureServices: fake('ensureServices').handler, createMember: fake('createMember').handler });
-    await r1.feed({ ...spec, at: now() });
+    await feedSpec(r1);
     const r2 = runner({});
     expect(path(r2.snapshot.value)).toBe('bootstrapping.seeding.awaitingSeed');
     expect((r2.snapshot.context as { joining: { member: string } }).joining.member).toBe('demo-0');
@@ -138,7 +143,7 @@ describe('runner: steps go through the journal', () => {
 
   it('does not journal observations that change nothing', async () => {
     const r = runner({ ensureServices: fake('ensureServices').handler, createMember: fake('createMember').handler });
-    await r.feed({ ...spec, at: now() });
+    await feedSpec(r);
     const before = journal.lastLsn();
     await r.feed({ type: 'timer.tick', at: now() });
     await r.feed({ type: 'timer.tick', at: now() });
