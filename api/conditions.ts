@@ -55,6 +55,8 @@ export const ConditionReason = {
   StepRetrying: 'StepRetrying',
   /** The step cannot go on without a person. */
   StepFailed: 'StepFailed',
+  /** A member's machine stopped on a failure retrying cannot fix. */
+  MemberFailed: 'MemberFailed',
   /** Nothing is happening yet: the spec was not observed. */
   Pending: 'Pending',
   /** Scaled to zero. */

@@ -24,6 +24,17 @@ export interface MemberContext {
   /** etcd ran here once: a data directory exists (or existed) for this member. */
   readonly everRan: boolean;
   readonly dataLost: string | null;
+  /**
+   * The etcd container's restart count when this Pod was first seen: a restart after it ran
+   * the container again without the check-data init container, so the data is checked anew.
+   */
+  readonly podRestarts?: { readonly uid: string; readonly count: number } | null;
+  /** Data checks forced in a row without the Pod getting ready: they back off like retries. */
+  readonly rechecks?: number;
+  /** `${member generation}/${cluster generation}/${cluster deleting}`: what a step's outcome depends on. */
+  readonly inputs?: string;
+  /** Set by a failure retrying cannot fix: the step and inputs it failed with. */
+  readonly failedWith?: string | null;
   readonly attempts: number;
   readonly retryAt: number | null;
   readonly lastError: EffectFailure | null;
@@ -60,12 +71,14 @@ type Of<T extends MemberEvent['type']> = Extract<MemberEvent, { type: T }>;
 
 const updates = {
   observeMember: (_, e) => {
-    const { dormant, deleting, clusterDeleting } = e as Of<'k8s.member.updated'>;
-    return { dormant, deleting, clusterDeleting };
+    const { dormant, deleting, clusterDeleting, generation, clusterGeneration } = e as Of<'k8s.member.updated'>;
+    return { dormant, deleting, clusterDeleting, inputs: `${generation}/${clusterGeneration}/${clusterDeleting}` };
   },
   observePod: (c, e) => {
     const { pod } = e as Of<'k8s.pod.observed'>;
-    return pod ? { pod, podUID: pod.uid, podSeen: true } : { pod, podSeen: c.podSeen && c.podUID !== null };
+    if (!pod) return { pod, podSeen: c.podSeen && c.podUID !== null };
+    const podRestarts = c.podRestarts?.uid === pod.uid ? c.podRestarts : { uid: pod.uid, count: pod.restarts ?? 0 };
+    return { pod, podUID: pod.uid, podSeen: true, podRestarts };
   },
   observePVC: (_, e) => ({ pvcBound: (e as Of<'k8s.pvc.observed'>).bound }),
   observeEtcd: (_, e) => ({ etcd: (e as Of<'etcd.member.observed'>).member }),
@@ -81,7 +94,15 @@ const updates = {
     const uid = 'result' in e && e.result ? String(e.result.uid) : null;
     return { podUID: uid, podSeen: false };
   },
-  markRan: () => ({ everRan: true }),
+  markRan: () => ({ everRan: true, rechecks: 0 }),
+  // The first forced check runs at once; one in a row after another waits, as a retry would.
+  beginRecheck: (c) => {
+    const rechecks = (c.rechecks ?? 0) + 1;
+    return { rechecks, retryAt: c.now + (rechecks > 1 ? backoff(rechecks - 1) : 0) };
+  },
+  // Nothing is retried in `failed`: no back-off is left for the runtime to wake the machine for.
+  markFailed: (c) => ({ failedWith: failureKey(c), retryAt: null }),
+  clearFailed: () => ({ failedWith: null, attempts: 0, retryAt: null, lastError: null }),
   markLost: (c) => ({
     dataLost:
       c.dataLost ?? (c.medium === 'Memory' ? 'the Pod of a member with storage.medium Memory went, and its data with it' : "the member's PersistentVolumeClaim is gone"),
@@ -97,6 +118,10 @@ export const assigns = Object.fromEntries(Object.entries(updates).map(([name, up
 };
 
 type Ctx = { context: MemberContext };
+
+/** What a permanent failure is tied to: the step and what the step's effects are built from. */
+const failureKey = (c: MemberContext): string => `${decideMember(c)} ${c.inputs ?? ''}`;
+
 const podMissing = (c: MemberContext): boolean => c.pod === null && (c.podUID === null || c.podSeen);
 
 /** Guards by name. */
@@ -119,7 +144,40 @@ export const guards = {
   firstJoin: ({ context: c }: Ctx) => !c.bootstrap && !c.everRan,
   notRunning: ({ context: c }: Ctx) => !c.pod?.ready || c.pod.deleting,
   learner: ({ context: c }: Ctx) => c.etcd?.learner === true,
+  // etcd's container restarted in this Pod after etcd ran: its data was never checked since.
+  restartedInPlace: ({ context: c }: Ctx) =>
+    c.everRan && Boolean(c.pod && !c.pod.deleting && c.podRestarts?.uid === c.pod.uid && (c.pod.restarts ?? 0) > c.podRestarts.count),
+  failureOutdated: ({ context: c }: Ctx) => c.failedWith !== failureKey(c),
 };
+
+/** The steps `decideMember` can choose. */
+export const MEMBER_DECISIONS = [
+  'removing',
+  'replacing',
+  'parking',
+  'creatingVolume',
+  'bootstrapping',
+  'joiningLearner',
+  'rechecking',
+  'restarting',
+  'catchingUp',
+  'voter',
+] as const;
+/** One of MEMBER_DECISIONS. */
+export type MemberDecision = (typeof MEMBER_DECISIONS)[number];
+
+/** Which step comes next for this member. */
+export function decideMember(c: MemberContext): MemberDecision {
+  const g = { context: c };
+  if (c.deleting) return 'removing';
+  if (guards.dataLost(g) || guards.memoryLost(g) || guards.volumeLost(g)) return 'replacing';
+  if (c.dormant) return 'parking';
+  if (guards.needsVolume(g)) return 'creatingVolume';
+  if (!c.everRan) return c.bootstrap ? 'bootstrapping' : 'joiningLearner';
+  if (guards.restartedInPlace(g)) return 'rechecking';
+  if (guards.notRunning(g)) return 'restarting';
+  return guards.learner(g) ? 'catchingUp' : 'voter';
+}
 
 /** Parameters of the intents, from the context. */
 export const params = {

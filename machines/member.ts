@@ -9,7 +9,7 @@
  */
 import { setup } from 'xstate';
 import * as act from './member-actions.ts';
-import type { MemberContext, MemberInput } from './member-actions.ts';
+import { MEMBER_DECISIONS, decideMember, type MemberContext, type MemberDecision, type MemberInput } from './member-actions.ts';
 import type { MemberEvent, MemberIntent } from './types.ts';
 
 type Params<K extends MemberIntent['type']> = Extract<MemberIntent, { type: K }>['params'];
@@ -17,22 +17,7 @@ const intent =
   <K extends MemberIntent['type']>() =>
   (_: unknown, _params: Params<K>): void => undefined;
 
-/** The steps `decideMember` can choose. */
-export const MEMBER_DECISIONS = ['removing', 'replacing', 'parking', 'creatingVolume', 'bootstrapping', 'joiningLearner', 'restarting', 'catchingUp', 'voter'] as const;
-/** One of MEMBER_DECISIONS. */
-export type MemberDecision = (typeof MEMBER_DECISIONS)[number];
-
-/** Which step comes next for this member. */
-export function decideMember(c: MemberContext): MemberDecision {
-  const g = { context: c };
-  if (c.deleting) return 'removing';
-  if (act.guards.dataLost(g) || act.guards.memoryLost(g) || act.guards.volumeLost(g)) return 'replacing';
-  if (c.dormant) return 'parking';
-  if (act.guards.needsVolume(g)) return 'creatingVolume';
-  if (!c.everRan) return c.bootstrap ? 'bootstrapping' : 'joiningLearner';
-  if (act.guards.notRunning(g)) return 'restarting';
-  return act.guards.learner(g) ? 'catchingUp' : 'voter';
-}
+export { MEMBER_DECISIONS, decideMember, type MemberDecision } from './member-actions.ts';
 
 const STATE_OF: Record<MemberDecision, string> = {
   removing: '#member.removing',
@@ -41,6 +26,7 @@ const STATE_OF: Record<MemberDecision, string> = {
   creatingVolume: '#member.creatingVolume',
   bootstrapping: '#member.bootstrapping',
   joiningLearner: '#member.joiningLearner',
+  rechecking: '#member.rechecking',
   restarting: '#member.restarting',
   catchingUp: '#member.joiningLearner.catchingUp',
   voter: '#member.voter',
@@ -58,6 +44,7 @@ const machine = setup({
   },
   guards: {
     ...act.guards,
+    permanent: ({ event }) => 'error' in event && typeof event.error === 'object' && event.error.retryable === false,
     decided: ({ context }, p: { decision: MemberDecision }) => decideMember(context) === p.decision,
     undecided: ({ context }, p: { decision: MemberDecision }) => decideMember(context) !== p.decision,
   },
@@ -67,7 +54,7 @@ type StateConfig = NonNullable<Parameters<typeof machine.createMachine>[0]['stat
 type IntentEntry = { [K in MemberIntent['type']]: { type: K; params: (a: { context: MemberContext }) => Params<K> } }[MemberIntent['type']];
 type ActionName = keyof typeof act.assigns;
 
-/** Runs one intent; on failure waits out a back-off and runs it again. */
+/** Runs one intent; on failure waits out a back-off and runs it again, unless retrying cannot help. */
 function attempt(kind: MemberIntent['type'], target: string, entry: IntentEntry, actions: ActionName[] = []): StateConfig {
   return {
     initial: 'running',
@@ -76,7 +63,10 @@ function attempt(kind: MemberIntent['type'], target: string, entry: IntentEntry,
         entry: [entry],
         on: {
           [`effect.${kind}.succeeded`]: { target, actions: ['clearFailure', ...actions] },
-          [`effect.${kind}.failed`]: { target: 'backingOff', actions: 'recordFailure' },
+          [`effect.${kind}.failed`]: [
+            { guard: 'permanent', target: '#member.failed', actions: ['recordFailure', 'markFailed'] },
+            { target: 'backingOff', actions: 'recordFailure' },
+          ],
         },
       },
       backingOff: { always: { guard: 'retryDue', target: 'running' } },
@@ -159,6 +149,21 @@ export const memberMachine = machine.createMachine({
       initial: 'starting',
       states: { starting: podStep('learnerStart', 'joiningLearner'), catchingUp: rest('catchingUp') },
     },
+    // etcd restarted inside its Pod, where check-data does not run: a new Pod checks the volume.
+    rechecking: {
+      entry: ['beginStep', 'beginRecheck'],
+      initial: 'waiting',
+      states: {
+        waiting: {
+          always: [
+            { guard: { type: 'undecided', params: { decision: 'rechecking' } }, target: '#member.deciding' },
+            { guard: 'retryDue', target: 'stoppingPod' },
+          ],
+        },
+        stoppingPod: attempt('deletePod', '#member.rechecking.awaitingGone', { type: 'deletePod', params: act.params.member }),
+        awaitingGone: { always: { guard: { type: 'undecided', params: { decision: 'rechecking' } }, target: '#member.deciding' } },
+      },
+    },
     restarting: podStep('restart', 'restarting'),
     voter: rest('voter'),
     parking: stopped('park', 'parking'),
@@ -173,6 +178,9 @@ export const memberMachine = machine.createMachine({
         releasing: attempt('releaseFinalizer', '#member.removed', { type: 'releaseFinalizer', params: act.params.member }),
       },
     },
+    // A failure that retrying cannot fix: nothing is tried until the step or what it is built
+    // from changes (the EtcdMember or EtcdCluster is edited, the member is deleted or parked).
+    failed: { always: { guard: 'failureOutdated', target: 'deciding', actions: 'clearFailed' } },
     removed: { type: 'final' },
   },
 });

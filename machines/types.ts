@@ -30,6 +30,8 @@ export interface MemberObservation {
   readonly state: string;
   /** metadata.deletionTimestamp is set. */
   readonly deleting: boolean;
+  /** Why the member machine stopped trying, when its state is 'failed'. */
+  readonly failure?: string;
 }
 
 /** One member as etcd's member list reports it. */
@@ -109,6 +111,8 @@ export interface PodObservation {
   readonly phase: string;
   readonly ready: boolean;
   readonly deleting: boolean;
+  /** How often the kubelet restarted the etcd container in this Pod (its init containers do not run again). */
+  readonly restarts?: number;
 }
 
 /** Member machine events. */
@@ -120,6 +124,9 @@ export type MemberEvent =
       readonly deleting: boolean;
       /** The owning EtcdCluster is being deleted (or gone): no etcd removal, just let go. */
       readonly clusterDeleting: boolean;
+      /** metadata.generation of the EtcdMember and of its EtcdCluster: what its Pod is built from. */
+      readonly generation: number;
+      readonly clusterGeneration: number;
     }
   | { readonly type: 'k8s.pod.observed'; readonly at: number; readonly pod: PodObservation | null }
   | { readonly type: 'k8s.pvc.observed'; readonly at: number; readonly bound: boolean | null }

@@ -133,9 +133,15 @@ export class Controller {
       const n = o.metadata?.namespace ?? '';
       return [...(member ? [memberKey(n, member)] : []), ...(cluster ? [clusterKey(n, cluster)] : [])];
     };
-    this.#clusters = informer<EtcdCluster>('etcdclusters', custom(PLURAL.cluster), listCustom(PLURAL.cluster), (c) => [
-      clusterKey(c.metadata.namespace ?? '', c.metadata.name ?? ''),
-    ]);
+    // A spec edit also goes to the members: one stopped on a failure tries again when its cluster changes.
+    const generations = new Map<string, number>();
+    this.#clusters = informer<EtcdCluster>('etcdclusters', custom(PLURAL.cluster), listCustom(PLURAL.cluster), (c) => {
+      const [n, name] = [c.metadata.namespace ?? '', c.metadata.name ?? ''];
+      const key = clusterKey(n, name);
+      const edited = generations.has(key) && generations.get(key) !== c.metadata.generation;
+      generations.set(key, c.metadata.generation ?? 0);
+      return [key, ...(edited ? this.#membersOf(n, name).map((m) => memberKey(n, m.metadata.name ?? '')) : [])];
+    });
     this.#members = informer<EtcdMember>('etcdmembers', custom(PLURAL.member), listCustom(PLURAL.member), (m) => [
       memberKey(m.metadata.namespace ?? '', m.metadata.name ?? ''),
       clusterKey(m.metadata.namespace ?? '', m.spec.cluster),
@@ -203,8 +209,7 @@ export class Controller {
     const before = entry.seq;
     await this.#retryIfDue(entry);
     const at = this.#now();
-    // Members first: a machine without a journal must see a running cluster's members before
-    // the spec, or it would take the cluster for a new one and seed it.
+    // The machine decides nothing until it has both (a journal-less one adopts what it finds).
     await entry.runner.feed(membersListed(name, this.#membersOf(ns, name), at));
     await entry.runner.feed(clusterObserved(object, at));
     if (!object.metadata.deletionTimestamp) await this.#probe(entry, object);
@@ -282,7 +287,11 @@ export class Controller {
 
   /** A retry back-off in the machine's context is a timer here. */
   #timers(key: string, context: { retryAt: number | null }): void {
-    if (context.retryAt !== null) this.#queue.addAfter(key, context.retryAt - this.#now() + 1);
+    // A back-off already due was fed as a tick at the start of this work: one the machine did not
+    // take is looked at again in a second, never at once (that would spin).
+    if (context.retryAt === null) return;
+    const wait = context.retryAt - this.#now();
+    this.#queue.addAfter(key, wait < 0 ? 1000 : wait + 1);
   }
 
   #membersOf(namespace: string, cluster: string): EtcdMember[] {

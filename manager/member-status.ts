@@ -22,7 +22,7 @@ export function memberStatus(previous: EtcdMemberStatus | undefined, step: Membe
   const c = step.context;
   const { state, step: name, message } = describeMember(step.path, c);
   const info: EtcdMemberInfo | null | undefined = c.etcd;
-  const resting = ['voter', 'dormant', 'removed'].includes(state);
+  const resting = ['voter', 'dormant', 'removed', 'failed'].includes(state);
   const set: ConditionInput[] = [
     { type: ConditionType.Progressing, status: resting ? 'False' : 'True', reason: name, message },
     c.medium === 'Memory'

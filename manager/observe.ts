@@ -6,6 +6,8 @@
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdMember } from '../api/v1alpha1/index.ts';
 import type { ClusterEvent, MemberEvent, MemberObservation } from '../machines/types.ts';
+import { ConditionType } from '../api/conditions.ts';
+import { ETCD_CONTAINER } from '../effects/kubernetes/build-pod.ts';
 
 /** The cluster machine's view of its EtcdCluster. */
 export function clusterObserved(cluster: EtcdCluster, at: number): ClusterEvent {
@@ -31,10 +33,14 @@ export function membersListed(cluster: string, members: readonly EtcdMember[], a
       dormant: m.spec.dormant,
       state: m.status?.state ?? 'pending',
       deleting: Boolean(m.metadata.deletionTimestamp),
+      ...(m.status?.state === 'failed' ? { failure: failureOf(m) } : {}),
     }))
     .sort((a, b) => a.ordinal - b.ordinal || a.name.localeCompare(b.name));
   return { type: 'k8s.members.listed', at, members: observed };
 }
+
+/** Why a failed member stopped, as its Progressing condition says. */
+const failureOf = (m: EtcdMember): string => m.status?.conditions?.find((c) => c.type === ConditionType.Progressing)?.message ?? 'see kubectl describe etcdmember';
 
 /** The member machine's view of its EtcdMember (and whether its cluster is going). */
 export function memberObserved(member: EtcdMember, cluster: EtcdCluster | undefined, at: number): MemberEvent {
@@ -44,6 +50,8 @@ export function memberObserved(member: EtcdMember, cluster: EtcdCluster | undefi
     dormant: member.spec.dormant,
     deleting: Boolean(member.metadata.deletionTimestamp),
     clusterDeleting: !cluster || Boolean(cluster.metadata.deletionTimestamp),
+    generation: member.metadata.generation ?? 0,
+    clusterGeneration: cluster?.metadata.generation ?? 0,
   };
 }
 
@@ -51,10 +59,11 @@ export function memberObserved(member: EtcdMember, cluster: EtcdCluster | undefi
 export function podObserved(pod: V1Pod | undefined, at: number): MemberEvent {
   if (!pod) return { type: 'k8s.pod.observed', at, pod: null };
   const ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  const restarts = pod.status?.containerStatuses?.find((c) => c.name === ETCD_CONTAINER)?.restartCount ?? 0;
   return {
     type: 'k8s.pod.observed',
     at,
-    pod: { uid: pod.metadata?.uid ?? '', phase: pod.status?.phase ?? 'Pending', ready, deleting: Boolean(pod.metadata?.deletionTimestamp) },
+    pod: { uid: pod.metadata?.uid ?? '', phase: pod.status?.phase ?? 'Pending', ready, deleting: Boolean(pod.metadata?.deletionTimestamp), restarts },
   };
 }
 

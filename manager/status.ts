@@ -33,6 +33,22 @@ const iso = (ms: number): string => k8sTime(new Date(ms));
 /** The top-level state of a dotted state path: the step kind (`scalingUp.joining...` -> `scalingUp`). */
 export const topState = (path: string): string => path.split('.')[0] ?? path;
 
+/** The Degraded condition: a step overdue or failed, a failed member, or the degraded step itself. */
+function degraded(c: ClusterContext, to: string, name: string, message: string, overdueSince: string | null): ConditionInput {
+  const failed = c.members.find((m) => m.state === 'failed' && !m.deleting);
+  if (topState(to) === 'failed') return { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.StepFailed, message };
+  if (failed) {
+    const why = `EtcdMember ${failed.name} stopped: ${failed.failure ?? 'see kubectl describe etcdmember'}`;
+    return { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.MemberFailed, message: why };
+  }
+  if (overdueSince !== null) {
+    const why = `step ${name} has taken longer than ${c.progressDeadlineSeconds}s${overdueSince}: ${message}`;
+    return { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.ProgressDeadlineExceeded, message: why };
+  }
+  if (topState(to) === 'degraded') return { type: ConditionType.Degraded, status: 'True', reason: name, message };
+  return { type: ConditionType.Degraded, status: 'False', reason: ConditionReason.Steady, message: 'nothing needs attention' };
+}
+
 /** The status to write after `step`, given the status the object has now. */
 export function clusterStatus(previous: EtcdClusterStatus | undefined, step: ClusterStep, now: number): EtcdClusterStatus {
   const c = step.context;
@@ -47,13 +63,7 @@ export function clusterStatus(previous: EtcdClusterStatus | undefined, step: Clu
   const set: ConditionInput[] = [
     { type: ConditionType.Progressing, status: resting ? 'False' : 'True', reason: name, message: resting ? message : `${message}${since}` },
     available(c, voters.length, healthy),
-    overdue
-      ? { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.ProgressDeadlineExceeded, message: `step ${name} has taken longer than ${c.progressDeadlineSeconds}s${since}: ${message}` }
-      : topState(step.to) === 'degraded'
-        ? { type: ConditionType.Degraded, status: 'True', reason: name, message }
-        : topState(step.to) === 'failed'
-          ? { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.StepFailed, message }
-        : { type: ConditionType.Degraded, status: 'False', reason: ConditionReason.Steady, message: 'nothing needs attention' },
+    degraded(c, step.to, name, message, overdue ? since : null),
   ];
   const left = topState(step.from) !== topState(step.to) ? COMPLETES[topState(step.from)] : undefined;
   if (left) set.push({ type: left.type, status: 'True', reason: ConditionReason.Completed, message: left.message(c) });

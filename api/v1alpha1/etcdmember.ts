@@ -25,7 +25,7 @@ const status = s.object(
   'The member machine\'s view of this member.',
   {
     observedGeneration: s.integer('metadata.generation the operator last acted on.', { format: 'int64' }),
-    state: s.string('The member machine\'s state: Pending, Bootstrapping, JoiningLearner, Promoting, Voter, Dormant, Removing, Replacing or Failed.'),
+    state: s.string('The member machine\'s state: pending, creatingVolume, bootstrapping, joiningLearner, promoting, voter, restarting, rechecking (etcd restarted inside its Pod: a new Pod checks the data first), parking, dormant, replacing, removing or failed (a failure retrying cannot fix; tried again when the EtcdMember or its EtcdCluster changes).'),
     memberID: etcdID('etcd member ID in hexadecimal, once etcd knows the member.'),
     role: memberRole('voter or learner.'),
     podName: s.string('The member\'s Pod.'),

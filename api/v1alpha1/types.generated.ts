@@ -188,7 +188,7 @@ export interface EtcdMemberSpec {
 export interface EtcdMemberStatus {
   /** metadata.generation the operator last acted on. */
   observedGeneration?: number;
-  /** The member machine's state: Pending, Bootstrapping, JoiningLearner, Promoting, Voter, Dormant, Removing, Replacing or Failed. */
+  /** The member machine's state: pending, creatingVolume, bootstrapping, joiningLearner, promoting, voter, restarting, rechecking (etcd restarted inside its Pod: a new Pod checks the data first), parking, dormant, replacing, removing or failed (a failure retrying cannot fix; tried again when the EtcdMember or its EtcdCluster changes). */
   state?: string;
   /** etcd member ID in hexadecimal, once etcd knows the member. */
   memberID?: string;

@@ -46,9 +46,14 @@ export class ClusterUnderTest {
   }
 
   /** Sets spec.replicas, as `kubectl scale` does. */
-  async scale(replicas: number): Promise<void> {
+  scale(replicas: number): Promise<void> {
+    return this.patchSpec({ replicas });
+  }
+
+  /** Merges `spec` into the EtcdCluster's spec (a null removes a field), as `kubectl patch --type merge` does. */
+  async patchSpec(spec: Record<string, unknown>): Promise<void> {
     await this.#c.custom.patchNamespacedCustomObject(
-      { ...GROUP, namespace: this.namespace, plural: PLURAL.cluster, name: this.name, body: { spec: { replicas } } },
+      { ...GROUP, namespace: this.namespace, plural: PLURAL.cluster, name: this.name, body: { spec } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
   }
@@ -67,6 +72,14 @@ export class ClusterUnderTest {
   async members(): Promise<EtcdMember[]> {
     const list = (await this.#c.custom.listNamespacedCustomObject({ ...GROUP, namespace: this.namespace, plural: PLURAL.member })) as { items: EtcdMember[] };
     return list.items.filter((m) => m.spec.cluster === this.name);
+  }
+
+  /** Waits until `member` is gone and `replicas` EtcdMembers are back; returns their names. */
+  replaced(member: string, replicas: number): Promise<(string | undefined)[]> {
+    return until(`${member} replaced`, async () => {
+      const names = (await this.members()).map((m) => m.metadata.name);
+      return names.includes(member) || names.length < replicas ? undefined : names;
+    });
   }
 
   /** Waits until the operator reports the target reached: Steady with `replicas` ready voters (Dormant for 0). */

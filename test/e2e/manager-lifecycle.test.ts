@@ -96,10 +96,7 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
   it('replaces a member whose volume was wiped with a new member, and the old one leaves etcd', async () => {
     await wipeVolume(inject('kubeconfig'), ns, 'data-demo-2');
     await kube.core.deleteNamespacedPod({ name: 'demo-2', namespace: ns });
-    const replaced = await until('demo-2 replaced', async () => {
-      const names = (await demo.members()).map((m) => m.metadata.name);
-      return names.includes('demo-2') || names.length < 3 ? undefined : names;
-    });
+    const replaced = await demo.replaced('demo-2', 3);
     expect(replaced).toEqual(['demo-0', 'demo-1', 'demo-5']);
     await demo.settled(3);
     const after = await demo.verify(3);

@@ -9,14 +9,21 @@ const peer = 'http://demo-1.demo.default.svc:2380';
 let clock = 5_000;
 const at = (): number => (clock += 10);
 
-const updated = (o: { dormant?: boolean; deleting?: boolean; clusterDeleting?: boolean } = {}): MemberEvent => ({
+const updated = (o: { dormant?: boolean; deleting?: boolean; clusterDeleting?: boolean; clusterGeneration?: number } = {}): MemberEvent => ({
   type: 'k8s.member.updated',
   at: at(),
   dormant: o.dormant ?? false,
   deleting: o.deleting ?? false,
   clusterDeleting: o.clusterDeleting ?? false,
+  generation: 1,
+  clusterGeneration: o.clusterGeneration ?? 1,
 });
-const pod = (ready: boolean, uid = 'p1'): MemberEvent => ({ type: 'k8s.pod.observed', at: at(), pod: { uid, phase: ready ? 'Running' : 'Pending', ready, deleting: false } });
+const pod = (ready: boolean, uid = 'p1', restarts = 0): MemberEvent => ({
+  type: 'k8s.pod.observed',
+  at: at(),
+  pod: { uid, phase: ready ? 'Running' : 'Pending', ready, deleting: false, restarts },
+});
+const podGoing = (uid: string): MemberEvent => ({ type: 'k8s.pod.observed', at: at(), pod: { uid, phase: 'Running', ready: false, deleting: true, restarts: 0 } });
 const noPod = (): MemberEvent => ({ type: 'k8s.pod.observed', at: at(), pod: null });
 const pvc = (bound: boolean | null): MemberEvent => ({ type: 'k8s.pvc.observed', at: at(), bound });
 const etcd = (learner: boolean | null): MemberEvent => ({
@@ -26,6 +33,8 @@ const etcd = (learner: boolean | null): MemberEvent => ({
 });
 const ok = (kind: string, result?: Record<string, unknown>): MemberEvent => ({ type: `effect.${kind}.succeeded`, at: at(), result }) as MemberEvent;
 const failed = (kind: string): MemberEvent => ({ type: `effect.${kind}.failed`, at: at(), error: { code: 'ERR', message: 'no' } }) as MemberEvent;
+const refused = (kind: string): MemberEvent =>
+  ({ type: `effect.${kind}.failed`, at: at(), error: { code: 'ERR_CREATE_POD', message: 'HTTP 422: Pod "demo-1" is invalid', retryable: false } }) as MemberEvent;
 const tick = (ms: number): MemberEvent => ({ type: 'timer.tick', at: (clock += ms) });
 const intent = (type: string, params: object = { member: 'demo-1' }): Intent => ({ type, params });
 
@@ -112,6 +121,71 @@ describe('member machine', () => {
       [failed('createPod'), 'restarting.creatingPod.backingOff', []],
       [tick(400), 'restarting.creatingPod.backingOff', []],
       [tick(700), 'restarting.creatingPod.running', [intent('createPod')]],
+    ]);
+  });
+
+  it('stops on a failure retrying cannot fix, and tries again once its cluster is edited', () => {
+    const d = runningVoter();
+    play(d, [
+      [noPod(), 'restarting.creatingPod.running', [intent('createPod')]],
+      [refused('createPod'), 'failed', []],
+      [tick(60_000), 'failed', []],
+      [noPod(), 'failed', []],
+    ]);
+    // No back-off is left: the runtime has no timer to wake it for.
+    expect(d.context.retryAt).toBeNull();
+    play(d, [
+      [updated(), 'failed', []],
+      [updated({ clusterGeneration: 2 }), 'restarting.creatingPod.running', [intent('createPod')]],
+    ]);
+    expect(d.context.lastError).toBeNull();
+  });
+
+  it('a failed member still leaves etcd when it is deleted', () => {
+    const d = runningVoter();
+    play(d, [
+      [noPod(), 'restarting.creatingPod.running', [intent('createPod')]],
+      [refused('createPod'), 'failed', []],
+      [updated({ deleting: true }), 'removing.leavingEtcd.running', [intent('removeEtcdMember', { peerURL: peer, memberID: 'b1', reason: 'its EtcdMember is being deleted' })]],
+    ]);
+  });
+
+  it('a first failure while joining is one the user reads, with the API server\'s words', () => {
+    const d = new Driver(memberMachine, { member, bootstrap: false, medium: '' });
+    play(d, [[updated(), 'pending'], [pvc(true), 'pending'], [noPod(), 'joiningLearner.starting.creatingPod.running'], [refused('createPod'), 'failed', []]]);
+    expect(describeMember(d.state, d.context)).toMatchObject({ state: 'failed', step: 'Failed' });
+    expect(describeMember(d.state, d.context).message).toContain('HTTP 422: Pod "demo-1" is invalid');
+  });
+
+  it('etcd restarted inside its Pod: the Pod goes so a new one checks the volume first', () => {
+    const d = runningVoter();
+    play(d, [
+      [pod(true, 'p1', 0), 'voter', []],
+      [pod(false, 'p1', 1), 'rechecking.stoppingPod.running', [intent('deletePod')]],
+      [ok('deletePod'), 'rechecking.awaitingGone', []],
+      [podGoing('p1'), 'restarting.awaitingReady', []],
+      [noPod(), 'restarting.creatingPod.running', [intent('createPod')]],
+      [ok('createPod', { uid: 'p2' }), 'restarting.awaitingReady', []],
+      // The new Pod's check-data found the volume empty.
+      [{ type: 'member.data.lost', at: at(), reason: 'data directory is empty' }, 'replacing.stopped', []],
+    ]);
+  });
+
+  it('a Pod first seen with restarts behind it is not rechecked for them, and a restart loop backs off', () => {
+    const d = runningVoter();
+    play(d, [
+      [noPod(), 'restarting.creatingPod.running'],
+      [ok('createPod', { uid: 'p2' }), 'restarting.awaitingReady'],
+      [pod(true, 'p2', 4), 'voter', []],
+      [pod(false, 'p2', 5), 'rechecking.stoppingPod.running', [intent('deletePod')]],
+      [ok('deletePod'), 'rechecking.awaitingGone'],
+      [noPod(), 'restarting.creatingPod.running'],
+      [ok('createPod', { uid: 'p3' }), 'restarting.awaitingReady'],
+      [pod(false, 'p3', 0), 'restarting.awaitingReady'],
+      // It never got ready: the second check in a row waits a back-off first.
+      [pod(false, 'p3', 1), 'rechecking.waiting', []],
+      [tick(500), 'rechecking.waiting', []],
+      [tick(600), 'rechecking.stoppingPod.running', [intent('deletePod')]],
     ]);
   });
 

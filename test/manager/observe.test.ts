@@ -45,9 +45,26 @@ describe('manager: what the watches see becomes machine events', () => {
     expect(memberObserved(member('demo-1', { deleting: true }), undefined, 2)).toMatchObject({ clusterDeleting: true });
   });
 
+  it('a member sees its own and its cluster\'s generation, and how often etcd restarted in its Pod', () => {
+    expect(memberObserved({ ...member('demo-1'), metadata: { name: 'demo-1', generation: 3 } }, cluster({ generation: 7 }), 2)).toMatchObject({ generation: 3, clusterGeneration: 7 });
+    const containerStatuses = [
+      { name: 'check-data', restartCount: 0, image: 'x', imageID: '', ready: false },
+      { name: 'etcd', restartCount: 2, image: 'x', imageID: '', ready: true },
+    ];
+    expect(podObserved({ metadata: { uid: 'p1' }, status: { phase: 'Running', containerStatuses } }, 3)).toMatchObject({ pod: { restarts: 2 } });
+  });
+
+  it('a failed member carries the reason its status gives', () => {
+    const failed: EtcdMember = {
+      ...member('demo-1'),
+      status: { state: 'failed', conditions: [{ type: 'Progressing', status: 'False', reason: 'Failed', message: 'HTTP 422', lastTransitionTime: '2026-11-21T00:00:00Z' }] },
+    };
+    expect(membersListed('demo', [failed], 1)).toMatchObject({ members: [{ name: 'demo-1', state: 'failed', failure: 'HTTP 422' }] });
+  });
+
   it('a Pod is ready only with a Ready condition, and a claim being deleted counts as gone', () => {
     const pod = { metadata: { uid: 'p1' }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } };
-    expect(podObserved(pod, 3)).toEqual({ type: 'k8s.pod.observed', at: 3, pod: { uid: 'p1', phase: 'Running', ready: true, deleting: false } });
+    expect(podObserved(pod, 3)).toEqual({ type: 'k8s.pod.observed', at: 3, pod: { uid: 'p1', phase: 'Running', ready: true, deleting: false, restarts: 0 } });
     expect(podObserved({ ...pod, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] } }, 3)).toMatchObject({ pod: { ready: false } });
     expect(podObserved(undefined, 3)).toEqual({ type: 'k8s.pod.observed', at: 3, pod: null });
     expect(pvcObserved({ metadata: {}, status: { phase: 'Bound' } }, 4)).toEqual({ type: 'k8s.pvc.observed', at: 4, bound: true });

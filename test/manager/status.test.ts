@@ -19,6 +19,7 @@ const listed = (healthy: boolean): ClusterEvent => ({
 /** Walks a one-member cluster to steady, recording the status after every step as the runtime would. */
 function bootstrapOne(): { d: Driver<typeof clusterMachine>; status: EtcdClusterStatus | undefined; seq: number } {
   const d = new Driver(clusterMachine, { cluster: ref });
+  d.send({ type: 'k8s.members.listed', at: at(), members: [] });
   let status: EtcdClusterStatus | undefined;
   let seq = 0;
   const events: ClusterEvent[] = [
@@ -76,6 +77,8 @@ describe('manager: the status a user reads', () => {
 describe('cluster status of a failed step', () => {
   it('says Degraded (StepFailed) with the error, and nothing in progress', () => {
     const d = new Driver(clusterMachine, { cluster: ref });
+    d.send({ type: 'k8s.members.listed', at: at(), members: [] });
+  d.send({ type: 'k8s.members.listed', at: at(), members: [] });
     d.send({ type: 'k8s.cluster.updated', at: at(), spec: { replicas: 1, version: '3.6.16' }, progressDeadlineSeconds: 600 });
     d.send({ type: 'effect.ensureServices.failed', at: at(), error: { code: 'ERR_ENSURE_SERVICES', message: 'HTTP 422: invalid', retryable: false } });
     expect(d.state).toBe('failed');
@@ -84,5 +87,19 @@ describe('cluster status of a failed step', () => {
     expect(condition(s, 'Degraded')?.message).toContain('ERR_ENSURE_SERVICES: HTTP 422: invalid');
     expect(condition(s, 'Progressing')).toMatchObject({ status: 'False', reason: 'Failed' });
     expect(s.observed?.step).toBe('Failed');
+  });
+
+  it('a member that stopped on such a failure makes its cluster Degraded (MemberFailed), saying why', () => {
+    const d = new Driver(clusterMachine, { cluster: ref });
+    d.send({ type: 'k8s.members.listed', at: at(), members: [] });
+  d.send({ type: 'k8s.members.listed', at: at(), members: [] });
+    d.send({ type: 'k8s.cluster.updated', at: at(), spec: { replicas: 1, version: '3.6.16' }, progressDeadlineSeconds: 600 });
+    d.send({ type: 'effect.ensureServices.succeeded', at: at() });
+    d.send({ type: 'effect.createMember.succeeded', at: at() });
+    const failure = 'a step failed in a way trying again cannot fix (ERR_CREATE_POD: HTTP 422: Pod "demo-0" is invalid)';
+    d.send({ type: 'k8s.members.listed', at: at(), members: [{ name: 'demo-0', ordinal: 0, bootstrap: true, dormant: false, state: 'failed', deleting: false, failure }] });
+    const s = clusterStatus(undefined, { seq: 4, from: d.state, to: d.state, context: d.context, generation: 1 }, at());
+    expect(condition(s, 'Degraded')).toMatchObject({ status: 'True', reason: 'MemberFailed', message: `EtcdMember demo-0 stopped: ${failure}` });
+    expect(condition(s, 'Progressing')).toMatchObject({ status: 'True', reason: 'Bootstrapping' });
   });
 });

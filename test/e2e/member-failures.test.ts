@@ -1,0 +1,100 @@
+/**
+ * What a member does when things go wrong under it, on the local cluster with the manager:
+ * etcd restarting inside its Pod after its volume was wiped (the check-data init container
+ * does not run on an in-place restart), and a Pod the API server refuses (a bad podTemplate),
+ * which stops the member with the reason shown until the EtcdCluster is fixed.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { EtcdMember } from '../../api/v1alpha1/index.ts';
+import { wipeVolume } from '../cluster/storage/index.ts';
+import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { ClusterUnderTest, type Converged } from './etcd-cluster.ts';
+import { startManager, type ManagerProcess } from './manager-process.ts';
+
+const hasNode = inject('clusterHasNode');
+const ns = `failures-${Date.now().toString(36)}`;
+const KEYS = 20;
+let kube: ReturnType<typeof clientsOf>;
+let manager: ManagerProcess;
+let dir: string;
+let demo: ClusterUnderTest;
+let first: Converged;
+
+/** SIGKILLs the etcd process of `member` (its peer URL is on its command line), as a crash would. */
+function killEtcd(member: string): void {
+  const pids = execFileSync('pgrep', ['-f', '--', `--initial-advertise-peer-urls=http://${member}.demo.${ns}.svc:2380`], { encoding: 'utf8' }).trim().split('\n');
+  expect(pids.length, `etcd processes of ${member}`).toBe(1);
+  process.kill(Number(pids[0]), 'SIGKILL');
+}
+
+/** The manager's step log lines of one member machine. */
+const memberSteps = (member: string) => manager.lines.filter((l) => l.msg === 'step' && l.machine === 'member' && l.object === `${ns}/${member}`);
+
+const condition = (o: { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } }, type: string) =>
+  o.status?.conditions?.find((c) => c.type === type);
+
+describe.skipIf(!hasNode)('manager: a member when things go wrong under it', () => {
+  beforeAll(async () => {
+    kube = clientsOf(inject('kubeconfig'));
+    await createNamespace(kube.core, ns);
+    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-failures-'));
+    manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
+    demo = new ClusterUnderTest(kube, ns, 'demo');
+    await demo.create({ replicas: 3 });
+    await demo.settled(3);
+    first = await demo.verify(3);
+    await demo.write('before', KEYS);
+  });
+  afterAll(async () => {
+    await manager?.stop();
+    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('etcd restarting in place on a wiped volume is caught by a new Pod\'s data check, and the member is replaced', async () => {
+    await wipeVolume(inject('kubeconfig'), ns, 'data-demo-1');
+    killEtcd('demo-1');
+    const replaced = await demo.replaced('demo-1', 3);
+    expect(replaced).toEqual(['demo-0', 'demo-2', 'demo-3']);
+    await demo.settled(3);
+    const after = await demo.verify(3);
+    expect([...after.members.values()]).not.toContain(first.members.get('demo-1'));
+    expect(after.members.get('demo-0')).toBe(first.members.get('demo-0'));
+    expect(await demo.readBack('before', KEYS)).toBe(KEYS);
+    // The step the journal shows: the Pod that etcd restarted in went, so check-data ran again.
+    expect(memberSteps('demo-1').some((l) => String(l.to).startsWith('rechecking')), 'demo-1 stepped into rechecking').toBe(true);
+  });
+
+  it('a Pod the API server refuses stops its member with the reason, and an edit of the EtcdCluster fixes it', async () => {
+    await demo.patchSpec({ podTemplate: { metadata: { labels: { 'not/a/valid/key': 'x' } } } });
+    await kube.core.deleteNamespacedPod({ name: 'demo-2', namespace: ns });
+    const failed = await until('demo-2 failed', async () => {
+      const m = (await demo.members()).find((x) => x.metadata.name === 'demo-2');
+      return m?.status?.state === 'failed' ? m : undefined;
+    });
+    expect(condition(failed, 'Progressing')).toMatchObject({ status: 'False', reason: 'Failed' });
+    expect(condition(failed, 'Progressing')?.message).toMatch(/HTTP 422: .*not\/a\/valid\/key/);
+    const degraded = await until('the cluster says which member failed', async () => {
+      const c = await demo.get();
+      return condition(c, 'Degraded')?.reason === 'MemberFailed' ? c : undefined;
+    });
+    expect(condition(degraded, 'Degraded')?.message).toContain('EtcdMember demo-2 stopped');
+    // It stays stopped: no Pod is tried again until something changes.
+    const podCreates = (): number => memberSteps('demo-2').filter((l) => (l.intents as string[]).includes('createPod')).length;
+    const tries = podCreates();
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(podCreates()).toBe(tries);
+
+    await demo.patchSpec({ podTemplate: null });
+    await demo.settled(3);
+    const after = await demo.verify(3);
+    expect(after.members.get('demo-2')).toBe(first.members.get('demo-2'));
+    const fixed: EtcdMember | undefined = (await demo.members()).find((x) => x.metadata.name === 'demo-2');
+    expect(fixed?.status?.state).toBe('voter');
+    expect(condition(await demo.get(), 'Degraded')?.status).toBe('False');
+  });
+});
