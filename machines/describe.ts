@@ -21,8 +21,16 @@ function joinMessage(sub: string, c: ClusterContext): string {
   if (sub.startsWith('addingLearner')) return `adding ${m} to etcd as a learner`;
   if (sub.startsWith('creatingMember')) return `creating EtcdMember ${m} (etcd member ${c.joining?.memberID ?? '?'})`;
   if (sub.startsWith('awaitingStart')) return `waiting for learner ${m} to start etcd`;
-  return `promoting learner ${m} once it is in sync with the leader`;
+  const progress = c.joining?.memberID ? c.etcd?.learners?.[c.joining.memberID] : undefined;
+  const where = progress ? ` (applied index ${progress.applied} of the leader's ${progress.leader})` : '';
+  return `promoting learner ${m} once it is in sync with the leader${where}`;
 }
+
+/** `; leader NAME` when etcd names a leader among the members it lists. */
+const leaderOf = (c: ClusterContext): string => {
+  const leader = c.etcd?.members.find((m) => m.id === c.etcd?.leader);
+  return leader?.name ? `; leader ${leader.name}` : '';
+};
 
 /** The step and message of a cluster machine state (its dotted path) and context. */
 export function describeCluster(path: string, c: ClusterContext): Described {
@@ -73,7 +81,7 @@ export function describeCluster(path: string, c: ClusterContext): Described {
       break;
     case 'steady':
       // Steady needs a healthy quorum, not every voter: say when one is down.
-      message = healthy < voters ? `${voters} voters, ${healthy} healthy: a quorum` : voters === 1 ? 'one voter, healthy' : `${voters} voters, all healthy`;
+      message = `${healthy < voters ? `${voters} voters, ${healthy} healthy: a quorum` : voters === 1 ? 'one voter, healthy' : `${voters} voters, all healthy`}${leaderOf(c)}`;
       break;
     case 'degraded':
       message =

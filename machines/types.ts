@@ -50,6 +50,13 @@ export interface EtcdObservation {
   readonly members: readonly EtcdMemberInfo[];
   /** Members that answered a status call, by ID. */
   readonly healthy: readonly string[];
+  /** The leader's ID, as most members that answered name it; null when none does. */
+  readonly leader?: string | null;
+  /**
+   * While learners exist: each started learner's raft applied index next to the leader's
+   * committed index, by learner ID (absent otherwise, so a probe at rest stays the same).
+   */
+  readonly learners?: Readonly<Record<string, { readonly applied: number; readonly leader: number }>>;
 }
 
 /** A retryable failure reported by an effect handler. */

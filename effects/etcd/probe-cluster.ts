@@ -10,8 +10,9 @@ import type { EtcdClients } from './clients.ts';
 import { hexID } from './ids.ts';
 
 /**
- * Observes the cluster: ID, members (IDs in canonical hex, first peer URL, learner or not) and
- * the IDs of members whose status call answered. Throws ERR_ETCD_UNAVAILABLE when no endpoint answers.
+ * Observes the cluster: ID, members (IDs in canonical hex, first peer URL, learner or not), the
+ * IDs of members whose status call answered, the leader they name, and while there are
+ * learners how far each has applied the log. Throws ERR_ETCD_UNAVAILABLE when no endpoint answers.
  */
 export async function probeCluster(clients: EtcdClients, cluster: ClusterRef, signal: AbortSignal): Promise<EtcdObservation> {
   let list;
@@ -23,21 +24,47 @@ export async function probeCluster(clients: EtcdClients, cluster: ClusterRef, si
     throw new EffectError('ERR_ETCD_UNAVAILABLE', `etcd of ${cluster.namespace}/${cluster.name}: no endpoint answered the member list: ${why}`, { cause: err });
   }
   const members = list.members.map(memberInfo);
-  const answered = await Promise.all(members.map((m) => answers(clients, cluster, m, signal)));
+  const statuses = await Promise.all(members.map((m) => statusOf(clients, cluster, m, signal)));
+  const leader = mostNamed(statuses.flatMap((s) => (s && s.leader !== '0' ? [s.leader] : [])));
+  const leaderIndex = statuses[members.findIndex((m) => m.id === leader)]?.raftIndex;
+  const learners: Record<string, { applied: number; leader: number }> = {};
+  members.forEach((m, i) => {
+    const applied = statuses[i]?.raftAppliedIndex;
+    if (m.learner && applied !== undefined && leaderIndex !== undefined) learners[m.id] = { applied, leader: leaderIndex };
+  });
   return {
     clusterID: hexID(list.header.cluster_id),
     members,
-    healthy: members.filter((_, i) => answered[i]).map((m) => m.id),
+    healthy: members.filter((_, i) => statuses[i]).map((m) => m.id),
+    leader,
+    ...(Object.keys(learners).length > 0 ? { learners } : {}),
   };
 }
 
-/** Whether the member answers a status call itself. A member that never started has no name, so no address. */
-async function answers(clients: EtcdClients, cluster: ClusterRef, member: EtcdMemberInfo, signal: AbortSignal): Promise<boolean> {
-  if (member.name === '') return false;
+/** What one member says of itself; null unless it answers its own status call, with its own ID. */
+interface MemberStatus {
+  readonly leader: string;
+  readonly raftIndex: number;
+  readonly raftAppliedIndex: number;
+}
+
+/** A member's status call. A member that never started has no name, so no address. */
+async function statusOf(clients: EtcdClients, cluster: ClusterRef, member: EtcdMemberInfo, signal: AbortSignal): Promise<MemberStatus | null> {
+  if (member.name === '') return null;
   try {
     const status = await call(signal, clients.callTimeoutMs, (o) => clients.member(cluster, member.name).maintenance.status(o));
-    return hexID(status.header.member_id) === member.id;
+    if (hexID(status.header.member_id) !== member.id) return null;
+    return { leader: hexID(status.leader), raftIndex: Number(status.raftIndex), raftAppliedIndex: Number(status.raftAppliedIndex) };
   } catch {
-    return false;
+    return null;
   }
+}
+
+/** The ID named most often (members can disagree briefly during an election); null for none. */
+function mostNamed(ids: readonly string[]): string | null {
+  const counts = new Map<string, number>();
+  for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
+  let best: string | null = null;
+  for (const [id, n] of counts) if (best === null || n > (counts.get(best) ?? 0)) best = id;
+  return best;
 }

@@ -319,6 +319,21 @@ describe('cluster machine: what a user reads', () => {
     );
   });
 
+  it('shows the leader etcd names, and how far a learner has caught up before its promotion', () => {
+    const d = steadyCluster(1);
+    const withLeader = (e: ClusterEvent, learners?: Record<string, { applied: number; leader: number }>): ClusterEvent =>
+      e.type === 'etcd.members.listed' ? { ...e, etcd: { ...e.etcd, leader: id(0), ...(learners ? { learners } : {}) } } : e;
+    play(d, [[withLeader(voters(0)), 'steady']]);
+    expect(describeCluster(d.state, d.context).message).toBe('one voter, healthy; leader demo-0');
+    play(d, [
+      [spec(2), 'scalingUp.joining.addingLearner.running'],
+      [ok('addLearner', { memberID: id(1), initialCluster: joinedAfter([0, 1]) }), 'scalingUp.joining.creatingMember.running'],
+      [ok('createMember'), 'scalingUp.joining.awaitingStart'],
+      [withLeader(etcd([[0, false, true], [1, true, true]]), { [id(1)]: { applied: 40, leader: 120 } }), 'scalingUp.joining.promoting.running'],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toBe("promoting learner demo-1 once it is in sync with the leader (applied index 40 of the leader's 120) (1 of 2 voters)");
+  });
+
   it('says why a cluster is degraded', () => {
     const d = steadyCluster(3);
     play(d, [[etcd([[0, false, true], [1, false, true], [2, false, true]], { unhealthy: [1, 2] }), 'degraded']]);

@@ -23,6 +23,8 @@ describe('probeCluster against a real etcd', { timeout: 60_000 }, () => {
     const before = await probe();
     expect(before.members).toContainEqual({ id: learnerID, name: '', peerURL: local.peerURL('probe-2'), learner: true });
     expect(before.healthy).not.toContain(learnerID);
+    // A learner that has not started says nothing of its progress.
+    expect(before.learners).toBeUndefined();
 
     await local.start('probe-2', added.initialCluster, 'existing');
     const after = await probe();
@@ -34,6 +36,11 @@ describe('probeCluster against a real etcd', { timeout: 60_000 }, () => {
       { id: learnerID, name: 'probe-2', peerURL: local.peerURL('probe-2'), learner: true },
     ]);
     expect([...after.healthy].sort()).toEqual(after.members.map((m) => m.id).sort());
+    // The leader is a voter, and the started learner's progress is reported against it.
+    expect(after.members.filter((m) => !m.learner).map((m) => m.id)).toContain(after.leader);
+    const progress = after.learners?.[learnerID];
+    expect(progress?.leader).toBeGreaterThan(0);
+    expect(progress?.applied).toBeGreaterThan(0);
   });
 
   it('a killed member is still listed but not healthy, even with quorum lost', async () => {
