@@ -145,8 +145,9 @@ export const guards = {
   notRunning: ({ context: c }: Ctx) => !c.pod?.ready || c.pod.deleting,
   learner: ({ context: c }: Ctx) => c.etcd?.learner === true,
   // etcd's container restarted in this Pod after etcd ran: its data was never checked since.
+  // Not for a Memory member: its data lives in the Pod, which a recheck would throw away.
   restartedInPlace: ({ context: c }: Ctx) =>
-    c.everRan && Boolean(c.pod && !c.pod.deleting && c.podRestarts?.uid === c.pod.uid && (c.pod.restarts ?? 0) > c.podRestarts.count),
+    c.everRan && c.medium !== 'Memory' && Boolean(c.pod && !c.pod.deleting && c.podRestarts?.uid === c.pod.uid && (c.pod.restarts ?? 0) > c.podRestarts.count),
   failureOutdated: ({ context: c }: Ctx) => c.failedWith !== failureKey(c),
 };
 

@@ -189,6 +189,15 @@ describe('member machine', () => {
     ]);
   });
 
+  it('a Memory member whose etcd restarted inside its Pod keeps that Pod (its data is in it)', () => {
+    const d = runningVoter('Memory');
+    play(d, [
+      [pod(true, 'p1', 0), 'voter', []],
+      [pod(false, 'p1', 1), 'restarting.awaitingReady', []],
+      [pod(true, 'p1', 1), 'voter', []],
+    ]);
+  });
+
   it('a Memory member whose Pod went is replaced, never restarted empty', () => {
     const d = runningVoter('Memory');
     play(d, [[noPod(), 'replacing.stopped', []]]);
