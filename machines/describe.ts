@@ -79,10 +79,12 @@ export function describeCluster(path: string, c: ClusterContext): Described {
     case 'observing':
       message = 'waiting for etcd\'s member list after the last change';
       break;
-    case 'steady':
+    case 'steady': {
       // Steady needs a healthy quorum, not every voter: say when one is down.
-      message = `${healthy < voters ? `${voters} voters, ${healthy} healthy: a quorum` : voters === 1 ? 'one voter, healthy' : `${voters} voters, all healthy`}${leaderOf(c)}`;
+      const health = healthy < voters ? `${voters} voters, ${healthy} healthy: a quorum` : voters === 1 ? 'one voter, healthy' : `${voters} voters, all healthy`;
+      message = `${health}${leaderOf(c)}`;
       break;
+    }
     case 'degraded':
       message =
         c.clusterID !== null && c.etcd && c.etcd.clusterID !== c.clusterID
