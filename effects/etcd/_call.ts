@@ -32,9 +32,10 @@ export async function call<T>(signal: AbortSignal, timeoutMs: number, fn: (optio
 
 /**
  * Errors that say this member could not answer (unreachable, too slow, stopping, without a
- * leader): another member may, and the machine retries later if none does.
+ * leader, or its connection reset, as a member just removed from etcd resets it): another
+ * member may, and the machine retries later if none does.
  */
-const unavailable = /DEADLINE_EXCEEDED|CANCELLED|deadline|ECONNREFUSED|No connection established|aborted|timed out|no leader|leader changed|server stopped/i;
+const unavailable = /DEADLINE_EXCEEDED|CANCELLED|deadline|ECONNREFUSED|ECONNRESET|EPIPE|No connection established|aborted|timed out|no leader|leader changed|server stopped/i;
 
 /**
  * etcd's refusal of a membership change while this member's own peer connections are younger
