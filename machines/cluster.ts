@@ -10,7 +10,7 @@
 import { setup } from 'xstate';
 import { DECISIONS, decide, type ClusterContext, type Decision } from './cluster-decide.ts';
 import * as act from './cluster-actions.ts';
-import { etcdMemberFor } from './policy.ts';
+import { etcdMemberFor, permanentFailure } from './policy.ts';
 import type { ClusterEvent, ClusterIntent, ObjectRef } from './types.ts';
 
 type Params<K extends ClusterIntent['type']> = Extract<ClusterIntent, { type: K }>['params'];
@@ -53,7 +53,7 @@ const machine = setup({
     targetOutdated: ({ context }) =>
       context.spec !== null && (context.spec.replicas !== context.target?.replicas || context.spec.version !== context.target.version),
     observed: ({ context }) => context.spec !== null && context.membersSeen,
-    permanent: ({ event }) => 'error' in event && typeof event.error === 'object' && event.error.retryable === false,
+    permanent: ({ event }) => permanentFailure(event),
     retryDue: ({ context }) => context.retryAt !== null && context.now >= context.retryAt,
     etcdFresh: ({ context }) => !context.etcdStale && context.etcd !== null,
     seedStarted: ({ context }) => {

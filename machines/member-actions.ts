@@ -31,9 +31,9 @@ export interface MemberContext {
   readonly podRestarts?: { readonly uid: string; readonly count: number } | null;
   /** Data checks forced in a row without the Pod getting ready: they back off like retries. */
   readonly rechecks?: number;
-  /** `${member generation}/${cluster generation}/${cluster deleting}`: what a step's outcome depends on. */
-  readonly inputs?: string;
-  /** Set by a failure retrying cannot fix: the step and inputs it failed with. */
+  /** `${member generation}/${cluster generation}`: the specs the member's Pod and volume are built from. */
+  readonly generations?: string;
+  /** Set by a failure retrying cannot fix: what it failed with (see failureKey). */
   readonly failedWith?: string | null;
   readonly attempts: number;
   readonly retryAt: number | null;
@@ -72,7 +72,7 @@ type Of<T extends MemberEvent['type']> = Extract<MemberEvent, { type: T }>;
 const updates = {
   observeMember: (_, e) => {
     const { dormant, deleting, clusterDeleting, generation, clusterGeneration } = e as Of<'k8s.member.updated'>;
-    return { dormant, deleting, clusterDeleting, inputs: `${generation}/${clusterGeneration}/${clusterDeleting}` };
+    return { dormant, deleting, clusterDeleting, generations: `${generation}/${clusterGeneration}` };
   },
   observePod: (c, e) => {
     const { pod } = e as Of<'k8s.pod.observed'>;
@@ -119,8 +119,8 @@ export const assigns = Object.fromEntries(Object.entries(updates).map(([name, up
 
 type Ctx = { context: MemberContext };
 
-/** What a permanent failure is tied to: the step and what the step's effects are built from. */
-const failureKey = (c: MemberContext): string => `${decideMember(c)} ${c.inputs ?? ''}`;
+/** What a permanent failure is tied to: the step, the specs its effects are built from, and whether the cluster is going. */
+const failureKey = (c: MemberContext): string => `${decideMember(c)} ${c.generations ?? ''} ${c.clusterDeleting}`;
 
 const podMissing = (c: MemberContext): boolean => c.pod === null && (c.podUID === null || c.podSeen);
 

@@ -10,6 +10,7 @@
 import { setup } from 'xstate';
 import * as act from './member-actions.ts';
 import { MEMBER_DECISIONS, decideMember, type MemberContext, type MemberDecision, type MemberInput } from './member-actions.ts';
+import { permanentFailure } from './policy.ts';
 import type { MemberEvent, MemberIntent } from './types.ts';
 
 type Params<K extends MemberIntent['type']> = Extract<MemberIntent, { type: K }>['params'];
@@ -44,7 +45,7 @@ const machine = setup({
   },
   guards: {
     ...act.guards,
-    permanent: ({ event }) => 'error' in event && typeof event.error === 'object' && event.error.retryable === false,
+    permanent: ({ event }) => permanentFailure(event),
     decided: ({ context }, p: { decision: MemberDecision }) => decideMember(context) === p.decision,
     undecided: ({ context }, p: { decision: MemberDecision }) => decideMember(context) !== p.decision,
   },

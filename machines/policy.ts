@@ -30,6 +30,10 @@ const HOLD_TRIES = 20;
 export const retryDelay = (attempts: number, code: string | undefined): number =>
   code !== undefined && HOLD_CODES.includes(code) && attempts <= HOLD_TRIES ? HOLD_RETRY_MS : backoff(Math.max(1, attempts - (code !== undefined && HOLD_CODES.includes(code) ? HOLD_TRIES : 0)));
 
+/** An effect's failure that trying again cannot help (the request itself is invalid). */
+export const permanentFailure = (event: object): boolean =>
+  'error' in event && typeof event.error === 'object' && event.error !== null && (event.error as { retryable?: boolean }).retryable === false;
+
 /** The etcd member that belongs to this EtcdMember, found by peer URL. */
 export function etcdMemberFor(cluster: ObjectRef, etcd: EtcdObservation | null, member: string): EtcdMemberInfo | undefined {
   const url = peerURL(cluster, member);

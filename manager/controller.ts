@@ -133,14 +133,12 @@ export class Controller {
       const n = o.metadata?.namespace ?? '';
       return [...(member ? [memberKey(n, member)] : []), ...(cluster ? [clusterKey(n, cluster)] : [])];
     };
-    // A spec edit also goes to the members: one stopped on a failure tries again when its cluster changes.
-    const generations = new Map<string, number>();
+    // A spec edit (a generation the status has not caught up with) also goes to the members:
+    // one stopped on a failure tries again when its cluster changes.
     this.#clusters = informer<EtcdCluster>('etcdclusters', custom(PLURAL.cluster), listCustom(PLURAL.cluster), (c) => {
       const [n, name] = [c.metadata.namespace ?? '', c.metadata.name ?? ''];
-      const key = clusterKey(n, name);
-      const edited = generations.has(key) && generations.get(key) !== c.metadata.generation;
-      generations.set(key, c.metadata.generation ?? 0);
-      return [key, ...(edited ? this.#membersOf(n, name).map((m) => memberKey(n, m.metadata.name ?? '')) : [])];
+      const edited = c.metadata.generation !== c.status?.observedGeneration;
+      return [clusterKey(n, name), ...(edited ? this.#membersOf(n, name).map((m) => memberKey(n, m.metadata.name ?? '')) : [])];
     });
     this.#members = informer<EtcdMember>('etcdmembers', custom(PLURAL.member), listCustom(PLURAL.member), (m) => [
       memberKey(m.metadata.namespace ?? '', m.metadata.name ?? ''),
