@@ -4,8 +4,7 @@
  * does not run on an in-place restart), and a Pod the API server refuses (a bad podTemplate),
  * which stops the member with the reason shown until the EtcdCluster is fixed.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -25,7 +24,15 @@ let first: Converged;
 
 /** SIGKILLs the etcd process of `member` (its peer URL is on its command line), as a crash would. */
 function killEtcd(member: string): void {
-  const pids = execFileSync('pgrep', ['-f', '--', `--initial-advertise-peer-urls=http://${member}.demo.${ns}.svc:2380`], { encoding: 'utf8' }).trim().split('\n');
+  const flag = `--initial-advertise-peer-urls=http://${member}.demo.${ns}.svc:2380`;
+  const commandLine = (pid: string): string[] => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      return []; // gone since the listing
+    }
+  };
+  const pids = readdirSync('/proc').filter((pid) => /^\d+$/.test(pid) && commandLine(pid).includes(flag));
   expect(pids.length, `etcd processes of ${member}`).toBe(1);
   process.kill(Number(pids[0]), 'SIGKILL');
 }
