@@ -12,7 +12,7 @@ export PATH := $(NODE_BIN):$(PATH)
 # Native modules (better-sqlite3) compile against this Node's own headers, offline.
 export npm_config_nodedir := $(abspath $(NODE_BIN)/..)
 
-.PHONY: help deps generate typecheck lint unit test tools cluster dev e2e-crash bench
+.PHONY: help deps generate typecheck lint format unit test tools cluster dev e2e-crash bench
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -26,8 +26,12 @@ generate: deps ## rewrite the CRDs, TypeScript types and docs/api.md from api/
 typecheck: deps ## type-check every TypeScript file
 	npx tsc -p .
 
-lint: deps ## lint every TypeScript file
+lint: deps ## lint every TypeScript file, and check it is formatted (make format rewrites it)
 	npx eslint --max-warnings 0 .
+	npx prettier --check --log-level warn .
+
+format: deps ## format every TypeScript file with prettier
+	npx prettier --write --log-level warn .
 
 tools: ## build the local cluster's binaries into the cache (first time only), and its Debian packages
 	@hack/system-deps.sh

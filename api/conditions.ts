@@ -78,7 +78,11 @@ export interface SetConditionResult {
  * Sets `condition` in `list` (one entry per type), keeping lastTransitionTime when the status is
  * the same as before. `now` stamps a new or flipped condition. The input list is not modified.
  */
-export function setCondition(list: readonly Condition[] | undefined, condition: ConditionInput, now: Date | string): SetConditionResult {
+export function setCondition(
+  list: readonly Condition[] | undefined,
+  condition: ConditionInput,
+  now: Date | string,
+): SetConditionResult {
   const at = typeof now === 'string' ? now : k8sTime(now);
   const current = list ?? [];
   const index = current.findIndex((c) => c.type === condition.type);
@@ -100,7 +104,8 @@ export function setCondition(list: readonly Condition[] | undefined, condition: 
 export const k8sTime = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** The condition of `type` in `list`, if any. */
-export const findCondition = (list: readonly Condition[] | undefined, type: string): Condition | undefined => list?.find((c) => c.type === type);
+export const findCondition = (list: readonly Condition[] | undefined, type: string): Condition | undefined =>
+  list?.find((c) => c.type === type);
 
 function sameCondition(a: Condition, b: Condition): boolean {
   return (

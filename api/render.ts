@@ -36,7 +36,14 @@ export function renderCRD(k: Kind): string {
     metadata: { name: `${k.plural}.${group}`, labels: { 'app.kubernetes.io/part-of': 'etcd-operator' } },
     spec: {
       group,
-      names: { kind: k.kind, listKind: `${k.kind}List`, plural: k.plural, singular: k.singular, shortNames: k.shortNames, categories: k.categories },
+      names: {
+        kind: k.kind,
+        listKind: `${k.kind}List`,
+        plural: k.plural,
+        singular: k.singular,
+        shortNames: k.shortNames,
+        categories: k.categories,
+      },
       scope: 'Namespaced',
       versions: [
         {
@@ -124,6 +131,7 @@ export function renderTypes(all: readonly Kind[]): string {
     out += `/** ${doc(k.description)} */\nexport interface ${k.kind} {\n  apiVersion: '${group}/${version}';\n  kind: '${k.kind}';\n  metadata: V1ObjectMeta;\n`;
     out += `  /** ${doc(k.spec.description)} */\n  spec: ${k.spec.name};\n  /** ${doc(k.status.description)} */\n  status?: ${k.status.name};\n}\n\n`;
   }
-  for (const [name, o] of objects) out += `/** ${doc(o.description)} */\nexport interface ${name} {\n${tsFields(o, '  ')}}\n\n`;
+  for (const [name, o] of objects)
+    out += `/** ${doc(o.description)} */\nexport interface ${name} {\n${tsFields(o, '  ')}}\n\n`;
   return out.trimEnd() + '\n';
 }

@@ -29,7 +29,12 @@ export type Schema =
       readonly minLength?: number;
       readonly maxLength?: number;
     })
-  | (Common & { readonly type: 'integer'; readonly format?: 'int32' | 'int64'; readonly minimum?: number; readonly maximum?: number })
+  | (Common & {
+      readonly type: 'integer';
+      readonly format?: 'int32' | 'int64';
+      readonly minimum?: number;
+      readonly maximum?: number;
+    })
   | (Common & { readonly type: 'boolean' })
   | (Common & { readonly type: 'quantity' })
   | (Common & { readonly type: 'map'; readonly values: Schema })
@@ -65,15 +70,34 @@ export const s = {
   integer: (description: string, o: Opts<'integer'> = {}): Schema => ({ type: 'integer', description, ...o }),
   boolean: (description: string, o: Opts<'boolean'> = {}): Schema => ({ type: 'boolean', description, ...o }),
   quantity: (description: string, o: Opts<'quantity'> = {}): Schema => ({ type: 'quantity', description, ...o }),
-  map: (description: string, values: Schema, o: Omit<Opts<'map'>, 'values'> = {}): Schema => ({ type: 'map', description, values, ...o }),
-  array: (description: string, items: Schema, o: Omit<Opts<'array'>, 'items'> = {}): Schema => ({ type: 'array', description, items, ...o }),
-  object: (description: string, properties: Record<string, Schema>, o: Omit<Opts<'object'>, 'properties'> = {}): ObjectSchema => ({
+  map: (description: string, values: Schema, o: Omit<Opts<'map'>, 'values'> = {}): Schema => ({
+    type: 'map',
+    description,
+    values,
+    ...o,
+  }),
+  array: (description: string, items: Schema, o: Omit<Opts<'array'>, 'items'> = {}): Schema => ({
+    type: 'array',
+    description,
+    items,
+    ...o,
+  }),
+  object: (
+    description: string,
+    properties: Record<string, Schema>,
+    o: Omit<Opts<'object'>, 'properties'> = {},
+  ): ObjectSchema => ({
     type: 'object',
     description,
     properties,
     ...o,
   }),
-  external: (description: string, tsType: string, o: Omit<Opts<'external'>, 'tsType'> = {}): Schema => ({ type: 'external', description, tsType, ...o }),
+  external: (description: string, tsType: string, o: Omit<Opts<'external'>, 'tsType'> = {}): Schema => ({
+    type: 'external',
+    description,
+    tsType,
+    ...o,
+  }),
 };
 
 /** A printer column of `kubectl get`. */
@@ -98,7 +122,11 @@ export interface Kind {
   /** Rules on the whole object; CEL there may read `self.metadata.name`. */
   readonly rules?: readonly Rule[];
   readonly printerColumns: readonly PrinterColumn[];
-  readonly scale?: { readonly specReplicasPath: string; readonly statusReplicasPath: string; readonly labelSelectorPath: string };
+  readonly scale?: {
+    readonly specReplicasPath: string;
+    readonly statusReplicasPath: string;
+    readonly labelSelectorPath: string;
+  };
 }
 
 /** The API group and version every kind here belongs to. */
@@ -161,7 +189,10 @@ export function toOpenAPI(node: Schema): Record<string, unknown> {
  * Every quantity is checked by CEL rather than by Kubernetes' quantity regex, whose message
  * quotes the regex. A quantity's own rules must hold only for quantities: `!isQuantity(..) || ..`.
  */
-export const QUANTITY_RULE: Rule = { rule: 'isQuantity(string(self))', message: 'must be a quantity, such as 1Gi or 512Mi' };
+export const QUANTITY_RULE: Rule = {
+  rule: 'isQuantity(string(self))',
+  message: 'must be a quantity, such as 1Gi or 512Mi',
+};
 
 function copy(out: Record<string, unknown>, node: object, keys: readonly string[]): void {
   for (const k of keys) {

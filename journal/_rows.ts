@@ -40,7 +40,10 @@ export interface EntryRow {
 }
 
 /** The ref of a stored object or entry. */
-export function toRef(row: { uid: string; kind: ObjectKind; namespace: string; cluster: string | null }, name: string): ObjectRef {
+export function toRef(
+  row: { uid: string; kind: ObjectKind; namespace: string; cluster: string | null },
+  name: string,
+): ObjectRef {
   const ref = { uid: row.uid, kind: row.kind, namespace: row.namespace, name };
   return row.cluster === null ? ref : { ...ref, cluster: row.cluster };
 }
@@ -110,6 +113,8 @@ export const ENTRY_COLUMNS =
 export function stateName(value: StateValue): string {
   if (typeof value === 'string') return value;
   return Object.entries(value)
-    .map(([k, v]) => (v === undefined || (typeof v === 'object' && Object.keys(v).length === 0) ? k : `${k}.${stateName(v)}`))
+    .map(([k, v]) =>
+      v === undefined || (typeof v === 'object' && Object.keys(v).length === 0) ? k : `${k}.${stateName(v)}`,
+    )
     .join(', ');
 }

@@ -13,7 +13,16 @@ export const UPSERT_OBJECT = `INSERT INTO objects (uid, kind, namespace, name, c
   ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name, cluster = excluded.cluster,
     machine = excluded.machine, stage = excluded.stage, state = excluded.state, seq = excluded.seq, updated_at = excluded.updated_at`;
 /** The entry columns a row leaves empty unless it sets them. */
-export const NONE = { intentId: null, from: null, to: null, ok: null, code: null, message: null, data: null, recovered: null };
+export const NONE = {
+  intentId: null,
+  from: null,
+  to: null,
+  ok: null,
+  code: null,
+  message: null,
+  data: null,
+  recovered: null,
+};
 
 /** Opens a SQLite file, turning SQLite's failure into ERR_JOURNAL_OPEN. */
 export function openFile(path: string, options: Database.Options): Database.Database {

@@ -46,7 +46,11 @@ class UsageError extends Error {
 }
 
 /** Runs the command with `argv` = the words after `journal`; resolves to the exit code (0, 1 error, 2 usage). */
-export async function runJournalCommand(argv: readonly string[], io: CommandIO, opts: JournalCommandOptions = {}): Promise<number> {
+export async function runJournalCommand(
+  argv: readonly string[],
+  io: CommandIO,
+  opts: JournalCommandOptions = {},
+): Promise<number> {
   let args: ReturnType<typeof parse>;
   try {
     args = parse(argv);
@@ -75,24 +79,41 @@ export async function runJournalCommand(argv: readonly string[], io: CommandIO, 
   }
 }
 
-async function show(journal: Journal, args: ReturnType<typeof parse>, io: CommandIO, opts: JournalCommandOptions): Promise<number> {
+async function show(
+  journal: Journal,
+  args: ReturnType<typeof parse>,
+  io: CommandIO,
+  opts: JournalCommandOptions,
+): Promise<number> {
   const { name, namespace, kind } = args;
   const found = select(journal.objects(), namespace, name, kind);
   if (found.length === 0) {
     const known = journal.objects().map((o) => `${o.ref.kind}/${o.ref.name}`);
     io.stderr(
       `etcd-operator journal: no ${kind ?? 'EtcdCluster or EtcdMember'} named ${name} in namespace ${namespace} ` +
-        `in ${journal.path}` + (known.length ? ` (it has: ${known.slice(0, 20).join(', ')})` : ' (it is empty)') + '\n',
+        `in ${journal.path}` +
+        (known.length ? ` (it has: ${known.slice(0, 20).join(', ')})` : ' (it is empty)') +
+        '\n',
     );
     return 1;
   }
-  const formatter = new TimelineFormatter({ json: args.json, showObject: found.length > 1 || found[0]?.ref.kind === 'EtcdCluster' });
-  if (!args.json) for (const o of found) io.stdout(`# ${o.ref.kind} ${o.ref.namespace}/${o.ref.name} (uid ${o.ref.uid}): ${o.stage} after step #${o.seq}\n`);
+  const formatter = new TimelineFormatter({
+    json: args.json,
+    showObject: found.length > 1 || found[0]?.ref.kind === 'EtcdCluster',
+  });
+  if (!args.json)
+    for (const o of found)
+      io.stdout(
+        `# ${o.ref.kind} ${o.ref.namespace}/${o.ref.name} (uid ${o.ref.uid}): ${o.stage} after step #${o.seq}\n`,
+      );
   // With --tail, rows older than the file's end when we start are skipped by the cursor too.
   let last = args.tail === undefined ? 0 : journal.lastLsn();
   let uids = found.map((o) => o.ref.uid);
   for (let first = true; ; first = false) {
-    const rows = first && args.tail !== undefined ? tail(journal, found, args.tail) : journal.timeline({ uids }, { afterLsn: last });
+    const rows =
+      first && args.tail !== undefined
+        ? tail(journal, found, args.tail)
+        : journal.timeline({ uids }, { afterLsn: last });
     for (const line of formatter.format(rows)) io.stdout(`${line}\n`);
     last = Math.max(last, rows.at(-1)?.lsn ?? 0);
     if (!args.follow) return 0;
@@ -125,7 +146,9 @@ export function select(objects: readonly Snapshot[], namespace: string, name: st
   const clusters = kind === 'EtcdMember' ? [] : inNs.filter((o) => o.ref.kind === 'EtcdCluster' && o.ref.name === name);
   if (clusters.length > 0) {
     const members = inNs.filter(
-      (o) => o.ref.kind === 'EtcdMember' && (o.ref.cluster !== undefined ? o.ref.cluster === name : o.ref.name.startsWith(`${name}-`)),
+      (o) =>
+        o.ref.kind === 'EtcdMember' &&
+        (o.ref.cluster !== undefined ? o.ref.cluster === name : o.ref.name.startsWith(`${name}-`)),
     );
     return [...clusters, ...members];
   }
@@ -156,7 +179,9 @@ function parse(argv: readonly string[]) {
     throw new UsageError(`--tail must be a positive number of steps, not ${values.tail}`);
   }
   if (!values.help && positionals.length !== 1) {
-    throw new UsageError(positionals.length === 0 ? 'NAME is missing' : `one NAME expected, got ${positionals.join(' ')}`);
+    throw new UsageError(
+      positionals.length === 0 ? 'NAME is missing' : `one NAME expected, got ${positionals.join(' ')}`,
+    );
   }
   return {
     name: positionals[0] ?? '',

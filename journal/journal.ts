@@ -66,7 +66,8 @@ export class Journal {
   /** Appends one step (event, transition, intents) and the object's new state in ONE transaction. */
   recordStep(ref: T.ObjectRef, step: T.Step): T.RecordedStep {
     return this.#write(() => {
-      const prev = this.#prep('SELECT kind, seq FROM objects WHERE uid = ?').get(ref.uid) as { kind: string; seq: number } | undefined;
+      const prev = this.#prep('SELECT kind, seq FROM objects WHERE uid = ?').get(ref.uid) as
+        { kind: string; seq: number } | undefined;
       if (prev && prev.kind !== ref.kind) {
         throw new JournalError('ERR_JOURNAL_REF', `object ${ref.uid} is a ${prev.kind}, not a ${ref.kind}`);
       }
@@ -75,7 +76,13 @@ export class Journal {
         throw new JournalError('ERR_JOURNAL_SEQUENCE', `step ${seq} of ${ref.uid} is not after step ${prev?.seq ?? 0}`);
       }
       const { type, at, ...fields } = step.event;
-      const base = { ...NONE, uid: ref.uid, seq, at: isoTime(at, `event ${type} time`), writtenAt: new Date().toISOString() };
+      const base = {
+        ...NONE,
+        uid: ref.uid,
+        seq,
+        at: isoTime(at, `event ${type} time`),
+        writtenAt: new Date().toISOString(),
+      };
       const insert = this.#prep(ENTRY);
       insert.run({ ...base, entry: 'event', name: type, data: redactedJson(fields) });
       const [from, to] = [stateName(step.from), stateName(step.to)];
@@ -84,12 +91,22 @@ export class Journal {
         const intentId = `${ref.uid}:${seq}:${index}`;
         const data = exactJson(intent.params ?? {}, `intent ${intent.type} of step ${seq} of ${ref.kind}/${ref.name}`);
         const row = insert.run({ ...base, entry: 'intent', name: intent.type, intentId, data });
-        this.#prep('INSERT INTO open_intents (intent_id, uid, lsn) VALUES (?, ?, ?)').run(intentId, ref.uid, row.lastInsertRowid);
+        this.#prep('INSERT INTO open_intents (intent_id, uid, lsn) VALUES (?, ?, ?)').run(
+          intentId,
+          ref.uid,
+          row.lastInsertRowid,
+        );
         return intentId;
       });
       this.#prep(UPSERT_OBJECT).run({
-        ...base, kind: ref.kind, namespace: ref.namespace, name: ref.name, cluster: ref.cluster ?? null,
-        machine: step.machine, stage: to, state: exactJson(step.state, `machine state after step ${seq} of ${ref.kind}/${ref.name}`),
+        ...base,
+        kind: ref.kind,
+        namespace: ref.namespace,
+        name: ref.name,
+        cluster: ref.cluster ?? null,
+        machine: step.machine,
+        stage: to,
+        state: exactJson(step.state, `machine state after step ${seq} of ${ref.kind}/${ref.name}`),
       });
       return { seq, intentIds };
     });
@@ -98,16 +115,24 @@ export class Journal {
   /** Records how an intent's effect ended; the first outcome wins and later ones are ignored. */
   recordOutcome(ref: T.ObjectRef, intentId: string, outcome: T.Outcome): T.RecordedOutcome {
     return this.#write(() => {
-      const intent = this.#prep(`SELECT uid, seq, name FROM entries WHERE entry = 'intent' AND intent_id = ?`).get(intentId) as
-        | { uid: string; seq: number; name: string }
-        | undefined;
-      if (!intent) throw new JournalError('ERR_JOURNAL_UNKNOWN_INTENT', `no intent ${intentId} in journal ${this.path}`);
-      if (intent.uid !== ref.uid) throw new JournalError('ERR_JOURNAL_REF', `intent ${intentId} belongs to ${intent.uid}, not ${ref.uid}`);
-      const prior = this.#prep(`SELECT ok FROM entries WHERE entry = 'outcome' AND intent_id = ?`).get(intentId) as { ok: number } | undefined;
+      const intent = this.#prep(`SELECT uid, seq, name FROM entries WHERE entry = 'intent' AND intent_id = ?`).get(
+        intentId,
+      ) as { uid: string; seq: number; name: string } | undefined;
+      if (!intent)
+        throw new JournalError('ERR_JOURNAL_UNKNOWN_INTENT', `no intent ${intentId} in journal ${this.path}`);
+      if (intent.uid !== ref.uid)
+        throw new JournalError('ERR_JOURNAL_REF', `intent ${intentId} belongs to ${intent.uid}, not ${ref.uid}`);
+      const prior = this.#prep(`SELECT ok FROM entries WHERE entry = 'outcome' AND intent_id = ?`).get(intentId) as
+        { ok: number } | undefined;
       if (prior) return { recorded: false, ok: prior.ok === 1 };
       const writtenAt = new Date().toISOString();
       this.#prep(ENTRY).run({
-        ...NONE, uid: ref.uid, seq: intent.seq, entry: 'outcome', name: intent.name, intentId,
+        ...NONE,
+        uid: ref.uid,
+        seq: intent.seq,
+        entry: 'outcome',
+        name: intent.name,
+        intentId,
         ok: outcome.ok ? 1 : 0,
         code: outcome.ok ? null : outcome.code,
         message: outcome.ok ? null : redactText(outcome.message),
@@ -138,7 +163,9 @@ export class Journal {
 
   /** Every object the journal knows, by namespace and name. */
   objects(): T.Snapshot[] {
-    return (this.#prep('SELECT * FROM objects ORDER BY namespace, name, created_at').all() as ObjectRow[]).map(toSnapshot);
+    return (this.#prep('SELECT * FROM objects ORDER BY namespace, name, created_at').all() as ObjectRow[]).map(
+      toSnapshot,
+    );
   }
 
   /** Rows of the target's objects in write order (lsn), optionally after a step or an lsn. */
@@ -148,7 +175,10 @@ export class Journal {
     // Only the filters asked for, so SQLite picks the (uid, lsn) index when following.
     const filters = [`e.uid IN (${uids.map(() => '?').join(', ')})`];
     const params: (string | number)[] = [...uids];
-    for (const [column, after] of [['e.seq', query.afterSeq], ['e.lsn', query.afterLsn]] as const) {
+    for (const [column, after] of [
+      ['e.seq', query.afterSeq],
+      ['e.lsn', query.afterLsn],
+    ] as const) {
       if (after === undefined) continue;
       filters.push(`${column} > ?`);
       params.push(after);
@@ -160,8 +190,11 @@ export class Journal {
 
   /** Counts for /metrics: objects, rows, open intents and the main file's size in bytes. */
   stats(): { objects: number; rows: number; openIntents: number; bytes: number } {
-    const count = (table: string): number => (this.#prep(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
-    const bytes = (this.#db.pragma('page_count', { simple: true }) as number) * (this.#db.pragma('page_size', { simple: true }) as number);
+    const count = (table: string): number =>
+      (this.#prep(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+    const bytes =
+      (this.#db.pragma('page_count', { simple: true }) as number) *
+      (this.#db.pragma('page_size', { simple: true }) as number);
     return { objects: count('objects'), rows: count('entries'), openIntents: count('open_intents'), bytes };
   }
 
@@ -169,7 +202,10 @@ export class Journal {
   settings(): { journalMode: string; synchronous: string } {
     const names = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
     const sync = this.#db.pragma('synchronous', { simple: true }) as number;
-    return { journalMode: String(this.#db.pragma('journal_mode', { simple: true })), synchronous: names[sync] ?? String(sync) };
+    return {
+      journalMode: String(this.#db.pragma('journal_mode', { simple: true })),
+      synchronous: names[sync] ?? String(sync),
+    };
   }
 
   /** The newest lsn in the file (0 when empty). */
@@ -199,7 +235,11 @@ export class Journal {
   forget(uid: string): number {
     return this.#write(() => {
       const open = (this.#prep('SELECT COUNT(*) AS n FROM open_intents WHERE uid = ?').get(uid) as { n: number }).n;
-      if (open > 0) throw new JournalError('ERR_JOURNAL_OPEN_INTENTS', `object ${uid} still has ${open} open intent(s); recover them first`);
+      if (open > 0)
+        throw new JournalError(
+          'ERR_JOURNAL_OPEN_INTENTS',
+          `object ${uid} still has ${open} open intent(s); recover them first`,
+        );
       this.#prep('DELETE FROM objects WHERE uid = ?').run(uid);
       return this.#prep('DELETE FROM entries WHERE uid = ?').run(uid).changes;
     });
@@ -213,7 +253,10 @@ export class Journal {
   }
 
   #uidsNamed(t: { namespace: string; name: string; kind?: T.ObjectKind }): string[] {
-    const rows = this.#prep('SELECT uid, kind FROM objects WHERE namespace = ? AND name = ? ORDER BY created_at').all(t.namespace, t.name) as {
+    const rows = this.#prep('SELECT uid, kind FROM objects WHERE namespace = ? AND name = ? ORDER BY created_at').all(
+      t.namespace,
+      t.name,
+    ) as {
       uid: string;
       kind: string;
     }[];
@@ -224,13 +267,17 @@ export class Journal {
     const me = this.#me;
     if (!me) throw new JournalError('ERR_JOURNAL_READONLY', `journal ${this.path} is open read-only`);
     try {
-      return this.#db.transaction(() => {
-        assertLease(this.#prep('SELECT pid, start_ticks, boot_id, host FROM writer WHERE id = 1'), this.path, me);
-        return fn();
-      }).immediate();
+      return this.#db
+        .transaction(() => {
+          assertLease(this.#prep('SELECT pid, start_ticks, boot_id, host FROM writer WHERE id = 1'), this.path, me);
+          return fn();
+        })
+        .immediate();
     } catch (err) {
       if (err instanceof JournalError) throw err;
-      throw new JournalError('ERR_JOURNAL_WRITE', `journal ${this.path}: write failed: ${(err as Error).message}`, { cause: err });
+      throw new JournalError('ERR_JOURNAL_WRITE', `journal ${this.path}: write failed: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
   }
 

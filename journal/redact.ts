@@ -12,12 +12,36 @@ export const REDACTED = '[redacted]';
 // `private-key` are one key. A suffix match catches `rootPassword`, `clientSecret`,
 // `bearerToken`; references such as `secretName` or `secretKeyRef` end otherwise and stay.
 const SECRET_SUFFIXES = [
-  'password', 'passwd', 'passphrase', 'secret', 'token', 'privatekey', 'secretkey', 'accesskey',
-  'apikey', 'credentials', 'credential', 'keydata', 'certdata', 'authorization', 'cookie',
+  'password',
+  'passwd',
+  'passphrase',
+  'secret',
+  'token',
+  'privatekey',
+  'secretkey',
+  'accesskey',
+  'apikey',
+  'credentials',
+  'credential',
+  'keydata',
+  'certdata',
+  'authorization',
+  'cookie',
 ];
 const SECRET_KEYS = new Set([
-  'tlskey', 'tlscrt', 'cacrt', 'cakey', 'cert', 'certificate', 'clientkey', 'clientcert',
-  'peerkey', 'peercert', 'servercert', 'serverkey', 'pem',
+  'tlskey',
+  'tlscrt',
+  'cacrt',
+  'cakey',
+  'cert',
+  'certificate',
+  'clientkey',
+  'clientcert',
+  'peerkey',
+  'peercert',
+  'servercert',
+  'serverkey',
+  'pem',
 ]);
 // Values that are secrets whatever their key: PEM blocks and HTTP credentials.
 const PEM = /-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(-----END [A-Z0-9 ]+-----|$)/g;
@@ -76,7 +100,9 @@ function walk(value: unknown, path: string, ctx: Walk): unknown {
       // `secret: {secretName}` (a volume source) is a reference: walked, not hidden whole.
       const reference = k === 'secret' && v !== null && typeof v === 'object';
       const secretField =
-        (isSecretKey(k) && !reference) || (isSecret && (k === 'data' || k === 'stringData')) || (namedSecret && k === 'value');
+        (isSecretKey(k) && !reference) ||
+        (isSecret && (k === 'data' || k === 'stringData')) ||
+        (namedSecret && k === 'value');
       // Flags and counts (automountServiceAccountToken: false) hold no secret.
       const holdsText = (typeof v === 'string' && v !== '') || (typeof v === 'object' && v !== null);
       out[k] = secretField && holdsText ? hide(at, ctx) : walk(v, at, ctx);

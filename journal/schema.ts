@@ -71,14 +71,16 @@ export const LEASE_VERSION = 1;
 /** Runs the migrations a writable file lacks up to `target`, each in its own immediate transaction. */
 export function migrate(db: Database.Database, path: string, target: number = SCHEMA_VERSION): void {
   for (;;) {
-    const ran = db.transaction(() => {
-      const version = userVersion(db);
-      if (version > SCHEMA_VERSION) throw newer(path, version);
-      if (version >= target) return false;
-      db.exec(MIGRATIONS[version] as string);
-      db.pragma(`user_version = ${version + 1}`);
-      return true;
-    }).immediate();
+    const ran = db
+      .transaction(() => {
+        const version = userVersion(db);
+        if (version > SCHEMA_VERSION) throw newer(path, version);
+        if (version >= target) return false;
+        db.exec(MIGRATIONS[version] as string);
+        db.pragma(`user_version = ${version + 1}`);
+        return true;
+      })
+      .immediate();
     if (!ran) return;
   }
 }

@@ -94,7 +94,9 @@ export class TimelineFormatter {
   #outcomeLine(row: TimelineRow, showObject: boolean): string {
     const cause = this.#causes.get(`${row.ref.uid}#${row.seq}`);
     const how = row.recovered ? ', recovered after a restart' : '';
-    const why = cause ? `  (asked at #${row.seq}: ${cause.event} in ${cause.from}${how})` : `  (asked at #${row.seq}${how})`;
+    const why = cause
+      ? `  (asked at #${row.seq}: ${cause.event} in ${cause.from}${how})`
+      : `  (asked at #${row.seq}${how})`;
     return `${row.at} ${who(row, showObject)}${intentNo(row)} ${row.name} -> ${outcomeText(row)}${why}`;
   }
 
@@ -124,7 +126,9 @@ function groupLines(g: Group, showObject: boolean): string[] {
   const head = `${g.cause.at} ${who(first, showObject)}#${first.seq} ${g.cause.event}${fields}  ${move}`;
   const intents = g.intents.map(({ row, outcome }) => {
     const params = row.data && Object.keys(row.data).length > 0 ? compact(row.data) : '';
-    const took = outcome ? ` (+${elapsed(row.at, outcome.at)}${outcome.recovered ? ', recovered after a restart' : ''})` : '';
+    const took = outcome
+      ? ` (+${elapsed(row.at, outcome.at)}${outcome.recovered ? ', recovered after a restart' : ''})`
+      : '';
     return `    intent ${row.name}${params} ${intentNo(row)} -> ${outcome ? outcomeText(outcome) : 'open'}${took}`;
   });
   return [head, ...intents];
@@ -154,7 +158,9 @@ function render(v: unknown): string {
   if (typeof v === 'string') return /^[\w.:/@+=-]*$/.test(v) && v !== '' ? v : JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(render).join(', ')}]`;
   if (typeof v === 'object') {
-    return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${k}: ${render(x)}`).join(', ')}}`;
+    return `{${Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${k}: ${render(x)}`)
+      .join(', ')}}`;
   }
   return typeof v === 'number' || typeof v === 'boolean' ? String(v) : typeof v;
 }

@@ -28,13 +28,19 @@ interface WriterRow {
 
 /** The identity of this process. */
 export function currentWriter(): WriterIdentity {
-  return { pid: process.pid, startTicks: processStat(process.pid)?.startTicks ?? null, bootId: bootId(), host: hostname() };
+  return {
+    pid: process.pid,
+    startTicks: processStat(process.pid)?.startTicks ?? null,
+    bootId: bootId(),
+    host: hostname(),
+  };
 }
 
 /** Takes the lease for `me`, or throws ERR_JOURNAL_LOCKED if a live process holds it. */
 export function acquireLease(db: Database.Database, path: string, me: WriterIdentity): void {
   db.transaction(() => {
-    const row = db.prepare('SELECT pid, start_ticks, boot_id, host FROM writer WHERE id = 1').get() as WriterRow | undefined;
+    const row = db.prepare('SELECT pid, start_ticks, boot_id, host FROM writer WHERE id = 1').get() as
+      WriterRow | undefined;
     if (row && holderAlive(row, me)) throw new JournalLockedError(path, row.pid, row.host);
     db.prepare(
       `INSERT OR REPLACE INTO writer (id, pid, start_ticks, boot_id, host, acquired_at) VALUES (1, ?, ?, ?, ?, ?)`,
@@ -56,7 +62,11 @@ export function assertLease(stmt: Database.Statement, path: string, me: WriterId
 
 /** Gives the lease up if `me` holds it. */
 export function releaseLease(db: Database.Database, me: WriterIdentity): void {
-  db.prepare('DELETE FROM writer WHERE id = 1 AND pid = ? AND boot_id = ? AND start_ticks IS ?').run(me.pid, me.bootId, me.startTicks);
+  db.prepare('DELETE FROM writer WHERE id = 1 AND pid = ? AND boot_id = ? AND start_ticks IS ?').run(
+    me.pid,
+    me.bootId,
+    me.startTicks,
+  );
 }
 
 function holderAlive(row: WriterRow, me: WriterIdentity): boolean {

@@ -29,7 +29,12 @@ const updates = {
   // A machine adopting a running cluster latches the ID its members answer with.
   observeEtcd: (c, e) => {
     const { etcd } = e as Of<'etcd.members.listed'>;
-    return { etcd, etcdStale: false, etcdError: null, clusterID: c.clusterID ?? (c.members.length > 0 ? etcd.clusterID : null) };
+    return {
+      etcd,
+      etcdStale: false,
+      etcdError: null,
+      clusterID: c.clusterID ?? (c.members.length > 0 ? etcd.clusterID : null),
+    };
   },
   observeUnreachable: (_, e) => ({ etcdError: (e as Of<'etcd.unreachable'>).error }),
   observeTime: () => ({}),
@@ -44,18 +49,39 @@ const updates = {
   // Nothing is retried in `failed`: no back-off is left for the runtime to wake the machine for.
   stopRetrying: () => ({ retryAt: null }),
   chooseSeed: (c) => ({
-    joining: { member: memberName(c.cluster.name, c.nextOrdinal), ordinal: c.nextOrdinal, bootstrap: true, memberID: null, initialCluster: null },
+    joining: {
+      member: memberName(c.cluster.name, c.nextOrdinal),
+      ordinal: c.nextOrdinal,
+      bootstrap: true,
+      memberID: null,
+      initialCluster: null,
+    },
     nextOrdinal: c.nextOrdinal + 1,
   }),
   chooseJoiner: (c) => ({
-    joining: { member: memberName(c.cluster.name, c.nextOrdinal), ordinal: c.nextOrdinal, bootstrap: false, memberID: null, initialCluster: null },
+    joining: {
+      member: memberName(c.cluster.name, c.nextOrdinal),
+      ordinal: c.nextOrdinal,
+      bootstrap: false,
+      memberID: null,
+      initialCluster: null,
+    },
     nextOrdinal: c.nextOrdinal + 1,
   }),
   recordLearner: (c, e) => {
     const result = ('result' in e ? e.result : undefined) ?? {};
-    return { joining: c.joining && { ...c.joining, memberID: String(result.memberID), initialCluster: String(result.initialCluster) } };
+    return {
+      joining: c.joining && {
+        ...c.joining,
+        memberID: String(result.memberID),
+        initialCluster: String(result.initialCluster),
+      },
+    };
   },
-  rememberJoiner: (c) => ({ memberNames: c.joining && !c.memberNames.includes(c.joining.member) ? [...c.memberNames, c.joining.member] : c.memberNames }),
+  rememberJoiner: (c) => ({
+    memberNames:
+      c.joining && !c.memberNames.includes(c.joining.member) ? [...c.memberNames, c.joining.member] : c.memberNames,
+  }),
   latchClusterID: (c) => ({ clusterID: c.etcd?.clusterID ?? null }),
   finishJoin: () => ({ joining: null, etcdStale: true }),
   chooseVictim: (c) => ({ leaving: victim(c) }),
@@ -63,7 +89,11 @@ const updates = {
     const lost = lostMember(c);
     return { leaving: lost ? { member: lost.name, peerURL: peerURL(c.cluster, lost.name) } : null };
   },
-  finishLeave: (c) => ({ memberNames: c.memberNames.filter((n) => n !== c.leaving?.member), leaving: null, etcdStale: true }),
+  finishLeave: (c) => ({
+    memberNames: c.memberNames.filter((n) => n !== c.leaving?.member),
+    leaving: null,
+    etcdStale: true,
+  }),
   chooseOrphan: (c) => ({ orphan: orphanMembers(c)[0] ?? null }),
   finishOrphan: () => ({ orphan: null, etcdStale: true }),
   markBootstrapped: () => ({ bootstrapped: true }),
@@ -71,10 +101,15 @@ const updates = {
 } satisfies Record<string, Update>;
 
 const toAssign = (update: Update) =>
-  assign<ClusterContext, ClusterEvent, undefined, ClusterEvent, never>(({ context, event }) => ({ ...update(context, event), now: Math.max(context.now, at(event)) }));
+  assign<ClusterContext, ClusterEvent, undefined, ClusterEvent, never>(({ context, event }) => ({
+    ...update(context, event),
+    now: Math.max(context.now, at(event)),
+  }));
 
 /** The updates as xstate assign actions, by name. */
-export const assigns = Object.fromEntries(Object.entries(updates).map(([name, update]) => [name, toAssign(update)])) as {
+export const assigns = Object.fromEntries(
+  Object.entries(updates).map(([name, update]) => [name, toAssign(update)]),
+) as {
   readonly [K in keyof typeof updates]: ReturnType<typeof toAssign>;
 };
 
@@ -96,16 +131,26 @@ export const createMemberParams = ({ context: c }: Ctx): CreateMemberParams => {
 };
 
 /** addLearner for the member being added. */
-export const addLearnerParams = ({ context: c }: Ctx) => ({ member: c.joining!.member, peerURL: peerURL(c.cluster, c.joining!.member) });
+export const addLearnerParams = ({ context: c }: Ctx) => ({
+  member: c.joining!.member,
+  peerURL: peerURL(c.cluster, c.joining!.member),
+});
 
 /** promoteLearner for the member being added. */
-export const promoteParams = ({ context: c }: Ctx) => ({ member: c.joining!.member, memberID: c.joining!.memberID ?? '' });
+export const promoteParams = ({ context: c }: Ctx) => ({
+  member: c.joining!.member,
+  memberID: c.joining!.memberID ?? '',
+});
 
 /** deleteMember for the member leaving. */
 export const leavingParams = ({ context: c }: Ctx) => ({ member: c.leaving?.member ?? '' });
 
 /** removeEtcdMember for an orphan. */
-export const orphanParams = ({ context: c }: Ctx) => ({ peerURL: c.orphan?.peerURL ?? '', memberID: c.orphan?.id ?? null, reason: 'no EtcdMember accounts for this etcd member' });
+export const orphanParams = ({ context: c }: Ctx) => ({
+  peerURL: c.orphan?.peerURL ?? '',
+  memberID: c.orphan?.id ?? null,
+  reason: 'no EtcdMember accounts for this etcd member',
+});
 
 /** setDormant for every member. */
 export const dormantParams =

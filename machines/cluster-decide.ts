@@ -4,7 +4,14 @@
  * disagree (and cannot loop between each other).
  */
 import { canRemove, etcdMemberFor, orphans, peerURL, pickVictim, quorum, voters } from './policy.ts';
-import type { ClusterTarget, EffectFailure, EtcdMemberInfo, EtcdObservation, MemberObservation, ObjectRef } from './types.ts';
+import type {
+  ClusterTarget,
+  EffectFailure,
+  EtcdMemberInfo,
+  EtcdObservation,
+  MemberObservation,
+  ObjectRef,
+} from './types.ts';
 
 /** The member being added, from the moment its name is chosen until it is a voter. */
 export interface Joiner {
@@ -98,7 +105,9 @@ export type Decision = (typeof DECISIONS)[number];
 /** Member names the machine accounts for: the EtcdMembers seen plus those it created. */
 const known = (c: ClusterContext): MemberObservation[] => {
   const seen = new Set(c.members.map((m) => m.name));
-  const created = c.memberNames.filter((n) => !seen.has(n)).map((name) => ({ name, ordinal: -1, bootstrap: false, dormant: false, state: 'pending', deleting: false }));
+  const created = c.memberNames
+    .filter((n) => !seen.has(n))
+    .map((name) => ({ name, ordinal: -1, bootstrap: false, dormant: false, state: 'pending', deleting: false }));
   return [...c.members, ...created];
 };
 
@@ -106,10 +115,12 @@ const known = (c: ClusterContext): MemberObservation[] => {
 export const liveVoters = (c: ClusterContext): EtcdMemberInfo[] => voters(c.cluster, known(c), c.etcd);
 
 /** etcd members no EtcdMember accounts for. */
-export const orphanMembers = (c: ClusterContext): EtcdMemberInfo[] => orphans(c.cluster, known(c), c.etcd, c.joining?.member ?? null);
+export const orphanMembers = (c: ClusterContext): EtcdMemberInfo[] =>
+  orphans(c.cluster, known(c), c.etcd, c.joining?.member ?? null);
 
 /** A member whose data is gone and waits to be replaced. */
-export const lostMember = (c: ClusterContext): MemberObservation | undefined => c.members.find((m) => m.state === 'replacing' && !m.deleting);
+export const lostMember = (c: ClusterContext): MemberObservation | undefined =>
+  c.members.find((m) => m.state === 'replacing' && !m.deleting);
 
 /** The member scaling down would remove, and its peer URL. */
 export function victim(c: ClusterContext): { member: string; peerURL: string } | null {

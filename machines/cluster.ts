@@ -16,7 +16,8 @@ import type { ClusterEvent, ClusterIntent, ObjectRef } from './types.ts';
 type Params<K extends ClusterIntent['type']> = Extract<ClusterIntent, { type: K }>['params'];
 const intent =
   <K extends ClusterIntent['type']>() =>
-  (_: unknown, _params: Params<K>): void => undefined;
+  (_: unknown, _params: Params<K>): void =>
+    undefined;
 
 /** The step each decision leads to. */
 const STATE_OF: Record<Decision, string> = {
@@ -36,7 +37,11 @@ const STATE_OF: Record<Decision, string> = {
 };
 
 const machine = setup({
-  types: { context: {} as ClusterContext, events: {} as ClusterEvent, input: {} as { cluster: ObjectRef; context?: ClusterContext } },
+  types: {
+    context: {} as ClusterContext,
+    events: {} as ClusterEvent,
+    input: {} as { cluster: ObjectRef; context?: ClusterContext },
+  },
   actions: {
     ensureServices: intent<'ensureServices'>(),
     createMember: intent<'createMember'>(),
@@ -51,7 +56,8 @@ const machine = setup({
     decided: ({ context }, params: { decision: Decision }) => decide(context) === params.decision,
     undecided: ({ context }, params: { decision: Decision }) => decide(context) !== params.decision,
     targetOutdated: ({ context }) =>
-      context.spec !== null && (context.spec.replicas !== context.target?.replicas || context.spec.version !== context.target.version),
+      context.spec !== null &&
+      (context.spec.replicas !== context.target?.replicas || context.spec.version !== context.target.version),
     observed: ({ context }) => context.spec !== null && context.membersSeen,
     permanent: ({ event }) => permanentFailure(event),
     retryDue: ({ context }) => context.retryAt !== null && context.now >= context.retryAt,
@@ -69,23 +75,33 @@ const machine = setup({
       !context.members.some((m) => m.name === context.leaving?.member) &&
       !context.etcd?.members.some((m) => m.peerURL === context.leaving?.peerURL),
     allDormant: ({ context }) => context.members.filter((m) => !m.deleting).every((m) => m.state === 'dormant'),
-    allAwake: ({ context }) => context.members.filter((m) => !m.deleting).every((m) => !m.dormant && m.state !== 'dormant'),
+    allAwake: ({ context }) =>
+      context.members.filter((m) => !m.deleting).every((m) => !m.dormant && m.state !== 'dormant'),
   },
 });
 
 type StateConfig = NonNullable<Parameters<typeof machine.createMachine>[0]['states']>[string];
 type ActionName = keyof typeof act.assigns;
-type IntentEntry = { [K in ClusterIntent['type']]: { type: K; params: (args: { context: ClusterContext }) => Params<K> } }[ClusterIntent['type']];
+type IntentEntry = {
+  [K in ClusterIntent['type']]: { type: K; params: (args: { context: ClusterContext }) => Params<K> };
+}[ClusterIntent['type']];
 
 /** A state that runs one intent and, on failure, waits out a back-off before running it again. */
-function attempt(kind: ClusterIntent['type'], onSuccess: { target: string; actions?: ActionName[] }, entry: IntentEntry): StateConfig {
+function attempt(
+  kind: ClusterIntent['type'],
+  onSuccess: { target: string; actions?: ActionName[] },
+  entry: IntentEntry,
+): StateConfig {
   return {
     initial: 'running',
     states: {
       running: {
         entry: [entry],
         on: {
-          [`effect.${kind}.succeeded`]: { target: onSuccess.target, actions: ['clearFailure', ...(onSuccess.actions ?? [])] },
+          [`effect.${kind}.succeeded`]: {
+            target: onSuccess.target,
+            actions: ['clearFailure', ...(onSuccess.actions ?? [])],
+          },
           [`effect.${kind}.failed`]: [
             { guard: 'permanent', target: '#cluster.failed', actions: ['recordFailure', 'stopRetrying'] },
             { target: 'backingOff', actions: 'recordFailure' },
@@ -104,10 +120,22 @@ function joining(id: string): StateConfig {
     initial: 'addingLearner',
     entry: ['chooseJoiner', 'beginStep'],
     states: {
-      addingLearner: attempt('addLearner', { target: `#${id}.creatingMember`, actions: ['recordLearner'] }, { type: 'addLearner', params: act.addLearnerParams }),
-      creatingMember: attempt('createMember', { target: `#${id}.awaitingStart`, actions: ['rememberJoiner'] }, { type: 'createMember', params: act.createMemberParams }),
+      addingLearner: attempt(
+        'addLearner',
+        { target: `#${id}.creatingMember`, actions: ['recordLearner'] },
+        { type: 'addLearner', params: act.addLearnerParams },
+      ),
+      creatingMember: attempt(
+        'createMember',
+        { target: `#${id}.awaitingStart`, actions: ['rememberJoiner'] },
+        { type: 'createMember', params: act.createMemberParams },
+      ),
       awaitingStart: { always: { guard: 'joinerStarted', target: 'promoting' } },
-      promoting: attempt('promoteLearner', { target: '#cluster.observing', actions: ['finishJoin'] }, { type: 'promoteLearner', params: act.promoteParams }),
+      promoting: attempt(
+        'promoteLearner',
+        { target: '#cluster.observing', actions: ['finishJoin'] },
+        { type: 'promoteLearner', params: act.promoteParams },
+      ),
     },
   };
 }
@@ -119,7 +147,11 @@ function leaving(id: string, next: string, choose: 'chooseVictim' | 'chooseLost'
     entry: [choose, 'beginStep'],
     initial: 'deletingMember',
     states: {
-      deletingMember: attempt('deleteMember', { target: `#${id}.awaitingRemoval` }, { type: 'deleteMember', params: act.leavingParams }),
+      deletingMember: attempt(
+        'deleteMember',
+        { target: `#${id}.awaitingRemoval` },
+        { type: 'deleteMember', params: act.leavingParams },
+      ),
       awaitingRemoval: { always: { guard: 'leaverGone', target: next, actions: 'finishLeave' } },
     },
   };
@@ -141,7 +173,12 @@ export const clusterMachine = machine.createMachine({
   states: {
     // Both the spec and the members, whichever order they come in: members decide adopt or seed.
     pending: { always: { guard: 'observed', target: 'deciding', actions: 'latchTarget' } },
-    deciding: { always: DECISIONS.map((decision) => ({ guard: { type: 'decided', params: { decision } }, target: STATE_OF[decision] })) },
+    deciding: {
+      always: DECISIONS.map((decision) => ({
+        guard: { type: 'decided', params: { decision } },
+        target: STATE_OF[decision],
+      })),
+    },
     observing: { entry: 'beginStep', always: { guard: 'etcdFresh', target: 'deciding' } },
     bootstrapping: {
       initial: 'seeding',
@@ -151,19 +188,32 @@ export const clusterMachine = machine.createMachine({
           initial: 'creatingServices',
           states: {
             // The headless Service gives members the DNS names their peer URLs use.
-            creatingServices: attempt('ensureServices', { target: '#cluster.bootstrapping.seeding.creatingSeed' }, {
-              type: 'ensureServices',
-              params: ({ context }) => ({ cluster: context.cluster.name }),
-            }),
-            creatingSeed: attempt('createMember', { target: '#cluster.bootstrapping.seeding.awaitingSeed', actions: ['rememberJoiner'] }, { type: 'createMember', params: act.createMemberParams }),
-            awaitingSeed: { always: { guard: 'seedStarted', target: '#cluster.observing', actions: ['latchClusterID', 'finishJoin'] } },
+            creatingServices: attempt(
+              'ensureServices',
+              { target: '#cluster.bootstrapping.seeding.creatingSeed' },
+              {
+                type: 'ensureServices',
+                params: ({ context }) => ({ cluster: context.cluster.name }),
+              },
+            ),
+            creatingSeed: attempt(
+              'createMember',
+              { target: '#cluster.bootstrapping.seeding.awaitingSeed', actions: ['rememberJoiner'] },
+              { type: 'createMember', params: act.createMemberParams },
+            ),
+            awaitingSeed: {
+              always: { guard: 'seedStarted', target: '#cluster.observing', actions: ['latchClusterID', 'finishJoin'] },
+            },
           },
         },
         joining: joining('bootstrapJoin'),
       },
     },
     scalingUp: { initial: 'joining', states: { joining: joining('scaleUpJoin') } },
-    scalingDown: { initial: 'removing', states: { removing: leaving('scaleDownLeave', '#cluster.observing', 'chooseVictim') } },
+    scalingDown: {
+      initial: 'removing',
+      states: { removing: leaving('scaleDownLeave', '#cluster.observing', 'chooseVictim') },
+    },
     // The member whose data is gone leaves first, then a new member (a new name) joins.
     replacing: {
       initial: 'removing',
@@ -176,14 +226,22 @@ export const clusterMachine = machine.createMachine({
       entry: ['chooseOrphan', 'beginStep'],
       initial: 'removing',
       states: {
-        removing: attempt('removeEtcdMember', { target: '#cluster.observing', actions: ['finishOrphan'] }, { type: 'removeEtcdMember', params: act.orphanParams }),
+        removing: attempt(
+          'removeEtcdMember',
+          { target: '#cluster.observing', actions: ['finishOrphan'] },
+          { type: 'removeEtcdMember', params: act.orphanParams },
+        ),
       },
     },
     parking: {
       entry: 'beginStep',
       initial: 'parkingMembers',
       states: {
-        parkingMembers: attempt('setDormant', { target: '#cluster.parking.awaitingPark' }, { type: 'setDormant', params: act.dormantParams(true) }),
+        parkingMembers: attempt(
+          'setDormant',
+          { target: '#cluster.parking.awaitingPark' },
+          { type: 'setDormant', params: act.dormantParams(true) },
+        ),
         awaitingPark: { always: { guard: 'allDormant', target: '#cluster.dormant' } },
       },
     },
@@ -197,7 +255,11 @@ export const clusterMachine = machine.createMachine({
       entry: 'beginStep',
       initial: 'wakingMembers',
       states: {
-        wakingMembers: attempt('setDormant', { target: '#cluster.waking.awaitingWake' }, { type: 'setDormant', params: act.dormantParams(false) }),
+        wakingMembers: attempt(
+          'setDormant',
+          { target: '#cluster.waking.awaitingWake' },
+          { type: 'setDormant', params: act.dormantParams(false) },
+        ),
         awaitingWake: { always: { guard: 'allAwake', target: '#cluster.observing', actions: 'markEtcdStale' } },
       },
     },

@@ -51,24 +51,29 @@ export function describeCluster(path: string, c: ClusterContext): Described {
         ? sub.includes('creatingServices')
           ? 'creating the headless Service that gives members their DNS names, and the client Service'
           : sub.includes('awaitingSeed')
-          ? `waiting for the seed member ${c.joining?.member ?? ''} to start a new etcd cluster`
-          : `creating the seed member ${c.joining?.member ?? ''}`
+            ? `waiting for the seed member ${c.joining?.member ?? ''} to start a new etcd cluster`
+            : `creating the seed member ${c.joining?.member ?? ''}`
         : `${joinMessage(rest.slice(1).join('.'), c)} (${voters} of ${target} voters)`;
       break;
     case 'scalingUp':
       message = `${joinMessage(rest.slice(1).join('.'), c)} (${voters} of ${target} voters)`;
       break;
     case 'replacing':
-      message = rest[0] === 'joining' ? `replacing a member whose data was lost: ${joinMessage(rest.slice(2).join('.'), c)}` : `removing ${leaving}, whose data is gone, before a new member joins`;
+      message =
+        rest[0] === 'joining'
+          ? `replacing a member whose data was lost: ${joinMessage(rest.slice(2).join('.'), c)}`
+          : `removing ${leaving}, whose data is gone, before a new member joins`;
       break;
     case 'scalingDown':
-      message = sub.includes('awaitingRemoval') ? `waiting for ${leaving} to leave etcd and go (${voters} voters, ${target} wanted)` : `removing ${leaving} (${voters} voters, ${target} wanted)`;
+      message = sub.includes('awaitingRemoval')
+        ? `waiting for ${leaving} to leave etcd and go (${voters} voters, ${target} wanted)`
+        : `removing ${leaving} (${voters} voters, ${target} wanted)`;
       break;
     case 'removingOrphan':
       message = `removing etcd member ${c.orphan?.id ?? ''} (${c.orphan?.peerURL ?? ''}), which no EtcdMember accounts for`;
       break;
     case 'parking':
-      message = 'scaling to zero: stopping every member\'s Pod; volumes and member IDs are kept';
+      message = "scaling to zero: stopping every member's Pod; volumes and member IDs are kept";
       break;
     case 'dormant':
       message = `scaled to zero: no Pods run; ${c.members.length} members keep their volumes and IDs`;
@@ -77,11 +82,16 @@ export function describeCluster(path: string, c: ClusterContext): Described {
       message = `waking ${c.members.length} dormant members with their data and IDs`;
       break;
     case 'observing':
-      message = 'waiting for etcd\'s member list after the last change';
+      message = "waiting for etcd's member list after the last change";
       break;
     case 'steady': {
       // Steady needs a healthy quorum, not every voter: say when one is down.
-      const health = healthy < voters ? `${voters} voters, ${healthy} healthy: a quorum` : voters === 1 ? 'one voter, healthy' : `${voters} voters, all healthy`;
+      const health =
+        healthy < voters
+          ? `${voters} voters, ${healthy} healthy: a quorum`
+          : voters === 1
+            ? 'one voter, healthy'
+            : `${voters} voters, all healthy`;
       message = `${health}${leaderOf(c)}`;
       break;
     }
@@ -113,17 +123,29 @@ const failure = (c: { lastError: { code: string; message: string } | null }, unt
 export function describeMember(path: string, c: MemberContext): Described & { readonly state: string } {
   const [top = 'pending', sub = ''] = path.split('.');
   // A parked member is dormant only once its Pod is really gone; a started learner waits to be promoted.
-  const state = top === 'parking' && sub === 'stopped' ? 'dormant' : top === 'joiningLearner' && sub === 'catchingUp' ? 'promoting' : top;
+  const state =
+    top === 'parking' && sub === 'stopped'
+      ? 'dormant'
+      : top === 'joiningLearner' && sub === 'catchingUp'
+        ? 'promoting'
+        : top;
   const messages: Record<string, string> = {
-    pending: 'waiting for the member\'s Pod and volume to be observed',
+    pending: "waiting for the member's Pod and volume to be observed",
     deciding: 'deciding the next step',
-    creatingVolume: 'creating the member\'s PersistentVolumeClaim',
+    creatingVolume: "creating the member's PersistentVolumeClaim",
     bootstrapping: 'starting the seed: the first member, which creates the etcd cluster',
-    joiningLearner: sub === 'catchingUp' ? 'running as a learner, catching up with the leader before promotion' : 'starting etcd as a learner that joins the cluster',
-    rechecking: 'etcd restarted inside its Pod, where the data check does not run: a new Pod checks the volume before etcd starts',
-    restarting: 'etcd\'s Pod is gone or not ready: starting it again from the member\'s volume',
+    joiningLearner:
+      sub === 'catchingUp'
+        ? 'running as a learner, catching up with the leader before promotion'
+        : 'starting etcd as a learner that joins the cluster',
+    rechecking:
+      'etcd restarted inside its Pod, where the data check does not run: a new Pod checks the volume before etcd starts',
+    restarting: "etcd's Pod is gone or not ready: starting it again from the member's volume",
     voter: 'a voting member, running',
-    parking: state === 'dormant' ? 'dormant: no Pod runs; the volume and member ID are kept' : 'stopping the Pod for scale to zero; the volume stays',
+    parking:
+      state === 'dormant'
+        ? 'dormant: no Pod runs; the volume and member ID are kept'
+        : 'stopping the Pod for scale to zero; the volume stays',
     replacing: `its data is gone (${c.dataLost ?? 'unknown'}); the cluster replaces it with a new member`,
     removing: 'leaving etcd before its Pod and volume go',
     removed: 'removed from etcd',

@@ -88,7 +88,11 @@ const updates = {
   clearFailure: () => ({ attempts: 0, retryAt: null, lastError: null }),
   recordFailure: (c, e) => {
     const attempts = c.attempts + 1;
-    return { attempts, retryAt: e.at + backoff(attempts), lastError: 'error' in e && typeof e.error === 'object' ? e.error : null };
+    return {
+      attempts,
+      retryAt: e.at + backoff(attempts),
+      lastError: 'error' in e && typeof e.error === 'object' ? e.error : null,
+    };
   },
   recordPod: (_, e) => {
     const uid = 'result' in e && e.result ? String(e.result.uid) : null;
@@ -105,15 +109,23 @@ const updates = {
   clearFailed: () => ({ failedWith: null, attempts: 0, retryAt: null, lastError: null }),
   markLost: (c) => ({
     dataLost:
-      c.dataLost ?? (c.medium === 'Memory' ? 'the Pod of a member with storage.medium Memory went, and its data with it' : "the member's PersistentVolumeClaim is gone"),
+      c.dataLost ??
+      (c.medium === 'Memory'
+        ? 'the Pod of a member with storage.medium Memory went, and its data with it'
+        : "the member's PersistentVolumeClaim is gone"),
   }),
 } satisfies Record<string, Update>;
 
 const toAssign = (update: Update) =>
-  assign<MemberContext, MemberEvent, undefined, MemberEvent, never>(({ context, event }) => ({ ...update(context, event), now: Math.max(context.now, event.at) }));
+  assign<MemberContext, MemberEvent, undefined, MemberEvent, never>(({ context, event }) => ({
+    ...update(context, event),
+    now: Math.max(context.now, event.at),
+  }));
 
 /** The updates as xstate assign actions, by name. */
-export const assigns = Object.fromEntries(Object.entries(updates).map(([name, update]) => [name, toAssign(update)])) as {
+export const assigns = Object.fromEntries(
+  Object.entries(updates).map(([name, update]) => [name, toAssign(update)]),
+) as {
   readonly [K in keyof typeof updates]: ReturnType<typeof toAssign>;
 };
 
@@ -147,7 +159,11 @@ export const guards = {
   // etcd's container restarted in this Pod after etcd ran: its data was never checked since.
   // Not for a Memory member: its data lives in the Pod, which a recheck would throw away.
   restartedInPlace: ({ context: c }: Ctx) =>
-    c.everRan && c.medium !== 'Memory' && Boolean(c.pod && !c.pod.deleting && c.podRestarts?.uid === c.pod.uid && (c.pod.restarts ?? 0) > c.podRestarts.count),
+    c.everRan &&
+    c.medium !== 'Memory' &&
+    Boolean(
+      c.pod && !c.pod.deleting && c.podRestarts?.uid === c.pod.uid && (c.pod.restarts ?? 0) > c.podRestarts.count,
+    ),
   failureOutdated: ({ context: c }: Ctx) => c.failedWith !== failureKey(c),
 };
 

@@ -9,14 +9,21 @@
  */
 import { setup } from 'xstate';
 import * as act from './member-actions.ts';
-import { MEMBER_DECISIONS, decideMember, type MemberContext, type MemberDecision, type MemberInput } from './member-actions.ts';
+import {
+  MEMBER_DECISIONS,
+  decideMember,
+  type MemberContext,
+  type MemberDecision,
+  type MemberInput,
+} from './member-actions.ts';
 import { permanentFailure } from './policy.ts';
 import type { MemberEvent, MemberIntent } from './types.ts';
 
 type Params<K extends MemberIntent['type']> = Extract<MemberIntent, { type: K }>['params'];
 const intent =
   <K extends MemberIntent['type']>() =>
-  (_: unknown, _params: Params<K>): void => undefined;
+  (_: unknown, _params: Params<K>): void =>
+    undefined;
 
 export { MEMBER_DECISIONS, decideMember, type MemberDecision } from './member-actions.ts';
 
@@ -52,11 +59,18 @@ const machine = setup({
 });
 
 type StateConfig = NonNullable<Parameters<typeof machine.createMachine>[0]['states']>[string];
-type IntentEntry = { [K in MemberIntent['type']]: { type: K; params: (a: { context: MemberContext }) => Params<K> } }[MemberIntent['type']];
+type IntentEntry = {
+  [K in MemberIntent['type']]: { type: K; params: (a: { context: MemberContext }) => Params<K> };
+}[MemberIntent['type']];
 type ActionName = keyof typeof act.assigns;
 
 /** Runs one intent; on failure waits out a back-off and runs it again, unless retrying cannot help. */
-function attempt(kind: MemberIntent['type'], target: string, entry: IntentEntry, actions: ActionName[] = []): StateConfig {
+function attempt(
+  kind: MemberIntent['type'],
+  target: string,
+  entry: IntentEntry,
+  actions: ActionName[] = [],
+): StateConfig {
   return {
     initial: 'running',
     states: {
@@ -87,7 +101,9 @@ function podStep(id: string, decision: MemberDecision): StateConfig {
     initial: 'checking',
     states: {
       checking: { always: [{ guard: 'podMissing', target: 'creatingPod' }, { target: 'awaitingReady' }] },
-      creatingPod: attempt('createPod', `#${id}.awaitingReady`, { type: 'createPod', params: act.params.member }, ['recordPod']),
+      creatingPod: attempt('createPod', `#${id}.awaitingReady`, { type: 'createPod', params: act.params.member }, [
+        'recordPod',
+      ]),
       awaitingReady: {
         always: [
           { guard: 'podReady', target: '#member.deciding', actions: 'markRan' },
@@ -119,7 +135,9 @@ function stopped(id: string, decision: MemberDecision): StateConfig {
   };
 }
 
-const rest = (decision: MemberDecision): StateConfig => ({ always: { guard: { type: 'undecided', params: { decision } }, target: '#member.deciding' } });
+const rest = (decision: MemberDecision): StateConfig => ({
+  always: { guard: { type: 'undecided', params: { decision } }, target: '#member.deciding' },
+});
 
 /** The member machine (xstate v5). */
 export const memberMachine = machine.createMachine({
@@ -136,12 +154,20 @@ export const memberMachine = machine.createMachine({
   },
   states: {
     pending: { always: { guard: 'observed', target: 'deciding' } },
-    deciding: { always: MEMBER_DECISIONS.map((decision) => ({ guard: { type: 'decided', params: { decision } }, target: STATE_OF[decision] })) },
+    deciding: {
+      always: MEMBER_DECISIONS.map((decision) => ({
+        guard: { type: 'decided', params: { decision } },
+        target: STATE_OF[decision],
+      })),
+    },
     creatingVolume: {
       entry: 'beginStep',
       initial: 'creating',
       states: {
-        creating: attempt('createPVC', '#member.creatingVolume.awaitingVolume', { type: 'createPVC', params: act.params.member }),
+        creating: attempt('createPVC', '#member.creatingVolume.awaitingVolume', {
+          type: 'createPVC',
+          params: act.params.member,
+        }),
         awaitingVolume: { always: { guard: 'volumePresent', target: '#member.deciding' } },
       },
     },
@@ -161,8 +187,13 @@ export const memberMachine = machine.createMachine({
             { guard: 'retryDue', target: 'stoppingPod' },
           ],
         },
-        stoppingPod: attempt('deletePod', '#member.rechecking.awaitingGone', { type: 'deletePod', params: act.params.member }),
-        awaitingGone: { always: { guard: { type: 'undecided', params: { decision: 'rechecking' } }, target: '#member.deciding' } },
+        stoppingPod: attempt('deletePod', '#member.rechecking.awaitingGone', {
+          type: 'deletePod',
+          params: act.params.member,
+        }),
+        awaitingGone: {
+          always: { guard: { type: 'undecided', params: { decision: 'rechecking' } }, target: '#member.deciding' },
+        },
       },
     },
     restarting: podStep('restart', 'restarting'),
@@ -175,8 +206,14 @@ export const memberMachine = machine.createMachine({
       initial: 'choosing',
       states: {
         choosing: { always: [{ guard: 'clusterDeleting', target: 'releasing' }, { target: 'leavingEtcd' }] },
-        leavingEtcd: attempt('removeEtcdMember', '#member.removing.releasing', { type: 'removeEtcdMember', params: act.params.removal }),
-        releasing: attempt('releaseFinalizer', '#member.removed', { type: 'releaseFinalizer', params: act.params.member }),
+        leavingEtcd: attempt('removeEtcdMember', '#member.removing.releasing', {
+          type: 'removeEtcdMember',
+          params: act.params.removal,
+        }),
+        releasing: attempt('releaseFinalizer', '#member.removed', {
+          type: 'releaseFinalizer',
+          params: act.params.member,
+        }),
       },
     },
     // A failure that retrying cannot fix: nothing is tried until the step or what it is built

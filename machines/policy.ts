@@ -28,26 +28,44 @@ const HOLD_TRIES = 20;
 
 /** Delay before the next try after `attempts` failed ones, the last with `code`. */
 export const retryDelay = (attempts: number, code: string | undefined): number =>
-  code !== undefined && HOLD_CODES.includes(code) && attempts <= HOLD_TRIES ? HOLD_RETRY_MS : backoff(Math.max(1, attempts - (code !== undefined && HOLD_CODES.includes(code) ? HOLD_TRIES : 0)));
+  code !== undefined && HOLD_CODES.includes(code) && attempts <= HOLD_TRIES
+    ? HOLD_RETRY_MS
+    : backoff(Math.max(1, attempts - (code !== undefined && HOLD_CODES.includes(code) ? HOLD_TRIES : 0)));
 
 /** An effect's failure that trying again cannot help (the request itself is invalid). */
 export const permanentFailure = (event: object): boolean =>
-  'error' in event && typeof event.error === 'object' && event.error !== null && (event.error as { retryable?: boolean }).retryable === false;
+  'error' in event &&
+  typeof event.error === 'object' &&
+  event.error !== null &&
+  (event.error as { retryable?: boolean }).retryable === false;
 
 /** The etcd member that belongs to this EtcdMember, found by peer URL. */
-export function etcdMemberFor(cluster: ObjectRef, etcd: EtcdObservation | null, member: string): EtcdMemberInfo | undefined {
+export function etcdMemberFor(
+  cluster: ObjectRef,
+  etcd: EtcdObservation | null,
+  member: string,
+): EtcdMemberInfo | undefined {
   const url = peerURL(cluster, member);
   return etcd?.members.find((m) => m.peerURL === url);
 }
 
 /** Voting members etcd reports, counting only those that still have a live EtcdMember. */
-export function voters(cluster: ObjectRef, members: readonly MemberObservation[], etcd: EtcdObservation | null): EtcdMemberInfo[] {
+export function voters(
+  cluster: ObjectRef,
+  members: readonly MemberObservation[],
+  etcd: EtcdObservation | null,
+): EtcdMemberInfo[] {
   const urls = new Set(members.filter((m) => !m.deleting).map((m) => peerURL(cluster, m.name)));
   return (etcd?.members ?? []).filter((m) => !m.learner && urls.has(m.peerURL));
 }
 
 /** etcd members no EtcdMember accounts for (a crash left them, or someone added them by hand). */
-export function orphans(cluster: ObjectRef, members: readonly MemberObservation[], etcd: EtcdObservation | null, joining: string | null): EtcdMemberInfo[] {
+export function orphans(
+  cluster: ObjectRef,
+  members: readonly MemberObservation[],
+  etcd: EtcdObservation | null,
+  joining: string | null,
+): EtcdMemberInfo[] {
   const urls = new Set(members.map((m) => peerURL(cluster, m.name)));
   if (joining) urls.add(peerURL(cluster, joining));
   return (etcd?.members ?? []).filter((m) => !urls.has(m.peerURL));
@@ -66,7 +84,11 @@ export function canRemove(etcd: EtcdObservation | null, victim: EtcdMemberInfo |
  * The member to remove when scaling down: an unhealthy one first (it serves nobody), then
  * the newest. Members already leaving are not candidates.
  */
-export function pickVictim(cluster: ObjectRef, members: readonly MemberObservation[], etcd: EtcdObservation | null): string | undefined {
+export function pickVictim(
+  cluster: ObjectRef,
+  members: readonly MemberObservation[],
+  etcd: EtcdObservation | null,
+): string | undefined {
   const candidates = members.filter((m) => !m.deleting && !m.dormant);
   const healthy = (m: MemberObservation): boolean => {
     const info = etcdMemberFor(cluster, etcd, m.name);
@@ -77,4 +99,5 @@ export function pickVictim(cluster: ObjectRef, members: readonly MemberObservati
 }
 
 /** The `--initial-cluster` of a seed: just itself. */
-export const seedInitialCluster = (cluster: ObjectRef, member: string): string => `${member}=${peerURL(cluster, member)}`;
+export const seedInitialCluster = (cluster: ObjectRef, member: string): string =>
+  `${member}=${peerURL(cluster, member)}`;

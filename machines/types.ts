@@ -69,7 +69,12 @@ export interface EffectFailure {
 
 /** Cluster machine events. */
 export type ClusterEvent =
-  | { readonly type: 'k8s.cluster.updated'; readonly at: number; readonly spec: ClusterTarget; readonly progressDeadlineSeconds: number }
+  | {
+      readonly type: 'k8s.cluster.updated';
+      readonly at: number;
+      readonly spec: ClusterTarget;
+      readonly progressDeadlineSeconds: number;
+    }
   | { readonly type: 'k8s.cluster.deleted'; readonly at: number }
   | { readonly type: 'k8s.members.listed'; readonly at: number; readonly members: readonly MemberObservation[] }
   | { readonly type: 'etcd.members.listed'; readonly at: number; readonly etcd: EtcdObservation }
@@ -90,7 +95,10 @@ export type ClusterIntent =
   | { readonly type: 'promoteLearner'; readonly params: { readonly member: string; readonly memberID: string } }
   | { readonly type: 'deleteMember'; readonly params: { readonly member: string } }
   | { readonly type: 'removeEtcdMember'; readonly params: RemoveEtcdMemberParams }
-  | { readonly type: 'setDormant'; readonly params: { readonly members: readonly string[]; readonly dormant: boolean } };
+  | {
+      readonly type: 'setDormant';
+      readonly params: { readonly members: readonly string[]; readonly dormant: boolean };
+    };
 
 /** Parameters of createMember: everything the EtcdMember's spec is built from. */
 export interface CreateMemberParams {

@@ -41,7 +41,8 @@ export function findEtcdData(dataDir: string): EtcdData {
     try {
       return read();
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return empty;
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR')
+        return empty;
       throw err;
     }
   };
@@ -95,7 +96,11 @@ function checkData(dir: string, expectData: boolean, io: CommandIO, opts: AgentO
     io.stderr(`${message}\n`);
     return DATA_LOST_EXIT_CODE;
   }
-  io.stdout(whole ? `check-data: ${dir} holds etcd data (${what})\n` : `check-data: ${dir} holds no etcd data yet (${what}): etcd starts a new member there\n`);
+  io.stdout(
+    whole
+      ? `check-data: ${dir} holds etcd data (${what})\n`
+      : `check-data: ${dir} holds no etcd data yet (${what}): etcd starts a new member there\n`,
+  );
   return 0;
 }
 

@@ -26,7 +26,10 @@ commands:
 /** Runs one command; resolves to the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
-  const io = { stdout: (s: string) => void process.stdout.write(s), stderr: (s: string) => void process.stderr.write(s) };
+  const io = {
+    stdout: (s: string) => void process.stdout.write(s),
+    stderr: (s: string) => void process.stderr.write(s),
+  };
   switch (command) {
     case 'manager': {
       if (rest.includes('--help') || rest.includes('-h')) {
@@ -45,7 +48,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'agent':
       return runAgentCommand(rest, io);
     case 'version': {
-      const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
+      const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as {
+        version: string;
+      };
       io.stdout(`etcd-operator ${pkg.version} (node ${process.version})\n`);
       return 0;
     }

@@ -41,12 +41,33 @@ export class ConfigError extends Error {
   readonly code = 'ERR_MANAGER_CONFIG';
 }
 
-const BOOL: Readonly<Record<string, boolean>> = { true: true, false: false, '1': true, '0': false, yes: true, no: false };
+const BOOL: Readonly<Record<string, boolean>> = {
+  true: true,
+  false: false,
+  '1': true,
+  '0': false,
+  yes: true,
+  no: false,
+};
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 
 /** Parses the flags; `env` gives POD_NAME, POD_NAMESPACE and HOSTNAME. Throws ConfigError. */
-export function parseManagerArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ManagerConfig {
-  const known = ['kubeconfig', 'namespace', 'journal', 'listen', 'leader-elect', 'lease-name', 'lease-namespace', 'etcd-address', 'agent-image', 'log-level'];
+export function parseManagerArgs(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): ManagerConfig {
+  const known = [
+    'kubeconfig',
+    'namespace',
+    'journal',
+    'listen',
+    'leader-elect',
+    'lease-name',
+    'lease-namespace',
+    'etcd-address',
+    'agent-image',
+    'log-level',
+  ];
   const flags = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -67,7 +88,8 @@ export function parseManagerArgs(argv: readonly string[], env: Readonly<Record<s
   const listen = flags.get('listen') ?? ':8080';
   const colon = listen.lastIndexOf(':');
   const port = Number(listen.slice(colon + 1));
-  if (colon < 0 || !Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--listen ${listen}: want HOST:PORT, e.g. :8080 or 127.0.0.1:0`);
+  if (colon < 0 || !Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError(`--listen ${listen}: want HOST:PORT, e.g. :8080 or 127.0.0.1:0`);
   const elect = BOOL[(flags.get('leader-elect') ?? 'true').toLowerCase()];
   if (elect === undefined) throw new ConfigError(`--leader-elect ${flags.get('leader-elect')}: want true or false`);
   const address = flags.get('etcd-address') ?? 'dns';

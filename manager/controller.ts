@@ -10,7 +10,14 @@ import type { KubeConfig, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/cli
 import type { Logger } from 'pino';
 import type { EtcdCluster, EtcdMember } from '../api/v1alpha1/index.ts';
 import { EtcdClients, etcdHandlers, probeCluster, type EtcdContext } from '../effects/etcd/index.ts';
-import { kubeClients, kubernetesHandlers, LABEL, pvcName, type KubeClients, type KubeContext } from '../effects/kubernetes/index.ts';
+import {
+  kubeClients,
+  kubernetesHandlers,
+  LABEL,
+  pvcName,
+  type KubeClients,
+  type KubeContext,
+} from '../effects/kubernetes/index.ts';
 import { GROUP, PLURAL, VERSION } from '../effects/kubernetes/meta.ts';
 import type { ClusterRef } from '../effects/types.ts';
 import { stateName, type Journal } from '../journal/index.ts';
@@ -84,7 +91,10 @@ export class Controller {
       concurrency: options.concurrency ?? 4,
       onError: (key, err, attempt) => {
         options.metrics.errors.inc({ kind: key.split('/')[0] ?? '' });
-        options.log.warn({ key, attempt, err: err instanceof Error ? err.message : String(err) }, 'reconcile failed; retrying with back-off');
+        options.log.warn(
+          { key, attempt, err: err instanceof Error ? err.message : String(err) },
+          'reconcile failed; retrying with back-off',
+        );
       },
     });
     this.#runners = new ObjectRunners<ManagerContext>({
@@ -102,7 +112,9 @@ export class Controller {
     const selector = LABEL.cluster;
     const listCustom = (plural: string) => async (): Promise<Listed<never>> => {
       const req = { group: GROUP, version: VERSION, plural };
-      const r = (await (ns ? this.#kube.custom.listNamespacedCustomObject({ ...req, namespace: ns }) : this.#kube.custom.listClusterCustomObject(req))) as {
+      const r = (await (ns
+        ? this.#kube.custom.listNamespacedCustomObject({ ...req, namespace: ns })
+        : this.#kube.custom.listClusterCustomObject(req))) as {
         items: never[];
         metadata: { resourceVersion: string };
       };
@@ -138,7 +150,10 @@ export class Controller {
     this.#clusters = informer<EtcdCluster>('etcdclusters', custom(PLURAL.cluster), listCustom(PLURAL.cluster), (c) => {
       const [n, name] = [c.metadata.namespace ?? '', c.metadata.name ?? ''];
       const edited = c.metadata.generation !== c.status?.observedGeneration;
-      return [clusterKey(n, name), ...(edited ? this.#membersOf(n, name).map((m) => memberKey(n, m.metadata.name ?? '')) : [])];
+      return [
+        clusterKey(n, name),
+        ...(edited ? this.#membersOf(n, name).map((m) => memberKey(n, m.metadata.name ?? '')) : []),
+      ];
     });
     this.#members = informer<EtcdMember>('etcdmembers', custom(PLURAL.member), listCustom(PLURAL.member), (m) => [
       memberKey(m.metadata.namespace ?? '', m.metadata.name ?? ''),
@@ -148,7 +163,9 @@ export class Controller {
       'pods',
       core('pods'),
       async () => {
-        const r = await (ns ? this.#kube.core.listNamespacedPod({ namespace: ns, labelSelector: selector }) : this.#kube.core.listPodForAllNamespaces({ labelSelector: selector }));
+        const r = await (ns
+          ? this.#kube.core.listNamespacedPod({ namespace: ns, labelSelector: selector })
+          : this.#kube.core.listPodForAllNamespaces({ labelSelector: selector }));
         return { items: r.items, resourceVersion: r.metadata?.resourceVersion ?? '' };
       },
       owner,
@@ -167,7 +184,11 @@ export class Controller {
       selector,
     );
     options.metrics.gauge('etcd_operator_queue_depth', 'Keys waiting or being worked on.', () => this.#queue.depth);
-    options.metrics.gauge('etcd_operator_machines', 'Machines (EtcdClusters and EtcdMembers) the manager runs.', () => this.#runners.size);
+    options.metrics.gauge(
+      'etcd_operator_machines',
+      'Machines (EtcdClusters and EtcdMembers) the manager runs.',
+      () => this.#runners.size,
+    );
   }
 
   /** Whether every informer has listed once. */
@@ -212,12 +233,20 @@ export class Controller {
     await entry.runner.feed(clusterObserved(object, at));
     if (!object.metadata.deletionTimestamp) await this.#probe(entry, object);
     await this.#runners.refreshClusterStatus(entry, object);
-    const context = entry.runner.snapshot.context as { retryAt: number | null; stepStartedAt: number; progressDeadlineSeconds: number };
+    const context = entry.runner.snapshot.context as {
+      retryAt: number | null;
+      stepStartedAt: number;
+      progressDeadlineSeconds: number;
+    };
     this.#timers(key, context);
     const top = topState(stateName(entry.runner.snapshot.value as never));
     if (entry.seq !== before) this.#queue.add(key);
     else if (RESTING.has(top)) this.#queue.addAfter(key, this.#o.resyncMs ?? 15_000);
-    else this.#queue.addAfter(key, Math.max(0, context.stepStartedAt + context.progressDeadlineSeconds * 1000 - this.#now()) + 1000);
+    else
+      this.#queue.addAfter(
+        key,
+        Math.max(0, context.stepStartedAt + context.progressDeadlineSeconds * 1000 - this.#now()) + 1000,
+      );
   }
 
   async #workMember(key: string, ns: string, name: string): Promise<void> {
@@ -234,7 +263,8 @@ export class Controller {
     const pod = this.#pods.get(ns, name);
     await entry.runner.feed(memberObserved(object, cluster, at));
     await entry.runner.feed(podObserved(pod, at));
-    if (object.spec.storage.medium !== 'Memory') await entry.runner.feed(pvcObserved(this.#pvcs.get(ns, pvcName(name)), at));
+    if (object.spec.storage.medium !== 'Memory')
+      await entry.runner.feed(pvcObserved(this.#pvcs.get(ns, pvcName(name)), at));
     const lost = dataLostObserved(pod, at);
     if (lost) await entry.runner.feed(lost);
     const probe = this.#probes.get(entry.cluster.uid);
@@ -251,15 +281,23 @@ export class Controller {
   async #probe(entry: Entry<ManagerContext>, cluster: EtcdCluster): Promise<void> {
     const ref = entry.cluster;
     const at = this.#now();
-    const observed = await this.#observe(ref, (entry.runner.snapshot.context as { members: readonly unknown[] }).members.length > 0);
+    const observed = await this.#observe(
+      ref,
+      (entry.runner.snapshot.context as { members: readonly unknown[] }).members.length > 0,
+    );
     if (observed === undefined) return;
     this.#o.metrics.probes.inc({ result: typeof observed === 'string' ? 'unreachable' : 'answered' });
-    await entry.runner.feed(typeof observed === 'string' ? { type: 'etcd.unreachable', at, error: observed } : { type: 'etcd.members.listed', at, etcd: observed });
+    await entry.runner.feed(
+      typeof observed === 'string'
+        ? { type: 'etcd.unreachable', at, error: observed }
+        : { type: 'etcd.members.listed', at, etcd: observed },
+    );
     const known = this.#probes.get(ref.uid);
     const now = typeof observed === 'string' ? null : observed;
     this.#probes.set(ref.uid, now);
     if (JSON.stringify(known) !== JSON.stringify(now)) {
-      for (const m of this.#membersOf(ref.namespace, cluster.metadata.name ?? '')) this.#queue.add(memberKey(ref.namespace, m.metadata.name ?? ''));
+      for (const m of this.#membersOf(ref.namespace, cluster.metadata.name ?? ''))
+        this.#queue.add(memberKey(ref.namespace, m.metadata.name ?? ''));
     }
   }
 
@@ -271,7 +309,10 @@ export class Controller {
     try {
       return await probeCluster(this.#etcd, ref, AbortSignal.timeout(10_000));
     } catch (err) {
-      this.#o.log.info({ cluster: `${ref.namespace}/${ref.name}`, err: err instanceof Error ? err.message : String(err) }, 'etcd probe: no member answered');
+      this.#o.log.info(
+        { cluster: `${ref.namespace}/${ref.name}`, err: err instanceof Error ? err.message : String(err) },
+        'etcd probe: no member answered',
+      );
       return `none of ${endpoints.length} member${endpoints.length === 1 ? '' : 's'} answered the member list`;
     }
   }

@@ -14,13 +14,18 @@ export const DATA_LOST_REASON =
 
 /** The message's line that tells (a log tail from FallbackToLogsOnError may hold more lines). */
 function reasonOf(term: V1ContainerStateTerminated): string {
-  const lines = (term.message ?? '').split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = (term.message ?? '')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return lines.find((l) => l.startsWith('etcd data lost')) ?? lines.at(-1) ?? DATA_LOST_REASON;
 }
 
 /** `member.data.lost` when the Pod's check-data init container ended (now or last run) with exit code 3. */
 export function dataLostObserved(pod: V1Pod | undefined, at: number): MemberEvent | null {
   const status = pod?.status?.initContainerStatuses?.find((s) => s.name === CHECK_DATA_CONTAINER);
-  const term = [status?.state?.terminated, status?.lastState?.terminated].find((t) => t?.exitCode === DATA_LOST_EXIT_CODE);
+  const term = [status?.state?.terminated, status?.lastState?.terminated].find(
+    (t) => t?.exitCode === DATA_LOST_EXIT_CODE,
+  );
   return term ? { type: 'member.data.lost', at, reason: reasonOf(term) } : null;
 }

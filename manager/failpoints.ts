@@ -11,7 +11,13 @@
 import { appendFileSync } from 'node:fs';
 
 /** Every boundary the runtime marks, in the order a step reaches them. */
-export const FAILPOINTS = ['before-journal-step', 'after-journal-step', 'after-status', 'after-effect', 'after-outcome'] as const;
+export const FAILPOINTS = [
+  'before-journal-step',
+  'after-journal-step',
+  'after-status',
+  'after-effect',
+  'after-outcome',
+] as const;
 /** One of FAILPOINTS. */
 export type Failpoint = (typeof FAILPOINTS)[number];
 

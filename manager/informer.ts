@@ -136,7 +136,11 @@ export class Informer<T extends KubeObject> {
     if (this.#stopped) return;
     let gone = false;
     const ended = new Promise<unknown>((resolve) => {
-      const query = { resourceVersion: this.#resourceVersion, allowWatchBookmarks: true, labelSelector: this.#o.labelSelector };
+      const query = {
+        resourceVersion: this.#resourceVersion,
+        allowWatchBookmarks: true,
+        labelSelector: this.#o.labelSelector,
+      };
       const onEvent = (phase: string, object: T & { code?: number }): void => {
         if (phase === 'ERROR') {
           gone = object.code === 410;
@@ -158,7 +162,10 @@ export class Informer<T extends KubeObject> {
       return this.#relist();
     }
     if (err && (err as { name?: string }).name !== 'TimeoutError') {
-      this.#o.log.warn({ informer: this.#o.name, err: err instanceof Error ? err.message : JSON.stringify(err) }, 'watch failed; resuming with back-off');
+      this.#o.log.warn(
+        { informer: this.#o.name, err: err instanceof Error ? err.message : JSON.stringify(err) },
+        'watch failed; resuming with back-off',
+      );
       return this.#retry(() => this.#watchFrom());
     }
     return this.#watchFrom();

@@ -30,7 +30,6 @@ function lostRace(err: unknown): false {
   throw err;
 }
 
-
 /** Campaigns for, holds and releases one Lease. */
 export class LeaderElector {
   readonly #o: Required<Omit<LeaderOptions, 'kubeConfig'>>;
@@ -84,7 +83,13 @@ export class LeaderElector {
       const lease = await this.#api.readNamespacedLease({ name: this.#o.name, namespace: this.#o.namespace });
       if (lease.spec?.holderIdentity !== this.#o.identity) return;
       const acquired = micro(lease.spec.acquireTime ? new Date(lease.spec.acquireTime) : new Date()) as unknown as Date;
-      lease.spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: acquired, renewTime: micro(new Date()) as unknown as Date };
+      lease.spec = {
+        ...lease.spec,
+        holderIdentity: '',
+        leaseDurationSeconds: 1,
+        acquireTime: acquired,
+        renewTime: micro(new Date()) as unknown as Date,
+      };
       await this.#api.replaceNamespacedLease({ name: this.#o.name, namespace: this.#o.namespace, body: lease });
     } catch (err) {
       this.#warn('releasing the Lease failed', err);
@@ -101,7 +106,13 @@ export class LeaderElector {
       if (!isNotFound(err)) throw err;
       const body: V1Lease = {
         metadata: { name, namespace },
-        spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: micro(now) as unknown as Date, renewTime: micro(now) as unknown as Date, leaseTransitions: 0 },
+        spec: {
+          holderIdentity: identity,
+          leaseDurationSeconds,
+          acquireTime: micro(now) as unknown as Date,
+          renewTime: micro(now) as unknown as Date,
+          leaseTransitions: 0,
+        },
       };
       return this.#api.createNamespacedLease({ namespace, body }).then(() => true, lostRace);
     }

@@ -56,21 +56,42 @@ export async function runManager(argv: readonly string[], env: NodeJS.ProcessEnv
   let journal: Journal | undefined;
   try {
     if (config.leaderElect) {
-      elector = new LeaderElector({ kubeConfig, namespace: config.leaseNamespace, name: config.leaseName, identity: config.identity, log });
+      elector = new LeaderElector({
+        kubeConfig,
+        namespace: config.leaseNamespace,
+        name: config.leaseName,
+        identity: config.identity,
+        log,
+      });
       const leading = elector.campaign((why) => {
         log.error({ why }, 'lost the leader Lease: exiting so that no two managers act');
         stop(1);
       });
-      if ((await Promise.race([leading.then(() => 'leading'), stopped.then(() => 'stopped')])) === 'stopped') return await stopped;
+      if ((await Promise.race([leading.then(() => 'leading'), stopped.then(() => 'stopped')])) === 'stopped')
+        return await stopped;
     }
     mkdirSync(dirname(config.journal), { recursive: true });
     journal = Journal.open(config.journal);
     log.info({ journal: config.journal, lsn: journal.lastLsn() }, 'journal open');
-    controller = new Controller({ kubeConfig, journal, log, metrics, namespace: config.namespace, etcdAddress: config.etcdAddress, identity: config.identity, agentImage: config.agentImage });
+    controller = new Controller({
+      kubeConfig,
+      journal,
+      log,
+      metrics,
+      namespace: config.namespace,
+      etcdAddress: config.etcdAddress,
+      identity: config.identity,
+      agentImage: config.agentImage,
+    });
     // A signal while the caches fill (the API server may not answer) stops at once.
-    const synced = controller.start().then(() => log.info({ namespace: config.namespace ?? '(all)' }, 'caches synced; reconciling'));
+    const synced = controller
+      .start()
+      .then(() => log.info({ namespace: config.namespace ?? '(all)' }, 'caches synced; reconciling'));
     await Promise.race([synced, stopped]);
-    const prune = setInterval(() => log.info({ rows: journal?.prune() }, 'journal pruned to the last steps of each object'), PRUNE_EVERY_MS);
+    const prune = setInterval(
+      () => log.info({ rows: journal?.prune() }, 'journal pruned to the last steps of each object'),
+      PRUNE_EVERY_MS,
+    );
     prune.unref();
     const code = await stopped;
     clearInterval(prune);
@@ -92,9 +113,12 @@ function serve(config: ManagerConfig, metrics: ManagerMetrics, ready: () => bool
     if (path === '/healthz') return res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
     if (path === '/readyz') {
       const ok = ready();
-      return res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'not leading, or caches not synced yet\n');
+      return res
+        .writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' })
+        .end(ok ? 'ok\n' : 'not leading, or caches not synced yet\n');
     }
-    if (path === '/metrics') return res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metrics.render());
+    if (path === '/metrics')
+      return res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metrics.render());
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics, /healthz or /readyz\n');
   });
   return new Promise((resolve, reject) => {

@@ -26,21 +26,57 @@ export function memberStatus(previous: EtcdMemberStatus | undefined, step: Membe
   const set: ConditionInput[] = [
     { type: ConditionType.Progressing, status: resting ? 'False' : 'True', reason: name, message },
     c.medium === 'Memory'
-      ? { type: ConditionType.VolumeReady, status: 'True', reason: ConditionReason.NoVolumeNeeded, message: 'storage.medium Memory: the data lives in the Pod\'s memory' }
+      ? {
+          type: ConditionType.VolumeReady,
+          status: 'True',
+          reason: ConditionReason.NoVolumeNeeded,
+          message: "storage.medium Memory: the data lives in the Pod's memory",
+        }
       : c.pvcBound
-        ? { type: ConditionType.VolumeReady, status: 'True', reason: ConditionReason.Completed, message: `PersistentVolumeClaim ${pvcName(c.member.name)} is bound` }
-        : { type: ConditionType.VolumeReady, status: 'False', reason: name, message: `PersistentVolumeClaim ${pvcName(c.member.name)} is ${c.pvcBound === false ? 'not bound yet' : 'missing'}` },
+        ? {
+            type: ConditionType.VolumeReady,
+            status: 'True',
+            reason: ConditionReason.Completed,
+            message: `PersistentVolumeClaim ${pvcName(c.member.name)} is bound`,
+          }
+        : {
+            type: ConditionType.VolumeReady,
+            status: 'False',
+            reason: name,
+            message: `PersistentVolumeClaim ${pvcName(c.member.name)} is ${c.pvcBound === false ? 'not bound yet' : 'missing'}`,
+          },
   ];
-  if (c.everRan) set.push({ type: ConditionType.Joined, status: 'True', reason: ConditionReason.Completed, message: c.bootstrap ? 'started the etcd cluster as its seed' : 'etcd started and joined the cluster' });
+  if (c.everRan)
+    set.push({
+      type: ConditionType.Joined,
+      status: 'True',
+      reason: ConditionReason.Completed,
+      message: c.bootstrap ? 'started the etcd cluster as its seed' : 'etcd started and joined the cluster',
+    });
   if (info) {
     set.push(
       info.learner
-        ? { type: ConditionType.Promoted, status: 'False', reason: name, message: 'a learner: promoted once it is in sync with the leader' }
-        : { type: ConditionType.Promoted, status: 'True', reason: ConditionReason.Completed, message: `a voter of etcd (member ${info.id})` },
+        ? {
+            type: ConditionType.Promoted,
+            status: 'False',
+            reason: name,
+            message: 'a learner: promoted once it is in sync with the leader',
+          }
+        : {
+            type: ConditionType.Promoted,
+            status: 'True',
+            reason: ConditionReason.Completed,
+            message: `a voter of etcd (member ${info.id})`,
+          },
     );
   }
   let conditions: Condition[] = previous?.conditions ?? [];
-  for (const condition of set) conditions = setCondition(conditions, { ...condition, observedGeneration: step.generation }, new Date(now)).conditions;
+  for (const condition of set)
+    conditions = setCondition(
+      conditions,
+      { ...condition, observedGeneration: step.generation },
+      new Date(now),
+    ).conditions;
   return {
     observedGeneration: step.generation,
     state,

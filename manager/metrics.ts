@@ -6,7 +6,9 @@
 type Labels = Readonly<Record<string, string>>;
 
 const labelText = (labels: Labels): string => {
-  const pairs = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
+  const pairs = Object.entries(labels).map(
+    ([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`,
+  );
   return pairs.length ? `{${pairs.join(',')}}` : '';
 };
 const keyOf = (labels: Labels): string => JSON.stringify(Object.entries(labels).sort());
@@ -78,9 +80,13 @@ export class Histogram implements Metric {
   render(): string[] {
     const lines = [...this.#head];
     for (const s of this.#series.values()) {
-      for (const [i, le] of this.#buckets.entries()) lines.push(`${this.#name}_bucket${labelText({ ...s.labels, le: String(le) })} ${s.counts[i]}`);
+      for (const [i, le] of this.#buckets.entries())
+        lines.push(`${this.#name}_bucket${labelText({ ...s.labels, le: String(le) })} ${s.counts[i]}`);
       lines.push(`${this.#name}_bucket${labelText({ ...s.labels, le: '+Inf' })} ${s.count}`);
-      lines.push(`${this.#name}_sum${labelText(s.labels)} ${s.sum}`, `${this.#name}_count${labelText(s.labels)} ${s.count}`);
+      lines.push(
+        `${this.#name}_sum${labelText(s.labels)} ${s.sum}`,
+        `${this.#name}_count${labelText(s.labels)} ${s.count}`,
+      );
     }
     return lines;
   }
@@ -90,14 +96,45 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 
 /** Every metric the manager exports. */
 export class ManagerMetrics {
-  readonly steps = new Counter('etcd_operator_steps_total', 'Machine steps journaled, by machine and the state entered.');
-  readonly intents = new Counter('etcd_operator_intents_total', 'Intents carried out, by kind and result (succeeded, failed, recovered).');
-  readonly intentSeconds = new Histogram('etcd_operator_intent_duration_seconds', 'Time an effect handler took, by intent kind.', LATENCY_BUCKETS);
-  readonly eventToIntentSeconds = new Histogram('etcd_operator_event_to_intent_seconds', 'From an event to the intents it caused being journaled.', LATENCY_BUCKETS);
-  readonly relists = new Counter('etcd_operator_informer_lists_total', 'Lists made by the informers (first list and re-lists after 410 Gone), by resource.');
-  readonly errors = new Counter('etcd_operator_reconcile_errors_total', 'Reconciles that failed and were retried with back-off, by kind.');
-  readonly probes = new Counter('etcd_operator_etcd_probes_total', 'etcd member-list probes, by result (answered, unreachable).');
-  readonly #all: Metric[] = [this.steps, this.intents, this.intentSeconds, this.eventToIntentSeconds, this.relists, this.errors, this.probes];
+  readonly steps = new Counter(
+    'etcd_operator_steps_total',
+    'Machine steps journaled, by machine and the state entered.',
+  );
+  readonly intents = new Counter(
+    'etcd_operator_intents_total',
+    'Intents carried out, by kind and result (succeeded, failed, recovered).',
+  );
+  readonly intentSeconds = new Histogram(
+    'etcd_operator_intent_duration_seconds',
+    'Time an effect handler took, by intent kind.',
+    LATENCY_BUCKETS,
+  );
+  readonly eventToIntentSeconds = new Histogram(
+    'etcd_operator_event_to_intent_seconds',
+    'From an event to the intents it caused being journaled.',
+    LATENCY_BUCKETS,
+  );
+  readonly relists = new Counter(
+    'etcd_operator_informer_lists_total',
+    'Lists made by the informers (first list and re-lists after 410 Gone), by resource.',
+  );
+  readonly errors = new Counter(
+    'etcd_operator_reconcile_errors_total',
+    'Reconciles that failed and were retried with back-off, by kind.',
+  );
+  readonly probes = new Counter(
+    'etcd_operator_etcd_probes_total',
+    'etcd member-list probes, by result (answered, unreachable).',
+  );
+  readonly #all: Metric[] = [
+    this.steps,
+    this.intents,
+    this.intentSeconds,
+    this.eventToIntentSeconds,
+    this.relists,
+    this.errors,
+    this.probes,
+  ];
 
   /** Adds a gauge read at scrape time. */
   gauge(name: string, help: string, read: () => number): void {

@@ -8,11 +8,24 @@
 import type { Logger } from 'pino';
 import type { EtcdCluster, EtcdClusterStatus, EtcdMember, EtcdMemberStatus } from '../api/v1alpha1/index.ts';
 import { apiVersion } from '../api/v1alpha1/index.ts';
-import { patchClusterStatus, patchMemberStatus, recordEvent, type KubeClients, type KubeContext } from '../effects/kubernetes/index.ts';
+import {
+  patchClusterStatus,
+  patchMemberStatus,
+  recordEvent,
+  type KubeClients,
+  type KubeContext,
+} from '../effects/kubernetes/index.ts';
 import { controllerUid } from '../effects/kubernetes/meta.ts';
 import type { ClusterRef, EffectContext } from '../effects/types.ts';
 import { stateName, type Journal, type ObjectRef } from '../journal/index.ts';
-import { clusterMachine, describeCluster, describeMember, memberMachine, type ClusterContext, type MemberContext } from '../machines/index.ts';
+import {
+  clusterMachine,
+  describeCluster,
+  describeMember,
+  memberMachine,
+  type ClusterContext,
+  type MemberContext,
+} from '../machines/index.ts';
 import { memberStatus } from './member-status.ts';
 import type { ManagerMetrics } from './metrics.ts';
 import { Runner, type Handlers, type RunnerStep } from './runner.ts';
@@ -68,7 +81,12 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
 
   /** The cluster's runner, created and resumed on first use. */
   cluster(key: string, object: EtcdCluster): Promise<Entry<C>> {
-    const ref: ObjectRef = { uid: object.metadata.uid ?? '', kind: 'EtcdCluster', namespace: object.metadata.namespace ?? '', name: object.metadata.name ?? '' };
+    const ref: ObjectRef = {
+      uid: object.metadata.uid ?? '',
+      kind: 'EtcdCluster',
+      namespace: object.metadata.namespace ?? '',
+      name: object.metadata.name ?? '',
+    };
     const cluster: ClusterRef = { namespace: ref.namespace, name: ref.name, uid: ref.uid };
     return this.#entry(key, object, ref, cluster, () => ({ machine: clusterMachine, input: { cluster } }));
   }
@@ -77,9 +95,19 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
   member(key: string, object: EtcdMember): Promise<Entry<C>> {
     const namespace = object.metadata.namespace ?? '';
     const name = object.metadata.name ?? '';
-    const ref: ObjectRef = { uid: object.metadata.uid ?? '', kind: 'EtcdMember', namespace, name, cluster: object.spec.cluster };
+    const ref: ObjectRef = {
+      uid: object.metadata.uid ?? '',
+      kind: 'EtcdMember',
+      namespace,
+      name,
+      cluster: object.spec.cluster,
+    };
     const cluster: ClusterRef = { namespace, name: object.spec.cluster, uid: controllerUid(object.metadata) ?? '' };
-    const input = { member: { namespace, name, uid: ref.uid, cluster: object.spec.cluster }, bootstrap: object.spec.bootstrap, medium: object.spec.storage.medium ?? '' };
+    const input = {
+      member: { namespace, name, uid: ref.uid, cluster: object.spec.cluster },
+      bootstrap: object.spec.bootstrap,
+      medium: object.spec.storage.medium ?? '',
+    };
     return this.#entry(key, object, ref, cluster, () => ({ machine: memberMachine, input }));
   }
 
@@ -94,7 +122,13 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     return this.#writeMemberStatus(entry, object, stateName(entry.runner.snapshot.value as never));
   }
 
-  async #entry(key: string, object: EtcdCluster | EtcdMember, ref: ObjectRef, cluster: ClusterRef, machine: () => { machine: typeof clusterMachine | typeof memberMachine; input: unknown }): Promise<Entry<C>> {
+  async #entry(
+    key: string,
+    object: EtcdCluster | EtcdMember,
+    ref: ObjectRef,
+    cluster: ClusterRef,
+    machine: () => { machine: typeof clusterMachine | typeof memberMachine; input: unknown },
+  ): Promise<Entry<C>> {
     let entry = this.#entries.get(key);
     if (entry && entry.ref.uid !== ref.uid) entry = undefined; // deleted and created again: a new object
     if (!entry) {
@@ -144,28 +178,51 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     o.metrics.steps.inc({ machine, to: topState(to) });
     if (step.intents.length > 0) o.metrics.eventToIntentSeconds.observe(Math.max(0, o.now() - step.event.at) / 1000);
     o.log.info(
-      { machine, object: `${entry.ref.namespace}/${entry.ref.name}`, seq: step.seq, from, to, event: step.event.type, intents: step.intents.map((i) => i.type) },
+      {
+        machine,
+        object: `${entry.ref.namespace}/${entry.ref.name}`,
+        seq: step.seq,
+        from,
+        to,
+        event: step.event.type,
+        intents: step.intents.map((i) => i.type),
+      },
       'step',
     );
     if (entry.ref.kind === 'EtcdCluster') await this.#writeClusterStatus(entry, entry.object as EtcdCluster, from, to);
     else await this.#writeMemberStatus(entry, entry.object as EtcdMember, to);
-    if (from !== to) await this.#event(entry, to, step.snapshot.context as ClusterContext | MemberContext, step.intents);
+    if (from !== to)
+      await this.#event(entry, to, step.snapshot.context as ClusterContext | MemberContext, step.intents);
   }
 
   async #writeClusterStatus(entry: Entry<C>, object: EtcdCluster, from: string, to: string): Promise<void> {
-    const current = (entry.written ?? object.status);
+    const current = entry.written ?? object.status;
     const context = entry.runner.snapshot.context as ClusterContext;
-    const status = clusterStatus(current, { seq: entry.seq, from, to, context, generation: object.metadata.generation ?? 0 }, this.#o.now());
+    const status = clusterStatus(
+      current,
+      { seq: entry.seq, from, to, context, generation: object.metadata.generation ?? 0 },
+      this.#o.now(),
+    );
     await this.#write(entry, status, () => patchClusterStatus(this.#o.context(entry.cluster), status, current));
   }
 
   async #writeMemberStatus(entry: Entry<C>, object: EtcdMember, path: string): Promise<void> {
-    const current = (entry.written ?? object.status);
-    const status = memberStatus(current, { path, context: entry.runner.snapshot.context as MemberContext, generation: object.metadata.generation ?? 0 }, this.#o.now());
-    await this.#write(entry, status, () => patchMemberStatus(this.#o.context(entry.cluster), entry.ref.name, status, current));
+    const current = entry.written ?? object.status;
+    const status = memberStatus(
+      current,
+      { path, context: entry.runner.snapshot.context as MemberContext, generation: object.metadata.generation ?? 0 },
+      this.#o.now(),
+    );
+    await this.#write(entry, status, () =>
+      patchMemberStatus(this.#o.context(entry.cluster), entry.ref.name, status, current),
+    );
   }
 
-  async #write(entry: Entry<C>, status: EtcdClusterStatus | EtcdMemberStatus, patch: () => Promise<unknown>): Promise<void> {
+  async #write(
+    entry: Entry<C>,
+    status: EtcdClusterStatus | EtcdMemberStatus,
+    patch: () => Promise<unknown>,
+  ): Promise<void> {
     try {
       await patch();
       entry.written = status;
@@ -174,23 +231,46 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
       entry.written = undefined;
       // An object that went (its finalizer released) has no status to write.
       if ((err as { code?: string }).code === 'ERR_PATCH_STATUS_GONE') return;
-      this.#o.log.warn({ object: `${entry.ref.namespace}/${entry.ref.name}`, err: err instanceof Error ? err.message : String(err) }, 'status not written; the next refresh writes it');
+      this.#o.log.warn(
+        { object: `${entry.ref.namespace}/${entry.ref.name}`, err: err instanceof Error ? err.message : String(err) },
+        'status not written; the next refresh writes it',
+      );
     }
   }
 
-  async #event(entry: Entry<C>, to: string, context: ClusterContext | MemberContext, intents: readonly { type: string }[]): Promise<void> {
-    const described = entry.ref.kind === 'EtcdCluster' ? describeCluster(to, context as ClusterContext) : describeMember(to, context as MemberContext);
+  async #event(
+    entry: Entry<C>,
+    to: string,
+    context: ClusterContext | MemberContext,
+    intents: readonly { type: string }[],
+  ): Promise<void> {
+    const described =
+      entry.ref.kind === 'EtcdCluster'
+        ? describeCluster(to, context as ClusterContext)
+        : describeMember(to, context as MemberContext);
     const warning = topState(to) === 'degraded' || topState(to) === 'replacing' || context.lastError !== null;
     try {
       await recordEvent(this.#o.context(entry.cluster), {
-        regarding: { apiVersion, kind: entry.ref.kind, name: entry.ref.name, namespace: entry.ref.namespace, uid: entry.ref.uid },
+        regarding: {
+          apiVersion,
+          kind: entry.ref.kind,
+          name: entry.ref.name,
+          namespace: entry.ref.namespace,
+          uid: entry.ref.uid,
+        },
         type: warning ? 'Warning' : 'Normal',
         reason: described.step,
         note: described.message,
-        action: intents.length > 0 ? intents.map((i) => i.type.charAt(0).toUpperCase() + i.type.slice(1)).join(',') : 'Observe',
+        action:
+          intents.length > 0
+            ? intents.map((i) => i.type.charAt(0).toUpperCase() + i.type.slice(1)).join(',')
+            : 'Observe',
       });
     } catch (err) {
-      this.#o.log.warn({ object: `${entry.ref.namespace}/${entry.ref.name}`, err: err instanceof Error ? err.message : String(err) }, 'Event not recorded');
+      this.#o.log.warn(
+        { object: `${entry.ref.namespace}/${entry.ref.name}`, err: err instanceof Error ? err.message : String(err) },
+        'Event not recorded',
+      );
     }
   }
 }

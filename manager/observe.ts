@@ -40,7 +40,8 @@ export function membersListed(cluster: string, members: readonly EtcdMember[], a
 }
 
 /** Why a failed member stopped, as its Progressing condition says. */
-const failureOf = (m: EtcdMember): string => m.status?.conditions?.find((c) => c.type === ConditionType.Progressing)?.message ?? 'see kubectl describe etcdmember';
+const failureOf = (m: EtcdMember): string =>
+  m.status?.conditions?.find((c) => c.type === ConditionType.Progressing)?.message ?? 'see kubectl describe etcdmember';
 
 /** The member machine's view of its EtcdMember (and whether its cluster is going). */
 export function memberObserved(member: EtcdMember, cluster: EtcdCluster | undefined, at: number): MemberEvent {
@@ -63,7 +64,13 @@ export function podObserved(pod: V1Pod | undefined, at: number): MemberEvent {
   return {
     type: 'k8s.pod.observed',
     at,
-    pod: { uid: pod.metadata?.uid ?? '', phase: pod.status?.phase ?? 'Pending', ready, deleting: Boolean(pod.metadata?.deletionTimestamp), restarts },
+    pod: {
+      uid: pod.metadata?.uid ?? '',
+      phase: pod.status?.phase ?? 'Pending',
+      ready,
+      deleting: Boolean(pod.metadata?.deletionTimestamp),
+      restarts,
+    },
   };
 }
 

@@ -27,10 +27,15 @@ export function etcdResolver(mode: EtcdAddressMode, source: ResolverSource): Etc
     const members = source.members(cluster.namespace, cluster.name).filter((m) => !m.spec.dormant);
     const names = members.map((m) => m.metadata.name ?? '');
     const endpoints =
-      mode === 'dns' ? names.map((m) => memberClientURL(cluster, m)) : names.map((m) => byPod(cluster.namespace, m)).filter((u): u is string => u !== undefined);
+      mode === 'dns'
+        ? names.map((m) => memberClientURL(cluster, m))
+        : names.map((m) => byPod(cluster.namespace, m)).filter((u): u is string => u !== undefined);
     return {
       endpoints,
-      clientURL: (member) => (mode === 'dns' ? memberClientURL(cluster, member) : (byPod(cluster.namespace, member) ?? memberClientURL(cluster, member))),
+      clientURL: (member) =>
+        mode === 'dns'
+          ? memberClientURL(cluster, member)
+          : (byPod(cluster.namespace, member) ?? memberClientURL(cluster, member)),
     };
   };
 }

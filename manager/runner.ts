@@ -14,7 +14,9 @@ import type { Journal, ObjectRef, OpenIntent, TimelineRow } from '../journal/ind
 import { failpoint } from './failpoints.ts';
 
 /** Handlers by intent kind. */
-export type Handlers<C extends EffectContext> = Readonly<Record<string, Handler<never, Readonly<Record<string, unknown>>, C>>>;
+export type Handlers<C extends EffectContext> = Readonly<
+  Record<string, Handler<never, Readonly<Record<string, unknown>>, C>>
+>;
 
 /** An event as the runtime feeds it: stamped with its time. */
 export interface RunnerEvent {
@@ -39,7 +41,12 @@ export interface RunnerOptions<C extends EffectContext> {
   /** Called after every journaled step, e.g. to write status and an Event. */
   readonly onStep?: (step: RunnerStep) => Promise<void> | void;
   /** Called after every outcome is journaled: how the effect ended and how long it took. */
-  readonly onOutcome?: (outcome: { readonly type: string; readonly ok: boolean; readonly recovered: boolean; readonly ms: number }) => void;
+  readonly onOutcome?: (outcome: {
+    readonly type: string;
+    readonly ok: boolean;
+    readonly recovered: boolean;
+    readonly ms: number;
+  }) => void;
 }
 
 /** One journaled step, as onStep sees it. */
@@ -68,7 +75,12 @@ export class Runner<C extends EffectContext> {
     } else {
       const [initial, actions] = initialTransition(m, options.input as never);
       // Intents must be journaled; an initial state has none to journal them by.
-      if (actions.length > 0) throw new EffectError('ERR_INITIAL_INTENTS', `machine ${options.machineName} asks for intents in its initial state`, { retryable: false });
+      if (actions.length > 0)
+        throw new EffectError(
+          'ERR_INITIAL_INTENTS',
+          `machine ${options.machineName} asks for intents in its initial state`,
+          { retryable: false },
+        );
       this.#snapshot = initial;
     }
   }
@@ -90,7 +102,9 @@ export class Runner<C extends EffectContext> {
       const { journal, ref } = this.#o;
       const saved = journal.snapshot(ref.uid);
       const open = journal.openIntents(ref.uid);
-      const last = saved ? journal.timeline({ uid: ref.uid }, { afterSeq: saved.seq - 1 }).filter((r) => r.seq === saved.seq) : [];
+      const last = saved
+        ? journal.timeline({ uid: ref.uid }, { afterSeq: saved.seq - 1 }).filter((r) => r.seq === saved.seq)
+        : [];
       const answered = new Map(last.filter((r) => r.entry === 'outcome').map((r) => [r.intentId, r] as const));
       const outcomes: RunnerEvent[] = [];
       // Intents left open by an older step come first (none should: a step's outcomes are fed before the next).
@@ -98,7 +112,14 @@ export class Runner<C extends EffectContext> {
       for (const row of last.filter((r) => r.entry === 'intent')) {
         const outcome = answered.get(row.intentId);
         if (outcome) outcomes.push(journaledOutcome(row.name, outcome));
-        else outcomes.push(await this.#recoverOrRun({ id: row.intentId ?? '', type: row.name, params: (row.data ?? {}) as Record<string, unknown> }));
+        else
+          outcomes.push(
+            await this.#recoverOrRun({
+              id: row.intentId ?? '',
+              type: row.name,
+              params: (row.data ?? {}) as Record<string, unknown>,
+            }),
+          );
       }
       for (const event of outcomes) await this.#step(event);
     });
@@ -159,7 +180,10 @@ export class Runner<C extends EffectContext> {
     try {
       result = { ok: true, result: await handler.run(intent.params as never, this.#o.context()) };
     } catch (e) {
-      const error = e instanceof EffectError ? e : new EffectError('ERR_EFFECT', e instanceof Error ? e.message : String(e), { cause: e });
+      const error =
+        e instanceof EffectError
+          ? e
+          : new EffectError('ERR_EFFECT', e instanceof Error ? e.message : String(e), { cause: e });
       result = { ok: false, error };
     }
     failpoint('after-effect');
@@ -173,12 +197,22 @@ export class Runner<C extends EffectContext> {
     recovered = false,
   ): RunnerEvent {
     const at = this.#o.now();
-    this.#o.journal.recordOutcome(this.#o.ref, intent.id, r.ok ? { ok: true, result: r.result, at, recovered } : { ok: false, code: r.error.code, message: r.error.message, at });
+    this.#o.journal.recordOutcome(
+      this.#o.ref,
+      intent.id,
+      r.ok
+        ? { ok: true, result: r.result, at, recovered }
+        : { ok: false, code: r.error.code, message: r.error.message, at },
+    );
     failpoint('after-outcome');
     this.#o.onOutcome?.({ type: intent.type, ok: r.ok, recovered, ms: at - started });
     return r.ok
       ? { type: `effect.${intent.type}.succeeded`, at, result: r.result }
-      : { type: `effect.${intent.type}.failed`, at, error: { code: r.error.code, message: r.error.message, retryable: r.error.retryable } };
+      : {
+          type: `effect.${intent.type}.failed`,
+          at,
+          error: { code: r.error.code, message: r.error.message, retryable: r.error.retryable },
+        };
   }
 
   #handler(kind: string): Handler<never, Readonly<Record<string, unknown>>, C> {
@@ -192,12 +226,13 @@ export class Runner<C extends EffectContext> {
 function journaledOutcome(kind: string, row: TimelineRow): RunnerEvent {
   const at = Date.parse(row.at);
   return row.ok
-    ? { type: `effect.${kind}.succeeded`, at, result: (row.data ?? {}) }
+    ? { type: `effect.${kind}.succeeded`, at, result: row.data ?? {} }
     : { type: `effect.${kind}.failed`, at, error: { code: row.code ?? 'ERR_EFFECT', message: row.message ?? '' } };
 }
 
 /** Same state value and the same context but for `now`. */
 function sameState(a: AnyMachineSnapshot, b: AnyMachineSnapshot): boolean {
-  const strip = (s: AnyMachineSnapshot): string => JSON.stringify({ value: s.value as unknown, context: { ...(s.context as object), now: 0 } });
+  const strip = (s: AnyMachineSnapshot): string =>
+    JSON.stringify({ value: s.value as unknown, context: { ...(s.context as object), now: 0 } });
   return strip(a) === strip(b);
 }

@@ -12,11 +12,21 @@ import { LABEL } from '../effects/kubernetes/meta.ts';
 
 /** A step kind that, once left, is recorded as a condition of its own. */
 const COMPLETES: Readonly<Record<string, { type: string; message: (c: ClusterContext) => string }>> = {
-  bootstrapping: { type: ConditionType.Bootstrapped, message: (c) => `etcd cluster ${c.clusterID ?? '?'} started from a seed and grew to ${c.target?.replicas ?? 0} voters` },
+  bootstrapping: {
+    type: ConditionType.Bootstrapped,
+    message: (c) =>
+      `etcd cluster ${c.clusterID ?? '?'} started from a seed and grew to ${c.target?.replicas ?? 0} voters`,
+  },
   scalingUp: { type: ConditionType.ScaledUp, message: (c) => `scaled up to ${c.target?.replicas ?? 0} voters` },
   scalingDown: { type: ConditionType.ScaledDown, message: (c) => `scaled down to ${c.target?.replicas ?? 0} voters` },
-  replacing: { type: ConditionType.MemberReplaced, message: () => 'a member whose data was lost was replaced by a new one' },
-  removingOrphan: { type: ConditionType.OrphanRemoved, message: () => 'an etcd member no EtcdMember accounted for was removed' },
+  replacing: {
+    type: ConditionType.MemberReplaced,
+    message: () => 'a member whose data was lost was replaced by a new one',
+  },
+  removingOrphan: {
+    type: ConditionType.OrphanRemoved,
+    message: () => 'an etcd member no EtcdMember accounted for was removed',
+  },
 };
 
 /** What one journaled step of the cluster machine gives the status. */
@@ -34,23 +44,44 @@ const iso = (ms: number): string => k8sTime(new Date(ms));
 export const topState = (path: string): string => path.split('.')[0] ?? path;
 
 /** The Degraded condition: a step overdue or failed, a failed member, or the degraded step itself. */
-function degraded(c: ClusterContext, to: string, name: string, message: string, overdueSince: string | null): ConditionInput {
+function degraded(
+  c: ClusterContext,
+  to: string,
+  name: string,
+  message: string,
+  overdueSince: string | null,
+): ConditionInput {
   const failed = c.members.find((m) => m.state === 'failed' && !m.deleting);
-  if (topState(to) === 'failed') return { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.StepFailed, message };
+  if (topState(to) === 'failed')
+    return { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.StepFailed, message };
   if (failed) {
     const why = `EtcdMember ${failed.name} stopped: ${failed.failure ?? 'see kubectl describe etcdmember'}`;
     return { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.MemberFailed, message: why };
   }
   if (overdueSince !== null) {
     const why = `step ${name} has taken longer than ${c.progressDeadlineSeconds}s${overdueSince}: ${message}`;
-    return { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.ProgressDeadlineExceeded, message: why };
+    return {
+      type: ConditionType.Degraded,
+      status: 'True',
+      reason: ConditionReason.ProgressDeadlineExceeded,
+      message: why,
+    };
   }
   if (topState(to) === 'degraded') return { type: ConditionType.Degraded, status: 'True', reason: name, message };
-  return { type: ConditionType.Degraded, status: 'False', reason: ConditionReason.Steady, message: 'nothing needs attention' };
+  return {
+    type: ConditionType.Degraded,
+    status: 'False',
+    reason: ConditionReason.Steady,
+    message: 'nothing needs attention',
+  };
 }
 
 /** The status to write after `step`, given the status the object has now. */
-export function clusterStatus(previous: EtcdClusterStatus | undefined, step: ClusterStep, now: number): EtcdClusterStatus {
+export function clusterStatus(
+  previous: EtcdClusterStatus | undefined,
+  step: ClusterStep,
+  now: number,
+): EtcdClusterStatus {
   const c = step.context;
   const { step: name, message } = describeCluster(step.to, c);
   const voters = c.etcd ? liveVoters(c) : [];
@@ -61,7 +92,12 @@ export function clusterStatus(previous: EtcdClusterStatus | undefined, step: Clu
   const since = ` (since ${iso(c.stepStartedAt)})`;
 
   const set: ConditionInput[] = [
-    { type: ConditionType.Progressing, status: resting ? 'False' : 'True', reason: name, message: resting ? message : `${message}${since}` },
+    {
+      type: ConditionType.Progressing,
+      status: resting ? 'False' : 'True',
+      reason: name,
+      message: resting ? message : `${message}${since}`,
+    },
     available(c, voters.length, healthy),
     degraded(c, step.to, name, message, overdue ? since : null),
   ];
@@ -69,11 +105,21 @@ export function clusterStatus(previous: EtcdClusterStatus | undefined, step: Clu
   if (left) set.push({ type: left.type, status: 'True', reason: ConditionReason.Completed, message: left.message(c) });
   if (topState(step.to) === 'dormant' || previous?.conditions?.some((x) => x.type === ConditionType.Dormant)) {
     const dormant = topState(step.to) === 'dormant';
-    set.push({ type: ConditionType.Dormant, status: dormant ? 'True' : 'False', reason: dormant ? ConditionReason.ScaledToZero : name, message: dormant ? message : 'running' });
+    set.push({
+      type: ConditionType.Dormant,
+      status: dormant ? 'True' : 'False',
+      reason: dormant ? ConditionReason.ScaledToZero : name,
+      message: dormant ? message : 'running',
+    });
   }
 
   let conditions: Condition[] = previous?.conditions ?? [];
-  for (const condition of set) conditions = setCondition(conditions, { ...condition, observedGeneration: step.generation }, new Date(now)).conditions;
+  for (const condition of set)
+    conditions = setCondition(
+      conditions,
+      { ...condition, observedGeneration: step.generation },
+      new Date(now),
+    ).conditions;
   return {
     observedGeneration: step.generation,
     observed: {
@@ -91,11 +137,33 @@ export function clusterStatus(previous: EtcdClusterStatus | undefined, step: Clu
 }
 
 function available(c: ClusterContext, voters: number, healthy: number): ConditionInput {
-  if (voters === 0) return { type: ConditionType.Available, status: 'False', reason: c.target?.replicas === 0 ? ConditionReason.ScaledToZero : ConditionReason.Pending, message: 'no voting member runs' };
-  if (c.etcdError) return { type: ConditionType.Available, status: 'False', reason: ConditionReason.EtcdUnreachable, message: `etcd does not answer: ${c.etcdError}` };
+  if (voters === 0)
+    return {
+      type: ConditionType.Available,
+      status: 'False',
+      reason: c.target?.replicas === 0 ? ConditionReason.ScaledToZero : ConditionReason.Pending,
+      message: 'no voting member runs',
+    };
+  if (c.etcdError)
+    return {
+      type: ConditionType.Available,
+      status: 'False',
+      reason: ConditionReason.EtcdUnreachable,
+      message: `etcd does not answer: ${c.etcdError}`,
+    };
   return healthy >= quorum(voters)
-    ? { type: ConditionType.Available, status: 'True', reason: ConditionReason.QuorumHealthy, message: `${healthy} of ${voters} voters healthy` }
-    : { type: ConditionType.Available, status: 'False', reason: ConditionReason.QuorumLost, message: `${healthy} of ${voters} voters healthy; a quorum is ${quorum(voters)}` };
+    ? {
+        type: ConditionType.Available,
+        status: 'True',
+        reason: ConditionReason.QuorumHealthy,
+        message: `${healthy} of ${voters} voters healthy`,
+      }
+    : {
+        type: ConditionType.Available,
+        status: 'False',
+        reason: ConditionReason.QuorumLost,
+        message: `${healthy} of ${voters} voters healthy; a quorum is ${quorum(voters)}`,
+      };
 }
 
 function members(c: ClusterContext): MemberSummary[] {

@@ -12,24 +12,44 @@ export const etcdVersion = (description: string, o: { default?: string } = {}): 
   s.string(description, {
     ...o,
     maxLength: 32,
-    rules: [{ rule: `self.matches('${SUPPORTED_VERSION_PATTERN}')`, message: 'version must be an etcd release 3.5.x or 3.6.x, such as 3.6.16' }],
+    rules: [
+      {
+        rule: `self.matches('${SUPPORTED_VERSION_PATTERN}')`,
+        message: 'version must be an etcd release 3.5.x or 3.6.x, such as 3.6.16',
+      },
+    ],
   });
 
 /** Where a member keeps its data. */
 export const storage = s.object(
   'Where each member keeps its data directory.',
   {
-    size: s.quantity('Size of each member\'s volume (PersistentVolumeClaim or Memory emptyDir size limit). May grow, never shrink.', {
-      default: '1Gi',
-      rules: [
-        { rule: "!isQuantity(string(self)) || quantity(string(self)).isGreaterThan(quantity('0'))", message: 'storage.size must be above zero' },
-        { rule: '!isQuantity(string(self)) || quantity(string(self)).compareTo(quantity(string(oldSelf))) >= 0', message: 'storage.size cannot shrink' },
-      ],
-    }),
-    medium: s.string('Memory keeps the data directory in RAM (emptyDir medium Memory): fast, but a member whose Pod goes loses its data and is replaced. Empty means a PersistentVolumeClaim. Fixed at creation.', {
-      enum: ['', 'Memory'],
-    }),
-    storageClassName: s.string('StorageClass of each member\'s PersistentVolumeClaim; empty uses the cluster default. Fixed at creation.', { maxLength: 253 }),
+    size: s.quantity(
+      "Size of each member's volume (PersistentVolumeClaim or Memory emptyDir size limit). May grow, never shrink.",
+      {
+        default: '1Gi',
+        rules: [
+          {
+            rule: "!isQuantity(string(self)) || quantity(string(self)).isGreaterThan(quantity('0'))",
+            message: 'storage.size must be above zero',
+          },
+          {
+            rule: '!isQuantity(string(self)) || quantity(string(self)).compareTo(quantity(string(oldSelf))) >= 0',
+            message: 'storage.size cannot shrink',
+          },
+        ],
+      },
+    ),
+    medium: s.string(
+      'Memory keeps the data directory in RAM (emptyDir medium Memory): fast, but a member whose Pod goes loses its data and is replaced. Empty means a PersistentVolumeClaim. Fixed at creation.',
+      {
+        enum: ['', 'Memory'],
+      },
+    ),
+    storageClassName: s.string(
+      "StorageClass of each member's PersistentVolumeClaim; empty uses the cluster default. Fixed at creation.",
+      { maxLength: 253 },
+    ),
   },
   {
     name: 'StorageSpec',
@@ -61,7 +81,7 @@ export const stringMap = (description: string): Schema => s.map(description, s.s
 export const conditions = s.array(
   'Conditions: Available, Progressing, Degraded and one per step kind, each with a reason and a human message.',
   s.object(
-    'One aspect of the object\'s state.',
+    "One aspect of the object's state.",
     {
       type: s.string('Condition type, such as Available or Progressing.', { maxLength: 316 }),
       status: s.string('True, False or Unknown.', { enum: ['True', 'False', 'Unknown'] }),

@@ -10,39 +10,60 @@ const ETCD_HEARTBEAT_MS = 100;
 const ETCD_ELECTION_MS = 1000;
 
 const options = s.object(
-  'etcd flags the operator sets on every member. Left out, etcd\'s own default applies.',
+  "etcd flags the operator sets on every member. Left out, etcd's own default applies.",
   {
-    quotaBackendBytes: s.quantity('Size limit of the backend database (--quota-backend-bytes); past it etcd raises a NOSPACE alarm and refuses writes. etcd\'s default is 2Gi; at most 8Gi.', {
-      rules: [
-        {
-          rule: "!isQuantity(string(self)) || (quantity(string(self)).isGreaterThan(quantity('0')) && quantity(string(self)).compareTo(quantity('8Gi')) <= 0)",
-          message: 'options.quotaBackendBytes must be above 0 and at most 8Gi',
-        },
-      ],
-    }),
-    autoCompactionMode: s.string('How auto-compaction retention is read (--auto-compaction-mode): periodic (a time window) or revision (a number of revisions).', {
-      enum: ['periodic', 'revision'],
-    }),
-    autoCompactionRetention: s.string('How much history auto-compaction keeps (--auto-compaction-retention): a duration such as 1h or 30m, or a whole number (hours in periodic mode, revisions in revision mode). "0" turns it off.', {
-      maxLength: 32,
-      pattern: '^([0-9]+|([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+)$',
-    }),
-    snapshotCount: s.integer('Committed transactions between two snapshots of the raft log to disk (--snapshot-count).', {
-      format: 'int64',
-      minimum: 1,
-    }),
-    heartbeatInterval: s.integer('Milliseconds between leader heartbeats (--heartbeat-interval). etcd\'s default is 100.', {
-      minimum: 10,
-      maximum: 10000,
-    }),
-    electionTimeout: s.integer('Milliseconds a follower waits without a heartbeat before it calls an election (--election-timeout). At least five heartbeat intervals, at most 50000. etcd\'s default is 1000.', {
-      minimum: 50,
-      maximum: 50000,
-    }),
-    maxLearners: s.integer('How many learners etcd accepts at once (--max-learners). The operator adds one at a time; more only helps manual work.', {
-      minimum: 1,
-      maximum: 10,
-    }),
+    quotaBackendBytes: s.quantity(
+      "Size limit of the backend database (--quota-backend-bytes); past it etcd raises a NOSPACE alarm and refuses writes. etcd's default is 2Gi; at most 8Gi.",
+      {
+        rules: [
+          {
+            rule: "!isQuantity(string(self)) || (quantity(string(self)).isGreaterThan(quantity('0')) && quantity(string(self)).compareTo(quantity('8Gi')) <= 0)",
+            message: 'options.quotaBackendBytes must be above 0 and at most 8Gi',
+          },
+        ],
+      },
+    ),
+    autoCompactionMode: s.string(
+      'How auto-compaction retention is read (--auto-compaction-mode): periodic (a time window) or revision (a number of revisions).',
+      {
+        enum: ['periodic', 'revision'],
+      },
+    ),
+    autoCompactionRetention: s.string(
+      'How much history auto-compaction keeps (--auto-compaction-retention): a duration such as 1h or 30m, or a whole number (hours in periodic mode, revisions in revision mode). "0" turns it off.',
+      {
+        maxLength: 32,
+        pattern: '^([0-9]+|([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+)$',
+      },
+    ),
+    snapshotCount: s.integer(
+      'Committed transactions between two snapshots of the raft log to disk (--snapshot-count).',
+      {
+        format: 'int64',
+        minimum: 1,
+      },
+    ),
+    heartbeatInterval: s.integer(
+      "Milliseconds between leader heartbeats (--heartbeat-interval). etcd's default is 100.",
+      {
+        minimum: 10,
+        maximum: 10000,
+      },
+    ),
+    electionTimeout: s.integer(
+      "Milliseconds a follower waits without a heartbeat before it calls an election (--election-timeout). At least five heartbeat intervals, at most 50000. etcd's default is 1000.",
+      {
+        minimum: 50,
+        maximum: 50000,
+      },
+    ),
+    maxLearners: s.integer(
+      'How many learners etcd accepts at once (--max-learners). The operator adds one at a time; more only helps manual work.',
+      {
+        minimum: 1,
+        maximum: 10,
+      },
+    ),
   },
   {
     name: 'EtcdOptions',
@@ -53,7 +74,8 @@ const options = s.object(
       },
       {
         rule: "!has(self.autoCompactionRetention) || !has(self.autoCompactionMode) || self.autoCompactionMode != 'revision' || self.autoCompactionRetention.matches('^[0-9]+$')",
-        message: 'options.autoCompactionRetention must be a whole number of revisions when autoCompactionMode is revision',
+        message:
+          'options.autoCompactionRetention must be a whole number of revisions when autoCompactionMode is revision',
         fieldPath: '.autoCompactionRetention',
       },
     ],
@@ -63,39 +85,56 @@ const options = s.object(
 const spec = s.object(
   'The etcd cluster the user wants.',
   {
-    replicas: s.integer('Number of voting members. 0 parks the cluster (dormant): Pods go, data stays, and scaling up again resumes the same cluster. Odd numbers tolerate as many failures as the next even one.', {
-      format: 'int32',
-      default: 3,
-      minimum: 0,
-      maximum: 9,
-    }),
-    version: etcdVersion('etcd version of every member. Fixed once the cluster exists: rolling upgrades are not supported yet.', {
-      default: DEFAULT_ETCD_VERSION,
-    }),
+    replicas: s.integer(
+      'Number of voting members. 0 parks the cluster (dormant): Pods go, data stays, and scaling up again resumes the same cluster. Odd numbers tolerate as many failures as the next even one.',
+      {
+        format: 'int32',
+        default: 3,
+        minimum: 0,
+        maximum: 9,
+      },
+    ),
+    version: etcdVersion(
+      'etcd version of every member. Fixed once the cluster exists: rolling upgrades are not supported yet.',
+      {
+        default: DEFAULT_ETCD_VERSION,
+      },
+    ),
     storage,
     resources: s.external('CPU and memory requests and limits of the etcd container.', 'V1ResourceRequirements'),
     affinity: s.external('Scheduling affinity of member Pods (a core/v1 Affinity).', 'V1Affinity'),
-    topologySpreadConstraints: s.external('How member Pods spread across topology domains (core/v1 TopologySpreadConstraints).', 'V1TopologySpreadConstraint', { array: true }),
+    topologySpreadConstraints: s.external(
+      'How member Pods spread across topology domains (core/v1 TopologySpreadConstraints).',
+      'V1TopologySpreadConstraint',
+      { array: true },
+    ),
     additionalMetadata: s.object(
       'Labels and annotations added to everything the operator creates for this cluster (members, Pods, PVCs, Services).',
       { labels: stringMap('Labels to add.'), annotations: stringMap('Annotations to add.') },
       { name: 'AdditionalMetadata' },
     ),
     podTemplate: s.object(
-      'Overrides merged into each member Pod: extra metadata and Pod spec fields (for example tolerations, priorityClassName, nodeSelector). The etcd container, volumes and hostname stay the operator\'s.',
+      "Overrides merged into each member Pod: extra metadata and Pod spec fields (for example tolerations, priorityClassName, nodeSelector). The etcd container, volumes and hostname stay the operator's.",
       {
-        metadata: s.object('Labels and annotations for member Pods.', { labels: stringMap('Labels to add.'), annotations: stringMap('Annotations to add.') }, { name: 'PodTemplateMetadata' }),
-        spec: s.external('Pod spec fields merged over the operator\'s.', 'Partial<V1PodSpec>'),
+        metadata: s.object(
+          'Labels and annotations for member Pods.',
+          { labels: stringMap('Labels to add.'), annotations: stringMap('Annotations to add.') },
+          { name: 'PodTemplateMetadata' },
+        ),
+        spec: s.external("Pod spec fields merged over the operator's.", 'Partial<V1PodSpec>'),
       },
       { name: 'PodTemplateOverrides' },
     ),
     options,
-    progressDeadlineSeconds: s.integer('Seconds one step (bootstrap a member, join a learner, promote, remove...) may take before the cluster reports the step as stuck in its Progressing and Degraded conditions. The step keeps trying.', {
-      format: 'int32',
-      default: 600,
-      minimum: 30,
-      maximum: 86400,
-    }),
+    progressDeadlineSeconds: s.integer(
+      'Seconds one step (bootstrap a member, join a learner, promote, remove...) may take before the cluster reports the step as stuck in its Progressing and Degraded conditions. The step keeps trying.',
+      {
+        format: 'int32',
+        default: 600,
+        minimum: 30,
+        maximum: 86400,
+      },
+    ),
   },
   {
     name: 'EtcdClusterSpec',
@@ -107,7 +146,8 @@ const spec = s.object(
       },
       {
         rule: '!has(self.options) || !has(self.options.quotaBackendBytes) || !isQuantity(string(self.options.quotaBackendBytes)) || !isQuantity(string(self.storage.size)) || quantity(string(self.options.quotaBackendBytes)).isLessThan(quantity(string(self.storage.size)))',
-        message: 'options.quotaBackendBytes must be smaller than storage.size, or the volume fills before etcd stops writes',
+        message:
+          'options.quotaBackendBytes must be smaller than storage.size, or the volume fills before etcd stops writes',
         fieldPath: '.options.quotaBackendBytes',
       },
       {
@@ -131,8 +171,15 @@ const status = s.object(
     observed: s.object(
       'The step in flight. The target is latched when a step starts: spec edits made meanwhile wait until it is reached.',
       {
-        target: s.object('The latched target.', { replicas: s.integer('Voting members wanted.', { format: 'int32' }), version: s.string('etcd version wanted.') }, { name: 'ObservedTarget' }),
-        step: s.string('Current step, the cluster machine\'s state (Bootstrapping, ScalingUp, Steady...).'),
+        target: s.object(
+          'The latched target.',
+          {
+            replicas: s.integer('Voting members wanted.', { format: 'int32' }),
+            version: s.string('etcd version wanted.'),
+          },
+          { name: 'ObservedTarget' },
+        ),
+        step: s.string("Current step, the cluster machine's state (Bootstrapping, ScalingUp, Steady...)."),
         sequence: s.integer('Number of the step, increasing by one per transition.', { format: 'int64' }),
         stepStartedAt: s.string('When the current step started.', { format: 'date-time' }),
       },
@@ -145,10 +192,10 @@ const status = s.object(
       s.object(
         'One member.',
         {
-          name: s.string('EtcdMember name (also its Pod\'s).'),
+          name: s.string("EtcdMember name (also its Pod's)."),
           memberID: etcdID('etcd member ID in hexadecimal, once added.'),
           role: memberRole('voter or learner.'),
-          state: s.string('The member machine\'s state (JoiningLearner, Promoting, Voter...).'),
+          state: s.string("The member machine's state (JoiningLearner, Promoting, Voter...)."),
         },
         { name: 'MemberSummary', required: ['name'] },
       ),
@@ -167,7 +214,8 @@ export const etcdCluster: Kind = {
   singular: 'etcdcluster',
   shortNames: ['etcd', 'etcdc'],
   categories: ['etcd-operator'],
-  description: 'An etcd cluster run by etcd-operator: bootstrapped from one seed member, grown one learner at a time, scaled, parked at zero and healed.',
+  description:
+    'An etcd cluster run by etcd-operator: bootstrapped from one seed member, grown one learner at a time, scaled, parked at zero and healed.',
   spec,
   status,
   rules: [
@@ -177,7 +225,8 @@ export const etcdCluster: Kind = {
     },
     {
       rule: "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
-      message: 'metadata.name must start with a letter and hold only lowercase letters, digits and \'-\' (it names Services)',
+      message:
+        "metadata.name must start with a letter and hold only lowercase letters, digits and '-' (it names Services)",
     },
   ],
   printerColumns: [
@@ -187,5 +236,9 @@ export const etcdCluster: Kind = {
     { name: 'Step', type: 'string', jsonPath: '.status.observed.step', description: 'Current step' },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Age' },
   ],
-  scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.readyMembers', labelSelectorPath: '.status.selector' },
+  scale: {
+    specReplicasPath: '.spec.replicas',
+    statusReplicasPath: '.status.readyMembers',
+    labelSelectorPath: '.status.selector',
+  },
 };

@@ -11,26 +11,41 @@ const spec = s.object(
     }),
     version: etcdVersion('etcd version this member runs.'),
     storage,
-    bootstrap: s.boolean('True for the seed: the one member that starts a new cluster (--initial-cluster-state new). Every other member joins an existing cluster as a learner.', {
-      default: false,
-      rules: [{ rule: 'self == oldSelf', message: 'spec.bootstrap cannot change: a member is a seed from birth or never' }],
-    }),
-    initialCluster: s.string('The --initial-cluster this member starts with: name=peerURL pairs of the voters and of this member.', { maxLength: 8192 }),
-    dormant: s.boolean('True while the cluster is scaled to zero: the Pod is gone and the volume kept, so the member resumes with the same ID.', { default: false }),
+    bootstrap: s.boolean(
+      'True for the seed: the one member that starts a new cluster (--initial-cluster-state new). Every other member joins an existing cluster as a learner.',
+      {
+        default: false,
+        rules: [
+          { rule: 'self == oldSelf', message: 'spec.bootstrap cannot change: a member is a seed from birth or never' },
+        ],
+      },
+    ),
+    initialCluster: s.string(
+      'The --initial-cluster this member starts with: name=peerURL pairs of the voters and of this member.',
+      { maxLength: 8192 },
+    ),
+    dormant: s.boolean(
+      'True while the cluster is scaled to zero: the Pod is gone and the volume kept, so the member resumes with the same ID.',
+      { default: false },
+    ),
   },
   { name: 'EtcdMemberSpec', required: ['cluster', 'version'] },
 );
 
 const status = s.object(
-  'The member machine\'s view of this member.',
+  "The member machine's view of this member.",
   {
     observedGeneration: s.integer('metadata.generation the operator last acted on.', { format: 'int64' }),
-    state: s.string('The member machine\'s state: pending, creatingVolume, bootstrapping, joiningLearner, promoting, voter, restarting, rechecking (etcd restarted inside its Pod: a new Pod checks the data first), parking, dormant, replacing, removing or failed (a failure retrying cannot fix; tried again when the EtcdMember or its EtcdCluster changes).'),
+    state: s.string(
+      "The member machine's state: pending, creatingVolume, bootstrapping, joiningLearner, promoting, voter, restarting, rechecking (etcd restarted inside its Pod: a new Pod checks the data first), parking, dormant, replacing, removing or failed (a failure retrying cannot fix; tried again when the EtcdMember or its EtcdCluster changes).",
+    ),
     memberID: etcdID('etcd member ID in hexadecimal, once etcd knows the member.'),
     role: memberRole('voter or learner.'),
-    podName: s.string('The member\'s Pod.'),
-    pvcName: s.string('The member\'s PersistentVolumeClaim (none with storage.medium Memory).'),
-    dataInitialized: s.boolean('True once etcd has run on this member\'s volume: from then on an empty data directory means the data was lost, and the member is replaced instead of started. The Pod\'s check-data init container then fails with exit code 3 and says so in its termination message.'),
+    podName: s.string("The member's Pod."),
+    pvcName: s.string("The member's PersistentVolumeClaim (none with storage.medium Memory)."),
+    dataInitialized: s.boolean(
+      "True once etcd has run on this member's volume: from then on an empty data directory means the data was lost, and the member is replaced instead of started. The Pod's check-data init container then fails with exit code 3 and says so in its termination message.",
+    ),
     conditions,
   },
   { name: 'EtcdMemberStatus' },
@@ -43,7 +58,8 @@ export const etcdMember: Kind = {
   singular: 'etcdmember',
   shortNames: ['etcdm'],
   categories: ['etcd-operator'],
-  description: 'One member of an EtcdCluster, owned by the operator. It owns the member\'s Pod and PersistentVolumeClaim; its finalizer removes the member from etcd before they go.',
+  description:
+    "One member of an EtcdCluster, owned by the operator. It owns the member's Pod and PersistentVolumeClaim; its finalizer removes the member from etcd before they go.",
   spec,
   status,
   printerColumns: [

@@ -16,7 +16,11 @@ export type CallOptions = NonNullable<Parameters<ClusterClient['memberList']>[1]
  * Runs one remote call with a gRPC deadline and gives up when the signal aborts. etcd3 cannot
  * cancel a call in flight, so on abort the call is left to its own deadline.
  */
-export async function call<T>(signal: AbortSignal, timeoutMs: number, fn: (options: CallOptions) => Promise<T>): Promise<T> {
+export async function call<T>(
+  signal: AbortSignal,
+  timeoutMs: number,
+  fn: (options: CallOptions) => Promise<T>,
+): Promise<T> {
   signal.throwIfAborted();
   let onAbort = (): void => {};
   const aborted = new Promise<never>((_, reject) => {
@@ -35,17 +39,20 @@ export async function call<T>(signal: AbortSignal, timeoutMs: number, fn: (optio
  * leader, or its connection reset, as a member just removed from etcd resets it): another
  * member may, and the machine retries later if none does.
  */
-const unavailable = /DEADLINE_EXCEEDED|CANCELLED|deadline|ECONNREFUSED|ECONNRESET|EPIPE|No connection established|aborted|timed out|no leader|leader changed|server stopped/i;
+const unavailable =
+  /DEADLINE_EXCEEDED|CANCELLED|deadline|ECONNREFUSED|ECONNRESET|EPIPE|No connection established|aborted|timed out|no leader|leader changed|server stopped/i;
 
 /**
  * etcd's refusal of a membership change while this member's own peer connections are younger
  * than 5 s. Each member judges by its own connections, and a member that refuses has changed
  * nothing, so another member may be asked at once.
  */
-export const heldByThisMember = (err: unknown): boolean => /unhealthy cluster|not enough started members/.test(describe(err));
+export const heldByThisMember = (err: unknown): boolean =>
+  /unhealthy cluster|not enough started members/.test(describe(err));
 
 /** etcd's refusal to serve an RPC on a learner (Unavailable in 3.5, FailedPrecondition in 3.6). */
-const learnerRefused = (err: unknown): boolean => err instanceof Error && err.message.includes('not supported for learner');
+const learnerRefused = (err: unknown): boolean =>
+  err instanceof Error && err.message.includes('not supported for learner');
 
 /**
  * Runs a cluster-wide call on the first endpoint that serves it, asking each in turn while
@@ -60,7 +67,8 @@ export async function onCluster<T>(
 ): Promise<T> {
   const { etcd, cluster, signal } = ctx;
   const endpoints = etcd.endpoints(cluster);
-  if (endpoints.length === 0) throw new EffectError('ERR_ETCD_UNAVAILABLE', `cluster ${cluster.namespace}/${cluster.name} has no etcd endpoints`);
+  if (endpoints.length === 0)
+    throw new EffectError('ERR_ETCD_UNAVAILABLE', `cluster ${cluster.namespace}/${cluster.name} has no etcd endpoints`);
   let last: unknown;
   for (const url of endpoints) {
     try {
@@ -94,7 +102,8 @@ export function etcdError(fallback: string, op: string, err: unknown): EffectErr
   const text = describe(err);
   const hit = known.find((k) => text.includes(k.match));
   if (hit) return new EffectError(hit.code, `${op}: ${text}`, { retryable: hit.retryable, cause: err });
-  if (unavailable.test(text)) return new EffectError('ERR_ETCD_UNAVAILABLE', `${op}: no etcd endpoint answered: ${text}`, { cause: err });
+  if (unavailable.test(text))
+    return new EffectError('ERR_ETCD_UNAVAILABLE', `${op}: no etcd endpoint answered: ${text}`, { cause: err });
   return new EffectError(fallback, `${op}: ${text}`, { cause: err });
 }
 
@@ -107,7 +116,10 @@ export function memberInfo(m: IMember): EtcdMemberInfo {
 }
 
 /** A fresh member list, linearizable: what a handler decides on must not be a stale view. */
-export async function listMembers(ctx: EtcdContext, fallback: string): Promise<{ members: IMember[]; clusterID: string }> {
+export async function listMembers(
+  ctx: EtcdContext,
+  fallback: string,
+): Promise<{ members: IMember[]; clusterID: string }> {
   try {
     const res = await onCluster(ctx, (client, o) => client.cluster.memberList({ linearizable: true }, o));
     return { members: res.members, clusterID: hexID(res.header.cluster_id) };

@@ -46,7 +46,10 @@ function existing(members: readonly IMember[], params: AddLearnerParams): AddLea
 function refuseUnstarted(members: readonly IMember[], params: AddLearnerParams): void {
   const unstarted = members.find((m) => m.name === '' && !m.peerURLs.includes(params.peerURL));
   if (unstarted) {
-    throw new EffectError('ERR_UNSTARTED_MEMBER', `member ${hexID(unstarted.ID)} (${unstarted.peerURLs.join(',')}) was added but never started; remove it before adding ${params.member}`);
+    throw new EffectError(
+      'ERR_UNSTARTED_MEMBER',
+      `member ${hexID(unstarted.ID)} (${unstarted.peerURLs.join(',')}) was added but never started; remove it before adding ${params.member}`,
+    );
   }
 }
 
@@ -63,9 +66,16 @@ export const addLearner: Handler<AddLearnerParams, AddLearnerResult, EtcdContext
     }
     refuseUnstarted(before.members, params);
     try {
-      const res = await onCluster(ctx, (client, o) => client.cluster.memberAdd({ peerURLs: [params.peerURL], isLearner: true }, o), heldByThisMember);
+      const res = await onCluster(
+        ctx,
+        (client, o) => client.cluster.memberAdd({ peerURLs: [params.peerURL], isLearner: true }, o),
+        heldByThisMember,
+      );
       ctx.log.info({ member: params.member, memberID: hexID(res.member.ID) }, 'learner added');
-      return { memberID: hexID(res.member.ID), initialCluster: initialCluster(res.members, res.member.ID, params.member) };
+      return {
+        memberID: hexID(res.member.ID),
+        initialCluster: initialCluster(res.members, res.member.ID, params.member),
+      };
     } catch (err) {
       const error = etcdError(CODE, `add learner ${params.member}`, err);
       // etcd3 retries a call whose answer was lost; the retry then finds the URL taken by our own add.

@@ -35,7 +35,10 @@ type Policy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
  * failures, which hid a restarted member and made outcomes depend on luck. Calls here fail at
  * once; the handlers decide what to ask next (etcd3 only ever calls `execute`).
  */
-const passThrough = { execute: (fn: (c: { signal: AbortSignal }) => unknown) => Promise.resolve(fn({ signal: new AbortController().signal })) } as unknown as Policy;
+const passThrough = {
+  execute: (fn: (c: { signal: AbortSignal }) => unknown) =>
+    Promise.resolve(fn({ signal: new AbortController().signal })),
+} as unknown as Policy;
 
 interface Cached {
   readonly key: string;
@@ -95,7 +98,11 @@ export class EtcdClients {
     const found = this.#clients.get(id);
     if (found?.key === key) return found.client;
     found?.client.close();
-    const client = new Etcd3({ hosts, dialTimeout: this.callTimeoutMs, faultHandling: { global: passThrough, host: () => passThrough } });
+    const client = new Etcd3({
+      hosts,
+      dialTimeout: this.callTimeoutMs,
+      faultHandling: { global: passThrough, host: () => passThrough },
+    });
     this.#clients.set(id, { key, client });
     return client;
   }

@@ -22,6 +22,9 @@ export function canonicalID(hex: string): string {
 
 /** An intent with a malformed ID is a bug upstream: retrying cannot fix it. */
 function checked(hex: string): string {
-  if (!/^0*[0-9a-fA-F]{1,16}$/.test(hex)) throw new EffectError('ERR_INVALID_MEMBER_ID', `not a hexadecimal etcd ID: ${JSON.stringify(hex)}`, { retryable: false });
+  if (!/^0*[0-9a-fA-F]{1,16}$/.test(hex))
+    throw new EffectError('ERR_INVALID_MEMBER_ID', `not a hexadecimal etcd ID: ${JSON.stringify(hex)}`, {
+      retryable: false,
+    });
   return hex;
 }

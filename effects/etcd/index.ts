@@ -10,7 +10,13 @@ export { addLearner, type AddLearnerParams, type AddLearnerResult } from './add-
 export { promoteLearner, type PromoteLearnerParams, type PromoteLearnerResult } from './promote-learner.ts';
 export { removeEtcdMember, type RemoveEtcdMemberResult } from './remove-member.ts';
 export { probeCluster } from './probe-cluster.ts';
-export { EtcdClients, type EtcdAddresses, type EtcdClientsOptions, type EtcdContext, type EtcdResolver } from './clients.ts';
+export {
+  EtcdClients,
+  type EtcdAddresses,
+  type EtcdClientsOptions,
+  type EtcdContext,
+  type EtcdResolver,
+} from './clients.ts';
 export { canonicalID, decimalID, hexID } from './ids.ts';
 
 /** The etcd handlers by the intent kind they carry out. */

@@ -14,14 +14,24 @@ import { hexID } from './ids.ts';
  * IDs of members whose status call answered, the leader they name, and while there are
  * learners how far each has applied the log. Throws ERR_ETCD_UNAVAILABLE when no endpoint answers.
  */
-export async function probeCluster(clients: EtcdClients, cluster: ClusterRef, signal: AbortSignal): Promise<EtcdObservation> {
+export async function probeCluster(
+  clients: EtcdClients,
+  cluster: ClusterRef,
+  signal: AbortSignal,
+): Promise<EtcdObservation> {
   let list;
   try {
     // Serializable on purpose: a cluster without quorum still shows who is in it.
-    list = await onCluster({ etcd: clients, cluster, signal }, (client, o) => client.cluster.memberList({ linearizable: false }, o));
+    list = await onCluster({ etcd: clients, cluster, signal }, (client, o) =>
+      client.cluster.memberList({ linearizable: false }, o),
+    );
   } catch (err) {
     const why = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    throw new EffectError('ERR_ETCD_UNAVAILABLE', `etcd of ${cluster.namespace}/${cluster.name}: no endpoint answered the member list: ${why}`, { cause: err });
+    throw new EffectError(
+      'ERR_ETCD_UNAVAILABLE',
+      `etcd of ${cluster.namespace}/${cluster.name}: no endpoint answered the member list: ${why}`,
+      { cause: err },
+    );
   }
   const members = list.members.map(memberInfo);
   const statuses = await Promise.all(members.map((m) => statusOf(clients, cluster, m, signal)));
@@ -30,7 +40,8 @@ export async function probeCluster(clients: EtcdClients, cluster: ClusterRef, si
   const learners: Record<string, { applied: number; leader: number }> = {};
   members.forEach((m, i) => {
     const applied = statuses[i]?.raftAppliedIndex;
-    if (m.learner && applied !== undefined && leaderIndex !== undefined) learners[m.id] = { applied, leader: leaderIndex };
+    if (m.learner && applied !== undefined && leaderIndex !== undefined)
+      learners[m.id] = { applied, leader: leaderIndex };
   });
   return {
     clusterID: hexID(list.header.cluster_id),
@@ -49,12 +60,23 @@ interface MemberStatus {
 }
 
 /** A member's status call. A member that never started has no name, so no address. */
-async function statusOf(clients: EtcdClients, cluster: ClusterRef, member: EtcdMemberInfo, signal: AbortSignal): Promise<MemberStatus | null> {
+async function statusOf(
+  clients: EtcdClients,
+  cluster: ClusterRef,
+  member: EtcdMemberInfo,
+  signal: AbortSignal,
+): Promise<MemberStatus | null> {
   if (member.name === '') return null;
   try {
-    const status = await call(signal, clients.callTimeoutMs, (o) => clients.member(cluster, member.name).maintenance.status(o));
+    const status = await call(signal, clients.callTimeoutMs, (o) =>
+      clients.member(cluster, member.name).maintenance.status(o),
+    );
     if (hexID(status.header.member_id) !== member.id) return null;
-    return { leader: hexID(status.leader), raftIndex: Number(status.raftIndex), raftAppliedIndex: Number(status.raftAppliedIndex) };
+    return {
+      leader: hexID(status.leader),
+      raftIndex: Number(status.raftIndex),
+      raftAppliedIndex: Number(status.raftAppliedIndex),
+    };
   } catch {
     return null;
   }

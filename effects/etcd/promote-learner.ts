@@ -25,7 +25,10 @@ async function isVoter(params: PromoteLearnerParams, ctx: EtcdContext): Promise<
   const id = canonicalID(params.memberID);
   const found = (await listMembers(ctx, CODE)).members.find((m) => hexID(m.ID) === id);
   // Non-retryable: the learner is gone (removed by hand?) and only a new addLearner can bring it back.
-  if (!found) throw new EffectError('ERR_MEMBER_NOT_FOUND', `member ${id} (${params.member}) is not in the cluster`, { retryable: false });
+  if (!found)
+    throw new EffectError('ERR_MEMBER_NOT_FOUND', `member ${id} (${params.member}) is not in the cluster`, {
+      retryable: false,
+    });
   return !found.isLearner;
 }
 

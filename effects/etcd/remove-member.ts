@@ -38,7 +38,11 @@ export const removeEtcdMember: Handler<RemoveEtcdMemberParams, RemoveEtcdMemberR
     // Non-retryable: removing the last voter destroys the cluster, and no retry makes it safe.
     // The machines never ask for it; if one does, it must stop and show why, not spin.
     if (!victim.isLearner && !members.some((m) => m !== victim && !m.isLearner)) {
-      throw new EffectError('ERR_LAST_VOTER', `member ${id} (${params.peerURL}) is the last voter; refusing to remove it`, { retryable: false });
+      throw new EffectError(
+        'ERR_LAST_VOTER',
+        `member ${id} (${params.peerURL}) is the last voter; refusing to remove it`,
+        { retryable: false },
+      );
     }
     try {
       await onCluster(ctx, (client, o) => client.cluster.memberRemove({ ID: victim.ID }, o));
@@ -54,6 +58,8 @@ export const removeEtcdMember: Handler<RemoveEtcdMemberParams, RemoveEtcdMemberR
   async recover(params, ctx) {
     const victim = target((await listMembers(ctx, CODE)).members, params);
     // Absent: done. The ID it had is not known any more, so the result cannot name it.
-    return victim ? { done: false } : { done: true, result: { removedID: params.memberID === null ? null : canonicalID(params.memberID) } };
+    return victim
+      ? { done: false }
+      : { done: true, result: { removedID: params.memberID === null ? null : canonicalID(params.memberID) } };
   },
 };

@@ -2,12 +2,21 @@
  * Private helpers of the Kubernetes handlers: per-call options (the AbortSignal, a patch
  * content type), reading API errors by status code, and turning them into coded EffectErrors.
  */
-import type { ConfigurationOptions, ObservableMiddleware, PatchStrategy, RequestContext, ResponseContext } from '@kubernetes/client-node';
+import type {
+  ConfigurationOptions,
+  ObservableMiddleware,
+  PatchStrategy,
+  RequestContext,
+  ResponseContext,
+} from '@kubernetes/client-node';
 import { Observable } from '@kubernetes/client-node';
 import { EffectError } from '../types.ts';
 
 /** Options of one API call: aborted with `signal`, and sent as `contentType` when given (patches). */
-export function callOptions(signal: AbortSignal, contentType?: PatchStrategy): ConfigurationOptions<ObservableMiddleware> {
+export function callOptions(
+  signal: AbortSignal,
+  contentType?: PatchStrategy,
+): ConfigurationOptions<ObservableMiddleware> {
   const middleware: ObservableMiddleware = {
     pre: (req: RequestContext) => {
       req.setSignal(signal);
@@ -34,7 +43,7 @@ export function messageOf(err: unknown): string {
   } catch {
     // Not JSON: fall through to the error's message.
   }
-  return err instanceof Error ? err.message.split('\n')[0] ?? String(err) : String(err);
+  return err instanceof Error ? (err.message.split('\n')[0] ?? String(err)) : String(err);
 }
 
 /** The object is not there. */

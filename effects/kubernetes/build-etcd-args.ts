@@ -14,8 +14,19 @@ export const DATA_DIR = `${DATA_MOUNT}/data`;
 export const ETCD_BINARY = '/usr/local/bin/etcd';
 
 const SUFFIX: Record<string, number> = {
-  '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+  '': 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
 };
 
 /** A Kubernetes quantity ("8Gi", "500M", 1024) in bytes; throws on what the API would refuse. */
@@ -33,7 +44,10 @@ export function optionFlags(options: EtcdOptions | undefined, version: string): 
   const add = (flag: string, value: string | number | undefined): void => {
     if (value !== undefined) flags.push(`--${flag}=${value}`);
   };
-  add('quota-backend-bytes', options.quotaBackendBytes === undefined ? undefined : quantityBytes(options.quotaBackendBytes));
+  add(
+    'quota-backend-bytes',
+    options.quotaBackendBytes === undefined ? undefined : quantityBytes(options.quotaBackendBytes),
+  );
   add('auto-compaction-mode', options.autoCompactionMode);
   add('auto-compaction-retention', options.autoCompactionRetention);
   add('snapshot-count', options.snapshotCount);

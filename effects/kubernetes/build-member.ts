@@ -10,7 +10,13 @@ import { FINALIZER, memberLabels, ownedMeta } from './meta.ts';
  */
 export function buildEtcdMember(cluster: EtcdCluster, params: CreateMemberParams): EtcdMember {
   const clusterName = cluster.metadata.name ?? '';
-  const meta = ownedMeta(params.member, cluster.metadata.namespace ?? '', memberLabels(clusterName, params.member), cluster, cluster.spec.additionalMetadata);
+  const meta = ownedMeta(
+    params.member,
+    cluster.metadata.namespace ?? '',
+    memberLabels(clusterName, params.member),
+    cluster,
+    cluster.spec.additionalMetadata,
+  );
   return {
     apiVersion,
     kind: 'EtcdMember',

@@ -40,7 +40,8 @@ export const readinessProbe: V1Probe = {
 };
 
 function dataVolume(member: EtcdMember): V1Volume {
-  if (inMemory(member)) return { name: DATA_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: String(member.spec.storage.size) } };
+  if (inMemory(member))
+    return { name: DATA_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: String(member.spec.storage.size) } };
   return { name: DATA_VOLUME, persistentVolumeClaim: { claimName: pvcName(member.metadata.name ?? '') } };
 }
 
@@ -73,14 +74,16 @@ function etcdContainer(member: EtcdMember, cluster: EtcdCluster): V1Container {
 function checkDataContainer(member: EtcdMember, agentImage: string): V1Container[] {
   if (inMemory(member)) return [];
   const expect = member.status?.dataInitialized === true ? ['--expect-data'] : [];
-  return [{
-    name: CHECK_DATA_CONTAINER,
-    image: agentImage,
-    args: ['agent', 'check-data', `--data-dir=${DATA_DIR}`, ...expect],
-    volumeMounts: [{ name: DATA_VOLUME, mountPath: DATA_MOUNT, readOnly: true }],
-    securityContext: { runAsUser: 0 },
-    terminationMessagePolicy: 'FallbackToLogsOnError',
-  }];
+  return [
+    {
+      name: CHECK_DATA_CONTAINER,
+      image: agentImage,
+      args: ['agent', 'check-data', `--data-dir=${DATA_DIR}`, ...expect],
+      volumeMounts: [{ name: DATA_VOLUME, mountPath: DATA_MOUNT, readOnly: true }],
+      securityContext: { runAsUser: 0 },
+      terminationMessagePolicy: 'FallbackToLogsOnError',
+    },
+  ];
 }
 
 /** The Pod of a member, owned by its EtcdMember; agentImage runs its check-data init container. */
@@ -100,11 +103,16 @@ export function buildPod(member: EtcdMember, cluster: EtcdCluster, agentImage = 
     enableServiceLinks: false,
     ...user,
     ...(cluster.spec.affinity ? { affinity: cluster.spec.affinity } : {}),
-    ...(cluster.spec.topologySpreadConstraints ? { topologySpreadConstraints: cluster.spec.topologySpreadConstraints } : {}),
+    ...(cluster.spec.topologySpreadConstraints
+      ? { topologySpreadConstraints: cluster.spec.topologySpreadConstraints }
+      : {}),
     // What makes this Pod a member stays ours whatever the template says.
     hostname: name,
     subdomain: member.spec.cluster,
-    initContainers: [...checkDataContainer(member, agentImage), ...(user.initContainers ?? []).filter((c) => c.name !== CHECK_DATA_CONTAINER)],
+    initContainers: [
+      ...checkDataContainer(member, agentImage),
+      ...(user.initContainers ?? []).filter((c) => c.name !== CHECK_DATA_CONTAINER),
+    ],
     containers: [etcdContainer(member, cluster), ...(user.containers ?? []).filter((c) => c.name !== ETCD_CONTAINER)],
     volumes: [dataVolume(member), ...(user.volumes ?? []).filter((v) => v.name !== DATA_VOLUME)],
   };

@@ -9,8 +9,10 @@ import { clientServiceName, clusterLabels, ownedMeta } from './meta.ts';
 /** etcd's client port. */
 export const CLIENT_PORT = 2379;
 /** A member's client URL: its Pod's DNS name under the cluster's headless Service. */
-export const memberClientURL = (cluster: { readonly namespace: string; readonly name: string }, member: string): string =>
-  `http://${member}.${cluster.name}.${cluster.namespace}.svc:${CLIENT_PORT}`;
+export const memberClientURL = (
+  cluster: { readonly namespace: string; readonly name: string },
+  member: string,
+): string => `http://${member}.${cluster.name}.${cluster.namespace}.svc:${CLIENT_PORT}`;
 /** etcd's peer port. */
 export const PEER_PORT = 2380;
 /** etcd's metrics and health port (--listen-metrics-urls). */
@@ -30,7 +32,13 @@ export function buildHeadlessService(cluster: EtcdCluster): V1Service {
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: ownedMeta(name, cluster.metadata.namespace ?? '', clusterLabels(name), cluster, cluster.spec.additionalMetadata),
+    metadata: ownedMeta(
+      name,
+      cluster.metadata.namespace ?? '',
+      clusterLabels(name),
+      cluster,
+      cluster.spec.additionalMetadata,
+    ),
     spec: {
       clusterIP: 'None',
       publishNotReadyAddresses: true,
@@ -46,7 +54,13 @@ export function buildClientService(cluster: EtcdCluster): V1Service {
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: ownedMeta(clientServiceName(name), cluster.metadata.namespace ?? '', clusterLabels(name), cluster, cluster.spec.additionalMetadata),
+    metadata: ownedMeta(
+      clientServiceName(name),
+      cluster.metadata.namespace ?? '',
+      clusterLabels(name),
+      cluster,
+      cluster.spec.additionalMetadata,
+    ),
     spec: {
       type: 'ClusterIP',
       selector: clusterLabels(name),

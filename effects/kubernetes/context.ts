@@ -5,7 +5,9 @@ import { CoreV1Api, CustomObjectsApi, EventsV1Api } from '@kubernetes/client-nod
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { EffectContext } from '../types.ts';
 
-const version = (JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+const version = (
+  JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }
+).version;
 
 /** The operator's own image at this version: member Pods run its agent (check-data) from it. */
 export const DEFAULT_AGENT_IMAGE = `ghcr.io/etcd-operator/etcd-operator:${version}`;
@@ -28,5 +30,9 @@ export interface KubeContext extends EffectContext {
 
 /** The API clients of a KubeConfig. */
 export function kubeClients(kc: KubeConfig): KubeClients {
-  return { core: kc.makeApiClient(CoreV1Api), custom: kc.makeApiClient(CustomObjectsApi), events: kc.makeApiClient(EventsV1Api) };
+  return {
+    core: kc.makeApiClient(CoreV1Api),
+    custom: kc.makeApiClient(CustomObjectsApi),
+    events: kc.makeApiClient(EventsV1Api),
+  };
 }

@@ -23,7 +23,8 @@ export const createMember: Handler<CreateMemberParams, CreateMemberResult, KubeC
       what: `EtcdMember ${ctx.cluster.namespace}/${params.member}`,
       code: 'ERR_CREATE_MEMBER',
       ownerUid: ctx.cluster.uid,
-      create: () => ctx.kube.custom.createNamespacedCustomObject({ ...ref, body }, callOptions(ctx.signal)) as Promise<EtcdMember>,
+      create: () =>
+        ctx.kube.custom.createNamespacedCustomObject({ ...ref, body }, callOptions(ctx.signal)) as Promise<EtcdMember>,
       read: () => ctx.kube.custom.getNamespacedCustomObject(ref, callOptions(ctx.signal)) as Promise<EtcdMember>,
     });
     return { uid: object.metadata.uid ?? '' };

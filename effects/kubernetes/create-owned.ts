@@ -40,7 +40,8 @@ export async function createOwned<T extends { metadata?: V1ObjectMeta }>(o: Crea
     existing = await o.read();
   } catch (err) {
     // Taken a moment ago and gone now (being deleted): a retry creates it.
-    if (isNotFound(err)) throw new EffectError(o.code, `${o.what} was there and is gone now; retrying creates it`, { cause: err });
+    if (isNotFound(err))
+      throw new EffectError(o.code, `${o.what} was there and is gone now; retrying creates it`, { cause: err });
     throw apiError(o.code, `reading ${o.what}`, err);
   }
   if (controllerUid(existing.metadata) !== o.ownerUid) {

@@ -35,7 +35,10 @@ export const createPod: Handler<CreatePodParams, CreatePodResult, KubeContext> =
       read: () => readPod(ctx, params.member),
       patch: (existing) => {
         if (!existing.metadata?.deletionTimestamp) return Promise.resolve(existing);
-        throw new EffectError('ERR_CREATE_POD_TERMINATING', `the previous Pod ${namespace}/${params.member} is still terminating`);
+        throw new EffectError(
+          'ERR_CREATE_POD_TERMINATING',
+          `the previous Pod ${namespace}/${params.member} is still terminating`,
+        );
       },
     });
     return { uid: object.metadata?.uid ?? '' };
@@ -44,7 +47,8 @@ export const createPod: Handler<CreatePodParams, CreatePodResult, KubeContext> =
     const member = await readMember(ctx, params.member);
     if (!member) return { done: false };
     const pod = await readOrNull('ERR_CREATE_POD', `reading Pod ${params.member}`, () => readPod(ctx, params.member));
-    if (!pod || pod.metadata?.deletionTimestamp || controllerUid(pod.metadata) !== member.metadata.uid) return { done: false };
+    if (!pod || pod.metadata?.deletionTimestamp || controllerUid(pod.metadata) !== member.metadata.uid)
+      return { done: false };
     return { done: true, result: { uid: pod.metadata?.uid ?? '' } };
   },
 };

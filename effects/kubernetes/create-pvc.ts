@@ -37,7 +37,10 @@ export const createPVC: Handler<CreatePVCParams, CreatePVCResult, KubeContext> =
     if (inMemory(member)) return { done: true, result: { pvc: null } };
     const name = pvcName(params.member);
     const pvc = await readOrNull('ERR_CREATE_PVC', `reading PersistentVolumeClaim ${name}`, () =>
-      ctx.kube.core.readNamespacedPersistentVolumeClaim({ name, namespace: ctx.cluster.namespace }, callOptions(ctx.signal)),
+      ctx.kube.core.readNamespacedPersistentVolumeClaim(
+        { name, namespace: ctx.cluster.namespace },
+        callOptions(ctx.signal),
+      ),
     );
     if (!pvc || controllerUid(pvc.metadata) !== member.metadata.uid) return { done: false };
     return { done: true, result: { pvc: name } };

@@ -21,12 +21,19 @@ export const deleteMember: Handler<DeleteMemberParams, DeleteMemberResult, KubeC
     const member = await readMember(ctx, params.member);
     if (!member || member.metadata.deletionTimestamp) return {};
     if (controllerUid(member.metadata) !== ctx.cluster.uid) {
-      throw new EffectError('ERR_DELETE_MEMBER_FOREIGN', `EtcdMember ${params.member} does not belong to cluster ${ctx.cluster.name}`, { retryable: false });
+      throw new EffectError(
+        'ERR_DELETE_MEMBER_FOREIGN',
+        `EtcdMember ${params.member} does not belong to cluster ${ctx.cluster.name}`,
+        { retryable: false },
+      );
     }
     // The uid precondition deletes exactly the member read above, never a later one.
     const body = { propagationPolicy: 'Background', preconditions: { uid: member.metadata.uid } };
     await deleteOrGone('ERR_DELETE_MEMBER', `deleting EtcdMember ${params.member}`, () =>
-      ctx.kube.custom.deleteNamespacedCustomObject({ ...customRef(ctx, PLURAL.member, params.member), body }, callOptions(ctx.signal)),
+      ctx.kube.custom.deleteNamespacedCustomObject(
+        { ...customRef(ctx, PLURAL.member, params.member), body },
+        callOptions(ctx.signal),
+      ),
     );
     return {};
   },

@@ -23,7 +23,11 @@ export const deletePod: Handler<DeletePodParams, DeletePodResult, KubeContext> =
     if (!pod || pod.metadata?.deletionTimestamp) return {};
     const member = await readMember(ctx, name);
     if (!member || controllerUid(pod.metadata) !== member.metadata.uid) {
-      throw new EffectError('ERR_DELETE_POD_FOREIGN', `Pod ${namespace}/${name} does not belong to EtcdMember ${name}`, { retryable: false });
+      throw new EffectError(
+        'ERR_DELETE_POD_FOREIGN',
+        `Pod ${namespace}/${name} does not belong to EtcdMember ${name}`,
+        { retryable: false },
+      );
     }
     const body = { preconditions: { uid: pod.metadata?.uid } };
     await deleteOrGone('ERR_DELETE_POD', `deleting Pod ${name}`, () =>
@@ -33,7 +37,10 @@ export const deletePod: Handler<DeletePodParams, DeletePodResult, KubeContext> =
   },
   async recover(params, ctx): Promise<Recovered<DeletePodResult>> {
     const pod = await readOrNull('ERR_DELETE_POD', `reading Pod ${params.member}`, () =>
-      ctx.kube.core.readNamespacedPod({ name: params.member, namespace: ctx.cluster.namespace }, callOptions(ctx.signal)),
+      ctx.kube.core.readNamespacedPod(
+        { name: params.member, namespace: ctx.cluster.namespace },
+        callOptions(ctx.signal),
+      ),
     );
     return !pod || pod.metadata?.deletionTimestamp ? { done: true, result: {} } : { done: false };
   },

@@ -24,7 +24,10 @@ function drift(existing: V1Service, desired: V1Service): object | null {
   const labelsOk = Object.entries(desired.metadata?.labels ?? {}).every(([k, v]) => labels[k] === v);
   const d = desired.spec ?? {};
   const e = existing.spec ?? {};
-  const specOk = sameJSON(e.selector, d.selector) && sameJSON(e.ports, d.ports) && (e.publishNotReadyAddresses ?? false) === (d.publishNotReadyAddresses ?? false);
+  const specOk =
+    sameJSON(e.selector, d.selector) &&
+    sameJSON(e.ports, d.ports) &&
+    (e.publishNotReadyAddresses ?? false) === (d.publishNotReadyAddresses ?? false);
   if (labelsOk && specOk) return null;
   return {
     metadata: { labels: desired.metadata?.labels },
@@ -44,7 +47,10 @@ async function ensure(ctx: KubeContext, desired: V1Service): Promise<void> {
     patch: async (existing) => {
       const body = drift(existing, desired);
       if (!body) return existing;
-      return ctx.kube.core.patchNamespacedService({ name, namespace, body }, callOptions(ctx.signal, PatchStrategy.MergePatch));
+      return ctx.kube.core.patchNamespacedService(
+        { name, namespace, body },
+        callOptions(ctx.signal, PatchStrategy.MergePatch),
+      );
     },
   });
 }

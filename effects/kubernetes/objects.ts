@@ -14,15 +14,24 @@ export const customRef = (ctx: KubeContext, plural: string, name: string) =>
 
 /** The EtcdMember `name` in the cluster's namespace, or null. */
 export async function readMember(ctx: KubeContext, name: string): Promise<EtcdMember | null> {
-  return readOrNull('ERR_READ_MEMBER', `reading EtcdMember ${name}`, () =>
-    ctx.kube.custom.getNamespacedCustomObject(customRef(ctx, PLURAL.member, name), callOptions(ctx.signal)) as Promise<EtcdMember>,
+  return readOrNull(
+    'ERR_READ_MEMBER',
+    `reading EtcdMember ${name}`,
+    () =>
+      ctx.kube.custom.getNamespacedCustomObject(
+        customRef(ctx, PLURAL.member, name),
+        callOptions(ctx.signal),
+      ) as Promise<EtcdMember>,
   );
 }
 
 /** The EtcdMember `name`; a missing one is a non-retryable ERR_MEMBER_GONE (nothing can bring it back). */
 export async function requireMember(ctx: KubeContext, name: string): Promise<EtcdMember> {
   const member = await readMember(ctx, name);
-  if (!member) throw new EffectError('ERR_MEMBER_GONE', `EtcdMember ${ctx.cluster.namespace}/${name} does not exist`, { retryable: false });
+  if (!member)
+    throw new EffectError('ERR_MEMBER_GONE', `EtcdMember ${ctx.cluster.namespace}/${name} does not exist`, {
+      retryable: false,
+    });
   return member;
 }
 
@@ -32,11 +41,19 @@ export async function requireMember(ctx: KubeContext, name: string): Promise<Etc
  */
 export async function readCluster(ctx: KubeContext): Promise<EtcdCluster> {
   const { namespace, name, uid } = ctx.cluster;
-  const cluster = await readOrNull('ERR_READ_CLUSTER', `reading EtcdCluster ${name}`, () =>
-    ctx.kube.custom.getNamespacedCustomObject(customRef(ctx, PLURAL.cluster, name), callOptions(ctx.signal)) as Promise<EtcdCluster>,
+  const cluster = await readOrNull(
+    'ERR_READ_CLUSTER',
+    `reading EtcdCluster ${name}`,
+    () =>
+      ctx.kube.custom.getNamespacedCustomObject(
+        customRef(ctx, PLURAL.cluster, name),
+        callOptions(ctx.signal),
+      ) as Promise<EtcdCluster>,
   );
   if (!cluster || cluster.metadata.uid !== uid) {
-    throw new EffectError('ERR_CLUSTER_GONE', `EtcdCluster ${namespace}/${name} (uid ${uid}) no longer exists`, { retryable: false });
+    throw new EffectError('ERR_CLUSTER_GONE', `EtcdCluster ${namespace}/${name} (uid ${uid}) no longer exists`, {
+      retryable: false,
+    });
   }
   return cluster;
 }

@@ -25,13 +25,21 @@ export function statusDiff<S extends object>(current: S | undefined, desired: S)
   return diff;
 }
 
-async function patchStatus<S extends object>(ctx: KubeContext, plural: string, name: string, desired: S, current: S | undefined): Promise<StatusWrite> {
+async function patchStatus<S extends object>(
+  ctx: KubeContext,
+  plural: string,
+  name: string,
+  desired: S,
+  current: S | undefined,
+): Promise<StatusWrite> {
   const ref = customRef(ctx, plural, name);
   const what = `status of ${plural} ${ctx.cluster.namespace}/${name}`;
   let known = current;
   if (known === undefined) {
-    const object = await readOrNull('ERR_PATCH_STATUS', `reading ${what}`, () =>
-      ctx.kube.custom.getNamespacedCustomObject(ref, callOptions(ctx.signal)) as Promise<{ status?: S }>,
+    const object = await readOrNull(
+      'ERR_PATCH_STATUS',
+      `reading ${what}`,
+      () => ctx.kube.custom.getNamespacedCustomObject(ref, callOptions(ctx.signal)) as Promise<{ status?: S }>,
     );
     if (!object) throw new EffectError('ERR_PATCH_STATUS_GONE', `${what}: the object is gone`, { retryable: false });
     known = object.status ?? ({} as S);
@@ -39,9 +47,13 @@ async function patchStatus<S extends object>(ctx: KubeContext, plural: string, n
   const diff = statusDiff(known, desired);
   if (Object.keys(diff).length === 0) return { changed: false };
   try {
-    await ctx.kube.custom.patchNamespacedCustomObjectStatus({ ...ref, body: { status: diff } }, callOptions(ctx.signal, PatchStrategy.MergePatch));
+    await ctx.kube.custom.patchNamespacedCustomObjectStatus(
+      { ...ref, body: { status: diff } },
+      callOptions(ctx.signal, PatchStrategy.MergePatch),
+    );
   } catch (err) {
-    if (isNotFound(err)) throw new EffectError('ERR_PATCH_STATUS_GONE', `${what}: the object is gone`, { retryable: false, cause: err });
+    if (isNotFound(err))
+      throw new EffectError('ERR_PATCH_STATUS_GONE', `${what}: the object is gone`, { retryable: false, cause: err });
     throw apiError('ERR_PATCH_STATUS', `patching ${what}`, err);
   }
   return { changed: true };
@@ -51,11 +63,20 @@ async function patchStatus<S extends object>(ctx: KubeContext, plural: string, n
  * Writes the fields of `status` that differ on the context's EtcdCluster. `current` is the
  * status last read (from the informer); left out, it is read first.
  */
-export function patchClusterStatus(ctx: KubeContext, status: EtcdClusterStatus, current?: EtcdClusterStatus): Promise<StatusWrite> {
+export function patchClusterStatus(
+  ctx: KubeContext,
+  status: EtcdClusterStatus,
+  current?: EtcdClusterStatus,
+): Promise<StatusWrite> {
   return patchStatus(ctx, PLURAL.cluster, ctx.cluster.name, status, current);
 }
 
 /** Writes the fields of `status` that differ on EtcdMember `member`; `current` as for patchClusterStatus. */
-export function patchMemberStatus(ctx: KubeContext, member: string, status: EtcdMemberStatus, current?: EtcdMemberStatus): Promise<StatusWrite> {
+export function patchMemberStatus(
+  ctx: KubeContext,
+  member: string,
+  status: EtcdMemberStatus,
+  current?: EtcdMemberStatus,
+): Promise<StatusWrite> {
   return patchStatus(ctx, PLURAL.member, member, status, current);
 }

@@ -43,7 +43,10 @@ export const microTime = (at: Date): string => at.toISOString().replace(/\.(\d{3
 
 /** The deterministic name of an Event, so a repeat finds the first one. */
 export function eventName(e: EventInput): string {
-  const hash = createHash('sha256').update(`${e.regarding.uid}\0${e.type}\0${e.reason}\0${e.note}`).digest('hex').slice(0, 16);
+  const hash = createHash('sha256')
+    .update(`${e.regarding.uid}\0${e.type}\0${e.reason}\0${e.note}`)
+    .digest('hex')
+    .slice(0, 16);
   return `${e.regarding.name}.${hash}`;
 }
 
@@ -69,13 +72,21 @@ export async function recordEvent(ctx: KubeContext, e: EventInput, now: Date = n
     await ctx.kube.events.createNamespacedEvent({ namespace, body }, callOptions(ctx.signal));
     return { name, count: 1 };
   } catch (err) {
-    if (!isConflict(err)) throw apiError('ERR_RECORD_EVENT', `recording Event ${e.reason} about ${e.regarding.kind} ${e.regarding.name}`, err);
+    if (!isConflict(err))
+      throw apiError(
+        'ERR_RECORD_EVENT',
+        `recording Event ${e.reason} about ${e.regarding.kind} ${e.regarding.name}`,
+        err,
+      );
   }
   try {
     const existing = await ctx.kube.events.readNamespacedEvent({ name, namespace }, callOptions(ctx.signal));
     const count = (existing.series?.count ?? 1) + 1;
     const patch = { series: { count, lastObservedTime: microTime(now) } };
-    await ctx.kube.events.patchNamespacedEvent({ name, namespace, body: patch }, callOptions(ctx.signal, PatchStrategy.MergePatch));
+    await ctx.kube.events.patchNamespacedEvent(
+      { name, namespace, body: patch },
+      callOptions(ctx.signal, PatchStrategy.MergePatch),
+    );
     return { name, count };
   } catch (err) {
     throw apiError('ERR_RECORD_EVENT', `counting Event ${e.reason} about ${e.regarding.kind} ${e.regarding.name}`, err);

@@ -39,7 +39,8 @@ export const releaseFinalizer: Handler<ReleaseFinalizerParams, ReleaseFinalizerR
       } catch (err) {
         if (isNotFound(err)) return {};
         // A failed test op is 422 (or 409 on a write race): the list changed, read it again.
-        if (!isConflict(err) && statusOf(err) !== 422) throw apiError('ERR_RELEASE_FINALIZER', `releasing EtcdMember ${params.member}`, err);
+        if (!isConflict(err) && statusOf(err) !== 422)
+          throw apiError('ERR_RELEASE_FINALIZER', `releasing EtcdMember ${params.member}`, err);
       }
     }
     throw new EffectError('ERR_RELEASE_FINALIZER', `EtcdMember ${params.member}'s finalizers kept changing; retrying`);

@@ -22,7 +22,10 @@ export const setDormant: Handler<SetDormantParams, SetDormantResult, KubeContext
       if (member.spec.dormant !== params.dormant) {
         const body = { spec: { dormant: params.dormant } };
         try {
-          await ctx.kube.custom.patchNamespacedCustomObject({ ...customRef(ctx, PLURAL.member, name), body }, callOptions(ctx.signal, PatchStrategy.MergePatch));
+          await ctx.kube.custom.patchNamespacedCustomObject(
+            { ...customRef(ctx, PLURAL.member, name), body },
+            callOptions(ctx.signal, PatchStrategy.MergePatch),
+          );
         } catch (err) {
           if (isNotFound(err)) continue;
           throw apiError('ERR_SET_DORMANT', `setting EtcdMember ${name} dormant=${params.dormant}`, err);

@@ -4,7 +4,12 @@ import { ConditionReason, ConditionType, setCondition } from '../../api/conditio
 
 const t0 = '2025-01-01T00:00:00Z';
 const t1 = new Date('2025-01-01T00:05:00.123Z');
-const available = { type: ConditionType.Available, status: 'True' as const, reason: ConditionReason.QuorumHealthy, message: '3 of 3 voters healthy' };
+const available = {
+  type: ConditionType.Available,
+  status: 'True' as const,
+  reason: ConditionReason.QuorumHealthy,
+  message: '3 of 3 voters healthy',
+};
 
 describe('setCondition', () => {
   it('adds a new condition stamped now', () => {
@@ -28,11 +33,24 @@ describe('setCondition', () => {
   });
 
   it('a flipped status moves lastTransitionTime and leaves other types alone', () => {
-    const progressing = { type: ConditionType.Progressing, status: 'True' as const, reason: 'ScalingUp', message: 'adding', lastTransitionTime: t0 };
+    const progressing = {
+      type: ConditionType.Progressing,
+      status: 'True' as const,
+      reason: 'ScalingUp',
+      message: 'adding',
+      lastTransitionTime: t0,
+    };
     const list = [{ ...available, lastTransitionTime: t0 }, progressing];
-    const r = setCondition(list, { ...available, status: 'False', reason: ConditionReason.QuorumLost }, '2025-01-02T00:00:00Z');
+    const r = setCondition(
+      list,
+      { ...available, status: 'False', reason: ConditionReason.QuorumLost },
+      '2025-01-02T00:00:00Z',
+    );
     expect(r.changed).toBe(true);
-    expect(r.conditions).toEqual([{ ...available, status: 'False', reason: ConditionReason.QuorumLost, lastTransitionTime: '2025-01-02T00:00:00Z' }, progressing]);
+    expect(r.conditions).toEqual([
+      { ...available, status: 'False', reason: ConditionReason.QuorumLost, lastTransitionTime: '2025-01-02T00:00:00Z' },
+      progressing,
+    ]);
     expect(list[0]?.status).toBe('True');
   });
 });

@@ -43,9 +43,17 @@ try {
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-const warm = results.filter((r) => r.warm).map((r) => r.crdsEstablishedMs).sort((a, b) => a - b);
+const warm = results
+  .filter((r) => r.warm)
+  .map((r) => r.crdsEstablishedMs)
+  .sort((a, b) => a - b);
 const median = warm[Math.floor(warm.length / 2)] ?? 0;
-console.log(`warm start to CRDs Established: median ${median} ms, min ${warm[0]} ms, max ${warm.at(-1)} ms (${cpus().length} cores)`);
+console.log(
+  `warm start to CRDs Established: median ${median} ms, min ${warm[0]} ms, max ${warm.at(-1)} ms (${cpus().length} cores)`,
+);
 const out = join(import.meta.dirname, 'results');
 mkdirSync(out, { recursive: true });
-writeFileSync(join(out, 'controlplane-start.json'), JSON.stringify({ cores: cpus().length, medianWarmMs: median, runs: results }, null, 2) + '\n');
+writeFileSync(
+  join(out, 'controlplane-start.json'),
+  JSON.stringify({ cores: cpus().length, medianWarmMs: median, runs: results }, null, 2) + '\n',
+);

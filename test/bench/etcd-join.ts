@@ -44,17 +44,33 @@ async function main(): Promise<void> {
   for (const version of VERSIONS) {
     const rounds = [];
     for (let i = 0; i < ROUNDS; i++) rounds.push(await round(version, i));
-    results.push({ version, seedStartMs: rounds.map((r) => r.seedMs), firstJoin: rounds.map((r) => r.first), secondJoin: rounds.map((r) => r.second) });
+    results.push({
+      version,
+      seedStartMs: rounds.map((r) => r.seedMs),
+      firstJoin: rounds.map((r) => r.first),
+      secondJoin: rounds.map((r) => r.second),
+    });
   }
-  const out = { bench: 'etcd-join', at: new Date().toISOString(), node: process.version, cpus: cpus().length, rounds: ROUNDS, results };
+  const out = {
+    bench: 'etcd-join',
+    at: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    rounds: ROUNDS,
+    results,
+  };
   const dir = join(import.meta.dirname, 'results');
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'etcd-join.json'), `${JSON.stringify(out, null, 2)}\n`);
-  console.log('version  seed start  join 1: total (add/start/promote)  join 2: total (add incl. etcd wait)   [medians, ms]');
+  console.log(
+    'version  seed start  join 1: total (add/start/promote)  join 2: total (add incl. etcd wait)   [medians, ms]',
+  );
   for (const r of results) {
     const m = (js: readonly Joined[], k: keyof Joined['ms']): number => median(js.map((j) => j.ms[k]));
-    console.log(`${r.version.padEnd(8)} ${String(median(r.seedStartMs)).padStart(10)}  ${String(m(r.firstJoin, 'total')).padStart(6)} (${m(r.firstJoin, 'add')}/${m(r.firstJoin, 'start')}/${m(r.firstJoin, 'promote')})` +
-      `${' '.repeat(20)}${String(m(r.secondJoin, 'total')).padStart(6)} (${m(r.secondJoin, 'add')})`);
+    console.log(
+      `${r.version.padEnd(8)} ${String(median(r.seedStartMs)).padStart(10)}  ${String(m(r.firstJoin, 'total')).padStart(6)} (${m(r.firstJoin, 'add')}/${m(r.firstJoin, 'start')}/${m(r.firstJoin, 'promote')})` +
+        `${' '.repeat(20)}${String(m(r.secondJoin, 'total')).padStart(6)} (${m(r.secondJoin, 'add')})`,
+    );
   }
   console.log(`wrote ${join('test', 'bench', 'results', 'etcd-join.json')}`);
 }

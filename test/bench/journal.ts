@@ -29,7 +29,12 @@ export interface SizeResult {
   readonly rows: number;
   readonly openIntents: number;
   readonly fileBytes: number;
-  readonly ms: { readonly open: number; readonly openIntents: number; readonly clusterTimeline: number; readonly prune: number };
+  readonly ms: {
+    readonly open: number;
+    readonly openIntents: number;
+    readonly clusterTimeline: number;
+    readonly prune: number;
+  };
   readonly clusterTimelineRows: number;
   readonly prunedRows: number;
 }
@@ -51,7 +56,13 @@ function round(ms: number): number {
 /** Runs the journal as the runtime does: one step with two intents, then one outcome per intent. */
 function runMode(dir: string, synchronous: 'FULL' | 'NORMAL'): ModeResult {
   const journal = Journal.open(join(dir, `bench-${synchronous}.db`), { synchronous });
-  const refs: ObjectRef[] = Array.from({ length: 10 }, (_, i) => ({ uid: `uid-${i}`, kind: 'EtcdMember', namespace: 'bench', name: `demo-${i}`, cluster: 'demo' }));
+  const refs: ObjectRef[] = Array.from({ length: 10 }, (_, i) => ({
+    uid: `uid-${i}`,
+    kind: 'EtcdMember',
+    namespace: 'bench',
+    name: `demo-${i}`,
+    cluster: 'demo',
+  }));
   const stepMs: number[] = [];
   const outcomeMs: number[] = [];
   const start = performance.now();
@@ -63,8 +74,14 @@ function runMode(dir: string, synchronous: 'FULL' | 'NORMAL'): ModeResult {
       event: { type: 'etcd.member.healthChecked', at: new Date(), healthy: true, revision: steps },
       from: 'voter',
       to: 'voter',
-      state: { value: 'voter', context: { memberID: '8e9e05c52164694d', peerURL: 'http://demo-0.demo.bench.svc:2380', step: steps } },
-      intents: Array.from({ length: INTENTS_PER_STEP }, (_, i) => ({ type: 'patchStatus', params: { member: ref.name, index: i } })),
+      state: {
+        value: 'voter',
+        context: { memberID: '8e9e05c52164694d', peerURL: 'http://demo-0.demo.bench.svc:2380', step: steps },
+      },
+      intents: Array.from({ length: INTENTS_PER_STEP }, (_, i) => ({
+        type: 'patchStatus',
+        params: { member: ref.name, index: i },
+      })),
     };
     let t = performance.now();
     const { intentIds } = journal.recordStep(ref, step);
@@ -78,7 +95,14 @@ function runMode(dir: string, synchronous: 'FULL' | 'NORMAL'): ModeResult {
   }
   const seconds = (performance.now() - start) / 1000;
   journal.close();
-  return { synchronous, steps, seconds: round(seconds), stepsPerSecond: Math.round(steps / seconds), recordStepMs: percentiles(stepMs), recordOutcomeMs: percentiles(outcomeMs) };
+  return {
+    synchronous,
+    steps,
+    seconds: round(seconds),
+    stepsPerSecond: Math.round(steps / seconds),
+    recordStepMs: percentiles(stepMs),
+    recordOutcomeMs: percentiles(outcomeMs),
+  };
 }
 
 /** Fills a journal with history (NORMAL, for speed), then times what a restarting manager and the CLI do. */
@@ -88,7 +112,13 @@ function atSize(dir: string): SizeResult {
   const refs: ObjectRef[] = Array.from({ length: objects }, (_, i) =>
     i % 3 === 0
       ? { uid: `c-${i}`, kind: 'EtcdCluster', namespace: 'bench', name: `c${i}` }
-      : { uid: `m-${i}`, kind: 'EtcdMember', namespace: 'bench', name: `c${i - (i % 3)}-${i % 3}`, cluster: `c${i - (i % 3)}` },
+      : {
+          uid: `m-${i}`,
+          kind: 'EtcdMember',
+          namespace: 'bench',
+          name: `c${i - (i % 3)}-${i % 3}`,
+          cluster: `c${i - (i % 3)}`,
+        },
   );
   const filling = Journal.open(path, { synchronous: 'NORMAL' });
   const start = performance.now();
@@ -98,7 +128,9 @@ function atSize(dir: string): SizeResult {
     const { intentIds } = filling.recordStep(ref, {
       machine: ref.kind === 'EtcdCluster' ? 'cluster' : 'member',
       event: { type: 'etcd.member.healthChecked', at: new Date(), revision: steps },
-      from: 'Steady', to: 'Steady', state: { value: 'Steady', context: { step: steps } },
+      from: 'Steady',
+      to: 'Steady',
+      state: { value: 'Steady', context: { step: steps } },
       intents: [{ type: 'patchStatus', params: { n: steps } }],
     });
     // One intent in a hundred is left open, as a crash would leave it.
@@ -118,9 +150,14 @@ function atSize(dir: string): SizeResult {
   const [pruned, pruneMs] = time(() => journal.prune({ keep: 100 }));
   journal.close();
   return {
-    objects, steps, rows: stats.rows, openIntents: open.length, fileBytes: stats.bytes,
+    objects,
+    steps,
+    rows: stats.rows,
+    openIntents: open.length,
+    fileBytes: stats.bytes,
     ms: { open: openMs, openIntents: openIntentsMs, clusterTimeline: timelineMs, prune: pruneMs },
-    clusterTimelineRows: rows.length, prunedRows: pruned,
+    clusterTimelineRows: rows.length,
+    prunedRows: pruned,
   };
 }
 
@@ -146,8 +183,11 @@ try {
   console.log('synchronous  steps  steps/s  recordStep p50/p99 ms  recordOutcome p50/p99 ms');
   for (const r of results) {
     const cells = [
-      r.synchronous.padEnd(11), String(r.steps).padStart(5), String(r.stepsPerSecond).padStart(8),
-      `${r.recordStepMs.p50} / ${r.recordStepMs.p99}`.padStart(22), `${r.recordOutcomeMs.p50} / ${r.recordOutcomeMs.p99}`.padStart(25),
+      r.synchronous.padEnd(11),
+      String(r.steps).padStart(5),
+      String(r.stepsPerSecond).padStart(8),
+      `${r.recordStepMs.p50} / ${r.recordStepMs.p99}`.padStart(22),
+      `${r.recordOutcomeMs.p50} / ${r.recordOutcomeMs.p99}`.padStart(25),
     ];
     console.log(cells.join('  '));
   }

@@ -17,15 +17,30 @@ import { startLocalCluster } from '../cluster/index.ts';
 import { startManager, type ManagerProcess } from '../e2e/manager-process.ts';
 import { clientsOf } from '../effects/kubernetes/e2e-context.ts';
 import { eventToIntent, retries, rowsOf, trace, type Retried, type TraceRow } from './operator/journal-figures.ts';
-import { dropCluster, dropNamespace, measureFloor, measureOperator, REST_MS, type FloorResult, type OperatorRun } from './operator/measure.ts';
+import {
+  dropCluster,
+  dropNamespace,
+  measureFloor,
+  measureOperator,
+  REST_MS,
+  type FloorResult,
+  type OperatorRun,
+} from './operator/measure.ts';
 import { spread, type Spread } from './operator/poll.ts';
 
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 const SIZES = (process.env.BENCH_SIZES ?? '1,3,5').split(',').map(Number);
-const git = (...args: string[]): string => execFileSync('git', args, { cwd: import.meta.dirname, encoding: 'utf8' }).trim();
+const git = (...args: string[]): string =>
+  execFileSync('git', args, { cwd: import.meta.dirname, encoding: 'utf8' }).trim();
 /** The commit measured, and whether the working tree differed from it (results aside). */
-const source = (): { commit: string; dirty: boolean } => ({ commit: git('rev-parse', 'HEAD'), dirty: git('status', '--porcelain', '--untracked-files=no', '--', ':/', ':(top,exclude)test/bench/results') !== '' });
-const load = (): string => loadavg().map((x) => x.toFixed(2)).join(' ');
+const source = (): { commit: string; dirty: boolean } => ({
+  commit: git('rev-parse', 'HEAD'),
+  dirty: git('status', '--porcelain', '--untracked-files=no', '--', ':/', ':(top,exclude)test/bench/results') !== '',
+});
+const load = (): string =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 const log = (line: string): void => console.log(`[${new Date().toISOString().slice(11, 19)} load ${load()}] ${line}`);
 
 /** An operator run with what its journal says. */
@@ -45,7 +60,10 @@ async function attempt(namespace: string, failures: Failure[], measure: () => Pr
   try {
     await measure();
   } catch (err) {
-    const error = err instanceof Error ? `${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ''}` : String(err);
+    const error =
+      err instanceof Error
+        ? `${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ''}`
+        : String(err);
     failures.push({ namespace, error });
     log(`${namespace} FAILED: ${error}`);
   }
@@ -53,7 +71,10 @@ async function attempt(namespace: string, failures: Failure[], measure: () => Pr
 
 /** The bucket of a /metrics histogram that holds the p-th observation, as `<= le` seconds. */
 function histogramBucket(metrics: string, name: string, p: number): string {
-  const buckets = [...metrics.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)$`, 'gm'))].map((m) => ({ le: m[1] ?? '', n: Number(m[2]) }));
+  const buckets = [...metrics.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)$`, 'gm'))].map((m) => ({
+    le: m[1] ?? '',
+    n: Number(m[2]),
+  }));
   const total = buckets.at(-1)?.n ?? 0;
   return `<= ${buckets.find((b) => b.n >= Math.ceil(p * total))?.le ?? '?'} s`;
 }
@@ -62,7 +83,11 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'etcd-operator-bench-'));
   const startedLoad = load();
   log(`local cluster in ${dir}`);
-  const cluster = await startLocalCluster({ dir, node: true, log: (line) => appendFileSync(join(dir, 'cluster.log'), `${line}\n`) });
+  const cluster = await startLocalCluster({
+    dir,
+    node: true,
+    log: (line) => appendFileSync(join(dir, 'cluster.log'), `${line}\n`),
+  });
   let manager: ManagerProcess | undefined;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
@@ -74,7 +99,11 @@ async function main(): Promise<void> {
   try {
     await installCrds(cluster.kubectl);
     const kubeconfig = cluster.kubeconfigPath;
-    manager = await startManager({ kubeconfig, dir: join(dir, 'manager'), onLine: (l) => appendFileSync(join(dir, 'manager.log'), `${JSON.stringify(l)}\n`) });
+    manager = await startManager({
+      kubeconfig,
+      dir: join(dir, 'manager'),
+      onLine: (l) => appendFileSync(join(dir, 'manager.log'), `${JSON.stringify(l)}\n`),
+    });
     const journal = join(dir, 'manager', 'journal.db');
     const kube = clientsOf(kubeconfig);
     const floors: FloorResult[] = [];
@@ -89,7 +118,9 @@ async function main(): Promise<void> {
           await attempt(fns, failures, async () => {
             const floor = await measureFloor(kube, fns, size);
             floors.push(floor);
-            log(`floor ${size}: ${floor.totalMs} ms (seed Ready ${floor.seedReadyMs}, joins ${floor.joins.map((j) => j.totalMs).join('/')})${floor.scaleUp ? `, +1 from rest ${floor.scaleUp.totalMs} ms` : ''}`);
+            log(
+              `floor ${size}: ${floor.totalMs} ms (seed Ready ${floor.seedReadyMs}, joins ${floor.joins.map((j) => j.totalMs).join('/')})${floor.scaleUp ? `, +1 from rest ${floor.scaleUp.totalMs} ms` : ''}`,
+            );
           });
           await dropNamespace(kube.core, fns).catch((err: unknown) => log(String(err)));
 
@@ -101,9 +132,12 @@ async function main(): Promise<void> {
             allRows.push(...rows);
             runs.push({ ...run, load: before, retries: retries(rows) });
             if (rep === 0 && size > 1) traces[ons] = trace(rows, run.t0);
-            log(`operator ${size}: Available ${run.availableMs} ms${run.replacementMs ? `, replacement ${run.replacementMs} ms, scale 3->4 ${run.scaleUpMs} ms` : ''}`);
+            log(
+              `operator ${size}: Available ${run.availableMs} ms${run.replacementMs ? `, replacement ${run.replacementMs} ms, scale 3->4 ${run.scaleUpMs} ms` : ''}`,
+            );
           });
-          if (await dropCluster(kube, ons).catch(() => true)) log(`operator ${size}: the EtcdCluster was not gone after its deletion; finalizers stripped`);
+          if (await dropCluster(kube, ons).catch(() => true))
+            log(`operator ${size}: the EtcdCluster was not gone after its deletion; finalizers stripped`);
           await dropNamespace(kube.core, ons).catch((err: unknown) => log(String(err)));
         }
       }
@@ -134,32 +168,67 @@ interface Report {
 
 function report(r: Report): void {
   const pick = (xs: readonly (number | undefined)[]): Spread => spread(xs.filter((x): x is number => x !== undefined));
-  const available = Object.fromEntries(SIZES.map((n) => [n, {
-    operator: pick(r.runs.filter((x) => x.size === n).map((x) => x.availableMs)),
-    floor: pick(r.floors.filter((x) => x.size === n).map((x) => x.totalMs)),
-  }]));
-  const scaleUp = { operator: pick(r.runs.map((x) => x.scaleUpMs)), floor: pick(r.floors.map((x) => x.scaleUp?.totalMs)) };
+  const available = Object.fromEntries(
+    SIZES.map((n) => [
+      n,
+      {
+        operator: pick(r.runs.filter((x) => x.size === n).map((x) => x.availableMs)),
+        floor: pick(r.floors.filter((x) => x.size === n).map((x) => x.totalMs)),
+      },
+    ]),
+  );
+  const scaleUp = {
+    operator: pick(r.runs.map((x) => x.scaleUpMs)),
+    floor: pick(r.floors.map((x) => x.scaleUp?.totalMs)),
+  };
   const replacement = { operator: pick(r.runs.map((x) => x.replacementMs)) };
-  const histogram = { p50: histogramBucket(r.metrics, 'etcd_operator_event_to_intent_seconds', 0.5), p99: histogramBucket(r.metrics, 'etcd_operator_event_to_intent_seconds', 0.99) };
+  const histogram = {
+    p50: histogramBucket(r.metrics, 'etcd_operator_event_to_intent_seconds', 0.5),
+    p99: histogramBucket(r.metrics, 'etcd_operator_event_to_intent_seconds', 0.99),
+  };
   const out = {
-    bench: 'operator', at: new Date().toISOString(), ...source(), node: process.version, cpus: cpus().length, etcd: '3.6.16', reps: REPS, restMs: REST_MS,
+    bench: 'operator',
+    at: new Date().toISOString(),
+    ...source(),
+    node: process.version,
+    cpus: cpus().length,
+    etcd: '3.6.16',
+    reps: REPS,
+    restMs: REST_MS,
     load: { start: r.startedLoad, end: load() },
-    available, scaleUp, replacement, eventToIntentMs: { journal: r.e2i, histogram },
-    failures: r.failures, floors: r.floors, runs: r.runs, traces: r.traces,
+    available,
+    scaleUp,
+    replacement,
+    eventToIntentMs: { journal: r.e2i, histogram },
+    failures: r.failures,
+    floors: r.floors,
+    runs: r.runs,
+    traces: r.traces,
   };
   const dir = join(import.meta.dirname, 'results');
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(out, null, 1)}\n`);
 
-  const f = (s: Spread | undefined): string => (s && s.runs.length ? `${s.median} (${s.min}-${s.max})` : '-').padStart(22);
-  const gap = (a: Spread, b: Spread | undefined): string => (b?.runs.length ? `${(a.median / Math.max(1, b.median)).toFixed(1)}x` : '').padStart(6);
+  const f = (s: Spread | undefined): string =>
+    (s && s.runs.length ? `${s.median} (${s.min}-${s.max})` : '-').padStart(22);
+  const gap = (a: Spread, b: Spread | undefined): string =>
+    (b?.runs.length ? `${(a.median / Math.max(1, b.median)).toFixed(1)}x` : '').padStart(6);
   console.log(`\n${'ms, median (min-max)'.padEnd(32)}${'operator'.padStart(22)}${'floor'.padStart(22)}   gap`);
-  for (const n of SIZES) console.log(`${`apply -> Available, ${n} member${n > 1 ? 's' : ''}`.padEnd(32)}${f(available[n]?.operator)}${f(available[n]?.floor)}${gap(available[n]!.operator, available[n]?.floor)}`);
-  console.log(`${'scale-up 3 -> 4, from rest'.padEnd(32)}${f(scaleUp.operator)}${f(scaleUp.floor)}${gap(scaleUp.operator, scaleUp.floor)}`);
+  for (const n of SIZES)
+    console.log(
+      `${`apply -> Available, ${n} member${n > 1 ? 's' : ''}`.padEnd(32)}${f(available[n]?.operator)}${f(available[n]?.floor)}${gap(available[n]!.operator, available[n]?.floor)}`,
+    );
+  console.log(
+    `${'scale-up 3 -> 4, from rest'.padEnd(32)}${f(scaleUp.operator)}${f(scaleUp.floor)}${gap(scaleUp.operator, scaleUp.floor)}`,
+  );
   console.log(`${'member replacement (wiped, 3)'.padEnd(32)}${f(replacement.operator)}${'-'.padStart(22)}`);
-  console.log(`event -> intent, journal: p50 ${r.e2i.p50} ms, p99 ${r.e2i.p99} ms, max ${r.e2i.max} ms over ${r.e2i.steps} steps (histogram: p50 ${histogram.p50}, p99 ${histogram.p99})`);
+  console.log(
+    `event -> intent, journal: p50 ${r.e2i.p50} ms, p99 ${r.e2i.p99} ms, max ${r.e2i.max} ms over ${r.e2i.steps} steps (histogram: p50 ${histogram.p50}, p99 ${histogram.p99})`,
+  );
   for (const x of r.failures) console.log(`FAILED ${x.namespace}: ${x.error}`);
-  console.log(`${cpus().length} cores, load ${r.startedLoad} at start, ${load()} at end; wrote ${join('test', 'bench', 'results', 'latest.json')}`);
+  console.log(
+    `${cpus().length} cores, load ${r.startedLoad} at start, ${load()} at end; wrote ${join('test', 'bench', 'results', 'latest.json')}`,
+  );
 }
 
 await main();

@@ -10,7 +10,8 @@ import { chartDir, helm, renderChart } from './helm.ts';
 import type { KubeObject } from './helm.ts';
 
 const NS = 'ops';
-const appVersion = (parse(readFileSync(path.join(chartDir, 'Chart.yaml'), 'utf8')) as { appVersion: string }).appVersion;
+const appVersion = (parse(readFileSync(path.join(chartDir, 'Chart.yaml'), 'utf8')) as { appVersion: string })
+  .appVersion;
 const image = `ghcr.io/etcd-operator/etcd-operator:${appVersion}`;
 
 interface Rule {
@@ -101,17 +102,25 @@ describe('chart with the default values', () => {
       '--log-level=info',
     ]);
     const env = Object.fromEntries(c.env.map((e) => [e.name, e.value ?? e.valueFrom?.fieldRef?.fieldPath]));
-    expect(env).toMatchObject({ POD_NAME: 'metadata.name', POD_NAMESPACE: 'metadata.namespace', ETCD_OPERATOR_JOURNAL: '/var/lib/etcd-operator/journal.db' });
+    expect(env).toMatchObject({
+      POD_NAME: 'metadata.name',
+      POD_NAMESPACE: 'metadata.namespace',
+      ETCD_OPERATOR_JOURNAL: '/var/lib/etcd-operator/journal.db',
+    });
   });
 
   test('one replica replaced with Recreate, so there is one journal writer', () => {
-    const spec = (one(objects, 'Deployment') as unknown as { spec: { replicas: number; strategy: { type: string } } }).spec;
+    const spec = (one(objects, 'Deployment') as unknown as { spec: { replicas: number; strategy: { type: string } } })
+      .spec;
     expect(spec.replicas).toBe(1);
     expect(spec.strategy.type).toBe('Recreate');
   });
 
   test('the journal directory is a 1Gi ReadWriteOnce claim of the default StorageClass', () => {
-    const pvc = one(objects, 'PersistentVolumeClaim') as unknown as { metadata: { name: string; namespace: string }; spec: Record<string, unknown> };
+    const pvc = one(objects, 'PersistentVolumeClaim') as unknown as {
+      metadata: { name: string; namespace: string };
+      spec: Record<string, unknown>;
+    };
     expect(pvc.metadata.namespace).toBe(NS);
     expect(pvc.spec).toEqual({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } });
     const journal = podSpec(objects).volumes.find((v) => v.name === 'journal');
@@ -142,9 +151,13 @@ describe('chart with the default values', () => {
   test('a ClusterRole bound to the ServiceAccount grants every verb the handlers use', () => {
     const role = one(objects, 'ClusterRole');
     for (const [group, resource, verbs] of needed)
-      for (const verb of verbs.split(' ')) expect(allows(rulesOf(role), group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
+      for (const verb of verbs.split(' '))
+        expect(allows(rulesOf(role), group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
     expect(allows(rulesOf(role), '', 'secrets', 'get')).toBe(false);
-    const binding = one(objects, 'ClusterRoleBinding') as unknown as { roleRef: { kind: string; name: string }; subjects: unknown[] };
+    const binding = one(objects, 'ClusterRoleBinding') as unknown as {
+      roleRef: { kind: string; name: string };
+      subjects: unknown[];
+    };
     expect(binding.roleRef).toMatchObject({ kind: 'ClusterRole', name: role.metadata.name });
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'etcd-operator', namespace: NS }]);
   });
@@ -152,16 +165,24 @@ describe('chart with the default values', () => {
   test('a Role in the release namespace lets it create, get and update its Lease', () => {
     const role = one(objects, 'Role', 'etcd-operator-leader-election');
     expect(role.metadata.namespace).toBe(NS);
-    for (const verb of ['get', 'create', 'update']) expect(allows(rulesOf(role), 'coordination.k8s.io', 'leases', verb, 'etcd-operator')).toBe(true);
-    const binding = one(objects, 'RoleBinding', 'etcd-operator-leader-election') as unknown as { metadata: { namespace: string }; roleRef: { name: string } };
+    for (const verb of ['get', 'create', 'update'])
+      expect(allows(rulesOf(role), 'coordination.k8s.io', 'leases', verb, 'etcd-operator')).toBe(true);
+    const binding = one(objects, 'RoleBinding', 'etcd-operator-leader-election') as unknown as {
+      metadata: { namespace: string };
+      roleRef: { name: string };
+    };
     expect(binding.metadata.namespace).toBe(NS);
     expect(binding.roleRef.name).toBe(role.metadata.name);
   });
 
   test('a metrics Service sends to the manager port', () => {
-    const svc = one(objects, 'Service') as unknown as { spec: { selector: Record<string, string>; ports: { port: number; targetPort: string }[] } };
+    const svc = one(objects, 'Service') as unknown as {
+      spec: { selector: Record<string, string>; ports: { port: number; targetPort: string }[] };
+    };
     expect(svc.spec.ports).toEqual([expect.objectContaining({ port: 8080, targetPort: 'http' })]);
-    const labels = (one(objects, 'Deployment') as unknown as { spec: { template: { metadata: { labels: Record<string, string> } } } }).spec.template.metadata.labels;
+    const labels = (
+      one(objects, 'Deployment') as unknown as { spec: { template: { metadata: { labels: Record<string, string> } } } }
+    ).spec.template.metadata.labels;
     expect(labels).toMatchObject(svc.spec.selector);
   });
 });
@@ -174,8 +195,12 @@ describe('chart with watchNamespace', () => {
     const role = one(objects, 'Role', 'etcd-operator');
     expect(role.metadata.namespace).toBe('apps');
     for (const [group, resource, verbs] of needed)
-      for (const verb of verbs.split(' ')) expect(allows(rulesOf(role), group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
-    const binding = one(objects, 'RoleBinding', 'etcd-operator') as unknown as { metadata: { namespace: string }; subjects: unknown[] };
+      for (const verb of verbs.split(' '))
+        expect(allows(rulesOf(role), group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
+    const binding = one(objects, 'RoleBinding', 'etcd-operator') as unknown as {
+      metadata: { namespace: string };
+      subjects: unknown[];
+    };
     expect(binding.metadata.namespace).toBe('apps');
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'etcd-operator', namespace: NS }]);
     expect(one(objects, 'Role', 'etcd-operator-leader-election').metadata.namespace).toBe(NS);
@@ -201,11 +226,18 @@ describe('chart with other values', () => {
 
   test('agentImage, listen.host, leader election off and extraArgs reach the manager', async () => {
     const objects = await renderChart(
-      { agentImage: 'example.com/agent:1', 'listen.host': '$(POD_IP)', 'leaderElection.enabled': 'false', 'extraArgs[0]': '--foo=bar' },
+      {
+        agentImage: 'example.com/agent:1',
+        'listen.host': '$(POD_IP)',
+        'leaderElection.enabled': 'false',
+        'extraArgs[0]': '--foo=bar',
+      },
       NS,
     );
     const args = manager(objects).args;
-    expect(args).toEqual(expect.arrayContaining(['--agent-image=example.com/agent:1', '--listen=$(POD_IP):8080', '--leader-elect=false']));
+    expect(args).toEqual(
+      expect.arrayContaining(['--agent-image=example.com/agent:1', '--listen=$(POD_IP):8080', '--leader-elect=false']),
+    );
     expect(args.at(-1)).toBe('--foo=bar');
     expect(args.some((a) => a.startsWith('--lease-'))).toBe(false);
     expect(objects.filter((o) => o.metadata.name.endsWith('-leader-election'))).toEqual([]);

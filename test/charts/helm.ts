@@ -34,7 +34,8 @@ export async function helm(args: readonly string[], opts: HelmOptions = {}): Pro
   }
   return new Promise((resolve, reject) => {
     execFile(bin, args, { env, timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      if (err) reject(new ToolError('helm', `${args.join(' ')} failed: ${stderr.trim() || err.message}`, { cause: err }));
+      if (err)
+        reject(new ToolError('helm', `${args.join(' ')} failed: ${stderr.trim() || err.message}`, { cause: err }));
       else resolve(stdout);
     });
   });
@@ -49,9 +50,21 @@ export interface KubeObject {
 }
 
 /** `helm template` of the chart with `--set` values, parsed into its objects. */
-export async function renderChart(set: Readonly<Record<string, string>> = {}, namespace = 'etcd-operator-system'): Promise<KubeObject[]> {
+export async function renderChart(
+  set: Readonly<Record<string, string>> = {},
+  namespace = 'etcd-operator-system',
+): Promise<KubeObject[]> {
   const sets = Object.entries(set).flatMap(([k, v]) => ['--set', `${k}=${v}`]);
-  const out = await helm(['template', 'etcd-operator', chartDir, '--namespace', namespace, '--kube-version', kubeVersion, ...sets]);
+  const out = await helm([
+    'template',
+    'etcd-operator',
+    chartDir,
+    '--namespace',
+    namespace,
+    '--kube-version',
+    kubeVersion,
+    ...sets,
+  ]);
   return parseAllDocuments(out)
     .map((doc) => doc.toJS() as KubeObject | null)
     .filter((o): o is KubeObject => o !== null);

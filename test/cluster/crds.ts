@@ -26,12 +26,16 @@ export async function installCrds(kubectl: Kubectl, dir: string = crdDir): Promi
   const wait = await kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', dir]);
   if (wait.code !== 0) throw new CrdInstallError('waiting for the CRDs to be Established', wait);
   // `customresourcedefinition.apiextensions.k8s.io/etcdclusters.etcd-operator.dev` -> `etcdclusters.etcd-operator.dev`
-  const resources = apply.stdout.split('\n').filter(Boolean).map((line) => line.slice(line.indexOf('/') + 1));
+  const resources = apply.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.slice(line.indexOf('/') + 1));
   for (const resource of resources) {
     for (let attempt = 1; ; attempt++) {
       const explain = await kubectl(['explain', resource]);
       if (explain.code === 0) break;
-      if (attempt === 200) throw new CrdInstallError(`waiting for the schema of ${resource} (kubectl explain)`, explain);
+      if (attempt === 200)
+        throw new CrdInstallError(`waiting for the schema of ${resource} (kubectl explain)`, explain);
       await sleep(100);
     }
   }

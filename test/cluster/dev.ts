@@ -41,12 +41,15 @@ process.on('SIGTERM', () => void stop(0));
 /** One line per machine step: which object, from where to where, on what, asking for what. */
 function printStep(line: ManagerLine): void {
   if (line.msg !== 'step') {
-    if (line.level >= 40) console.log(`${since()}  ! ${line.msg}${typeof line.err === 'string' ? `: ${line.err}` : ''}`);
+    if (line.level >= 40)
+      console.log(`${since()}  ! ${line.msg}${typeof line.err === 'string' ? `: ${line.err}` : ''}`);
     return;
   }
   const intents = (line.intents as string[]).length ? `  -> ${(line.intents as string[]).join(', ')}` : '';
   const moved = line.from === line.to ? String(line.to) : `${String(line.from)} => ${String(line.to)}`;
-  console.log(`${since()}  ${String(line.machine).padEnd(7)} ${String(line.object).padEnd(16)} ${moved}  (on ${String(line.event)})${intents}`);
+  console.log(
+    `${since()}  ${String(line.machine).padEnd(7)} ${String(line.object).padEnd(16)} ${moved}  (on ${String(line.event)})${intents}`,
+  );
 }
 
 rmSync(dir, { recursive: true, force: true });
@@ -54,10 +57,18 @@ mkdirSync(dir, { recursive: true });
 const logFile = path.join(dir, 'cluster.log');
 console.log(`make dev: a fresh local cluster in ${dir}`);
 try {
-  cluster = await startLocalCluster({ dir: path.join(dir, 'cluster'), node: true, log: (l) => appendFileSync(logFile, l + '\n') });
+  cluster = await startLocalCluster({
+    dir: path.join(dir, 'cluster'),
+    node: true,
+    log: (l) => appendFileSync(logFile, l + '\n'),
+  });
   await installCrds(cluster.kubectl);
   console.log(`${since()}  local cluster and CRDs ready; starting the manager`);
-  manager = await startManager({ kubeconfig: cluster.kubeconfigPath, dir: path.join(dir, 'manager'), onLine: printStep });
+  manager = await startManager({
+    kubeconfig: cluster.kubeconfigPath,
+    dir: path.join(dir, 'manager'),
+    onLine: printStep,
+  });
   void manager.exited.then((code) => {
     if (stopping) return;
     console.error(`make dev: the manager exited (${code}); its log is above`);

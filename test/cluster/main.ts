@@ -55,7 +55,9 @@ process.on('SIGINT', () => shutdown('SIGINT'));
 process.on('SIGTERM', () => shutdown('SIGTERM'));
 
 const started = Date.now();
-console.log(`starting the local cluster in ${dir} (${withNode ? 'control plane and process node' : 'control plane only'})`);
+console.log(
+  `starting the local cluster in ${dir} (${withNode ? 'control plane and process node' : 'control plane only'})`,
+);
 try {
   cluster = await startLocalCluster({ dir, node: withNode, log });
   await installCrds(cluster.kubectl);
@@ -69,7 +71,8 @@ try {
 setInterval(() => undefined, 1 << 30);
 const kubectl = await kubectlPath();
 if (stopping) stopAndExit();
-else console.log(`
+else
+  console.log(`
 local cluster ready in ${((Date.now() - started) / 1000).toFixed(1)} s; API server ${cluster.controlPlane.server}
 
   export KUBECONFIG=${cluster.kubeconfigPath}

@@ -4,7 +4,13 @@ import { choosePoints, countReached, spread } from './points.ts';
 describe('crash sweep points', () => {
   it('counts each failpoint named in a count file and ignores anything else', () => {
     const counts = countReached('after-journal-step\nbefore-journal-step\nafter-journal-step\nnonsense\n\n');
-    expect(counts).toEqual({ 'before-journal-step': 1, 'after-journal-step': 2, 'after-status': 0, 'after-effect': 0, 'after-outcome': 0 });
+    expect(counts).toEqual({
+      'before-journal-step': 1,
+      'after-journal-step': 2,
+      'after-status': 0,
+      'after-effect': 0,
+      'after-outcome': 0,
+    });
   });
 
   it('takes every n when the budget covers them, else points evenly spread over the first 80%', () => {

@@ -109,10 +109,14 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     return result(o.point && !reached ? 'not-reached' : 'converged');
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    return result('failed', died !== undefined && died !== 'SIGKILL' ? `the armed manager exited with ${died}; then: ${message}` : message);
+    return result(
+      'failed',
+      died !== undefined && died !== 'SIGKILL' ? `the armed manager exited with ${died}; then: ${message}` : message,
+    );
   } finally {
     for (const { m } of managers) await m.stop();
-    for (const { name, m } of managers) writeFileSync(path.join(o.dir, `${name}.log`), m.lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    for (const { name, m } of managers)
+      writeFileSync(path.join(o.dir, `${name}.log`), m.lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
     await cleanUp(o.kubeconfig, o.namespace);
   }
 }
@@ -121,25 +125,47 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
 async function quiet(m: ManagerProcess, timeoutMs: number): Promise<void> {
   let seen = -1;
   let since = performance.now();
-  await until('the restarted manager quiet', () => {
-    const steps = m.lines.filter((l) => l.msg === 'step').length;
-    if (steps !== seen) [seen, since] = [steps, performance.now()];
-    return Promise.resolve(performance.now() - since >= 3000 ? true : undefined);
-  }, timeoutMs);
+  await until(
+    'the restarted manager quiet',
+    () => {
+      const steps = m.lines.filter((l) => l.msg === 'step').length;
+      if (steps !== seen) [seen, since] = [steps, performance.now()];
+      return Promise.resolve(performance.now() - since >= 3000 ? true : undefined);
+    },
+    timeoutMs,
+  );
 }
 
 /** Deletes the namespace, its Pods at once; with no manager left, the EtcdMembers' finalizers are taken off by hand. */
 async function cleanUp(kubeconfig: string, namespace: string): Promise<void> {
   const { core, custom } = clientsOf(kubeconfig);
   const pods = await core.listNamespacedPod({ namespace }).catch(() => ({ items: [] }));
-  for (const p of pods.items) await core.deleteNamespacedPod({ name: p.metadata?.name ?? '', namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+  for (const p of pods.items)
+    await core
+      .deleteNamespacedPod({ name: p.metadata?.name ?? '', namespace, gracePeriodSeconds: 0 })
+      .catch(() => undefined);
   await core.deleteNamespace({ name: namespace }).catch(() => undefined);
   const group = { group: 'etcd-operator.dev', version: 'v1alpha1', namespace, plural: 'etcdmembers' };
-  await until(`namespace ${namespace} gone`, async () => {
-    const list = (await custom.listNamespacedCustomObject(group)) as { items: { metadata: { name: string; finalizers?: string[] } }[] };
-    for (const m of list.items.filter((x) => x.metadata.finalizers?.length)) {
-      await custom.patchNamespacedCustomObject({ ...group, name: m.metadata.name, body: [{ op: 'remove', path: '/metadata/finalizers' }] }).catch(() => undefined);
-    }
-    return core.readNamespace({ name: namespace }).then(() => undefined, (err: { code?: number }) => (err.code === 404 ? true : undefined));
-  }, 120_000).catch(() => undefined);
+  await until(
+    `namespace ${namespace} gone`,
+    async () => {
+      const list = (await custom.listNamespacedCustomObject(group)) as {
+        items: { metadata: { name: string; finalizers?: string[] } }[];
+      };
+      for (const m of list.items.filter((x) => x.metadata.finalizers?.length)) {
+        await custom
+          .patchNamespacedCustomObject({
+            ...group,
+            name: m.metadata.name,
+            body: [{ op: 'remove', path: '/metadata/finalizers' }],
+          })
+          .catch(() => undefined);
+      }
+      return core.readNamespace({ name: namespace }).then(
+        () => undefined,
+        (err: { code?: number }) => (err.code === 404 ? true : undefined),
+      );
+    },
+    120_000,
+  ).catch(() => undefined);
 }

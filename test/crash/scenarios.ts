@@ -33,10 +33,12 @@ export interface Scenario {
   check?(before: Converged | undefined, after: Converged): void;
 }
 
-const scaleTo = (to: number): Scenario['action'] => async (cut, ctx) => {
-  await cut.scale(to);
-  await cut.settled(to, ctx.settleMs);
-};
+const scaleTo =
+  (to: number): Scenario['action'] =>
+  async (cut, ctx) => {
+    await cut.scale(to);
+    await cut.settled(to, ctx.settleMs);
+  };
 
 /** The first member by name, whose data the replacement scenario wipes. */
 const victim = (before: Converged | undefined): [string, string] => {
@@ -66,7 +68,8 @@ export const SCENARIOS: readonly Scenario[] = [
       await scaleTo(3)(cut, ctx);
     },
     check: (before, after) => {
-      if (after.clusterID !== before?.clusterID) throw new Error(`cluster ID ${before?.clusterID} became ${after.clusterID}`);
+      if (after.clusterID !== before?.clusterID)
+        throw new Error(`cluster ID ${before?.clusterID} became ${after.clusterID}`);
       const was = JSON.stringify([...(before?.members ?? [])].sort());
       const is = JSON.stringify([...after.members].sort());
       if (was !== is) throw new Error(`members ${was} became ${is}`);
@@ -81,15 +84,20 @@ export const SCENARIOS: readonly Scenario[] = [
       await wipeVolume(ctx.kubeconfig, cut.namespace, pvcName(name));
       await ctx.core.deleteNamespacedPod({ name, namespace: cut.namespace });
       // Steady at 3 holds before the loss is seen: wait for the old member to leave etcd first.
-      await until(`member ${id} (${name}) gone from etcd`, async () => {
-        const now = await cut.verify(3);
-        return [...now.members.values()].includes(id) ? undefined : true;
-      }, ctx.settleMs);
+      await until(
+        `member ${id} (${name}) gone from etcd`,
+        async () => {
+          const now = await cut.verify(3);
+          return [...now.members.values()].includes(id) ? undefined : true;
+        },
+        ctx.settleMs,
+      );
       await cut.settled(3, ctx.settleMs);
     },
     check: (before, after) => {
       const [name, id] = victim(before);
-      if ([...after.members.values()].includes(id)) throw new Error(`the wiped member ${name} (${id}) is still in etcd`);
+      if ([...after.members.values()].includes(id))
+        throw new Error(`the wiped member ${name} (${id}) is still in etcd`);
     },
   },
 ];

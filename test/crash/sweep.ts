@@ -24,14 +24,21 @@ import { choosePoints, countReached, type CrashPoint } from './points.ts';
 import { runOnce, type RunResult } from './run.ts';
 import { SCENARIOS, type Scenario } from './scenarios.ts';
 
-const { values: flags } = parseArgs({ options: { scenario: { type: 'string' }, all: { type: 'boolean' }, 'per-failpoint': { type: 'string' } } });
+const { values: flags } = parseArgs({
+  options: { scenario: { type: 'string' }, all: { type: 'boolean' }, 'per-failpoint': { type: 'string' } },
+});
 const only = flags.scenario ?? process.env.CRASH_SCENARIO;
-const per = flags.all || process.env.CRASH_ALL === '1' ? Infinity : Number(flags['per-failpoint'] ?? process.env.CRASH_PER_FAILPOINT ?? 3);
+const per =
+  flags.all || process.env.CRASH_ALL === '1'
+    ? Infinity
+    : Number(flags['per-failpoint'] ?? process.env.CRASH_PER_FAILPOINT ?? 3);
 const settleMs = Number(process.env.CRASH_SETTLE_SECONDS ?? 180) * 1000;
 const budgetMs = Number(process.env.CRASH_BUDGET_MINUTES ?? Infinity) * 60_000;
 const scenarios = SCENARIOS.filter((s) => !only || s.name === only);
 if (scenarios.length === 0 || !(per >= 1)) {
-  console.error(`usage: sweep.ts [--scenario ${SCENARIOS.map((s) => s.name).join('|')}] [--all | --per-failpoint K>=1]`);
+  console.error(
+    `usage: sweep.ts [--scenario ${SCENARIOS.map((s) => s.name).join('|')}] [--all | --per-failpoint K>=1]`,
+  );
   process.exit(2);
 }
 
@@ -42,8 +49,22 @@ mkdirSync(runsDir, { recursive: true });
 // Durations by the monotonic clock: the wall clock of a VM may jump.
 const started = performance.now();
 // Each run starts the manager from the working tree: name what was measured.
-const git = (...args: string[]): string => spawnSync('git', args, { cwd: import.meta.dirname, encoding: 'utf8' }).stdout?.trim() ?? '';
-const measured = { commit: git('rev-parse', 'HEAD'), changedAtStart: git('status', '--porcelain', '--', '../../manager', '../../machines', '../../effects', '../../journal').split('\n').filter(Boolean) };
+const git = (...args: string[]): string =>
+  spawnSync('git', args, { cwd: import.meta.dirname, encoding: 'utf8' }).stdout?.trim() ?? '';
+const measured = {
+  commit: git('rev-parse', 'HEAD'),
+  changedAtStart: git(
+    'status',
+    '--porcelain',
+    '--',
+    '../../manager',
+    '../../machines',
+    '../../effects',
+    '../../journal',
+  )
+    .split('\n')
+    .filter(Boolean),
+};
 
 let cluster: LocalCluster | undefined;
 let clusterDir: string | undefined;
@@ -53,32 +74,73 @@ if (kubeconfig) {
 } else {
   clusterDir = await mkdtemp(path.join(os.tmpdir(), 'etcd-operator-crash-'));
   const logFile = path.join(clusterDir, 'cluster.log');
-  cluster = await startLocalCluster({ dir: clusterDir, node: true, log: (line) => appendFileSync(logFile, line + '\n') });
+  cluster = await startLocalCluster({
+    dir: clusterDir,
+    node: true,
+    log: (line) => appendFileSync(logFile, line + '\n'),
+  });
   await installCrds(cluster.kubectl);
   kubeconfig = cluster.kubeconfigPath;
 }
-console.log(`crash sweep: ${scenarios.map((s) => s.name).join(', ')}; ${per === Infinity ? 'every n' : `at most ${per} n per failpoint`}; runs in ${path.relative(process.cwd(), runsDir)}`);
+console.log(
+  `crash sweep: ${scenarios.map((s) => s.name).join(', ')}; ${per === Infinity ? 'every n' : `at most ${per} n per failpoint`}; runs in ${path.relative(process.cwd(), runsDir)}`,
+);
 
 const runs: RunResult[] = [];
 let seq = 0;
 const run = async (scenario: Scenario, label: string, point?: CrashPoint, countFile?: string): Promise<RunResult> => {
   const dir = path.join(runsDir, scenario.name, label);
   mkdirSync(dir, { recursive: true });
-  const r = await runOnce({ kubeconfig: kubeconfig ?? '', scenario, dir, label: path.relative(resultsDir, dir), namespace: `crash-${process.pid}-${++seq}`, point, countFile, settleMs });
-  console.log(`${scenario.name.padEnd(12)} ${(point ? `${point.failpoint}:${point.n}` : 'clean').padEnd(24)} ${r.outcome.padEnd(11)} ${r.seconds.toFixed(1).padStart(6)} s${r.error ? `  ${r.error.slice(0, 400)}` : ''}`);
+  const r = await runOnce({
+    kubeconfig: kubeconfig ?? '',
+    scenario,
+    dir,
+    label: path.relative(resultsDir, dir),
+    namespace: `crash-${process.pid}-${++seq}`,
+    point,
+    countFile,
+    settleMs,
+  });
+  console.log(
+    `${scenario.name.padEnd(12)} ${(point ? `${point.failpoint}:${point.n}` : 'clean').padEnd(24)} ${r.outcome.padEnd(11)} ${r.seconds.toFixed(1).padStart(6)} s${r.error ? `  ${r.error.slice(0, 400)}` : ''}`,
+  );
   return r;
 };
 
-type Summary = { reached: Record<string, number>; reachedPairs: number; chosen: number; swept: number; converged: number; notReached: number; failed: number; cleanSeconds: number };
+type Summary = {
+  reached: Record<string, number>;
+  reachedPairs: number;
+  chosen: number;
+  swept: number;
+  converged: number;
+  notReached: number;
+  failed: number;
+  cleanSeconds: number;
+};
 const summary: Record<string, Summary> = {};
 const resultsFile = path.join(resultsDir, 'latest.json');
 const tally = () => {
   const swept = runs.filter((r) => r.failpoint);
-  return { swept, converged: swept.filter((r) => r.outcome === 'converged').length, notReached: swept.filter((r) => r.outcome === 'not-reached').length, cleanFailed: runs.some((r) => !r.failpoint) };
+  return {
+    swept,
+    converged: swept.filter((r) => r.outcome === 'converged').length,
+    notReached: swept.filter((r) => r.outcome === 'not-reached').length,
+    cleanFailed: runs.some((r) => !r.failpoint),
+  };
 };
 /** Written after every run, so a sweep cut short still tells what it found. */
 const save = (complete: boolean): void => {
-  const report = { complete, ...measured, updatedAt: new Date().toISOString(), wallSeconds: Math.round((performance.now() - started) / 1000), perFailpoint: per === Infinity ? 'all' : per, settleSeconds: settleMs / 1000, budgetMinutes: budgetMs / 60_000, summary, runs };
+  const report = {
+    complete,
+    ...measured,
+    updatedAt: new Date().toISOString(),
+    wallSeconds: Math.round((performance.now() - started) / 1000),
+    perFailpoint: per === Infinity ? 'all' : per,
+    settleSeconds: settleMs / 1000,
+    budgetMinutes: budgetMs / 60_000,
+    summary,
+    runs,
+  };
   writeFileSync(resultsFile, JSON.stringify(report, null, 2) + '\n');
 };
 
@@ -94,16 +156,39 @@ try {
     const done = `${countFile}.done`;
     const reached = countReached(existsSync(done) ? readFileSync(done, 'utf8') : '');
     const points = clean.outcome === 'converged' ? choosePoints(reached, per) : [];
-    summary[scenario.name] = { reached, reachedPairs: Object.values(reached).reduce((a, b) => a + b, 0), chosen: points.length, swept: 0, converged: 0, notReached: 0, failed: 0, cleanSeconds: clean.seconds };
+    summary[scenario.name] = {
+      reached,
+      reachedPairs: Object.values(reached).reduce((a, b) => a + b, 0),
+      chosen: points.length,
+      swept: 0,
+      converged: 0,
+      notReached: 0,
+      failed: 0,
+      cleanSeconds: clean.seconds,
+    };
     if (clean.outcome !== 'converged') {
       console.log(`${scenario.name}: the clean run failed, so no failpoint is swept: ${clean.error}`);
       runs.push(clean);
-    } else console.log(`${scenario.name}: reached ${JSON.stringify(reached)}: ${summary[scenario.name]!.reachedPairs} pairs, ${points.length} chosen`);
-    queue.push(...points.map((point) => ({ scenario, point, i: points.filter((p) => p.failpoint === point.failpoint && p.n < point.n).length })));
+    } else
+      console.log(
+        `${scenario.name}: reached ${JSON.stringify(reached)}: ${summary[scenario.name]!.reachedPairs} pairs, ${points.length} chosen`,
+      );
+    queue.push(
+      ...points.map((point) => ({
+        scenario,
+        point,
+        i: points.filter((p) => p.failpoint === point.failpoint && p.n < point.n).length,
+      })),
+    );
     save(false);
   }
   // i: the point's place among its failpoint's n; so: every scenario's first n of every failpoint, then the next...
-  queue.sort((a, b) => a.i - b.i || FAILPOINTS.indexOf(a.point.failpoint) - FAILPOINTS.indexOf(b.point.failpoint) || scenarios.indexOf(a.scenario) - scenarios.indexOf(b.scenario));
+  queue.sort(
+    (a, b) =>
+      a.i - b.i ||
+      FAILPOINTS.indexOf(a.point.failpoint) - FAILPOINTS.indexOf(b.point.failpoint) ||
+      scenarios.indexOf(a.scenario) - scenarios.indexOf(b.scenario),
+  );
   for (const { scenario, point } of queue) {
     if (performance.now() - started > budgetMs) break;
     const r = await run(scenario, `${point.failpoint}-${point.n}`, point);
@@ -123,11 +208,21 @@ try {
 save(true);
 const { swept, converged, notReached, cleanFailed } = tally();
 for (const [name, s] of Object.entries(summary)) {
-  console.log(`${name}: reached ${s.reachedPairs}, chosen ${s.chosen}, swept ${s.swept}, converged ${s.converged}, not reached ${s.notReached}, failed ${s.failed}`);
+  console.log(
+    `${name}: reached ${s.reachedPairs}, chosen ${s.chosen}, swept ${s.swept}, converged ${s.converged}, not reached ${s.notReached}, failed ${s.failed}`,
+  );
 }
 const unswept = Object.values(summary).reduce((a, s) => a + s.chosen - s.swept, 0);
 if (unswept > 0) console.log(`${unswept} chosen points not run: the budget of ${budgetMs / 60_000} min ran out`);
-if (cleanFailed) console.log(`a clean run failed: ${runs.filter((r) => !r.failpoint).map((r) => r.scenario).join(', ')} not swept`);
-console.log(`wall time ${Math.round((performance.now() - started) / 1000)} s; ${notReached} not reached (counted as not converged); results in ${path.relative(process.cwd(), resultsFile)}`);
+if (cleanFailed)
+  console.log(
+    `a clean run failed: ${runs
+      .filter((r) => !r.failpoint)
+      .map((r) => r.scenario)
+      .join(', ')} not swept`,
+  );
+console.log(
+  `wall time ${Math.round((performance.now() - started) / 1000)} s; ${notReached} not reached (counted as not converged); results in ${path.relative(process.cwd(), resultsFile)}`,
+);
 console.log(`crash sweep: ${converged} of ${swept.length} failpoints converged`);
 process.exit(converged === swept.length && swept.length > 0 && !cleanFailed ? 0 : 1);

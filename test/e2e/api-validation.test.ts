@@ -38,9 +38,17 @@ async function kubectl(args: readonly string[], input?: string): Promise<{ ok: b
   }
 }
 
-const load = (file: string): Fixture => ({ file, ...(parse(readFileSync(join(fixtures, file), 'utf8')) as Omit<Fixture, 'file'>) });
-const all = readdirSync(fixtures).filter((f) => f.endsWith('.yaml')).sort().map(load);
-const examples = readdirSync(join(root, 'examples')).filter((f) => f.endsWith('.yaml')).sort();
+const load = (file: string): Fixture => ({
+  file,
+  ...(parse(readFileSync(join(fixtures, file), 'utf8')) as Omit<Fixture, 'file'>),
+});
+const all = readdirSync(fixtures)
+  .filter((f) => f.endsWith('.yaml'))
+  .sort()
+  .map(load);
+const examples = readdirSync(join(root, 'examples'))
+  .filter((f) => f.endsWith('.yaml'))
+  .sort();
 
 describe('api: the API server refuses bad EtcdClusters and EtcdMembers with a clear message', () => {
   beforeAll(async () => {
@@ -58,7 +66,17 @@ describe('api: the API server refuses bad EtcdClusters and EtcdMembers with a cl
         const created = await kubectl(['apply', '-n', namespace, '-f', '-'], stringify(base));
         expect(created.ok, created.out).toBe(true);
         const patch = JSON.stringify(f.update);
-        result = await kubectl(['patch', '-n', namespace, base.kind.toLowerCase(), base.metadata.name, '--type=merge', '--dry-run=server', '-p', patch]);
+        result = await kubectl([
+          'patch',
+          '-n',
+          namespace,
+          base.kind.toLowerCase(),
+          base.metadata.name,
+          '--type=merge',
+          '--dry-run=server',
+          '-p',
+          patch,
+        ]);
       }
       expect(result.ok).toBe(false);
       expect(result.out).toContain(f.expect);
@@ -81,7 +99,16 @@ describe('api: the API server refuses bad EtcdClusters and EtcdMembers with a cl
       { spec: { replicas: 0 } },
       { spec: { options: { quotaBackendBytes: '512Mi', snapshotCount: 5000 } } },
     ]) {
-      const result = await kubectl(['patch', '-n', namespace, 'etcdcluster', 'demo', '--type=merge', '-p', JSON.stringify(patch)]);
+      const result = await kubectl([
+        'patch',
+        '-n',
+        namespace,
+        'etcdcluster',
+        'demo',
+        '--type=merge',
+        '-p',
+        JSON.stringify(patch),
+      ]);
       expect(result.out).toContain('patched');
     }
     const scaled = await kubectl(['scale', '-n', namespace, 'etcdcluster/demo', '--replicas=3']);
@@ -89,8 +116,16 @@ describe('api: the API server refuses bad EtcdClusters and EtcdMembers with a cl
   });
 
   it('fills in the defaults a user leaves out', async () => {
-    const minimal = { apiVersion: 'etcd-operator.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'minimal' }, spec: {} };
-    const result = await kubectl(['create', '-n', namespace, '--dry-run=server', '-o', 'json', '-f', '-'], stringify(minimal));
+    const minimal = {
+      apiVersion: 'etcd-operator.dev/v1alpha1',
+      kind: 'EtcdCluster',
+      metadata: { name: 'minimal' },
+      spec: {},
+    };
+    const result = await kubectl(
+      ['create', '-n', namespace, '--dry-run=server', '-o', 'json', '-f', '-'],
+      stringify(minimal),
+    );
     const spec = (JSON.parse(result.out) as { spec: object }).spec;
     expect(spec).toEqual({ replicas: 3, version: '3.6.16', storage: { size: '1Gi' }, progressDeadlineSeconds: 600 });
   });

@@ -19,8 +19,16 @@ const hasNode = inject('clusterHasNode');
 
 interface Pod {
   metadata: { name: string };
-  spec: { nodeName?: string; serviceAccountName: string; containers: { name: string; image: string; args: string[] }[] };
-  status: { phase: string; conditions?: { type: string; status: string }[]; containerStatuses?: { restartCount: number; state: Record<string, unknown> }[] };
+  spec: {
+    nodeName?: string;
+    serviceAccountName: string;
+    containers: { name: string; image: string; args: string[] }[];
+  };
+  status: {
+    phase: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { restartCount: number; state: Record<string, unknown> }[];
+  };
 }
 
 let home: string;
@@ -35,7 +43,19 @@ const canIAs = async (user: string, verb: string, resource: string, namespace: s
 const canI = (verb: string, resource: string, namespace: string) => canIAs(sa, verb, resource, namespace);
 // The local node runs every Pod on the host's network: the manager must bind its Pod IP.
 const install = (name: string, namespace: string, ...sets: string[]) =>
-  helm(['install', name, chartDir, '-n', namespace, '--create-namespace', ...['listen.host=$(POD_IP)', ...sets].flatMap((v) => ['--set', v]), ...kubeconfig()], { home });
+  helm(
+    [
+      'install',
+      name,
+      chartDir,
+      '-n',
+      namespace,
+      '--create-namespace',
+      ...['listen.host=$(POD_IP)', ...sets].flatMap((v) => ['--set', v]),
+      ...kubeconfig(),
+    ],
+    { home },
+  );
 
 beforeAll(() => {
   home = mkdtempSync(path.join(os.tmpdir(), 'chart-e2e-'));
@@ -48,13 +68,20 @@ describe('chart: helm install into the local cluster', () => {
     notes = await install(release, ns);
   });
   afterAll(async () => {
-    await helm(['uninstall', release, '-n', ns, '--ignore-not-found', ...kubeconfig()], { home }).catch(() => undefined);
+    await helm(['uninstall', release, '-n', ns, '--ignore-not-found', ...kubeconfig()], { home }).catch(
+      () => undefined,
+    );
     await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=false']);
   });
 
   it('creates the manager objects and prints how to apply the example and read the journal', async () => {
     for (const kind of ['serviceaccount', 'deployment', 'service', 'role', 'rolebinding'])
-      await getJson([kind, '-n', ns, kind === 'service' ? `${release}-metrics` : kind.startsWith('role') ? `${release}-leader-election` : release]);
+      await getJson([
+        kind,
+        '-n',
+        ns,
+        kind === 'service' ? `${release}-metrics` : kind.startsWith('role') ? `${release}-leader-election` : release,
+      ]);
     await getJson(['clusterrole', release]);
     await getJson(['clusterrolebinding', release]);
     await getJson(['persistentvolumeclaim', '-n', ns, `${release}-journal`]);
@@ -81,11 +108,15 @@ describe('chart: helm install into the local cluster', () => {
   });
 
   it('the manager Pod runs `etcd-operator manager` as its ServiceAccount, bound to the node with its journal claim', async () => {
-    const pod = hasNode ? await until(async () => (await pods()).find((p) => p.spec.nodeName)) : (await until(async () => (await pods())[0]));
+    const pod = hasNode
+      ? await until(async () => (await pods()).find((p) => p.spec.nodeName))
+      : await until(async () => (await pods())[0]);
     expect(pod.spec.serviceAccountName).toBe(release);
     const manager = pod.spec.containers.find((c) => c.name === 'manager')!;
     expect(manager.image).toMatch(/etcd-operator:/);
-    expect(manager.args).toEqual(expect.arrayContaining(['manager', '--listen=$(POD_IP):8080', `--lease-namespace=${ns}`, '--leader-elect=true']));
+    expect(manager.args).toEqual(
+      expect.arrayContaining(['manager', '--listen=$(POD_IP):8080', `--lease-namespace=${ns}`, '--leader-elect=true']),
+    );
     if (!hasNode) return;
     const pvc = await until(async () => {
       const claim = await getJson<{ status: { phase: string } }>(['pvc', '-n', ns, `${release}-journal`]);
@@ -93,21 +124,31 @@ describe('chart: helm install into the local cluster', () => {
     }, 500);
     expect(pvc.status.phase).toBe('Bound');
     // The node found the image and started the container (running, or exited and restarted): the chart's part is done.
-    const started = (p: Pod) => p.status.containerStatuses?.some((c) => 'running' in c.state || 'terminated' in c.state || c.restartCount > 0);
+    const started = (p: Pod) =>
+      p.status.containerStatuses?.some((c) => 'running' in c.state || 'terminated' in c.state || c.restartCount > 0);
     await until(async () => ((await pods()).some(started) ? true : undefined), 500);
   });
 
-  it.runIf(hasNode)('the manager Pod becomes Ready (leading, caches synced) and its log shows the journal and Lease the chart gave it', async () => {
-    const ready = await until(async () => (await pods()).find(isReady), 500);
-    const logs = await kubectl(['logs', '-n', ns, ready.metadata.name, '-c', 'manager'], { check: true });
-    const lines = logs.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines).toContainEqual(expect.objectContaining({ manager: ready.metadata.name, journal: '/var/lib/etcd-operator/journal.db' }));
-    expect(lines).toContainEqual(expect.objectContaining({ lease: `${ns}/${release}` }));
-  });
+  it.runIf(hasNode)(
+    'the manager Pod becomes Ready (leading, caches synced) and its log shows the journal and Lease the chart gave it',
+    async () => {
+      const ready = await until(async () => (await pods()).find(isReady), 500);
+      const logs = await kubectl(['logs', '-n', ns, ready.metadata.name, '-c', 'manager'], { check: true });
+      const lines = logs.stdout
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines).toContainEqual(
+        expect.objectContaining({ manager: ready.metadata.name, journal: '/var/lib/etcd-operator/journal.db' }),
+      );
+      expect(lines).toContainEqual(expect.objectContaining({ lease: `${ns}/${release}` }));
+    },
+  );
 
   it('helm uninstall removes the objects and the Pod', async () => {
     await helm(['uninstall', release, '-n', ns, '--wait', '--timeout', '2m', ...kubeconfig()], { home });
-    for (const kind of ['deployment', 'serviceaccount', 'pvc']) expect((await kubectl(['get', kind, '-n', ns, '-l', selector, '-o', 'name'])).stdout).toBe('');
+    for (const kind of ['deployment', 'serviceaccount', 'pvc'])
+      expect((await kubectl(['get', kind, '-n', ns, '-l', selector, '-o', 'name'])).stdout).toBe('');
     expect((await kubectl(['get', 'clusterrole', release, '--ignore-not-found', '-o', 'name'])).stdout).toBe('');
     await until(async () => ((await pods()).length === 0 ? true : undefined), 500);
   });
@@ -122,7 +163,9 @@ describe('chart: helm install with watchNamespace', () => {
     await install(name, releaseNs, `watchNamespace=${watched}`);
   });
   afterAll(async () => {
-    await helm(['uninstall', name, '-n', releaseNs, '--ignore-not-found', ...kubeconfig()], { home }).catch(() => undefined);
+    await helm(['uninstall', name, '-n', releaseNs, '--ignore-not-found', ...kubeconfig()], { home }).catch(
+      () => undefined,
+    );
     await kubectl(['delete', 'namespace', releaseNs, watched, '--ignore-not-found', '--wait=false']);
   });
 

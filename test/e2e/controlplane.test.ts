@@ -78,13 +78,19 @@ describe('local control plane', () => {
     await kubectl(['create', 'namespace', ns]);
     await kubectl(['-n', ns, 'create', 'serviceaccount', 'reader'], { check: true });
     await kubectl(['-n', ns, 'create', 'role', 'cm-reader', '--verb=list', '--resource=configmaps'], { check: true });
-    await kubectl(['-n', ns, 'create', 'rolebinding', 'cm-reader', '--role=cm-reader', `--serviceaccount=${ns}:reader`], {
-      check: true,
-    });
+    await kubectl(
+      ['-n', ns, 'create', 'rolebinding', 'cm-reader', '--role=cm-reader', `--serviceaccount=${ns}:reader`],
+      {
+        check: true,
+      },
+    );
     const token = (await kubectl(['-n', ns, 'create', 'token', 'reader'], { check: true })).stdout.trim();
     const kubeconfig = await tokenKubeconfig(token);
     try {
-      const whoami = await kubectl(['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], { kubeconfig, check: true });
+      const whoami = await kubectl(['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], {
+        kubeconfig,
+        check: true,
+      });
       expect(whoami.stdout).toBe(`system:serviceaccount:${ns}:reader`);
       const secrets = await kubectl(['-n', ns, 'get', 'secrets'], { kubeconfig });
       expect(secrets.code).not.toBe(0);
@@ -94,7 +100,15 @@ describe('local control plane', () => {
     } finally {
       await rm(path.dirname(kubeconfig), { recursive: true, force: true });
     }
-    const canI = await kubectl(['auth', 'can-i', 'list', 'secrets', '-n', ns, `--as=system:serviceaccount:${ns}:reader`]);
+    const canI = await kubectl([
+      'auth',
+      'can-i',
+      'list',
+      'secrets',
+      '-n',
+      ns,
+      `--as=system:serviceaccount:${ns}:reader`,
+    ]);
     expect(canI.stdout.trim()).toBe('no');
   });
 

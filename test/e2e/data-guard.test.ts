@@ -16,7 +16,14 @@ import { seedInitialCluster } from '../../machines/policy.ts';
 import { DATA_LOST_EXIT_CODE } from '../../manager/agent.ts';
 import { dataLostObserved } from '../../manager/data-check.ts';
 import { wipeVolume } from '../cluster/storage/index.ts';
-import { clientsOf, contextFor, createCluster, createNamespace, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
+import {
+  clientsOf,
+  contextFor,
+  createCluster,
+  createNamespace,
+  until,
+  untilGone,
+} from '../effects/kubernetes/e2e-context.ts';
 
 const run = promisify(execFile);
 const ns = `data-guard-${process.pid}`;
@@ -33,7 +40,9 @@ const readyPod = async (): Promise<V1Pod | undefined> => {
 
 /** etcdctl against the seed's Pod IP from the host. */
 async function etcdctl(...args: string[]): Promise<string> {
-  const bin = (await run(path.join(import.meta.dirname, '..', 'cluster', 'tools', 'build.sh'), ['etcdctl', '3.6.16'])).stdout.trim();
+  const bin = (
+    await run(path.join(import.meta.dirname, '..', 'cluster', 'tools', 'build.sh'), ['etcdctl', '3.6.16'])
+  ).stdout.trim();
   const ip = (await readPod()).status?.podIP ?? '';
   return (await run(bin, [`--endpoints=http://${ip}:2379`, '--command-timeout=5s', ...args])).stdout.trim();
 }
@@ -85,7 +94,9 @@ describe.skipIf(!inject('clusterHasNode'))('a member Pod checks its data before 
     const pod = await until('check-data to fail', async () => {
       const p = await readPod();
       const s = checkData(p);
-      return [s?.state?.terminated, s?.lastState?.terminated].some((t) => t?.exitCode === DATA_LOST_EXIT_CODE) ? p : undefined;
+      return [s?.state?.terminated, s?.lastState?.terminated].some((t) => t?.exitCode === DATA_LOST_EXIT_CODE)
+        ? p
+        : undefined;
     });
     const event = dataLostObserved(pod, 7);
     expect(event).toMatchObject({ type: 'member.data.lost', at: 7 });

@@ -10,15 +10,34 @@ import type { KubeContext } from '../../effects/kubernetes/index.ts';
 import { FINALIZER } from '../../effects/kubernetes/meta.ts';
 import { EffectError } from '../../effects/types.ts';
 import { seedInitialCluster } from '../../machines/policy.ts';
-import { clientsOf, contextFor, createCluster, createNamespace, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
+import {
+  clientsOf,
+  contextFor,
+  createCluster,
+  createNamespace,
+  until,
+  untilGone,
+} from '../effects/kubernetes/e2e-context.ts';
 
 const ns = `effects-life-${process.pid}`;
 const kube = clientsOf(inject('kubeconfig'));
 let cluster: EtcdCluster;
 const ctx = (): KubeContext => contextFor(kube, cluster);
-const memberRef = (name: string) => ({ group: 'etcd-operator.dev', version: 'v1alpha1', namespace: ns, plural: 'etcdmembers', name });
+const memberRef = (name: string) => ({
+  group: 'etcd-operator.dev',
+  version: 'v1alpha1',
+  namespace: ns,
+  plural: 'etcdmembers',
+  name,
+});
 const readMember = async (name: string) => (await kube.custom.getNamespacedCustomObject(memberRef(name))) as EtcdMember;
-const params = (member: string, ordinal: number) => ({ member, ordinal, bootstrap: ordinal === 0, initialCluster: seedInitialCluster(ctx().cluster, member), version: '3.6.16' });
+const params = (member: string, ordinal: number) => ({
+  member,
+  ordinal,
+  bootstrap: ordinal === 0,
+  initialCluster: seedInitialCluster(ctx().cluster, member),
+  version: '3.6.16',
+});
 
 beforeAll(async () => {
   await createNamespace(kube.core, ns);
@@ -67,24 +86,33 @@ describe('Kubernetes handlers take members away', () => {
     expect(await h.releaseFinalizer.run({ member: 'life-1' }, ctx())).toEqual({});
     expect(await h.releaseFinalizer.recover({ member: 'life-1' }, ctx())).toEqual({ done: true, result: {} });
     await untilGone('EtcdMember life-1', () => readMember('life-1'));
-    await untilGone('PVC data-life-1', () => kube.core.readNamespacedPersistentVolumeClaim({ name: 'data-life-1', namespace: ns }));
+    await untilGone('PVC data-life-1', () =>
+      kube.core.readNamespacedPersistentVolumeClaim({ name: 'data-life-1', namespace: ns }),
+    );
   });
 
   it('releaseFinalizer keeps a finalizer that is not ours', async () => {
     const other = 'example.com/keep';
-    await kube.custom.patchNamespacedCustomObject(
-      { ...memberRef('life-0'), body: [{ op: 'add', path: '/metadata/finalizers/-', value: other }] },
-    );
+    await kube.custom.patchNamespacedCustomObject({
+      ...memberRef('life-0'),
+      body: [{ op: 'add', path: '/metadata/finalizers/-', value: other }],
+    });
     await h.releaseFinalizer.run({ member: 'life-0' }, ctx());
     expect((await readMember('life-0')).metadata.finalizers).toEqual([other]);
-    await kube.custom.patchNamespacedCustomObject({ ...memberRef('life-0'), body: [{ op: 'replace', path: '/metadata/finalizers', value: [FINALIZER] }] });
+    await kube.custom.patchNamespacedCustomObject({
+      ...memberRef('life-0'),
+      body: [{ op: 'replace', path: '/metadata/finalizers', value: [FINALIZER] }],
+    });
   });
 });
 
 describe('Kubernetes handlers and writers', () => {
   it('a Service of that name that is not ours is refused, not adopted', async () => {
     const other = await createCluster(kube.custom, ns, 'taken');
-    await kube.core.createNamespacedService({ namespace: ns, body: { metadata: { name: 'taken-client' }, spec: { ports: [{ port: 80 }] } } });
+    await kube.core.createNamespacedService({
+      namespace: ns,
+      body: { metadata: { name: 'taken-client' }, spec: { ports: [{ port: 80 }] } },
+    });
     const err = await h.ensureServices.run({ cluster: 'taken' }, contextFor(kube, other)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EffectError);
     expect(err).toMatchObject({ code: 'ERR_ENSURE_SERVICES_FOREIGN', retryable: false });
@@ -94,13 +122,22 @@ describe('Kubernetes handlers and writers', () => {
     const status = { readyMembers: 1, selector: 'etcd-operator.dev/cluster=life' };
     expect(await patchClusterStatus(ctx(), status)).toEqual({ changed: true });
     expect(await patchClusterStatus(ctx(), status)).toEqual({ changed: false });
-    const stored = (await kube.custom.getNamespacedCustomObject({ ...memberRef('life'), plural: 'etcdclusters' })) as EtcdCluster;
+    const stored = (await kube.custom.getNamespacedCustomObject({
+      ...memberRef('life'),
+      plural: 'etcdclusters',
+    })) as EtcdCluster;
     expect(stored.status).toMatchObject(status);
   });
 
   it('recordEvent twice is one Event seen twice', async () => {
     const { namespace = '', name = '', uid = '' } = cluster.metadata;
-    const e = { regarding: { apiVersion: 'etcd-operator.dev/v1alpha1', kind: 'EtcdCluster', namespace, name, uid }, type: 'Normal' as const, reason: 'Bootstrapped', note: 'seed life-0 started', action: 'CreatePod' };
+    const e = {
+      regarding: { apiVersion: 'etcd-operator.dev/v1alpha1', kind: 'EtcdCluster', namespace, name, uid },
+      type: 'Normal' as const,
+      reason: 'Bootstrapped',
+      note: 'seed life-0 started',
+      action: 'CreatePod',
+    };
     const first = await recordEvent(ctx(), e);
     const second = await recordEvent(ctx(), e);
     expect([first.count, second.count]).toEqual([1, 2]);
@@ -110,14 +147,28 @@ describe('Kubernetes handlers and writers', () => {
   });
 
   it('deleting the EtcdCluster takes members, Pods, PVCs and Services with it once finalizers are released', async () => {
-    await kube.custom.deleteNamespacedCustomObject({ group: 'etcd-operator.dev', version: 'v1alpha1', namespace: ns, plural: 'etcdclusters', name: 'life' });
-    await until('life-0 deleting', async () => ((await readMember('life-0')).metadata.deletionTimestamp ? true : undefined));
+    await kube.custom.deleteNamespacedCustomObject({
+      group: 'etcd-operator.dev',
+      version: 'v1alpha1',
+      namespace: ns,
+      plural: 'etcdclusters',
+      name: 'life',
+    });
+    await until('life-0 deleting', async () =>
+      (await readMember('life-0')).metadata.deletionTimestamp ? true : undefined,
+    );
     await h.releaseFinalizer.run({ member: 'life-0' }, ctx());
     await untilGone('EtcdMember life-0', () => readMember('life-0'));
     await untilGone('Pod life-0', () => kube.core.readNamespacedPod({ name: 'life-0', namespace: ns }));
-    await untilGone('PVC data-life-0', () => kube.core.readNamespacedPersistentVolumeClaim({ name: 'data-life-0', namespace: ns }));
+    await untilGone('PVC data-life-0', () =>
+      kube.core.readNamespacedPersistentVolumeClaim({ name: 'data-life-0', namespace: ns }),
+    );
     await untilGone('Service life', () => kube.core.readNamespacedService({ name: 'life', namespace: ns }));
-    await untilGone('Service life-client', () => kube.core.readNamespacedService({ name: 'life-client', namespace: ns }));
-    await untilGone('EtcdCluster life', () => kube.custom.getNamespacedCustomObject({ ...memberRef('life'), plural: 'etcdclusters' }));
+    await untilGone('Service life-client', () =>
+      kube.core.readNamespacedService({ name: 'life-client', namespace: ns }),
+    );
+    await untilGone('EtcdCluster life', () =>
+      kube.custom.getNamespacedCustomObject({ ...memberRef('life'), plural: 'etcdclusters' }),
+    );
   });
 });

@@ -31,7 +31,13 @@ afterAll(async () => {
 
 describe('Kubernetes handlers bring up a seed', () => {
   const seed = 'demo-0';
-  const createParams = () => ({ member: seed, ordinal: 0, bootstrap: true, initialCluster: seedInitialCluster(ctx().cluster, seed), version: '3.6.16' });
+  const createParams = () => ({
+    member: seed,
+    ordinal: 0,
+    bootstrap: true,
+    initialCluster: seedInitialCluster(ctx().cluster, seed),
+    version: '3.6.16',
+  });
 
   it('recover says not done before any run', async () => {
     expect(await h.ensureServices.recover({ cluster: 'demo' }, ctx())).toEqual({ done: false });
@@ -51,9 +57,11 @@ describe('Kubernetes handlers bring up a seed', () => {
   });
 
   it('ensureServices puts back a selector someone changed', async () => {
-    await kube.core.patchNamespacedService(
-      { name: 'demo-client', namespace: ns, body: [{ op: 'replace', path: '/spec/selector', value: { app: 'other' } }] },
-    );
+    await kube.core.patchNamespacedService({
+      name: 'demo-client',
+      namespace: ns,
+      body: [{ op: 'replace', path: '/spec/selector', value: { app: 'other' } }],
+    });
     await h.ensureServices.run({ cluster: 'demo' }, ctx());
     const client = await kube.core.readNamespacedService({ name: 'demo-client', namespace: ns });
     expect(client.spec?.selector).toMatchObject({ 'etcd-operator.dev/cluster': 'demo' });
@@ -76,45 +84,78 @@ describe('Kubernetes handlers bring up a seed', () => {
     expect(stored.metadata?.ownerReferences?.[0]?.uid).toBe(member.uid);
   });
 
-  it.skipIf(!inject('clusterHasNode'))('the seed becomes Ready and answers at <member>.<cluster>.<ns>.svc:2379', async () => {
-    const ready = await until('the seed Pod Ready', async () => {
-      const pod = await kube.core.readNamespacedPod({ name: seed, namespace: ns });
-      return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? pod : undefined;
-    });
-    // The host has no cluster DNS; a Pod does (its hosts file), so a client Pod uses the name.
-    const endpoint = `http://${seed}.demo.${ns}.svc:2379`;
-    const script = `etcdctl --endpoints=${endpoint} put greeting hello && test "$(etcdctl --endpoints=${endpoint} get greeting --print-value-only)" = hello`;
-    const client: V1Pod = {
-      metadata: { name: 'client', namespace: ns },
-      spec: { restartPolicy: 'Never', containers: [{ name: 'etcdctl', image: 'quay.io/coreos/etcd:v3.6.16', command: ['/bin/sh', '-c', `PATH=/usr/local/bin:$PATH; ${script}`] }] },
-    };
-    await kube.core.createNamespacedPod({ namespace: ns, body: client });
-    const phase = await until('the client Pod done', async () => {
-      const p = (await kube.core.readNamespacedPod({ name: 'client', namespace: ns })).status?.phase;
-      return p === 'Succeeded' || p === 'Failed' ? p : undefined;
-    });
-    expect(phase).toBe('Succeeded');
-    // And from the host, by Pod IP: the value the client wrote by name is there.
-    const etcdctl = (await run(path.join(import.meta.dirname, '..', 'cluster', 'tools', 'build.sh'), ['etcdctl', '3.6.16'])).stdout.trim();
-    const got = await run(etcdctl, [`--endpoints=http://${ready.status?.podIP}:2379`, 'get', 'greeting', '--print-value-only']);
-    expect(got.stdout.trim()).toBe('hello');
-  });
+  it.skipIf(!inject('clusterHasNode'))(
+    'the seed becomes Ready and answers at <member>.<cluster>.<ns>.svc:2379',
+    async () => {
+      const ready = await until('the seed Pod Ready', async () => {
+        const pod = await kube.core.readNamespacedPod({ name: seed, namespace: ns });
+        return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? pod : undefined;
+      });
+      // The host has no cluster DNS; a Pod does (its hosts file), so a client Pod uses the name.
+      const endpoint = `http://${seed}.demo.${ns}.svc:2379`;
+      const script = `etcdctl --endpoints=${endpoint} put greeting hello && test "$(etcdctl --endpoints=${endpoint} get greeting --print-value-only)" = hello`;
+      const client: V1Pod = {
+        metadata: { name: 'client', namespace: ns },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [
+            {
+              name: 'etcdctl',
+              image: 'quay.io/coreos/etcd:v3.6.16',
+              command: ['/bin/sh', '-c', `PATH=/usr/local/bin:$PATH; ${script}`],
+            },
+          ],
+        },
+      };
+      await kube.core.createNamespacedPod({ namespace: ns, body: client });
+      const phase = await until('the client Pod done', async () => {
+        const p = (await kube.core.readNamespacedPod({ name: 'client', namespace: ns })).status?.phase;
+        return p === 'Succeeded' || p === 'Failed' ? p : undefined;
+      });
+      expect(phase).toBe('Succeeded');
+      // And from the host, by Pod IP: the value the client wrote by name is there.
+      const etcdctl = (
+        await run(path.join(import.meta.dirname, '..', 'cluster', 'tools', 'build.sh'), ['etcdctl', '3.6.16'])
+      ).stdout.trim();
+      const got = await run(etcdctl, [
+        `--endpoints=http://${ready.status?.podIP}:2379`,
+        'get',
+        'greeting',
+        '--print-value-only',
+      ]);
+      expect(got.stdout.trim()).toBe('hello');
+    },
+  );
 
   it.skipIf(!inject('clusterHasNode'))('a learner started by the handlers is Ready as a learner', async () => {
     const seedIP = (await kube.core.readNamespacedPod({ name: seed, namespace: ns })).status?.podIP ?? '';
-    const etcdctl = (await run(path.join(import.meta.dirname, '..', 'cluster', 'tools', 'build.sh'), ['etcdctl', '3.6.16'])).stdout.trim();
+    const etcdctl = (
+      await run(path.join(import.meta.dirname, '..', 'cluster', 'tools', 'build.sh'), ['etcdctl', '3.6.16'])
+    ).stdout.trim();
     const learner = 'demo-1';
     const url = peerURL(ctx().cluster, learner);
-    await run(etcdctl, [`--endpoints=http://${seedIP}:2379`, 'member', 'add', learner, '--learner', `--peer-urls=${url}`]);
+    await run(etcdctl, [
+      `--endpoints=http://${seedIP}:2379`,
+      'member',
+      'add',
+      learner,
+      '--learner',
+      `--peer-urls=${url}`,
+    ]);
     const initialCluster = `${seedInitialCluster(ctx().cluster, seed)},${learner}=${url}`;
-    await h.createMember.run({ member: learner, ordinal: 1, bootstrap: false, initialCluster, version: '3.6.16' }, ctx());
+    await h.createMember.run(
+      { member: learner, ordinal: 1, bootstrap: false, initialCluster, version: '3.6.16' },
+      ctx(),
+    );
     await h.createPVC.run({ member: learner }, ctx());
     await h.createPod.run({ member: learner }, ctx());
     await until('the learner Pod Ready', async () => {
       const pod = await kube.core.readNamespacedPod({ name: learner, namespace: ns });
       return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? pod : undefined;
     });
-    const list = JSON.parse((await run(etcdctl, [`--endpoints=http://${seedIP}:2379`, 'member', 'list', '-w', 'json'])).stdout) as { members: { peerURLs: string[]; isLearner?: boolean }[] };
+    const list = JSON.parse(
+      (await run(etcdctl, [`--endpoints=http://${seedIP}:2379`, 'member', 'list', '-w', 'json'])).stdout,
+    ) as { members: { peerURLs: string[]; isLearner?: boolean }[] };
     // By peer URL: etcd may list the learner's name only a moment after it answers.
     expect(list.members.find((m) => m.peerURLs.includes(url))?.isLearner).toBe(true);
   });

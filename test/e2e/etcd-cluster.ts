@@ -60,17 +60,31 @@ export class ClusterUnderTest {
 
   /** Deletes the EtcdCluster. */
   async delete(): Promise<void> {
-    await this.#c.custom.deleteNamespacedCustomObject({ ...GROUP, namespace: this.namespace, plural: PLURAL.cluster, name: this.name });
+    await this.#c.custom.deleteNamespacedCustomObject({
+      ...GROUP,
+      namespace: this.namespace,
+      plural: PLURAL.cluster,
+      name: this.name,
+    });
   }
 
   /** The EtcdCluster as stored. */
   async get(): Promise<EtcdCluster> {
-    return (await this.#c.custom.getNamespacedCustomObject({ ...GROUP, namespace: this.namespace, plural: PLURAL.cluster, name: this.name })) as EtcdCluster;
+    return (await this.#c.custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace: this.namespace,
+      plural: PLURAL.cluster,
+      name: this.name,
+    })) as EtcdCluster;
   }
 
   /** The cluster's EtcdMembers. */
   async members(): Promise<EtcdMember[]> {
-    const list = (await this.#c.custom.listNamespacedCustomObject({ ...GROUP, namespace: this.namespace, plural: PLURAL.member })) as { items: EtcdMember[] };
+    const list = (await this.#c.custom.listNamespacedCustomObject({
+      ...GROUP,
+      namespace: this.namespace,
+      plural: PLURAL.member,
+    })) as { items: EtcdMember[] };
     return list.items.filter((m) => m.spec.cluster === this.name);
   }
 
@@ -84,25 +98,34 @@ export class ClusterUnderTest {
 
   /** Waits until the operator reports the target reached: Steady with `replicas` ready voters (Dormant for 0). */
   async settled(replicas: number, timeoutMs = Infinity): Promise<EtcdCluster> {
-    return until(`${this.name} settled at ${replicas}`, async () => {
-      const c = await this.get();
-      const s = c.status;
-      const step = replicas === 0 ? 'Dormant' : 'Steady';
-      const ok =
-        s !== undefined &&
-        s.observedGeneration === c.metadata.generation &&
-        s.observed?.step === step &&
-        s.observed.target?.replicas === replicas &&
-        (s.readyMembers ?? 0) === replicas &&
-        s.conditions?.some((x) => x.type === 'Available' && x.status === (replicas > 0 ? 'True' : 'False'));
-      return ok ? c : undefined;
-    }, timeoutMs);
+    return until(
+      `${this.name} settled at ${replicas}`,
+      async () => {
+        const c = await this.get();
+        const s = c.status;
+        const step = replicas === 0 ? 'Dormant' : 'Steady';
+        const ok =
+          s !== undefined &&
+          s.observedGeneration === c.metadata.generation &&
+          s.observed?.step === step &&
+          s.observed.target?.replicas === replicas &&
+          (s.readyMembers ?? 0) === replicas &&
+          s.conditions?.some((x) => x.type === 'Available' && x.status === (replicas > 0 ? 'True' : 'False'));
+        return ok ? c : undefined;
+      },
+      timeoutMs,
+    );
   }
 
   /** A client of the running members, by their Pod IPs (the host has no cluster DNS). */
   async client(): Promise<Etcd3> {
-    const pods = await this.#c.core.listNamespacedPod({ namespace: this.namespace, labelSelector: `etcd-operator.dev/cluster=${this.name}` });
-    const hosts = pods.items.filter((p) => p.status?.podIP && !p.metadata?.deletionTimestamp).map((p) => `http://${p.status?.podIP}:2379`);
+    const pods = await this.#c.core.listNamespacedPod({
+      namespace: this.namespace,
+      labelSelector: `etcd-operator.dev/cluster=${this.name}`,
+    });
+    const hosts = pods.items
+      .filter((p) => p.status?.podIP && !p.metadata?.deletionTimestamp)
+      .map((p) => `http://${p.status?.podIP}:2379`);
     if (hosts.length === 0) throw new Error(`no Pod of ${this.name} has an IP`);
     return new Etcd3({ hosts, dialTimeout: 3000 });
   }
@@ -117,7 +140,10 @@ export class ClusterUnderTest {
     const etcd = await this.client();
     try {
       const list = await etcd.cluster.memberList({ linearizable: true });
-      const picture = JSON.stringify({ etcd: list.members.map((m) => ({ id: hexID(m.ID), name: m.name, peer: m.peerURLs, learner: m.isLearner })), members: members.map((m) => [m.metadata.name, m.status?.memberID]) });
+      const picture = JSON.stringify({
+        etcd: list.members.map((m) => ({ id: hexID(m.ID), name: m.name, peer: m.peerURLs, learner: m.isLearner })),
+        members: members.map((m) => [m.metadata.name, m.status?.memberID]),
+      });
       const fail = (why: string): never => {
         throw new Error(`${this.name}: ${why}: ${picture}`);
       };

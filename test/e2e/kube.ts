@@ -33,13 +33,19 @@ export async function kubectl(args: readonly string[], opts: KubectlOptions = {}
 }
 
 /** `kubectl apply -f -` of one or more YAML documents; throws a KubectlError when refused. */
-export async function applyManifest(yamlText: string, opts: Omit<KubectlOptions, 'input' | 'check'> = {}): Promise<string> {
+export async function applyManifest(
+  yamlText: string,
+  opts: Omit<KubectlOptions, 'input' | 'check'> = {},
+): Promise<string> {
   const result = await kubectl(['apply', '-f', '-'], { ...opts, input: yamlText, check: true });
   return result.stdout;
 }
 
 /** `kubectl get -o json` parsed; throws a KubectlError when the object is not there. */
-export async function getJson<T = Record<string, unknown>>(args: readonly string[], opts: KubectlOptions = {}): Promise<T> {
+export async function getJson<T = Record<string, unknown>>(
+  args: readonly string[],
+  opts: KubectlOptions = {},
+): Promise<T> {
   const result = await kubectl(['get', ...args, '-o', 'json'], { ...opts, check: true });
   return JSON.parse(result.stdout) as T;
 }

@@ -50,8 +50,15 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
     expect(settled.status?.conditions?.find((c) => c.type === 'Bootstrapped')?.status).toBe('True');
     await demo.write('before', KEYS);
     // The seed alone first, then each learner added (and promoted) before the next one.
-    const added = manager.lines.filter((l) => l.msg === 'learner added' || l.msg === 'learner promoted').map((l) => `${l.msg} ${String(l.member)}`);
-    expect(added).toEqual(['learner added demo-1', 'learner promoted demo-1', 'learner added demo-2', 'learner promoted demo-2']);
+    const added = manager.lines
+      .filter((l) => l.msg === 'learner added' || l.msg === 'learner promoted')
+      .map((l) => `${l.msg} ${String(l.member)}`);
+    expect(added).toEqual([
+      'learner added demo-1',
+      'learner promoted demo-1',
+      'learner added demo-2',
+      'learner promoted demo-2',
+    ]);
   });
 
   it('scales 3 -> 5 -> 3, removing members from etcd before their Pods go', async () => {
@@ -72,7 +79,10 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
     expect(parked.status?.conditions?.find((c) => c.type === 'Dormant')?.status).toBe('True');
     const pods = await kube.core.listNamespacedPod({ namespace: ns, labelSelector: 'etcd-operator.dev/cluster=demo' });
     expect(pods.items).toHaveLength(0);
-    const claims = await kube.core.listNamespacedPersistentVolumeClaim({ namespace: ns, labelSelector: 'etcd-operator.dev/cluster=demo' });
+    const claims = await kube.core.listNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      labelSelector: 'etcd-operator.dev/cluster=demo',
+    });
     expect(claims.items).toHaveLength(3);
     await demo.scale(3);
     await demo.settled(3);
@@ -87,7 +97,10 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
     await kube.core.deleteNamespacedPod({ name: 'demo-1', namespace: ns });
     await until('a new demo-1 Pod', async () => {
       const pod = await kube.core.readNamespacedPod({ name: 'demo-1', namespace: ns });
-      return pod.metadata?.uid !== old.metadata?.uid && pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? pod : undefined;
+      return pod.metadata?.uid !== old.metadata?.uid &&
+        pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+        ? pod
+        : undefined;
     });
     await demo.settled(3);
     expect((await demo.verify(3)).members.get('demo-1')).toBe(first.members.get('demo-1'));
@@ -128,7 +141,11 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
     const after = await demo.verify(3);
     expect(after.clusterID).toBe(before.clusterID);
     for (const [name, id] of after.members) expect(before.members.get(name)).toBe(id);
-    expect(manager.lines.some((l) => l.msg === 'step' && Array.isArray(l.intents) && (l.intents as string[]).includes('ensureServices'))).toBe(false);
+    expect(
+      manager.lines.some(
+        (l) => l.msg === 'step' && Array.isArray(l.intents) && (l.intents as string[]).includes('ensureServices'),
+      ),
+    ).toBe(false);
   });
 
   it('deleting the cluster removes its members, Pods, volumes and Services: no finalizer is left behind', async () => {
@@ -137,11 +154,17 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
       const [members, pods, claims, services] = await Promise.all([
         demo.members(),
         kube.core.listNamespacedPod({ namespace: ns, labelSelector: 'etcd-operator.dev/cluster=demo' }),
-        kube.core.listNamespacedPersistentVolumeClaim({ namespace: ns, labelSelector: 'etcd-operator.dev/cluster=demo' }),
+        kube.core.listNamespacedPersistentVolumeClaim({
+          namespace: ns,
+          labelSelector: 'etcd-operator.dev/cluster=demo',
+        }),
         kube.core.listNamespacedService({ namespace: ns, labelSelector: 'etcd-operator.dev/cluster=demo' }),
       ]);
       const left = members.length + pods.items.length + claims.items.length + services.items.length;
-      const gone = await demo.get().then(() => false, () => true);
+      const gone = await demo.get().then(
+        () => false,
+        () => true,
+      );
       return left === 0 && gone ? true : undefined;
     });
   });

@@ -47,11 +47,26 @@ const cli = path.join(import.meta.dirname, '..', '..', 'manager', 'cli.ts');
 /** Starts `etcd-operator manager`; resolves once it serves its endpoints. */
 export function startManager(o: ManagerProcessOptions): Promise<ManagerProcess> {
   mkdirSync(o.dir, { recursive: true });
-  const args = [cli, 'manager', '--kubeconfig', o.kubeconfig, '--journal', path.join(o.dir, 'journal.db'), '--listen', '127.0.0.1:0', '--leader-elect=false', '--etcd-address', 'pod-ip', ...(o.args ?? [])];
+  const args = [
+    cli,
+    'manager',
+    '--kubeconfig',
+    o.kubeconfig,
+    '--journal',
+    path.join(o.dir, 'journal.db'),
+    '--listen',
+    '127.0.0.1:0',
+    '--leader-elect=false',
+    '--etcd-address',
+    'pod-ip',
+    ...(o.args ?? []),
+  ];
   const child = spawn(process.execPath, args, { env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: ManagerLine[] = [];
   let stderr = '';
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+  );
   return new Promise((resolve, reject) => {
     let buffered = '';
     let port = 0;
@@ -70,11 +85,20 @@ export function startManager(o: ManagerProcessOptions): Promise<ManagerProcess> 
         o.onLine?.(line);
         if (!port && typeof line.port === 'number') {
           port = line.port;
-          resolve({ child, lines, port, exited, stop: () => (child.kill('SIGTERM'), exited), kill: () => (child.kill('SIGKILL'), exited) });
+          resolve({
+            child,
+            lines,
+            port,
+            exited,
+            stop: () => (child.kill('SIGTERM'), exited),
+            kill: () => (child.kill('SIGKILL'), exited),
+          });
         }
       }
     });
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    void exited.then((code) => reject(new Error(`the manager exited (${code}) before serving: ${stderr.trim().slice(-2000)}`)));
+    void exited.then((code) =>
+      reject(new Error(`the manager exited (${code}) before serving: ${stderr.trim().slice(-2000)}`)),
+    );
   });
 }

@@ -23,7 +23,10 @@ afterAll(async () => {
   await core?.deleteNamespace({ name: ns }).catch(() => undefined);
 });
 
-const configMap = (name: string): V1ConfigMap => ({ metadata: { name, namespace: ns, labels: { informer: 'test' } }, data: { a: '1' } });
+const configMap = (name: string): V1ConfigMap => ({
+  metadata: { name, namespace: ns, labels: { informer: 'test' } },
+  data: { a: '1' },
+});
 
 describe('informer', () => {
   it('lists, then watches: objects added, changed and deleted later arrive, in the cache and as changes', async () => {
@@ -45,9 +48,15 @@ describe('informer', () => {
     try {
       expect(informer.get(ns, 'first')?.data).toEqual({ a: '1' });
       await core.createNamespacedConfigMap({ namespace: ns, body: configMap('later') });
-      await core.patchNamespacedConfigMap({ namespace: ns, name: 'first', body: [{ op: 'replace', path: '/data/a', value: '2' }] });
+      await core.patchNamespacedConfigMap({
+        namespace: ns,
+        name: 'first',
+        body: [{ op: 'replace', path: '/data/a', value: '2' }],
+      });
       await core.deleteNamespacedConfigMap({ namespace: ns, name: 'later' });
-      await until('the deletion to arrive', () => Promise.resolve(changes.includes('deleted later') ? true : undefined));
+      await until('the deletion to arrive', () =>
+        Promise.resolve(changes.includes('deleted later') ? true : undefined),
+      );
       expect(changes).toEqual(['added first', 'added later', 'modified first', 'deleted later']);
       expect(informer.get(ns, 'first')?.data).toEqual({ a: '2' });
       expect(informer.get(ns, 'later')).toBeUndefined();
@@ -60,7 +69,14 @@ describe('informer', () => {
 describe('leader election', () => {
   it('one of two candidates leads; the other takes over at once when the Lease is released', async () => {
     const elector = (identity: string): LeaderElector =>
-      new LeaderElector({ kubeConfig: kc, namespace: ns, name: 'etcd-operator', identity, retryPeriodMs: 200, log: quiet });
+      new LeaderElector({
+        kubeConfig: kc,
+        namespace: ns,
+        name: 'etcd-operator',
+        identity,
+        retryPeriodMs: 200,
+        log: quiet,
+      });
     const a = elector('manager-a');
     const b = elector('manager-b');
     await a.campaign(() => undefined);
@@ -69,7 +85,9 @@ describe('leader election', () => {
     const bCampaign = b.campaign(() => undefined).then(() => (bLeads = true));
     await new Promise((r) => setTimeout(r, 1500));
     expect(bLeads).toBe(false);
-    const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'etcd-operator', namespace: ns });
+    const lease = await kc
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name: 'etcd-operator', namespace: ns });
     expect(lease.spec?.holderIdentity).toBe('manager-a');
     await a.release();
     await bCampaign;

@@ -38,10 +38,13 @@ function killEtcd(member: string): void {
 }
 
 /** The manager's step log lines of one member machine. */
-const memberSteps = (member: string) => manager.lines.filter((l) => l.msg === 'step' && l.machine === 'member' && l.object === `${ns}/${member}`);
+const memberSteps = (member: string) =>
+  manager.lines.filter((l) => l.msg === 'step' && l.machine === 'member' && l.object === `${ns}/${member}`);
 
-const condition = (o: { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } }, type: string) =>
-  o.status?.conditions?.find((c) => c.type === type);
+const condition = (
+  o: { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } },
+  type: string,
+) => o.status?.conditions?.find((c) => c.type === type);
 
 describe.skipIf(!hasNode)('manager: a member when things go wrong under it', () => {
   beforeAll(async () => {
@@ -61,7 +64,7 @@ describe.skipIf(!hasNode)('manager: a member when things go wrong under it', () 
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('etcd restarting in place on a wiped volume is caught by a new Pod\'s data check, and the member is replaced', async () => {
+  it("etcd restarting in place on a wiped volume is caught by a new Pod's data check, and the member is replaced", async () => {
     await wipeVolume(inject('kubeconfig'), ns, 'data-demo-1');
     killEtcd('demo-1');
     const replaced = await demo.replaced('demo-1', 3);
@@ -72,7 +75,10 @@ describe.skipIf(!hasNode)('manager: a member when things go wrong under it', () 
     expect(after.members.get('demo-0')).toBe(first.members.get('demo-0'));
     expect(await demo.readBack('before', KEYS)).toBe(KEYS);
     // The step the journal shows: the Pod that etcd restarted in went, so check-data ran again.
-    expect(memberSteps('demo-1').some((l) => String(l.to).startsWith('rechecking')), 'demo-1 stepped into rechecking').toBe(true);
+    expect(
+      memberSteps('demo-1').some((l) => String(l.to).startsWith('rechecking')),
+      'demo-1 stepped into rechecking',
+    ).toBe(true);
   });
 
   it('a Pod the API server refuses stops its member with the reason, and an edit of the EtcdCluster fixes it', async () => {
@@ -90,7 +96,8 @@ describe.skipIf(!hasNode)('manager: a member when things go wrong under it', () 
     });
     expect(condition(degraded, 'Degraded')?.message).toContain('EtcdMember demo-2 stopped');
     // It stays stopped: no Pod is tried again until something changes.
-    const podCreates = (): number => memberSteps('demo-2').filter((l) => (l.intents as string[]).includes('createPod')).length;
+    const podCreates = (): number =>
+      memberSteps('demo-2').filter((l) => (l.intents as string[]).includes('createPod')).length;
     const tries = podCreates();
     await new Promise((r) => setTimeout(r, 3000));
     expect(podCreates()).toBe(tries);
@@ -105,6 +112,8 @@ describe.skipIf(!hasNode)('manager: a member when things go wrong under it', () 
       return m?.status?.state === 'voter' ? m : undefined;
     });
     expect(condition(fixed, 'Progressing')).toMatchObject({ status: 'False', reason: 'Voter' });
-    await until('the cluster no longer Degraded', async () => ((condition(await demo.get(), 'Degraded')?.status === 'False') ? true : undefined));
+    await until('the cluster no longer Degraded', async () =>
+      condition(await demo.get(), 'Degraded')?.status === 'False' ? true : undefined,
+    );
   });
 });

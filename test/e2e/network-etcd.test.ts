@@ -52,7 +52,8 @@ spec:
   selector: { app: etcd-net }
   ports: [{ name: client, port: 2379 }, { name: peer, port: 2380 }]
 `;
-  const pods = members.map((m) => `---
+  const pods = members.map(
+    (m) => `---
 apiVersion: v1
 kind: PersistentVolumeClaim
 metadata: { name: data-${m}, namespace: ${ns} }
@@ -80,7 +81,8 @@ spec:
     - --initial-advertise-peer-urls=http://${m}.etcd.${ns}.svc:2380
     - --initial-cluster=${peers}
     - --initial-cluster-state=new
-`);
+`,
+  );
   return service + pods.join('');
 }
 

@@ -34,7 +34,12 @@ async function until<T>(probe: () => Promise<T | undefined>): Promise<T> {
 }
 
 /** Creates a Pod no node will run and reports it running at `ip`, as a kubelet would. */
-async function fakePod(name: string, ip: string, labels: Record<string, string>, spec: Partial<V1Pod['spec']> = {}): Promise<void> {
+async function fakePod(
+  name: string,
+  ip: string,
+  labels: Record<string, string>,
+  spec: Partial<V1Pod['spec']> = {},
+): Promise<void> {
   const body: V1Pod = {
     metadata: { name, namespace: ns, labels },
     spec: { nodeName: 'e2e-no-such-node', containers: [{ name: 'main', image: 'none' }], ...spec },
@@ -60,7 +65,16 @@ function hostsWith(text: string): Promise<string> {
 /** Resolves a name the way a Pod does: glibc reading the hosts file bind-mounted at /etc/hosts. */
 async function resolveInPod(name: string): Promise<string> {
   const script = `mount --bind "$0" /etc/hosts && getent ahostsv4 "$1" | head -n1 | cut -d' ' -f1`;
-  const { stdout } = await promisify(execFile)('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, network.hostsFile, name]);
+  const { stdout } = await promisify(execFile)('unshare', [
+    '--mount',
+    '--propagation',
+    'private',
+    'sh',
+    '-c',
+    script,
+    network.hostsFile,
+    name,
+  ]);
   return stdout.trim();
 }
 
@@ -102,8 +116,14 @@ async function podProcess(ip: string, port: number, cgroup?: string): Promise<Po
 function dialFromHost(host: string, port: number): Promise<string> {
   return new Promise((resolve) => {
     const c = net.connect({ host, port, timeout: 1500 });
-    c.on('data', (d) => { resolve(`ok ${d.toString().trim()}`); c.destroy(); });
-    c.on('timeout', () => { resolve('fail timeout'); c.destroy(); });
+    c.on('data', (d) => {
+      resolve(`ok ${d.toString().trim()}`);
+      c.destroy();
+    });
+    c.on('timeout', () => {
+      resolve('fail timeout');
+      c.destroy();
+    });
     c.on('error', (e: NodeJS.ErrnoException) => resolve(`fail ${e.code}`));
   });
 }
@@ -133,7 +153,10 @@ describe('names (Pods given an address by the test)', () => {
     expect(before).not.toContain(`etcd-0.etcd.${ns}.svc`);
     await core.createNamespacedService({
       namespace: ns,
-      body: { metadata: { name: 'etcd' }, spec: { clusterIP: 'None', selector: { app: 'names' }, ports: [{ port: 2380 }] } },
+      body: {
+        metadata: { name: 'etcd' },
+        spec: { clusterIP: 'None', selector: { app: 'names' }, ports: [{ port: 2380 }] },
+      },
     });
     await hostsWith(`etcd-0.etcd.${ns}.svc`);
     expect(await resolveInPod(`etcd-0.etcd.${ns}.svc.cluster.local`)).toBe('127.77.0.1');
@@ -145,10 +168,18 @@ describe('services', () => {
     const server = net.createServer((s) => s.end('hello through the service\n'));
     await new Promise<void>((r) => server.listen(0, '127.77.0.2', r));
     const port = (server.address() as net.AddressInfo).port;
-    await fakePod('web', '127.77.0.2', { app: 'web' }, { containers: [{ name: 'main', image: 'none', ports: [{ name: 'http', containerPort: port }] }] });
+    await fakePod(
+      'web',
+      '127.77.0.2',
+      { app: 'web' },
+      { containers: [{ name: 'main', image: 'none', ports: [{ name: 'http', containerPort: port }] }] },
+    );
     const svc = await core.createNamespacedService({
       namespace: ns,
-      body: { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 'http' }] } },
+      body: {
+        metadata: { name: 'web' },
+        spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 'http' }] },
+      },
     });
     const clusterIP = svc.spec?.clusterIP ?? '';
     const reply = await until(async () => {
@@ -166,7 +197,9 @@ describe('services', () => {
     kc.loadFromFile(inject('kubeconfig'));
     const kubernetes = await core.readNamespacedService({ name: 'kubernetes', namespace: 'default' });
     const cluster = kc.getCurrentCluster();
-    kc.clusters = kc.clusters.map((c) => (c === cluster ? { ...c, server: `https://${kubernetes.spec?.clusterIP}:443` } : c));
+    kc.clusters = kc.clusters.map((c) =>
+      c === cluster ? { ...c, server: `https://${kubernetes.spec?.clusterIP}:443` } : c,
+    );
     const version = await until(() => kc.makeApiClient(VersionApi).getCode());
     expect(version.major).toBe('1');
   });

@@ -28,7 +28,12 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     core = kc.makeApiClient(CoreV1Api);
     await createNamespace(core, ns);
     network = await startNetwork({ dir: join(dir, 'network'), kubeconfigPath: inject('kubeconfig') });
-    node = await startNode({ dir: join(dir, 'node'), kubeconfigPath: inject('kubeconfig'), hostsFile: network.hostsFile, name: nodeName });
+    node = await startNode({
+      dir: join(dir, 'node'),
+      kubeconfigPath: inject('kubeconfig'),
+      hostsFile: network.hostsFile,
+      name: nodeName,
+    });
   });
   afterAll(async () => {
     if (core) await deleteNamespace(core, ns);
@@ -40,22 +45,46 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
 
   it('three members started with a static --initial-cluster of Pod DNS names form a quorum', async () => {
     // publishNotReadyAddresses: peers must resolve before any of them is Ready (no quorum yet).
-    const service = { metadata: { name: 'members' }, spec: { clusterIP: 'None', publishNotReadyAddresses: true, selector: { app: 'members' }, ports: [{ name: 'client', port: 2379 }, { name: 'peer', port: 2380 }] } };
+    const service = {
+      metadata: { name: 'members' },
+      spec: {
+        clusterIP: 'None',
+        publishNotReadyAddresses: true,
+        selector: { app: 'members' },
+        ports: [
+          { name: 'client', port: 2379 },
+          { name: 'peer', port: 2380 },
+        ],
+      },
+    };
     await core.createNamespacedService({ namespace: ns, body: service });
     const dns = (m: string) => `${m}.members.${ns}.svc`;
     const initialCluster = members.map((m) => `${m}=http://${dns(m)}:2380`).join(',');
     const started = Date.now();
     for (const name of members) {
-      await core.createNamespacedPod({ namespace: ns, body: etcdPod({ name, nodeName, subdomain: 'members', initialCluster, clusterToken: ns }) });
+      await core.createNamespacedPod({
+        namespace: ns,
+        body: etcdPod({ name, nodeName, subdomain: 'members', initialCluster, clusterToken: ns }),
+      });
     }
     await Promise.all(members.map((m) => podWhen(core, ns, m, isReady)));
     console.log(`three-member etcd by hand: create -> all Ready in ${Date.now() - started} ms`);
 
     const endpoints = members.map((m) => `http://${dns(m)}:2379`).join(',');
-    const health = await node.exec(ns, 'm0', ['/usr/local/bin/etcdctl', `--endpoints=${endpoints}`, 'endpoint', 'health']);
+    const health = await node.exec(ns, 'm0', [
+      '/usr/local/bin/etcdctl',
+      `--endpoints=${endpoints}`,
+      'endpoint',
+      'health',
+    ]);
     expect(health.code, health.stderr).toBe(0);
     for (const m of members) expect(health.stdout + health.stderr).toContain(`http://${dns(m)}:2379 is healthy`);
-    const list = await node.exec(ns, 'm1', ['/usr/local/bin/etcdctl', `--endpoints=http://${dns('m1')}:2379`, 'member', 'list']);
+    const list = await node.exec(ns, 'm1', [
+      '/usr/local/bin/etcdctl',
+      `--endpoints=http://${dns('m1')}:2379`,
+      'member',
+      'list',
+    ]);
     expect(list.stdout.trim().split('\n')).toHaveLength(3);
   });
 });

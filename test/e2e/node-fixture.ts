@@ -12,7 +12,11 @@ export const startTestNode = (dir: string, name: string): Promise<LocalNode> =>
   startNode({ dir, kubeconfigPath: inject('kubeconfig'), hostsFile: join(dir, 'hosts'), name });
 
 /** A fresh dir (with a hosts file), an API client, the namespace, and the node started. */
-export async function setUpNode(namespace: string, name: string, dirPrefix: string): Promise<{ dir: string; core: CoreV1Api; node: LocalNode }> {
+export async function setUpNode(
+  namespace: string,
+  name: string,
+  dirPrefix: string,
+): Promise<{ dir: string; core: CoreV1Api; node: LocalNode }> {
   const dir = mkdtempSync(join(os.tmpdir(), dirPrefix));
   writeFileSync(join(dir, 'hosts'), '127.0.0.1 localhost\n');
   const kc = new KubeConfig();
@@ -23,7 +27,11 @@ export async function setUpNode(namespace: string, name: string, dirPrefix: stri
 }
 
 /** Undoes setUpNode, whatever part of it happened: Pods go first, then the node, its Node object and dir. */
-export async function tearDownNode(t: { dir?: string; core?: CoreV1Api; node?: LocalNode }, namespace: string, name: string): Promise<void> {
+export async function tearDownNode(
+  t: { dir?: string; core?: CoreV1Api; node?: LocalNode },
+  namespace: string,
+  name: string,
+): Promise<void> {
   if (t.core) await deleteNamespace(t.core, namespace);
   await t.node?.stop();
   await t.core?.deleteNode({ name }).catch(() => undefined);

@@ -24,11 +24,16 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
   });
   afterAll(() => tearDownNode({ dir, core, node }, ns, nodeName));
 
-  const create = (body: Parameters<typeof etcdPod>[0]) => core.createNamespacedPod({ namespace: ns, body: etcdPod({ nodeName, ...body }) });
-  const etcdctl = (pod: string, ip: string, ...args: string[]) => node.exec(ns, pod, ['/usr/local/bin/etcdctl', `--endpoints=http://${ip}:2379`, ...args]);
+  const create = (body: Parameters<typeof etcdPod>[0]) =>
+    core.createNamespacedPod({ namespace: ns, body: etcdPod({ nodeName, ...body }) });
+  const etcdctl = (pod: string, ip: string, ...args: string[]) =>
+    node.exec(ns, pod, ['/usr/local/bin/etcdctl', `--endpoints=http://${ip}:2379`, ...args]);
 
   it('an etcd Pod with a claim becomes Ready on its own address and keeps its data when recreated', async () => {
-    const claim = { metadata: { name: 'data-keep' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+    const claim = {
+      metadata: { name: 'data-keep' },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    };
     await core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim });
     const created = Date.now();
     await create({ name: 'keep', claim: 'data-keep' });
@@ -54,7 +59,12 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
     expect(await etcdctl('upgrade', ip, 'put', 'kept', 'across-upgrade')).toMatchObject({ code: 0 });
     before.spec!.containers[0]!.image = 'quay.io/coreos/etcd:v3.6.16';
     await core.replaceNamespacedPod({ name: 'upgrade', namespace: ns, body: before });
-    const after = await podWhen(core, ns, 'upgrade', (p) => isReady(p) && p.status?.containerStatuses?.[0]?.image === 'quay.io/coreos/etcd:v3.6.16');
+    const after = await podWhen(
+      core,
+      ns,
+      'upgrade',
+      (p) => isReady(p) && p.status?.containerStatuses?.[0]?.image === 'quay.io/coreos/etcd:v3.6.16',
+    );
     expect(after.status!.containerStatuses![0]!.restartCount).toBe(1);
     expect(await (await fetch(`http://${ip}:2379/version`)).json()).toMatchObject({ etcdserver: '3.6.16' });
     expect((await etcdctl('upgrade', ip, 'get', 'kept', '--print-value-only')).stdout.trim()).toBe('across-upgrade');
@@ -64,18 +74,34 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
     await create({ name: 'crash' });
     await podWhen(core, ns, 'crash', isReady);
     await node.killContainer(ns, 'crash');
-    const pod = await podWhen(core, ns, 'crash', (p) => isReady(p) && p.status?.containerStatuses?.[0]?.restartCount === 1);
+    const pod = await podWhen(
+      core,
+      ns,
+      'crash',
+      (p) => isReady(p) && p.status?.containerStatuses?.[0]?.restartCount === 1,
+    );
     expect(pod.status!.containerStatuses![0]!.lastState?.terminated).toMatchObject({ exitCode: 137, reason: 'Error' });
     const logs = await node.logs(ns, 'crash');
     expect(logs.match(/"msg":"Running: "/g)).toHaveLength(2);
     // The same through the API server (what `kubectl logs [--previous]` reads): one run each.
     const current = await core.readNamespacedPodLog({ name: 'crash', namespace: ns, container: 'etcd' });
-    const previous = await core.readNamespacedPodLog({ name: 'crash', namespace: ns, container: 'etcd', previous: true });
+    const previous = await core.readNamespacedPodLog({
+      name: 'crash',
+      namespace: ns,
+      container: 'etcd',
+      previous: true,
+    });
     expect([current.match(/"msg":"Running: "/g)?.length, previous.match(/"msg":"Running: "/g)?.length]).toEqual([1, 1]);
   });
 
   it('an image the node has no binaries for leaves the container waiting with ErrImagePull', async () => {
-    await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'unknown' }, spec: { nodeName, containers: [{ name: 'main', image: 'busybox:1.36' }] } } });
+    await core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'unknown' },
+        spec: { nodeName, containers: [{ name: 'main', image: 'busybox:1.36' }] },
+      },
+    });
     const pod = await podWhen(core, ns, 'unknown', (p) => !!p.status?.containerStatuses?.[0]?.state?.waiting?.message);
     const waiting = pod.status!.containerStatuses![0]!.state!.waiting!;
     expect(['ErrImagePull', 'ImagePullBackOff']).toContain(waiting.reason);
@@ -85,7 +111,10 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
       const list = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=unknown' });
       return list.items.some((e) => e.reason === 'Failed') ? list.items : undefined;
     });
-    expect(events.find((e) => e.reason === 'Failed')).toMatchObject({ type: 'Warning', source: { component: 'kubelet', host: nodeName } });
+    expect(events.find((e) => e.reason === 'Failed')).toMatchObject({
+      type: 'Warning',
+      source: { component: 'kubelet', host: nodeName },
+    });
   });
 
   it('deleting a Pod sends SIGTERM to etcd, which shuts down cleanly, and the Pod object goes', async () => {
@@ -117,7 +146,12 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
       return r ? undefined : true;
     });
     node = await start();
-    const after = await podWhen(core, ns, 'survivor', (p) => isReady(p) && (p.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1);
+    const after = await podWhen(
+      core,
+      ns,
+      'survivor',
+      (p) => isReady(p) && (p.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1,
+    );
     expect(after.status!.podIP).toBe(before.status!.podIP);
     expect(after.metadata!.uid).toBe(before.metadata!.uid);
     // A Pod deleted while its node was down stays Terminating until the node comes back.

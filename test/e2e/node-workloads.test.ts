@@ -20,7 +20,10 @@ let core: CoreV1Api;
 let node: LocalNode;
 
 const pod = (name: string, spec: Partial<NonNullable<V1Pod['spec']>> & { containers: V1Container[] }): Promise<V1Pod> =>
-  core.createNamespacedPod({ namespace: ns, body: { metadata: { name }, spec: { nodeName, terminationGracePeriodSeconds: 1, ...spec } } });
+  core.createNamespacedPod({
+    namespace: ns,
+    body: { metadata: { name }, spec: { nodeName, terminationGracePeriodSeconds: 1, ...spec } },
+  });
 const sh = (script: string): string[] => ['/bin/sh', '-c', script];
 const terminated = (p: V1Pod) => p.status?.containerStatuses?.[0]?.state?.terminated;
 
@@ -31,20 +34,40 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
   afterAll(() => tearDownNode({ dir, core, node }, ns, nodeName));
 
   it('init containers run first; ConfigMap, Secret and memory emptyDir volumes sit at their mountPaths; Secret changes follow', async () => {
-    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'cfg' }, data: { mode: 'fast', other: 'x' } } });
-    await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'sec' }, stringData: { token: 's3cret' } } });
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'cfg' }, data: { mode: 'fast', other: 'x' } },
+    });
+    await core.createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: 'sec' }, stringData: { token: 's3cret' } },
+    });
     await pod('files', {
-      initContainers: [{ name: 'init', image, command: sh('echo init-ran > /var/lib/shared/marker'), volumeMounts: [{ name: 'work', mountPath: '/var/lib/shared' }] }],
-      containers: [{
-        name: 'main', image,
-        command: sh('cat /var/lib/shared/marker; cat /etc/cfg/mode; echo; cat /etc/sec/token-file; echo; ls /etc/cfg; df -k /var/cache/pod | tail -1; echo "mode=$MODE"; exec sleep 3600'),
-        env: [{ name: 'MODE', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'mode' } } }],
-        readinessProbe: { exec: { command: ['test', '-f', '/var/lib/shared/marker'] }, periodSeconds: 1 },
-        volumeMounts: [
-          { name: 'work', mountPath: '/var/lib/shared' }, { name: 'cfg', mountPath: '/etc/cfg' },
-          { name: 'sec', mountPath: '/etc/sec' }, { name: 'cache', mountPath: '/var/cache/pod' },
-        ],
-      }],
+      initContainers: [
+        {
+          name: 'init',
+          image,
+          command: sh('echo init-ran > /var/lib/shared/marker'),
+          volumeMounts: [{ name: 'work', mountPath: '/var/lib/shared' }],
+        },
+      ],
+      containers: [
+        {
+          name: 'main',
+          image,
+          command: sh(
+            'cat /var/lib/shared/marker; cat /etc/cfg/mode; echo; cat /etc/sec/token-file; echo; ls /etc/cfg; df -k /var/cache/pod | tail -1; echo "mode=$MODE"; exec sleep 3600',
+          ),
+          env: [{ name: 'MODE', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'mode' } } }],
+          readinessProbe: { exec: { command: ['test', '-f', '/var/lib/shared/marker'] }, periodSeconds: 1 },
+          volumeMounts: [
+            { name: 'work', mountPath: '/var/lib/shared' },
+            { name: 'cfg', mountPath: '/etc/cfg' },
+            { name: 'sec', mountPath: '/etc/sec' },
+            { name: 'cache', mountPath: '/var/cache/pod' },
+          ],
+        },
+      ],
       volumes: [
         { name: 'work', emptyDir: {} },
         { name: 'cfg', configMap: { name: 'cfg', items: [{ key: 'mode', path: 'mode' }] } },
@@ -58,20 +81,38 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     expect(logs).toMatch(/^init-ran\nfast\ns3cret\nmode\ntmpfs +8192 .*\nmode=fast\n$/);
 
     // A changed Secret reaches the running container's file, as with the kubelet's sync.
-    await core.replaceNamespacedSecret({ name: 'sec', namespace: ns, body: { metadata: { name: 'sec' }, stringData: { token: 'rotated' } } });
-    const read = () => node.exec(ns, 'files', ['cat', '/etc/sec/token-file']).then((r) => (r.stdout === 'rotated' ? r.stdout : undefined));
+    await core.replaceNamespacedSecret({
+      name: 'sec',
+      namespace: ns,
+      body: { metadata: { name: 'sec' }, stringData: { token: 'rotated' } },
+    });
+    const read = () =>
+      node
+        .exec(ns, 'files', ['cat', '/etc/sec/token-file'])
+        .then((r) => (r.stdout === 'rotated' ? r.stdout : undefined));
     expect(await until(read, 500)).toBe('rotated');
   });
 
   it('a sidecar init container starts before the containers and keeps running beside them', async () => {
     await pod('sidecar', {
-      initContainers: [{
-        name: 'side', image, restartPolicy: 'Always',
-        command: sh('echo from-sidecar > /var/lib/shared/side; exec sleep 3600'),
-        startupProbe: { exec: { command: ['test', '-f', '/var/lib/shared/side'] }, periodSeconds: 1 },
-        volumeMounts: [{ name: 'shared', mountPath: '/var/lib/shared' }],
-      }],
-      containers: [{ name: 'main', image, command: sh('cat /var/lib/shared/side; exec sleep 3600'), volumeMounts: [{ name: 'shared', mountPath: '/var/lib/shared' }] }],
+      initContainers: [
+        {
+          name: 'side',
+          image,
+          restartPolicy: 'Always',
+          command: sh('echo from-sidecar > /var/lib/shared/side; exec sleep 3600'),
+          startupProbe: { exec: { command: ['test', '-f', '/var/lib/shared/side'] }, periodSeconds: 1 },
+          volumeMounts: [{ name: 'shared', mountPath: '/var/lib/shared' }],
+        },
+      ],
+      containers: [
+        {
+          name: 'main',
+          image,
+          command: sh('cat /var/lib/shared/side; exec sleep 3600'),
+          volumeMounts: [{ name: 'shared', mountPath: '/var/lib/shared' }],
+        },
+      ],
       volumes: [{ name: 'shared', emptyDir: {} }],
     });
     const p = await podWhen(core, ns, 'sidecar', isReady);
@@ -83,15 +124,18 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     const out = join(dir, 'hook-out');
     await pod('hooked', {
       terminationGracePeriodSeconds: 10,
-      containers: [{
-        name: 'main', image,
-        command: sh('trap "echo term >> /var/lib/out/order; exit 0" TERM; while :; do sleep 0.1; done'),
-        lifecycle: {
-          postStart: { exec: { command: ['/bin/sh', '-c', 'echo poststart >> /var/lib/out/order'] } },
-          preStop: { exec: { command: ['/bin/sh', '-c', 'echo prestop >> /var/lib/out/order'] } },
+      containers: [
+        {
+          name: 'main',
+          image,
+          command: sh('trap "echo term >> /var/lib/out/order; exit 0" TERM; while :; do sleep 0.1; done'),
+          lifecycle: {
+            postStart: { exec: { command: ['/bin/sh', '-c', 'echo poststart >> /var/lib/out/order'] } },
+            preStop: { exec: { command: ['/bin/sh', '-c', 'echo prestop >> /var/lib/out/order'] } },
+          },
+          volumeMounts: [{ name: 'out', mountPath: '/var/lib/out' }],
         },
-        volumeMounts: [{ name: 'out', mountPath: '/var/lib/out' }],
-      }],
+      ],
       volumes: [{ name: 'out', hostPath: { path: out, type: 'DirectoryOrCreate' } }],
     });
     await podWhen(core, ns, 'hooked', isReady);
@@ -101,9 +145,19 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
   });
 
   it('a Pod whose claim is not bound waits in ContainerCreating and says why', async () => {
-    const claim = { metadata: { name: 'unbound' }, spec: { storageClassName: 'no-such-class', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+    const claim = {
+      metadata: { name: 'unbound' },
+      spec: {
+        storageClassName: 'no-such-class',
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: '1Gi' } },
+      },
+    };
     await core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim });
-    await pod('waits', { containers: [{ name: 'main', image, volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd' }] }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'unbound' } }] });
+    await pod('waits', {
+      containers: [{ name: 'main', image, volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd' }] }],
+      volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'unbound' } }],
+    });
     const p = await podWhen(core, ns, 'waits', (x) => !!x.status?.containerStatuses?.[0]?.state?.waiting?.message);
     expect(p.status!.containerStatuses![0]!.state!.waiting).toEqual({
       reason: 'ContainerCreating',
@@ -119,7 +173,10 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
       const url = 'https://' + process.env.KUBERNETES_SERVICE_HOST + ':' + process.env.KUBERNETES_SERVICE_PORT + '/api/v1/namespaces/' + ns + '/pods';
       require('node:https').get(url, { ca: fs.readFileSync(d + '/ca.crt'), headers: { authorization: 'Bearer ' + fs.readFileSync(d + '/token', 'utf8') } },
         (res) => { console.log('status', res.statusCode, ns); process.exit(0); });`;
-    await pod('client', { restartPolicy: 'Never', containers: [{ name: 'main', image, command: [process.execPath, '-e', script] }] });
+    await pod('client', {
+      restartPolicy: 'Never',
+      containers: [{ name: 'main', image, command: [process.execPath, '-e', script] }],
+    });
     const p = await podWhen(core, ns, 'client', (x) => x.status?.phase === 'Succeeded');
     expect(terminated(p)).toMatchObject({ exitCode: 0, reason: 'Completed' });
     // 403, not 401: the API server knows the service account, which may not list Pods.
@@ -127,21 +184,41 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
   });
 
   it('restartPolicy Never: a failed container leaves the Pod Failed with its exit code', async () => {
-    await pod('fails', { restartPolicy: 'Never', containers: [{ name: 'main', image, command: sh('echo bye; exit 3') }] });
+    await pod('fails', {
+      restartPolicy: 'Never',
+      containers: [{ name: 'main', image, command: sh('echo bye; exit 3') }],
+    });
     const p = await podWhen(core, ns, 'fails', (x) => x.status?.phase === 'Failed');
     expect(terminated(p)).toMatchObject({ exitCode: 3, reason: 'Error' });
     expect(p.status!.containerStatuses![0]!.restartCount).toBe(0);
   });
 
   it('a failing liveness probe restarts the container', async () => {
-    await pod('unlive', { containers: [{ name: 'main', image, command: sh('exec sleep 3600'), livenessProbe: { exec: { command: ['false'] }, periodSeconds: 1, failureThreshold: 2 } }] });
+    await pod('unlive', {
+      containers: [
+        {
+          name: 'main',
+          image,
+          command: sh('exec sleep 3600'),
+          livenessProbe: { exec: { command: ['false'] }, periodSeconds: 1, failureThreshold: 2 },
+        },
+      ],
+    });
     const p = await podWhen(core, ns, 'unlive', (x) => (x.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1);
     expect(p.status!.containerStatuses![0]!.lastState!.terminated).toMatchObject({ exitCode: 137 });
   });
 
   it('an etcd-operator image runs the operator of this working tree', async () => {
-    await pod('operator', { restartPolicy: 'Never', containers: [{ name: 'main', image: 'ghcr.io/example/etcd-operator:dev', command: ['etcd-operator', 'version'] }] });
-    const p = await podWhen(core, ns, 'operator', (x) => x.status?.phase === 'Succeeded' || x.status?.phase === 'Failed');
+    await pod('operator', {
+      restartPolicy: 'Never',
+      containers: [{ name: 'main', image: 'ghcr.io/example/etcd-operator:dev', command: ['etcd-operator', 'version'] }],
+    });
+    const p = await podWhen(
+      core,
+      ns,
+      'operator',
+      (x) => x.status?.phase === 'Succeeded' || x.status?.phase === 'Failed',
+    );
     expect(await node.logs(ns, 'operator')).toMatch(/^etcd-operator \S+ \(node v24\./);
     expect(p.status!.phase).toBe('Succeeded');
   });

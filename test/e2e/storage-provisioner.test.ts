@@ -31,7 +31,11 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>): Prom
 function claim(name: string, size: string): V1PersistentVolumeClaim {
   return {
     metadata: { name, namespace: ns },
-    spec: { accessModes: ['ReadWriteOnce'], storageClassName: scope.storageClass, resources: { requests: { storage: size } } },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: scope.storageClass,
+      resources: { requests: { storage: size } },
+    },
   };
 }
 
@@ -61,7 +65,10 @@ afterAll(async () => {
   await storage?.stop();
   const kc = new KubeConfig();
   kc.loadFromFile(inject('kubeconfig'));
-  await kc.makeApiClient(StorageV1Api).deleteStorageClass({ name: scope.storageClass }).catch(() => undefined);
+  await kc
+    .makeApiClient(StorageV1Api)
+    .deleteStorageClass({ name: scope.storageClass })
+    .catch(() => undefined);
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -85,7 +92,10 @@ describe('storage provisioner', () => {
     const started = performance.now();
     await core.deleteNamespacedPersistentVolumeClaim({ name: 'data-b', namespace: ns });
     await until('volume deleted', async () => {
-      const gone = await core.readPersistentVolume({ name: pvc.spec?.volumeName ?? '' }).then(() => false, () => true);
+      const gone = await core.readPersistentVolume({ name: pvc.spec?.volumeName ?? '' }).then(
+        () => false,
+        () => true,
+      );
       return gone ? true : undefined;
     });
     console.log(`storage: claim deleted -> volume gone in ${Math.round(performance.now() - started)} ms`);
@@ -103,18 +113,24 @@ describe('storage provisioner', () => {
     expect((await bound('data-c')).spec?.volumeName).toBeTruthy();
   });
 
-  it.skipIf(!inject('clusterHasNode'))('a claim without a class gets the default class local, and any process can wipe it', async () => {
-    await core.createNamespacedPersistentVolumeClaim({
-      namespace: ns,
-      body: { metadata: { name: 'data-default' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '8Mi' } } } },
-    });
-    const pvc = await bound('data-default');
-    expect(pvc.spec?.storageClassName).toBe('local');
-    const data = await hostDir(pvc);
-    await writeFile(path.join(data, 'db'), 'x');
-    expect(await wipeVolume(inject('kubeconfig'), ns, 'data-default')).toBe(data);
-    expect(await readdir(data)).toEqual([]);
-  });
+  it.skipIf(!inject('clusterHasNode'))(
+    'a claim without a class gets the default class local, and any process can wipe it',
+    async () => {
+      await core.createNamespacedPersistentVolumeClaim({
+        namespace: ns,
+        body: {
+          metadata: { name: 'data-default' },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '8Mi' } } },
+        },
+      });
+      const pvc = await bound('data-default');
+      expect(pvc.spec?.storageClassName).toBe('local');
+      const data = await hostDir(pvc);
+      await writeFile(path.join(data, 'db'), 'x');
+      expect(await wipeVolume(inject('kubeconfig'), ns, 'data-default')).toBe(data);
+      expect(await readdir(data)).toEqual([]);
+    },
+  );
 
   it('wipe() of a claim that does not exist says so', async () => {
     await expect(storage.wipe(ns, 'no-such-claim')).rejects.toMatchObject({ code: 'ERR_WIPE_NO_CLAIM' });
@@ -123,9 +139,11 @@ describe('storage provisioner', () => {
   it('grows the volume and the claim when the claim asks for more', async () => {
     await core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim('data-d', '16Mi') });
     const pvc = await bound('data-d');
-    await core.patchNamespacedPersistentVolumeClaim(
-      { name: 'data-d', namespace: ns, body: [{ op: 'replace', path: '/spec/resources/requests/storage', value: '32Mi' }] },
-    );
+    await core.patchNamespacedPersistentVolumeClaim({
+      name: 'data-d',
+      namespace: ns,
+      body: [{ op: 'replace', path: '/spec/resources/requests/storage', value: '32Mi' }],
+    });
     const grown = await until('claim grown', async () => {
       const now = await core.readNamespacedPersistentVolumeClaim({ name: 'data-d', namespace: ns });
       return now.status?.capacity?.['storage'] === '32Mi' ? now : undefined;

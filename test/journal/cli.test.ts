@@ -7,7 +7,11 @@ import { WriterProcess, demo, member, step, tempDb } from './helpers.ts';
 /** Runs the command and collects what it printed. */
 async function run(argv: string[], opts: Parameters<typeof runJournalCommand>[2] = {}) {
   const out = { stdout: '', stderr: '' };
-  const code = await runJournalCommand(argv, { stdout: (s) => (out.stdout += s), stderr: (s) => (out.stderr += s) }, opts);
+  const code = await runJournalCommand(
+    argv,
+    { stdout: (s) => (out.stdout += s), stderr: (s) => (out.stderr += s) },
+    opts,
+  );
   return { code, ...out };
 }
 
@@ -19,11 +23,17 @@ function seeded(): string {
   const j = Journal.open(path);
   j.recordStep(demo, step('Pending', 'Bootstrapping', [{ type: 'createMember', params: { member: 'demo-0' } }], at(0)));
   j.recordOutcome(demo, 'uid-demo:1:0', { ok: true, at: at(10) });
-  j.recordStep(member(0), { ...step('pending', 'bootstrapping', [{ type: 'createPod' }], at(20), 'k8s.member.created'), machine: 'member' });
+  j.recordStep(member(0), {
+    ...step('pending', 'bootstrapping', [{ type: 'createPod' }], at(20), 'k8s.member.created'),
+    machine: 'member',
+  });
   const legacy = { ...member(1), cluster: undefined }; // no cluster field: found by its name prefix
   j.recordStep(legacy, { ...step('pending', 'joiningLearner', [], at(30), 'k8s.member.created'), machine: 'member' });
   j.recordStep({ ...demo, uid: 'uid-demo-2', name: 'demo-2' }, step('Pending', 'Bootstrapping', [], at(40)));
-  j.recordStep(member(0, 'demo-2'), { ...step('pending', 'bootstrapping', [], at(50), 'k8s.member.created'), machine: 'member' });
+  j.recordStep(member(0, 'demo-2'), {
+    ...step('pending', 'bootstrapping', [], at(50), 'k8s.member.created'),
+    machine: 'member',
+  });
   j.recordStep({ ...demo, uid: 'uid-other-demo', namespace: 'other' }, step('Pending', 'Failed', [], at(60)));
   j.close();
   return path;
@@ -31,7 +41,8 @@ function seeded(): string {
 
 const children: WriterProcess[] = [];
 afterEach(() => {
-  for (const w of children.splice(0)) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+  for (const w of children.splice(0))
+    if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
 });
 
 // Child Node processes on a busy 2-core machine: a generous bound, not a timed assertion.
@@ -61,11 +72,20 @@ describe('journal command', { timeout: 30_000 }, () => {
     expect(other.stdout).toContain('Pending -> Failed');
     expect(other.stdout).not.toContain('EtcdMember');
     const json = await run(['demo', '--json', '--db', db]);
-    const rows = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as { object: { name: string }; entry: string });
+    const rows = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { object: { name: string }; entry: string });
     expect(rows.map((r) => `${r.object.name}:${r.entry}`)).toEqual([
-      'demo:event', 'demo:transition', 'demo:intent', 'demo:outcome',
-      'demo-0:event', 'demo-0:transition', 'demo-0:intent',
-      'demo-1:event', 'demo-1:transition',
+      'demo:event',
+      'demo:transition',
+      'demo:intent',
+      'demo:outcome',
+      'demo-0:event',
+      'demo-0:transition',
+      'demo-0:intent',
+      'demo-1:event',
+      'demo-1:transition',
     ]);
   });
 
@@ -75,10 +95,18 @@ describe('journal command', { timeout: 30_000 }, () => {
     const w = new WriterProcess(db);
     children.push(w);
     await w.next();
-    await w.send({ op: 'step', ref: demo, step: step('Pending', 'Bootstrapping', [{ type: 'createMember', params: { member: 'demo-0' } }], at(0)) });
+    await w.send({
+      op: 'step',
+      ref: demo,
+      step: step('Pending', 'Bootstrapping', [{ type: 'createMember', params: { member: 'demo-0' } }], at(0)),
+    });
     const out: string[] = [];
     const abort = new AbortController();
-    const running = runJournalCommand(['demo', ...flags, '--db', db], { stdout: (s) => out.push(s), stderr: (s) => out.push(s) }, { signal: abort.signal, pollMs: 20 });
+    const running = runJournalCommand(
+      ['demo', ...flags, '--db', db],
+      { stdout: (s) => out.push(s), stderr: (s) => out.push(s) },
+      { signal: abort.signal, pollMs: 20 },
+    );
     return { w, out, abort, running };
   }
 
@@ -90,7 +118,11 @@ describe('journal command', { timeout: 30_000 }, () => {
     await until('intent createMember{member: demo-0} #1.0 -> open');
     await w.send({ op: 'outcome', ref: demo, intentId: 'uid-demo:1:0', outcome: { ok: true, at: at(7) } });
     await until('EtcdCluster/demo #1.0 createMember -> ok  (asked at #1: k8s.cluster.updated in Pending)');
-    await w.send({ op: 'step', ref: member(0), step: { ...step('pending', 'bootstrapping', [], at(9), 'k8s.member.created'), machine: 'member' } });
+    await w.send({
+      op: 'step',
+      ref: member(0),
+      step: { ...step('pending', 'bootstrapping', [], at(9), 'k8s.member.created'), machine: 'member' },
+    });
     await until('EtcdMember/demo-0 #1 k8s.member.created  pending -> bootstrapping');
     abort.abort();
     expect(await running).toBe(0);
@@ -99,14 +131,22 @@ describe('journal command', { timeout: 30_000 }, () => {
   test('--follow --json prints each new row as one JSON object, outcomes with their cause', async () => {
     const { w, out, abort, running } = await follow('-f', '--json');
     while (out.length < 3) await sleep(20);
-    await w.send({ op: 'outcome', ref: demo, intentId: 'uid-demo:1:0', outcome: { ok: false, code: 'ERR_CREATE', message: 'forbidden', at: at(5) } });
+    await w.send({
+      op: 'outcome',
+      ref: demo,
+      intentId: 'uid-demo:1:0',
+      outcome: { ok: false, code: 'ERR_CREATE', message: 'forbidden', at: at(5) },
+    });
     while (out.length < 4) await sleep(20);
     abort.abort();
     expect(await running).toBe(0);
     const rows = out.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(rows.map((r) => r.entry)).toEqual(['event', 'transition', 'intent', 'outcome']);
     expect(rows[3]).toMatchObject({
-      intentId: 'uid-demo:1:0', ok: false, code: 'ERR_CREATE', message: 'forbidden',
+      intentId: 'uid-demo:1:0',
+      ok: false,
+      code: 'ERR_CREATE',
+      message: 'forbidden',
       cause: { event: 'k8s.cluster.updated', from: 'Pending', to: 'Bootstrapping' },
     });
   });
@@ -115,7 +155,10 @@ describe('journal command', { timeout: 30_000 }, () => {
     const db = tempDb();
     const j = Journal.open(db);
     for (let i = 1; i <= 5; i++) j.recordStep(demo, step(`S${i - 1}`, `S${i}`, [], at(i)));
-    j.recordStep(member(0), { ...step('pending', 'bootstrapping', [], at(9), 'k8s.member.created'), machine: 'member' });
+    j.recordStep(member(0), {
+      ...step('pending', 'bootstrapping', [], at(9), 'k8s.member.created'),
+      machine: 'member',
+    });
     j.close();
     const { code, stdout } = await run(['demo', '--tail', '2', '--db', db]);
     expect(code).toBe(0);

@@ -12,7 +12,8 @@ function writer(db: string): WriterProcess {
   return w;
 }
 afterEach(() => {
-  for (const w of children.splice(0)) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+  for (const w of children.splice(0))
+    if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
 });
 
 // Child Node processes on a busy 2-core machine: a generous bound, not a timed assertion.
@@ -27,7 +28,9 @@ describe('journal: crashes and the one-writer rule', { timeout: 30_000 }, () => 
       { type: 'createMember', params: { member: 'demo-0', peerURL: 'http://demo-0.demo.default.svc:2380' } },
       { type: 'createService', params: { name: 'demo' } },
     ];
-    expect(await w.crash({ op: 'step', ref: demo, step: step('Bootstrapping', 'Bootstrapping', intents), thenKill: true })).toBe('SIGKILL');
+    expect(
+      await w.crash({ op: 'step', ref: demo, step: step('Bootstrapping', 'Bootstrapping', intents), thenKill: true }),
+    ).toBe('SIGKILL');
 
     // A reader (the CLI, run to see what happened) finds them before any manager restarts.
     const reader = Journal.open(db, { readonly: true });
@@ -122,7 +125,9 @@ describe('journal: crashes and the one-writer rule', { timeout: 30_000 }, () => 
     const me = currentWriter();
     const leave = (pid: number, startTicks: string | null, bootId: string) => {
       const raw = new Database(db);
-      raw.prepare(`INSERT OR REPLACE INTO writer VALUES (1, ?, ?, ?, 'elsewhere', '2026-01-01T00:00:00Z')`).run(pid, startTicks, bootId);
+      raw
+        .prepare(`INSERT OR REPLACE INTO writer VALUES (1, ?, ?, ?, 'elsewhere', '2026-01-01T00:00:00Z')`)
+        .run(pid, startTicks, bootId);
       raw.close();
     };
     // This test's own pid, as left by this very process: a live holder.
@@ -143,7 +148,9 @@ describe('journal: crashes and the one-writer rule', { timeout: 30_000 }, () => 
       const raw = new Database(db);
       raw.prepare('UPDATE writer SET pid = pid + 1').run();
       raw.close();
-      expect(() => j.recordStep(demo, step('Pending', 'Bootstrapping'))).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_LEASE_LOST' }));
+      expect(() => j.recordStep(demo, step('Pending', 'Bootstrapping'))).toThrow(
+        expect.objectContaining({ code: 'ERR_JOURNAL_LEASE_LOST' }),
+      );
       expect(j.timeline({ uid: demo.uid })).toEqual([]);
     } finally {
       j.close();
@@ -161,7 +168,11 @@ describe('journal: crashes and the one-writer rule', { timeout: 30_000 }, () => 
         expect(reader.snapshot(demo.uid)?.seq).toBe(i);
         expect(reader.openIntents().map((o) => o.params)).toHaveLength(i);
       }
-      expect(reader.timeline({ uid: demo.uid }, { afterSeq: 4 }).map((r) => r.entry)).toEqual(['event', 'transition', 'intent']);
+      expect(reader.timeline({ uid: demo.uid }, { afterSeq: 4 }).map((r) => r.entry)).toEqual([
+        'event',
+        'transition',
+        'intent',
+      ]);
     } finally {
       reader.close();
     }

@@ -19,11 +19,23 @@ export const demo: ObjectRef = { uid: 'uid-demo', kind: 'EtcdCluster', namespace
 
 /** Member `index` of cluster `demo`. */
 export function member(index: number, cluster = 'demo'): ObjectRef {
-  return { uid: `uid-${cluster}-${index}`, kind: 'EtcdMember', namespace: 'default', name: `${cluster}-${index}`, cluster };
+  return {
+    uid: `uid-${cluster}-${index}`,
+    kind: 'EtcdMember',
+    namespace: 'default',
+    name: `${cluster}-${index}`,
+    cluster,
+  };
 }
 
 /** A cluster step from `from` to `to` at `at`, asking for `intents`. */
-export function step(from: string, to: string, intents: Step['intents'] = [], at = '2026-11-21T12:00:01.123Z', type = 'k8s.cluster.updated'): Step {
+export function step(
+  from: string,
+  to: string,
+  intents: Step['intents'] = [],
+  at = '2026-11-21T12:00:01.123Z',
+  type = 'k8s.cluster.updated',
+): Step {
   return { machine: 'cluster', event: { type, at }, from, to, state: { value: to, context: { replicas: 3 } }, intents };
 }
 

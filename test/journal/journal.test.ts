@@ -19,8 +19,17 @@ afterEach(() => {
 describe('journal: steps', () => {
   test('a step comes back as event, transition and intents, in order, with deterministic intent ids', () => {
     const j = journal();
-    const first = j.recordStep(demo, step('Pending', 'Bootstrapping', [{ type: 'createMember', params: { member: 'demo-0' } }, { type: 'createService' }]));
-    const second = j.recordStep(demo, step('Bootstrapping', 'Bootstrapping', [{ type: 'createMember', params: { member: 'demo-1' } }]));
+    const first = j.recordStep(
+      demo,
+      step('Pending', 'Bootstrapping', [
+        { type: 'createMember', params: { member: 'demo-0' } },
+        { type: 'createService' },
+      ]),
+    );
+    const second = j.recordStep(
+      demo,
+      step('Bootstrapping', 'Bootstrapping', [{ type: 'createMember', params: { member: 'demo-1' } }]),
+    );
     expect(first).toEqual({ seq: 1, intentIds: ['uid-demo:1:0', 'uid-demo:1:1'] });
     expect(second).toEqual({ seq: 2, intentIds: ['uid-demo:2:0'] });
     const rows = j.timeline({ uid: demo.uid });
@@ -46,7 +55,10 @@ describe('journal: steps', () => {
         throw new Error('params getter failed');
       },
     };
-    const bad = step('Bootstrapping', 'Steady', [{ type: 'createMember', params: { member: 'demo-0' } }, { type: 'createMember', params: poisoned }]);
+    const bad = step('Bootstrapping', 'Steady', [
+      { type: 'createMember', params: { member: 'demo-0' } },
+      { type: 'createMember', params: poisoned },
+    ]);
     expect(() => j.recordStep(demo, bad)).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_WRITE' }));
     expect(j.timeline({ uid: demo.uid }).map((r) => r.seq)).toEqual([1, 1]);
     expect(j.openIntents()).toEqual([]);
@@ -58,15 +70,22 @@ describe('journal: steps', () => {
   test('a step numbered at or below the last one is refused; a higher forced number is kept', () => {
     const j = journal();
     j.recordStep(demo, { ...step('Pending', 'Bootstrapping'), seq: 41 });
-    expect(() => j.recordStep(demo, { ...step('a', 'b'), seq: 41 })).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_SEQUENCE' }));
-    expect(j.recordStep(demo, step('Bootstrapping', 'Steady', [{ type: 'noop' }]))).toEqual({ seq: 42, intentIds: ['uid-demo:42:0'] });
+    expect(() => j.recordStep(demo, { ...step('a', 'b'), seq: 41 })).toThrow(
+      expect.objectContaining({ code: 'ERR_JOURNAL_SEQUENCE' }),
+    );
+    expect(j.recordStep(demo, step('Bootstrapping', 'Steady', [{ type: 'noop' }]))).toEqual({
+      seq: 42,
+      intentIds: ['uid-demo:42:0'],
+    });
     expect(j.timeline({ uid: demo.uid }).map((r) => r.seq)).toEqual([41, 41, 42, 42, 42]);
   });
 
   test('a uid recorded as one kind cannot be written as the other', () => {
     const j = journal();
     j.recordStep(demo, step('Pending', 'Bootstrapping'));
-    expect(() => j.recordStep({ ...demo, kind: 'EtcdMember' }, step('a', 'b'))).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_REF' }));
+    expect(() => j.recordStep({ ...demo, kind: 'EtcdMember' }, step('a', 'b'))).toThrow(
+      expect.objectContaining({ code: 'ERR_JOURNAL_REF' }),
+    );
   });
 
   test('the snapshot holds the latest machine state, stage and step number', () => {
@@ -93,16 +112,29 @@ describe('journal: steps', () => {
     const [event] = j.timeline({ uid: demo.uid });
     expect(event?.at).toBe('2020-01-02T03:04:05.678Z');
     expect(event!.writtenAt >= before).toBe(true);
-    expect(() => j.recordStep(demo, step('a', 'b', [], 'yesterday'))).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_WRITE' }));
+    expect(() => j.recordStep(demo, step('a', 'b', [], 'yesterday'))).toThrow(
+      expect.objectContaining({ code: 'ERR_JOURNAL_WRITE' }),
+    );
     // The machines stamp events in epoch milliseconds.
-    j.recordStep(demo, { ...step('a', 'b'), event: { type: 'timer.tick', at: Date.parse('2026-11-21T12:00:00.250Z') } });
+    j.recordStep(demo, {
+      ...step('a', 'b'),
+      event: { type: 'timer.tick', at: Date.parse('2026-11-21T12:00:00.250Z') },
+    });
     expect(j.timeline({ uid: demo.uid }, { afterSeq: 1 })[0]?.at).toBe('2026-11-21T12:00:00.250Z');
   });
 
   test('a nested xstate state value is recorded as a dotted state name', () => {
     const j = journal();
-    j.recordStep(demo, { ...step('Pending', 'x'), from: 'pending', to: { bootstrapping: { seeding: 'awaitingSeed' } } });
-    j.recordStep(demo, { ...step('x', 'y'), from: { bootstrapping: { seeding: 'awaitingSeed' } }, to: { steady: {}, probing: 'idle' } });
+    j.recordStep(demo, {
+      ...step('Pending', 'x'),
+      from: 'pending',
+      to: { bootstrapping: { seeding: 'awaitingSeed' } },
+    });
+    j.recordStep(demo, {
+      ...step('x', 'y'),
+      from: { bootstrapping: { seeding: 'awaitingSeed' } },
+      to: { steady: {}, probing: 'idle' },
+    });
     const transitions = j.timeline({ uid: demo.uid }).filter((r) => r.entry === 'transition');
     expect(transitions.map((r) => [r.from, r.to])).toEqual([
       ['pending', 'bootstrapping.seeding.awaitingSeed'],
@@ -115,12 +147,27 @@ describe('journal: steps', () => {
 describe('journal: outcomes', () => {
   test('an outcome closes its intent; a second outcome for it is ignored and the first stands', () => {
     const j = journal();
-    const { intentIds } = j.recordStep(demo, step('Pending', 'Bootstrapping', [{ type: 'createMember', params: { member: 'demo-0' } }, { type: 'createService' }]));
+    const { intentIds } = j.recordStep(
+      demo,
+      step('Pending', 'Bootstrapping', [
+        { type: 'createMember', params: { member: 'demo-0' } },
+        { type: 'createService' },
+      ]),
+    );
     expect(j.openIntents().map((i) => i.id)).toEqual(intentIds);
-    expect(j.recordOutcome(demo, 'uid-demo:1:0', { ok: true, result: { uid: 'm0' } })).toEqual({ recorded: true, ok: true });
+    expect(j.recordOutcome(demo, 'uid-demo:1:0', { ok: true, result: { uid: 'm0' } })).toEqual({
+      recorded: true,
+      ok: true,
+    });
     expect(j.openIntents().map((i) => i.id)).toEqual(['uid-demo:1:1']);
-    expect(j.recordOutcome(demo, 'uid-demo:1:0', { ok: false, code: 'ERR_X', message: 'late' })).toEqual({ recorded: false, ok: true });
-    expect(j.recordOutcome(demo, 'uid-demo:1:1', { ok: false, code: 'ERR_CREATE', message: 'forbidden' })).toEqual({ recorded: true, ok: false });
+    expect(j.recordOutcome(demo, 'uid-demo:1:0', { ok: false, code: 'ERR_X', message: 'late' })).toEqual({
+      recorded: false,
+      ok: true,
+    });
+    expect(j.recordOutcome(demo, 'uid-demo:1:1', { ok: false, code: 'ERR_CREATE', message: 'forbidden' })).toEqual({
+      recorded: true,
+      ok: false,
+    });
     expect(j.openIntents()).toEqual([]);
     const outcomes = j.timeline({ uid: demo.uid }).filter((r) => r.entry === 'outcome');
     expect(outcomes).toMatchObject([
@@ -132,8 +179,12 @@ describe('journal: outcomes', () => {
   test("an outcome for an unknown intent, or for another object's intent, is refused", () => {
     const j = journal();
     j.recordStep(demo, step('Pending', 'Bootstrapping', [{ type: 'createMember' }]));
-    expect(() => j.recordOutcome(demo, 'uid-demo:9:0', { ok: true })).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_UNKNOWN_INTENT' }));
-    expect(() => j.recordOutcome(member(0), 'uid-demo:1:0', { ok: true })).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_REF' }));
+    expect(() => j.recordOutcome(demo, 'uid-demo:9:0', { ok: true })).toThrow(
+      expect.objectContaining({ code: 'ERR_JOURNAL_UNKNOWN_INTENT' }),
+    );
+    expect(() => j.recordOutcome(member(0), 'uid-demo:1:0', { ok: true })).toThrow(
+      expect.objectContaining({ code: 'ERR_JOURNAL_REF' }),
+    );
     expect(j.openIntents()).toHaveLength(1);
   });
 
@@ -141,9 +192,14 @@ describe('journal: outcomes', () => {
     const j = journal();
     j.recordStep(demo, step('Pending', 'Bootstrapping', [{ type: 'createMember', params: { member: 'demo-0' } }]));
     j.recordStep(member(0), step('pending', 'bootstrapping', [{ type: 'createPod', params: { member: 'demo-0' } }]));
-    j.recordStep(demo, step('Bootstrapping', 'Bootstrapping', [{ type: 'createMember', params: { member: 'demo-1' } }]));
+    j.recordStep(
+      demo,
+      step('Bootstrapping', 'Bootstrapping', [{ type: 'createMember', params: { member: 'demo-1' } }]),
+    );
     expect(j.openIntents().map((i) => i.id)).toEqual(['uid-demo:1:0', 'uid-demo-0:1:0', 'uid-demo:2:0']);
-    expect(j.openIntents(member(0).uid)).toMatchObject([{ id: 'uid-demo-0:1:0', ref: member(0), seq: 1, index: 0, type: 'createPod', params: { member: 'demo-0' } }]);
+    expect(j.openIntents(member(0).uid)).toMatchObject([
+      { id: 'uid-demo-0:1:0', ref: member(0), seq: 1, index: 0, type: 'createPod', params: { member: 'demo-0' } },
+    ]);
   });
 });
 
@@ -167,8 +223,12 @@ describe('journal: files', () => {
     journal(path).recordStep(demo, step('Pending', 'Bootstrapping'));
     const reader = journal(path, { readonly: true });
     expect(reader.readonly).toBe(true);
-    expect(() => reader.recordStep(demo, step('a', 'b'))).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_READONLY' }));
-    expect(() => Journal.open(`${path}.missing`, { readonly: true })).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_NOT_FOUND' }));
+    expect(() => reader.recordStep(demo, step('a', 'b'))).toThrow(
+      expect.objectContaining({ code: 'ERR_JOURNAL_READONLY' }),
+    );
+    expect(() => Journal.open(`${path}.missing`, { readonly: true })).toThrow(
+      expect.objectContaining({ code: 'ERR_JOURNAL_NOT_FOUND' }),
+    );
   });
 
   test('a file that is not a journal is refused with ERR_JOURNAL_OPEN, by writers and readers', () => {
@@ -185,8 +245,12 @@ describe('journal: files', () => {
     v1.exec(MIGRATIONS[0] ?? '');
     v1.pragma('user_version = 1');
     const row = { uid: demo.uid, seq: 1, at: '2026-11-21T12:00:00.000Z' };
-    v1.prepare(`INSERT INTO objects VALUES (@uid, 'EtcdCluster', 'default', 'demo', NULL, 'cluster', 'Bootstrapping', '{}', 1, @at, @at)`).run(row);
-    v1.prepare(`INSERT INTO entries (uid, seq, entry, name, intent_id, data, at, written_at) VALUES (@uid, 1, 'intent', 'createMember', 'uid-demo:1:0', '{"member":"demo-0"}', @at, @at)`).run(row);
+    v1.prepare(
+      `INSERT INTO objects VALUES (@uid, 'EtcdCluster', 'default', 'demo', NULL, 'cluster', 'Bootstrapping', '{}', 1, @at, @at)`,
+    ).run(row);
+    v1.prepare(
+      `INSERT INTO entries (uid, seq, entry, name, intent_id, data, at, written_at) VALUES (@uid, 1, 'intent', 'createMember', 'uid-demo:1:0', '{"member":"demo-0"}', @at, @at)`,
+    ).run(row);
     v1.prepare(`INSERT INTO open_intents VALUES ('uid-demo:1:0', @uid, 1)`).run(row);
     v1.close();
 
@@ -206,7 +270,12 @@ describe('journal: files', () => {
     v1.exec(MIGRATIONS[0] ?? '');
     v1.pragma('user_version = 1');
     const me = currentWriter(); // stands for an older manager still writing
-    v1.prepare(`INSERT INTO writer VALUES (1, ?, ?, ?, ?, '2026-01-01T00:00:00Z')`).run(me.pid, me.startTicks, me.bootId, me.host);
+    v1.prepare(`INSERT INTO writer VALUES (1, ?, ?, ?, ?, '2026-01-01T00:00:00Z')`).run(
+      me.pid,
+      me.startTicks,
+      me.bootId,
+      me.host,
+    );
     v1.close();
     expect(() => Journal.open(path)).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_LOCKED' }));
     const raw = new Database(path, { readonly: true });
@@ -221,7 +290,9 @@ describe('journal: files', () => {
     raw.pragma('user_version = 99');
     raw.close();
     expect(() => Journal.open(path)).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_SCHEMA' }));
-    expect(() => Journal.open(path, { readonly: true })).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_SCHEMA' }));
+    expect(() => Journal.open(path, { readonly: true })).toThrow(
+      expect.objectContaining({ code: 'ERR_JOURNAL_SCHEMA' }),
+    );
   });
 
   test('the file is in WAL mode with synchronous FULL unless asked otherwise', () => {
@@ -231,6 +302,9 @@ describe('journal: files', () => {
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     raw.close();
     expect(journal(path).settings()).toEqual({ journalMode: 'wal', synchronous: 'FULL' });
-    expect(journal(tempDb(), { synchronous: 'NORMAL' }).settings()).toEqual({ journalMode: 'wal', synchronous: 'NORMAL' });
+    expect(journal(tempDb(), { synchronous: 'NORMAL' }).settings()).toEqual({
+      journalMode: 'wal',
+      synchronous: 'NORMAL',
+    });
   });
 });

@@ -25,8 +25,15 @@ describe('journal with the cluster machine', () => {
   test('a manager that dies after journaling a step resumes from the snapshot and recovers the same intent', () => {
     const path = tempDb();
     let journal = Journal.open(path);
-    const [initial] = initialTransition(clusterMachine, { cluster: { namespace: demo.namespace, name: demo.name, uid: demo.uid } });
-    const spec: ClusterEvent = { type: 'k8s.cluster.updated', at: 1_000, spec: { replicas: 3, version: '3.6.16' }, progressDeadlineSeconds: 600 };
+    const [initial] = initialTransition(clusterMachine, {
+      cluster: { namespace: demo.namespace, name: demo.name, uid: demo.uid },
+    });
+    const spec: ClusterEvent = {
+      type: 'k8s.cluster.updated',
+      at: 1_000,
+      spec: { replicas: 3, version: '3.6.16' },
+      progressDeadlineSeconds: 600,
+    };
     const listed = step(journal, initial, { type: 'k8s.members.listed', at: 900, members: [] });
     const first = step(journal, listed.next, spec);
     expect(first.actions.length).toBeGreaterThan(0);
@@ -41,7 +48,9 @@ describe('journal with the cluster machine', () => {
       expect(resumed.value).toEqual(first.next.value);
       expect(resumed.context).toEqual(first.next.context);
       const open = journal.openIntents(demo.uid);
-      expect(open.map((o) => ({ type: o.type, params: o.params }))).toEqual(first.actions.map((a) => ({ type: a.type, params: a.params })));
+      expect(open.map((o) => ({ type: o.type, params: o.params }))).toEqual(
+        first.actions.map((a) => ({ type: a.type, params: a.params })),
+      );
 
       // Recovery finds the effect done; the resumed machine takes the outcome and moves on.
       for (const o of open) journal.recordOutcome(demo, o.id, { ok: true, at: 1_050 });

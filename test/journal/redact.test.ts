@@ -21,28 +21,60 @@ const S = {
 const pemBlock = `-----BEGIN PRIVATE KEY-----\n${S.pem}\n-----END PRIVATE KEY-----`;
 
 function fileBytes(path: string): string {
-  return [path, `${path}-wal`].filter(existsSync).map((p) => readFileSync(p).toString('latin1')).join('');
+  return [path, `${path}-wal`]
+    .filter(existsSync)
+    .map((p) => readFileSync(p).toString('latin1'))
+    .join('');
 }
 
 describe('journal: redaction', () => {
   test('secrets in events, outcome results and error messages never reach the database file', () => {
     const path = tempDb();
     const j = Journal.open(path);
-    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-tls' }, data: { 'tls.key': S.secretData }, stringData: { any: S.stringData } };
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'demo-tls' },
+      data: { 'tls.key': S.secretData },
+      stringData: { any: S.stringData },
+    };
     const { intentIds } = j.recordStep(demo, {
       machine: 'cluster',
       event: {
-        type: 'k8s.secret.updated', at: new Date(), object: secret, headers: { Authorization: `Bearer ${S.authHeader}` },
-        env: [{ name: 'ETCD_ROOT_PASSWORD', value: S.envValue }], auth: { rootPassword: S.password, token: S.token, tls: { privateKey: pemBlock } },
+        type: 'k8s.secret.updated',
+        at: new Date(),
+        object: secret,
+        headers: { Authorization: `Bearer ${S.authHeader}` },
+        env: [{ name: 'ETCD_ROOT_PASSWORD', value: S.envValue }],
+        auth: { rootPassword: S.password, token: S.token, tls: { privateKey: pemBlock } },
       },
       from: 'Pending',
       to: 'Bootstrapping',
       state: { value: 'Bootstrapping', context: { tlsSecretName: 'demo-tls' } },
-      intents: [{ type: 'createPod', params: { member: 'demo-0', volumes: [{ name: 'tls', secret: { secretName: 'demo-tls' } }], automountServiceAccountToken: false } }],
+      intents: [
+        {
+          type: 'createPod',
+          params: {
+            member: 'demo-0',
+            volumes: [{ name: 'tls', secret: { secretName: 'demo-tls' } }],
+            automountServiceAccountToken: false,
+          },
+        },
+      ],
     });
-    j.recordOutcome(demo, intentIds[0] ?? '', { ok: true, result: { s3: { secretAccessKey: S.accessKey }, ETag: 'e1' } });
-    j.recordStep(demo, { ...step('Bootstrapping', 'Bootstrapping', [{ type: 'createService' }]), event: { type: 'k8s.cluster.updated', at: new Date() } });
-    j.recordOutcome(demo, `${demo.uid}:2:0`, { ok: false, code: 'ERR_CREATE_SERVICE', message: `denied for Bearer ${S.message}; key ${pemBlock}` });
+    j.recordOutcome(demo, intentIds[0] ?? '', {
+      ok: true,
+      result: { s3: { secretAccessKey: S.accessKey }, ETag: 'e1' },
+    });
+    j.recordStep(demo, {
+      ...step('Bootstrapping', 'Bootstrapping', [{ type: 'createService' }]),
+      event: { type: 'k8s.cluster.updated', at: new Date() },
+    });
+    j.recordOutcome(demo, `${demo.uid}:2:0`, {
+      ok: false,
+      code: 'ERR_CREATE_SERVICE',
+      message: `denied for Bearer ${S.message}; key ${pemBlock}`,
+    });
     const bytesWhileOpen = fileBytes(path);
     const rows = j.timeline({ uid: demo.uid });
     j.close();
@@ -53,21 +85,36 @@ describe('journal: redaction', () => {
       expect(bytesAfterClose.includes(value), `${name} in the closed file`).toBe(false);
     }
     // What is not secret is still there to read.
-    for (const kept of ['demo-tls', 'ETCD_ROOT_PASSWORD', 'automountServiceAccountToken', 'ETag']) expect(bytesAfterClose).toContain(kept);
+    for (const kept of ['demo-tls', 'ETCD_ROOT_PASSWORD', 'automountServiceAccountToken', 'ETag'])
+      expect(bytesAfterClose).toContain(kept);
     const event = rows.find((r) => r.entry === 'event');
-    expect(event?.data).toMatchObject({ env: [{ name: 'ETCD_ROOT_PASSWORD', value: REDACTED }], auth: { rootPassword: REDACTED, token: REDACTED } });
-    expect(rows.find((r) => r.entry === 'outcome' && !r.ok)?.message).toBe(`denied for Bearer ${REDACTED}; key ${REDACTED}`);
+    expect(event?.data).toMatchObject({
+      env: [{ name: 'ETCD_ROOT_PASSWORD', value: REDACTED }],
+      auth: { rootPassword: REDACTED, token: REDACTED },
+    });
+    expect(rows.find((r) => r.entry === 'outcome' && !r.ok)?.message).toBe(
+      `denied for Bearer ${REDACTED}; key ${REDACTED}`,
+    );
   });
 
   test('a step whose intent params or machine state hold a secret is refused, and the secret is not written', () => {
     const path = tempDb();
     const j = Journal.open(path);
-    const withParams = step('Pending', 'Bootstrapping', [{ type: 'createPod', params: { member: 'demo-0', env: [{ name: 'ROOT_PASSWORD', value: S.resultSecret }] } }]);
+    const withParams = step('Pending', 'Bootstrapping', [
+      { type: 'createPod', params: { member: 'demo-0', env: [{ name: 'ROOT_PASSWORD', value: S.resultSecret }] } },
+    ]);
     expect(() => j.recordStep(demo, withParams)).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_SECRET' }));
-    expect(() => j.recordStep(demo, withParams)).toThrow('intent createPod of step 1 of EtcdCluster/demo holds secret-looking values at env[0].value');
-    const withState = { ...step('Pending', 'Bootstrapping'), state: { context: { auth: { rootPassword: S.resultSecret } } } };
+    expect(() => j.recordStep(demo, withParams)).toThrow(
+      'intent createPod of step 1 of EtcdCluster/demo holds secret-looking values at env[0].value',
+    );
+    const withState = {
+      ...step('Pending', 'Bootstrapping'),
+      state: { context: { auth: { rootPassword: S.resultSecret } } },
+    };
     expect(() => j.recordStep(demo, withState)).toThrow(expect.objectContaining({ code: 'ERR_JOURNAL_SECRET' }));
-    expect(() => j.recordStep(demo, withState)).toThrow('machine state after step 1 of EtcdCluster/demo holds secret-looking values at context.auth.rootPassword');
+    expect(() => j.recordStep(demo, withState)).toThrow(
+      'machine state after step 1 of EtcdCluster/demo holds secret-looking values at context.auth.rootPassword',
+    );
     expect(j.objects()).toEqual([]);
     j.close();
     expect(fileBytes(path).includes(S.resultSecret)).toBe(false);
@@ -76,19 +123,39 @@ describe('journal: redaction', () => {
   test('redact hides secret fields by name and keeps references to secrets', () => {
     expect(
       redact({
-        password: 'x', clientSecret: 'x', bearer_token: 'x', 'private-key': 'x', 'tls.key': 'x', 'tls.crt': 'x', 'ca.crt': 'x',
-        secretName: 'demo-tls', secretKeyRef: { name: 'auth', key: 'password' }, tokenTTL: 30, passwordless: false,
+        password: 'x',
+        clientSecret: 'x',
+        bearer_token: 'x',
+        'private-key': 'x',
+        'tls.key': 'x',
+        'tls.crt': 'x',
+        'ca.crt': 'x',
+        secretName: 'demo-tls',
+        secretKeyRef: { name: 'auth', key: 'password' },
+        tokenTTL: 30,
+        passwordless: false,
       }),
     ).toEqual({
-      password: REDACTED, clientSecret: REDACTED, bearer_token: REDACTED, 'private-key': REDACTED, 'tls.key': REDACTED,
-      'tls.crt': REDACTED, 'ca.crt': REDACTED,
-      secretName: 'demo-tls', secretKeyRef: { name: 'auth', key: 'password' }, tokenTTL: 30, passwordless: false,
+      password: REDACTED,
+      clientSecret: REDACTED,
+      bearer_token: REDACTED,
+      'private-key': REDACTED,
+      'tls.key': REDACTED,
+      'tls.crt': REDACTED,
+      'ca.crt': REDACTED,
+      secretName: 'demo-tls',
+      secretKeyRef: { name: 'auth', key: 'password' },
+      tokenTTL: 30,
+      passwordless: false,
     });
   });
 
   test('redact hides the payload of a Secret and secret-looking text anywhere', () => {
     expect(redact({ kind: 'Secret', metadata: { name: 's' }, data: { a: 'YQ==' }, type: 'Opaque' })).toEqual({
-      kind: 'Secret', metadata: { name: 's' }, data: REDACTED, type: 'Opaque',
+      kind: 'Secret',
+      metadata: { name: 's' },
+      data: REDACTED,
+      type: 'Opaque',
     });
     expect(redact(['Basic dXNlcjpwYXNz', 'plain'])).toEqual([`Basic ${REDACTED}`, 'plain']);
     expect(redactText(`cert: ${pemBlock} end`)).toBe(`cert: ${REDACTED} end`);

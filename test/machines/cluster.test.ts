@@ -10,23 +10,50 @@ const url = (n: number): string => peerURL(ref, `demo-${n}`);
 const id = (n: number): string => `a${n}`;
 
 /** etcd's member list: [ordinal, learner, started] per member; all started members healthy unless told. */
-function etcd(members: [number, boolean, boolean][], opts: { unhealthy?: number[]; clusterID?: string } = {}): ClusterEvent {
-  const list: EtcdObservation['members'] = members.map(([n, learner, started]) => ({ id: id(n), name: started ? `demo-${n}` : '', peerURL: url(n), learner }));
+function etcd(
+  members: [number, boolean, boolean][],
+  opts: { unhealthy?: number[]; clusterID?: string } = {},
+): ClusterEvent {
+  const list: EtcdObservation['members'] = members.map(([n, learner, started]) => ({
+    id: id(n),
+    name: started ? `demo-${n}` : '',
+    peerURL: url(n),
+    learner,
+  }));
   const healthy = members.filter(([n, , started]) => started && !opts.unhealthy?.includes(n)).map(([n]) => id(n));
-  return { type: 'etcd.members.listed', at: now(), etcd: { clusterID: opts.clusterID ?? 'c1', members: list, healthy } };
+  return {
+    type: 'etcd.members.listed',
+    at: now(),
+    etcd: { clusterID: opts.clusterID ?? 'c1', members: list, healthy },
+  };
 }
 const voters = (...ns: number[]): ClusterEvent => etcd(ns.map((n) => [n, false, true]));
 
 function members(list: [number, string, Partial<MemberObservation>?][]): ClusterEvent {
-  const obs = list.map(([n, state, o]) => ({ name: `demo-${n}`, ordinal: n, bootstrap: n === 0, dormant: false, state, deleting: false, ...o }));
+  const obs = list.map(([n, state, o]) => ({
+    name: `demo-${n}`,
+    ordinal: n,
+    bootstrap: n === 0,
+    dormant: false,
+    state,
+    deleting: false,
+    ...o,
+  }));
   return { type: 'k8s.members.listed', at: now(), members: obs };
 }
 
 let clock = 1_000_000;
 const now = (): number => (clock += 10);
-const spec = (replicas: number, version = '3.6.16'): ClusterEvent => ({ type: 'k8s.cluster.updated', at: now(), spec: { replicas, version }, progressDeadlineSeconds: 600 });
-const ok = (kind: string, result?: Record<string, unknown>): ClusterEvent => ({ type: `effect.${kind}.succeeded`, at: now(), result }) as ClusterEvent;
-const failed = (kind: string, code: string): ClusterEvent => ({ type: `effect.${kind}.failed`, at: now(), error: { code, message: code } }) as ClusterEvent;
+const spec = (replicas: number, version = '3.6.16'): ClusterEvent => ({
+  type: 'k8s.cluster.updated',
+  at: now(),
+  spec: { replicas, version },
+  progressDeadlineSeconds: 600,
+});
+const ok = (kind: string, result?: Record<string, unknown>): ClusterEvent =>
+  ({ type: `effect.${kind}.succeeded`, at: now(), result }) as ClusterEvent;
+const failed = (kind: string, code: string): ClusterEvent =>
+  ({ type: `effect.${kind}.failed`, at: now(), error: { code, message: code } }) as ClusterEvent;
 const tick = (ms: number): ClusterEvent => ({ type: 'timer.tick', at: (clock += ms) });
 
 /** A machine that has seen its cluster has no EtcdMembers yet (the spec comes next). */
@@ -58,10 +85,22 @@ const joinedAfter = (ns: number[]): string => ns.map((n) => `demo-${n}=${url(n)}
 function join(d: Driver<typeof clusterMachine>, n: number, before: number[], prefix: string): void {
   const ic = joinedAfter([...before, n]);
   play(d, [
-    [ok('addLearner', { memberID: id(n), initialCluster: ic }), `${prefix}.creatingMember.running`, [createJoiner(n, ic)]],
+    [
+      ok('addLearner', { memberID: id(n), initialCluster: ic }),
+      `${prefix}.creatingMember.running`,
+      [createJoiner(n, ic)],
+    ],
     [ok('createMember'), `${prefix}.awaitingStart`, []],
-    [etcd([...before.map((b): [number, boolean, boolean] => [b, false, true]), [n, true, false]]), `${prefix}.awaitingStart`, []],
-    [etcd([...before.map((b): [number, boolean, boolean] => [b, false, true]), [n, true, true]]), `${prefix}.promoting.running`, [{ type: 'promoteLearner', params: { member: `demo-${n}`, memberID: id(n) } }]],
+    [
+      etcd([...before.map((b): [number, boolean, boolean] => [b, false, true]), [n, true, false]]),
+      `${prefix}.awaitingStart`,
+      [],
+    ],
+    [
+      etcd([...before.map((b): [number, boolean, boolean] => [b, false, true]), [n, true, true]]),
+      `${prefix}.promoting.running`,
+      [{ type: 'promoteLearner', params: { member: `demo-${n}`, memberID: id(n) } }],
+    ],
     [ok('promoteLearner'), 'observing', []],
   ]);
 }
@@ -92,10 +131,27 @@ describe('cluster machine', () => {
     const d = newCluster();
     expect(d.state).toBe('pending');
     play(d, [
-      [spec(3), 'bootstrapping.seeding.creatingServices.running', [{ type: 'ensureServices', params: { cluster: 'demo' } }]],
-      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running', [
-        { type: 'createMember', params: { member: 'demo-0', ordinal: 0, bootstrap: true, initialCluster: `demo-0=${url(0)}`, version: '3.6.16' } },
-      ]],
+      [
+        spec(3),
+        'bootstrapping.seeding.creatingServices.running',
+        [{ type: 'ensureServices', params: { cluster: 'demo' } }],
+      ],
+      [
+        ok('ensureServices'),
+        'bootstrapping.seeding.creatingSeed.running',
+        [
+          {
+            type: 'createMember',
+            params: {
+              member: 'demo-0',
+              ordinal: 0,
+              bootstrap: true,
+              initialCluster: `demo-0=${url(0)}`,
+              version: '3.6.16',
+            },
+          },
+        ],
+      ],
       [ok('createMember'), 'bootstrapping.seeding.awaitingSeed', []],
       [etcd([[0, false, false]]), 'bootstrapping.seeding.awaitingSeed', []],
       [voters(0), 'observing', []],
@@ -106,7 +162,14 @@ describe('cluster machine', () => {
     play(d, [[voters(0, 1), 'bootstrapping.joining.addingLearner.running', [addLearner(2)]]]);
     join(d, 2, [0, 1], 'bootstrapping.joining');
     play(d, [
-      [members([[0, 'voter'], [1, 'voter'], [2, 'voter']]), 'observing'],
+      [
+        members([
+          [0, 'voter'],
+          [1, 'voter'],
+          [2, 'voter'],
+        ]),
+        'observing',
+      ],
       [voters(0, 1, 2), 'steady', []],
     ]);
   });
@@ -114,11 +177,26 @@ describe('cluster machine', () => {
   /** A cluster of 2 bootstrapping, its learner started and its promotion asked for. */
   function promotingSecond(): Driver<typeof clusterMachine> {
     const d = newCluster();
-    play(d, [[spec(2), 'bootstrapping.seeding.creatingServices.running'], [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'], [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'], [voters(0), 'observing'], [voters(0), 'bootstrapping.joining.addingLearner.running']]);
     play(d, [
-      [ok('addLearner', { memberID: id(1), initialCluster: joinedAfter([0, 1]) }), 'bootstrapping.joining.creatingMember.running'],
+      [spec(2), 'bootstrapping.seeding.creatingServices.running'],
+      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
+      [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
+      [voters(0), 'observing'],
+      [voters(0), 'bootstrapping.joining.addingLearner.running'],
+    ]);
+    play(d, [
+      [
+        ok('addLearner', { memberID: id(1), initialCluster: joinedAfter([0, 1]) }),
+        'bootstrapping.joining.creatingMember.running',
+      ],
       [ok('createMember'), 'bootstrapping.joining.awaitingStart'],
-      [etcd([[0, false, true], [1, true, true]]), 'bootstrapping.joining.promoting.running'],
+      [
+        etcd([
+          [0, false, true],
+          [1, true, true],
+        ]),
+        'bootstrapping.joining.promoting.running',
+      ],
     ]);
     return d;
   }
@@ -128,7 +206,11 @@ describe('cluster machine', () => {
     play(d, [
       [failed('promoteLearner', 'ERR_LEARNER_NOT_IN_SYNC'), 'bootstrapping.joining.promoting.backingOff', []],
       [tick(400), 'bootstrapping.joining.promoting.backingOff', []],
-      [tick(100), 'bootstrapping.joining.promoting.running', [{ type: 'promoteLearner', params: { member: 'demo-1', memberID: id(1) } }]],
+      [
+        tick(100),
+        'bootstrapping.joining.promoting.running',
+        [{ type: 'promoteLearner', params: { member: 'demo-1', memberID: id(1) } }],
+      ],
       [failed('promoteLearner', 'ERR_LEARNER_NOT_IN_SYNC'), 'bootstrapping.joining.promoting.backingOff', []],
       [tick(500), 'bootstrapping.joining.promoting.running'],
       [ok('promoteLearner'), 'observing'],
@@ -153,7 +235,15 @@ describe('cluster machine', () => {
     // The spec first: nothing is decided until the members are seen, so nothing is seeded.
     play(d, [
       [spec(3), 'pending', []],
-      [members([[0, 'voter'], [2, 'voter'], [5, 'voter']]), 'observing', []],
+      [
+        members([
+          [0, 'voter'],
+          [2, 'voter'],
+          [5, 'voter'],
+        ]),
+        'observing',
+        [],
+      ],
     ]);
     const first = d.send(voters(0, 2, 5));
     expect(first.intents).toEqual([]);
@@ -164,8 +254,15 @@ describe('cluster machine', () => {
 
   it('a failure trying again cannot fix ends in failed, which waits for a spec change and then starts over', () => {
     const d = newCluster();
-    play(d, [[spec(3), 'bootstrapping.seeding.creatingServices.running'], [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running']]);
-    const invalid: ClusterEvent = { type: 'effect.createMember.failed', at: now(), error: { code: 'ERR_CREATE_MEMBER', message: 'HTTP 422: spec.version: Invalid value', retryable: false } };
+    play(d, [
+      [spec(3), 'bootstrapping.seeding.creatingServices.running'],
+      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
+    ]);
+    const invalid: ClusterEvent = {
+      type: 'effect.createMember.failed',
+      at: now(),
+      error: { code: 'ERR_CREATE_MEMBER', message: 'HTTP 422: spec.version: Invalid value', retryable: false },
+    };
     play(d, [
       [invalid, 'failed', []],
       [tick(60_000), 'failed', []],
@@ -174,18 +271,38 @@ describe('cluster machine', () => {
     // No back-off is left: the runtime has no timer to wake it for.
     expect(d.context.retryAt).toBeNull();
     expect(describeCluster(d.state, d.context).message).toContain('ERR_CREATE_MEMBER: HTTP 422');
-    play(d, [[spec(1), 'bootstrapping.seeding.creatingServices.running', [{ type: 'ensureServices', params: { cluster: 'demo' } }]]]);
+    play(d, [
+      [
+        spec(1),
+        'bootstrapping.seeding.creatingServices.running',
+        [{ type: 'ensureServices', params: { cluster: 'demo' } }],
+      ],
+    ]);
     expect(d.context.target?.replicas).toBe(1);
   });
 
   it('a spec edit during a step waits until the latched target is reached', () => {
     const d = newCluster();
-    play(d, [[spec(2), 'bootstrapping.seeding.creatingServices.running'], [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'], [ok('createMember'), 'bootstrapping.seeding.awaitingSeed']]);
-    play(d, [[spec(5), 'bootstrapping.seeding.awaitingSeed', []], [voters(0), 'observing'], [voters(0), 'bootstrapping.joining.addingLearner.running']]);
+    play(d, [
+      [spec(2), 'bootstrapping.seeding.creatingServices.running'],
+      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
+      [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
+    ]);
+    play(d, [
+      [spec(5), 'bootstrapping.seeding.awaitingSeed', []],
+      [voters(0), 'observing'],
+      [voters(0), 'bootstrapping.joining.addingLearner.running'],
+    ]);
     expect(d.context.target).toEqual({ replicas: 2, version: '3.6.16' });
     join(d, 1, [0], 'bootstrapping.joining');
     play(d, [
-      [members([[0, 'voter'], [1, 'voter']]), 'observing'],
+      [
+        members([
+          [0, 'voter'],
+          [1, 'voter'],
+        ]),
+        'observing',
+      ],
       // Target 2 reached: steady latches 5 and scaling up starts at once.
       [voters(0, 1), 'scalingUp.joining.addingLearner.running', [addLearner(2)]],
     ]);
@@ -195,11 +312,29 @@ describe('cluster machine', () => {
   it('scales down one member at a time, the newest first, through its EtcdMember', () => {
     const d = steadyCluster(3);
     play(d, [
-      [spec(2), 'scalingDown.removing.deletingMember.running', [{ type: 'deleteMember', params: { member: 'demo-2' } }]],
+      [
+        spec(2),
+        'scalingDown.removing.deletingMember.running',
+        [{ type: 'deleteMember', params: { member: 'demo-2' } }],
+      ],
       [ok('deleteMember'), 'scalingDown.removing.awaitingRemoval', []],
-      [members([[0, 'voter'], [1, 'voter'], [2, 'removing', { deleting: true }]]), 'scalingDown.removing.awaitingRemoval'],
+      [
+        members([
+          [0, 'voter'],
+          [1, 'voter'],
+          [2, 'removing', { deleting: true }],
+        ]),
+        'scalingDown.removing.awaitingRemoval',
+      ],
       [voters(0, 1), 'scalingDown.removing.awaitingRemoval'],
-      [members([[0, 'voter'], [1, 'voter']]), 'observing', []],
+      [
+        members([
+          [0, 'voter'],
+          [1, 'voter'],
+        ]),
+        'observing',
+        [],
+      ],
       [voters(0, 1), 'steady', []],
     ]);
   });
@@ -207,17 +342,46 @@ describe('cluster machine', () => {
   it('scaling down removes an unhealthy member before a healthy one', () => {
     const d = steadyCluster(3);
     play(d, [
-      [etcd([[0, false, true], [1, false, true], [2, false, true]], { unhealthy: [1] }), 'steady'],
-      [spec(2), 'scalingDown.removing.deletingMember.running', [{ type: 'deleteMember', params: { member: 'demo-1' } }]],
+      [
+        etcd(
+          [
+            [0, false, true],
+            [1, false, true],
+            [2, false, true],
+          ],
+          { unhealthy: [1] },
+        ),
+        'steady',
+      ],
+      [
+        spec(2),
+        'scalingDown.removing.deletingMember.running',
+        [{ type: 'deleteMember', params: { member: 'demo-1' } }],
+      ],
     ]);
   });
 
   it('never shrinks below a healthy quorum: scale-down waits, reported as degraded', () => {
     const d = steadyCluster(3);
     play(d, [
-      [etcd([[0, false, true], [1, false, true], [2, false, true]], { unhealthy: [1, 2] }), 'degraded', []],
+      [
+        etcd(
+          [
+            [0, false, true],
+            [1, false, true],
+            [2, false, true],
+          ],
+          { unhealthy: [1, 2] },
+        ),
+        'degraded',
+        [],
+      ],
       [spec(2), 'degraded', []],
-      [voters(0, 1, 2), 'scalingDown.removing.deletingMember.running', [{ type: 'deleteMember', params: { member: 'demo-2' } }]],
+      [
+        voters(0, 1, 2),
+        'scalingDown.removing.deletingMember.running',
+        [{ type: 'deleteMember', params: { member: 'demo-2' } }],
+      ],
     ]);
   });
 
@@ -227,12 +391,35 @@ describe('cluster machine', () => {
     play(d, [
       [spec(0), 'parking.parkingMembers.running', [{ type: 'setDormant', params: { members: all, dormant: true } }]],
       [ok('setDormant'), 'parking.awaitingPark', []],
-      [members([[0, 'dormant', { dormant: true }], [1, 'dormant', { dormant: true }], [2, 'voter', { dormant: true }]]), 'parking.awaitingPark'],
-      [members([[0, 'dormant', { dormant: true }], [1, 'dormant', { dormant: true }], [2, 'dormant', { dormant: true }]]), 'dormant', []],
+      [
+        members([
+          [0, 'dormant', { dormant: true }],
+          [1, 'dormant', { dormant: true }],
+          [2, 'voter', { dormant: true }],
+        ]),
+        'parking.awaitingPark',
+      ],
+      [
+        members([
+          [0, 'dormant', { dormant: true }],
+          [1, 'dormant', { dormant: true }],
+          [2, 'dormant', { dormant: true }],
+        ]),
+        'dormant',
+        [],
+      ],
       [{ type: 'etcd.unreachable', at: now(), error: 'no endpoint answered' }, 'dormant', []],
       [spec(3), 'waking.wakingMembers.running', [{ type: 'setDormant', params: { members: all, dormant: false } }]],
       [ok('setDormant'), 'waking.awaitingWake', []],
-      [members([[0, 'voter'], [1, 'voter'], [2, 'voter']]), 'observing', []],
+      [
+        members([
+          [0, 'voter'],
+          [1, 'voter'],
+          [2, 'voter'],
+        ]),
+        'observing',
+        [],
+      ],
       [voters(0, 1, 2), 'steady', []],
     ]);
     expect(d.context.nextOrdinal).toBe(3);
@@ -241,12 +428,31 @@ describe('cluster machine', () => {
 
   it('wakes with the members it had, then scales to the new size', () => {
     const d = steadyCluster(3);
-    play(d, [[spec(0), 'parking.parkingMembers.running'], [ok('setDormant'), 'parking.awaitingPark']]);
-    play(d, [[members([[0, 'dormant', { dormant: true }], [1, 'dormant', { dormant: true }], [2, 'dormant', { dormant: true }]]), 'dormant']]);
+    play(d, [
+      [spec(0), 'parking.parkingMembers.running'],
+      [ok('setDormant'), 'parking.awaitingPark'],
+    ]);
+    play(d, [
+      [
+        members([
+          [0, 'dormant', { dormant: true }],
+          [1, 'dormant', { dormant: true }],
+          [2, 'dormant', { dormant: true }],
+        ]),
+        'dormant',
+      ],
+    ]);
     play(d, [
       [spec(5), 'waking.wakingMembers.running'],
       [ok('setDormant'), 'waking.awaitingWake'],
-      [members([[0, 'voter'], [1, 'voter'], [2, 'voter']]), 'observing'],
+      [
+        members([
+          [0, 'voter'],
+          [1, 'voter'],
+          [2, 'voter'],
+        ]),
+        'observing',
+      ],
       [voters(0, 1, 2), 'scalingUp.joining.addingLearner.running', [addLearner(3)]],
     ]);
   });
@@ -254,9 +460,23 @@ describe('cluster machine', () => {
   it('replaces a member whose data is gone with a new member under a new name', () => {
     const d = steadyCluster(3);
     play(d, [
-      [members([[0, 'voter'], [1, 'replacing'], [2, 'voter']]), 'replacing.removing.deletingMember.running', [{ type: 'deleteMember', params: { member: 'demo-1' } }]],
+      [
+        members([
+          [0, 'voter'],
+          [1, 'replacing'],
+          [2, 'voter'],
+        ]),
+        'replacing.removing.deletingMember.running',
+        [{ type: 'deleteMember', params: { member: 'demo-1' } }],
+      ],
       [ok('deleteMember'), 'replacing.removing.awaitingRemoval'],
-      [members([[0, 'voter'], [2, 'voter']]), 'replacing.removing.awaitingRemoval'],
+      [
+        members([
+          [0, 'voter'],
+          [2, 'voter'],
+        ]),
+        'replacing.removing.awaitingRemoval',
+      ],
       [voters(0, 2), 'replacing.joining.addingLearner.running', [addLearner(3)]],
     ]);
   });
@@ -264,33 +484,86 @@ describe('cluster machine', () => {
   it('does not replace a lost member when removing it would lose quorum', () => {
     const d = steadyCluster(3);
     play(d, [
-      [etcd([[0, false, true], [1, false, true], [2, false, true]], { unhealthy: [1, 2] }), 'degraded'],
-      [members([[0, 'voter'], [1, 'replacing'], [2, 'voter']]), 'degraded', []],
+      [
+        etcd(
+          [
+            [0, false, true],
+            [1, false, true],
+            [2, false, true],
+          ],
+          { unhealthy: [1, 2] },
+        ),
+        'degraded',
+      ],
+      [
+        members([
+          [0, 'voter'],
+          [1, 'replacing'],
+          [2, 'voter'],
+        ]),
+        'degraded',
+        [],
+      ],
     ]);
   });
 
   it('removes an etcd member that no EtcdMember accounts for', () => {
     const d = steadyCluster(3);
     const stray = { id: 'ff', name: '', peerURL: 'http://stray:2380', learner: true };
-    const listed: ClusterEvent = { type: 'etcd.members.listed', at: now(), etcd: { clusterID: 'c1', members: [...(voters(0, 1, 2) as { etcd: EtcdObservation }).etcd.members, stray], healthy: [id(0), id(1), id(2)] } };
+    const listed: ClusterEvent = {
+      type: 'etcd.members.listed',
+      at: now(),
+      etcd: {
+        clusterID: 'c1',
+        members: [...(voters(0, 1, 2) as { etcd: EtcdObservation }).etcd.members, stray],
+        healthy: [id(0), id(1), id(2)],
+      },
+    };
     play(d, [
-      [listed, 'removingOrphan.removing.running', [{ type: 'removeEtcdMember', params: { peerURL: 'http://stray:2380', memberID: 'ff', reason: 'no EtcdMember accounts for this etcd member' } }]],
+      [
+        listed,
+        'removingOrphan.removing.running',
+        [
+          {
+            type: 'removeEtcdMember',
+            params: {
+              peerURL: 'http://stray:2380',
+              memberID: 'ff',
+              reason: 'no EtcdMember accounts for this etcd member',
+            },
+          },
+        ],
+      ],
       [ok('removeEtcdMember'), 'observing'],
       [voters(0, 1, 2), 'steady'],
     ]);
   });
 
-  it('reports another cluster answering at its members\' addresses and acts on nothing', () => {
+  it("reports another cluster answering at its members' addresses and acts on nothing", () => {
     const d = steadyCluster(3);
     play(d, [
-      [etcd([[0, false, true], [1, false, true], [2, false, true]], { clusterID: 'other' }), 'degraded', []],
+      [
+        etcd(
+          [
+            [0, false, true],
+            [1, false, true],
+            [2, false, true],
+          ],
+          { clusterID: 'other' },
+        ),
+        'degraded',
+        [],
+      ],
       [spec(5), 'degraded', []],
     ]);
   });
 
   it('goes to deleting from any step and asks for nothing more', () => {
     const d = newCluster();
-    play(d, [[spec(3), 'bootstrapping.seeding.creatingServices.running'], [{ type: 'k8s.cluster.deleted', at: now() }, 'deleting', []]]);
+    play(d, [
+      [spec(3), 'bootstrapping.seeding.creatingServices.running'],
+      [{ type: 'k8s.cluster.deleted', at: now() }, 'deleting', []],
+    ]);
     expect(d.snapshot.status).toBe('done');
   });
 
@@ -302,7 +575,11 @@ describe('cluster machine', () => {
     // The journal's open intent is recovered by the runtime; its outcome moves the step on.
     play(d, [
       [voters(0), 'scalingUp.joining.addingLearner.running', []],
-      [ok('addLearner', { memberID: id(1), initialCluster: joinedAfter([0, 1]) }), 'scalingUp.joining.creatingMember.running', [createJoiner(1, joinedAfter([0, 1]))]],
+      [
+        ok('addLearner', { memberID: id(1), initialCluster: joinedAfter([0, 1]) }),
+        'scalingUp.joining.creatingMember.running',
+        [createJoiner(1, joinedAfter([0, 1]))],
+      ],
     ]);
     expect(d.context.nextOrdinal).toBe(2);
   });
@@ -312,7 +589,10 @@ describe('cluster machine: what a user reads', () => {
   it('names the step and says what it waits for', () => {
     const d = steadyCluster(1);
     play(d, [[spec(2), 'scalingUp.joining.addingLearner.running']]);
-    expect(describeCluster(d.state, d.context)).toEqual({ step: 'ScalingUp', message: 'adding demo-1 to etcd as a learner (1 of 2 voters)' });
+    expect(describeCluster(d.state, d.context)).toEqual({
+      step: 'ScalingUp',
+      message: 'adding demo-1 to etcd as a learner (1 of 2 voters)',
+    });
     play(d, [[failed('addLearner', 'ERR_UNAVAILABLE'), 'scalingUp.joining.addingLearner.backingOff']]);
     expect(describeCluster(d.state, d.context).message).toBe(
       'adding demo-1 to etcd as a learner (1 of 2 voters); the last try failed (ERR_UNAVAILABLE: ERR_UNAVAILABLE) and is retried with back-off',
@@ -321,28 +601,74 @@ describe('cluster machine: what a user reads', () => {
 
   it('shows the leader etcd names, and how far a learner has caught up before its promotion', () => {
     const d = steadyCluster(1);
-    const withLeader = (e: ClusterEvent, learners?: Record<string, { applied: number; leader: number }>): ClusterEvent =>
-      e.type === 'etcd.members.listed' ? { ...e, etcd: { ...e.etcd, leader: id(0), ...(learners ? { learners } : {}) } } : e;
+    const withLeader = (
+      e: ClusterEvent,
+      learners?: Record<string, { applied: number; leader: number }>,
+    ): ClusterEvent =>
+      e.type === 'etcd.members.listed'
+        ? { ...e, etcd: { ...e.etcd, leader: id(0), ...(learners ? { learners } : {}) } }
+        : e;
     play(d, [[withLeader(voters(0)), 'steady']]);
     expect(describeCluster(d.state, d.context).message).toBe('one voter, healthy; leader demo-0');
     play(d, [
       [spec(2), 'scalingUp.joining.addingLearner.running'],
-      [ok('addLearner', { memberID: id(1), initialCluster: joinedAfter([0, 1]) }), 'scalingUp.joining.creatingMember.running'],
+      [
+        ok('addLearner', { memberID: id(1), initialCluster: joinedAfter([0, 1]) }),
+        'scalingUp.joining.creatingMember.running',
+      ],
       [ok('createMember'), 'scalingUp.joining.awaitingStart'],
-      [withLeader(etcd([[0, false, true], [1, true, true]]), { [id(1)]: { applied: 40, leader: 120 } }), 'scalingUp.joining.promoting.running'],
+      [
+        withLeader(
+          etcd([
+            [0, false, true],
+            [1, true, true],
+          ]),
+          { [id(1)]: { applied: 40, leader: 120 } },
+        ),
+        'scalingUp.joining.promoting.running',
+      ],
     ]);
-    expect(describeCluster(d.state, d.context).message).toBe("promoting learner demo-1 once it is in sync with the leader (applied index 40 of the leader's 120) (1 of 2 voters)");
+    expect(describeCluster(d.state, d.context).message).toBe(
+      "promoting learner demo-1 once it is in sync with the leader (applied index 40 of the leader's 120) (1 of 2 voters)",
+    );
   });
 
   it('says why a cluster is degraded', () => {
     const d = steadyCluster(3);
-    play(d, [[etcd([[0, false, true], [1, false, true], [2, false, true]], { unhealthy: [1, 2] }), 'degraded']]);
-    expect(describeCluster(d.state, d.context)).toEqual({ step: 'Degraded', message: '1 of 3 voters healthy: waiting for a healthy quorum before any change' });
+    play(d, [
+      [
+        etcd(
+          [
+            [0, false, true],
+            [1, false, true],
+            [2, false, true],
+          ],
+          { unhealthy: [1, 2] },
+        ),
+        'degraded',
+      ],
+    ]);
+    expect(describeCluster(d.state, d.context)).toEqual({
+      step: 'Degraded',
+      message: '1 of 3 voters healthy: waiting for a healthy quorum before any change',
+    });
   });
 
   it('a steady cluster with a voter down says so', () => {
     const d = steadyCluster(3);
-    play(d, [[etcd([[0, false, true], [1, false, true], [2, false, true]], { unhealthy: [2] }), 'steady']]);
+    play(d, [
+      [
+        etcd(
+          [
+            [0, false, true],
+            [1, false, true],
+            [2, false, true],
+          ],
+          { unhealthy: [2] },
+        ),
+        'steady',
+      ],
+    ]);
     expect(describeCluster(d.state, d.context)).toEqual({ step: 'Steady', message: '3 voters, 2 healthy: a quorum' });
   });
 });

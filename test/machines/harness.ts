@@ -1,5 +1,12 @@
 /** Drives a machine through events as the runtime would, without running any intent. */
-import { initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine, type EventFromLogic, type SnapshotFrom } from 'xstate';
+import {
+  initialTransition,
+  transition,
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+  type EventFromLogic,
+  type SnapshotFrom,
+} from 'xstate';
 
 /** A state value flattened to a dotted path, e.g. `scalingUp.joining.addingLearner.running`. */
 export function path(value: unknown): string {
@@ -45,7 +52,10 @@ export class Driver<M extends AnyStateMachine> {
 
   /** Simulates a crash and restart: the snapshot goes through JSON (as the journal keeps it). */
   restart(): void {
-    const persisted = JSON.parse(JSON.stringify(this.machine.getPersistedSnapshot(this.snapshot))) as { value: unknown; context: unknown };
+    const persisted = JSON.parse(JSON.stringify(this.machine.getPersistedSnapshot(this.snapshot))) as {
+      value: unknown;
+      context: unknown;
+    };
     this.snapshot = this.machine.resolveState({ value: persisted.value as never, context: persisted.context });
     this.intents = [];
   }

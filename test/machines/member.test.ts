@@ -9,7 +9,9 @@ const peer = 'http://demo-1.demo.default.svc:2380';
 let clock = 5_000;
 const at = (): number => (clock += 10);
 
-const updated = (o: { dormant?: boolean; deleting?: boolean; clusterDeleting?: boolean; clusterGeneration?: number } = {}): MemberEvent => ({
+const updated = (
+  o: { dormant?: boolean; deleting?: boolean; clusterDeleting?: boolean; clusterGeneration?: number } = {},
+): MemberEvent => ({
   type: 'k8s.member.updated',
   at: at(),
   dormant: o.dormant ?? false,
@@ -23,7 +25,11 @@ const pod = (ready: boolean, uid = 'p1', restarts = 0): MemberEvent => ({
   at: at(),
   pod: { uid, phase: ready ? 'Running' : 'Pending', ready, deleting: false, restarts },
 });
-const podGoing = (uid: string): MemberEvent => ({ type: 'k8s.pod.observed', at: at(), pod: { uid, phase: 'Running', ready: false, deleting: true, restarts: 0 } });
+const podGoing = (uid: string): MemberEvent => ({
+  type: 'k8s.pod.observed',
+  at: at(),
+  pod: { uid, phase: 'Running', ready: false, deleting: true, restarts: 0 },
+});
 const noPod = (): MemberEvent => ({ type: 'k8s.pod.observed', at: at(), pod: null });
 const pvc = (bound: boolean | null): MemberEvent => ({ type: 'k8s.pvc.observed', at: at(), bound });
 const etcd = (learner: boolean | null): MemberEvent => ({
@@ -31,10 +37,16 @@ const etcd = (learner: boolean | null): MemberEvent => ({
   at: at(),
   member: learner === null ? null : { id: 'b1', name: 'demo-1', peerURL: peer, learner },
 });
-const ok = (kind: string, result?: Record<string, unknown>): MemberEvent => ({ type: `effect.${kind}.succeeded`, at: at(), result }) as MemberEvent;
-const failed = (kind: string): MemberEvent => ({ type: `effect.${kind}.failed`, at: at(), error: { code: 'ERR', message: 'no' } }) as MemberEvent;
+const ok = (kind: string, result?: Record<string, unknown>): MemberEvent =>
+  ({ type: `effect.${kind}.succeeded`, at: at(), result }) as MemberEvent;
+const failed = (kind: string): MemberEvent =>
+  ({ type: `effect.${kind}.failed`, at: at(), error: { code: 'ERR', message: 'no' } }) as MemberEvent;
 const refused = (kind: string): MemberEvent =>
-  ({ type: `effect.${kind}.failed`, at: at(), error: { code: 'ERR_CREATE_POD', message: 'HTTP 422: Pod "demo-1" is invalid', retryable: false } }) as MemberEvent;
+  ({
+    type: `effect.${kind}.failed`,
+    at: at(),
+    error: { code: 'ERR_CREATE_POD', message: 'HTTP 422: Pod "demo-1" is invalid', retryable: false },
+  }) as MemberEvent;
 const tick = (ms: number): MemberEvent => ({ type: 'timer.tick', at: (clock += ms) });
 const intent = (type: string, params: object = { member: 'demo-1' }): Intent => ({ type, params });
 
@@ -50,7 +62,10 @@ function play(d: Driver<typeof memberMachine>, steps: readonly Step[]): void {
 /** A member that joined as a learner, was promoted and runs as a voter. */
 function runningVoter(medium: '' | 'Memory' = ''): Driver<typeof memberMachine> {
   const d = new Driver(memberMachine, { member, bootstrap: false, medium });
-  play(d, [[updated(), 'pending'], [pvc(medium === 'Memory' ? null : true), 'pending']]);
+  play(d, [
+    [updated(), 'pending'],
+    [pvc(medium === 'Memory' ? null : true), 'pending'],
+  ]);
   play(d, [
     [noPod(), 'joiningLearner.starting.creatingPod.running', [intent('createPod')]],
     [ok('createPod', { uid: 'p1' }), 'joiningLearner.starting.awaitingReady'],
@@ -100,7 +115,12 @@ describe('member machine', () => {
 
   it('does not create its Pod twice when the watch has not caught up with the create', () => {
     const d = new Driver(memberMachine, { member, bootstrap: false, medium: '' });
-    play(d, [[updated(), 'pending'], [pvc(true), 'pending'], [noPod(), 'joiningLearner.starting.creatingPod.running'], [ok('createPod', { uid: 'p1' }), 'joiningLearner.starting.awaitingReady']]);
+    play(d, [
+      [updated(), 'pending'],
+      [pvc(true), 'pending'],
+      [noPod(), 'joiningLearner.starting.creatingPod.running'],
+      [ok('createPod', { uid: 'p1' }), 'joiningLearner.starting.awaitingReady'],
+    ]);
     play(d, [[noPod(), 'joiningLearner.starting.awaitingReady', []]]);
   });
 
@@ -146,13 +166,22 @@ describe('member machine', () => {
     play(d, [
       [noPod(), 'restarting.creatingPod.running', [intent('createPod')]],
       [refused('createPod'), 'failed', []],
-      [updated({ deleting: true }), 'removing.leavingEtcd.running', [intent('removeEtcdMember', { peerURL: peer, memberID: 'b1', reason: 'its EtcdMember is being deleted' })]],
+      [
+        updated({ deleting: true }),
+        'removing.leavingEtcd.running',
+        [intent('removeEtcdMember', { peerURL: peer, memberID: 'b1', reason: 'its EtcdMember is being deleted' })],
+      ],
     ]);
   });
 
-  it('a first failure while joining is one the user reads, with the API server\'s words', () => {
+  it("a first failure while joining is one the user reads, with the API server's words", () => {
     const d = new Driver(memberMachine, { member, bootstrap: false, medium: '' });
-    play(d, [[updated(), 'pending'], [pvc(true), 'pending'], [noPod(), 'joiningLearner.starting.creatingPod.running'], [refused('createPod'), 'failed', []]]);
+    play(d, [
+      [updated(), 'pending'],
+      [pvc(true), 'pending'],
+      [noPod(), 'joiningLearner.starting.creatingPod.running'],
+      [refused('createPod'), 'failed', []],
+    ]);
     expect(describeMember(d.state, d.context)).toMatchObject({ state: 'failed', step: 'Failed' });
     expect(describeMember(d.state, d.context).message).toContain('HTTP 422: Pod "demo-1" is invalid');
   });
@@ -213,10 +242,18 @@ describe('member machine', () => {
   it('a member told its data was wiped stops its Pod and waits to be replaced', () => {
     const d = runningVoter();
     play(d, [
-      [{ type: 'member.data.lost', at: at(), reason: 'data directory is empty' }, 'replacing.stoppingPod.running', [intent('deletePod')]],
+      [
+        { type: 'member.data.lost', at: at(), reason: 'data directory is empty' },
+        'replacing.stoppingPod.running',
+        [intent('deletePod')],
+      ],
       [ok('deletePod'), 'replacing.awaitingGone', []],
       [noPod(), 'replacing.stopped', []],
-      [updated({ deleting: true }), 'removing.leavingEtcd.running', [intent('removeEtcdMember', { peerURL: peer, memberID: 'b1', reason: 'its EtcdMember is being deleted' })]],
+      [
+        updated({ deleting: true }),
+        'removing.leavingEtcd.running',
+        [intent('removeEtcdMember', { peerURL: peer, memberID: 'b1', reason: 'its EtcdMember is being deleted' })],
+      ],
     ]);
   });
 
@@ -233,9 +270,17 @@ describe('member machine', () => {
   it('leaves etcd before letting go of its finalizer', () => {
     const d = runningVoter();
     play(d, [
-      [updated({ deleting: true }), 'removing.leavingEtcd.running', [intent('removeEtcdMember', { peerURL: peer, memberID: 'b1', reason: 'its EtcdMember is being deleted' })]],
+      [
+        updated({ deleting: true }),
+        'removing.leavingEtcd.running',
+        [intent('removeEtcdMember', { peerURL: peer, memberID: 'b1', reason: 'its EtcdMember is being deleted' })],
+      ],
       [failed('removeEtcdMember'), 'removing.leavingEtcd.backingOff', []],
-      [tick(1500), 'removing.leavingEtcd.running', [intent('removeEtcdMember', { peerURL: peer, memberID: 'b1', reason: 'its EtcdMember is being deleted' })]],
+      [
+        tick(1500),
+        'removing.leavingEtcd.running',
+        [intent('removeEtcdMember', { peerURL: peer, memberID: 'b1', reason: 'its EtcdMember is being deleted' })],
+      ],
       [ok('removeEtcdMember'), 'removing.releasing.running', [intent('releaseFinalizer')]],
       [ok('releaseFinalizer'), 'removed', []],
     ]);
@@ -244,7 +289,9 @@ describe('member machine', () => {
 
   it('when its whole cluster is deleted it lets go without touching etcd', () => {
     const d = runningVoter();
-    play(d, [[updated({ deleting: true, clusterDeleting: true }), 'removing.releasing.running', [intent('releaseFinalizer')]]]);
+    play(d, [
+      [updated({ deleting: true, clusterDeleting: true }), 'removing.releasing.running', [intent('releaseFinalizer')]],
+    ]);
   });
 
   it('resumes mid-step after a restart without asking for the same intent again', () => {
@@ -263,7 +310,14 @@ describe('member machine: what a user reads', () => {
     const d = runningVoter();
     play(d, [[updated({ dormant: true }), 'parking.stoppingPod.running']]);
     expect(describeMember(d.state, d.context).state).toBe('parking');
-    play(d, [[ok('deletePod'), 'parking.awaitingGone'], [noPod(), 'parking.stopped']]);
-    expect(describeMember(d.state, d.context)).toEqual({ state: 'dormant', step: 'Dormant', message: 'dormant: no Pod runs; the volume and member ID are kept' });
+    play(d, [
+      [ok('deletePod'), 'parking.awaitingGone'],
+      [noPod(), 'parking.stopped'],
+    ]);
+    expect(describeMember(d.state, d.context)).toEqual({
+      state: 'dormant',
+      step: 'Dormant',
+      message: 'dormant: no Pod runs; the volume and member ID are kept',
+    });
   });
 });

@@ -15,7 +15,11 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 /** Runs the command in-process; returns the exit code and what it wrote. */
 function agent(...args: string[]): { code: number; out: string; err: string } {
   let [out, err] = ['', ''];
-  const code = runAgentCommand(args, { stdout: (s) => void (out += s), stderr: (s) => void (err += s) }, { terminationLog: join(scratch, 'termination-log') });
+  const code = runAgentCommand(
+    args,
+    { stdout: (s) => void (out += s), stderr: (s) => void (err += s) },
+    { terminationLog: join(scratch, 'termination-log') },
+  );
   return { code, out, err };
 }
 
@@ -74,7 +78,9 @@ describe('agent check-data on an empty volume', () => {
   });
 
   it('a data dir that does not exist at all counts as lost too', () => {
-    expect(agent('check-data', '--data-dir', join(scratch, 'never-made'), '--expect-data').code).toBe(DATA_LOST_EXIT_CODE);
+    expect(agent('check-data', '--data-dir', join(scratch, 'never-made'), '--expect-data').code).toBe(
+      DATA_LOST_EXIT_CODE,
+    );
   });
 
   it('without --expect-data: a new member, exit 0 with a note', () => {
@@ -85,7 +91,11 @@ describe('agent check-data on an empty volume', () => {
 
   it('never creates a termination message file that is not there (outside a Pod)', () => {
     const log = join(scratch, 'absent', 'termination-log');
-    const code = runAgentCommand(['check-data', '--data-dir', join(scratch, 'never-made'), '--expect-data'], { stdout: () => {}, stderr: () => {} }, { terminationLog: log });
+    const code = runAgentCommand(
+      ['check-data', '--data-dir', join(scratch, 'never-made'), '--expect-data'],
+      { stdout: () => {}, stderr: () => {} },
+      { terminationLog: log },
+    );
     expect(code).toBe(DATA_LOST_EXIT_CODE);
     expect(existsSync(log)).toBe(false);
   });
@@ -107,7 +117,14 @@ describe('agent command line', () => {
 
   it('the real command exits 3 for lost data, as the init container does', async () => {
     const cli = join(import.meta.dirname, '../../manager/cli.ts');
-    const err = await run(process.execPath, [cli, 'agent', 'check-data', '--data-dir', join(scratch, 'never-made'), '--expect-data']).catch((e: unknown) => e as { code: number; stderr: string });
+    const err = await run(process.execPath, [
+      cli,
+      'agent',
+      'check-data',
+      '--data-dir',
+      join(scratch, 'never-made'),
+      '--expect-data',
+    ]).catch((e: unknown) => e as { code: number; stderr: string });
     expect(err).toMatchObject({ code: DATA_LOST_EXIT_CODE });
     expect((err as { stderr: string }).stderr).toMatch(/^etcd data lost: /);
   });

@@ -23,11 +23,18 @@ async function etcdOperator(...args: string[]): Promise<{ code: number; out: str
 }
 
 describe('etcd-operator command line', () => {
-  it('prints a cluster\'s timeline from the journal', async () => {
+  it("prints a cluster's timeline from the journal", async () => {
     const db = join(dir, 'journal.db');
     const j = Journal.open(db);
     const ref = { uid: 'u1', kind: 'EtcdCluster' as const, namespace: 'default', name: 'demo' };
-    j.recordStep(ref, { machine: 'cluster', event: { type: 'k8s.cluster.updated', at: 1_700_000_000_000 }, from: 'pending', to: { bootstrapping: 'seeding' }, state: {}, intents: [{ type: 'ensureServices', params: { cluster: 'demo' } }] });
+    j.recordStep(ref, {
+      machine: 'cluster',
+      event: { type: 'k8s.cluster.updated', at: 1_700_000_000_000 },
+      from: 'pending',
+      to: { bootstrapping: 'seeding' },
+      state: {},
+      intents: [{ type: 'ensureServices', params: { cluster: 'demo' } }],
+    });
     j.close();
     const { code, out } = await etcdOperator('journal', 'demo', '--db', db);
     expect(code).toBe(0);

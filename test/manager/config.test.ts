@@ -4,14 +4,41 @@ import { ConfigError, parseManagerArgs } from '../../manager/config.ts';
 describe('manager flags', () => {
   it('defaults: all namespaces, the journal under /var/lib, :8080, leader election on, DNS names', () => {
     const c = parseManagerArgs([], { POD_NAME: 'etcd-operator-abc', POD_NAMESPACE: 'ops' });
-    expect(c).toMatchObject({ journal: '/var/lib/etcd-operator/journal.db', listenHost: '0.0.0.0', listenPort: 8080, leaderElect: true, leaseName: 'etcd-operator', leaseNamespace: 'ops', etcdAddress: 'dns', identity: 'etcd-operator-abc' });
+    expect(c).toMatchObject({
+      journal: '/var/lib/etcd-operator/journal.db',
+      listenHost: '0.0.0.0',
+      listenPort: 8080,
+      leaderElect: true,
+      leaseName: 'etcd-operator',
+      leaseNamespace: 'ops',
+      etcdAddress: 'dns',
+      identity: 'etcd-operator-abc',
+    });
     expect(c.namespace).toBeUndefined();
     expect(c.kubeconfig).toBeUndefined();
   });
 
   it('takes --flag value and --flag=value, and a bare --leader-elect', () => {
-    const c = parseManagerArgs(['--namespace', 'a', '--listen=127.0.0.1:0', '--leader-elect', '--etcd-address=pod-ip', '--agent-image', 'x/etcd-operator:1'], {});
-    expect(c).toMatchObject({ namespace: 'a', listenHost: '127.0.0.1', listenPort: 0, leaderElect: true, etcdAddress: 'pod-ip', agentImage: 'x/etcd-operator:1' });
+    const c = parseManagerArgs(
+      [
+        '--namespace',
+        'a',
+        '--listen=127.0.0.1:0',
+        '--leader-elect',
+        '--etcd-address=pod-ip',
+        '--agent-image',
+        'x/etcd-operator:1',
+      ],
+      {},
+    );
+    expect(c).toMatchObject({
+      namespace: 'a',
+      listenHost: '127.0.0.1',
+      listenPort: 0,
+      leaderElect: true,
+      etcdAddress: 'pod-ip',
+      agentImage: 'x/etcd-operator:1',
+    });
     expect(parseManagerArgs(['--leader-elect=false'], {}).leaderElect).toBe(false);
   });
 

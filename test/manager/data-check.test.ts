@@ -3,11 +3,19 @@ import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { DATA_LOST_REASON, dataLostObserved } from '../../manager/data-check.ts';
 
-const lost = "etcd data lost: /var/lib/etcd/data holds 0 WAL file(s), no member/snap/db, though etcd ran on this member's volume before; the member is not started empty, the operator replaces it with a new member while quorum holds";
+const lost =
+  "etcd data lost: /var/lib/etcd/data holds 0 WAL file(s), no member/snap/db, though etcd ran on this member's volume before; the member is not started empty, the operator replaces it with a new member while quorum holds";
 
 /** A member Pod whose init container statuses are `statuses`. */
 function pod(...statuses: Partial<V1ContainerStatus>[]): V1Pod {
-  const full = statuses.map((s) => ({ name: 'check-data', image: 'op', imageID: '', ready: false, restartCount: 0, ...s }));
+  const full = statuses.map((s) => ({
+    name: 'check-data',
+    image: 'op',
+    imageID: '',
+    ready: false,
+    restartCount: 0,
+    ...s,
+  }));
   return { metadata: { name: 'demo-0' }, status: { phase: 'Pending', initContainerStatuses: full } };
 }
 
@@ -18,23 +26,37 @@ describe('data lost, as the Pod tells', () => {
   });
 
   it('check-data restarting after exit 3 (CrashLoopBackOff): the last run tells', () => {
-    const p = pod({ state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 3, reason: 'Error', message: lost } }, restartCount: 2 });
+    const p = pod({
+      state: { waiting: { reason: 'CrashLoopBackOff' } },
+      lastState: { terminated: { exitCode: 3, reason: 'Error', message: lost } },
+      restartCount: 2,
+    });
     expect(dataLostObserved(p, 1)?.type).toBe('member.data.lost');
   });
 
   it('with no message, a fixed sentence; from a log tail, the line that says it', () => {
-    expect(dataLostObserved(pod({ state: { terminated: { exitCode: 3, reason: 'Error' } } }), 1)).toMatchObject({ reason: DATA_LOST_REASON });
+    expect(dataLostObserved(pod({ state: { terminated: { exitCode: 3, reason: 'Error' } } }), 1)).toMatchObject({
+      reason: DATA_LOST_REASON,
+    });
     const tail = `node: some warning\n${lost}\n`;
-    expect(dataLostObserved(pod({ state: { terminated: { exitCode: 3, reason: 'Error', message: tail } } }), 1)).toMatchObject({ reason: lost });
+    expect(
+      dataLostObserved(pod({ state: { terminated: { exitCode: 3, reason: 'Error', message: tail } } }), 1),
+    ).toMatchObject({ reason: lost });
   });
 
   it.each([
     ['no Pod', undefined],
     ['a Pod with no status yet', { metadata: { name: 'demo-0' } }],
     ['check-data passed', pod({ state: { terminated: { exitCode: 0, reason: 'Completed' } } })],
-    ['check-data failed otherwise (an unreadable dir)', pod({ state: { terminated: { exitCode: 1, reason: 'Error' } } })],
+    [
+      'check-data failed otherwise (an unreadable dir)',
+      pod({ state: { terminated: { exitCode: 1, reason: 'Error' } } }),
+    ],
     ['check-data running', pod({ state: { running: {} } })],
-    ['another init container with exit 3', pod({ name: 'warm-up', state: { terminated: { exitCode: 3, reason: 'Error' } } })],
+    [
+      'another init container with exit 3',
+      pod({ name: 'warm-up', state: { terminated: { exitCode: 3, reason: 'Error' } } }),
+    ],
   ] as const)('%s: nothing lost', (_, p) => {
     expect(dataLostObserved(p, 1)).toBeNull();
   });

@@ -9,21 +9,33 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const module = join(import.meta.dirname, '../../manager/failpoints.ts');
 
 /** Runs a process that passes the given failpoints in order; resolves with how it ended. */
-function pass(names: readonly string[], env: Record<string, string>): Promise<{ signal: string | null; stderr: string }> {
+function pass(
+  names: readonly string[],
+  env: Record<string, string>,
+): Promise<{ signal: string | null; stderr: string }> {
   const script = `const { failpoint } = await import(${JSON.stringify(module)}); for (const n of ${JSON.stringify(names)}) failpoint(n);`;
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, ...env } }, (err, _out, stderr) => {
-      resolve({ signal: (err as { signal?: string } | null)?.signal ?? null, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--input-type=module', '-e', script],
+      { env: { ...process.env, ...env } },
+      (err, _out, stderr) => {
+        resolve({ signal: (err as { signal?: string } | null)?.signal ?? null, stderr });
+      },
+    );
   });
 }
 
 describe('failpoints', () => {
   it('a clean run with a count file lists every failpoint reached, in order, and lives', async () => {
     const file = join(dir, 'clean.txt');
-    const r = await pass(['before-journal-step', 'after-journal-step', 'after-effect', 'after-journal-step'], { ETCD_OPERATOR_FAILPOINT_COUNT: file });
+    const r = await pass(['before-journal-step', 'after-journal-step', 'after-effect', 'after-journal-step'], {
+      ETCD_OPERATOR_FAILPOINT_COUNT: file,
+    });
     expect(r.signal).toBeNull();
-    expect(readFileSync(file, 'utf8')).toBe('before-journal-step\nafter-journal-step\nafter-effect\nafter-journal-step\n');
+    expect(readFileSync(file, 'utf8')).toBe(
+      'before-journal-step\nafter-journal-step\nafter-effect\nafter-journal-step\n',
+    );
   });
 
   it('an armed run dies by SIGKILL at the n-th time its failpoint is reached, that one counted', async () => {

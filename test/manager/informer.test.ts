@@ -34,9 +34,20 @@ function scripted(lists: Listed<Obj>[], watches: [string, unknown][][]) {
 
 describe('informer', () => {
   it('resumes a watch that ends from the last resourceVersion it saw', async () => {
-    const api = scripted([{ items: [obj('a', '5')], resourceVersion: '10' }], [[['MODIFIED', obj('a', '11')]], [['BOOKMARK', obj('', '15')]], [['ADDED', obj('b', '16')]]]);
+    const api = scripted(
+      [{ items: [obj('a', '5')], resourceVersion: '10' }],
+      [[['MODIFIED', obj('a', '11')]], [['BOOKMARK', obj('', '15')]], [['ADDED', obj('b', '16')]]],
+    );
     const changes: string[] = [];
-    const informer = new Informer<Obj>({ name: 't', kubeConfig: new KubeConfig(), path: '/x', log: quiet, list: api.list, watch: api.watch, onChange: (c, o) => changes.push(`${c} ${o.metadata.name}`) });
+    const informer = new Informer<Obj>({
+      name: 't',
+      kubeConfig: new KubeConfig(),
+      path: '/x',
+      log: quiet,
+      list: api.list,
+      watch: api.watch,
+      onChange: (c, o) => changes.push(`${c} ${o.metadata.name}`),
+    });
     await informer.start();
     await settle(() => api.seen.length >= 4);
     informer.stop();
@@ -54,7 +65,15 @@ describe('informer', () => {
       [[['ERROR', { kind: 'Status', code: 410, reason: 'Expired' }]]],
     );
     const changes: string[] = [];
-    const informer = new Informer<Obj>({ name: 't', kubeConfig: new KubeConfig(), path: '/x', log: quiet, list: api.list, watch: api.watch, onChange: (c, o) => changes.push(`${c} ${o.metadata.name}`) });
+    const informer = new Informer<Obj>({
+      name: 't',
+      kubeConfig: new KubeConfig(),
+      path: '/x',
+      log: quiet,
+      list: api.list,
+      watch: api.watch,
+      onChange: (c, o) => changes.push(`${c} ${o.metadata.name}`),
+    });
     await informer.start();
     await settle(() => api.seen.length >= 2);
     informer.stop();

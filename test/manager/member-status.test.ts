@@ -9,9 +9,21 @@ const condition = (s: ReturnType<typeof memberStatus>, type: string) => s.condit
 
 describe('member status', () => {
   it('a started learner waits to be promoted: state promoting, memberID and role from etcd, Promoted False, data not yet initialized', () => {
-    const c: MemberContext = { ...base, pvcBound: true, everRan: false, etcd: { id: 'ab12', name: 'demo-1', peerURL: 'http://x:2380', learner: true } };
+    const c: MemberContext = {
+      ...base,
+      pvcBound: true,
+      everRan: false,
+      etcd: { id: 'ab12', name: 'demo-1', peerURL: 'http://x:2380', learner: true },
+    };
     const s = memberStatus(undefined, { path: 'joiningLearner.catchingUp', context: c, generation: 2 }, NOW);
-    expect(s).toMatchObject({ state: 'promoting', memberID: 'ab12', role: 'learner', podName: 'demo-1', pvcName: 'data-demo-1', observedGeneration: 2 });
+    expect(s).toMatchObject({
+      state: 'promoting',
+      memberID: 'ab12',
+      role: 'learner',
+      podName: 'demo-1',
+      pvcName: 'data-demo-1',
+      observedGeneration: 2,
+    });
     expect(s.dataInitialized).toBeUndefined();
     expect(condition(s, 'Progressing')).toMatchObject({ status: 'True', reason: 'Promoting' });
     expect(condition(s, 'Promoted')).toMatchObject({ status: 'False' });
@@ -19,7 +31,12 @@ describe('member status', () => {
   });
 
   it('a voter that ran: dataInitialized, Joined and Promoted True, nothing in progress', () => {
-    const c: MemberContext = { ...base, pvcBound: true, everRan: true, etcd: { id: 'ab12', name: 'demo-1', peerURL: 'http://x:2380', learner: false } };
+    const c: MemberContext = {
+      ...base,
+      pvcBound: true,
+      everRan: true,
+      etcd: { id: 'ab12', name: 'demo-1', peerURL: 'http://x:2380', learner: false },
+    };
     const s = memberStatus(undefined, { path: 'voter', context: c, generation: 1 }, NOW);
     expect(s).toMatchObject({ state: 'voter', role: 'voter', dataInitialized: true });
     expect(condition(s, 'Joined')?.status).toBe('True');
@@ -34,7 +51,7 @@ describe('member status', () => {
     expect(condition(s, 'VolumeReady')).toMatchObject({ status: 'True', reason: 'NoVolumeNeeded' });
   });
 
-  it('keeps a condition\'s transition time while its status holds', () => {
+  it("keeps a condition's transition time while its status holds", () => {
     const c: MemberContext = { ...base, pvcBound: true, everRan: true };
     const first = memberStatus(undefined, { path: 'voter', context: c, generation: 1 }, NOW);
     const later = memberStatus(first, { path: 'voter', context: c, generation: 1 }, NOW + 60_000);

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
-import { clusterObserved, memberObserved, membersListed, ordinalOf, podObserved, pvcObserved } from '../../manager/observe.ts';
+import {
+  clusterObserved,
+  memberObserved,
+  membersListed,
+  ordinalOf,
+  podObserved,
+  pvcObserved,
+} from '../../manager/observe.ts';
 
 const cluster = (o: Partial<EtcdCluster['metadata']> = {}, replicas = 3): EtcdCluster => ({
   apiVersion: 'etcd-operator.dev/v1alpha1',
@@ -8,22 +15,48 @@ const cluster = (o: Partial<EtcdCluster['metadata']> = {}, replicas = 3): EtcdCl
   metadata: { name: 'demo', namespace: 'default', uid: 'u1', ...o },
   spec: { replicas, version: '3.6.16', storage: { size: '1Gi' }, progressDeadlineSeconds: 600 },
 });
-const member = (name: string, o: { dormant?: boolean; state?: string; deleting?: boolean; cluster?: string } = {}): EtcdMember => ({
+const member = (
+  name: string,
+  o: { dormant?: boolean; state?: string; deleting?: boolean; cluster?: string } = {},
+): EtcdMember => ({
   apiVersion: 'etcd-operator.dev/v1alpha1',
   kind: 'EtcdMember',
   metadata: { name, namespace: 'default', ...(o.deleting ? { deletionTimestamp: new Date() } : {}) },
-  spec: { cluster: o.cluster ?? 'demo', version: '3.6.16', storage: { size: '1Gi' }, bootstrap: name === 'demo-0', dormant: o.dormant ?? false },
+  spec: {
+    cluster: o.cluster ?? 'demo',
+    version: '3.6.16',
+    storage: { size: '1Gi' },
+    bootstrap: name === 'demo-0',
+    dormant: o.dormant ?? false,
+  },
   ...(o.state ? { status: { state: o.state } } : {}),
 });
 
 describe('manager: what the watches see becomes machine events', () => {
   it('an EtcdCluster becomes its spec, or its deletion', () => {
-    expect(clusterObserved(cluster(), 7)).toEqual({ type: 'k8s.cluster.updated', at: 7, spec: { replicas: 3, version: '3.6.16' }, progressDeadlineSeconds: 600 });
-    expect(clusterObserved(cluster({ deletionTimestamp: new Date() }), 7)).toEqual({ type: 'k8s.cluster.deleted', at: 7 });
+    expect(clusterObserved(cluster(), 7)).toEqual({
+      type: 'k8s.cluster.updated',
+      at: 7,
+      spec: { replicas: 3, version: '3.6.16' },
+      progressDeadlineSeconds: 600,
+    });
+    expect(clusterObserved(cluster({ deletionTimestamp: new Date() }), 7)).toEqual({
+      type: 'k8s.cluster.deleted',
+      at: 7,
+    });
   });
 
-  it('lists only the cluster\'s own members, in ordinal order, with their machine states', () => {
-    const event = membersListed('demo', [member('demo-10', { state: 'voter' }), member('demo-2', { state: 'parking', dormant: true }), member('other-0', { cluster: 'other' }), member('demo-3', { deleting: true })], 1);
+  it("lists only the cluster's own members, in ordinal order, with their machine states", () => {
+    const event = membersListed(
+      'demo',
+      [
+        member('demo-10', { state: 'voter' }),
+        member('demo-2', { state: 'parking', dormant: true }),
+        member('other-0', { cluster: 'other' }),
+        member('demo-3', { deleting: true }),
+      ],
+      1,
+    );
     expect(event).toEqual({
       type: 'k8s.members.listed',
       at: 1,
@@ -35,40 +68,85 @@ describe('manager: what the watches see becomes machine events', () => {
     });
   });
 
-  it('reads ordinals only from the cluster\'s own naming', () => {
-    expect([ordinalOf('demo', 'demo-4'), ordinalOf('demo', 'demo-x'), ordinalOf('demo', 'demo-2-1'), ordinalOf('de', 'demo-1')]).toEqual([4, -1, -1, -1]);
+  it("reads ordinals only from the cluster's own naming", () => {
+    expect([
+      ordinalOf('demo', 'demo-4'),
+      ordinalOf('demo', 'demo-x'),
+      ordinalOf('demo', 'demo-2-1'),
+      ordinalOf('de', 'demo-1'),
+    ]).toEqual([4, -1, -1, -1]);
   });
 
   it('a member knows when its cluster is going (or gone), so it leaves without touching etcd', () => {
     expect(memberObserved(member('demo-1'), cluster(), 2)).toMatchObject({ deleting: false, clusterDeleting: false });
-    expect(memberObserved(member('demo-1', { deleting: true }), cluster({ deletionTimestamp: new Date() }), 2)).toMatchObject({ deleting: true, clusterDeleting: true });
+    expect(
+      memberObserved(member('demo-1', { deleting: true }), cluster({ deletionTimestamp: new Date() }), 2),
+    ).toMatchObject({ deleting: true, clusterDeleting: true });
     expect(memberObserved(member('demo-1', { deleting: true }), undefined, 2)).toMatchObject({ clusterDeleting: true });
   });
 
-  it('a member sees its own and its cluster\'s generation, and how often etcd restarted in its Pod', () => {
-    expect(memberObserved({ ...member('demo-1'), metadata: { name: 'demo-1', generation: 3 } }, cluster({ generation: 7 }), 2)).toMatchObject({ generation: 3, clusterGeneration: 7 });
+  it("a member sees its own and its cluster's generation, and how often etcd restarted in its Pod", () => {
+    expect(
+      memberObserved(
+        { ...member('demo-1'), metadata: { name: 'demo-1', generation: 3 } },
+        cluster({ generation: 7 }),
+        2,
+      ),
+    ).toMatchObject({ generation: 3, clusterGeneration: 7 });
     const containerStatuses = [
       { name: 'check-data', restartCount: 0, image: 'x', imageID: '', ready: false },
       { name: 'etcd', restartCount: 2, image: 'x', imageID: '', ready: true },
     ];
-    expect(podObserved({ metadata: { uid: 'p1' }, status: { phase: 'Running', containerStatuses } }, 3)).toMatchObject({ pod: { restarts: 2 } });
+    expect(podObserved({ metadata: { uid: 'p1' }, status: { phase: 'Running', containerStatuses } }, 3)).toMatchObject({
+      pod: { restarts: 2 },
+    });
   });
 
   it('a failed member carries the reason its status gives', () => {
     const failed: EtcdMember = {
       ...member('demo-1'),
-      status: { state: 'failed', conditions: [{ type: 'Progressing', status: 'False', reason: 'Failed', message: 'HTTP 422', lastTransitionTime: '2026-11-21T00:00:00Z' }] },
+      status: {
+        state: 'failed',
+        conditions: [
+          {
+            type: 'Progressing',
+            status: 'False',
+            reason: 'Failed',
+            message: 'HTTP 422',
+            lastTransitionTime: '2026-11-21T00:00:00Z',
+          },
+        ],
+      },
     };
-    expect(membersListed('demo', [failed], 1)).toMatchObject({ members: [{ name: 'demo-1', state: 'failed', failure: 'HTTP 422' }] });
+    expect(membersListed('demo', [failed], 1)).toMatchObject({
+      members: [{ name: 'demo-1', state: 'failed', failure: 'HTTP 422' }],
+    });
   });
 
   it('a Pod is ready only with a Ready condition, and a claim being deleted counts as gone', () => {
-    const pod = { metadata: { uid: 'p1' }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } };
-    expect(podObserved(pod, 3)).toEqual({ type: 'k8s.pod.observed', at: 3, pod: { uid: 'p1', phase: 'Running', ready: true, deleting: false, restarts: 0 } });
-    expect(podObserved({ ...pod, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] } }, 3)).toMatchObject({ pod: { ready: false } });
+    const pod = {
+      metadata: { uid: 'p1' },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+    };
+    expect(podObserved(pod, 3)).toEqual({
+      type: 'k8s.pod.observed',
+      at: 3,
+      pod: { uid: 'p1', phase: 'Running', ready: true, deleting: false, restarts: 0 },
+    });
+    expect(
+      podObserved({ ...pod, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] } }, 3),
+    ).toMatchObject({ pod: { ready: false } });
     expect(podObserved(undefined, 3)).toEqual({ type: 'k8s.pod.observed', at: 3, pod: null });
-    expect(pvcObserved({ metadata: {}, status: { phase: 'Bound' } }, 4)).toEqual({ type: 'k8s.pvc.observed', at: 4, bound: true });
-    expect(pvcObserved({ metadata: { deletionTimestamp: new Date() }, status: { phase: 'Bound' } }, 4)).toEqual({ type: 'k8s.pvc.observed', at: 4, bound: null });
+    expect(pvcObserved({ metadata: {}, status: { phase: 'Bound' } }, 4)).toEqual({
+      type: 'k8s.pvc.observed',
+      at: 4,
+      bound: true,
+    });
+    expect(pvcObserved({ metadata: { deletionTimestamp: new Date() }, status: { phase: 'Bound' } }, 4)).toEqual({
+      type: 'k8s.pvc.observed',
+      at: 4,
+      bound: null,
+    });
     expect(pvcObserved(undefined, 4)).toEqual({ type: 'k8s.pvc.observed', at: 4, bound: null });
   });
 });

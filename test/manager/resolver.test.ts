@@ -4,9 +4,15 @@ import type { EtcdMember } from '../../api/v1alpha1/index.ts';
 import { etcdResolver } from '../../manager/resolver.ts';
 
 const member = (name: string, dormant = false): EtcdMember =>
-  ({ metadata: { name, namespace: 'ns' }, spec: { cluster: 'demo', version: '3.6.16', storage: { size: '1Gi' }, bootstrap: false, dormant } }) as EtcdMember;
+  ({
+    metadata: { name, namespace: 'ns' },
+    spec: { cluster: 'demo', version: '3.6.16', storage: { size: '1Gi' }, bootstrap: false, dormant },
+  }) as EtcdMember;
 const pods: Record<string, V1Pod> = { 'demo-0': { status: { podIP: '127.10.0.2' } }, 'demo-1': { status: {} } };
-const source = { members: () => [member('demo-0'), member('demo-1'), member('demo-2', true)], pod: (_: string, name: string) => pods[name] };
+const source = {
+  members: () => [member('demo-0'), member('demo-1'), member('demo-2', true)],
+  pod: (_: string, name: string) => pods[name],
+};
 const ref = { namespace: 'ns', name: 'demo', uid: 'u' };
 
 describe('etcd resolver', () => {

@@ -14,7 +14,10 @@ let clock = 1_000;
 const now = (): number => (clock += 5);
 
 /** A fake handler (the real ones touch Kubernetes and etcd): records calls, can fail, can claim an earlier run happened. */
-function fake(kind: string, opts: { fail?: boolean; recovered?: boolean; result?: Record<string, unknown>; seen?: (j: Journal) => void } = {}) {
+function fake(
+  kind: string,
+  opts: { fail?: boolean; recovered?: boolean; result?: Record<string, unknown>; seen?: (j: Journal) => void } = {},
+) {
   const calls = { run: 0, recover: 0 };
   const handler: Handler<never, Record<string, unknown>> = {
     kind,
@@ -26,7 +29,9 @@ function fake(kind: string, opts: { fail?: boolean; recovered?: boolean; result?
     },
     recover: () => {
       calls.recover++;
-      return Promise.resolve(opts.recovered ? { done: true as const, result: opts.result ?? {} } : { done: false as const });
+      return Promise.resolve(
+        opts.recovered ? { done: true as const, result: opts.result ?? {} } : { done: false as const },
+      );
     },
   };
   return { handler, calls };
@@ -44,10 +49,28 @@ afterEach(() => {
 });
 
 function runner(handlers: Handlers<EffectContext>): Runner<EffectContext> {
-  const context = (): EffectContext => ({ cluster, signal: AbortSignal.timeout(5000), log: { info: () => {}, warn: () => {}, error: () => {} } });
-  return new Runner({ journal, ref, machineName: 'cluster', machine: clusterMachine, input: { cluster }, handlers, context, now });
+  const context = (): EffectContext => ({
+    cluster,
+    signal: AbortSignal.timeout(5000),
+    log: { info: () => {}, warn: () => {}, error: () => {} },
+  });
+  return new Runner({
+    journal,
+    ref,
+    machineName: 'cluster',
+    machine: clusterMachine,
+    input: { cluster },
+    handlers,
+    context,
+    now,
+  });
 }
-const spec = { type: 'k8s.cluster.updated', at: 0, spec: { replicas: 3, version: '3.6.16' }, progressDeadlineSeconds: 600 };
+const spec = {
+  type: 'k8s.cluster.updated',
+  at: 0,
+  spec: { replicas: 3, version: '3.6.16' },
+  progressDeadlineSeconds: 600,
+};
 /** A new cluster as the manager first sees it: no EtcdMembers, then the spec. */
 async function feedSpec(r: Runner<EffectContext>): Promise<void> {
   await r.feed({ type: 'k8s.members.listed', at: now(), members: [] });
@@ -78,7 +101,11 @@ describe('runner: steps go through the journal', () => {
 
   /** Leaves the journal as a crash between journaling a step and its effect's answer does. */
   async function crashAfterJournal(): Promise<void> {
-    const hang: Handler<never, Record<string, unknown>> = { kind: 'ensureServices', run: () => new Promise(() => {}), recover: () => new Promise(() => {}) };
+    const hang: Handler<never, Record<string, unknown>> = {
+      kind: 'ensureServices',
+      run: () => new Promise(() => {}),
+      recover: () => new Promise(() => {}),
+    };
     void feedSpec(runner({ ensureServices: hang }));
     while (journal.openIntents().length === 0) await new Promise((r) => setImmediate(r));
   }
@@ -94,7 +121,10 @@ describe('runner: steps go through the journal', () => {
     expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.awaitingSeed');
     expect(create.calls.run).toBe(1);
     const outcomes = journal.timeline({ uid: ref.uid }).filter((row) => row.entry === 'outcome');
-    expect(outcomes.map((o) => [o.name, o.recovered ?? false])).toEqual([['ensureServices', true], ['createMember', false]]);
+    expect(outcomes.map((o) => [o.name, o.recovered ?? false])).toEqual([
+      ['ensureServices', true],
+      ['createMember', false],
+    ]);
   });
 
   it('after a crash before the effect ran, recover says so and the effect runs once', async () => {

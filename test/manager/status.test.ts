@@ -13,7 +13,11 @@ const at = (): number => (clock += 1000);
 const listed = (healthy: boolean): ClusterEvent => ({
   type: 'etcd.members.listed',
   at: at(),
-  etcd: { clusterID: 'c1', members: [{ id: 'a0', name: 'demo-0', peerURL: peerURL(ref, 'demo-0'), learner: false }], healthy: healthy ? ['a0'] : [] },
+  etcd: {
+    clusterID: 'c1',
+    members: [{ id: 'a0', name: 'demo-0', peerURL: peerURL(ref, 'demo-0'), learner: false }],
+    healthy: healthy ? ['a0'] : [],
+  },
 });
 
 /** Walks a one-member cluster to steady, recording the status after every step as the runtime would. */
@@ -26,7 +30,11 @@ function bootstrapOne(): { d: Driver<typeof clusterMachine>; status: EtcdCluster
     { type: 'k8s.cluster.updated', at: at(), spec: { replicas: 1, version: '3.6.16' }, progressDeadlineSeconds: 600 },
     { type: 'effect.ensureServices.succeeded', at: at() },
     { type: 'effect.createMember.succeeded', at: at() },
-    { type: 'k8s.members.listed', at: at(), members: [{ name: 'demo-0', ordinal: 0, bootstrap: true, dormant: false, state: 'voter', deleting: false }] },
+    {
+      type: 'k8s.members.listed',
+      at: at(),
+      members: [{ name: 'demo-0', ordinal: 0, bootstrap: true, dormant: false, state: 'voter', deleting: false }],
+    },
     listed(true),
     listed(true),
   ];
@@ -43,34 +51,71 @@ const condition = (s: EtcdClusterStatus | undefined, type: string) => s?.conditi
 describe('manager: the status a user reads', () => {
   it('a bootstrapped cluster is Available, not Progressing, and records that it bootstrapped', () => {
     const { status } = bootstrapOne();
-    expect(status?.observed).toEqual({ target: { replicas: 1, version: '3.6.16' }, step: 'Steady', sequence: 6, stepStartedAt: expect.any(String) as string });
-    expect(condition(status, 'Available')).toMatchObject({ status: 'True', reason: 'QuorumHealthy', message: '1 of 1 voters healthy' });
-    expect(condition(status, 'Progressing')).toMatchObject({ status: 'False', reason: 'Steady', message: 'one voter, healthy' });
+    expect(status?.observed).toEqual({
+      target: { replicas: 1, version: '3.6.16' },
+      step: 'Steady',
+      sequence: 6,
+      stepStartedAt: expect.any(String) as string,
+    });
+    expect(condition(status, 'Available')).toMatchObject({
+      status: 'True',
+      reason: 'QuorumHealthy',
+      message: '1 of 1 voters healthy',
+    });
+    expect(condition(status, 'Progressing')).toMatchObject({
+      status: 'False',
+      reason: 'Steady',
+      message: 'one voter, healthy',
+    });
     expect(condition(status, 'Bootstrapped')).toMatchObject({ status: 'True', reason: 'Completed' });
-    expect(status).toMatchObject({ readyMembers: 1, clusterID: 'c1', selector: 'etcd-operator.dev/cluster=demo', members: [{ name: 'demo-0', memberID: 'a0', role: 'voter', state: 'voter' }] });
+    expect(status).toMatchObject({
+      readyMembers: 1,
+      clusterID: 'c1',
+      selector: 'etcd-operator.dev/cluster=demo',
+      members: [{ name: 'demo-0', memberID: 'a0', role: 'voter', state: 'voter' }],
+    });
   });
 
   it('a step past progressDeadlineSeconds is reported Degraded with what it waits for, and keeps trying', () => {
     const { d, status, seq } = bootstrapOne();
-    const scale: ClusterEvent = { type: 'k8s.cluster.updated', at: at(), spec: { replicas: 2, version: '3.6.16' }, progressDeadlineSeconds: 600 };
+    const scale: ClusterEvent = {
+      type: 'k8s.cluster.updated',
+      at: at(),
+      spec: { replicas: 2, version: '3.6.16' },
+      progressDeadlineSeconds: 600,
+    };
     d.send(scale);
-    const during = clusterStatus(status, { seq: seq + 1, from: 'steady', to: d.state, context: d.context, generation: 2 }, scale.at);
+    const during = clusterStatus(
+      status,
+      { seq: seq + 1, from: 'steady', to: d.state, context: d.context, generation: 2 },
+      scale.at,
+    );
     expect(condition(during, 'Progressing')).toMatchObject({ status: 'True', reason: 'ScalingUp' });
     expect(condition(during, 'Degraded')).toMatchObject({ status: 'False' });
-    const late = clusterStatus(during, { seq: seq + 2, from: d.state, to: d.state, context: d.context, generation: 2 }, scale.at + 601_000);
+    const late = clusterStatus(
+      during,
+      { seq: seq + 2, from: d.state, to: d.state, context: d.context, generation: 2 },
+      scale.at + 601_000,
+    );
     expect(condition(late, 'Degraded')).toMatchObject({ status: 'True', reason: 'ProgressDeadlineExceeded' });
     expect(condition(late, 'Degraded')?.message).toContain('adding demo-1 to etcd as a learner');
   });
 
-  it('keeps a condition\'s transition time while its status holds, and loses quorum visibly', () => {
+  it("keeps a condition's transition time while its status holds, and loses quorum visibly", () => {
     const { d, status, seq } = bootstrapOne();
     const since = condition(status, 'Available')?.lastTransitionTime;
     const e = listed(false);
     d.send(e);
-    const after = clusterStatus(status, { seq: seq + 1, from: 'steady', to: d.state, context: d.context, generation: 1 }, e.at);
+    const after = clusterStatus(
+      status,
+      { seq: seq + 1, from: 'steady', to: d.state, context: d.context, generation: 1 },
+      e.at,
+    );
     expect(condition(after, 'Available')).toMatchObject({ status: 'False', reason: 'QuorumLost' });
     expect(condition(after, 'Available')?.lastTransitionTime).not.toBe(since);
-    expect(condition(after, 'Bootstrapped')?.lastTransitionTime).toBe(condition(status, 'Bootstrapped')?.lastTransitionTime);
+    expect(condition(after, 'Bootstrapped')?.lastTransitionTime).toBe(
+      condition(status, 'Bootstrapped')?.lastTransitionTime,
+    );
   });
 });
 
@@ -78,11 +123,30 @@ describe('cluster status of a failed step', () => {
   it('says Degraded (StepFailed) with the error, and nothing in progress', () => {
     const d = new Driver(clusterMachine, { cluster: ref });
     d.send({ type: 'k8s.members.listed', at: at(), members: [] });
-  d.send({ type: 'k8s.members.listed', at: at(), members: [] });
-    d.send({ type: 'k8s.cluster.updated', at: at(), spec: { replicas: 1, version: '3.6.16' }, progressDeadlineSeconds: 600 });
-    d.send({ type: 'effect.ensureServices.failed', at: at(), error: { code: 'ERR_ENSURE_SERVICES', message: 'HTTP 422: invalid', retryable: false } });
+    d.send({ type: 'k8s.members.listed', at: at(), members: [] });
+    d.send({
+      type: 'k8s.cluster.updated',
+      at: at(),
+      spec: { replicas: 1, version: '3.6.16' },
+      progressDeadlineSeconds: 600,
+    });
+    d.send({
+      type: 'effect.ensureServices.failed',
+      at: at(),
+      error: { code: 'ERR_ENSURE_SERVICES', message: 'HTTP 422: invalid', retryable: false },
+    });
     expect(d.state).toBe('failed');
-    const s = clusterStatus(undefined, { seq: 2, from: 'bootstrapping.seeding.creatingServices.running', to: d.state, context: d.context, generation: 1 }, at());
+    const s = clusterStatus(
+      undefined,
+      {
+        seq: 2,
+        from: 'bootstrapping.seeding.creatingServices.running',
+        to: d.state,
+        context: d.context,
+        generation: 1,
+      },
+      at(),
+    );
     expect(condition(s, 'Degraded')).toMatchObject({ status: 'True', reason: 'StepFailed' });
     expect(condition(s, 'Degraded')?.message).toContain('ERR_ENSURE_SERVICES: HTTP 422: invalid');
     expect(condition(s, 'Progressing')).toMatchObject({ status: 'False', reason: 'Failed' });
@@ -92,14 +156,30 @@ describe('cluster status of a failed step', () => {
   it('a member that stopped on such a failure makes its cluster Degraded (MemberFailed), saying why', () => {
     const d = new Driver(clusterMachine, { cluster: ref });
     d.send({ type: 'k8s.members.listed', at: at(), members: [] });
-  d.send({ type: 'k8s.members.listed', at: at(), members: [] });
-    d.send({ type: 'k8s.cluster.updated', at: at(), spec: { replicas: 1, version: '3.6.16' }, progressDeadlineSeconds: 600 });
+    d.send({ type: 'k8s.members.listed', at: at(), members: [] });
+    d.send({
+      type: 'k8s.cluster.updated',
+      at: at(),
+      spec: { replicas: 1, version: '3.6.16' },
+      progressDeadlineSeconds: 600,
+    });
     d.send({ type: 'effect.ensureServices.succeeded', at: at() });
     d.send({ type: 'effect.createMember.succeeded', at: at() });
-    const failure = 'a step failed in a way trying again cannot fix (ERR_CREATE_POD: HTTP 422: Pod "demo-0" is invalid)';
-    d.send({ type: 'k8s.members.listed', at: at(), members: [{ name: 'demo-0', ordinal: 0, bootstrap: true, dormant: false, state: 'failed', deleting: false, failure }] });
+    const failure =
+      'a step failed in a way trying again cannot fix (ERR_CREATE_POD: HTTP 422: Pod "demo-0" is invalid)';
+    d.send({
+      type: 'k8s.members.listed',
+      at: at(),
+      members: [
+        { name: 'demo-0', ordinal: 0, bootstrap: true, dormant: false, state: 'failed', deleting: false, failure },
+      ],
+    });
     const s = clusterStatus(undefined, { seq: 4, from: d.state, to: d.state, context: d.context, generation: 1 }, at());
-    expect(condition(s, 'Degraded')).toMatchObject({ status: 'True', reason: 'MemberFailed', message: `EtcdMember demo-0 stopped: ${failure}` });
+    expect(condition(s, 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'MemberFailed',
+      message: `EtcdMember demo-0 stopped: ${failure}`,
+    });
     expect(condition(s, 'Progressing')).toMatchObject({ status: 'True', reason: 'Bootstrapping' });
   });
 });

@@ -13,7 +13,14 @@ import type { EtcdCluster } from '../../../api/v1alpha1/index.ts';
 import { apiVersion } from '../../../api/v1alpha1/index.ts';
 import { initialCluster } from '../../../effects/etcd/add-learner.ts';
 import { EtcdClients, hexID } from '../../../effects/etcd/index.ts';
-import { buildClientService, buildEtcdMember, buildHeadlessService, buildPod, buildPVC, type KubeClients } from '../../../effects/kubernetes/index.ts';
+import {
+  buildClientService,
+  buildEtcdMember,
+  buildHeadlessService,
+  buildPod,
+  buildPVC,
+  type KubeClients,
+} from '../../../effects/kubernetes/index.ts';
 import type { ClusterRef } from '../../../effects/types.ts';
 import { memberName, peerURL, seedInitialCluster } from '../../../machines/policy.ts';
 import { poll, since } from './poll.ts';
@@ -26,7 +33,8 @@ const VERSION = '3.6.16';
  * 5 s of the last, a member just promoted that has not applied it yet and still refuses as a
  * learner) and answers lost on a loaded machine; anything else stops the floor.
  */
-const NOT_YET = /in sync with leader|unhealthy cluster|not enough started members|not supported for learner|no leader|leader changed|DEADLINE_EXCEEDED|No connection established/;
+const NOT_YET =
+  /in sync with leader|unhealthy cluster|not enough started members|not supported for learner|no leader|leader changed|DEADLINE_EXCEEDED|No connection established/;
 
 /** How one member joined, in ms from the start of its join. */
 export interface FloorJoin {
@@ -70,9 +78,16 @@ export class FloorCluster {
   constructor(kube: KubeClients, namespace: string, name: string) {
     this.#kube = kube;
     this.#ref = { namespace, name, uid: randomUUID() };
-    this.#cluster = { apiVersion, kind: 'EtcdCluster', metadata: { name, namespace, uid: this.#ref.uid }, spec: { replicas: 1, version: VERSION, storage: { size: '64Mi' } } } as EtcdCluster;
+    this.#cluster = {
+      apiVersion,
+      kind: 'EtcdCluster',
+      metadata: { name, namespace, uid: this.#ref.uid },
+      spec: { replicas: 1, version: VERSION, storage: { size: '64Mi' } },
+    } as EtcdCluster;
     const url = (member: string): string => `http://${this.#ips.get(member) ?? '127.0.0.1'}:2379`;
-    this.etcd = new EtcdClients(() => ({ endpoints: [...this.#voters].map(url), clientURL: url }), { callTimeoutMs: 3000 });
+    this.etcd = new EtcdClients(() => ({ endpoints: [...this.#voters].map(url), clientURL: url }), {
+      callTimeoutMs: 3000,
+    });
   }
 
   /** Creates the seed and `size - 1` more members, one after the other. */
@@ -104,16 +119,32 @@ export class FloorCluster {
     const member = memberName(this.#ref.name, this.size);
     const t0 = performance.now();
     const client = this.etcd.cluster(this.#ref);
-    const add = await this.#retry(() => client.cluster.memberAdd({ peerURLs: [peerURL(this.#ref, member)], isLearner: true }));
+    const add = await this.#retry(() =>
+      client.cluster.memberAdd({ peerURLs: [peerURL(this.#ref, member)], isLearner: true }),
+    );
     const t1 = performance.now();
     await this.#createMember(member, this.size, false, initialCluster(add.value.members, add.value.member.ID, member));
-    await poll(`${member} answers`, RETRY_MS, async () => ((await this.#pod(member)) && (await this.#answers(member))) || undefined);
+    await poll(
+      `${member} answers`,
+      RETRY_MS,
+      async () => ((await this.#pod(member)) && (await this.#answers(member))) || undefined,
+    );
     const t2 = performance.now();
-    const promote = await this.#retry(() => this.etcd.cluster(this.#ref).cluster.memberPromote({ ID: add.value.member.ID }));
+    const promote = await this.#retry(() =>
+      this.etcd.cluster(this.#ref).cluster.memberPromote({ ID: add.value.member.ID }),
+    );
     this.#voters.add(member);
     this.size += 1;
     const ms = (a: number, b: number): number => Math.round(b - a);
-    return { member, addMs: ms(t0, t1), addTries: add.tries, startMs: ms(t1, t2), promoteMs: since(t2), promoteTries: promote.tries, totalMs: since(t0) };
+    return {
+      member,
+      addMs: ms(t0, t1),
+      addTries: add.tries,
+      startMs: ms(t1, t2),
+      promoteMs: since(t2),
+      promoteTries: promote.tries,
+      totalMs: since(t0),
+    };
   }
 
   /** Waits until etcd lists `size` voters and each answers a status call. */
@@ -135,8 +166,15 @@ export class FloorCluster {
     const m = buildEtcdMember(this.#cluster, { member, ordinal, bootstrap, initialCluster: initial, version: VERSION });
     m.metadata.uid = randomUUID();
     const pvc = buildPVC(m, this.#cluster);
-    if (pvc) await this.#kube.core.createNamespacedPersistentVolumeClaim({ namespace: this.#ref.namespace, body: unowned(pvc) });
-    await this.#kube.core.createNamespacedPod({ namespace: this.#ref.namespace, body: unowned(buildPod(m, this.#cluster)) });
+    if (pvc)
+      await this.#kube.core.createNamespacedPersistentVolumeClaim({
+        namespace: this.#ref.namespace,
+        body: unowned(pvc),
+      });
+    await this.#kube.core.createNamespacedPod({
+      namespace: this.#ref.namespace,
+      body: unowned(buildPod(m, this.#cluster)),
+    });
   }
 
   /** The member's Pod once it has an IP (noted for the etcd clients). */
@@ -148,7 +186,13 @@ export class FloorCluster {
   }
 
   async #answers(member: string): Promise<boolean> {
-    return this.etcd.member(this.#ref, member).maintenance.status({ deadline: Date.now() + 1000 }).then(() => true, () => false);
+    return this.etcd
+      .member(this.#ref, member)
+      .maintenance.status({ deadline: Date.now() + 1000 })
+      .then(
+        () => true,
+        () => false,
+      );
   }
 
   /** Calls `fn` until etcd stops saying "not yet", every RETRY_MS. */

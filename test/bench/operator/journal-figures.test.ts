@@ -15,10 +15,21 @@ function written(): { path: string; t0: number } {
   const j = Journal.open(path);
   open.push(j);
   const t0 = Date.now();
-  const first = j.recordStep(demo, step('observing', 'addingLearner', [{ type: 'addLearner' }, { type: 'createMember' }], new Date(t0 - 40).toISOString()));
+  const first = j.recordStep(
+    demo,
+    step(
+      'observing',
+      'addingLearner',
+      [{ type: 'addLearner' }, { type: 'createMember' }],
+      new Date(t0 - 40).toISOString(),
+    ),
+  );
   j.recordOutcome(demo, first.intentIds[0]!, { ok: false, code: 'ERR_ETCD_UNHEALTHY', message: 'unhealthy cluster' });
   j.recordStep(demo, step('addingLearner', 'backingOff', [], new Date(t0).toISOString(), 'effect.addLearner.failed'));
-  const again = j.recordStep(demo, step('backingOff', 'addingLearner', [{ type: 'addLearner' }], new Date().toISOString(), 'timer.tick'));
+  const again = j.recordStep(
+    demo,
+    step('backingOff', 'addingLearner', [{ type: 'addLearner' }], new Date().toISOString(), 'timer.tick'),
+  );
   j.recordOutcome(demo, again.intentIds[0]!, { ok: true });
   return { path, t0 };
 }
@@ -60,7 +71,12 @@ describe('operator bench: what the journal says', () => {
     expect(spread([30, 10, 20])).toEqual({ median: 20, min: 10, max: 30, runs: [30, 10, 20] });
     expect(spread([40, 10, 30, 20]).median).toBe(20);
     expect(percentile([5, 1, 4, 2, 3], 0.5)).toBe(3);
-    expect(percentile(Array.from({ length: 100 }, (_, i) => i + 1), 0.99)).toBe(99);
+    expect(
+      percentile(
+        Array.from({ length: 100 }, (_, i) => i + 1),
+        0.99,
+      ),
+    ).toBe(99);
     expect(percentile([], 0.99)).toBe(0);
   });
 });

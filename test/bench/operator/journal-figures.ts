@@ -34,7 +34,10 @@ const ms = (iso: string): number => Date.parse(iso);
 export function rowsOf(path: string, namespace: string): TimelineRow[] {
   const journal = Journal.open(path, { readonly: true });
   try {
-    const uids = journal.objects().filter((o) => o.ref.namespace === namespace).map((o) => o.ref.uid);
+    const uids = journal
+      .objects()
+      .filter((o) => o.ref.namespace === namespace)
+      .map((o) => o.ref.uid);
     return journal.timeline({ uids });
   } finally {
     journal.close();
@@ -43,7 +46,9 @@ export function rowsOf(path: string, namespace: string): TimelineRow[] {
 
 /** Event-to-intent latency over the given rows: one figure per step with intents (its first intent). */
 export function eventToIntent(rows: readonly TimelineRow[]): EventToIntent {
-  const xs = rows.filter((r) => r.entry === 'intent' && r.intentId?.endsWith(':0')).map((r) => ms(r.writtenAt) - ms(r.at));
+  const xs = rows
+    .filter((r) => r.entry === 'intent' && r.intentId?.endsWith(':0'))
+    .map((r) => ms(r.writtenAt) - ms(r.at));
   return { steps: xs.length, p50: percentile(xs, 0.5), p99: percentile(xs, 0.99), max: Math.max(0, ...xs) };
 }
 
@@ -69,7 +74,10 @@ export function trace(rows: readonly TimelineRow[], t0: number): TraceRow[] {
     .map((r): TraceRow => {
       const t = ms(r.writtenAt) - t0;
       const outcome = r.entry === 'outcome' ? [r.ok ? 'ok' : (r.code ?? 'failed')] : [];
-      const to = r.entry === 'event' ? rows.find((x) => x.entry === 'transition' && x.ref.uid === r.ref.uid && x.seq === r.seq)?.to : undefined;
+      const to =
+        r.entry === 'event'
+          ? rows.find((x) => x.entry === 'transition' && x.ref.uid === r.ref.uid && x.seq === r.seq)?.to
+          : undefined;
       return [t, r.ref.name, r.entry, to ? `${r.name} -> ${to}` : r.name, ...outcome] as unknown as TraceRow;
     });
 }

@@ -41,12 +41,21 @@ export interface FloorResult extends FloorRun {
   readonly scaleUp?: FloorJoin;
 }
 
-const gone = (read: () => Promise<unknown>) => (): Promise<true | undefined> => read().then(() => undefined, (err: { code?: number }) => (err.code === 404 ? true : undefined));
+const gone = (read: () => Promise<unknown>) => (): Promise<true | undefined> =>
+  read().then(
+    () => undefined,
+    (err: { code?: number }) => (err.code === 404 ? true : undefined),
+  );
 
 /** Deletes a namespace and waits until it is gone. */
 export async function dropNamespace(core: CoreV1Api, ns: string): Promise<void> {
   await core.deleteNamespace({ name: ns }).catch(() => undefined);
-  await poll(`namespace ${ns} gone`, 500, gone(() => core.readNamespace({ name: ns })), LIMIT_MS);
+  await poll(
+    `namespace ${ns} gone`,
+    500,
+    gone(() => core.readNamespace({ name: ns })),
+    LIMIT_MS,
+  );
 }
 
 /**
@@ -58,12 +67,26 @@ export async function dropCluster(kube: Clients, ns: string): Promise<boolean> {
   const cut = new ClusterUnderTest(kube, ns, NAME);
   await cut.delete();
   try {
-    await poll(`EtcdCluster ${ns}/${NAME} gone`, 200, gone(() => cut.get()), CLEANUP_MS);
+    await poll(
+      `EtcdCluster ${ns}/${NAME} gone`,
+      200,
+      gone(() => cut.get()),
+      CLEANUP_MS,
+    );
     return false;
   } catch {
     for (const m of await cut.members()) {
       const body = [{ op: 'remove', path: '/metadata/finalizers' }];
-      await kube.custom.patchNamespacedCustomObject({ group: 'etcd-operator.dev', version: 'v1alpha1', namespace: ns, plural: 'etcdmembers', name: m.metadata.name ?? '', body }).catch(() => undefined);
+      await kube.custom
+        .patchNamespacedCustomObject({
+          group: 'etcd-operator.dev',
+          version: 'v1alpha1',
+          namespace: ns,
+          plural: 'etcdmembers',
+          name: m.metadata.name ?? '',
+          body,
+        })
+        .catch(() => undefined);
     }
     return true;
   }
@@ -86,7 +109,12 @@ export async function measureFloor(kube: KubeClients, ns: string, size: number):
 }
 
 /** The operator at `size`: apply -> settled; at 3 also a member replacement, then a scale-up from rest. */
-export async function measureOperator(kube: Clients, kubeconfig: string, ns: string, size: number): Promise<OperatorRun> {
+export async function measureOperator(
+  kube: Clients,
+  kubeconfig: string,
+  ns: string,
+  size: number,
+): Promise<OperatorRun> {
   await createNamespace(kube.core, ns);
   const cut = new ClusterUnderTest(kube, ns, NAME);
   const t0 = Date.now();
@@ -98,7 +126,11 @@ export async function measureOperator(kube: Clients, kubeconfig: string, ns: str
   if (size !== 3) return { namespace: ns, size, t0, availableMs };
 
   await sleep(REST_MS);
-  const replacementMs = await within(LIMIT_MS, `${ns} replacement`, replace(cut, kube.core, kubeconfig, memberName(NAME, 1)));
+  const replacementMs = await within(
+    LIMIT_MS,
+    `${ns} replacement`,
+    replace(cut, kube.core, kubeconfig, memberName(NAME, 1)),
+  );
   await sleep(REST_MS);
   const up = performance.now();
   await cut.scale(4);
@@ -120,10 +152,15 @@ async function replace(cut: ClusterUnderTest, core: CoreV1Api, kubeconfig: strin
   await wipeVolume(kubeconfig, cut.namespace, pvcName(victim));
   const t0 = performance.now();
   await core.deleteNamespacedPod({ namespace: cut.namespace, name: victim });
-  await poll(`${victim} replaced`, 200, async () => {
-    const now = await cut.verify(3);
-    return [...now.members.values()].includes(old) ? undefined : true;
-  }, LIMIT_MS);
+  await poll(
+    `${victim} replaced`,
+    200,
+    async () => {
+      const now = await cut.verify(3);
+      return [...now.members.values()].includes(old) ? undefined : true;
+    },
+    LIMIT_MS,
+  );
   await cut.settled(3);
   return since(t0);
 }

@@ -4,13 +4,19 @@
 export const since = (t0: number): number => Math.round(performance.now() - t0);
 
 /** Polls every `everyMs` until probe gives a value (a throw counts as not yet); fails after `timeoutMs`. */
-export async function poll<T>(what: string, everyMs: number, probe: () => Promise<T | undefined>, timeoutMs = 240_000): Promise<T> {
+export async function poll<T>(
+  what: string,
+  everyMs: number,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 240_000,
+): Promise<T> {
   const end = performance.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     const value = await probe().catch((err: unknown) => void (last = err));
     if (value !== undefined) return value;
-    if (performance.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: last });
+    if (performance.now() > end)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: last });
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
@@ -18,7 +24,9 @@ export async function poll<T>(what: string, everyMs: number, probe: () => Promis
 /** Rejects when `promise` takes longer than `ms`. */
 export async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no result after ${ms} ms`)), ms)));
+  const late = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no result after ${ms} ms`)), ms)),
+  );
   try {
     return await Promise.race([promise, late]);
   } finally {

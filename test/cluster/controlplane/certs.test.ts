@@ -20,14 +20,26 @@ const text = (cert: string): Promise<string> => run('openssl', ['x509', '-in', c
 
 describe('control-plane certificates', () => {
   it('signs every certificate with the one CA', async () => {
-    const leaves = [pki.apiserverCert, pki.adminCert, pki.kcmCert, pki.kcmServingCert, pki.kubeletClientCert, pki.frontProxyClientCert];
+    const leaves = [
+      pki.apiserverCert,
+      pki.adminCert,
+      pki.kcmCert,
+      pki.kcmServingCert,
+      pki.kubeletClientCert,
+      pki.frontProxyClientCert,
+    ];
     const out = await run('openssl', ['verify', '-CAfile', pki.caCert, ...leaves]);
     expect(out.trim().split('\n')).toEqual(leaves.map((l) => `${l}: OK`));
   });
 
   it('makes the API server certificate valid for loopback and the kubernetes Service names', async () => {
     const cert = await text(pki.apiserverCert);
-    for (const name of ['IP Address:127.0.0.1', 'IP Address:127.96.0.1', 'DNS:localhost', 'DNS:kubernetes.default.svc.cluster.local']) {
+    for (const name of [
+      'IP Address:127.0.0.1',
+      'IP Address:127.96.0.1',
+      'DNS:localhost',
+      'DNS:kubernetes.default.svc.cluster.local',
+    ]) {
       expect(cert).toContain(name);
     }
     expect(cert).toContain('TLS Web Server Authentication');

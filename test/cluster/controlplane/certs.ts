@@ -47,14 +47,23 @@ export async function ensurePki(dir: string, kubernetesServiceIP: string): Promi
   const f = (n: string): string => path.join(pki, n);
   // A new CA invalidates every leaf, so the leaves are made again with it.
   if (!existsSync(f('ca.crt')) || !existsSync(f('ca.key'))) {
-    await Promise.all(['apiserver', 'admin', 'kcm', 'kcm-serving', 'kubelet-client', 'front-proxy-client'].map((n) => rm(f(`${n}.crt`), { force: true })));
+    await Promise.all(
+      ['apiserver', 'admin', 'kcm', 'kcm-serving', 'kubelet-client', 'front-proxy-client'].map((n) =>
+        rm(f(`${n}.crt`), { force: true }),
+      ),
+    );
     await makeCa(pki);
   }
   const leaves: CertRequest[] = [
     { name: 'apiserver', subject: '/CN=kube-apiserver', usage: 'serverAuth', sans: apiserverSans(kubernetesServiceIP) },
     { name: 'admin', subject: '/O=system:masters/CN=kubernetes-admin', usage: 'clientAuth' },
     { name: 'kcm', subject: '/CN=system:kube-controller-manager', usage: 'clientAuth' },
-    { name: 'kcm-serving', subject: '/CN=kube-controller-manager', usage: 'serverAuth', sans: ['IP:127.0.0.1', 'DNS:localhost'] },
+    {
+      name: 'kcm-serving',
+      subject: '/CN=kube-controller-manager',
+      usage: 'serverAuth',
+      sans: ['IP:127.0.0.1', 'DNS:localhost'],
+    },
     { name: 'kubelet-client', subject: '/O=system:masters/CN=kube-apiserver-kubelet-client', usage: 'clientAuth' },
     { name: 'front-proxy-client', subject: '/CN=front-proxy-client', usage: 'clientAuth' },
   ];
@@ -105,8 +114,26 @@ async function selfOrSigned(pkiDir: string, name: string, subject: string, ext: 
   const key = path.join(pkiDir, `${name}.key.tmp`);
   const crt = path.join(pkiDir, `${name}.crt.tmp`);
   await run('openssl', [
-    'req', '-config', cnf, '-x509', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', key, '-out', crt, '-days', '3650', '-subj', subject, ...ca, ...ext.flatMap((e) => ['-addext', e]),
+    'req',
+    '-config',
+    cnf,
+    '-x509',
+    '-new',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    key,
+    '-out',
+    crt,
+    '-days',
+    '3650',
+    '-subj',
+    subject,
+    ...ca,
+    ...ext.flatMap((e) => ['-addext', e]),
   ]);
   await rename(key, path.join(pkiDir, `${name}.key`));
   await rename(crt, path.join(pkiDir, `${name}.crt`));

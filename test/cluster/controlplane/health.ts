@@ -20,7 +20,11 @@ export function httpsProbe(url: string, tls: TlsFiles): () => Promise<string | t
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve(res.statusCode === 200 && body.trim() === 'ok' ? true : `${res.statusCode}: ${body.trim().slice(-400)}`));
+        res.on('end', () =>
+          resolve(
+            res.statusCode === 200 && body.trim() === 'ok' ? true : `${res.statusCode}: ${body.trim().slice(-400)}`,
+          ),
+        );
       });
       req.on('timeout', () => req.destroy(new Error(`${url}: no answer in 3 s`)));
       req.on('error', reject);

@@ -60,7 +60,10 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Loca
   };
   await mkdir(dir, { recursive: true });
   // Before the ports are chosen: a leftover still holds the ones this dir used last time.
-  await killLeftovers(dir, await Promise.all(['etcd', 'kube-apiserver', 'kube-controller-manager'].map((t) => binaryOf(t))));
+  await killLeftovers(
+    dir,
+    await Promise.all(['etcd', 'kube-apiserver', 'kube-controller-manager'].map((t) => binaryOf(t))),
+  );
   const serviceRange = await chooseServiceRange(dir);
   const pki = await ensurePki(dir, serviceRange.kubernetesServiceIP);
   const ports = await choosePorts(dir);
@@ -84,7 +87,9 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Loca
     const etcd = await startEtcd({ dir, clientPort: ports.etcdClient, peerPort: ports.etcdPeer, log: opts.log });
     procs.push(etcd.proc);
     step('etcd');
-    procs.push(await startApiserver({ dir, port: ports.apiserver, etcdUrl: etcd.url, pki, serviceRange, log: opts.log }));
+    procs.push(
+      await startApiserver({ dir, port: ports.apiserver, etcdUrl: etcd.url, pki, serviceRange, log: opts.log }),
+    );
     step('apiserver');
     if (opts.controllerManager !== false) {
       procs.push(await startControllerManager({ dir, port: ports.controllerManager, server, pki, log: opts.log }));

@@ -11,7 +11,8 @@ export function kubectlPath(): Promise<string> {
 
 /** A Kubectl bound to kubeconfigPath; a non-zero exit is returned, not thrown. */
 export function kubectlFor(kubeconfigPath: string, bin?: string): Kubectl {
-  return async (args, opts) => runKubectl(bin ?? (await kubectlPath()), [...kubeconfigArgs(kubeconfigPath), ...args], opts?.input);
+  return async (args, opts) =>
+    runKubectl(bin ?? (await kubectlPath()), [...kubeconfigArgs(kubeconfigPath), ...args], opts?.input);
 }
 
 /**

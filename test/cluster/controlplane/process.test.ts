@@ -15,7 +15,12 @@ afterEach(async () => {
 
 describe('control-plane process', () => {
   it('reports a process that exits before it is ready with the last lines of its log', async () => {
-    const proc = await startProcess({ name: 'broken', bin: '/bin/sh', args: ['-c', 'echo "bad flag --x" >&2; exit 3'], dir });
+    const proc = await startProcess({
+      name: 'broken',
+      bin: '/bin/sh',
+      args: ['-c', 'echo "bad flag --x" >&2; exit 3'],
+      dir,
+    });
     const err = await waitReady(proc, () => Promise.resolve('not yet'), 60_000).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProcessExitedError);
     expect((err as ProcessExitedError).code).toBe('ERR_PROCESS_EXITED');
@@ -24,7 +29,12 @@ describe('control-plane process', () => {
   });
 
   it('reports a process that never becomes ready with what the last check answered', async () => {
-    const proc = await startProcess({ name: 'slow', bin: '/bin/sh', args: ['-c', 'echo starting; exec sleep 60'], dir });
+    const proc = await startProcess({
+      name: 'slow',
+      bin: '/bin/sh',
+      args: ['-c', 'echo starting; exec sleep 60'],
+      dir,
+    });
     try {
       const err = await waitReady(proc, () => Promise.resolve('503: etcd not ok'), 300).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(NotReadyError);
@@ -45,7 +55,12 @@ describe('control-plane process', () => {
   });
 
   it('kills a process that ignores SIGTERM once the grace period is over', async () => {
-    const proc = await startProcess({ name: 'stubborn', bin: '/bin/sh', args: ['-c', 'trap "" TERM; echo up; while :; do sleep 1; done'], dir });
+    const proc = await startProcess({
+      name: 'stubborn',
+      bin: '/bin/sh',
+      args: ['-c', 'trap "" TERM; echo up; while :; do sleep 1; done'],
+      dir,
+    });
     await waitReady(proc, () => Promise.resolve(proc.lastLines().includes('up') || 'no output yet'), 60_000);
     await proc.stop(200);
     expect(await proc.exited).toBe('signal SIGKILL');

@@ -45,7 +45,9 @@ export async function startProcess(spec: ProcessSpec): Promise<Proc> {
   // Its own process group, so a Ctrl-C meant for the parent does not reach it before stop()
   // does (in order); and, through setpriv, SIGKILL when the parent dies, so no run leaves
   // a control plane behind.
-  const [command, args]: [string, readonly string[]] = setpriv ? [setpriv, ['--pdeathsig', 'SIGKILL', '--', spec.bin, ...spec.args]] : [spec.bin, spec.args];
+  const [command, args]: [string, readonly string[]] = setpriv
+    ? [setpriv, ['--pdeathsig', 'SIGKILL', '--', spec.bin, ...spec.args]]
+    : [spec.bin, spec.args];
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const tail: string[] = [];
   for (const stream of [child.stdout, child.stderr]) {

@@ -36,7 +36,9 @@ async function firstUnused(): Promise<ServiceRange> {
     const range = rangeOf(`127.${octet}.0.0/16`);
     if (!(await listening(range.kubernetesServiceIP, 443))) return range;
   }
-  throw new NoServiceRangeError(`every Service range from 127.${firstOctet}.0.0/16 to 127.${lastOctet}.0.0/16 is in use`);
+  throw new NoServiceRangeError(
+    `every Service range from 127.${firstOctet}.0.0/16 to 127.${lastOctet}.0.0/16 is in use`,
+  );
 }
 
 function rangeOf(cidr: string): ServiceRange {

@@ -36,7 +36,10 @@ export class PodCgroups {
     if (!found) return undefined;
     await sweep(found.mount);
     // Not root, or a read-only cgroup tree: isolation falls back to addresses alone.
-    const made = await mkdir(path.join(found.mount, name), { recursive: true }).then(() => true, () => false);
+    const made = await mkdir(path.join(found.mount, name), { recursive: true }).then(
+      () => true,
+      () => false,
+    );
     return made ? new PodCgroups(found.mount, found.prefix, name) : undefined;
   }
 
@@ -53,7 +56,10 @@ export class PodCgroups {
     if (current === want) return true;
     if (!this.#origin.has(pid) && !current.startsWith(`/${this.#name}/`)) this.#origin.set(pid, current);
     await mkdir(path.join(this.#mount, want), { recursive: true });
-    return writeFile(path.join(this.#mount, want, 'cgroup.procs'), String(pid)).then(() => true, () => false);
+    return writeFile(path.join(this.#mount, want, 'cgroup.procs'), String(pid)).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** Makes the Pod cgroup exist, so a rule can name it before any process is in it; returns its directory. */
@@ -71,7 +77,13 @@ export class PodCgroups {
       // A process forked meanwhile lands in the cgroup too: empty it until rmdir succeeds.
       for (let attempt = 0; attempt < 5; attempt++) {
         await this.#release(dir);
-        if (await rmdir(dir).then(() => true, () => false)) break;
+        if (
+          await rmdir(dir).then(
+            () => true,
+            () => false,
+          )
+        )
+          break;
       }
     }
     await rmdir(root).catch(() => undefined);
@@ -82,7 +94,8 @@ export class PodCgroups {
     for (const pid of procs.split('\n').filter(Boolean).map(Number)) {
       const back = this.#origin.get(pid) ?? '/';
       await writeFile(path.join(this.#mount, back, 'cgroup.procs'), String(pid)).catch(() =>
-        writeFile(path.join(this.#mount, 'cgroup.procs'), String(pid)).catch(() => undefined));
+        writeFile(path.join(this.#mount, 'cgroup.procs'), String(pid)).catch(() => undefined),
+      );
     }
   }
 }
@@ -101,5 +114,8 @@ async function sweep(mount: string): Promise<void> {
 
 async function currentCgroup(pid: number): Promise<string | undefined> {
   const text = await readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => undefined);
-  return text?.split('\n').find((l) => l.startsWith('0::'))?.slice(3);
+  return text
+    ?.split('\n')
+    .find((l) => l.startsWith('0::'))
+    ?.slice(3);
 }

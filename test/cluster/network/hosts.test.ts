@@ -9,7 +9,11 @@ function pod(name: string, ip: string, extra: { ready?: boolean; hostname?: stri
   return {
     metadata: { name, namespace: 'db', labels: { app: 'etcd' } },
     spec: { containers: [], hostname: extra.hostname, subdomain: extra.subdomain },
-    status: { podIP: ip, phase: 'Running', conditions: [{ type: 'Ready', status: extra.ready === false ? 'False' : 'True' }] },
+    status: {
+      podIP: ip,
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: extra.ready === false ? 'False' : 'True' }],
+    },
   };
 }
 
@@ -21,7 +25,11 @@ function service(name: string, clusterIP: string, publishNotReady = false): V1Se
 }
 
 const render = (pods: V1Pod[], services: V1Service[]): string =>
-  renderHosts({ pods, services, serviceAddress: (s) => (s.spec?.clusterIP === 'None' ? undefined : s.spec?.clusterIP) });
+  renderHosts({
+    pods,
+    services,
+    serviceAddress: (s) => (s.spec?.clusterIP === 'None' ? undefined : s.spec?.clusterIP),
+  });
 
 describe('hosts file', () => {
   it('starts with localhost and names every Pod by its dashed address', () => {
@@ -37,7 +45,9 @@ describe('hosts file', () => {
     const member = pod('etcd-0', '127.1.0.5', { hostname: 'etcd-0', subdomain: 'etcd' });
     expect(render([member], [])).not.toContain('etcd-0.etcd.db.svc');
     const text = render([member], [service('etcd', 'None')]);
-    expect(text).toContain('127.1.0.5\tetcd-0.etcd.db.svc etcd-0.etcd.db.svc.cluster.local etcd.db.svc etcd.db.svc.cluster.local');
+    expect(text).toContain(
+      '127.1.0.5\tetcd-0.etcd.db.svc etcd-0.etcd.db.svc.cluster.local etcd.db.svc etcd.db.svc.cluster.local',
+    );
   });
 
   it('leaves a not-ready Pod out of a headless Service unless it publishes not-ready addresses', () => {

@@ -48,19 +48,36 @@ export async function startNetwork(opts: ControllerOptions): Promise<LocalNetwor
   let stopped = false;
   const addresses = new ServiceAddresses();
   const isolation = await Isolation.start(dir, (line) => log(`network: ${line}`));
-  const proxy = new ServiceProxy((line) => log(`network: ${line}`), (ip) => isolation.isIsolated(ip));
+  const proxy = new ServiceProxy(
+    (line) => log(`network: ${line}`),
+    (ip) => isolation.isIsolated(ip),
+  );
   // A restart keeps the names Pods already resolve until the first reconcile rewrites them.
-  if (!existsSync(hostsFile)) await writeInPlace(hostsFile, renderHosts({ pods: [], services: [], serviceAddress: () => undefined }));
+  if (!existsSync(hostsFile))
+    await writeInPlace(hostsFile, renderHosts({ pods: [], services: [], serviceAddress: () => undefined }));
 
-  const serial = new Serial(() => reconcile(), (line) => log(`network: ${line}`));
+  const serial = new Serial(
+    () => reconcile(),
+    (line) => log(`network: ${line}`),
+  );
   // Informers report as soon as they connect; reconcile waits until every cache is listed.
   let listed = false;
   const kick = (): void => void (listed && serial.kick());
   const pods = await startInformer<V1Pod>(kc, '/api/v1/pods', () => core.listPodForAllNamespaces(), kick, log);
   const services = await startInformer<V1Service>(
-    kc, '/api/v1/services', () => core.listServiceForAllNamespaces(), kick, log);
+    kc,
+    '/api/v1/services',
+    () => core.listServiceForAllNamespaces(),
+    kick,
+    log,
+  );
   const slices = await startInformer<V1EndpointSlice>(
-    kc, '/apis/discovery.k8s.io/v1/endpointslices', () => discovery.listEndpointSliceForAllNamespaces(), kick, log);
+    kc,
+    '/apis/discovery.k8s.io/v1/endpointslices',
+    () => discovery.listEndpointSliceForAllNamespaces(),
+    kick,
+    log,
+  );
 
   async function reconcile(): Promise<void> {
     if (stopped) return;
@@ -69,9 +86,14 @@ export async function startNetwork(opts: ControllerOptions): Promise<LocalNetwor
     const input = { pods: pods.list(), services: services.list(), serviceAddress };
     if (await writeInPlace(hostsFile, renderHosts(input))) log('network: hosts file updated');
     await proxy.apply(routes({ ...input, slices: slices.list(), apiServer }));
-    const kubernetes = services.list().find((s) => s.metadata?.namespace === 'default' && s.metadata.name === 'kubernetes');
+    const kubernetes = services
+      .list()
+      .find((s) => s.metadata?.namespace === 'default' && s.metadata.name === 'kubernetes');
     const host = [apiServer.ip, ...(kubernetes ? [addresses.get(kubernetes) ?? ''] : [])].filter(Boolean);
-    await isolation.update(pods.list().flatMap((p) => (p.status?.podIP ? [p.status.podIP] : [])), host);
+    await isolation.update(
+      pods.list().flatMap((p) => (p.status?.podIP ? [p.status.podIP] : [])),
+      host,
+    );
   }
 
   listed = true;

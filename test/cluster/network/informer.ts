@@ -3,7 +3,13 @@
  * restart with back-off after any other error (the library stops there).
  */
 import { makeInformer } from '@kubernetes/client-node';
-import type { Informer, KubeConfig, KubernetesListObject, KubernetesObject, ObjectCache } from '@kubernetes/client-node';
+import type {
+  Informer,
+  KubeConfig,
+  KubernetesListObject,
+  KubernetesObject,
+  ObjectCache,
+} from '@kubernetes/client-node';
 import type { Log } from '../types.ts';
 
 /** A started informer whose cache can be read at any time. */

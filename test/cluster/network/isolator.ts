@@ -28,16 +28,27 @@ export async function startIsolator(opts: ControllerOptions): Promise<Isolator> 
   const isolation = await Isolation.start(dir, (line) => log(`isolator: ${line}`));
 
   let listed = false;
-  const serial = new Serial(() => update(), (line) => log(`isolator: ${line}`));
+  const serial = new Serial(
+    () => update(),
+    (line) => log(`isolator: ${line}`),
+  );
   const kick = (): void => void (listed && serial.kick());
   const pods = await startInformer<V1Pod>(kc, '/api/v1/pods', () => core.listPodForAllNamespaces(), kick, log);
   const services = await startInformer<V1Service>(
-    kc, '/api/v1/namespaces/default/services', () => core.listNamespacedService({ namespace: 'default' }), kick, log);
+    kc,
+    '/api/v1/namespaces/default/services',
+    () => core.listNamespacedService({ namespace: 'default' }),
+    kick,
+    log,
+  );
 
   async function update(): Promise<void> {
     const kubernetes = services.list().find((s) => s.metadata?.name === 'kubernetes')?.spec?.clusterIP;
     const host = [apiHost, ...(kubernetes && kubernetes.startsWith('127.') ? [kubernetes] : [])];
-    await isolation.update(pods.list().flatMap((p) => (p.status?.podIP ? [p.status.podIP] : [])), host);
+    await isolation.update(
+      pods.list().flatMap((p) => (p.status?.podIP ? [p.status.podIP] : [])),
+      host,
+    );
   }
 
   listed = true;

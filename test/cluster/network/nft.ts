@@ -25,7 +25,10 @@ function env(): NodeJS.ProcessEnv {
 }
 
 async function haveNft(): Promise<boolean> {
-  return run('nft', ['--version'], { env: env() }).then(() => true, () => false);
+  return run('nft', ['--version'], { env: env() }).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Makes sure `nft` runs, installing `nftables` with apt-get when root; throws NftError otherwise. */

@@ -8,8 +8,14 @@ const TCP = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when 
    1: 0100007F:C350 0107007F:094C 01 00000000:00000000 00:00000000 00000000     0        0 1002 1 0000000000000000 20 4 30 10 -1
 `;
 
-const sock = (inode: string, l: string, lp: number, r: string, rp: number, state = 1): TcpSocket =>
-  ({ inode, localIP: l, localPort: lp, remoteIP: r, remotePort: rp, state });
+const sock = (inode: string, l: string, lp: number, r: string, rp: number, state = 1): TcpSocket => ({
+  inode,
+  localIP: l,
+  localPort: lp,
+  remoteIP: r,
+  remotePort: rp,
+  state,
+});
 
 describe('/proc reading', () => {
   it('reads addresses, ports, states and inodes from /proc/net/tcp', () => {
@@ -27,7 +33,10 @@ describe('/proc reading', () => {
     ];
     const sockets = [sock('s1', '127.0.7.1', 2380, '0.0.0.0', 0, 10), sock('s2', '127.0.7.2', 1, '0.0.0.0', 0, 10)];
     const pods = podOfProcess(procs, sockets, new Set(['127.0.7.1', '127.0.7.2']), 'mnt:[host]');
-    expect([...pods]).toEqual([[10, '127.0.7.1'], [11, '127.0.7.1']]);
+    expect([...pods]).toEqual([
+      [10, '127.0.7.1'],
+      [11, '127.0.7.1'],
+    ]);
   });
 
   it('cuts connections between an isolated Pod and another Pod, in both directions, but not the host', () => {
@@ -42,7 +51,10 @@ describe('/proc reading', () => {
       sock('host-out', '127.0.0.1', 40001, '127.0.7.1', 2379),
       sock('a-in', '127.0.7.1', 2379, '127.0.0.1', 40001),
     ];
-    const podOf = new Map([[1, '127.0.7.1'], [2, '127.0.7.2']]);
+    const podOf = new Map([
+      [1, '127.0.7.1'],
+      [2, '127.0.7.2'],
+    ]);
     const pods = new Set(['127.0.7.1', '127.0.7.2']);
     expect(crossingConnections(sockets, procs, podOf, pods, new Set(['127.0.7.1']))).toEqual([
       { srcIP: '127.0.0.1', srcPort: 40000, dstIP: '127.0.7.2', dstPort: 2380 },

@@ -42,8 +42,21 @@ describe('service proxy', () => {
     const a = await server('127.88.0.1', 'a');
     const b = await server('127.88.0.2', 'b');
     const port = await closedPort('127.88.1.1');
-    proxy = new ServiceProxy(() => undefined, () => false);
-    await proxy.apply([{ service: 'ns/web:80', ip: '127.88.1.1', port, targets: [{ ip: '127.88.0.1', port: a }, { ip: '127.88.0.2', port: b }] }]);
+    proxy = new ServiceProxy(
+      () => undefined,
+      () => false,
+    );
+    await proxy.apply([
+      {
+        service: 'ns/web:80',
+        ip: '127.88.1.1',
+        port,
+        targets: [
+          { ip: '127.88.0.1', port: a },
+          { ip: '127.88.0.2', port: b },
+        ],
+      },
+    ]);
     const answers = [await ask('127.88.1.1', port), await ask('127.88.1.1', port), await ask('127.88.1.1', port)];
     expect(answers).toEqual(['a', 'b', 'a']);
   });
@@ -53,16 +66,30 @@ describe('service proxy', () => {
     const c = await server('127.88.0.3', 'c');
     const dead = await closedPort('127.88.0.1');
     const port = await closedPort('127.88.1.2');
-    proxy = new ServiceProxy(() => undefined, (ip) => ip === '127.88.0.3');
-    const targets = [{ ip: '127.88.0.1', port: dead }, { ip: '127.88.0.2', port: b }, { ip: '127.88.0.3', port: c }];
+    proxy = new ServiceProxy(
+      () => undefined,
+      (ip) => ip === '127.88.0.3',
+    );
+    const targets = [
+      { ip: '127.88.0.1', port: dead },
+      { ip: '127.88.0.2', port: b },
+      { ip: '127.88.0.3', port: c },
+    ];
     await proxy.apply([{ service: 'ns/web:80', ip: '127.88.1.2', port, targets }]);
-    expect([await ask('127.88.1.2', port), await ask('127.88.1.2', port), await ask('127.88.1.2', port)]).toEqual(['b', 'b', 'b']);
+    expect([await ask('127.88.1.2', port), await ask('127.88.1.2', port), await ask('127.88.1.2', port)]).toEqual([
+      'b',
+      'b',
+      'b',
+    ]);
   });
 
   it('stops listening on an address whose Service is gone', async () => {
     const a = await server('127.88.0.1', 'a');
     const port = await closedPort('127.88.1.3');
-    proxy = new ServiceProxy(() => undefined, () => false);
+    proxy = new ServiceProxy(
+      () => undefined,
+      () => false,
+    );
     await proxy.apply([{ service: 'ns/web:80', ip: '127.88.1.3', port, targets: [{ ip: '127.88.0.1', port: a }] }]);
     expect(proxy.addresses()).toEqual([`127.88.1.3:${port}`]);
     await proxy.apply([]);

@@ -19,18 +19,29 @@ const svc = (targetPort: number | string | undefined): V1Service => ({
 });
 
 const input = (services: V1Service[], pods: V1Pod[], slices: V1EndpointSlice[] = []) => ({
-  services, pods, slices, apiServer, serviceAddress: (s: V1Service) => s.spec?.clusterIP,
+  services,
+  pods,
+  slices,
+  apiServer,
+  serviceAddress: (s: V1Service) => s.spec?.clusterIP,
 });
 
 describe('service routes', () => {
   it('sends a Service port to the ready Pods it selects, by named target port', () => {
     const [route] = routes(input([svc('client')], [pod('a', '127.1.0.1'), pod('b', '127.1.0.2', false)]));
-    expect(route).toEqual({ service: 'db/etcd-client:80', ip: '127.96.0.9', port: 80, targets: [{ ip: '127.1.0.1', port: 2379 }] });
+    expect(route).toEqual({
+      service: 'db/etcd-client:80',
+      ip: '127.96.0.9',
+      port: 80,
+      targets: [{ ip: '127.1.0.1', port: 2379 }],
+    });
   });
 
   it('uses a numeric target port, or the Service port when none is given', () => {
     expect(routes(input([svc(2380)], [pod('a', '127.1.0.1')]))[0]?.targets).toEqual([{ ip: '127.1.0.1', port: 2380 }]);
-    expect(routes(input([svc(undefined)], [pod('a', '127.1.0.1')]))[0]?.targets).toEqual([{ ip: '127.1.0.1', port: 80 }]);
+    expect(routes(input([svc(undefined)], [pod('a', '127.1.0.1')]))[0]?.targets).toEqual([
+      { ip: '127.1.0.1', port: 80 },
+    ]);
   });
 
   it('sends default/kubernetes to the API server', () => {
@@ -42,7 +53,10 @@ describe('service routes', () => {
   });
 
   it('reads a Service without a selector from its EndpointSlices, skipping not-ready endpoints', () => {
-    const manual: V1Service = { metadata: { name: 'm', namespace: 'db' }, spec: { clusterIP: '127.96.0.3', ports: [{ name: 'x', port: 1 }] } };
+    const manual: V1Service = {
+      metadata: { name: 'm', namespace: 'db' },
+      spec: { clusterIP: '127.96.0.3', ports: [{ name: 'x', port: 1 }] },
+    };
     const slice: V1EndpointSlice = {
       addressType: 'IPv4',
       metadata: { name: 'm-1', namespace: 'db', labels: { 'kubernetes.io/service-name': 'm' } },

@@ -5,10 +5,13 @@ describe('serial reconcile', () => {
   it('kicks during a run coalesce into one more run', async () => {
     let runs = 0;
     let release: () => void = () => undefined;
-    const serial = new Serial(async () => {
-      runs++;
-      if (runs === 1) await new Promise<void>((r) => (release = r));
-    }, () => undefined);
+    const serial = new Serial(
+      async () => {
+        runs++;
+        if (runs === 1) await new Promise<void>((r) => (release = r));
+      },
+      () => undefined,
+    );
     const first = serial.kick();
     void serial.kick();
     void serial.kick();
@@ -23,12 +26,15 @@ describe('serial reconcile', () => {
     const logs: string[] = [];
     let succeeded: () => void = () => undefined;
     const done = new Promise<void>((r) => (succeeded = r));
-    const serial = new Serial(() => {
-      runs++;
-      if (runs < 3) return Promise.reject(new Error(`attempt ${runs} failed`));
-      succeeded();
-      return Promise.resolve();
-    }, (line) => logs.push(line));
+    const serial = new Serial(
+      () => {
+        runs++;
+        if (runs < 3) return Promise.reject(new Error(`attempt ${runs} failed`));
+        succeeded();
+        return Promise.resolve();
+      },
+      (line) => logs.push(line),
+    );
     await serial.kick();
     await done;
     expect(runs).toBe(3);
@@ -38,7 +44,10 @@ describe('serial reconcile', () => {
 
   it('runs nothing after close', async () => {
     let runs = 0;
-    const serial = new Serial(() => Promise.resolve(void runs++), () => undefined);
+    const serial = new Serial(
+      () => Promise.resolve(void runs++),
+      () => undefined,
+    );
     await serial.close();
     await serial.kick();
     expect(runs).toBe(0);

@@ -11,7 +11,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('pod addresses', () => {
   it('gives every Pod its own address and skips those other Pods hold', () => {
     const pool = new AddressPool(dir, 'local-node', (ip) => ip === '127.10.0.2');
-    expect([pool.allocate('a'), pool.allocate('b'), pool.allocate('a')]).toEqual(['127.10.0.1', '127.10.0.3', '127.10.0.1']);
+    expect([pool.allocate('a'), pool.allocate('b'), pool.allocate('a')]).toEqual([
+      '127.10.0.1',
+      '127.10.0.3',
+      '127.10.0.1',
+    ]);
   });
 
   it('keeps a Pod on its previous address when it is free, and gives a freed address out last', () => {

@@ -11,7 +11,11 @@ function ipOf(n: number): string {
 
 /** /proc/net/tcp's spelling of an IPv4 address (little-endian hex). */
 function procHex(ip: string): string {
-  return ip.split('.').map((o) => Number(o).toString(16).padStart(2, '0').toUpperCase()).reverse().join('');
+  return ip
+    .split('.')
+    .map((o) => Number(o).toString(16).padStart(2, '0').toUpperCase())
+    .reverse()
+    .join('');
 }
 
 /**
@@ -21,10 +25,12 @@ function procHex(ip: string): string {
 export function socketBound(ip: string): boolean {
   const hex = `${procHex(ip)}:`;
   try {
-    return readFileSync('/proc/net/tcp', 'utf8').split('\n').some((l) => {
-      const f = l.trim().split(/\s+/);
-      return f[1]?.startsWith(hex) && f[3] === '0A';
-    });
+    return readFileSync('/proc/net/tcp', 'utf8')
+      .split('\n')
+      .some((l) => {
+        const f = l.trim().split(/\s+/);
+        return f[1]?.startsWith(hex) && f[3] === '0A';
+      });
   } catch {
     return false;
   }

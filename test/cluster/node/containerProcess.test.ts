@@ -10,8 +10,13 @@ const target = `/var/lib/node-test-${process.pid}`;
 
 function run(name: string, script: string, mounts: { source: string; target: string; readOnly?: boolean }[] = []) {
   return startContainerProcess({
-    mounts, scratch: join(root, name, 'scratch'), hostname: `pod-${name}`, workingDir: '/',
-    argv: ['/bin/sh', '-c', script], env: { PATH: '/usr/bin:/bin', GREETING: 'hi' }, logFile: join(root, name, '0.log'),
+    mounts,
+    scratch: join(root, name, 'scratch'),
+    hostname: `pod-${name}`,
+    workingDir: '/',
+    argv: ['/bin/sh', '-c', script],
+    env: { PATH: '/usr/bin:/bin', GREETING: 'hi' },
+    logFile: join(root, name, '0.log'),
   });
 }
 
@@ -23,10 +28,13 @@ describe.runIf(process.getuid?.() === 0)('container process', () => {
     const hosts = join(root, 'hosts');
     writeFileSync(hosts, '127.10.0.9 etcd-0.etcd.ns.svc\n');
     const p = run('a', `cat ${target}/kept /etc/hosts; hostname; echo $GREETING; echo new > ${target}/written`, [
-      { source: data, target }, { source: hosts, target: '/etc/hosts', readOnly: true },
+      { source: data, target },
+      { source: hosts, target: '/etc/hosts', readOnly: true },
     ]);
     expect((await p.exited).exitCode).toBe(0);
-    expect(readFileSync(join(root, 'a', '0.log'), 'utf8')).toBe('from the volume\n127.10.0.9 etcd-0.etcd.ns.svc\npod-a\nhi\n');
+    expect(readFileSync(join(root, 'a', '0.log'), 'utf8')).toBe(
+      'from the volume\n127.10.0.9 etcd-0.etcd.ns.svc\npod-a\nhi\n',
+    );
     expect(readFileSync(join(data, 'written'), 'utf8')).toBe('new\n');
     expect(existsSync(target)).toBe(false);
     expect(readFileSync('/etc/hosts', 'utf8')).not.toContain('etcd-0.etcd.ns.svc');

@@ -34,7 +34,16 @@ export interface ContainerProcess {
   signal(sig: NodeJS.Signals): void;
 }
 
-const signalNumbers: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };
+const signalNumbers: Partial<Record<NodeJS.Signals, number>> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGABRT: 6,
+  SIGKILL: 9,
+  SIGSEGV: 11,
+  SIGPIPE: 13,
+  SIGTERM: 15,
+};
 
 /**
  * Starts a container run. setpriv makes the kernel SIGKILL the container if this Node process
@@ -47,7 +56,22 @@ export function startContainerProcess(spec: RunSpec): ContainerProcess {
   const out = openSync(spec.logFile, 'a');
   const child = spawn(
     'setpriv',
-    ['--pdeathsig', 'KILL', '--', 'unshare', '--mount', '--uts', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'sh', ...spec.argv],
+    [
+      '--pdeathsig',
+      'KILL',
+      '--',
+      'unshare',
+      '--mount',
+      '--uts',
+      '--propagation',
+      'private',
+      '--',
+      '/bin/sh',
+      '-c',
+      script,
+      'sh',
+      ...spec.argv,
+    ],
     { env: { ...spec.env }, detached: true, stdio: ['ignore', out, out] },
   );
   closeSync(out);
@@ -127,7 +151,8 @@ async function whenSandboxed(pid: number, exited: Promise<ExitStatus>): Promise<
     } catch {
       return false;
     }
-    const setup = argv[0] === 'setpriv' || argv[0] === 'unshare' || (argv[0] === '/bin/sh' && argv[2]?.startsWith('set -e\n'));
+    const setup =
+      argv[0] === 'setpriv' || argv[0] === 'unshare' || (argv[0] === '/bin/sh' && argv[2]?.startsWith('set -e\n'));
     if (argv[0] && !setup) return true;
     await new Promise((r) => setTimeout(r, 10));
   }

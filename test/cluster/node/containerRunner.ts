@@ -67,12 +67,14 @@ export class ContainerRunner {
       const term = terminatedState(exit, this.rt.containerID);
       // No termination message file here (no /dev/termination-log): a failed run's log tail is its message.
       const log = join(this.#deps.podDir, 'containers', this.spec.name, `${this.rt.restartCount}.log`);
-      const tail = exit.exitCode !== 0 && this.spec.terminationMessagePolicy === 'FallbackToLogsOnError' ? logTail(log) : '';
+      const tail =
+        exit.exitCode !== 0 && this.spec.terminationMessagePolicy === 'FallbackToLogsOnError' ? logTail(log) : '';
       if (tail) term.message = tail;
       Object.assign(this.rt, { state: { terminated: term }, ready: false, started: false });
       const [policy, changed] = [this.#deps.restartPolicy, this.#changed];
       this.#changed = false;
-      const restart = !signal.aborted && (changed || policy === 'Always' || (policy === 'OnFailure' && exit.exitCode !== 0));
+      const restart =
+        !signal.aborted && (changed || policy === 'Always' || (policy === 'OnFailure' && exit.exitCode !== 0));
       if (!restart) {
         this.#deps.changed();
         return exit.exitCode === 0;
@@ -102,14 +104,21 @@ export class ContainerRunner {
       prepared = await this.#deps.prepare(this.spec);
     } catch (err) {
       const pull = err instanceof ImagePullError;
-      this.rt.state = { waiting: { reason: pull ? 'ErrImagePull' : 'CreateContainerConfigError', message: (err as Error).message } };
+      this.rt.state = {
+        waiting: { reason: pull ? 'ErrImagePull' : 'CreateContainerConfigError', message: (err as Error).message },
+      };
       this.#deps.changed();
       this.#deps.event('Warning', 'Failed', `${pull ? 'Failed to pull image' : 'Error'}: ${(err as Error).message}`);
       const wait = pull ? Math.max(this.#pullBackoff.delay(Date.now()), 1000) : 2000;
       await sleep(Math.min(wait, 2000), undefined, { signal }).catch(() => undefined);
       if (pull && !signal.aborted) {
         this.#pullBackoff.restarted(Date.now());
-        this.rt.state = { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${this.spec.image}": ${(err as Error).message}` } };
+        this.rt.state = {
+          waiting: {
+            reason: 'ImagePullBackOff',
+            message: `Back-off pulling image "${this.spec.image}": ${(err as Error).message}`,
+          },
+        };
         this.#deps.changed();
         this.#deps.event('Normal', 'BackOff', `Back-off pulling image "${this.spec.image}"`);
         await sleep(this.#pullBackoff.currentMs, undefined, { signal }).catch(() => undefined);
@@ -145,12 +154,20 @@ export class ContainerRunner {
     void proc.sandboxed.then((ok) => (this.#sandboxed = ok && this.#proc === proc));
     const started = !this.spec.startupProbe;
     const running = { running: { startedAt: proc.startedAt } };
-    Object.assign(this.rt, { state: running, containerID: `local://${proc.pid}`, started, ready: started && !this.spec.readinessProbe });
+    Object.assign(this.rt, {
+      state: running,
+      containerID: `local://${proc.pid}`,
+      started,
+      ready: started && !this.spec.readinessProbe,
+    });
     this.#deps.changed();
     this.#deps.event('Normal', 'Pulled', `Container image "${this.spec.image}" already present on machine`);
     this.#deps.event('Normal', 'Started', `Started container ${this.spec.name}`);
     // The kubelet holds the container's start (and so its probes) until postStart is done.
-    const hook = this.spec.lifecycle?.postStart && (await proc.sandboxed) && (await this.#hook(this.spec.lifecycle.postStart, 30_000));
+    const hook =
+      this.spec.lifecycle?.postStart &&
+      (await proc.sandboxed) &&
+      (await this.#hook(this.spec.lifecycle.postStart, 30_000));
     if (hook && !hook.ok) {
       this.#deps.event('Warning', 'FailedPostStartHook', `PostStartHook failed: ${hook.message}`);
       proc.signal('SIGKILL');
@@ -164,34 +181,44 @@ export class ContainerRunner {
     const target = { podIP: this.#deps.podIP, container: this.spec, pid: () => this.pid, env };
     const readiness = (): void => {
       if (!this.spec.readinessProbe) return;
-      this.#add(new ProbeWorker(this.spec.readinessProbe, target, (ok, message) => {
-        if (!ok) this.#deps.event('Warning', 'Unhealthy', `Readiness probe failed: ${message}`);
-        this.rt.ready = ok;
-        this.#deps.changed();
-      }));
+      this.#add(
+        new ProbeWorker(this.spec.readinessProbe, target, (ok, message) => {
+          if (!ok) this.#deps.event('Warning', 'Unhealthy', `Readiness probe failed: ${message}`);
+          this.rt.ready = ok;
+          this.#deps.changed();
+        }),
+      );
     };
     const liveness = (): void => {
       if (!this.spec.livenessProbe) return;
-      this.#add(new ProbeWorker(this.spec.livenessProbe, target, (ok, message) => ok || this.#unhealthy('Liveness', message)));
+      this.#add(
+        new ProbeWorker(this.spec.livenessProbe, target, (ok, message) => ok || this.#unhealthy('Liveness', message)),
+      );
     };
     if (!this.spec.startupProbe) {
       readiness();
       liveness();
       return;
     }
-    this.#add(new ProbeWorker(this.spec.startupProbe, target, (ok, message) => {
-      if (!ok) return this.#unhealthy('Startup', message);
-      this.rt.started = true;
-      this.rt.ready = !this.spec.readinessProbe;
-      this.#deps.changed();
-      readiness();
-      liveness();
-    }));
+    this.#add(
+      new ProbeWorker(this.spec.startupProbe, target, (ok, message) => {
+        if (!ok) return this.#unhealthy('Startup', message);
+        this.rt.started = true;
+        this.rt.ready = !this.spec.readinessProbe;
+        this.#deps.changed();
+        readiness();
+        liveness();
+      }),
+    );
   }
 
   #unhealthy(probe: string, message: string): void {
     this.#deps.event('Warning', 'Unhealthy', `${probe} probe failed: ${message}`);
-    this.#deps.event('Normal', 'Killing', `Container ${this.spec.name} failed ${probe.toLowerCase()} probe, will be restarted`);
+    this.#deps.event(
+      'Normal',
+      'Killing',
+      `Container ${this.spec.name} failed ${probe.toLowerCase()} probe, will be restarted`,
+    );
     this.#proc?.signal('SIGKILL');
   }
 
@@ -199,7 +226,6 @@ export class ContainerRunner {
     this.#probes = [...this.#probes.filter((x) => x !== p), p];
     p.start();
   }
-
 
   /**
    * Takes a new spec of the container. A new image (the one field of a running Pod's container
@@ -247,7 +273,8 @@ export class ContainerRunner {
 
   /** Runs a lifecycle hook (exec in the container, httpGet, tcpSocket or sleep) as the kubelet does. */
   async #hook(hook: V1LifecycleHandler, timeoutMs: number): Promise<ProbeResult> {
-    if (hook.sleep) return sleep(Math.min(hook.sleep.seconds * 1000, timeoutMs)).then(() => ({ ok: true, message: 'slept' }));
+    if (hook.sleep)
+      return sleep(Math.min(hook.sleep.seconds * 1000, timeoutMs)).then(() => ({ ok: true, message: 'slept' }));
     const target = { podIP: this.#deps.podIP, container: this.spec, pid: () => this.pid, env: this.env };
     return probeOnce({ ...hook, timeoutSeconds: Math.max(1, Math.floor(timeoutMs / 1000)) }, target);
   }

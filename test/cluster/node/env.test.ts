@@ -6,23 +6,29 @@ const pod: V1Pod = {
   metadata: { name: 'etcd-0', namespace: 'db', uid: 'u-1', labels: { app: 'etcd' } },
   spec: {
     nodeName: 'local-node',
-    containers: [{
-      name: 'etcd',
-      image: 'quay.io/coreos/etcd:v3.6.16',
-      env: [
-        { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-        { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-        { name: 'APP', valueFrom: { fieldRef: { fieldPath: "metadata.labels['app']" } } },
-        { name: 'URL', value: 'http://$(POD_IP):2379' },
-        { name: 'TOKEN', valueFrom: { secretKeyRef: { name: 'auth', key: 'token' } } },
-        { name: 'MODE', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'mode' } } },
-      ],
-    }],
+    containers: [
+      {
+        name: 'etcd',
+        image: 'quay.io/coreos/etcd:v3.6.16',
+        env: [
+          { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+          { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+          { name: 'APP', valueFrom: { fieldRef: { fieldPath: "metadata.labels['app']" } } },
+          { name: 'URL', value: 'http://$(POD_IP):2379' },
+          { name: 'TOKEN', valueFrom: { secretKeyRef: { name: 'auth', key: 'token' } } },
+          { name: 'MODE', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'mode' } } },
+        ],
+      },
+    ],
   },
 };
 const lookup = (kind: string, _ns: string, name: string): Promise<Record<string, string> | undefined> =>
   Promise.resolve<Record<string, string> | undefined>(
-    kind === 'Secret' && name === 'auth' ? { token: 's3cret' } : kind === 'ConfigMap' && name === 'cfg' ? { mode: 'fast' } : undefined,
+    kind === 'Secret' && name === 'auth'
+      ? { token: 's3cret' }
+      : kind === 'ConfigMap' && name === 'cfg'
+        ? { mode: 'fast' }
+        : undefined,
   );
 const ctx = { podIP: '127.10.0.7', hostIP: '127.0.0.1', apiHost: '127.0.0.1', apiPort: '6443', lookup };
 
@@ -34,8 +40,14 @@ describe('container environment', () => {
   it('gives the Pod its address, name, labels, Secret and ConfigMap keys and the API server', async () => {
     const env = await containerEnv(pod, pod.spec!.containers[0]!, ctx);
     expect(env).toMatchObject({
-      POD_IP: '127.10.0.7', POD_NAME: 'etcd-0', APP: 'etcd', URL: 'http://127.10.0.7:2379', TOKEN: 's3cret', MODE: 'fast',
-      KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: '6443',
+      POD_IP: '127.10.0.7',
+      POD_NAME: 'etcd-0',
+      APP: 'etcd',
+      URL: 'http://127.10.0.7:2379',
+      TOKEN: 's3cret',
+      MODE: 'fast',
+      KUBERNETES_SERVICE_HOST: '127.0.0.1',
+      KUBERNETES_SERVICE_PORT: '6443',
     });
   });
 
@@ -48,6 +60,10 @@ describe('container environment', () => {
     const image = { entrypoint: [], cmd: ['/usr/local/bin/etcd'] };
     expect(commandLine({ name: 'c' }, image, {})).toEqual(['/usr/local/bin/etcd']);
     expect(commandLine({ name: 'c', args: ['--x=$(A)'] }, image, { A: '1' })).toEqual(['--x=1']);
-    expect(commandLine({ name: 'c', command: ['sh'], args: ['-c', 'echo $(A)'] }, image, { A: '1' })).toEqual(['sh', '-c', 'echo 1']);
+    expect(commandLine({ name: 'c', command: ['sh'], args: ['-c', 'echo $(A)'] }, image, { A: '1' })).toEqual([
+      'sh',
+      '-c',
+      'echo 1',
+    ]);
   });
 });

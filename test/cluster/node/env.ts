@@ -3,7 +3,11 @@ import type { V1Container, V1EnvVar, V1Pod } from '@kubernetes/client-node';
 import { NodeError } from './errors.ts';
 
 /** Reads a key of a Secret or ConfigMap; undefined when the object or key is missing. */
-export type KeyLookup = (kind: 'Secret' | 'ConfigMap', namespace: string, name: string) => Promise<Record<string, string> | undefined>;
+export type KeyLookup = (
+  kind: 'Secret' | 'ConfigMap',
+  namespace: string,
+  name: string,
+) => Promise<Record<string, string> | undefined>;
 
 /** What the environment is built from besides the Pod itself. */
 export interface EnvContext {
@@ -51,19 +55,33 @@ export function fieldValue(pod: V1Pod, path: string, ctx: Pick<EnvContext, 'podI
   const m = /^metadata\.(labels|annotations)\['(.*)'\]$/.exec(path);
   if (m) return (m[1] === 'labels' ? pod.metadata?.labels : pod.metadata?.annotations)?.[m[2]!] ?? '';
   switch (path) {
-    case 'metadata.name': return pod.metadata?.name ?? '';
-    case 'metadata.namespace': return pod.metadata?.namespace ?? '';
-    case 'metadata.uid': return pod.metadata?.uid ?? '';
-    case 'spec.nodeName': return pod.spec?.nodeName ?? '';
-    case 'spec.serviceAccountName': return pod.spec?.serviceAccountName ?? 'default';
-    case 'status.podIP': case 'status.podIPs': return ctx.podIP;
-    case 'status.hostIP': case 'status.hostIPs': return ctx.hostIP;
-    default: throw new NodeError('ERR_CONFIG', `unsupported fieldRef ${path}`);
+    case 'metadata.name':
+      return pod.metadata?.name ?? '';
+    case 'metadata.namespace':
+      return pod.metadata?.namespace ?? '';
+    case 'metadata.uid':
+      return pod.metadata?.uid ?? '';
+    case 'spec.nodeName':
+      return pod.spec?.nodeName ?? '';
+    case 'spec.serviceAccountName':
+      return pod.spec?.serviceAccountName ?? 'default';
+    case 'status.podIP':
+    case 'status.podIPs':
+      return ctx.podIP;
+    case 'status.hostIP':
+    case 'status.hostIPs':
+      return ctx.hostIP;
+    default:
+      throw new NodeError('ERR_CONFIG', `unsupported fieldRef ${path}`);
   }
 }
 
 /** Builds a container's environment (without the host's), in the order a kubelet does. */
-export async function containerEnv(pod: V1Pod, container: V1Container, ctx: EnvContext): Promise<Record<string, string>> {
+export async function containerEnv(
+  pod: V1Pod,
+  container: V1Container,
+  ctx: EnvContext,
+): Promise<Record<string, string>> {
   const ns = pod.metadata?.namespace ?? 'default';
   const env: Record<string, string> = {
     PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
@@ -77,7 +95,8 @@ export async function containerEnv(pod: V1Pod, container: V1Container, ctx: EnvC
     const ref = from.configMapRef ?? from.secretRef;
     if (!ref) continue;
     const data = await ctx.lookup(from.configMapRef ? 'ConfigMap' : 'Secret', ns, ref.name ?? '');
-    if (!data && !ref.optional) throw new NodeError('ERR_CONFIG', `${from.configMapRef ? 'configmap' : 'secret'} "${ref.name}" not found`);
+    if (!data && !ref.optional)
+      throw new NodeError('ERR_CONFIG', `${from.configMapRef ? 'configmap' : 'secret'} "${ref.name}" not found`);
     for (const [k, v] of Object.entries(data ?? {})) env[(from.prefix ?? '') + k] = v;
   }
   for (const v of container.env ?? []) {
@@ -87,7 +106,12 @@ export async function containerEnv(pod: V1Pod, container: V1Container, ctx: EnvC
   return env;
 }
 
-async function envValue(pod: V1Pod, v: V1EnvVar, env: Record<string, string>, ctx: EnvContext): Promise<string | undefined> {
+async function envValue(
+  pod: V1Pod,
+  v: V1EnvVar,
+  env: Record<string, string>,
+  ctx: EnvContext,
+): Promise<string | undefined> {
   if (v.value !== undefined) return expandVars(v.value, env);
   const from = v.valueFrom;
   if (!from) return '';
@@ -98,7 +122,10 @@ async function envValue(pod: V1Pod, v: V1EnvVar, env: Record<string, string>, ct
     const data = await ctx.lookup(kind, pod.metadata?.namespace ?? 'default', ref.name ?? '');
     const value = data?.[ref.key];
     if (value === undefined && !ref.optional) {
-      throw new NodeError('ERR_CONFIG', `couldn't find key ${ref.key} in ${kind} ${pod.metadata?.namespace}/${ref.name}`);
+      throw new NodeError(
+        'ERR_CONFIG',
+        `couldn't find key ${ref.key} in ${kind} ${pod.metadata?.namespace}/${ref.name}`,
+      );
     }
     return value;
   }
@@ -117,7 +144,11 @@ function container(pod: V1Pod, v: V1EnvVar): V1Container | undefined {
 }
 
 /** The command line a container runs: its command/args over the image's, with $(VAR) expanded. */
-export function commandLine(container: V1Container, image: { entrypoint: readonly string[]; cmd: readonly string[] }, env: Record<string, string>): string[] {
+export function commandLine(
+  container: V1Container,
+  image: { entrypoint: readonly string[]; cmd: readonly string[] },
+  env: Record<string, string>,
+): string[] {
   const entry = container.command ?? image.entrypoint;
   const args = container.args ?? (container.command ? [] : image.cmd);
   return [...entry, ...args].map((s) => (container.command || container.args ? expandVars(s, env) : s));

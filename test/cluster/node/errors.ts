@@ -2,12 +2,7 @@
 
 /** Codes of {@link NodeError}. */
 export type NodeErrorCode =
-  | 'ERR_NODE_NOT_ROOT'
-  | 'ERR_NODE_MISSING_TOOL'
-  | 'ERR_IMAGE_PULL'
-  | 'ERR_VOLUME'
-  | 'ERR_CONFIG'
-  | 'ERR_NODE_API';
+  'ERR_NODE_NOT_ROOT' | 'ERR_NODE_MISSING_TOOL' | 'ERR_IMAGE_PULL' | 'ERR_VOLUME' | 'ERR_CONFIG' | 'ERR_NODE_API';
 
 /** An error of the process node, with a code and the cause. */
 export class NodeError extends Error {

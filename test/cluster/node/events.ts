@@ -10,7 +10,12 @@ export type RecordEvent = (pod: V1Pod, type: 'Normal' | 'Warning', reason: strin
 const dedupeMs = 60_000;
 
 /** An event recorder for one component on this node; every event also goes to the node's log. */
-export function eventRecorder(core: CoreV1Api, node: string, component = 'kubelet', log: Log = () => undefined): RecordEvent {
+export function eventRecorder(
+  core: CoreV1Api,
+  node: string,
+  component = 'kubelet',
+  log: Log = () => undefined,
+): RecordEvent {
   const recent = new Map<string, number>();
   return (pod, type, reason, message) => {
     const m = pod.metadata;
@@ -25,8 +30,15 @@ export function eventRecorder(core: CoreV1Api, node: string, component = 'kubele
     const body = {
       metadata: { name: `${m.name}.${randomBytes(8).toString('hex')}`, namespace: m.namespace },
       involvedObject: { apiVersion: 'v1', kind: 'Pod', name: m.name, namespace: m.namespace, uid: m.uid },
-      type, reason, message, count: 1, firstTimestamp: at, lastTimestamp: at,
-      source: { component, host: node }, reportingComponent: component, reportingInstance: node,
+      type,
+      reason,
+      message,
+      count: 1,
+      firstTimestamp: at,
+      lastTimestamp: at,
+      source: { component, host: node },
+      reportingComponent: component,
+      reportingInstance: node,
     };
     void core.createNamespacedEvent({ namespace: m.namespace, body }).catch(() => undefined);
   };

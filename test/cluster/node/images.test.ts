@@ -4,7 +4,10 @@ import { parseImage, resolveImage } from './images.ts';
 describe('images', () => {
   it('splits references into repository and tag', () => {
     expect(parseImage('quay.io/coreos/etcd:v3.6.16')).toEqual({ repository: 'quay.io/coreos/etcd', tag: 'v3.6.16' });
-    expect(parseImage('localhost:5000/etcd-operator')).toEqual({ repository: 'localhost:5000/etcd-operator', tag: 'latest' });
+    expect(parseImage('localhost:5000/etcd-operator')).toEqual({
+      repository: 'localhost:5000/etcd-operator',
+      tag: 'latest',
+    });
   });
 
   it('an etcd image is etcd and etcdctl of exactly that version, run by the default command', async () => {
@@ -21,7 +24,9 @@ describe('images', () => {
   });
 
   it('an image with no local binaries, or an etcd series with no wrapper module, cannot be pulled', async () => {
-    await expect(resolveImage('busybox:1.36')).rejects.toThrow(/failed to pull image "busybox:1.36": this local node has no binaries for it/);
+    await expect(resolveImage('busybox:1.36')).rejects.toThrow(
+      /failed to pull image "busybox:1.36": this local node has no binaries for it/,
+    );
     await expect(resolveImage('quay.io/coreos/etcd:v3.4.30')).rejects.toThrow(/no wrapper module for etcd 3\.4/);
     await expect(resolveImage('busybox:1.36')).rejects.toHaveProperty('code', 'ERR_IMAGE_PULL');
   });

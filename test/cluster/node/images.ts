@@ -75,7 +75,11 @@ async function resolve(image: string): Promise<ImageContents> {
   if (repository === 'etcd-operator' || repository.endsWith('/etcd-operator')) {
     const cli = join(repoRoot, 'manager', 'cli.ts');
     const script = `#!/bin/sh\nexec '${process.execPath}' '${cli}' "$@"\n`;
-    return { files: [{ path: '/usr/local/bin/etcd-operator', script }], entrypoint: ['/usr/local/bin/etcd-operator'], cmd: [] };
+    return {
+      files: [{ path: '/usr/local/bin/etcd-operator', script }],
+      entrypoint: ['/usr/local/bin/etcd-operator'],
+      cmd: [],
+    };
   }
   throw new ImagePullError(
     image,

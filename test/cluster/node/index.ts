@@ -38,7 +38,13 @@ const hostIP = '127.0.0.1';
 
 /** Whether another live Pod (of any node) holds the address. */
 function podIPInUse(pods: readonly V1Pod[], ip: string, uid: string): boolean {
-  return pods.some((p) => p.metadata?.uid !== uid && p.status?.podIP === ip && p.status.phase !== 'Succeeded' && p.status.phase !== 'Failed');
+  return pods.some(
+    (p) =>
+      p.metadata?.uid !== uid &&
+      p.status?.podIP === ip &&
+      p.status.phase !== 'Succeeded' &&
+      p.status.phase !== 'Failed',
+  );
 }
 
 /** Starts the node agent; resolves once the Node is registered and Pods are being watched. */
@@ -57,13 +63,19 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new NodeError('ERR_CONFIG', `${opts.kubeconfigPath} has no current cluster`);
   const server = new URL(cluster.server);
-  const caData = cluster.caData ? Buffer.from(cluster.caData, 'base64').toString() : cluster.caFile ? readFileSync(cluster.caFile, 'utf8') : '';
+  const caData = cluster.caData
+    ? Buffer.from(cluster.caData, 'base64').toString()
+    : cluster.caFile
+      ? readFileSync(cluster.caFile, 'utf8')
+      : '';
   const core = kc.makeApiClient(CoreV1Api);
 
   const workers = new Map<string, PodWorker>();
   const find = (namespace: string, pod: string): PodWorker | undefined =>
-    [...workers.values()].find((w) => w.pod.metadata?.namespace === namespace && w.pod.metadata?.name === pod && !w.pod.metadata?.deletionTimestamp) ??
-    [...workers.values()].find((w) => w.pod.metadata?.namespace === namespace && w.pod.metadata?.name === pod);
+    [...workers.values()].find(
+      (w) =>
+        w.pod.metadata?.namespace === namespace && w.pod.metadata?.name === pod && !w.pod.metadata?.deletionTimestamp,
+    ) ?? [...workers.values()].find((w) => w.pod.metadata?.namespace === namespace && w.pod.metadata?.name === pod);
   const kubelet = await startKubeletServer(dir, (namespace, pod, container, previous) => {
     const worker = find(namespace, pod);
     const podDir = worker?.dir ?? newestPodDir(podsDir, namespace, pod);
@@ -79,8 +91,19 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
   const scheduler = new Scheduler(kc, core, name, labels, log);
   const informer = makeInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces());
   const ctx = {
-    core, nodeName: name, hostIP, apiHost: server.hostname, apiPort: server.port || '443', caData,
-    hostsFile: opts.hostsFile, podsDir, addresses: new AddressPool(dir, name, (ip, uid) => podIPInUse(informer.list(), ip, uid)), backoff: kubeletBackoff, lookup: keyLookup(core), event: eventRecorder(core, name, 'kubelet', log), log,
+    core,
+    nodeName: name,
+    hostIP,
+    apiHost: server.hostname,
+    apiPort: server.port || '443',
+    caData,
+    hostsFile: opts.hostsFile,
+    podsDir,
+    addresses: new AddressPool(dir, name, (ip, uid) => podIPInUse(informer.list(), ip, uid)),
+    backoff: kubeletBackoff,
+    lookup: keyLookup(core),
+    event: eventRecorder(core, name, 'kubelet', log),
+    log,
   };
   let stopped = false;
 
@@ -117,7 +140,11 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
 
   const runnerOf = (namespace: string, pod: string, container?: string) => {
     const runner = find(namespace, pod)?.runner(container);
-    if (!runner) throw new NodeError('ERR_CONFIG', `no container ${container ?? ''} of pod ${namespace}/${pod} runs on node ${name}`);
+    if (!runner)
+      throw new NodeError(
+        'ERR_CONFIG',
+        `no container ${container ?? ''} of pod ${namespace}/${pod} runs on node ${name}`,
+      );
     return runner;
   };
 
@@ -131,11 +158,17 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
     },
     async exec(namespace, pod, argv, container) {
       const runner = runnerOf(namespace, pod, container);
-      if (!runner.pid) throw new NodeError('ERR_CONFIG', `container ${runner.spec.name} of pod ${namespace}/${pod} is not running`);
+      if (!runner.pid)
+        throw new NodeError('ERR_CONFIG', `container ${runner.spec.name} of pod ${namespace}/${pod} is not running`);
       return new Promise((done) => {
-        execFile('nsenter', ['-t', String(runner.pid), '-m', '-u', '--', ...argv], { env: runner.env, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-          done({ stdout, stderr, code: err ? (typeof err.code === 'number' ? err.code : 1) : 0 });
-        });
+        execFile(
+          'nsenter',
+          ['-t', String(runner.pid), '-m', '-u', '--', ...argv],
+          { env: runner.env, maxBuffer: 64 << 20 },
+          (err, stdout, stderr) => {
+            done({ stdout, stderr, code: err ? (typeof err.code === 'number' ? err.code : 1) : 0 });
+          },
+        );
       });
     },
     async stop() {

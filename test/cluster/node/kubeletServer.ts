@@ -14,7 +14,12 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /** Finds the log file of a container's current (or previous) run; undefined when unknown. */
-export type LogFileOf = (namespace: string, pod: string, container: string, previous: boolean) => { file: string; live: () => boolean } | undefined;
+export type LogFileOf = (
+  namespace: string,
+  pod: string,
+  container: string,
+  previous: boolean,
+) => { file: string; live: () => boolean } | undefined;
 
 /** The running server. */
 export interface KubeletServer {
@@ -26,8 +31,25 @@ async function certificate(dir: string): Promise<{ key: Buffer; cert: Buffer }> 
   const key = join(dir, 'kubelet.key');
   const cert = join(dir, 'kubelet.crt');
   if (!existsSync(key) || !existsSync(cert)) {
-    await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert,
-      '-days', '3650', '-subj', '/CN=local-node-kubelet', '-addext', 'subjectAltName=IP:127.0.0.1']);
+    await run('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '3650',
+      '-subj',
+      '/CN=local-node-kubelet',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ]);
   }
   return { key: readFileSync(key), cert: readFileSync(cert) };
 }
@@ -47,7 +69,11 @@ export async function startKubeletServer(dir: string, logFileOf: LogFileOf): Pro
     const [ns, pod, container] = m.slice(1).map(decodeURIComponent) as [string, string, string];
     const found = logFileOf(ns, pod, container, url.searchParams.get('previous') === 'true');
     if (!found || !existsSync(found.file)) {
-      return void res.writeHead(404).end(`container "${container}" in pod "${pod}" has no ${url.searchParams.get('previous') === 'true' ? 'previous ' : ''}log\n`);
+      return void res
+        .writeHead(404)
+        .end(
+          `container "${container}" in pod "${pod}" has no ${url.searchParams.get('previous') === 'true' ? 'previous ' : ''}log\n`,
+        );
     }
     const tail = url.searchParams.get('tailLines');
     const text = readFileSync(found.file, 'utf8');
@@ -59,15 +85,22 @@ export async function startKubeletServer(dir: string, logFileOf: LogFileOf): Pro
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as AddressInfo).port,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
 /** Streams what is appended to the file until the run ends (and is read) or the client goes. */
-async function follow(file: string, from: number, live: () => boolean, res: NodeJS.WritableStream & { end(): void }, gone: () => boolean): Promise<void> {
+async function follow(
+  file: string,
+  from: number,
+  live: () => boolean,
+  res: NodeJS.WritableStream & { end(): void },
+  gone: () => boolean,
+): Promise<void> {
   const fh = await open(file, 'r');
   let pos = from;
   try {

@@ -15,9 +15,21 @@ import { startLocalCluster, type LocalCluster } from '../index.ts';
 import { createNamespace, deleteNamespace, etcdPod, isReady, podGone, podWhen } from './testing.ts';
 
 /** min / median / max of the samples, in ms. */
-function summary(samples: number[]): { runs: number; minMs: number; medianMs: number; maxMs: number; samplesMs: number[] } {
+function summary(samples: number[]): {
+  runs: number;
+  minMs: number;
+  medianMs: number;
+  maxMs: number;
+  samplesMs: number[];
+} {
   const s = [...samples].sort((a, b) => a - b);
-  return { runs: s.length, minMs: s[0] ?? 0, medianMs: s[Math.floor(s.length / 2)] ?? 0, maxMs: s[s.length - 1] ?? 0, samplesMs: samples };
+  return {
+    runs: s.length,
+    minMs: s[0] ?? 0,
+    medianMs: s[Math.floor(s.length / 2)] ?? 0,
+    maxMs: s[s.length - 1] ?? 0,
+    samplesMs: samples,
+  };
 }
 
 const runs = Number(process.argv[2] ?? 5);
@@ -42,7 +54,10 @@ try {
       const name = `etcd-${claim ? 'pvc' : 'tmp'}-${i}`;
       const started = performance.now();
       if (claim) {
-        const pvc = { metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+        const pvc = {
+          metadata: { name },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+        };
         await core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: pvc });
       }
       await core.createNamespacedPod({ namespace: ns, body: etcdPod({ name, ...(claim ? { claim: name } : {}) }) });
@@ -52,7 +67,11 @@ try {
       await podGone(core, ns, name);
     }
   }
-  const result = { what: 'etcd 3.6.16 Pod: create -> Ready (readiness httpGet /readyz, period 1s)', withNewClaim: summary(withClaim), emptyDir: summary(emptyDir) };
+  const result = {
+    what: 'etcd 3.6.16 Pod: create -> Ready (readiness httpGet /readyz, period 1s)',
+    withNewClaim: summary(withClaim),
+    emptyDir: summary(emptyDir),
+  };
   console.log(JSON.stringify(result, null, 2));
 } finally {
   await deleteNamespace(core, ns);

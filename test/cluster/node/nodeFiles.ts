@@ -25,19 +25,30 @@ export function keyLookup(core: CoreV1Api): KeyLookup {
 
 /** Unmounts Memory emptyDirs a node that died left under its directory. */
 export async function unmountLeftovers(podsDir: string): Promise<void> {
-  const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4] ?? '');
-  for (const m of mounts.filter((p) => p.startsWith(podsDir + '/')).reverse()) await run('umount', ['-l', m]).catch(() => undefined);
+  const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' ')[4] ?? '');
+  for (const m of mounts.filter((p) => p.startsWith(podsDir + '/')).reverse())
+    await run('umount', ['-l', m]).catch(() => undefined);
 }
 
 /**
  * A container's output, every run in order (0.log, 1.log...). The Pod's directory is the live
  * worker's, else the newest one of that namespace and name (a deleted Pod's logs stay readable).
  */
-export function podLogs(liveDir: string | undefined, podsDir: string, namespace: string, pod: string, container?: string): string {
+export function podLogs(
+  liveDir: string | undefined,
+  podsDir: string,
+  namespace: string,
+  pod: string,
+  container?: string,
+): string {
   const dir = liveDir ?? newestPodDir(podsDir, namespace, pod);
   if (!dir) throw new NodeError('ERR_CONFIG', `no pod ${namespace}/${pod} ran on this node`);
   const meta = join(dir, 'pod.json');
-  const name = container ?? (existsSync(meta) ? (JSON.parse(readFileSync(meta, 'utf8')) as { containers: string[] }).containers[0] : undefined);
+  const name =
+    container ??
+    (existsSync(meta) ? (JSON.parse(readFileSync(meta, 'utf8')) as { containers: string[] }).containers[0] : undefined);
   const logDir = join(dir, 'containers', name ?? '');
   if (!name || !existsSync(logDir)) return '';
   return readdirSync(logDir)
@@ -51,7 +62,12 @@ export function podLogs(liveDir: string | undefined, podsDir: string, namespace:
 export function latestRun(podDir: string, container: string): number {
   const logDir = join(podDir, 'containers', container);
   if (!existsSync(logDir)) return -1;
-  return Math.max(-1, ...readdirSync(logDir).filter((f) => /^\d+\.log$/.test(f)).map((f) => parseInt(f)));
+  return Math.max(
+    -1,
+    ...readdirSync(logDir)
+      .filter((f) => /^\d+\.log$/.test(f))
+      .map((f) => parseInt(f)),
+  );
 }
 
 /** The newest directory of a Pod of this namespace and name (also after the Pod is gone). */

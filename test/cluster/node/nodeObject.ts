@@ -1,7 +1,16 @@
 /** The Node object: registration, status with a Ready condition, and the Lease heartbeat. */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import { CoordinationV1Api, PatchStrategy, setHeaderOptions, V1MicroTime, type CoreV1Api, type KubeConfig, type V1Node, type V1NodeStatus } from '@kubernetes/client-node';
+import {
+  CoordinationV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  V1MicroTime,
+  type CoreV1Api,
+  type KubeConfig,
+  type V1Node,
+  type V1NodeStatus,
+} from '@kubernetes/client-node';
 import type { Log } from '../types.ts';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -12,8 +21,20 @@ const statusMs = 60_000;
 
 function nodeStatus(name: string, hostIP: string, since: Date, kubeletPort = 0): V1NodeStatus {
   const now = new Date();
-  const cond = (type: string, status: string, reason: string, message: string) => ({ type, status, reason, message, lastHeartbeatTime: now, lastTransitionTime: since });
-  const capacity = { cpu: String(os.availableParallelism()), memory: `${Math.floor(os.totalmem() / 1024)}Ki`, pods: '110', 'ephemeral-storage': '100Gi' };
+  const cond = (type: string, status: string, reason: string, message: string) => ({
+    type,
+    status,
+    reason,
+    message,
+    lastHeartbeatTime: now,
+    lastTransitionTime: since,
+  });
+  const capacity = {
+    cpu: String(os.availableParallelism()),
+    memory: `${Math.floor(os.totalmem() / 1024)}Ki`,
+    pods: '110',
+    'ephemeral-storage': '100Gi',
+  };
   const bootID = (() => {
     try {
       return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
@@ -35,22 +56,41 @@ function nodeStatus(name: string, hostIP: string, since: Date, kubeletPort = 0):
     ],
     daemonEndpoints: { kubeletEndpoint: { Port: kubeletPort } },
     nodeInfo: {
-      machineID: name, systemUUID: name, bootID, kernelVersion: os.release(), osImage: 'etcd-operator local process node',
-      containerRuntimeVersion: 'process://local', kubeletVersion: 'v1.34.4', kubeProxyVersion: '', operatingSystem: 'linux',
+      machineID: name,
+      systemUUID: name,
+      bootID,
+      kernelVersion: os.release(),
+      osImage: 'etcd-operator local process node',
+      containerRuntimeVersion: 'process://local',
+      kubeletVersion: 'v1.34.4',
+      kubeProxyVersion: '',
+      operatingSystem: 'linux',
       architecture: process.arch === 'x64' ? 'amd64' : process.arch,
     },
   };
 }
 
 /** Registers (or takes back) the Node, then keeps its Lease and status fresh until stopped. */
-export async function registerNode(kc: KubeConfig, core: CoreV1Api, name: string, hostIP: string, kubeletPort: number, log: Log): Promise<() => void> {
-  const labels = { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': nodeStatus(name, hostIP, new Date()).nodeInfo!.architecture };
+export async function registerNode(
+  kc: KubeConfig,
+  core: CoreV1Api,
+  name: string,
+  hostIP: string,
+  kubeletPort: number,
+  log: Log,
+): Promise<() => void> {
+  const labels = {
+    'kubernetes.io/hostname': name,
+    'kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': nodeStatus(name, hostIP, new Date()).nodeInfo!.architecture,
+  };
   const node: V1Node = { metadata: { name, labels }, spec: {} };
   await core.createNode({ body: node }).catch((err: unknown) => {
     if ((err as { code?: number }).code !== 409) throw err;
   });
   const since = new Date();
-  const writeStatus = () => core.patchNodeStatus({ name, body: { status: nodeStatus(name, hostIP, since, kubeletPort) } }, mergePatch);
+  const writeStatus = () =>
+    core.patchNodeStatus({ name, body: { status: nodeStatus(name, hostIP, since, kubeletPort) } }, mergePatch);
   await writeStatus();
   const coord = kc.makeApiClient(CoordinationV1Api);
   const renew = async (): Promise<void> => {
@@ -61,7 +101,10 @@ export async function registerNode(kc: KubeConfig, core: CoreV1Api, name: string
       if ((err as { code?: number }).code !== 404) throw err;
       const uid = (await core.readNode({ name })).metadata?.uid;
       const owner = { apiVersion: 'v1', kind: 'Node', name, uid: uid! };
-      await coord.createNamespacedLease({ namespace: 'kube-node-lease', body: { metadata: { name, ownerReferences: [owner] }, spec } });
+      await coord.createNamespacedLease({
+        namespace: 'kube-node-lease',
+        body: { metadata: { name, ownerReferences: [owner] }, spec },
+      });
     }
   };
   await renew();

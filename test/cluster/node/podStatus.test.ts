@@ -2,7 +2,10 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { podPhase, podStatus, waiting, type PodRuntime } from './podStatus.ts';
 
-const pod = (restartPolicy: string): V1Pod => ({ metadata: { name: 'p', namespace: 'n' }, spec: { restartPolicy, containers: [{ name: 'a' }] } });
+const pod = (restartPolicy: string): V1Pod => ({
+  metadata: { name: 'p', namespace: 'n' },
+  spec: { restartPolicy, containers: [{ name: 'a' }] },
+});
 const rt = (exitCode?: number, running = false): PodRuntime => {
   const c = waiting('a', 'img');
   if (running) c.state = { running: { startedAt: new Date() } };
@@ -32,7 +35,11 @@ describe('pod status', () => {
   it('Ready names the unready containers and keeps its transition time while unchanged', () => {
     const first = podStatus(pod('Always'), rt(undefined, true));
     const ready = first.conditions!.find((c) => c.type === 'Ready')!;
-    expect(ready).toMatchObject({ status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [a]' });
+    expect(ready).toMatchObject({
+      status: 'False',
+      reason: 'ContainersNotReady',
+      message: 'containers with unready status: [a]',
+    });
     const again = podStatus({ ...pod('Always'), status: first }, rt(undefined, true));
     expect(again.conditions!.find((c) => c.type === 'Ready')!.lastTransitionTime).toBe(ready.lastTransitionTime);
     expect(again).toMatchObject({ podIP: '127.10.0.1', podIPs: [{ ip: '127.10.0.1' }], hostIP: '127.0.0.1' });

@@ -25,7 +25,14 @@ export interface PodRuntime {
 
 /** A container not started yet, waiting for a reason. */
 export function waiting(name: string, image: string, reason = 'ContainerCreating', message?: string): ContainerRuntime {
-  return { name, image, restartCount: 0, state: { waiting: { reason, ...(message ? { message } : {}) } }, ready: false, started: false };
+  return {
+    name,
+    image,
+    restartCount: 0,
+    state: { waiting: { reason, ...(message ? { message } : {}) } },
+    ready: false,
+    started: false,
+  };
 }
 
 /** The phase a kubelet would report for these containers under this restart policy. */
@@ -46,7 +53,13 @@ export function podPhase(pod: V1Pod, rt: PodRuntime): string {
   return ran ? 'Running' : 'Pending';
 }
 
-function condition(prev: V1PodStatus | undefined, type: string, ok: boolean, reason?: string, message?: string): V1PodCondition {
+function condition(
+  prev: V1PodStatus | undefined,
+  type: string,
+  ok: boolean,
+  reason?: string,
+  message?: string,
+): V1PodCondition {
   const old = prev?.conditions?.find((c) => c.type === type);
   const status = ok ? 'True' : 'False';
   const since = old && old.status === status && old.lastTransitionTime ? old.lastTransitionTime : new Date();
@@ -79,9 +92,27 @@ export function podStatus(pod: V1Pod, rt: PodRuntime): V1PodStatus {
   const notReadyMsg = `containers with unready status: [${unready.join(' ')}]`;
   const conditions = [
     condition(prev, 'PodReadyToStartContainers', !!rt.podIP && !done),
-    condition(prev, 'Initialized', rt.initialized, rt.initialized ? undefined : 'ContainersNotInitialized', rt.initialized ? undefined : `containers with incomplete status: [${incomplete.join(' ')}]`),
-    condition(prev, 'Ready', containersReady, containersReady ? undefined : whyNotReady, containersReady ? undefined : notReadyMsg),
-    condition(prev, 'ContainersReady', containersReady, containersReady ? undefined : whyNotReady, containersReady ? undefined : notReadyMsg),
+    condition(
+      prev,
+      'Initialized',
+      rt.initialized,
+      rt.initialized ? undefined : 'ContainersNotInitialized',
+      rt.initialized ? undefined : `containers with incomplete status: [${incomplete.join(' ')}]`,
+    ),
+    condition(
+      prev,
+      'Ready',
+      containersReady,
+      containersReady ? undefined : whyNotReady,
+      containersReady ? undefined : notReadyMsg,
+    ),
+    condition(
+      prev,
+      'ContainersReady',
+      containersReady,
+      containersReady ? undefined : whyNotReady,
+      containersReady ? undefined : notReadyMsg,
+    ),
     condition(prev, 'PodScheduled', true),
   ];
   return {
@@ -100,6 +131,8 @@ export function podStatus(pod: V1Pod, rt: PodRuntime): V1PodStatus {
 /** Whether two statuses differ in anything but timestamps of unchanged conditions. */
 export function statusChanged(a: V1PodStatus | undefined, b: V1PodStatus): boolean {
   const strip = (s: V1PodStatus | undefined): string =>
-    JSON.stringify(s ?? {}, (k, v: unknown) => (k === 'lastProbeTime' ? undefined : v instanceof Date ? v.toISOString() : v));
+    JSON.stringify(s ?? {}, (k, v: unknown) =>
+      k === 'lastProbeTime' ? undefined : v instanceof Date ? v.toISOString() : v,
+    );
   return strip(a) !== strip(b);
 }

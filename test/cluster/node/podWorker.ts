@@ -38,7 +38,8 @@ const tokenPath = '/var/run/secrets/kubernetes.io/serviceaccount';
 function resumed(c: V1Container, prev: V1ContainerStatus | undefined): ContainerRuntime {
   const rt = waiting(c.name, c.image ?? '');
   if (prev) rt.restartCount = prev.restartCount + (prev.state?.running || prev.state?.terminated ? 1 : 0);
-  if (prev?.state?.running) rt.lastState = { terminated: { exitCode: 137, reason: 'Error', message: 'the node was stopped' } };
+  if (prev?.state?.running)
+    rt.lastState = { terminated: { exitCode: 137, reason: 'Error', message: 'the node was stopped' } };
   return rt;
 }
 
@@ -48,14 +49,19 @@ function resumed(c: V1Container, prev: V1ContainerStatus | undefined): Container
  */
 function withToken(pod: V1Pod): V1Pod {
   const spec = pod.spec!;
-  const mounted = [...(spec.initContainers ?? []), ...spec.containers].some((c) => c.volumeMounts?.some((m) => m.mountPath === tokenPath));
+  const mounted = [...(spec.initContainers ?? []), ...spec.containers].some((c) =>
+    c.volumeMounts?.some((m) => m.mountPath === tokenPath),
+  );
   if (spec.automountServiceAccountToken === false || mounted) return pod;
   const sources = [
     { serviceAccountToken: { path: 'token', expirationSeconds: 3607 } },
     { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
     { downwardAPI: { items: [{ path: 'namespace', fieldRef: { fieldPath: 'metadata.namespace' } }] } },
   ];
-  return { ...pod, spec: { ...spec, volumes: [...(spec.volumes ?? []), { name: 'kube-api-access-node', projected: { sources } }] } };
+  return {
+    ...pod,
+    spec: { ...spec, volumes: [...(spec.volumes ?? []), { name: 'kube-api-access-node', projected: { sources } }] },
+  };
 }
 
 /** The lifecycle of one Pod on this node. */
@@ -79,8 +85,18 @@ export class PodWorker {
     this.#rt = {
       hostIP: ctx.hostIP,
       startTime: prev?.startTime ?? new Date(),
-      init: (pod.spec?.initContainers ?? []).map((c) => resumed(c, prev?.initContainerStatuses?.find((s) => s.name === c.name))),
-      containers: (pod.spec?.containers ?? []).map((c) => resumed(c, prev?.containerStatuses?.find((s) => s.name === c.name))),
+      init: (pod.spec?.initContainers ?? []).map((c) =>
+        resumed(
+          c,
+          prev?.initContainerStatuses?.find((s) => s.name === c.name),
+        ),
+      ),
+      containers: (pod.spec?.containers ?? []).map((c) =>
+        resumed(
+          c,
+          prev?.containerStatuses?.find((s) => s.name === c.name),
+        ),
+      ),
       initialized: false,
     };
     this.#status = new StatusWriter(ctx.core, pod, () => podStatus(this.pod, this.#rt), ctx.log);
@@ -88,7 +104,9 @@ export class PodWorker {
 
   /** Starts the Pod's lifecycle in the background. */
   start(): void {
-    void this.#run().catch((err: unknown) => this.#ctx.log(`pod ${this.#key()}: ${(err as Error).stack ?? String(err)}`));
+    void this.#run().catch((err: unknown) =>
+      this.#ctx.log(`pod ${this.#key()}: ${(err as Error).stack ?? String(err)}`),
+    );
   }
 
   #key(): string {
@@ -100,9 +118,14 @@ export class PodWorker {
     const phase = this.pod.status?.phase;
     if (phase === 'Succeeded' || phase === 'Failed') return; // a finished Pod never runs again
     mkdirSync(this.dir, { recursive: true });
-    writeFileSync(join(this.dir, 'pod.json'), JSON.stringify({ containers: (this.pod.spec?.containers ?? []).map((c) => c.name) }));
+    writeFileSync(
+      join(this.dir, 'pod.json'),
+      JSON.stringify({ containers: (this.pod.spec?.containers ?? []).map((c) => c.name) }),
+    );
     // hostNetwork Pods share the node's address, as everywhere.
-    this.#rt.podIP = this.pod.spec?.hostNetwork ? this.#ctx.hostIP : this.#ctx.addresses.allocate(this.pod.metadata!.uid!, this.pod.status?.podIP);
+    this.#rt.podIP = this.pod.spec?.hostNetwork
+      ? this.#ctx.hostIP
+      : this.#ctx.addresses.allocate(this.pod.metadata!.uid!, this.pod.status?.podIP);
     this.#status.changed();
     while (!signal.aborted && !this.#volumes) {
       try {
@@ -113,7 +136,8 @@ export class PodWorker {
       } catch (err) {
         // Anything else (the API server restarting, a mount failing) is retried the same way.
         const message = err instanceof VolumeError ? err.message : `setting up volumes: ${(err as Error).message}`;
-        for (const c of [...this.#rt.init, ...this.#rt.containers]) c.state = { waiting: { reason: 'ContainerCreating', message } };
+        for (const c of [...this.#rt.init, ...this.#rt.containers])
+          c.state = { waiting: { reason: 'ContainerCreating', message } };
         this.#status.changed();
         this.#ctx.event(this.pod, 'Warning', 'FailedMount', message);
         await sleep(1000, undefined, { signal }).catch(() => undefined);
@@ -142,7 +166,9 @@ export class PodWorker {
     }
     this.#rt.initialized = true;
     if (signal.aborted) return;
-    const main = (this.pod.spec?.containers ?? []).map((spec, i) => this.#runner(spec, this.#rt.containers[i]!, policy));
+    const main = (this.pod.spec?.containers ?? []).map((spec, i) =>
+      this.#runner(spec, this.#rt.containers[i]!, policy),
+    );
     this.#runners = [...sidecars, ...main];
     this.#status.changed();
     await Promise.all(main.map((r) => r.run()));
@@ -175,9 +201,12 @@ export class PodWorker {
       if (vm.subPath) mkdirSync(source, { recursive: true });
       return { source, target: vm.mountPath, readOnly: !!vm.readOnly };
     });
-    if (!mounts.some((m) => m.target === '/etc/hosts')) mounts.push({ source: ctx.hostsFile, target: '/etc/hosts', readOnly: true });
-    const wantsToken = this.pod.spec?.automountServiceAccountToken !== false && !mounts.some((m) => m.target === tokenPath);
-    if (wantsToken && paths.has('kube-api-access-node')) mounts.push({ source: paths.get('kube-api-access-node')!, target: tokenPath, readOnly: true });
+    if (!mounts.some((m) => m.target === '/etc/hosts'))
+      mounts.push({ source: ctx.hostsFile, target: '/etc/hosts', readOnly: true });
+    const wantsToken =
+      this.pod.spec?.automountServiceAccountToken !== false && !mounts.some((m) => m.target === tokenPath);
+    if (wantsToken && paths.has('kube-api-access-node'))
+      mounts.push({ source: paths.get('kube-api-access-node')!, target: tokenPath, readOnly: true });
     return { env, mounts };
   }
 
@@ -211,7 +240,11 @@ export class PodWorker {
       this.#status.close();
       // gracePeriodSeconds goes in the body: with a body, the API server ignores the query.
       await this.#ctx.core
-        .deleteNamespacedPod({ name: m.name!, namespace: m.namespace!, body: { gracePeriodSeconds: 0, preconditions: { uid: m.uid! } } })
+        .deleteNamespacedPod({
+          name: m.name!,
+          namespace: m.namespace!,
+          body: { gracePeriodSeconds: 0, preconditions: { uid: m.uid! } },
+        })
         .catch((err: unknown) => {
           if ((err as { code?: number }).code !== 404 && (err as { code?: number }).code !== 409) throw err;
         });

@@ -36,7 +36,14 @@ export async function probeOnce(probe: V1Probe, target: ProbeTarget): Promise<Pr
     const headers = Object.fromEntries((g.httpHeaders ?? []).map((h) => [h.name, h.value]));
     return new Promise((resolve) => {
       const req = lib.request(
-        { host: g.host ?? target.podIP, port: port(target, g.port), path: g.path ?? '/', headers, timeout: timeoutMs, rejectUnauthorized: false },
+        {
+          host: g.host ?? target.podIP,
+          port: port(target, g.port),
+          path: g.path ?? '/',
+          headers,
+          timeout: timeoutMs,
+          rejectUnauthorized: false,
+        },
         (res) => {
           res.resume();
           const code = res.statusCode ?? 0;

@@ -1,5 +1,12 @@
 /** The scheduler of a one-node cluster: binds every unscheduled Pod it may take to this node. */
-import { PatchStrategy, setHeaderOptions, StorageV1Api, type CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import {
+  PatchStrategy,
+  setHeaderOptions,
+  StorageV1Api,
+  type CoreV1Api,
+  type KubeConfig,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import type { Log } from '../types.ts';
 import { eventRecorder, type RecordEvent } from './events.ts';
 
@@ -8,13 +15,20 @@ const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 /** Whether the Pod waits for the default scheduler and has no node yet. */
 export function unscheduled(pod: V1Pod): boolean {
   const s = pod.spec;
-  return !!s && !s.nodeName && (s.schedulerName ?? 'default-scheduler') === 'default-scheduler' && !pod.metadata?.deletionTimestamp;
+  return (
+    !!s &&
+    !s.nodeName &&
+    (s.schedulerName ?? 'default-scheduler') === 'default-scheduler' &&
+    !pod.metadata?.deletionTimestamp
+  );
 }
 
 /** Why the Pod cannot go on this node (its nodeSelector), or undefined when it can. */
 export function unfit(pod: V1Pod, labels: Readonly<Record<string, string>>): string | undefined {
   const wrong = Object.entries(pod.spec?.nodeSelector ?? {}).filter(([k, v]) => labels[k] !== v);
-  return wrong.length ? `0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector (${wrong.map(([k, v]) => `${k}=${v}`).join(', ')}).` : undefined;
+  return wrong.length
+    ? `0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector (${wrong.map(([k, v]) => `${k}=${v}`).join(', ')}).`
+    : undefined;
 }
 
 /** Binds Pods to one node; affinity, anti-affinity and taints are not weighed (one node only). */
@@ -48,19 +62,37 @@ export class Scheduler {
       const host = pod.spec?.nodeSelector?.['kubernetes.io/hostname'];
       if (why && host && host !== this.#node) return;
       if (why) {
-        const condition = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: why, lastTransitionTime: new Date() };
-        await this.#core.patchNamespacedPodStatus({ name: m.name!, namespace: m.namespace!, body: { metadata: { uid: m.uid }, status: { phase: 'Pending', conditions: [condition] } } }, mergePatch);
+        const condition = {
+          type: 'PodScheduled',
+          status: 'False',
+          reason: 'Unschedulable',
+          message: why,
+          lastTransitionTime: new Date(),
+        };
+        await this.#core.patchNamespacedPodStatus(
+          {
+            name: m.name!,
+            namespace: m.namespace!,
+            body: { metadata: { uid: m.uid }, status: { phase: 'Pending', conditions: [condition] } },
+          },
+          mergePatch,
+        );
         this.#event(pod, 'Warning', 'FailedScheduling', why);
         return;
       }
       await this.#selectNodeForClaims(pod);
       const target = { apiVersion: 'v1', kind: 'Node', name: this.#node };
-      await this.#core.createNamespacedPodBinding({ name: m.name!, namespace: m.namespace!, body: { metadata: { name: m.name!, namespace: m.namespace!, uid: m.uid }, target } });
+      await this.#core.createNamespacedPodBinding({
+        name: m.name!,
+        namespace: m.namespace!,
+        body: { metadata: { name: m.name!, namespace: m.namespace!, uid: m.uid }, target },
+      });
       this.#event(pod, 'Normal', 'Scheduled', `Successfully assigned ${m.namespace}/${m.name} to ${this.#node}`);
     } catch (err) {
       const code = (err as { code?: number }).code;
       // 409: bound (or replaced) meanwhile; 404: deleted meanwhile. Else retried on the next event.
-      if (code !== 409 && code !== 404) this.#log(`scheduler: binding ${m.namespace}/${m.name} failed: ${(err as Error).message}`);
+      if (code !== 409 && code !== 404)
+        this.#log(`scheduler: binding ${m.namespace}/${m.name} failed: ${(err as Error).message}`);
     } finally {
       this.#inFlight.delete(key);
     }
@@ -71,12 +103,17 @@ export class Scheduler {
     const ns = pod.metadata!.namespace!;
     for (const v of pod.spec?.volumes ?? []) {
       if (!v.persistentVolumeClaim) continue;
-      const pvc = await this.#core.readNamespacedPersistentVolumeClaim({ name: v.persistentVolumeClaim.claimName, namespace: ns }).catch(() => undefined);
+      const pvc = await this.#core
+        .readNamespacedPersistentVolumeClaim({ name: v.persistentVolumeClaim.claimName, namespace: ns })
+        .catch(() => undefined);
       if (!pvc || pvc.status?.phase === 'Bound' || !pvc.spec?.storageClassName) continue;
       const sc = await this.#storage.readStorageClass({ name: pvc.spec.storageClassName }).catch(() => undefined);
       if (sc?.volumeBindingMode !== 'WaitForFirstConsumer') continue;
       const body = { metadata: { annotations: { 'volume.kubernetes.io/selected-node': this.#node } } };
-      await this.#core.patchNamespacedPersistentVolumeClaim({ name: pvc.metadata!.name!, namespace: ns, body }, mergePatch);
+      await this.#core.patchNamespacedPersistentVolumeClaim(
+        { name: pvc.metadata!.name!, namespace: ns, body },
+        mergePatch,
+      );
     }
   }
 }

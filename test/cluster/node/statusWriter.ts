@@ -61,7 +61,10 @@ export class StatusWriter {
       if (this.#closed) return;
       try {
         // The uid makes the patch fail (422) on a new Pod of the same name, never overwrite it.
-        await this.#core.patchNamespacedPodStatus({ name: m.name!, namespace: m.namespace!, body: { metadata: { uid: m.uid }, status } }, mergePatch);
+        await this.#core.patchNamespacedPodStatus(
+          { name: m.name!, namespace: m.namespace!, body: { metadata: { uid: m.uid }, status } },
+          mergePatch,
+        );
         this.#written = status;
       } catch (err) {
         const code = (err as { code?: number }).code;

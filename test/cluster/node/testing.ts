@@ -11,7 +11,12 @@ export async function until<T>(probe: () => Promise<T | undefined>, everyMs = 10
 }
 
 /** The Pod once it satisfies check. */
-export function podWhen(core: CoreV1Api, namespace: string, name: string, check: (pod: V1Pod) => boolean): Promise<V1Pod> {
+export function podWhen(
+  core: CoreV1Api,
+  namespace: string,
+  name: string,
+  check: (pod: V1Pod) => boolean,
+): Promise<V1Pod> {
   return until(async () => {
     const pod = await core.readNamespacedPod({ name, namespace });
     return check(pod) ? pod : undefined;
@@ -68,18 +73,29 @@ export function etcdPod(o: EtcdPodOptions): V1Pod {
       ...(o.nodeName ? { nodeName: o.nodeName } : {}),
       ...(o.subdomain ? { hostname: o.name, subdomain: o.subdomain } : {}),
       terminationGracePeriodSeconds: 10,
-      containers: [{
-        name: 'etcd',
-        image: `quay.io/coreos/etcd:v${o.version ?? '3.6.16'}`,
-        // The image has no entrypoint (its CMD is etcd), so args alone would replace the command.
-        command: ['/usr/local/bin/etcd'],
-        args,
-        env: [field('POD_NAME', 'metadata.name'), field('POD_NAMESPACE', 'metadata.namespace'), field('POD_IP', 'status.podIP')],
-        ports: [{ name: 'client', containerPort: 2379 }, { name: 'peer', containerPort: 2380 }],
-        readinessProbe: { httpGet: { path: '/readyz', port: 'client' }, periodSeconds: 1, failureThreshold: 3 },
-        volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd' }],
-      }],
-      volumes: [o.claim ? { name: 'data', persistentVolumeClaim: { claimName: o.claim } } : { name: 'data', emptyDir: {} }],
+      containers: [
+        {
+          name: 'etcd',
+          image: `quay.io/coreos/etcd:v${o.version ?? '3.6.16'}`,
+          // The image has no entrypoint (its CMD is etcd), so args alone would replace the command.
+          command: ['/usr/local/bin/etcd'],
+          args,
+          env: [
+            field('POD_NAME', 'metadata.name'),
+            field('POD_NAMESPACE', 'metadata.namespace'),
+            field('POD_IP', 'status.podIP'),
+          ],
+          ports: [
+            { name: 'client', containerPort: 2379 },
+            { name: 'peer', containerPort: 2380 },
+          ],
+          readinessProbe: { httpGet: { path: '/readyz', port: 'client' }, periodSeconds: 1, failureThreshold: 3 },
+          volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd' }],
+        },
+      ],
+      volumes: [
+        o.claim ? { name: 'data', persistentVolumeClaim: { claimName: o.claim } } : { name: 'data', emptyDir: {} },
+      ],
     },
   };
 }
@@ -94,7 +110,10 @@ export async function deleteNamespace(core: CoreV1Api, namespace: string): Promi
   await until(async () => {
     const pods = (await core.listNamespacedPod({ namespace })).items;
     if (pods.length && Date.now() > deadline) {
-      for (const p of pods) await core.deleteNamespacedPod({ name: p.metadata!.name!, namespace, body: { gracePeriodSeconds: 0 } }).catch(() => undefined);
+      for (const p of pods)
+        await core
+          .deleteNamespacedPod({ name: p.metadata!.name!, namespace, body: { gracePeriodSeconds: 0 } })
+          .catch(() => undefined);
     }
     return pods.length === 0 ? true : undefined;
   }, 200);

@@ -45,7 +45,11 @@ function put(dir: string, path: string, data: string | Buffer, mode = 0o644): vo
   renameSync(`${file}.tmp`, file);
 }
 
-function pick(data: Record<string, Buffer>, items: V1KeyToPath[] | undefined, what: string): [string, Buffer, number | undefined][] {
+function pick(
+  data: Record<string, Buffer>,
+  items: V1KeyToPath[] | undefined,
+  what: string,
+): [string, Buffer, number | undefined][] {
   if (!items?.length) return Object.entries(data).map(([k, v]) => [k, v, undefined]);
   return items.map((it) => {
     const v = data[it.key];
@@ -60,7 +64,12 @@ export async function setUpVolumes(pod: V1Pod, podDir: string, ctx: VolumeContex
   const paths = new Map<string, string>();
   const tmpfs: string[] = [];
   const timers: NodeJS.Timeout[] = [];
-  const keyData = async (kind: 'Secret' | 'ConfigMap', name: string, optional: boolean | undefined, vol: string): Promise<Record<string, Buffer>> => {
+  const keyData = async (
+    kind: 'Secret' | 'ConfigMap',
+    name: string,
+    optional: boolean | undefined,
+    vol: string,
+  ): Promise<Record<string, Buffer>> => {
     try {
       if (kind === 'Secret') {
         const s = await ctx.core.readNamespacedSecret({ name, namespace: ns });
@@ -72,21 +81,38 @@ export async function setUpVolumes(pod: V1Pod, podDir: string, ctx: VolumeContex
         ...Object.entries(c.binaryData ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')] as const),
       ]);
     } catch (err) {
-      if ((err as { code?: number }).code !== 404) throw new VolumeError(vol, `reading ${kind} ${name}`, { cause: err });
+      if ((err as { code?: number }).code !== 404)
+        throw new VolumeError(vol, `reading ${kind} ${name}`, { cause: err });
       if (kind === 'ConfigMap' && name === 'kube-root-ca.crt') return { 'ca.crt': Buffer.from(ctx.caData) };
       if (optional) return {};
       throw new VolumeError(vol, `${kind.toLowerCase()} "${name}" not found`);
     }
   };
-  const token = async (dir: string, src: NonNullable<V1VolumeProjection['serviceAccountToken']>, vol: string): Promise<void> => {
+  const token = async (
+    dir: string,
+    src: NonNullable<V1VolumeProjection['serviceAccountToken']>,
+    vol: string,
+  ): Promise<void> => {
     const expirationSeconds = src.expirationSeconds ?? 3607;
-    const tr = await ctx.core.createNamespacedServiceAccountToken({
-      name: pod.spec?.serviceAccountName ?? 'default',
-      namespace: ns,
-      body: { spec: { audiences: src.audience ? [src.audience] : [], expirationSeconds, boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: pod.metadata!.name!, uid: pod.metadata!.uid! } } },
-    }).catch((err: unknown) => {
-      throw new VolumeError(vol, `requesting a token for service account ${pod.spec?.serviceAccountName ?? 'default'}`, { cause: err });
-    });
+    const tr = await ctx.core
+      .createNamespacedServiceAccountToken({
+        name: pod.spec?.serviceAccountName ?? 'default',
+        namespace: ns,
+        body: {
+          spec: {
+            audiences: src.audience ? [src.audience] : [],
+            expirationSeconds,
+            boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: pod.metadata!.name!, uid: pod.metadata!.uid! },
+          },
+        },
+      })
+      .catch((err: unknown) => {
+        throw new VolumeError(
+          vol,
+          `requesting a token for service account ${pod.spec?.serviceAccountName ?? 'default'}`,
+          { cause: err },
+        );
+      });
     put(dir, src.path ?? 'token', tr.status?.token ?? '');
     // The kubelet renews at 80% of the lifetime; so do we, while the Pod lives.
     const t = setTimeout(() => void token(dir, src, vol).catch(() => undefined), expirationSeconds * 800);
@@ -135,11 +161,27 @@ export async function setUpVolumes(pod: V1Pod, podDir: string, ctx: VolumeContex
       await run('mount', ['-t', 'tmpfs', '-o', `mode=1777${size}`, 'tmpfs', dir]);
       tmpfs.push(dir);
     }
-    const ref = v.secret ? { kind: 'Secret' as const, name: v.secret.secretName!, optional: v.secret.optional, items: v.secret.items, mode: v.secret.defaultMode }
-      : v.configMap ? { kind: 'ConfigMap' as const, name: v.configMap.name!, optional: v.configMap.optional, items: v.configMap.items, mode: v.configMap.defaultMode } : undefined;
+    const ref = v.secret
+      ? {
+          kind: 'Secret' as const,
+          name: v.secret.secretName!,
+          optional: v.secret.optional,
+          items: v.secret.items,
+          mode: v.secret.defaultMode,
+        }
+      : v.configMap
+        ? {
+            kind: 'ConfigMap' as const,
+            name: v.configMap.name!,
+            optional: v.configMap.optional,
+            items: v.configMap.items,
+            mode: v.configMap.defaultMode,
+          }
+        : undefined;
     if (ref) {
       const write = async (): Promise<void> => {
-        for (const [p, data, mode] of pick(await keyData(ref.kind, ref.name, ref.optional, v.name), ref.items, v.name)) put(dir, p, data, mode ?? ref.mode);
+        for (const [p, data, mode] of pick(await keyData(ref.kind, ref.name, ref.optional, v.name), ref.items, v.name))
+          put(dir, p, data, mode ?? ref.mode);
       };
       await write();
       refreshers.push(write);
@@ -166,7 +208,8 @@ async function claimPath(core: CoreV1Api, namespace: string, claim: string, vol:
   const pvc = await core.readNamespacedPersistentVolumeClaim({ name: claim, namespace }).catch((err: unknown) => {
     throw new VolumeError(vol, `persistentvolumeclaim "${claim}" not found`, { cause: err });
   });
-  if (pvc.status?.phase !== 'Bound' || !pvc.spec?.volumeName) throw new VolumeError(vol, `persistentvolumeclaim "${claim}" is not bound yet`);
+  if (pvc.status?.phase !== 'Bound' || !pvc.spec?.volumeName)
+    throw new VolumeError(vol, `persistentvolumeclaim "${claim}" is not bound yet`);
   const pv = await core.readPersistentVolume({ name: pvc.spec.volumeName });
   const path = pv.spec?.hostPath?.path ?? pv.spec?.local?.path;
   if (!path) throw new VolumeError(vol, `persistentvolume "${pv.metadata?.name}" is neither hostPath nor local`);

@@ -31,16 +31,34 @@ export async function startStorage(opts: ControllerOptions, scope: Scope = DEFAU
   const storageApi = kc.makeApiClient(StorageV1Api);
   await ensureStorageClass(storageApi, scope);
 
-  const serial = new Serial(() => reconcile(), (line) => log(`storage: ${line}`));
+  const serial = new Serial(
+    () => reconcile(),
+    (line) => log(`storage: ${line}`),
+  );
   // Informers report as soon as they connect; reconcile waits until every cache is listed.
   let listed = false;
   const kick = (): void => void (listed && serial.kick());
   const claims = await startInformer<V1PersistentVolumeClaim>(
-    kc, '/api/v1/persistentvolumeclaims', () => core.listPersistentVolumeClaimForAllNamespaces(), kick, log);
+    kc,
+    '/api/v1/persistentvolumeclaims',
+    () => core.listPersistentVolumeClaimForAllNamespaces(),
+    kick,
+    log,
+  );
   const volumes = await startInformer<V1PersistentVolume>(
-    kc, '/api/v1/persistentvolumes', () => core.listPersistentVolume(), kick, log);
+    kc,
+    '/api/v1/persistentvolumes',
+    () => core.listPersistentVolume(),
+    kick,
+    log,
+  );
   const classes = await startInformer<V1StorageClass>(
-    kc, '/apis/storage.k8s.io/v1/storageclasses', () => storageApi.listStorageClass(), kick, log);
+    kc,
+    '/apis/storage.k8s.io/v1/storageclasses',
+    () => storageApi.listStorageClass(),
+    kick,
+    log,
+  );
 
   async function reconcile(): Promise<void> {
     const dirs = await readdir(path.join(root, 'volumes'));
@@ -77,12 +95,17 @@ export async function startStorage(opts: ControllerOptions, scope: Scope = DEFAU
     if (volume.spec) volume.spec.capacity = { ...volume.spec.capacity, storage: size };
     await core.replacePersistentVolume({ name, body: volume });
     const fresh = await core.readNamespacedPersistentVolumeClaim({
-      name: claim.metadata?.name ?? '', namespace: claim.metadata?.namespace ?? '' });
+      name: claim.metadata?.name ?? '',
+      namespace: claim.metadata?.namespace ?? '',
+    });
     if (fresh.status?.phase === 'Bound') {
       fresh.status.capacity = { ...fresh.status.capacity, storage: size };
       fresh.status.conditions = fresh.status.conditions?.filter((c) => !c.type.includes('Resiz'));
       await core.replaceNamespacedPersistentVolumeClaimStatus({
-        name: fresh.metadata?.name ?? '', namespace: fresh.metadata?.namespace ?? '', body: fresh });
+        name: fresh.metadata?.name ?? '',
+        namespace: fresh.metadata?.namespace ?? '',
+        body: fresh,
+      });
     }
     log(`storage: grew ${name} to ${size}`);
   }
@@ -105,7 +128,10 @@ async function ensureStorageClass(api: StorageV1Api, scope: Scope): Promise<void
   await ignore(409, api.createStorageClass({ body: storageClass(scope) }));
   const current = await api.readStorageClass({ name: scope.storageClass });
   if (current.provisioner !== scope.provisioner) {
-    throw new StorageError('ERR_STORAGE_CLASS', `StorageClass ${scope.storageClass} exists with provisioner ${current.provisioner}`);
+    throw new StorageError(
+      'ERR_STORAGE_CLASS',
+      `StorageClass ${scope.storageClass} exists with provisioner ${current.provisioner}`,
+    );
   }
 }
 

@@ -12,7 +12,12 @@ const root = '/data';
 function claim(size = '1Gi', extra: Partial<V1PersistentVolumeClaim['spec']> = {}): V1PersistentVolumeClaim {
   return {
     metadata: { name: 'data-etcd-0', namespace: 'db', uid: 'c1' },
-    spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'local', resources: { requests: { storage: size } }, ...extra },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: 'local',
+      resources: { requests: { storage: size } },
+      ...extra,
+    },
   };
 }
 
@@ -44,7 +49,10 @@ describe('storage plan', () => {
   it('leaves claims of a class another provisioner serves alone', () => {
     expect(plan([claim('1Gi', { storageClassName: 'other' })], [], root)).toEqual([]);
     const annotated = claim('1Gi', { storageClassName: 'other' });
-    annotated.metadata = { ...annotated.metadata, annotations: { 'volume.kubernetes.io/storage-provisioner': 'etcd-operator.dev/local-process' } };
+    annotated.metadata = {
+      ...annotated.metadata,
+      annotations: { 'volume.kubernetes.io/storage-provisioner': 'etcd-operator.dev/local-process' },
+    };
     expect(plan([annotated], [], root)).toHaveLength(1);
   });
 
@@ -53,11 +61,17 @@ describe('storage plan', () => {
   });
 
   it('deletes a released volume with its data directory', () => {
-    expect(plan([], [bound(claim(), 'Released')], root)).toEqual([{ type: 'delete', name: 'pvc-c1', dir: '/data/volumes/c1' }]);
+    expect(plan([], [bound(claim(), 'Released')], root)).toEqual([
+      { type: 'delete', name: 'pvc-c1', dir: '/data/volumes/c1' },
+    ]);
   });
 
   it('never deletes a volume someone else provisioned', () => {
-    const theirs: V1PersistentVolume = { metadata: { name: 'x' }, spec: { persistentVolumeReclaimPolicy: 'Delete' }, status: { phase: 'Released' } };
+    const theirs: V1PersistentVolume = {
+      metadata: { name: 'x' },
+      spec: { persistentVolumeReclaimPolicy: 'Delete' },
+      status: { phase: 'Released' },
+    };
     expect(plan([], [theirs], root)).toEqual([]);
   });
 
@@ -71,7 +85,9 @@ describe('storage plan', () => {
 
   it('grows the volume when the claim asks for more', () => {
     const bigger = claim('2Gi');
-    expect(plan([bigger], [bound(claim('1Gi'))], root)).toMatchObject([{ type: 'grow', volume: 'pvc-c1', size: '2Gi' }]);
+    expect(plan([bigger], [bound(claim('1Gi'))], root)).toMatchObject([
+      { type: 'grow', volume: 'pvc-c1', size: '2Gi' },
+    ]);
   });
 });
 

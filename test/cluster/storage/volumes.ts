@@ -32,7 +32,9 @@ export const DEFAULT_SCOPE: Scope = { provisioner: PROVISIONER, storageClass: ST
 
 /** The StorageClass served by this provisioner. */
 export function storageClass(scope: Scope = DEFAULT_SCOPE): V1StorageClass {
-  const annotations: Record<string, string> = scope.isDefault ? { 'storageclass.kubernetes.io/is-default-class': 'true' } : {};
+  const annotations: Record<string, string> = scope.isDefault
+    ? { 'storageclass.kubernetes.io/is-default-class': 'true' }
+    : {};
   return {
     apiVersion: 'storage.k8s.io/v1',
     kind: 'StorageClass',

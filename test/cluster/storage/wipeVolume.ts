@@ -13,7 +13,12 @@ import { isOurs, PROVISIONER } from './volumes.ts';
  * Deletes everything inside the directory of the volume bound to namespace/claim; the claim,
  * the volume and the directory itself stay (Pods hold the directory as a bind mount).
  */
-export async function wipeVolume(kubeconfigPath: string, namespace: string, claim: string, provisioner = PROVISIONER): Promise<string> {
+export async function wipeVolume(
+  kubeconfigPath: string,
+  namespace: string,
+  claim: string,
+  provisioner = PROVISIONER,
+): Promise<string> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfigPath);
   const core = kc.makeApiClient(CoreV1Api);
@@ -26,7 +31,10 @@ export async function wipeVolume(kubeconfigPath: string, namespace: string, clai
   const dir = pv?.spec?.hostPath?.path ?? '';
   // Only a directory this provisioner made for this very claim is ever emptied.
   if (!pv || !isOurs(pv, provisioner) || pv.spec?.claimRef?.uid !== uid || path.basename(dir) !== uid) {
-    throw new StorageError('ERR_WIPE_NOT_BOUND', `wipe: claim ${namespace}/${claim} is not bound to a volume of ${provisioner}`);
+    throw new StorageError(
+      'ERR_WIPE_NOT_BOUND',
+      `wipe: claim ${namespace}/${claim} is not bound to a volume of ${provisioner}`,
+    );
   }
   for (const entry of await readdir(dir)) await rm(path.join(dir, entry), { recursive: true, force: true });
   return dir;

@@ -7,31 +7,44 @@ const cluster = { namespace: 'default', name: 'demo', uid: 'u1' };
 
 /** Clients whose endpoints are just names: the call under test decides what each answers. */
 const clients = (endpoints: string[], answered: string[] = []): EtcdClients =>
-  ({ endpoints: () => endpoints, endpoint: (_: unknown, url: string) => url, callTimeoutMs: 1000, answered: (_: unknown, url: string) => answered.push(url) }) as unknown as EtcdClients;
+  ({
+    endpoints: () => endpoints,
+    endpoint: (_: unknown, url: string) => url,
+    callTimeoutMs: 1000,
+    answered: (_: unknown, url: string) => answered.push(url),
+  }) as unknown as EtcdClients;
 
 describe('etcd calls: which failures another member may answer', () => {
   it('a member whose connection resets (one just removed from etcd) is passed over for the next', async () => {
     const answered: string[] = [];
     const asked: string[] = [];
-    const result = await onCluster({ etcd: clients(['a', 'b'], answered), cluster, signal: AbortSignal.timeout(5000) }, (client) => {
-      const url = client as unknown as string;
-      asked.push(url);
-      return url === 'a' ? Promise.reject(new Error('14 UNAVAILABLE: read ECONNRESET')) : Promise.resolve('members');
-    });
+    const result = await onCluster(
+      { etcd: clients(['a', 'b'], answered), cluster, signal: AbortSignal.timeout(5000) },
+      (client) => {
+        const url = client as unknown as string;
+        asked.push(url);
+        return url === 'a' ? Promise.reject(new Error('14 UNAVAILABLE: read ECONNRESET')) : Promise.resolve('members');
+      },
+    );
     expect([result, asked, answered]).toEqual(['members', ['a', 'b'], ['b']]);
   });
 
   it('a reset on every member is reported as etcd unavailable, to be retried', () => {
-    expect(etcdError('ERR_LIST', 'member list', new Error('14 UNAVAILABLE: read ECONNRESET'))).toMatchObject({ code: 'ERR_ETCD_UNAVAILABLE' });
+    expect(etcdError('ERR_LIST', 'member list', new Error('14 UNAVAILABLE: read ECONNRESET'))).toMatchObject({
+      code: 'ERR_ETCD_UNAVAILABLE',
+    });
   });
 
   it('an answer etcd gives on purpose is not passed over', async () => {
     const asked: string[] = [];
     const refusal = new Error('etcdserver: re-configuration failed due to not enough started members');
-    const call = onCluster({ etcd: clients(['a', 'b']), cluster, signal: AbortSignal.timeout(5000) }, (client: Etcd3) => {
-      asked.push(client as unknown as string);
-      return Promise.reject(refusal);
-    });
+    const call = onCluster(
+      { etcd: clients(['a', 'b']), cluster, signal: AbortSignal.timeout(5000) },
+      (client: Etcd3) => {
+        asked.push(client as unknown as string);
+        return Promise.reject(refusal);
+      },
+    );
     await expect(call).rejects.toBe(refusal);
     expect(asked).toEqual(['a']);
   });

@@ -20,10 +20,16 @@ describe('etcd calls against an endpoint that accepts connections and never answ
   });
 
   it('the probe moves past a silent endpoint to one that answers', async () => {
-    const clients = new EtcdClients((ref) => {
-      const real = local.resolve(ref);
-      return { endpoints: [silentURL, ...real.endpoints], clientURL: (m) => (m === 'deadline-0' ? real.clientURL(m) : silentURL) };
-    }, { callTimeoutMs: 300 });
+    const clients = new EtcdClients(
+      (ref) => {
+        const real = local.resolve(ref);
+        return {
+          endpoints: [silentURL, ...real.endpoints],
+          clientURL: (m) => (m === 'deadline-0' ? real.clientURL(m) : silentURL),
+        };
+      },
+      { callTimeoutMs: 300 },
+    );
     try {
       const seen = await probeCluster(clients, local.ref, AbortSignal.timeout(10_000));
       expect(seen.members.map((m) => m.name)).toEqual(['deadline-0']);
@@ -34,11 +40,18 @@ describe('etcd calls against an endpoint that accepts connections and never answ
   });
 
   it('a handler stops at its context deadline when no endpoint answers: ERR_ETCD_UNAVAILABLE, retryable', async () => {
-    const clients = new EtcdClients(() => ({ endpoints: [silentURL], clientURL: () => silentURL }), { callTimeoutMs: 600_000 });
+    const clients = new EtcdClients(() => ({ endpoints: [silentURL], clientURL: () => silentURL }), {
+      callTimeoutMs: 600_000,
+    });
     try {
       const ctx = { cluster: local.ref, signal: AbortSignal.timeout(300), log: silent, etcd: clients };
-      await expect(addLearner.run({ member: 'deadline-1', peerURL: 'http://127.0.0.1:1' }, ctx)).rejects.toMatchObject({ code: 'ERR_ETCD_UNAVAILABLE', retryable: true });
-      await expect(probeCluster(clients, local.ref, AbortSignal.timeout(300))).rejects.toMatchObject({ code: 'ERR_ETCD_UNAVAILABLE' });
+      await expect(addLearner.run({ member: 'deadline-1', peerURL: 'http://127.0.0.1:1' }, ctx)).rejects.toMatchObject({
+        code: 'ERR_ETCD_UNAVAILABLE',
+        retryable: true,
+      });
+      await expect(probeCluster(clients, local.ref, AbortSignal.timeout(300))).rejects.toMatchObject({
+        code: 'ERR_ETCD_UNAVAILABLE',
+      });
     } finally {
       clients.close();
     }

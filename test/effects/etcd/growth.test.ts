@@ -19,11 +19,22 @@ describe.each(['3.6.16', '3.5.35'])('etcd %s: the handlers grow a cluster', { ti
       joins.push(await joinMember(local, member));
     }
     const after = await probeCluster(local.clients, local.ref, AbortSignal.timeout(10_000));
-    expect(after.members.map((m) => [m.name, m.learner]).sort()).toEqual([[`${name}-0`, false], [`${name}-1`, false], [`${name}-2`, false]]);
+    expect(after.members.map((m) => [m.name, m.learner]).sort()).toEqual([
+      [`${name}-0`, false],
+      [`${name}-1`, false],
+      [`${name}-2`, false],
+    ]);
     expect([...after.healthy].sort()).toEqual(after.members.map((m) => m.id).sort());
-    expect(joins.map((j) => j.memberID).sort()).toEqual(after.members.filter((m) => m.name !== `${name}-0`).map((m) => m.id).sort());
+    expect(joins.map((j) => j.memberID).sort()).toEqual(
+      after.members
+        .filter((m) => m.name !== `${name}-0`)
+        .map((m) => m.id)
+        .sort(),
+    );
     for (const [i, j] of joins.entries()) {
-      console.log(`etcd ${version}: member ${i + 1} joined in ${j.ms.total} ms (add ${j.ms.add}, start ${j.ms.start}, promote ${j.ms.promote}, ${j.addTries} add tries, ${j.promoteTries} promote tries)`);
+      console.log(
+        `etcd ${version}: member ${i + 1} joined in ${j.ms.total} ms (add ${j.ms.add}, start ${j.ms.start}, promote ${j.ms.promote}, ${j.addTries} add tries, ${j.promoteTries} promote tries)`,
+      );
     }
   });
 });

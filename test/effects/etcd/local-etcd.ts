@@ -9,7 +9,13 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { addLearner, EtcdClients, promoteLearner, type EtcdContext, type EtcdResolver } from '../../../effects/etcd/index.ts';
+import {
+  addLearner,
+  EtcdClients,
+  promoteLearner,
+  type EtcdContext,
+  type EtcdResolver,
+} from '../../../effects/etcd/index.ts';
 import { EffectError, type ClusterRef } from '../../../effects/types.ts';
 
 /** The etcd binary of a version, built (or found) by test/cluster/tools/build.sh. */
@@ -86,12 +92,21 @@ export class LocalEtcd {
     const m = this.#members.get(member);
     if (!m) throw new Error(`no ports allocated for ${member}`);
     const log = openSync(path.join(this.dir, `${member}.log`), 'a');
-    m.proc = spawn(this.#bin, [
-      `--name=${member}`, `--data-dir=${path.join(this.dir, member)}`,
-      `--listen-client-urls=${m.clientURL}`, `--advertise-client-urls=${m.clientURL}`,
-      `--listen-peer-urls=${m.peerURL}`, `--initial-advertise-peer-urls=${m.peerURL}`,
-      `--initial-cluster=${initialCluster}`, `--initial-cluster-state=${state}`, `--initial-cluster-token=${this.ref.uid}`,
-    ], { stdio: ['ignore', log, log] });
+    m.proc = spawn(
+      this.#bin,
+      [
+        `--name=${member}`,
+        `--data-dir=${path.join(this.dir, member)}`,
+        `--listen-client-urls=${m.clientURL}`,
+        `--advertise-client-urls=${m.clientURL}`,
+        `--listen-peer-urls=${m.peerURL}`,
+        `--initial-advertise-peer-urls=${m.peerURL}`,
+        `--initial-cluster=${initialCluster}`,
+        `--initial-cluster-state=${state}`,
+        `--initial-cluster-token=${this.ref.uid}`,
+      ],
+      { stdio: ['ignore', log, log] },
+    );
     await this.waitAnswering(member);
   }
 
@@ -115,7 +130,8 @@ export class LocalEtcd {
   async waitAnswering(member: string): Promise<void> {
     const proc = this.#members.get(member)?.proc;
     for (let tries = 1; ; tries++) {
-      if (proc?.exitCode !== null) throw new Error(`etcd ${member} exited; see ${path.join(this.dir, `${member}.log`)}`);
+      if (proc?.exitCode !== null)
+        throw new Error(`etcd ${member} exited; see ${path.join(this.dir, `${member}.log`)}`);
       try {
         await this.clients.member(this.ref, member).maintenance.status({ deadline: Date.now() + 1000 });
         return;
@@ -143,14 +159,23 @@ export interface Joined {
 export async function joinMember(local: LocalEtcd, member: string): Promise<Joined> {
   const peerURL = await local.allocate(member);
   const t0 = performance.now();
-  const { result: added, tries: addTries } = await retrying('ERR_ETCD_UNHEALTHY', () => addLearner.run({ member, peerURL }, local.ctx()));
+  const { result: added, tries: addTries } = await retrying('ERR_ETCD_UNHEALTHY', () =>
+    addLearner.run({ member, peerURL }, local.ctx()),
+  );
   const t1 = performance.now();
   await local.start(member, added.initialCluster, 'existing');
   const t2 = performance.now();
-  const { tries: promoteTries } = await retrying('ERR_LEARNER_NOT_IN_SYNC', () => promoteLearner.run({ member, memberID: added.memberID }, local.ctx()));
+  const { tries: promoteTries } = await retrying('ERR_LEARNER_NOT_IN_SYNC', () =>
+    promoteLearner.run({ member, memberID: added.memberID }, local.ctx()),
+  );
   const t3 = performance.now();
   const ms = (a: number, b: number): number => Math.round(b - a);
-  return { memberID: added.memberID, addTries, promoteTries, ms: { add: ms(t0, t1), start: ms(t1, t2), promote: ms(t2, t3), total: ms(t0, t3) } };
+  return {
+    memberID: added.memberID,
+    addTries,
+    promoteTries,
+    ms: { add: ms(t0, t1), start: ms(t1, t2), promote: ms(t2, t3), total: ms(t0, t3) },
+  };
 }
 
 /** Runs `fn` again while it fails with `code`, as the machine would (with a short fixed pause instead of back-off). */

@@ -21,7 +21,12 @@ describe('probeCluster against a real etcd', { timeout: 60_000 }, () => {
     const { result: added } = await retrying('ERR_ETCD_UNHEALTHY', () => addLearner.run(params, local.ctx()));
     learnerID = added.memberID;
     const before = await probe();
-    expect(before.members).toContainEqual({ id: learnerID, name: '', peerURL: local.peerURL('probe-2'), learner: true });
+    expect(before.members).toContainEqual({
+      id: learnerID,
+      name: '',
+      peerURL: local.peerURL('probe-2'),
+      learner: true,
+    });
     expect(before.healthy).not.toContain(learnerID);
     // A learner that has not started says nothing of its progress.
     expect(before.learners).toBeUndefined();
@@ -31,7 +36,12 @@ describe('probeCluster against a real etcd', { timeout: 60_000 }, () => {
     expect(after.clusterID).toMatch(canonical);
     expect(after.clusterID).toBe(before.clusterID);
     expect([...after.members].sort((a, b) => a.name.localeCompare(b.name))).toEqual([
-      { id: expect.stringMatching(canonical) as string, name: 'probe-0', peerURL: local.peerURL('probe-0'), learner: false },
+      {
+        id: expect.stringMatching(canonical) as string,
+        name: 'probe-0',
+        peerURL: local.peerURL('probe-0'),
+        learner: false,
+      },
       { id: voterID, name: 'probe-1', peerURL: local.peerURL('probe-1'), learner: false },
       { id: learnerID, name: 'probe-2', peerURL: local.peerURL('probe-2'), learner: true },
     ]);

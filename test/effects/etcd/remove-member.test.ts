@@ -7,7 +7,10 @@ const reason = 'test';
 describe('removeEtcdMember against a real etcd', { timeout: 90_000 }, () => {
   const local = new LocalEtcd('remove');
   const ids: Record<string, string> = {};
-  const list = async () => (await local.clients.member(local.ref, 'remove-0').cluster.memberList({ linearizable: true })).members.map((m) => m.name).sort();
+  const list = async () =>
+    (await local.clients.member(local.ref, 'remove-0').cluster.memberList({ linearizable: true })).members
+      .map((m) => m.name)
+      .sort();
   beforeAll(async () => {
     await local.startSeed('remove-0');
     ids['remove-1'] = (await joinMember(local, 'remove-1')).memberID;
@@ -31,12 +34,18 @@ describe('removeEtcdMember against a real etcd', { timeout: 90_000 }, () => {
     const { result } = await retrying('ERR_ETCD_UNHEALTHY', () => removeEtcdMember.run(params, local.ctx()));
     expect(result).toEqual({ removedID: ids['remove-1'] });
     expect(await list()).toEqual(['remove-0']);
-    expect(await removeEtcdMember.recover(params, local.ctx())).toEqual({ done: true, result: { removedID: ids['remove-1'] } });
+    expect(await removeEtcdMember.recover(params, local.ctx())).toEqual({
+      done: true,
+      result: { removedID: ids['remove-1'] },
+    });
   });
 
   it('refuses to remove the last voter, for good, and leaves it in place', async () => {
     const params = { peerURL: local.peerURL('remove-0'), memberID: null, reason };
-    await expect(removeEtcdMember.run(params, local.ctx())).rejects.toMatchObject({ code: 'ERR_LAST_VOTER', retryable: false });
+    await expect(removeEtcdMember.run(params, local.ctx())).rejects.toMatchObject({
+      code: 'ERR_LAST_VOTER',
+      retryable: false,
+    });
     expect(await removeEtcdMember.recover(params, local.ctx())).toEqual({ done: false });
     expect(await list()).toEqual(['remove-0']);
   });

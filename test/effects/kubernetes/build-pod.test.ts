@@ -5,7 +5,8 @@ import { buildPod } from '../../../effects/kubernetes/build-pod.ts';
 import { peerURL } from '../../../machines/policy.ts';
 import { cluster, member } from './fixtures.ts';
 
-const flag = (cmd: readonly string[], name: string): string | undefined => cmd.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const flag = (cmd: readonly string[], name: string): string | undefined =>
+  cmd.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 
 describe('member Pod', () => {
   it('is named after the member under the headless Service, owned by the EtcdMember', () => {
@@ -14,8 +15,16 @@ describe('member Pod', () => {
     expect(pod.metadata?.name).toBe('demo-0');
     expect(pod.spec?.hostname).toBe('demo-0');
     expect(pod.spec?.subdomain).toBe('demo');
-    expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'EtcdMember', name: 'demo-0', uid: 'member-uid-0', controller: true });
-    expect(pod.metadata?.labels).toMatchObject({ 'etcd-operator.dev/cluster': 'demo', 'etcd-operator.dev/member': 'demo-0' });
+    expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({
+      kind: 'EtcdMember',
+      name: 'demo-0',
+      uid: 'member-uid-0',
+      controller: true,
+    });
+    expect(pod.metadata?.labels).toMatchObject({
+      'etcd-operator.dev/cluster': 'demo',
+      'etcd-operator.dev/member': 'demo-0',
+    });
   });
 
   it('runs the etcd image of the member version from /usr/local/bin/etcd, listening on its Pod IP', () => {
@@ -60,7 +69,9 @@ describe('member Pod', () => {
 
   it('a member in memory keeps data in a size-limited Memory emptyDir', () => {
     const c = cluster({ storage: { size: '256Mi', medium: 'Memory' } });
-    expect(buildPod(member(c), c).spec?.volumes).toEqual([{ name: 'data', emptyDir: { medium: 'Memory', sizeLimit: '256Mi' } }]);
+    expect(buildPod(member(c), c).spec?.volumes).toEqual([
+      { name: 'data', emptyDir: { medium: 'Memory', sizeLimit: '256Mi' } },
+    ]);
   });
 
   it('is ready through /readyz on the metrics port with non_learner excluded, so a learner is ready too', () => {
@@ -82,18 +93,32 @@ describe('member Pod', () => {
           terminationGracePeriodSeconds: 60,
           hostname: 'evil',
           tolerations: [{ key: 'k', operator: 'Exists' }],
-          containers: [{ name: 'etcd', image: 'evil' }, { name: 'sidecar', image: 'busybox' }],
-          volumes: [{ name: 'data', emptyDir: {} }, { name: 'extra', emptyDir: {} }],
+          containers: [
+            { name: 'etcd', image: 'evil' },
+            { name: 'sidecar', image: 'busybox' },
+          ],
+          volumes: [
+            { name: 'data', emptyDir: {} },
+            { name: 'extra', emptyDir: {} },
+          ],
         },
       },
     });
     const pod = buildPod(member(c), c);
     expect(pod.metadata?.labels).toMatchObject({ team: 'a', tier: 'db', 'etcd-operator.dev/member': 'demo-0' });
     expect(pod.metadata?.annotations).toEqual({ a: '1', b: '2' });
-    expect(pod.spec).toMatchObject({ priorityClassName: 'high', terminationGracePeriodSeconds: 60, hostname: 'demo-0', tolerations: [{ key: 'k', operator: 'Exists' }] });
+    expect(pod.spec).toMatchObject({
+      priorityClassName: 'high',
+      terminationGracePeriodSeconds: 60,
+      hostname: 'demo-0',
+      tolerations: [{ key: 'k', operator: 'Exists' }],
+    });
     expect(pod.spec?.affinity).toEqual({ podAntiAffinity: {} });
     expect(pod.spec?.topologySpreadConstraints).toHaveLength(1);
-    expect(pod.spec?.containers.map((x) => [x.name, x.image])).toEqual([['etcd', 'quay.io/coreos/etcd:v3.6.16'], ['sidecar', 'busybox']]);
+    expect(pod.spec?.containers.map((x) => [x.name, x.image])).toEqual([
+      ['etcd', 'quay.io/coreos/etcd:v3.6.16'],
+      ['sidecar', 'busybox'],
+    ]);
     expect(pod.spec?.containers[0]?.resources).toEqual({ requests: { cpu: '100m' } });
     expect(pod.spec?.volumes?.map((v) => v.name)).toEqual(['data', 'extra']);
     expect(pod.spec?.volumes?.[0]?.persistentVolumeClaim?.claimName).toBe('data-demo-0');
@@ -102,21 +127,30 @@ describe('member Pod', () => {
   it('checks the data dir from the operator image before etcd starts, on the same read-only mount', () => {
     const c = cluster();
     const init = buildPod(member(c), c, 'example.com/etcd-operator:1.2.3').spec?.initContainers;
-    expect(init).toEqual([{
-      name: 'check-data',
-      image: 'example.com/etcd-operator:1.2.3',
-      args: ['agent', 'check-data', '--data-dir=/var/lib/etcd/data'],
-      volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd', readOnly: true }],
-      securityContext: { runAsUser: 0 },
-      terminationMessagePolicy: 'FallbackToLogsOnError',
-    }]);
-    expect(buildPod(member(c), c).spec?.initContainers?.[0]?.image).toMatch(/^ghcr\.io\/etcd-operator\/etcd-operator:\d+\.\d+\.\d+/);
+    expect(init).toEqual([
+      {
+        name: 'check-data',
+        image: 'example.com/etcd-operator:1.2.3',
+        args: ['agent', 'check-data', '--data-dir=/var/lib/etcd/data'],
+        volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd', readOnly: true }],
+        securityContext: { runAsUser: 0 },
+        terminationMessagePolicy: 'FallbackToLogsOnError',
+      },
+    ]);
+    expect(buildPod(member(c), c).spec?.initContainers?.[0]?.image).toMatch(
+      /^ghcr\.io\/etcd-operator\/etcd-operator:\d+\.\d+\.\d+/,
+    );
   });
 
   it('expects data once etcd has run on the volume (status.dataInitialized), so a wiped one fails the check', () => {
     const c = cluster();
     const ran = { ...member(c), status: { dataInitialized: true } };
-    expect(buildPod(ran, c).spec?.initContainers?.[0]?.args).toEqual(['agent', 'check-data', '--data-dir=/var/lib/etcd/data', '--expect-data']);
+    expect(buildPod(ran, c).spec?.initContainers?.[0]?.args).toEqual([
+      'agent',
+      'check-data',
+      '--data-dir=/var/lib/etcd/data',
+      '--expect-data',
+    ]);
   });
 
   it('a member in memory has no check: every new Pod starts with an empty emptyDir', () => {
@@ -124,9 +158,22 @@ describe('member Pod', () => {
     expect(buildPod({ ...member(c), status: { dataInitialized: true } }, c).spec?.initContainers).toEqual([]);
   });
 
-  it('keeps the podTemplate\'s init containers after the check, never one replacing it', () => {
-    const c = cluster({ podTemplate: { spec: { containers: [], initContainers: [{ name: 'check-data', image: 'evil' }, { name: 'warm-up', image: 'busybox' }] } } });
-    expect(buildPod(member(c), c, 'op:1').spec?.initContainers?.map((x) => [x.name, x.image])).toEqual([['check-data', 'op:1'], ['warm-up', 'busybox']]);
+  it("keeps the podTemplate's init containers after the check, never one replacing it", () => {
+    const c = cluster({
+      podTemplate: {
+        spec: {
+          containers: [],
+          initContainers: [
+            { name: 'check-data', image: 'evil' },
+            { name: 'warm-up', image: 'busybox' },
+          ],
+        },
+      },
+    });
+    expect(buildPod(member(c), c, 'op:1').spec?.initContainers?.map((x) => [x.name, x.image])).toEqual([
+      ['check-data', 'op:1'],
+      ['warm-up', 'busybox'],
+    ]);
   });
 
   it('gives etcd a termination grace period by default', () => {
@@ -143,7 +190,15 @@ describe('etcd options', () => {
 
   it('each typed option becomes its flag', () => {
     const flags = optionFlags(
-      { quotaBackendBytes: '8Gi', autoCompactionMode: 'periodic', autoCompactionRetention: '1h', snapshotCount: 10000, heartbeatInterval: 100, electionTimeout: 1000, maxLearners: 2 },
+      {
+        quotaBackendBytes: '8Gi',
+        autoCompactionMode: 'periodic',
+        autoCompactionRetention: '1h',
+        snapshotCount: 10000,
+        heartbeatInterval: 100,
+        electionTimeout: 1000,
+        maxLearners: 2,
+      },
       '3.6.16',
     );
     expect(flags).toEqual([

@@ -24,13 +24,31 @@ export function contextFor(kube: KubeClients, cluster: EtcdCluster): KubeContext
 /** Creates a namespace and waits for its default ServiceAccount (Pods need it to be admitted). */
 export async function createNamespace(core: CoreV1Api, ns: string): Promise<void> {
   await core.createNamespace({ body: { metadata: { name: ns } } });
-  await until(`ServiceAccount default in ${ns}`, () => core.readNamespacedServiceAccount({ name: 'default', namespace: ns }));
+  await until(`ServiceAccount default in ${ns}`, () =>
+    core.readNamespacedServiceAccount({ name: 'default', namespace: ns }),
+  );
 }
 
 /** Creates an EtcdCluster as a user would and returns it as stored (with uid and defaults). */
-export async function createCluster(custom: CustomObjectsApi, ns: string, name: string, spec: Partial<EtcdCluster['spec']> = {}): Promise<EtcdCluster> {
-  const body = { apiVersion: 'etcd-operator.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name, namespace: ns }, spec: { replicas: 1, version: '3.6.16', storage: { size: '64Mi' }, ...spec } };
-  return (await custom.createNamespacedCustomObject({ group: 'etcd-operator.dev', version: 'v1alpha1', namespace: ns, plural: 'etcdclusters', body })) as EtcdCluster;
+export async function createCluster(
+  custom: CustomObjectsApi,
+  ns: string,
+  name: string,
+  spec: Partial<EtcdCluster['spec']> = {},
+): Promise<EtcdCluster> {
+  const body = {
+    apiVersion: 'etcd-operator.dev/v1alpha1',
+    kind: 'EtcdCluster',
+    metadata: { name, namespace: ns },
+    spec: { replicas: 1, version: '3.6.16', storage: { size: '64Mi' }, ...spec },
+  };
+  return (await custom.createNamespacedCustomObject({
+    group: 'etcd-operator.dev',
+    version: 'v1alpha1',
+    namespace: ns,
+    plural: 'etcdclusters',
+    body,
+  })) as EtcdCluster;
 }
 
 /** Polls until probe gives a value (a throw counts as not yet); the test's timeout bounds the wait, or timeoutMs. */
@@ -47,5 +65,10 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined>
 
 /** Polls until `gone` reads NotFound. */
 export async function untilGone(what: string, read: () => Promise<unknown>): Promise<void> {
-  await until(what, () => read().then(() => undefined, (err: { code?: number }) => (err.code === 404 ? true : undefined)));
+  await until(what, () =>
+    read().then(
+      () => undefined,
+      (err: { code?: number }) => (err.code === 404 ? true : undefined),
+    ),
+  );
 }

@@ -17,6 +17,12 @@ export function cluster(spec: Partial<EtcdCluster['spec']> = {}): EtcdCluster {
 export function member(c: EtcdCluster, ordinal = 0, bootstrap = ordinal === 0): EtcdMember {
   const name = `demo-${ordinal}`;
   const ref = { namespace: 'ns', name: 'demo', uid: 'cluster-uid' };
-  const built = buildEtcdMember(c, { member: name, ordinal, bootstrap, initialCluster: seedInitialCluster(ref, name), version: c.spec.version });
+  const built = buildEtcdMember(c, {
+    member: name,
+    ordinal,
+    bootstrap,
+    initialCluster: seedInitialCluster(ref, name),
+    version: c.spec.version,
+  });
   return { ...built, metadata: { ...built.metadata, uid: `member-uid-${ordinal}` } };
 }
