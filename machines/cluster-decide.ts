@@ -3,15 +3,9 @@
  * comes next. `deciding` and every resting state ask the same function, so they cannot
  * disagree (and cannot loop between each other).
  */
+import { NO_STEP, type StepBookkeeping } from './kit.ts';
 import { canRemove, etcdMemberFor, orphans, peerURL, pickVictim, quorum, voters } from './policy.ts';
-import type {
-  ClusterTarget,
-  EffectFailure,
-  EtcdMemberInfo,
-  EtcdObservation,
-  MemberObservation,
-  ObjectRef,
-} from './types.ts';
+import type { ClusterTarget, EtcdMemberInfo, EtcdObservation, MemberObservation, ObjectRef } from './types.ts';
 
 /** The member being added, from the moment its name is chosen until it is a voter. */
 export interface Joiner {
@@ -23,7 +17,7 @@ export interface Joiner {
 }
 
 /** Everything the cluster machine knows. Plain JSON: journaled with every step. */
-export interface ClusterContext {
+export interface ClusterContext extends StepBookkeeping {
   readonly cluster: ObjectRef;
   /** The latest spec observed. */
   readonly spec: ClusterTarget | null;
@@ -50,11 +44,6 @@ export interface ClusterContext {
   readonly joining: Joiner | null;
   readonly leaving: { readonly member: string; readonly peerURL: string } | null;
   readonly orphan: EtcdMemberInfo | null;
-  readonly attempts: number;
-  readonly retryAt: number | null;
-  readonly lastError: EffectFailure | null;
-  readonly stepStartedAt: number;
-  readonly now: number;
 }
 
 /** The context of a cluster the machine has not heard about yet. */
@@ -76,11 +65,7 @@ export const initialClusterContext = (cluster: ObjectRef): ClusterContext => ({
   joining: null,
   leaving: null,
   orphan: null,
-  attempts: 0,
-  retryAt: null,
-  lastError: null,
-  stepStartedAt: 0,
-  now: 0,
+  ...NO_STEP,
 });
 
 /** The steps `decide` can choose. */

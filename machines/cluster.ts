@@ -8,16 +8,12 @@
  * named, parameterised actions that the runtime journals and hands to effect handlers.
  */
 import { setup } from 'xstate';
-import { DECISIONS, decide, type ClusterContext, type Decision } from './cluster-decide.ts';
-import * as act from './cluster-actions.ts';
-import { etcdMemberFor, permanentFailure } from './policy.ts';
-import type { ClusterEvent, ClusterIntent, ObjectRef } from './types.ts';
-
-type Params<K extends ClusterIntent['type']> = Extract<ClusterIntent, { type: K }>['params'];
-const intent =
-  <K extends ClusterIntent['type']>() =>
-  (_: unknown, _params: Params<K>): void =>
-    undefined;
+import { DECISIONS, decide, initialClusterContext, type ClusterContext, type Decision } from './cluster-decide.ts';
+import * as act from './cluster-updates.ts';
+import { CLUSTER_INTENTS, type ClusterIntent } from './intents.ts';
+import * as kit from './kit.ts';
+import { etcdMemberFor } from './policy.ts';
+import type { ClusterEvent, ObjectRef } from './types.ts';
 
 /** The step each decision leads to. */
 const STATE_OF: Record<Decision, string> = {
@@ -40,27 +36,16 @@ const machine = setup({
   types: {
     context: {} as ClusterContext,
     events: {} as ClusterEvent,
-    input: {} as { cluster: ObjectRef; context?: ClusterContext },
+    input: {} as { cluster: ObjectRef },
   },
-  actions: {
-    ensureServices: intent<'ensureServices'>(),
-    createMember: intent<'createMember'>(),
-    addLearner: intent<'addLearner'>(),
-    promoteLearner: intent<'promoteLearner'>(),
-    deleteMember: intent<'deleteMember'>(),
-    removeEtcdMember: intent<'removeEtcdMember'>(),
-    setDormant: intent<'setDormant'>(),
-    ...act.assigns,
-  },
+  actions: { ...kit.intentActions(CLUSTER_INTENTS), ...act.assigns },
   guards: {
-    decided: ({ context }, params: { decision: Decision }) => decide(context) === params.decision,
-    undecided: ({ context }, params: { decision: Decision }) => decide(context) !== params.decision,
+    ...kit.stepGuards,
+    ...kit.decisionGuards(decide),
     targetOutdated: ({ context }) =>
       context.spec !== null &&
       (context.spec.replicas !== context.target?.replicas || context.spec.version !== context.target.version),
     observed: ({ context }) => context.spec !== null && context.membersSeen,
-    permanent: ({ event }) => permanentFailure(event),
-    retryDue: ({ context }) => context.retryAt !== null && context.now >= context.retryAt,
     etcdFresh: ({ context }) => !context.etcdStale && context.etcd !== null,
     seedStarted: ({ context }) => {
       const seed = context.joining && etcdMemberFor(context.cluster, context.etcd, context.joining.member);
@@ -82,36 +67,13 @@ const machine = setup({
 
 type StateConfig = NonNullable<Parameters<typeof machine.createMachine>[0]['states']>[string];
 type ActionName = keyof typeof act.assigns;
-type IntentEntry = {
-  [K in ClusterIntent['type']]: { type: K; params: (args: { context: ClusterContext }) => Params<K> };
-}[ClusterIntent['type']];
 
 /** A state that runs one intent and, on failure, waits out a back-off before running it again. */
-function attempt(
+const attempt = (
   kind: ClusterIntent['type'],
   onSuccess: { target: string; actions?: ActionName[] },
-  entry: IntentEntry,
-): StateConfig {
-  return {
-    initial: 'running',
-    states: {
-      running: {
-        entry: [entry],
-        on: {
-          [`effect.${kind}.succeeded`]: {
-            target: onSuccess.target,
-            actions: ['clearFailure', ...(onSuccess.actions ?? [])],
-          },
-          [`effect.${kind}.failed`]: [
-            { guard: 'permanent', target: '#cluster.failed', actions: ['recordFailure', 'stopRetrying'] },
-            { target: 'backingOff', actions: 'recordFailure' },
-          ],
-        },
-      },
-      backingOff: { always: { guard: 'retryDue', target: 'running' } },
-    },
-  };
-}
+  entry: kit.IntentEntry<ClusterIntent['type'], ClusterContext>,
+): StateConfig => kit.attempt('cluster', kind, onSuccess, entry);
 
 /** The steps of adding one member: learner first, then its EtcdMember, then promotion. */
 function joining(id: string): StateConfig {
@@ -160,7 +122,7 @@ function leaving(id: string, next: string, choose: 'chooseVictim' | 'chooseLost'
 /** The cluster machine (xstate v5). */
 export const clusterMachine = machine.createMachine({
   id: 'cluster',
-  context: ({ input }) => input.context ?? act.initialContext(input.cluster),
+  context: ({ input }) => initialClusterContext(input.cluster),
   initial: 'pending',
   on: {
     'k8s.cluster.updated': { actions: 'observeSpec' },
@@ -173,12 +135,7 @@ export const clusterMachine = machine.createMachine({
   states: {
     // Both the spec and the members, whichever order they come in: members decide adopt or seed.
     pending: { always: { guard: 'observed', target: 'deciding', actions: 'latchTarget' } },
-    deciding: {
-      always: DECISIONS.map((decision) => ({
-        guard: { type: 'decided', params: { decision } },
-        target: STATE_OF[decision],
-      })),
-    },
+    deciding: kit.deciding(DECISIONS, STATE_OF),
     observing: { entry: 'beginStep', always: { guard: 'etcdFresh', target: 'deciding' } },
     bootstrapping: {
       initial: 'seeding',
@@ -191,10 +148,7 @@ export const clusterMachine = machine.createMachine({
             creatingServices: attempt(
               'ensureServices',
               { target: '#cluster.bootstrapping.seeding.creatingSeed' },
-              {
-                type: 'ensureServices',
-                params: ({ context }) => ({ cluster: context.cluster.name }),
-              },
+              { type: 'ensureServices', params: act.servicesParams },
             ),
             creatingSeed: attempt(
               'createMember',
@@ -248,7 +202,7 @@ export const clusterMachine = machine.createMachine({
     dormant: {
       always: [
         { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },
-        { guard: { type: 'undecided', params: { decision: 'dormant' } }, target: 'deciding' },
+        { guard: kit.undecided('dormant'), target: 'deciding' },
       ],
     },
     waking: {
@@ -267,12 +221,12 @@ export const clusterMachine = machine.createMachine({
       entry: 'markBootstrapped',
       always: [
         { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },
-        { guard: { type: 'undecided', params: { decision: 'steady' } }, target: 'deciding' },
+        { guard: kit.undecided('steady'), target: 'deciding' },
       ],
     },
     degraded: {
       entry: 'beginStep',
-      always: { guard: { type: 'undecided', params: { decision: 'degraded' } }, target: 'deciding' },
+      always: { guard: kit.undecided('degraded'), target: 'deciding' },
     },
     // A failure that trying again cannot help: nothing more is done until the spec changes.
     failed: { always: { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' } },

@@ -4,7 +4,7 @@
  */
 import type { ClusterContext } from './cluster-decide.ts';
 import { liveVoters } from './cluster-decide.ts';
-import type { MemberContext } from './member-actions.ts';
+import type { MemberContext } from './member-decide.ts';
 
 /** A user-facing description of a machine state. */
 export interface Described {

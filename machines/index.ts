@@ -2,7 +2,8 @@
 export { clusterMachine } from './cluster.ts';
 export { decide, initialClusterContext, type ClusterContext, type Decision } from './cluster-decide.ts';
 export { memberMachine, decideMember, type MemberDecision } from './member.ts';
-export { initialMemberContext, type MemberContext, type MemberInput } from './member-actions.ts';
+export { initialMemberContext, type MemberContext, type MemberInput } from './member-decide.ts';
 export { describeCluster, describeMember, type Described } from './describe.ts';
 export * from './policy.ts';
 export type * from './types.ts';
+export { CLUSTER_INTENTS, MEMBER_INTENTS } from './intents.ts';

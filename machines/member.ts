@@ -8,24 +8,21 @@
  * Pure, like the cluster machine: it decides membership of nothing; it only reports.
  */
 import { setup } from 'xstate';
-import * as act from './member-actions.ts';
+import { MEMBER_INTENTS, type MemberIntent } from './intents.ts';
+import * as kit from './kit.ts';
 import {
   MEMBER_DECISIONS,
   decideMember,
+  guards,
+  initialMemberContext,
   type MemberContext,
   type MemberDecision,
   type MemberInput,
-} from './member-actions.ts';
-import { permanentFailure } from './policy.ts';
-import type { MemberEvent, MemberIntent } from './types.ts';
+} from './member-decide.ts';
+import * as act from './member-updates.ts';
+import type { MemberEvent } from './types.ts';
 
-type Params<K extends MemberIntent['type']> = Extract<MemberIntent, { type: K }>['params'];
-const intent =
-  <K extends MemberIntent['type']>() =>
-  (_: unknown, _params: Params<K>): void =>
-    undefined;
-
-export { MEMBER_DECISIONS, decideMember, type MemberDecision } from './member-actions.ts';
+export { MEMBER_DECISIONS, decideMember, type MemberDecision } from './member-decide.ts';
 
 const STATE_OF: Record<MemberDecision, string> = {
   removing: '#member.removing',
@@ -42,52 +39,20 @@ const STATE_OF: Record<MemberDecision, string> = {
 
 const machine = setup({
   types: { context: {} as MemberContext, events: {} as MemberEvent, input: {} as MemberInput },
-  actions: {
-    createPVC: intent<'createPVC'>(),
-    createPod: intent<'createPod'>(),
-    deletePod: intent<'deletePod'>(),
-    removeEtcdMember: intent<'removeEtcdMember'>(),
-    releaseFinalizer: intent<'releaseFinalizer'>(),
-    ...act.assigns,
-  },
-  guards: {
-    ...act.guards,
-    permanent: ({ event }) => permanentFailure(event),
-    decided: ({ context }, p: { decision: MemberDecision }) => decideMember(context) === p.decision,
-    undecided: ({ context }, p: { decision: MemberDecision }) => decideMember(context) !== p.decision,
-  },
+  actions: { ...kit.intentActions(MEMBER_INTENTS), ...act.assigns },
+  guards: { ...guards, ...kit.stepGuards, ...kit.decisionGuards(decideMember) },
 });
 
 type StateConfig = NonNullable<Parameters<typeof machine.createMachine>[0]['states']>[string];
-type IntentEntry = {
-  [K in MemberIntent['type']]: { type: K; params: (a: { context: MemberContext }) => Params<K> };
-}[MemberIntent['type']];
 type ActionName = keyof typeof act.assigns;
 
 /** Runs one intent; on failure waits out a back-off and runs it again, unless retrying cannot help. */
-function attempt(
+const attempt = (
   kind: MemberIntent['type'],
   target: string,
-  entry: IntentEntry,
+  entry: kit.IntentEntry<MemberIntent['type'], MemberContext>,
   actions: ActionName[] = [],
-): StateConfig {
-  return {
-    initial: 'running',
-    states: {
-      running: {
-        entry: [entry],
-        on: {
-          [`effect.${kind}.succeeded`]: { target, actions: ['clearFailure', ...actions] },
-          [`effect.${kind}.failed`]: [
-            { guard: 'permanent', target: '#member.failed', actions: ['recordFailure', 'markFailed'] },
-            { target: 'backingOff', actions: 'recordFailure' },
-          ],
-        },
-      },
-      backingOff: { always: { guard: 'retryDue', target: 'running' } },
-    },
-  };
-}
+): StateConfig => kit.attempt('member', kind, { target, actions }, entry);
 
 /**
  * Makes sure the member's Pod exists and waits until it is ready; leaves as soon as the decision
@@ -97,7 +62,7 @@ function podStep(id: string, decision: MemberDecision): StateConfig {
   return {
     id,
     entry: 'beginStep',
-    always: { guard: { type: 'undecided', params: { decision } }, target: '#member.deciding' },
+    always: { guard: kit.undecided(decision), target: '#member.deciding' },
     initial: 'checking',
     states: {
       checking: { always: [{ guard: 'podMissing', target: 'creatingPod' }, { target: 'awaitingReady' }] },
@@ -107,7 +72,7 @@ function podStep(id: string, decision: MemberDecision): StateConfig {
       awaitingReady: {
         always: [
           { guard: 'podReady', target: '#member.deciding', actions: 'markRan' },
-          { guard: { type: 'undecided', params: { decision } }, target: '#member.deciding' },
+          { guard: kit.undecided(decision), target: '#member.deciding' },
           { guard: 'podMissing', target: 'creatingPod' },
         ],
       },
@@ -127,7 +92,7 @@ function stopped(id: string, decision: MemberDecision): StateConfig {
       awaitingGone: { always: { guard: 'podMissing', target: 'stopped' } },
       stopped: {
         always: [
-          { guard: { type: 'undecided', params: { decision } }, target: '#member.deciding' },
+          { guard: kit.undecided(decision), target: '#member.deciding' },
           { guard: 'podPresent', target: 'stoppingPod' },
         ],
       },
@@ -135,14 +100,15 @@ function stopped(id: string, decision: MemberDecision): StateConfig {
   };
 }
 
+/** A state at rest until the decision changes. */
 const rest = (decision: MemberDecision): StateConfig => ({
-  always: { guard: { type: 'undecided', params: { decision } }, target: '#member.deciding' },
+  always: { guard: kit.undecided(decision), target: '#member.deciding' },
 });
 
 /** The member machine (xstate v5). */
 export const memberMachine = machine.createMachine({
   id: 'member',
-  context: ({ input }) => act.initialMemberContext(input),
+  context: ({ input }) => initialMemberContext(input),
   initial: 'pending',
   on: {
     'k8s.member.updated': { actions: 'observeMember' },
@@ -154,12 +120,7 @@ export const memberMachine = machine.createMachine({
   },
   states: {
     pending: { always: { guard: 'observed', target: 'deciding' } },
-    deciding: {
-      always: MEMBER_DECISIONS.map((decision) => ({
-        guard: { type: 'decided', params: { decision } },
-        target: STATE_OF[decision],
-      })),
-    },
+    deciding: kit.deciding(MEMBER_DECISIONS, STATE_OF),
     creatingVolume: {
       entry: 'beginStep',
       initial: 'creating',
@@ -183,7 +144,7 @@ export const memberMachine = machine.createMachine({
       states: {
         waiting: {
           always: [
-            { guard: { type: 'undecided', params: { decision: 'rechecking' } }, target: '#member.deciding' },
+            { guard: kit.undecided('rechecking'), target: '#member.deciding' },
             { guard: 'retryDue', target: 'stoppingPod' },
           ],
         },
@@ -192,7 +153,7 @@ export const memberMachine = machine.createMachine({
           params: act.params.member,
         }),
         awaitingGone: {
-          always: { guard: { type: 'undecided', params: { decision: 'rechecking' } }, target: '#member.deciding' },
+          always: { guard: kit.undecided('rechecking'), target: '#member.deciding' },
         },
       },
     },

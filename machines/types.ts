@@ -1,11 +1,15 @@
 /**
- * The vocabulary of the machines: what they observe, the events that bring it, and the
- * intents they ask the effect handlers to carry out. Plain data only: every value here is
- * journaled as JSON.
+ * The vocabulary of the machines: what they observe and the events that bring it (the
+ * intents they ask for are in intents.ts). Plain data only: every value here is journaled
+ * as JSON.
  *
  * Time is data too: the runtime stamps each event with `at` (milliseconds since the epoch)
  * and the machines never read a clock.
  */
+
+import type { ClusterIntent, MemberIntent } from './intents.ts';
+
+export type * from './intents.ts';
 
 /** Which object a machine belongs to. */
 export interface ObjectRef {
@@ -87,39 +91,6 @@ export type EffectOutcome<K extends string> =
   | { readonly type: `effect.${K}.succeeded`; readonly at: number; readonly result?: Readonly<Record<string, unknown>> }
   | { readonly type: `effect.${K}.failed`; readonly at: number; readonly error: EffectFailure };
 
-/** Intents of the cluster machine. */
-export type ClusterIntent =
-  | { readonly type: 'ensureServices'; readonly params: { readonly cluster: string } }
-  | { readonly type: 'createMember'; readonly params: CreateMemberParams }
-  | { readonly type: 'addLearner'; readonly params: { readonly member: string; readonly peerURL: string } }
-  | { readonly type: 'promoteLearner'; readonly params: { readonly member: string; readonly memberID: string } }
-  | { readonly type: 'deleteMember'; readonly params: { readonly member: string } }
-  | { readonly type: 'removeEtcdMember'; readonly params: RemoveEtcdMemberParams }
-  | {
-      readonly type: 'setDormant';
-      readonly params: { readonly members: readonly string[]; readonly dormant: boolean };
-    };
-
-/** Parameters of createMember: everything the EtcdMember's spec is built from. */
-export interface CreateMemberParams {
-  readonly member: string;
-  readonly ordinal: number;
-  readonly bootstrap: boolean;
-  readonly initialCluster: string;
-  readonly version: string;
-}
-
-/**
- * Which etcd member to remove. Names are never reused, so a peer URL names one incarnation
- * of a member: the handler removes the member with this peer URL (or this ID, for an orphan
- * etcd reports without a matching EtcdMember), and finding none counts as done.
- */
-export interface RemoveEtcdMemberParams {
-  readonly peerURL: string;
-  readonly memberID: string | null;
-  readonly reason: string;
-}
-
 /** A Pod as the member machine sees it. */
 export interface PodObservation {
   readonly uid: string;
@@ -149,11 +120,3 @@ export type MemberEvent =
   | { readonly type: 'member.data.lost'; readonly at: number; readonly reason: string }
   | { readonly type: 'timer.tick'; readonly at: number }
   | EffectOutcome<MemberIntent['type']>;
-
-/** Intents of the member machine. */
-export type MemberIntent =
-  | { readonly type: 'createPVC'; readonly params: { readonly member: string } }
-  | { readonly type: 'createPod'; readonly params: { readonly member: string } }
-  | { readonly type: 'deletePod'; readonly params: { readonly member: string } }
-  | { readonly type: 'removeEtcdMember'; readonly params: RemoveEtcdMemberParams }
-  | { readonly type: 'releaseFinalizer'; readonly params: { readonly member: string } };

@@ -6,7 +6,7 @@
 import { ConditionReason, ConditionType, setCondition, type ConditionInput } from '../api/conditions.ts';
 import type { Condition, EtcdMemberStatus } from '../api/v1alpha1/index.ts';
 import { describeMember } from '../machines/describe.ts';
-import type { MemberContext } from '../machines/member-actions.ts';
+import type { MemberContext } from '../machines/member-decide.ts';
 import type { EtcdMemberInfo } from '../machines/types.ts';
 import { pvcName } from '../effects/kubernetes/meta.ts';
 

@@ -287,6 +287,26 @@ describe('member machine', () => {
     expect(d.snapshot.status).toBe('done');
   });
 
+  it('retries etcd\'s "not yet" to a removal every 500 ms, as the cluster machine does', () => {
+    const d = runningVoter();
+    const removal = intent('removeEtcdMember', {
+      peerURL: peer,
+      memberID: 'b1',
+      reason: 'its EtcdMember is being deleted',
+    });
+    const unhealthy = {
+      type: 'effect.removeEtcdMember.failed',
+      at: at(),
+      error: { code: 'ERR_ETCD_UNHEALTHY', message: 'etcdserver: unhealthy cluster' },
+    } as MemberEvent;
+    play(d, [
+      [updated({ deleting: true }), 'removing.leavingEtcd.running', [removal]],
+      [unhealthy, 'removing.leavingEtcd.backingOff', []],
+      [tick(400), 'removing.leavingEtcd.backingOff', []],
+      [tick(100), 'removing.leavingEtcd.running', [removal]],
+    ]);
+  });
+
   it('when its whole cluster is deleted it lets go without touching etcd', () => {
     const d = runningVoter();
     play(d, [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { initialMemberContext, type MemberContext } from '../../machines/member-actions.ts';
+import { initialMemberContext, type MemberContext } from '../../machines/member-decide.ts';
 import { memberStatus } from '../../manager/member-status.ts';
 
 const member = { namespace: 'default', name: 'demo-1', uid: 'm1', cluster: 'demo' };

@@ -1,13 +1,12 @@
 /**
- * The member machine's context, what its steps write into it, and its guards, as small pure
- * functions of (context, event).
+ * The member machine's context, its guards, and its one decision: given what is observed,
+ * which step comes next. `deciding` and every resting state ask the same function.
  */
-import { assign } from 'xstate';
-import { backoff, peerURL } from './policy.ts';
-import type { EffectFailure, EtcdMemberInfo, MemberEvent, ObjectRef, PodObservation } from './types.ts';
+import { NO_STEP, type StepBookkeeping } from './kit.ts';
+import type { EtcdMemberInfo, ObjectRef, PodObservation } from './types.ts';
 
 /** Everything the member machine knows. Plain JSON: journaled with every step. */
-export interface MemberContext {
+export interface MemberContext extends StepBookkeeping {
   readonly member: ObjectRef & { readonly cluster: string };
   readonly bootstrap: boolean;
   readonly medium: '' | 'Memory';
@@ -35,11 +34,6 @@ export interface MemberContext {
   readonly generations?: string;
   /** Set by a failure retrying cannot fix: what it failed with (see failureKey). */
   readonly failedWith?: string | null;
-  readonly attempts: number;
-  readonly retryAt: number | null;
-  readonly lastError: EffectFailure | null;
-  readonly stepStartedAt: number;
-  readonly now: number;
 }
 
 /** What a member machine starts from. */
@@ -59,80 +53,14 @@ export const initialMemberContext = (i: MemberInput): MemberContext => ({
   podSeen: false,
   everRan: false,
   dataLost: null,
-  attempts: 0,
-  retryAt: null,
-  lastError: null,
-  stepStartedAt: 0,
-  now: 0,
+  ...NO_STEP,
 });
-
-type Update = (c: MemberContext, e: MemberEvent) => Partial<MemberContext>;
-type Of<T extends MemberEvent['type']> = Extract<MemberEvent, { type: T }>;
-
-const updates = {
-  observeMember: (_, e) => {
-    const { dormant, deleting, clusterDeleting, generation, clusterGeneration } = e as Of<'k8s.member.updated'>;
-    return { dormant, deleting, clusterDeleting, generations: `${generation}/${clusterGeneration}` };
-  },
-  observePod: (c, e) => {
-    const { pod } = e as Of<'k8s.pod.observed'>;
-    if (!pod) return { pod, podSeen: c.podSeen && c.podUID !== null };
-    const podRestarts = c.podRestarts?.uid === pod.uid ? c.podRestarts : { uid: pod.uid, count: pod.restarts ?? 0 };
-    return { pod, podUID: pod.uid, podSeen: true, podRestarts };
-  },
-  observePVC: (_, e) => ({ pvcBound: (e as Of<'k8s.pvc.observed'>).bound }),
-  observeEtcd: (_, e) => ({ etcd: (e as Of<'etcd.member.observed'>).member }),
-  observeDataLost: (_, e) => ({ dataLost: (e as Of<'member.data.lost'>).reason }),
-  observeTime: () => ({}),
-  beginStep: (c) => ({ stepStartedAt: c.now, attempts: 0, retryAt: null, lastError: null }),
-  clearFailure: () => ({ attempts: 0, retryAt: null, lastError: null }),
-  recordFailure: (c, e) => {
-    const attempts = c.attempts + 1;
-    return {
-      attempts,
-      retryAt: e.at + backoff(attempts),
-      lastError: 'error' in e && typeof e.error === 'object' ? e.error : null,
-    };
-  },
-  recordPod: (_, e) => {
-    const uid = 'result' in e && e.result ? String(e.result.uid) : null;
-    return { podUID: uid, podSeen: false };
-  },
-  markRan: () => ({ everRan: true, rechecks: 0 }),
-  // The first forced check runs at once; one in a row after another waits, as a retry would.
-  beginRecheck: (c) => {
-    const rechecks = (c.rechecks ?? 0) + 1;
-    return { rechecks, retryAt: c.now + (rechecks > 1 ? backoff(rechecks - 1) : 0) };
-  },
-  // Nothing is retried in `failed`: no back-off is left for the runtime to wake the machine for.
-  markFailed: (c) => ({ failedWith: failureKey(c), retryAt: null }),
-  clearFailed: () => ({ failedWith: null, attempts: 0, retryAt: null, lastError: null }),
-  markLost: (c) => ({
-    dataLost:
-      c.dataLost ??
-      (c.medium === 'Memory'
-        ? 'the Pod of a member with storage.medium Memory went, and its data with it'
-        : "the member's PersistentVolumeClaim is gone"),
-  }),
-} satisfies Record<string, Update>;
-
-const toAssign = (update: Update) =>
-  assign<MemberContext, MemberEvent, undefined, MemberEvent, never>(({ context, event }) => ({
-    ...update(context, event),
-    now: Math.max(context.now, event.at),
-  }));
-
-/** The updates as xstate assign actions, by name. */
-export const assigns = Object.fromEntries(
-  Object.entries(updates).map(([name, update]) => [name, toAssign(update)]),
-) as {
-  readonly [K in keyof typeof updates]: ReturnType<typeof toAssign>;
-};
 
 type Ctx = { context: MemberContext };
 
 /** What a permanent failure is tied to: the step, the specs its effects are built from, and whether the cluster is going. */
-const failureKey = (c: MemberContext): string => `${decideMember(c)} ${c.generations ?? ''} ${c.clusterDeleting}`;
+export const failureKey = (c: MemberContext): string =>
+  `${decideMember(c)} ${c.generations ?? ''} ${c.clusterDeleting}`;
 
 const podMissing = (c: MemberContext): boolean => c.pod === null && (c.podUID === null || c.podSeen);
 
@@ -143,7 +71,6 @@ export const guards = {
   podPresent: ({ context: c }: Ctx) => Boolean(c.pod),
   podReady: ({ context: c }: Ctx) => Boolean(c.pod?.ready && !c.pod.deleting),
   volumePresent: ({ context: c }: Ctx) => c.pvcBound !== null && c.pvcBound !== undefined,
-  retryDue: ({ context: c }: Ctx) => c.retryAt !== null && c.now >= c.retryAt,
   deleting: ({ context: c }: Ctx) => c.deleting,
   clusterDeleting: ({ context: c }: Ctx) => c.clusterDeleting,
   dataLost: ({ context: c }: Ctx) => c.dataLost !== null,
@@ -195,13 +122,3 @@ export function decideMember(c: MemberContext): MemberDecision {
   if (guards.notRunning(g)) return 'restarting';
   return guards.learner(g) ? 'catchingUp' : 'voter';
 }
-
-/** Parameters of the intents, from the context. */
-export const params = {
-  member: ({ context: c }: Ctx) => ({ member: c.member.name }),
-  removal: ({ context: c }: Ctx) => ({
-    peerURL: peerURL({ namespace: c.member.namespace, name: c.member.cluster }, c.member.name),
-    memberID: c.etcd?.id ?? null,
-    reason: 'its EtcdMember is being deleted',
-  }),
-};

@@ -2,18 +2,23 @@
  * What the cluster machine's steps write into its context, and the parameters of its
  * intents, as small pure functions of (context, event).
  */
-import { assign } from 'xstate';
-import { initialClusterContext, lostMember, orphanMembers, victim, type ClusterContext } from './cluster-decide.ts';
-import { memberName, peerURL, retryDelay, seedInitialCluster } from './policy.ts';
-import type { ClusterEvent, CreateMemberParams, ObjectRef } from './types.ts';
+import { lostMember, orphanMembers, victim, type ClusterContext } from './cluster-decide.ts';
+import { stepUpdates, toAssigns, type Update } from './kit.ts';
+import { memberName, peerURL, seedInitialCluster } from './policy.ts';
+import type {
+  AddLearnerParams,
+  ClusterEvent,
+  CreateMemberParams,
+  EnsureServicesParams,
+  MemberParams,
+  PromoteLearnerParams,
+  RemoveEtcdMemberParams,
+  SetDormantParams,
+} from './types.ts';
 
-type Update = (c: ClusterContext, e: ClusterEvent) => Partial<ClusterContext>;
-/** Names of the context updates. */
-export type UpdateName = keyof typeof updates;
 type Of<T extends ClusterEvent['type']> = Extract<ClusterEvent, { type: T }>;
-const at = (e: ClusterEvent): number => e.at;
 
-/** Context updates by name; each also moves `now` to the event's time. */
+/** Context updates by name; each also moves `now` to the event's time (kit.ts). */
 const updates = {
   observeSpec: (_, e) => {
     const { spec, progressDeadlineSeconds } = e as Of<'k8s.cluster.updated'>;
@@ -39,15 +44,9 @@ const updates = {
   observeUnreachable: (_, e) => ({ etcdError: (e as Of<'etcd.unreachable'>).error }),
   observeTime: () => ({}),
   latchTarget: (c) => ({ target: c.spec }),
-  beginStep: (c) => ({ stepStartedAt: c.now, attempts: 0, retryAt: null, lastError: null }),
-  clearFailure: () => ({ attempts: 0, retryAt: null, lastError: null }),
-  recordFailure: (c, e) => {
-    const attempts = c.attempts + 1;
-    const lastError = 'error' in e && typeof e.error === 'object' ? e.error : null;
-    return { attempts, retryAt: e.at + retryDelay(attempts, lastError?.code), lastError };
-  },
+  ...stepUpdates,
   // Nothing is retried in `failed`: no back-off is left for the runtime to wake the machine for.
-  stopRetrying: () => ({ retryAt: null }),
+  markFailed: () => ({ retryAt: null }),
   chooseSeed: (c) => ({
     joining: {
       member: memberName(c.cluster.name, c.nextOrdinal),
@@ -98,23 +97,10 @@ const updates = {
   finishOrphan: () => ({ orphan: null, etcdStale: true }),
   markBootstrapped: () => ({ bootstrapped: true }),
   markEtcdStale: () => ({ etcdStale: true }),
-} satisfies Record<string, Update>;
-
-const toAssign = (update: Update) =>
-  assign<ClusterContext, ClusterEvent, undefined, ClusterEvent, never>(({ context, event }) => ({
-    ...update(context, event),
-    now: Math.max(context.now, at(event)),
-  }));
+} satisfies Record<string, Update<ClusterContext, ClusterEvent>>;
 
 /** The updates as xstate assign actions, by name. */
-export const assigns = Object.fromEntries(
-  Object.entries(updates).map(([name, update]) => [name, toAssign(update)]),
-) as {
-  readonly [K in keyof typeof updates]: ReturnType<typeof toAssign>;
-};
-
-/** The context of a cluster that has not been observed yet. */
-export const initialContext = (cluster: ObjectRef): ClusterContext => initialClusterContext(cluster);
+export const assigns = toAssigns<ClusterContext, ClusterEvent, typeof updates>(updates);
 
 type Ctx = { context: ClusterContext };
 
@@ -131,28 +117,34 @@ export const createMemberParams = ({ context: c }: Ctx): CreateMemberParams => {
 };
 
 /** addLearner for the member being added. */
-export const addLearnerParams = ({ context: c }: Ctx) => ({
+export const addLearnerParams = ({ context: c }: Ctx): AddLearnerParams => ({
   member: c.joining!.member,
   peerURL: peerURL(c.cluster, c.joining!.member),
 });
 
 /** promoteLearner for the member being added. */
-export const promoteParams = ({ context: c }: Ctx) => ({
+export const promoteParams = ({ context: c }: Ctx): PromoteLearnerParams => ({
   member: c.joining!.member,
   memberID: c.joining!.memberID ?? '',
 });
 
 /** deleteMember for the member leaving. */
-export const leavingParams = ({ context: c }: Ctx) => ({ member: c.leaving?.member ?? '' });
+export const leavingParams = ({ context: c }: Ctx): MemberParams => ({ member: c.leaving?.member ?? '' });
 
 /** removeEtcdMember for an orphan. */
-export const orphanParams = ({ context: c }: Ctx) => ({
+export const orphanParams = ({ context: c }: Ctx): RemoveEtcdMemberParams => ({
   peerURL: c.orphan?.peerURL ?? '',
   memberID: c.orphan?.id ?? null,
   reason: 'no EtcdMember accounts for this etcd member',
 });
 
+/** ensureServices for this cluster. */
+export const servicesParams = ({ context: c }: Ctx): EnsureServicesParams => ({ cluster: c.cluster.name });
+
 /** setDormant for every member. */
 export const dormantParams =
   (dormant: boolean) =>
-  ({ context: c }: Ctx) => ({ members: c.members.filter((m) => !m.deleting).map((m) => m.name), dormant });
+  ({ context: c }: Ctx): SetDormantParams => ({
+    members: c.members.filter((m) => !m.deleting).map((m) => m.name),
+    dormant,
+  });

@@ -1,0 +1,102 @@
+/**
+ * The intents the machines ask for and their parameters, defined once: the machines build
+ * them, the journal records them, and each effect handler takes its parameters from here.
+ * Plain data only: every value is journaled as JSON.
+ */
+
+/** Parameters of an intent about one EtcdMember (its Pod, volume, finalizer or object). */
+export interface MemberParams {
+  readonly member: string;
+}
+
+/** Parameters of ensureServices: the cluster whose Services are made. */
+export interface EnsureServicesParams {
+  readonly cluster: string;
+}
+
+/** Parameters of createMember: everything the EtcdMember's spec is built from. */
+export interface CreateMemberParams {
+  readonly member: string;
+  readonly ordinal: number;
+  readonly bootstrap: boolean;
+  readonly initialCluster: string;
+  readonly version: string;
+}
+
+/** Parameters of addLearner: the member to add and the peer URL it will listen on. */
+export interface AddLearnerParams {
+  readonly member: string;
+  readonly peerURL: string;
+}
+
+/** Parameters of promoteLearner. */
+export interface PromoteLearnerParams {
+  readonly member: string;
+  /** Hex ID, as addLearner returned it. */
+  readonly memberID: string;
+}
+
+/**
+ * Which etcd member to remove. Names are never reused, so a peer URL names one incarnation
+ * of a member: the handler removes the member with this peer URL (or this ID, for an orphan
+ * etcd reports without a matching EtcdMember), and finding none counts as done.
+ */
+export interface RemoveEtcdMemberParams {
+  readonly peerURL: string;
+  readonly memberID: string | null;
+  readonly reason: string;
+}
+
+/** Parameters of setDormant: the members to park or wake. */
+export interface SetDormantParams {
+  readonly members: readonly string[];
+  readonly dormant: boolean;
+}
+
+/** Every intent kind, with its parameters. */
+export interface IntentParams {
+  readonly ensureServices: EnsureServicesParams;
+  readonly createMember: CreateMemberParams;
+  readonly addLearner: AddLearnerParams;
+  readonly promoteLearner: PromoteLearnerParams;
+  readonly deleteMember: MemberParams;
+  readonly removeEtcdMember: RemoveEtcdMemberParams;
+  readonly setDormant: SetDormantParams;
+  readonly createPVC: MemberParams;
+  readonly createPod: MemberParams;
+  readonly deletePod: MemberParams;
+  readonly releaseFinalizer: MemberParams;
+}
+
+/** The name of an intent kind. */
+export type IntentKind = keyof IntentParams;
+
+/** An intent as a machine asks for it: its kind and its parameters. */
+export type Intent<K extends IntentKind = IntentKind> = {
+  [P in K]: { readonly type: P; readonly params: IntentParams[P] };
+}[K];
+
+/** The intents the cluster machine asks for. */
+export const CLUSTER_INTENTS = [
+  'ensureServices',
+  'createMember',
+  'addLearner',
+  'promoteLearner',
+  'deleteMember',
+  'removeEtcdMember',
+  'setDormant',
+] as const satisfies readonly IntentKind[];
+
+/** The intents the member machine asks for. */
+export const MEMBER_INTENTS = [
+  'createPVC',
+  'createPod',
+  'deletePod',
+  'removeEtcdMember',
+  'releaseFinalizer',
+] as const satisfies readonly IntentKind[];
+
+/** Intents of the cluster machine. */
+export type ClusterIntent = Intent<(typeof CLUSTER_INTENTS)[number]>;
+/** Intents of the member machine. */
+export type MemberIntent = Intent<(typeof MEMBER_INTENTS)[number]>;

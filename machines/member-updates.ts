@@ -1,0 +1,64 @@
+/**
+ * What the member machine's steps write into its context, and the parameters of its intents,
+ * as small pure functions of (context, event).
+ */
+import { stepUpdates, toAssigns, type Update } from './kit.ts';
+import { failureKey, type MemberContext } from './member-decide.ts';
+import { backoff, peerURL } from './policy.ts';
+import type { MemberEvent, MemberParams, RemoveEtcdMemberParams } from './types.ts';
+
+type Of<T extends MemberEvent['type']> = Extract<MemberEvent, { type: T }>;
+
+/** Context updates by name; each also moves `now` to the event's time (kit.ts). */
+const updates = {
+  observeMember: (_, e) => {
+    const { dormant, deleting, clusterDeleting, generation, clusterGeneration } = e as Of<'k8s.member.updated'>;
+    return { dormant, deleting, clusterDeleting, generations: `${generation}/${clusterGeneration}` };
+  },
+  observePod: (c, e) => {
+    const { pod } = e as Of<'k8s.pod.observed'>;
+    if (!pod) return { pod, podSeen: c.podSeen && c.podUID !== null };
+    const podRestarts = c.podRestarts?.uid === pod.uid ? c.podRestarts : { uid: pod.uid, count: pod.restarts ?? 0 };
+    return { pod, podUID: pod.uid, podSeen: true, podRestarts };
+  },
+  observePVC: (_, e) => ({ pvcBound: (e as Of<'k8s.pvc.observed'>).bound }),
+  observeEtcd: (_, e) => ({ etcd: (e as Of<'etcd.member.observed'>).member }),
+  observeDataLost: (_, e) => ({ dataLost: (e as Of<'member.data.lost'>).reason }),
+  observeTime: () => ({}),
+  ...stepUpdates,
+  recordPod: (_, e) => {
+    const uid = 'result' in e && e.result ? String(e.result.uid) : null;
+    return { podUID: uid, podSeen: false };
+  },
+  markRan: () => ({ everRan: true, rechecks: 0 }),
+  // The first forced check runs at once; one in a row after another waits, as a retry would.
+  beginRecheck: (c) => {
+    const rechecks = (c.rechecks ?? 0) + 1;
+    return { rechecks, retryAt: c.now + (rechecks > 1 ? backoff(rechecks - 1) : 0) };
+  },
+  // Nothing is retried in `failed`: no back-off is left for the runtime to wake the machine for.
+  markFailed: (c) => ({ failedWith: failureKey(c), retryAt: null }),
+  clearFailed: () => ({ failedWith: null, attempts: 0, retryAt: null, lastError: null }),
+  markLost: (c) => ({
+    dataLost:
+      c.dataLost ??
+      (c.medium === 'Memory'
+        ? 'the Pod of a member with storage.medium Memory went, and its data with it'
+        : "the member's PersistentVolumeClaim is gone"),
+  }),
+} satisfies Record<string, Update<MemberContext, MemberEvent>>;
+
+/** The updates as xstate assign actions, by name. */
+export const assigns = toAssigns<MemberContext, MemberEvent, typeof updates>(updates);
+
+type Ctx = { context: MemberContext };
+
+/** Parameters of the intents, from the context. */
+export const params = {
+  member: ({ context: c }: Ctx): MemberParams => ({ member: c.member.name }),
+  removal: ({ context: c }: Ctx): RemoveEtcdMemberParams => ({
+    peerURL: peerURL({ namespace: c.member.namespace, name: c.member.cluster }, c.member.name),
+    memberID: c.etcd?.id ?? null,
+    reason: 'its EtcdMember is being deleted',
+  }),
+};
