@@ -3,6 +3,7 @@
  * journals an intent, then calls `run`; after a crash, an intent with no outcome is given to
  * `recover`, which observes the world to learn whether the earlier run happened.
  */
+import type { IntentKind, IntentParams } from '../machines/intents.ts';
 
 /** Structured log, pino-compatible. Secrets never go in. */
 export interface Log {
@@ -38,6 +39,18 @@ export interface Handler<P, R extends Readonly<Record<string, unknown>>, C exten
   /** Observes whether an earlier run of this intent happened. Never changes the world. */
   recover(params: P, ctx: C): Promise<Recovered<R>>;
 }
+
+/** The handler of intent kind K: it takes the parameters the machines build (machines/intents.ts). */
+export type IntentHandler<
+  K extends IntentKind,
+  R extends Readonly<Record<string, unknown>>,
+  C extends EffectContext = EffectContext,
+> = Handler<IntentParams[K], R, C> & { readonly kind: K };
+
+/** A handler for every intent kind; a table that misses one does not compile. */
+export type HandlerTable<C extends EffectContext> = {
+  readonly [K in IntentKind]: IntentHandler<K, Readonly<Record<string, unknown>>, C>;
+};
 
 /** A failure a handler reports; the machine retries it with back-off unless `retryable` is false. */
 export class EffectError extends Error {

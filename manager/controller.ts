@@ -19,7 +19,7 @@ import {
   type KubeContext,
 } from '../effects/kubernetes/index.ts';
 import { GROUP, PLURAL, VERSION } from '../effects/kubernetes/meta.ts';
-import type { ClusterRef } from '../effects/types.ts';
+import type { ClusterRef, HandlerTable } from '../effects/types.ts';
 import { stateName, type Journal } from '../journal/index.ts';
 import type { EtcdObservation, ObjectRef } from '../machines/index.ts';
 import { etcdMemberFor } from '../machines/index.ts';
@@ -56,7 +56,7 @@ export interface ControllerOptions {
 /** The manager's effect context: the Kubernetes and etcd clients. */
 export type ManagerContext = KubeContext & EtcdContext;
 
-const HANDLERS = { ...kubernetesHandlers, ...etcdHandlers };
+const HANDLERS = { ...kubernetesHandlers, ...etcdHandlers } satisfies HandlerTable<ManagerContext>;
 const RESTING = new Set(['pending', 'steady', 'degraded', 'dormant', 'failed']);
 const clusterKey = (ns: string, name: string): string => `EtcdCluster/${ns}/${name}`;
 const memberKey = (ns: string, name: string): string => `EtcdMember/${ns}/${name}`;

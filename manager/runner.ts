@@ -139,7 +139,15 @@ export class Runner<C extends EffectContext> {
   async #step(event: RunnerEvent): Promise<void> {
     const from = this.#snapshot.value as unknown;
     const [next, actions] = transition(this.#o.machine, this.#snapshot as never, event as never);
-    const intents = actions.filter((a) => a.type in this.#o.handlers).map((a) => ({ type: a.type, params: a.params }));
+    const intents = actions.map((a) => ({ type: a.type, params: a.params }));
+    // An intent nobody carries out would leave the machine waiting for ever: refuse the step.
+    const unhandled = intents.find((i) => !Object.hasOwn(this.#o.handlers, i.type));
+    if (unhandled)
+      throw new EffectError(
+        'ERR_NO_HANDLER',
+        `machine ${this.#o.machineName} asked for ${unhandled.type}, which no effect handler carries out`,
+        { retryable: false },
+      );
     const unchanged = intents.length === 0 && sameState(next, this.#snapshot);
     this.#snapshot = next;
     // An observation that changed nothing but the clock is not journaled (probes repeat).

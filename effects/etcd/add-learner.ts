@@ -4,16 +4,11 @@
  * the one an earlier try added, so a retry after a lost answer returns it as a success.
  */
 import type { IMember } from 'etcd3';
-import { EffectError, type Handler } from '../types.ts';
+import type { AddLearnerParams } from '../../machines/intents.ts';
+import { EffectError, type IntentHandler } from '../types.ts';
 import { codeOf, etcdError, heldByThisMember, listMembers, onCluster } from './_call.ts';
 import type { EtcdContext } from './clients.ts';
 import { hexID } from './ids.ts';
-
-/** Parameters of addLearner (the cluster machine's intent). */
-export interface AddLearnerParams {
-  readonly member: string;
-  readonly peerURL: string;
-}
 
 /** What the new member starts with. */
 export interface AddLearnerResult extends Readonly<Record<string, unknown>> {
@@ -54,7 +49,7 @@ function refuseUnstarted(members: readonly IMember[], params: AddLearnerParams):
 }
 
 /** Adds one learner, or returns the one an earlier try added. */
-export const addLearner: Handler<AddLearnerParams, AddLearnerResult, EtcdContext> = {
+export const addLearner: IntentHandler<'addLearner', AddLearnerResult, EtcdContext> = {
   kind: 'addLearner',
 
   async run(params, ctx) {

@@ -6,8 +6,8 @@ import { addLearner } from './add-learner.ts';
 import { promoteLearner } from './promote-learner.ts';
 import { removeEtcdMember } from './remove-member.ts';
 
-export { addLearner, type AddLearnerParams, type AddLearnerResult } from './add-learner.ts';
-export { promoteLearner, type PromoteLearnerParams, type PromoteLearnerResult } from './promote-learner.ts';
+export { addLearner, type AddLearnerResult } from './add-learner.ts';
+export { promoteLearner, type PromoteLearnerResult } from './promote-learner.ts';
 export { removeEtcdMember, type RemoveEtcdMemberResult } from './remove-member.ts';
 export { probeCluster } from './probe-cluster.ts';
 export {

@@ -3,17 +3,11 @@
  * already a voter counts as done (an earlier try succeeded); one not yet in sync is reported
  * as ERR_LEARNER_NOT_IN_SYNC, retryable: promotion is retried, never forced.
  */
-import { EffectError, type Handler } from '../types.ts';
+import type { PromoteLearnerParams } from '../../machines/intents.ts';
+import { EffectError, type IntentHandler } from '../types.ts';
 import { codeOf, etcdError, listMembers, onCluster } from './_call.ts';
 import type { EtcdContext } from './clients.ts';
 import { canonicalID, decimalID, hexID } from './ids.ts';
-
-/** Parameters of promoteLearner (the cluster machine's intent). */
-export interface PromoteLearnerParams {
-  readonly member: string;
-  /** Hex ID, as addLearner returned it. */
-  readonly memberID: string;
-}
 
 /** promoteLearner returns nothing but success. */
 export type PromoteLearnerResult = Readonly<Record<string, never>>;
@@ -33,7 +27,7 @@ async function isVoter(params: PromoteLearnerParams, ctx: EtcdContext): Promise<
 }
 
 /** Promotes one learner, or finds it already promoted. */
-export const promoteLearner: Handler<PromoteLearnerParams, PromoteLearnerResult, EtcdContext> = {
+export const promoteLearner: IntentHandler<'promoteLearner', PromoteLearnerResult, EtcdContext> = {
   kind: 'promoteLearner',
 
   async run(params, ctx) {

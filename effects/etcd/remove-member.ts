@@ -4,8 +4,8 @@
  * A member that is not there counts as done. The last voter is never removed.
  */
 import type { IMember } from 'etcd3';
-import type { RemoveEtcdMemberParams } from '../../machines/types.ts';
-import { EffectError, type Handler } from '../types.ts';
+import type { RemoveEtcdMemberParams } from '../../machines/intents.ts';
+import { EffectError, type IntentHandler } from '../types.ts';
 import { codeOf, etcdError, listMembers, onCluster } from './_call.ts';
 import type { EtcdContext } from './clients.ts';
 import { canonicalID, hexID } from './ids.ts';
@@ -27,7 +27,7 @@ function target(members: readonly IMember[], params: RemoveEtcdMemberParams): IM
 }
 
 /** Removes one member, or finds it already gone. */
-export const removeEtcdMember: Handler<RemoveEtcdMemberParams, RemoveEtcdMemberResult, EtcdContext> = {
+export const removeEtcdMember: IntentHandler<'removeEtcdMember', RemoveEtcdMemberResult, EtcdContext> = {
   kind: 'removeEtcdMember',
 
   async run(params, ctx) {

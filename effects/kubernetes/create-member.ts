@@ -1,7 +1,6 @@
 /** createMember: the EtcdMember the cluster machine asked for, owned by its cluster. */
 import type { EtcdMember } from '../../api/v1alpha1/index.ts';
-import type { CreateMemberParams } from '../../machines/types.ts';
-import type { Handler, Recovered } from '../types.ts';
+import type { IntentHandler, Recovered } from '../types.ts';
 import { callOptions } from './_util.ts';
 import { buildEtcdMember } from './build-member.ts';
 import type { KubeContext } from './context.ts';
@@ -13,7 +12,7 @@ import { customRef, readCluster, readMember } from './objects.ts';
 export type CreateMemberResult = { readonly uid: string };
 
 /** Creates the EtcdMember; one of ours already there counts as done (names are never reused). */
-export const createMember: Handler<CreateMemberParams, CreateMemberResult, KubeContext> = {
+export const createMember: IntentHandler<'createMember', CreateMemberResult, KubeContext> = {
   kind: 'createMember',
   async run(params, ctx) {
     const cluster = await readCluster(ctx);

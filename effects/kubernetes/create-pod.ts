@@ -1,7 +1,7 @@
 /** createPod: the member's etcd Pod, owned by its EtcdMember, built from the member and its cluster. */
 import type { V1Pod } from '@kubernetes/client-node';
 import { EffectError } from '../types.ts';
-import type { Handler, Recovered } from '../types.ts';
+import type { IntentHandler, Recovered } from '../types.ts';
 import { callOptions, readOrNull } from './_util.ts';
 import { buildPod } from './build-pod.ts';
 import type { KubeContext } from './context.ts';
@@ -9,8 +9,6 @@ import { createOwned } from './create-owned.ts';
 import { controllerUid } from './meta.ts';
 import { readCluster, readMember, requireMember } from './objects.ts';
 
-/** Parameters of createPod. */
-export type CreatePodParams = { readonly member: string };
 /** The Pod's uid. */
 export type CreatePodResult = { readonly uid: string };
 
@@ -21,7 +19,7 @@ const readPod = (ctx: KubeContext, name: string): Promise<V1Pod> =>
  * Creates the Pod; one of ours already running counts as done. One of ours still terminating
  * is a retryable error: its name frees up once it is gone, and then a retry creates the new one.
  */
-export const createPod: Handler<CreatePodParams, CreatePodResult, KubeContext> = {
+export const createPod: IntentHandler<'createPod', CreatePodResult, KubeContext> = {
   kind: 'createPod',
   async run(params, ctx) {
     const member = await requireMember(ctx, params.member);

@@ -1,6 +1,6 @@
 /** createPVC: the member's PersistentVolumeClaim `data-<member>`, owned by its EtcdMember. */
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import type { Handler, Recovered } from '../types.ts';
+import type { IntentHandler, Recovered } from '../types.ts';
 import { callOptions, readOrNull } from './_util.ts';
 import { buildPVC, inMemory } from './build-pvc.ts';
 import type { KubeContext } from './context.ts';
@@ -8,13 +8,11 @@ import { createOwned } from './create-owned.ts';
 import { controllerUid, pvcName } from './meta.ts';
 import { readCluster, readMember, requireMember } from './objects.ts';
 
-/** Parameters of createPVC. */
-export type CreatePVCParams = { readonly member: string };
 /** The claim's name, or null for a member that keeps its data in memory. */
 export type CreatePVCResult = { readonly pvc: string | null };
 
 /** Creates the claim (none for medium Memory); one of ours already there counts as done. */
-export const createPVC: Handler<CreatePVCParams, CreatePVCResult, KubeContext> = {
+export const createPVC: IntentHandler<'createPVC', CreatePVCResult, KubeContext> = {
   kind: 'createPVC',
   async run(params, ctx) {
     const member = await requireMember(ctx, params.member);

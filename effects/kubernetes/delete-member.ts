@@ -3,19 +3,17 @@
  * taken the member out of etcd; the garbage collector then takes its Pod and PVC.
  */
 import { EffectError } from '../types.ts';
-import type { Handler, Recovered } from '../types.ts';
+import type { IntentHandler, Recovered } from '../types.ts';
 import { callOptions, deleteOrGone } from './_util.ts';
 import type { KubeContext } from './context.ts';
 import { controllerUid, PLURAL } from './meta.ts';
 import { customRef, readMember } from './objects.ts';
 
-/** Parameters of deleteMember. */
-export type DeleteMemberParams = { readonly member: string };
 /** Nothing to report. */
 export type DeleteMemberResult = Record<string, never>;
 
 /** Deletes the EtcdMember if it is ours; a missing one counts as done. */
-export const deleteMember: Handler<DeleteMemberParams, DeleteMemberResult, KubeContext> = {
+export const deleteMember: IntentHandler<'deleteMember', DeleteMemberResult, KubeContext> = {
   kind: 'deleteMember',
   async run(params, ctx) {
     const member = await readMember(ctx, params.member);

@@ -1,18 +1,16 @@
 /** deletePod: stops a member's etcd by deleting its Pod (the volume stays). */
 import { EffectError } from '../types.ts';
-import type { Handler, Recovered } from '../types.ts';
+import type { IntentHandler, Recovered } from '../types.ts';
 import { callOptions, deleteOrGone, readOrNull } from './_util.ts';
 import type { KubeContext } from './context.ts';
 import { controllerUid } from './meta.ts';
 import { readMember } from './objects.ts';
 
-/** Parameters of deletePod. */
-export type DeletePodParams = { readonly member: string };
 /** Nothing to report. */
 export type DeletePodResult = Record<string, never>;
 
 /** Deletes the member's Pod if it is ours; a missing or already terminating Pod counts as done. */
-export const deletePod: Handler<DeletePodParams, DeletePodResult, KubeContext> = {
+export const deletePod: IntentHandler<'deletePod', DeletePodResult, KubeContext> = {
   kind: 'deletePod',
   async run(params, ctx) {
     const namespace = ctx.cluster.namespace;

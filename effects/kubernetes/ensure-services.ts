@@ -4,7 +4,7 @@
  */
 import type { V1Service } from '@kubernetes/client-node';
 import { PatchStrategy } from '@kubernetes/client-node';
-import type { Handler, Recovered } from '../types.ts';
+import type { IntentHandler, Recovered } from '../types.ts';
 import { callOptions, readOrNull } from './_util.ts';
 import { buildClientService, buildHeadlessService } from './build-services.ts';
 import type { KubeContext } from './context.ts';
@@ -13,8 +13,6 @@ import { controllerUid } from './meta.ts';
 import { readCluster } from './objects.ts';
 import { sameJSON } from './same-json.ts';
 
-/** Parameters of ensureServices. */
-export type EnsureServicesParams = { readonly cluster: string };
 /** The names of the two Services. */
 export type EnsureServicesResult = { readonly headless: string; readonly client: string };
 
@@ -56,7 +54,7 @@ async function ensure(ctx: KubeContext, desired: V1Service): Promise<void> {
 }
 
 /** Creates (or repairs) the headless Service `<cluster>` and the client Service `<cluster>-client`. */
-export const ensureServices: Handler<EnsureServicesParams, EnsureServicesResult, KubeContext> = {
+export const ensureServices: IntentHandler<'ensureServices', EnsureServicesResult, KubeContext> = {
   kind: 'ensureServices',
   async run(_params, ctx) {
     const cluster = await readCluster(ctx);

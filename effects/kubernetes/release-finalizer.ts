@@ -4,14 +4,12 @@
  */
 import { PatchStrategy } from '@kubernetes/client-node';
 import { EffectError } from '../types.ts';
-import type { Handler, Recovered } from '../types.ts';
+import type { IntentHandler, Recovered } from '../types.ts';
 import { apiError, callOptions, isConflict, isNotFound, statusOf } from './_util.ts';
 import type { KubeContext } from './context.ts';
 import { FINALIZER, PLURAL } from './meta.ts';
 import { customRef, readMember } from './objects.ts';
 
-/** Parameters of releaseFinalizer. */
-export type ReleaseFinalizerParams = { readonly member: string };
 /** Nothing to report. */
 export type ReleaseFinalizerResult = Record<string, never>;
 
@@ -19,7 +17,7 @@ export type ReleaseFinalizerResult = Record<string, never>;
 const ATTEMPTS = 3;
 
 /** Removes our finalizer; a member that is gone, or has no finalizer of ours, counts as done. */
-export const releaseFinalizer: Handler<ReleaseFinalizerParams, ReleaseFinalizerResult, KubeContext> = {
+export const releaseFinalizer: IntentHandler<'releaseFinalizer', ReleaseFinalizerResult, KubeContext> = {
   kind: 'releaseFinalizer',
   async run(params, ctx) {
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {

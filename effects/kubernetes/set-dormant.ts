@@ -1,18 +1,16 @@
 /** setDormant: marks members dormant (scale to zero: their Pods go, volumes stay) or awake again. */
 import { PatchStrategy } from '@kubernetes/client-node';
-import type { Handler, Recovered } from '../types.ts';
+import type { IntentHandler, Recovered } from '../types.ts';
 import { apiError, callOptions, isNotFound } from './_util.ts';
 import type { KubeContext } from './context.ts';
 import { PLURAL } from './meta.ts';
 import { customRef, readMember } from './objects.ts';
 
-/** Parameters of setDormant. */
-export type SetDormantParams = { readonly members: readonly string[]; readonly dormant: boolean };
 /** The members whose spec.dormant now has the asked value (missing ones are left out). */
 export type SetDormantResult = { readonly members: readonly string[] };
 
 /** Merge-patches spec.dormant on each named member that differs; a member that is gone is skipped. */
-export const setDormant: Handler<SetDormantParams, SetDormantResult, KubeContext> = {
+export const setDormant: IntentHandler<'setDormant', SetDormantResult, KubeContext> = {
   kind: 'setDormant',
   async run(params, ctx) {
     const done: string[] = [];

@@ -78,6 +78,14 @@ async function feedSpec(r: Runner<EffectContext>): Promise<void> {
 }
 
 describe('runner: steps go through the journal', () => {
+  it('refuses a step asking for an intent no handler carries out, and journals none of it', async () => {
+    const r = runner({});
+    await r.feed({ type: 'k8s.members.listed', at: now(), members: [] });
+    await expect(r.feed({ ...spec, at: now() })).rejects.toMatchObject({ code: 'ERR_NO_HANDLER' });
+    expect(path(r.snapshot.value)).toBe('pending');
+    expect(journal.openIntents('uid-1')).toEqual([]);
+  });
+
   it('journals an intent before its effect runs, and feeds the outcome back to the machine', async () => {
     const openAtRun: string[] = [];
     const services = fake('ensureServices', { seen: (j) => openAtRun.push(...j.openIntents().map((i) => i.type)) });
