@@ -13,6 +13,7 @@ import * as act from './cluster-updates.ts';
 import { CLUSTER_INTENTS, type ClusterIntent } from './intents.ts';
 import * as kit from './kit.ts';
 import { etcdMemberFor } from './policy.ts';
+import { TAG } from './tags.ts';
 import type { ClusterEvent, ObjectRef } from './types.ts';
 
 /** The step each decision leads to. */
@@ -134,7 +135,7 @@ export const clusterMachine = machine.createMachine({
   },
   states: {
     // Both the spec and the members, whichever order they come in: members decide adopt or seed.
-    pending: { always: { guard: 'observed', target: 'deciding', actions: 'latchTarget' } },
+    pending: { tags: [TAG.idle], always: { guard: 'observed', target: 'deciding', actions: 'latchTarget' } },
     deciding: kit.deciding(DECISIONS, STATE_OF),
     observing: { entry: 'beginStep', always: { guard: 'etcdFresh', target: 'deciding' } },
     bootstrapping: {
@@ -170,6 +171,7 @@ export const clusterMachine = machine.createMachine({
     },
     // The member whose data is gone leaves first, then a new member (a new name) joins.
     replacing: {
+      tags: [TAG.warning],
       initial: 'removing',
       states: {
         removing: leaving('replaceLeave', '#replaceJoin', 'chooseLost'),
@@ -200,6 +202,7 @@ export const clusterMachine = machine.createMachine({
       },
     },
     dormant: {
+      tags: [TAG.resting, TAG.idle],
       always: [
         { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },
         { guard: kit.undecided('dormant'), target: 'deciding' },
@@ -218,6 +221,7 @@ export const clusterMachine = machine.createMachine({
       },
     },
     steady: {
+      tags: [TAG.resting, TAG.idle],
       entry: 'markBootstrapped',
       always: [
         { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },
@@ -225,11 +229,15 @@ export const clusterMachine = machine.createMachine({
       ],
     },
     degraded: {
+      tags: [TAG.idle, TAG.warning],
       entry: 'beginStep',
       always: { guard: kit.undecided('degraded'), target: 'deciding' },
     },
     // A failure that trying again cannot help: nothing more is done until the spec changes.
-    failed: { always: { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' } },
+    failed: {
+      tags: [TAG.resting, TAG.idle],
+      always: { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },
+    },
     deleting: { type: 'final' },
   },
 });

@@ -2,9 +2,11 @@
  * What a user reads about a machine's state: the step (a CamelCase reason for the Progressing
  * condition and the Step printer column) and a message saying what it does and waits for.
  */
+import { clusterMachine } from './cluster.ts';
 import type { ClusterContext } from './cluster-decide.ts';
 import { liveVoters } from './cluster-decide.ts';
 import type { MemberContext } from './member-decide.ts';
+import { pathHasTag, TAG } from './tags.ts';
 
 /** A user-facing description of a machine state. */
 export interface Described {
@@ -112,7 +114,8 @@ export function describeCluster(path: string, c: ClusterContext): Described {
     default:
       message = path;
   }
-  return { step: camel(top), message: `${message}${['steady', 'dormant', 'failed'].includes(top) ? '' : retrying(c)}` };
+  const resting = pathHasTag(clusterMachine, path, TAG.resting);
+  return { step: camel(top), message: `${message}${resting ? '' : retrying(c)}` };
 }
 
 /** A `failed` state's message: the error, and what makes the machine try again. */

@@ -5,5 +5,7 @@ export { memberMachine, decideMember, type MemberDecision } from './member.ts';
 export { initialMemberContext, type MemberContext, type MemberInput } from './member-decide.ts';
 export { describeCluster, describeMember, type Described } from './describe.ts';
 export * from './policy.ts';
+export { TAG, pathHasTag, type Tag } from './tags.ts';
 export type * from './types.ts';
+export type { StepBookkeeping } from './kit.ts';
 export { CLUSTER_INTENTS, MEMBER_INTENTS } from './intents.ts';

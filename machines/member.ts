@@ -20,6 +20,7 @@ import {
   type MemberInput,
 } from './member-decide.ts';
 import * as act from './member-updates.ts';
+import { TAG, type Tag } from './tags.ts';
 import type { MemberEvent } from './types.ts';
 
 export { MEMBER_DECISIONS, decideMember, type MemberDecision } from './member-decide.ts';
@@ -80,8 +81,8 @@ function podStep(id: string, decision: MemberDecision): StateConfig {
   };
 }
 
-/** Stops the member's Pod (its volume stays), then rests until the decision changes. */
-function stopped(id: string, decision: MemberDecision): StateConfig {
+/** Stops the member's Pod (its volume stays), then rests until the decision changes, with `tags` once stopped. */
+function stopped(id: string, decision: MemberDecision, tags: readonly Tag[] = []): StateConfig {
   return {
     id,
     entry: 'beginStep',
@@ -91,6 +92,7 @@ function stopped(id: string, decision: MemberDecision): StateConfig {
       stoppingPod: attempt('deletePod', `#${id}.awaitingGone`, { type: 'deletePod', params: act.params.member }),
       awaitingGone: { always: { guard: 'podMissing', target: 'stopped' } },
       stopped: {
+        tags: [...tags],
         always: [
           { guard: kit.undecided(decision), target: '#member.deciding' },
           { guard: 'podPresent', target: 'stoppingPod' },
@@ -101,7 +103,8 @@ function stopped(id: string, decision: MemberDecision): StateConfig {
 }
 
 /** A state at rest until the decision changes. */
-const rest = (decision: MemberDecision): StateConfig => ({
+const rest = (decision: MemberDecision, tags: readonly Tag[] = []): StateConfig => ({
+  tags: [...tags],
   always: { guard: kit.undecided(decision), target: '#member.deciding' },
 });
 
@@ -158,10 +161,10 @@ export const memberMachine = machine.createMachine({
       },
     },
     restarting: podStep('restart', 'restarting'),
-    voter: rest('voter'),
-    parking: stopped('park', 'parking'),
+    voter: rest('voter', [TAG.resting]),
+    parking: stopped('park', 'parking', [TAG.resting]),
     // Waits, Pod stopped, for the cluster machine to delete this EtcdMember and join a new one.
-    replacing: { ...stopped('replace', 'replacing'), entry: ['markLost', 'beginStep'] },
+    replacing: { ...stopped('replace', 'replacing'), tags: [TAG.warning], entry: ['markLost', 'beginStep'] },
     removing: {
       entry: 'beginStep',
       initial: 'choosing',
@@ -179,7 +182,7 @@ export const memberMachine = machine.createMachine({
     },
     // A failure that retrying cannot fix: nothing is tried until the step or what it is built
     // from changes (the EtcdMember or EtcdCluster is edited, the member is deleted or parked).
-    failed: { always: { guard: 'failureOutdated', target: 'deciding', actions: 'clearFailed' } },
-    removed: { type: 'final' },
+    failed: { tags: [TAG.resting], always: { guard: 'failureOutdated', target: 'deciding', actions: 'clearFailed' } },
+    removed: { type: 'final', tags: [TAG.resting] },
   },
 });

@@ -20,17 +20,16 @@ import {
 } from '../effects/kubernetes/index.ts';
 import { GROUP, PLURAL, VERSION } from '../effects/kubernetes/meta.ts';
 import type { ClusterRef, HandlerTable } from '../effects/types.ts';
-import { stateName, type Journal } from '../journal/index.ts';
-import type { EtcdObservation, ObjectRef } from '../machines/index.ts';
-import { etcdMemberFor } from '../machines/index.ts';
+import type { Journal } from '../journal/index.ts';
+import type { EtcdObservation, ObjectRef, StepBookkeeping } from '../machines/index.ts';
+import { etcdMemberFor, TAG } from '../machines/index.ts';
 import { Informer, type Listed } from './informer.ts';
 import type { ManagerMetrics } from './metrics.ts';
 import { dataLostObserved } from './data-check.ts';
 import { clusterObserved, memberObserved, membersListed, podObserved, pvcObserved } from './observe.ts';
-import { ObjectRunners, type Entry } from './object-runners.ts';
+import { ObjectRunners, type AnyEntry, type ClusterEntry } from './object-runners.ts';
 import { WorkQueue } from './queue.ts';
 import { etcdResolver, type EtcdAddressMode } from './resolver.ts';
-import { topState } from './status.ts';
 
 /** Options of Controller. */
 export interface ControllerOptions {
@@ -57,7 +56,6 @@ export interface ControllerOptions {
 export type ManagerContext = KubeContext & EtcdContext;
 
 const HANDLERS = { ...kubernetesHandlers, ...etcdHandlers } satisfies HandlerTable<ManagerContext>;
-const RESTING = new Set(['pending', 'steady', 'degraded', 'dormant', 'failed']);
 const clusterKey = (ns: string, name: string): string => `EtcdCluster/${ns}/${name}`;
 const memberKey = (ns: string, name: string): string => `EtcdMember/${ns}/${name}`;
 
@@ -233,15 +231,11 @@ export class Controller {
     await entry.runner.feed(clusterObserved(object, at));
     if (!object.metadata.deletionTimestamp) await this.#probe(entry, object);
     await this.#runners.refreshClusterStatus(entry, object);
-    const context = entry.runner.snapshot.context as {
-      retryAt: number | null;
-      stepStartedAt: number;
-      progressDeadlineSeconds: number;
-    };
+    const { snapshot } = entry.runner;
+    const context = snapshot.context;
     this.#timers(key, context);
-    const top = topState(stateName(entry.runner.snapshot.value as never));
     if (entry.seq !== before) this.#queue.add(key);
-    else if (RESTING.has(top)) this.#queue.addAfter(key, this.#o.resyncMs ?? 15_000);
+    else if (snapshot.hasTag(TAG.idle)) this.#queue.addAfter(key, this.#o.resyncMs ?? 15_000);
     else
       this.#queue.addAfter(
         key,
@@ -273,18 +267,15 @@ export class Controller {
       await entry.runner.feed({ type: 'etcd.member.observed', at, member: etcdMemberFor(ref, probe, name) ?? null });
     }
     await this.#runners.refreshMemberStatus(entry, object);
-    this.#timers(key, entry.runner.snapshot.context as { retryAt: number | null });
+    this.#timers(key, entry.runner.snapshot.context);
     if (entry.seq !== before) this.#queue.add(key);
   }
 
   /** Asks etcd for the member list and health; members are worked again when it changed. */
-  async #probe(entry: Entry<ManagerContext>, cluster: EtcdCluster): Promise<void> {
+  async #probe(entry: ClusterEntry<ManagerContext>, cluster: EtcdCluster): Promise<void> {
     const ref = entry.cluster;
     const at = this.#now();
-    const observed = await this.#observe(
-      ref,
-      (entry.runner.snapshot.context as { members: readonly unknown[] }).members.length > 0,
-    );
+    const observed = await this.#observe(ref, entry.runner.snapshot.context.members.length > 0);
     if (observed === undefined) return;
     this.#o.metrics.probes.inc({ result: typeof observed === 'string' ? 'unreachable' : 'answered' });
     await entry.runner.feed(
@@ -318,14 +309,14 @@ export class Controller {
   }
 
   /** A back-off that has run out is fed first, as the tick it is, so the journal says why the retry happened. */
-  async #retryIfDue(entry: Entry<ManagerContext>): Promise<void> {
-    const { retryAt } = entry.runner.snapshot.context as { retryAt: number | null };
+  async #retryIfDue(entry: AnyEntry<ManagerContext>): Promise<void> {
+    const { retryAt } = entry.runner.snapshot.context;
     const at = this.#now();
     if (retryAt !== null && at >= retryAt) await entry.runner.feed({ type: 'timer.tick', at });
   }
 
   /** A retry back-off in the machine's context is a timer here. */
-  #timers(key: string, context: { retryAt: number | null }): void {
+  #timers(key: string, context: Pick<StepBookkeeping, 'retryAt'>): void {
     // A back-off already due was fed as a tick at the start of this work: one the machine did not
     // take is looked at again in a second, never at once (that would spin).
     if (context.retryAt === null) return;

@@ -6,6 +6,8 @@
 import { ConditionReason, ConditionType, setCondition, type ConditionInput } from '../api/conditions.ts';
 import type { Condition, EtcdMemberStatus } from '../api/v1alpha1/index.ts';
 import { describeMember } from '../machines/describe.ts';
+import { memberMachine } from '../machines/member.ts';
+import { pathHasTag, TAG } from '../machines/tags.ts';
 import type { MemberContext } from '../machines/member-decide.ts';
 import type { EtcdMemberInfo } from '../machines/types.ts';
 import { pvcName } from '../effects/kubernetes/meta.ts';
@@ -22,7 +24,7 @@ export function memberStatus(previous: EtcdMemberStatus | undefined, step: Membe
   const c = step.context;
   const { state, step: name, message } = describeMember(step.path, c);
   const info: EtcdMemberInfo | null | undefined = c.etcd;
-  const resting = ['voter', 'dormant', 'removed', 'failed'].includes(state);
+  const resting = pathHasTag(memberMachine, step.path, TAG.resting);
   const set: ConditionInput[] = [
     { type: ConditionType.Progressing, status: resting ? 'False' : 'True', reason: name, message },
     c.medium === 'Memory'

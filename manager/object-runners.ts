@@ -6,6 +6,7 @@
  * stops a step, whose truth is in the journal.
  */
 import type { Logger } from 'pino';
+import type { AnyStateMachine } from 'xstate';
 import type { EtcdCluster, EtcdClusterStatus, EtcdMember, EtcdMemberStatus } from '../api/v1alpha1/index.ts';
 import { apiVersion } from '../api/v1alpha1/index.ts';
 import {
@@ -18,26 +19,20 @@ import {
 import { controllerUid } from '../effects/kubernetes/meta.ts';
 import type { ClusterRef, EffectContext } from '../effects/types.ts';
 import { stateName, type Journal, type ObjectRef } from '../journal/index.ts';
-import {
-  clusterMachine,
-  describeCluster,
-  describeMember,
-  memberMachine,
-  type ClusterContext,
-  type MemberContext,
-} from '../machines/index.ts';
+import { clusterMachine, describeCluster, describeMember, memberMachine, TAG } from '../machines/index.ts';
 import { memberStatus } from './member-status.ts';
 import type { ManagerMetrics } from './metrics.ts';
 import { Runner, type Handlers, type RunnerStep } from './runner.ts';
 import { clusterStatus, topState } from './status.ts';
 
 /** A running machine and what the manager keeps beside it. */
-export interface Entry<C extends EffectContext> {
+export interface Entry<C extends EffectContext, M extends AnyStateMachine = AnyStateMachine> {
+  readonly kind: ObjectRef['kind'];
   readonly key: string;
   readonly ref: ObjectRef;
   /** The EtcdCluster the object belongs to (itself, for a cluster). */
   readonly cluster: ClusterRef;
-  readonly runner: Runner<C>;
+  readonly runner: Runner<C, M>;
   /** Sequence number of the last journaled step. */
   seq: number;
   resumed: boolean;
@@ -46,6 +41,21 @@ export interface Entry<C extends EffectContext> {
   /** The status this manager last wrote: newer than the informer's copy until the watch catches up. */
   written: EtcdClusterStatus | EtcdMemberStatus | undefined;
 }
+
+/** An EtcdCluster's entry: its runner's snapshot is the cluster machine's. */
+export interface ClusterEntry<C extends EffectContext> extends Entry<C, typeof clusterMachine> {
+  readonly kind: 'EtcdCluster';
+  object: EtcdCluster;
+}
+
+/** An EtcdMember's entry: its runner's snapshot is the member machine's. */
+export interface MemberEntry<C extends EffectContext> extends Entry<C, typeof memberMachine> {
+  readonly kind: 'EtcdMember';
+  object: EtcdMember;
+}
+
+/** A cluster's or a member's entry, told apart by `kind`. */
+export type AnyEntry<C extends EffectContext> = ClusterEntry<C> | MemberEntry<C>;
 
 /** What ObjectRunners needs. */
 export interface ObjectRunnersOptions<C extends EffectContext> {
@@ -61,7 +71,7 @@ export interface ObjectRunnersOptions<C extends EffectContext> {
 /** The runners of every object, by work-queue key. */
 export class ObjectRunners<C extends EffectContext & KubeContext> {
   readonly #o: ObjectRunnersOptions<C>;
-  readonly #entries = new Map<string, Entry<C>>();
+  readonly #entries = new Map<string, AnyEntry<C>>();
 
   constructor(options: ObjectRunnersOptions<C>) {
     this.#o = options;
@@ -80,7 +90,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
   }
 
   /** The cluster's runner, created and resumed on first use. */
-  cluster(key: string, object: EtcdCluster): Promise<Entry<C>> {
+  async cluster(key: string, object: EtcdCluster): Promise<ClusterEntry<C>> {
     const ref: ObjectRef = {
       uid: object.metadata.uid ?? '',
       kind: 'EtcdCluster',
@@ -88,11 +98,13 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
       name: object.metadata.name ?? '',
     };
     const cluster: ClusterRef = { namespace: ref.namespace, name: ref.name, uid: ref.uid };
-    return this.#entry(key, object, ref, cluster, () => ({ machine: clusterMachine, input: { cluster } }));
+    const entry = await this.#entry(key, object, ref, cluster, clusterMachine, { cluster });
+    if (entry.kind !== 'EtcdCluster') throw new Error(`${key} runs a ${entry.kind}'s machine`);
+    return entry;
   }
 
   /** The member's runner, created and resumed on first use. */
-  member(key: string, object: EtcdMember): Promise<Entry<C>> {
+  async member(key: string, object: EtcdMember): Promise<MemberEntry<C>> {
     const namespace = object.metadata.namespace ?? '';
     const name = object.metadata.name ?? '';
     const ref: ObjectRef = {
@@ -108,18 +120,20 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
       bootstrap: object.spec.bootstrap,
       medium: object.spec.storage.medium ?? '',
     };
-    return this.#entry(key, object, ref, cluster, () => ({ machine: memberMachine, input }));
+    const entry = await this.#entry(key, object, ref, cluster, memberMachine, input);
+    if (entry.kind !== 'EtcdMember') throw new Error(`${key} runs a ${entry.kind}'s machine`);
+    return entry;
   }
 
   /** Writes the cluster's status again from its machine when it differs (a deadline passed, a write failed). */
-  refreshClusterStatus(entry: Entry<C>, object: EtcdCluster): Promise<void> {
-    const path = stateName(entry.runner.snapshot.value as never);
+  refreshClusterStatus(entry: ClusterEntry<C>, object: EtcdCluster): Promise<void> {
+    const path = stateName(entry.runner.snapshot.value);
     return this.#writeClusterStatus(entry, object, path, path);
   }
 
   /** Writes the member's status again from its machine when it differs. */
-  refreshMemberStatus(entry: Entry<C>, object: EtcdMember): Promise<void> {
-    return this.#writeMemberStatus(entry, object, stateName(entry.runner.snapshot.value as never));
+  refreshMemberStatus(entry: MemberEntry<C>, object: EtcdMember): Promise<void> {
+    return this.#writeMemberStatus(entry, object, stateName(entry.runner.snapshot.value));
   }
 
   async #entry(
@@ -127,14 +141,16 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     object: EtcdCluster | EtcdMember,
     ref: ObjectRef,
     cluster: ClusterRef,
-    machine: () => { machine: typeof clusterMachine | typeof memberMachine; input: unknown },
-  ): Promise<Entry<C>> {
+    machine: AnyStateMachine,
+    input: unknown,
+  ): Promise<AnyEntry<C>> {
     let entry = this.#entries.get(key);
     if (entry && entry.ref.uid !== ref.uid) entry = undefined; // deleted and created again: a new object
     if (!entry) {
-      const { machine: m, input } = machine();
       const o = this.#o;
-      const made: Entry<C> = {
+      // The machine is the one for ref.kind (cluster() and member() pass them together).
+      const made = {
+        kind: ref.kind,
         key,
         ref,
         cluster,
@@ -146,7 +162,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
           journal: o.journal,
           ref,
           machineName: ref.kind === 'EtcdCluster' ? 'cluster' : 'member',
-          machine: m,
+          machine,
           input,
           handlers: o.handlers,
           context: () => o.context(cluster),
@@ -157,7 +173,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
             o.metrics.intentSeconds.observe(r.ms / 1000, { kind: r.type });
           },
         }),
-      };
+      } as AnyEntry<C>;
       entry = made;
       this.#entries.set(key, entry);
     }
@@ -169,7 +185,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     return entry;
   }
 
-  async #onStep(entry: Entry<C>, step: RunnerStep): Promise<void> {
+  async #onStep(entry: AnyEntry<C>, step: RunnerStep): Promise<void> {
     const o = this.#o;
     entry.seq = step.seq;
     const from = stateName(step.from as never);
@@ -189,15 +205,14 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
       },
       'step',
     );
-    if (entry.ref.kind === 'EtcdCluster') await this.#writeClusterStatus(entry, entry.object as EtcdCluster, from, to);
-    else await this.#writeMemberStatus(entry, entry.object as EtcdMember, to);
-    if (from !== to)
-      await this.#event(entry, to, step.snapshot.context as ClusterContext | MemberContext, step.intents);
+    if (entry.kind === 'EtcdCluster') await this.#writeClusterStatus(entry, entry.object, from, to);
+    else await this.#writeMemberStatus(entry, entry.object, to);
+    if (from !== to) await this.#event(entry, to, step.intents);
   }
 
-  async #writeClusterStatus(entry: Entry<C>, object: EtcdCluster, from: string, to: string): Promise<void> {
+  async #writeClusterStatus(entry: ClusterEntry<C>, object: EtcdCluster, from: string, to: string): Promise<void> {
     const current = entry.written ?? object.status;
-    const context = entry.runner.snapshot.context as ClusterContext;
+    const context = entry.runner.snapshot.context;
     const status = clusterStatus(
       current,
       { seq: entry.seq, from, to, context, generation: object.metadata.generation ?? 0 },
@@ -206,11 +221,11 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     await this.#write(entry, status, () => patchClusterStatus(this.#o.context(entry.cluster), status, current));
   }
 
-  async #writeMemberStatus(entry: Entry<C>, object: EtcdMember, path: string): Promise<void> {
+  async #writeMemberStatus(entry: MemberEntry<C>, object: EtcdMember, path: string): Promise<void> {
     const current = entry.written ?? object.status;
     const status = memberStatus(
       current,
-      { path, context: entry.runner.snapshot.context as MemberContext, generation: object.metadata.generation ?? 0 },
+      { path, context: entry.runner.snapshot.context, generation: object.metadata.generation ?? 0 },
       this.#o.now(),
     );
     await this.#write(entry, status, () =>
@@ -238,17 +253,13 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     }
   }
 
-  async #event(
-    entry: Entry<C>,
-    to: string,
-    context: ClusterContext | MemberContext,
-    intents: readonly { type: string }[],
-  ): Promise<void> {
+  async #event(entry: AnyEntry<C>, to: string, intents: RunnerStep['intents']): Promise<void> {
+    const { snapshot } = entry.runner;
     const described =
-      entry.ref.kind === 'EtcdCluster'
-        ? describeCluster(to, context as ClusterContext)
-        : describeMember(to, context as MemberContext);
-    const warning = topState(to) === 'degraded' || topState(to) === 'replacing' || context.lastError !== null;
+      entry.kind === 'EtcdCluster'
+        ? describeCluster(to, entry.runner.snapshot.context)
+        : describeMember(to, entry.runner.snapshot.context);
+    const warning = snapshot.hasTag(TAG.warning) || snapshot.context.lastError !== null;
     try {
       await recordEvent(this.#o.context(entry.cluster), {
         regarding: {

@@ -8,7 +8,13 @@
  * handler's `recover`, which observes whether it happened; only if it did not is it run.
  * One step at a time per object: `feed` calls queue behind each other.
  */
-import { initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
+import {
+  initialTransition,
+  transition,
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+  type SnapshotFrom,
+} from 'xstate';
 import { EffectError, type EffectContext, type Handler } from '../effects/types.ts';
 import type { Journal, ObjectRef, OpenIntent, TimelineRow } from '../journal/index.ts';
 import { failpoint } from './failpoints.ts';
@@ -26,11 +32,11 @@ export interface RunnerEvent {
 }
 
 /** What a runner needs. */
-export interface RunnerOptions<C extends EffectContext> {
+export interface RunnerOptions<C extends EffectContext, M extends AnyStateMachine = AnyStateMachine> {
   readonly journal: Journal;
   readonly ref: ObjectRef;
   readonly machineName: 'cluster' | 'member';
-  readonly machine: AnyStateMachine;
+  readonly machine: M;
   /** The machine's input when the journal has nothing for this object yet. */
   readonly input: unknown;
   readonly handlers: Handlers<C>;
@@ -59,13 +65,13 @@ export interface RunnerStep {
   readonly intents: readonly { readonly type: string }[];
 }
 
-/** One object's machine, driven through the journal. */
-export class Runner<C extends EffectContext> {
-  readonly #o: RunnerOptions<C>;
+/** One object's machine, driven through the journal; its snapshot is typed by the machine M. */
+export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStateMachine> {
+  readonly #o: RunnerOptions<C, M>;
   #snapshot: AnyMachineSnapshot;
   #queue: Promise<void> = Promise.resolve();
 
-  constructor(options: RunnerOptions<C>) {
+  constructor(options: RunnerOptions<C, M>) {
     this.#o = options;
     const saved = options.journal.snapshot(options.ref.uid);
     const m = options.machine;
@@ -86,8 +92,8 @@ export class Runner<C extends EffectContext> {
   }
 
   /** The machine's current snapshot. */
-  get snapshot(): AnyMachineSnapshot {
-    return this.#snapshot;
+  get snapshot(): SnapshotFrom<M> {
+    return this.#snapshot as SnapshotFrom<M>;
   }
 
   /**
@@ -138,7 +144,8 @@ export class Runner<C extends EffectContext> {
 
   async #step(event: RunnerEvent): Promise<void> {
     const from = this.#snapshot.value as unknown;
-    const [next, actions] = transition(this.#o.machine, this.#snapshot as never, event as never);
+    const machine: AnyStateMachine = this.#o.machine;
+    const [next, actions] = transition(machine, this.#snapshot as never, event as never);
     const intents = actions.map((a) => ({ type: a.type, params: a.params }));
     // An intent nobody carries out would leave the machine waiting for ever: refuse the step.
     const unhandled = intents.find((i) => !Object.hasOwn(this.#o.handlers, i.type));

@@ -6,8 +6,10 @@
 import { ConditionReason, ConditionType, k8sTime, setCondition, type ConditionInput } from '../api/conditions.ts';
 import type { Condition, EtcdClusterStatus, MemberSummary } from '../api/v1alpha1/index.ts';
 import { liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
+import { clusterMachine } from '../machines/cluster.ts';
 import { describeCluster } from '../machines/describe.ts';
 import { etcdMemberFor, quorum } from '../machines/policy.ts';
+import { pathHasTag, TAG } from '../machines/tags.ts';
 import { LABEL } from '../effects/kubernetes/meta.ts';
 
 /** A step kind that, once left, is recorded as a condition of its own. */
@@ -87,7 +89,7 @@ export function clusterStatus(
   const voters = c.etcd ? liveVoters(c) : [];
   // The last member list stays known while etcd does not answer; its health does not.
   const healthy = c.etcdError ? 0 : voters.filter((v) => c.etcd?.healthy.includes(v.id)).length;
-  const resting = ['steady', 'dormant', 'failed'].includes(topState(step.to));
+  const resting = pathHasTag(clusterMachine, step.to, TAG.resting);
   const overdue = !resting && now - c.stepStartedAt > c.progressDeadlineSeconds * 1000;
   const since = ` (since ${iso(c.stepStartedAt)})`;
 

@@ -1,0 +1,55 @@
+import { initialTransition, transition } from 'xstate';
+import { describe, expect, it } from 'vitest';
+import { clusterMachine } from '../../machines/cluster.ts';
+import { memberMachine } from '../../machines/member.ts';
+import { pathHasTag, TAG, type Tag } from '../../machines/tags.ts';
+
+const tagsAt = (machine: typeof clusterMachine | typeof memberMachine, path: string): Tag[] =>
+  Object.values(TAG).filter((tag) => pathHasTag(machine, path, tag));
+
+describe('state tags: what a state means outside the machines', () => {
+  it.each([
+    ['pending', ['idle']],
+    ['steady', ['resting', 'idle']],
+    ['dormant', ['resting', 'idle']],
+    ['failed', ['resting', 'idle']],
+    ['degraded', ['idle', 'warning']],
+    ['replacing.joining.addingLearner.running', ['warning']],
+    ['scalingUp.joining.promoting.backingOff', []],
+    ['parking.awaitingPark', []],
+    ['deleting', []],
+  ])('cluster %s carries %j', (path, tags) => {
+    expect(tagsAt(clusterMachine, path)).toEqual(tags);
+  });
+
+  it.each([
+    ['voter', ['resting']],
+    ['parking.stopped', ['resting']],
+    ['parking.stoppingPod.running', []],
+    ['replacing.stopped', ['warning']],
+    ['joiningLearner.catchingUp', []],
+    ['removed', ['resting']],
+    ['failed', ['resting']],
+    ['pending', []],
+  ])('member %s carries %j', (path, tags) => {
+    expect(tagsAt(memberMachine, path)).toEqual(tags);
+  });
+
+  it('a path the machine does not have carries none', () => {
+    expect(tagsAt(clusterMachine, 'nowhere')).toEqual([]);
+  });
+
+  it('a snapshot reads the same tags with hasTag', () => {
+    const [start] = initialTransition(clusterMachine, { cluster: { namespace: 'default', name: 'demo', uid: 'u' } });
+    expect(start.hasTag(TAG.idle)).toBe(true);
+    const [listed] = transition(clusterMachine, start, { type: 'k8s.members.listed', at: 1, members: [] });
+    const [seeding] = transition(clusterMachine, listed, {
+      type: 'k8s.cluster.updated',
+      at: 2,
+      spec: { replicas: 1, version: '3.6.16' },
+      progressDeadlineSeconds: 600,
+    });
+    expect(seeding.hasTag(TAG.idle)).toBe(false);
+    expect(seeding.hasTag(TAG.resting)).toBe(false);
+  });
+});
