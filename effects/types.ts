@@ -3,6 +3,7 @@
  * journals an intent, then calls `run`; after a crash, an intent with no outcome is given to
  * `recover`, which observes the world to learn whether the earlier run happened.
  */
+import type { ErrorCode } from '../machines/error-codes.ts';
 import type { IntentKind, IntentParams } from '../machines/intents.ts';
 
 /** Structured log, pino-compatible. Secrets never go in. */
@@ -55,10 +56,10 @@ export type HandlerTable<C extends EffectContext> = {
 /** A failure a handler reports; the machine retries it with back-off unless `retryable` is false. */
 export class EffectError extends Error {
   override readonly name = 'EffectError';
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly retryable: boolean;
 
-  constructor(code: string, message: string, opts: { retryable?: boolean; cause?: unknown } = {}) {
+  constructor(code: ErrorCode, message: string, opts: { retryable?: boolean; cause?: unknown } = {}) {
     super(message, { cause: opts.cause });
     this.code = code;
     this.retryable = opts.retryable ?? true;

@@ -2,6 +2,7 @@
  * Pure rules the machines decide by: names, peer URLs, quorum arithmetic, which member to
  * remove. No I/O, no clock: everything arrives as arguments.
  */
+import { ERR, type ErrorCode } from './error-codes.ts';
 import type { EtcdMemberInfo, EtcdObservation, MemberObservation, ObjectRef } from './types.ts';
 
 /** A member's name: the cluster's, then an ordinal that is never reused. */
@@ -22,15 +23,16 @@ export const backoff = (attempts: number): number => Math.min(1000 * 2 ** Math.m
  * for about 5 s after the last one, and a learner is promoted only once in sync. They are
  * retried every 500 ms for their first 20 tries (10 s, twice etcd's hold), then with back-off.
  */
-export const HOLD_CODES: readonly string[] = ['ERR_ETCD_UNHEALTHY', 'ERR_LEARNER_NOT_IN_SYNC'];
+const HOLD_CODES: ReadonlySet<string> = new Set<ErrorCode>([ERR.ETCD_UNHEALTHY, ERR.LEARNER_NOT_IN_SYNC]);
 const HOLD_RETRY_MS = 500;
 const HOLD_TRIES = 20;
 
 /** Delay before the next try after `attempts` failed ones, the last with `code`. */
-export const retryDelay = (attempts: number, code: string | undefined): number =>
-  code !== undefined && HOLD_CODES.includes(code) && attempts <= HOLD_TRIES
-    ? HOLD_RETRY_MS
-    : backoff(Math.max(1, attempts - (code !== undefined && HOLD_CODES.includes(code) ? HOLD_TRIES : 0)));
+export function retryDelay(attempts: number, code: string | undefined): number {
+  const held = code !== undefined && HOLD_CODES.has(code);
+  if (held && attempts <= HOLD_TRIES) return HOLD_RETRY_MS;
+  return backoff(Math.max(1, attempts - (held ? HOLD_TRIES : 0)));
+}
 
 /** An effect's failure that trying again cannot help (the request itself is invalid). */
 export const permanentFailure = (event: object): boolean =>

@@ -5,6 +5,7 @@
  * Event that cannot be written is logged and written again by the next refresh; it never
  * stops a step, whose truth is in the journal.
  */
+import { ERR } from '../machines/error-codes.ts';
 import type { Logger } from 'pino';
 import type { AnyStateMachine } from 'xstate';
 import type { EtcdCluster, EtcdClusterStatus, EtcdMember, EtcdMemberStatus } from '../api/v1alpha1/index.ts';
@@ -17,7 +18,7 @@ import {
   type KubeContext,
 } from '../effects/kubernetes/index.ts';
 import { controllerUid } from '../effects/kubernetes/meta.ts';
-import type { ClusterRef, EffectContext } from '../effects/types.ts';
+import { EffectError, type ClusterRef, type EffectContext } from '../effects/types.ts';
 import { stateName, type Journal, type ObjectRef } from '../journal/index.ts';
 import { clusterMachine, describeCluster, describeMember, memberMachine, TAG } from '../machines/index.ts';
 import { memberStatus } from './member-status.ts';
@@ -245,7 +246,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
       // The informer's copy is the base again, so the next refresh writes every difference.
       entry.written = undefined;
       // An object that went (its finalizer released) has no status to write.
-      if ((err as { code?: string }).code === 'ERR_PATCH_STATUS_GONE') return;
+      if (err instanceof EffectError && err.code === ERR.PATCH_STATUS_GONE) return;
       this.#o.log.warn(
         { object: `${entry.ref.namespace}/${entry.ref.name}`, err: err instanceof Error ? err.message : String(err) },
         'status not written; the next refresh writes it',

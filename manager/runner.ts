@@ -8,6 +8,7 @@
  * handler's `recover`, which observes whether it happened; only if it did not is it run.
  * One step at a time per object: `feed` calls queue behind each other.
  */
+import { ERR } from '../machines/error-codes.ts';
 import {
   initialTransition,
   transition,
@@ -83,7 +84,7 @@ export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStat
       // Intents must be journaled; an initial state has none to journal them by.
       if (actions.length > 0)
         throw new EffectError(
-          'ERR_INITIAL_INTENTS',
+          ERR.INITIAL_INTENTS,
           `machine ${options.machineName} asks for intents in its initial state`,
           { retryable: false },
         );
@@ -151,7 +152,7 @@ export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStat
     const unhandled = intents.find((i) => !Object.hasOwn(this.#o.handlers, i.type));
     if (unhandled)
       throw new EffectError(
-        'ERR_NO_HANDLER',
+        ERR.NO_HANDLER,
         `machine ${this.#o.machineName} asked for ${unhandled.type}, which no effect handler carries out`,
         { retryable: false },
       );
@@ -198,7 +199,7 @@ export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStat
       const error =
         e instanceof EffectError
           ? e
-          : new EffectError('ERR_EFFECT', e instanceof Error ? e.message : String(e), { cause: e });
+          : new EffectError(ERR.EFFECT, e instanceof Error ? e.message : String(e), { cause: e });
       result = { ok: false, error };
     }
     failpoint('after-effect');
@@ -232,7 +233,7 @@ export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStat
 
   #handler(kind: string): Handler<never, Readonly<Record<string, unknown>>, C> {
     const h = this.#o.handlers[kind];
-    if (!h) throw new EffectError('ERR_NO_HANDLER', `no effect handler for intent ${kind}`, { retryable: false });
+    if (!h) throw new EffectError(ERR.NO_HANDLER, `no effect handler for intent ${kind}`, { retryable: false });
     return h;
   }
 }
@@ -242,7 +243,7 @@ function journaledOutcome(kind: string, row: TimelineRow): RunnerEvent {
   const at = Date.parse(row.at);
   return row.ok
     ? { type: `effect.${kind}.succeeded`, at, result: row.data ?? {} }
-    : { type: `effect.${kind}.failed`, at, error: { code: row.code ?? 'ERR_EFFECT', message: row.message ?? '' } };
+    : { type: `effect.${kind}.failed`, at, error: { code: row.code ?? ERR.EFFECT, message: row.message ?? '' } };
 }
 
 /** Same state value and the same context but for `now`. */

@@ -3,6 +3,7 @@
  * gRPC deadline, etcd's error messages turned into coded EffectErrors, and the member list
  * in the operator's vocabulary.
  */
+import { ERR, type ErrorCode } from '../../machines/error-codes.ts';
 import type { ClusterClient, Etcd3, IMember } from 'etcd3';
 import { EffectError } from '../types.ts';
 import type { EtcdMemberInfo } from '../../machines/types.ts';
@@ -68,7 +69,7 @@ export async function onCluster<T>(
   const { etcd, cluster, signal } = ctx;
   const endpoints = etcd.endpoints(cluster);
   if (endpoints.length === 0)
-    throw new EffectError('ERR_ETCD_UNAVAILABLE', `cluster ${cluster.namespace}/${cluster.name} has no etcd endpoints`);
+    throw new EffectError(ERR.ETCD_UNAVAILABLE, `cluster ${cluster.namespace}/${cluster.name} has no etcd endpoints`);
   let last: unknown;
   for (const url of endpoints) {
     try {
@@ -86,24 +87,24 @@ export async function onCluster<T>(
 const describe = (err: unknown): string => (err instanceof Error ? `${err.name}: ${err.message}` : String(err));
 
 /** etcd's answers that mean something to a handler, by the text etcd puts in them. */
-const known: readonly { readonly match: string; readonly code: string; readonly retryable: boolean }[] = [
-  { match: 'in sync with leader', code: 'ERR_LEARNER_NOT_IN_SYNC', retryable: true },
-  { match: 'too many learner members', code: 'ERR_TOO_MANY_LEARNERS', retryable: true },
-  { match: 'unhealthy cluster', code: 'ERR_ETCD_UNHEALTHY', retryable: true },
-  { match: 'not enough started members', code: 'ERR_ETCD_UNHEALTHY', retryable: true },
-  { match: 'member not found', code: 'ERR_MEMBER_NOT_FOUND', retryable: true },
-  { match: 'Peer URLs already exists', code: 'ERR_PEER_URL_EXISTS', retryable: true },
-  { match: 'can only promote a learner member', code: 'ERR_NOT_A_LEARNER', retryable: true },
+const known: readonly { readonly match: string; readonly code: ErrorCode; readonly retryable: boolean }[] = [
+  { match: 'in sync with leader', code: ERR.LEARNER_NOT_IN_SYNC, retryable: true },
+  { match: 'too many learner members', code: ERR.TOO_MANY_LEARNERS, retryable: true },
+  { match: 'unhealthy cluster', code: ERR.ETCD_UNHEALTHY, retryable: true },
+  { match: 'not enough started members', code: ERR.ETCD_UNHEALTHY, retryable: true },
+  { match: 'member not found', code: ERR.ETCD_MEMBER_UNKNOWN, retryable: true },
+  { match: 'Peer URLs already exists', code: ERR.PEER_URL_EXISTS, retryable: true },
+  { match: 'can only promote a learner member', code: ERR.NOT_A_LEARNER, retryable: true },
 ];
 
 /** An error from etcd3 (or the signal) as a coded EffectError; `fallback` names the operation. */
-export function etcdError(fallback: string, op: string, err: unknown): EffectError {
+export function etcdError(fallback: ErrorCode, op: string, err: unknown): EffectError {
   if (err instanceof EffectError) return err;
   const text = describe(err);
   const hit = known.find((k) => text.includes(k.match));
   if (hit) return new EffectError(hit.code, `${op}: ${text}`, { retryable: hit.retryable, cause: err });
   if (unavailable.test(text))
-    return new EffectError('ERR_ETCD_UNAVAILABLE', `${op}: no etcd endpoint answered: ${text}`, { cause: err });
+    return new EffectError(ERR.ETCD_UNAVAILABLE, `${op}: no etcd endpoint answered: ${text}`, { cause: err });
   return new EffectError(fallback, `${op}: ${text}`, { cause: err });
 }
 
@@ -118,7 +119,7 @@ export function memberInfo(m: IMember): EtcdMemberInfo {
 /** A fresh member list, linearizable: what a handler decides on must not be a stale view. */
 export async function listMembers(
   ctx: EtcdContext,
-  fallback: string,
+  fallback: ErrorCode,
 ): Promise<{ members: IMember[]; clusterID: string }> {
   try {
     const res = await onCluster(ctx, (client, o) => client.cluster.memberList({ linearizable: true }, o));

@@ -3,6 +3,7 @@
  * start (its ID and `--initial-cluster`). Never adds twice: a member with this peer URL is
  * the one an earlier try added, so a retry after a lost answer returns it as a success.
  */
+import { ERR } from '../../machines/error-codes.ts';
 import type { IMember } from 'etcd3';
 import type { AddLearnerParams } from '../../machines/intents.ts';
 import { EffectError, type IntentHandler } from '../types.ts';
@@ -18,7 +19,7 @@ export interface AddLearnerResult extends Readonly<Record<string, unknown>> {
   readonly initialCluster: string;
 }
 
-const CODE = 'ERR_ADD_LEARNER';
+const CODE = ERR.ADD_LEARNER;
 
 /**
  * `--initial-cluster` as etcdctl prints it after `member add`: every peer URL of every member.
@@ -42,7 +43,7 @@ function refuseUnstarted(members: readonly IMember[], params: AddLearnerParams):
   const unstarted = members.find((m) => m.name === '' && !m.peerURLs.includes(params.peerURL));
   if (unstarted) {
     throw new EffectError(
-      'ERR_UNSTARTED_MEMBER',
+      ERR.UNSTARTED_MEMBER,
       `member ${hexID(unstarted.ID)} (${unstarted.peerURLs.join(',')}) was added but never started; remove it before adding ${params.member}`,
     );
   }
@@ -74,7 +75,7 @@ export const addLearner: IntentHandler<'addLearner', AddLearnerResult, EtcdConte
     } catch (err) {
       const error = etcdError(CODE, `add learner ${params.member}`, err);
       // etcd3 retries a call whose answer was lost; the retry then finds the URL taken by our own add.
-      if (codeOf(error) !== 'ERR_PEER_URL_EXISTS') throw error;
+      if (codeOf(error) !== ERR.PEER_URL_EXISTS) throw error;
       const after = existing((await listMembers(ctx, CODE)).members, params);
       if (!after) throw error;
       return after;

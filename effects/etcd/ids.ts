@@ -3,6 +3,7 @@
  * without leading zeros, as etcdctl prints them (`%x`). etcd3 hands IDs over as decimal
  * strings (uint64 does not fit a number), so every ID crosses this file on its way in or out.
  */
+import { ERR } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
 
 /** An ID as etcd3 returns it (decimal string), in the canonical form: `%x`, e.g. `8e9e05c52164694d`. */
@@ -23,7 +24,7 @@ export function canonicalID(hex: string): string {
 /** An intent with a malformed ID is a bug upstream: retrying cannot fix it. */
 function checked(hex: string): string {
   if (!/^0*[0-9a-fA-F]{1,16}$/.test(hex))
-    throw new EffectError('ERR_INVALID_MEMBER_ID', `not a hexadecimal etcd ID: ${JSON.stringify(hex)}`, {
+    throw new EffectError(ERR.INVALID_MEMBER_ID, `not a hexadecimal etcd ID: ${JSON.stringify(hex)}`, {
       retryable: false,
     });
   return hex;

@@ -3,6 +3,7 @@
  * comes from any endpoint that answers; health from each member's own status call, so a
  * member is healthy only when it answers itself, with its own ID, before the deadline.
  */
+import { ERR } from '../../machines/error-codes.ts';
 import type { EtcdMemberInfo, EtcdObservation } from '../../machines/types.ts';
 import { EffectError, type ClusterRef } from '../types.ts';
 import { call, memberInfo, onCluster } from './_call.ts';
@@ -28,7 +29,7 @@ export async function probeCluster(
   } catch (err) {
     const why = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
     throw new EffectError(
-      'ERR_ETCD_UNAVAILABLE',
+      ERR.ETCD_UNAVAILABLE,
       `etcd of ${cluster.namespace}/${cluster.name}: no endpoint answered the member list: ${why}`,
       { cause: err },
     );

@@ -3,6 +3,7 @@
  * already a voter counts as done (an earlier try succeeded); one not yet in sync is reported
  * as ERR_LEARNER_NOT_IN_SYNC, retryable: promotion is retried, never forced.
  */
+import { ERR } from '../../machines/error-codes.ts';
 import type { PromoteLearnerParams } from '../../machines/intents.ts';
 import { EffectError, type IntentHandler } from '../types.ts';
 import { codeOf, etcdError, listMembers, onCluster } from './_call.ts';
@@ -12,7 +13,7 @@ import { canonicalID, decimalID, hexID } from './ids.ts';
 /** promoteLearner returns nothing but success. */
 export type PromoteLearnerResult = Readonly<Record<string, never>>;
 
-const CODE = 'ERR_PROMOTE_LEARNER';
+const CODE = ERR.PROMOTE_LEARNER;
 
 /** Whether the member is a voter (true), a learner (false); throws when etcd does not know it. */
 async function isVoter(params: PromoteLearnerParams, ctx: EtcdContext): Promise<boolean> {
@@ -20,7 +21,7 @@ async function isVoter(params: PromoteLearnerParams, ctx: EtcdContext): Promise<
   const found = (await listMembers(ctx, CODE)).members.find((m) => hexID(m.ID) === id);
   // Non-retryable: the learner is gone (removed by hand?) and only a new addLearner can bring it back.
   if (!found)
-    throw new EffectError('ERR_MEMBER_NOT_FOUND', `member ${id} (${params.member}) is not in the cluster`, {
+    throw new EffectError(ERR.MEMBER_NOT_FOUND, `member ${id} (${params.member}) is not in the cluster`, {
       retryable: false,
     });
   return !found.isLearner;
@@ -39,7 +40,7 @@ export const promoteLearner: IntentHandler<'promoteLearner', PromoteLearnerResul
     } catch (err) {
       const error = etcdError(CODE, `promote ${params.member}`, err);
       // A retried call whose first answer was lost finds the member already promoted.
-      if (codeOf(error) === 'ERR_NOT_A_LEARNER' && (await isVoter(params, ctx))) return {};
+      if (codeOf(error) === ERR.NOT_A_LEARNER && (await isVoter(params, ctx))) return {};
       throw error;
     }
   },
@@ -48,7 +49,7 @@ export const promoteLearner: IntentHandler<'promoteLearner', PromoteLearnerResul
     try {
       return (await isVoter(params, ctx)) ? { done: true, result: {} } : { done: false };
     } catch (err) {
-      if (codeOf(err) === 'ERR_MEMBER_NOT_FOUND') return { done: false };
+      if (codeOf(err) === ERR.MEMBER_NOT_FOUND) return { done: false };
       throw err;
     }
   },

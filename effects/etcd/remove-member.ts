@@ -3,6 +3,7 @@
  * orphan), else by peer URL (names are never reused, so a peer URL is one incarnation).
  * A member that is not there counts as done. The last voter is never removed.
  */
+import { ERR } from '../../machines/error-codes.ts';
 import type { IMember } from 'etcd3';
 import type { RemoveEtcdMemberParams } from '../../machines/intents.ts';
 import { EffectError, type IntentHandler } from '../types.ts';
@@ -15,7 +16,7 @@ export interface RemoveEtcdMemberResult extends Readonly<Record<string, unknown>
   readonly removedID: string | null;
 }
 
-const CODE = 'ERR_REMOVE_MEMBER';
+const CODE = ERR.REMOVE_MEMBER;
 
 /** The member the intent names, in a fresh list. */
 function target(members: readonly IMember[], params: RemoveEtcdMemberParams): IMember | undefined {
@@ -39,7 +40,7 @@ export const removeEtcdMember: IntentHandler<'removeEtcdMember', RemoveEtcdMembe
     // The machines never ask for it; if one does, it must stop and show why, not spin.
     if (!victim.isLearner && !members.some((m) => m !== victim && !m.isLearner)) {
       throw new EffectError(
-        'ERR_LAST_VOTER',
+        ERR.LAST_VOTER,
         `member ${id} (${params.peerURL}) is the last voter; refusing to remove it`,
         { retryable: false },
       );
@@ -49,7 +50,7 @@ export const removeEtcdMember: IntentHandler<'removeEtcdMember', RemoveEtcdMembe
     } catch (err) {
       const error = etcdError(CODE, `remove member ${id}`, err);
       // etcd3 retries a call whose answer was lost; the retry then finds the member gone.
-      if (codeOf(error) !== 'ERR_MEMBER_NOT_FOUND') throw error;
+      if (codeOf(error) !== ERR.ETCD_MEMBER_UNKNOWN) throw error;
     }
     ctx.log.info({ memberID: id, peerURL: params.peerURL, reason: params.reason }, 'etcd member removed');
     return { removedID: id };

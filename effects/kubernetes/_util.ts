@@ -2,6 +2,7 @@
  * Private helpers of the Kubernetes handlers: per-call options (the AbortSignal, a patch
  * content type), reading API errors by status code, and turning them into coded EffectErrors.
  */
+import type { ErrorCode } from '../../machines/error-codes.ts';
 import type {
   ConfigurationOptions,
   ObservableMiddleware,
@@ -55,7 +56,7 @@ export const isConflict = (err: unknown): boolean => statusOf(err) === 409;
  * A coded EffectError for a failed API call. Invalid requests (400, 422) will fail the same way
  * again, so they are not retried; the rest (timeouts, 5xx, 403 until RBAC is fixed) are.
  */
-export function apiError(code: string, what: string, err: unknown): EffectError {
+export function apiError(code: ErrorCode, what: string, err: unknown): EffectError {
   if (err instanceof EffectError) return err;
   const status = statusOf(err);
   const aborted = (err as { name?: string } | null)?.name === 'AbortError';
@@ -64,7 +65,7 @@ export function apiError(code: string, what: string, err: unknown): EffectError 
 }
 
 /** Runs an API call, mapping a failure to apiError(code, what). */
-export async function call<T>(code: string, what: string, fn: () => Promise<T>): Promise<T> {
+export async function call<T>(code: ErrorCode, what: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
@@ -73,7 +74,7 @@ export async function call<T>(code: string, what: string, fn: () => Promise<T>):
 }
 
 /** Runs a read, giving null for NotFound. */
-export async function readOrNull<T>(code: string, what: string, fn: () => Promise<T>): Promise<T | null> {
+export async function readOrNull<T>(code: ErrorCode, what: string, fn: () => Promise<T>): Promise<T | null> {
   try {
     return await fn();
   } catch (err) {
@@ -83,7 +84,7 @@ export async function readOrNull<T>(code: string, what: string, fn: () => Promis
 }
 
 /** Runs a delete; NotFound counts as done (someone, or an earlier run, deleted it already). */
-export async function deleteOrGone(code: string, what: string, fn: () => Promise<unknown>): Promise<void> {
+export async function deleteOrGone(code: ErrorCode, what: string, fn: () => Promise<unknown>): Promise<void> {
   try {
     await fn();
   } catch (err) {

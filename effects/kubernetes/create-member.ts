@@ -1,4 +1,5 @@
 /** createMember: the EtcdMember the cluster machine asked for, owned by its cluster. */
+import { ERR } from '../../machines/error-codes.ts';
 import type { EtcdMember } from '../../api/v1alpha1/index.ts';
 import type { IntentHandler, Recovered } from '../types.ts';
 import { callOptions } from './_util.ts';
@@ -20,7 +21,8 @@ export const createMember: IntentHandler<'createMember', CreateMemberResult, Kub
     const ref = customRef(ctx, PLURAL.member, params.member);
     const { object } = await createOwned<EtcdMember>({
       what: `EtcdMember ${ctx.cluster.namespace}/${params.member}`,
-      code: 'ERR_CREATE_MEMBER',
+      code: ERR.CREATE_MEMBER,
+      foreign: ERR.CREATE_MEMBER_FOREIGN,
       ownerUid: ctx.cluster.uid,
       create: () =>
         ctx.kube.custom.createNamespacedCustomObject({ ...ref, body }, callOptions(ctx.signal)) as Promise<EtcdMember>,

@@ -4,6 +4,7 @@
  * someone else's and is never adopted or overwritten.
  */
 import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { ErrorCode } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
 import { apiError, isConflict, isNotFound } from './_util.ts';
 import { controllerUid } from './meta.ts';
@@ -12,8 +13,10 @@ import { controllerUid } from './meta.ts';
 export interface CreateOwned<T extends { metadata?: V1ObjectMeta }> {
   /** Kind and name for messages, e.g. `Pod ns/etcd-0`. */
   readonly what: string;
-  /** Error code prefix, e.g. ERR_CREATE_POD. */
-  readonly code: string;
+  /** The code of a failed create, e.g. ERR_CREATE_POD. */
+  readonly code: ErrorCode;
+  /** The code for a name taken by an object that is not ours, e.g. ERR_CREATE_POD_FOREIGN. */
+  readonly foreign: ErrorCode;
   /** uid the object's controller reference must carry to count as ours. */
   readonly ownerUid: string;
   readonly create: () => Promise<T>;
@@ -46,7 +49,7 @@ export async function createOwned<T extends { metadata?: V1ObjectMeta }>(o: Crea
   }
   if (controllerUid(existing.metadata) !== o.ownerUid) {
     throw new EffectError(
-      `${o.code}_FOREIGN`,
+      o.foreign,
       `${o.what} exists and is not ours (controller uid ${controllerUid(existing.metadata) ?? 'none'}, expected ${o.ownerUid}): delete or rename it`,
       { retryable: false },
     );

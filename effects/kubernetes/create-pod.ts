@@ -1,4 +1,5 @@
 /** createPod: the member's etcd Pod, owned by its EtcdMember, built from the member and its cluster. */
+import { ERR } from '../../machines/error-codes.ts';
 import type { V1Pod } from '@kubernetes/client-node';
 import { EffectError } from '../types.ts';
 import type { IntentHandler, Recovered } from '../types.ts';
@@ -27,14 +28,15 @@ export const createPod: IntentHandler<'createPod', CreatePodResult, KubeContext>
     const namespace = ctx.cluster.namespace;
     const { object } = await createOwned<V1Pod>({
       what: `Pod ${namespace}/${params.member}`,
-      code: 'ERR_CREATE_POD',
+      code: ERR.CREATE_POD,
+      foreign: ERR.CREATE_POD_FOREIGN,
       ownerUid: member.metadata.uid ?? '',
       create: () => ctx.kube.core.createNamespacedPod({ namespace, body }, callOptions(ctx.signal)),
       read: () => readPod(ctx, params.member),
       patch: (existing) => {
         if (!existing.metadata?.deletionTimestamp) return Promise.resolve(existing);
         throw new EffectError(
-          'ERR_CREATE_POD_TERMINATING',
+          ERR.CREATE_POD_TERMINATING,
           `the previous Pod ${namespace}/${params.member} is still terminating`,
         );
       },
@@ -44,7 +46,7 @@ export const createPod: IntentHandler<'createPod', CreatePodResult, KubeContext>
   async recover(params, ctx): Promise<Recovered<CreatePodResult>> {
     const member = await readMember(ctx, params.member);
     if (!member) return { done: false };
-    const pod = await readOrNull('ERR_CREATE_POD', `reading Pod ${params.member}`, () => readPod(ctx, params.member));
+    const pod = await readOrNull(ERR.CREATE_POD, `reading Pod ${params.member}`, () => readPod(ctx, params.member));
     if (!pod || pod.metadata?.deletionTimestamp || controllerUid(pod.metadata) !== member.metadata.uid)
       return { done: false };
     return { done: true, result: { uid: pod.metadata?.uid ?? '' } };

@@ -1,4 +1,5 @@
 /** createPVC: the member's PersistentVolumeClaim `data-<member>`, owned by its EtcdMember. */
+import { ERR } from '../../machines/error-codes.ts';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { IntentHandler, Recovered } from '../types.ts';
 import { callOptions, readOrNull } from './_util.ts';
@@ -22,7 +23,8 @@ export const createPVC: IntentHandler<'createPVC', CreatePVCResult, KubeContext>
     const name = pvcName(params.member);
     await createOwned<V1PersistentVolumeClaim>({
       what: `PersistentVolumeClaim ${namespace}/${name}`,
-      code: 'ERR_CREATE_PVC',
+      code: ERR.CREATE_PVC,
+      foreign: ERR.CREATE_PVC_FOREIGN,
       ownerUid: member.metadata.uid ?? '',
       create: () => ctx.kube.core.createNamespacedPersistentVolumeClaim({ namespace, body }, callOptions(ctx.signal)),
       read: () => ctx.kube.core.readNamespacedPersistentVolumeClaim({ name, namespace }, callOptions(ctx.signal)),
@@ -34,7 +36,7 @@ export const createPVC: IntentHandler<'createPVC', CreatePVCResult, KubeContext>
     if (!member) return { done: false };
     if (inMemory(member)) return { done: true, result: { pvc: null } };
     const name = pvcName(params.member);
-    const pvc = await readOrNull('ERR_CREATE_PVC', `reading PersistentVolumeClaim ${name}`, () =>
+    const pvc = await readOrNull(ERR.CREATE_PVC, `reading PersistentVolumeClaim ${name}`, () =>
       ctx.kube.core.readNamespacedPersistentVolumeClaim(
         { name, namespace: ctx.cluster.namespace },
         callOptions(ctx.signal),

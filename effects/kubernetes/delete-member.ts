@@ -2,6 +2,7 @@
  * deleteMember: deletes the EtcdMember. Its finalizer keeps it until the member machine has
  * taken the member out of etcd; the garbage collector then takes its Pod and PVC.
  */
+import { ERR } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
 import type { IntentHandler, Recovered } from '../types.ts';
 import { callOptions, deleteOrGone } from './_util.ts';
@@ -20,14 +21,14 @@ export const deleteMember: IntentHandler<'deleteMember', DeleteMemberResult, Kub
     if (!member || member.metadata.deletionTimestamp) return {};
     if (controllerUid(member.metadata) !== ctx.cluster.uid) {
       throw new EffectError(
-        'ERR_DELETE_MEMBER_FOREIGN',
+        ERR.DELETE_MEMBER_FOREIGN,
         `EtcdMember ${params.member} does not belong to cluster ${ctx.cluster.name}`,
         { retryable: false },
       );
     }
     // The uid precondition deletes exactly the member read above, never a later one.
     const body = { propagationPolicy: 'Background', preconditions: { uid: member.metadata.uid } };
-    await deleteOrGone('ERR_DELETE_MEMBER', `deleting EtcdMember ${params.member}`, () =>
+    await deleteOrGone(ERR.DELETE_MEMBER, `deleting EtcdMember ${params.member}`, () =>
       ctx.kube.custom.deleteNamespacedCustomObject(
         { ...customRef(ctx, PLURAL.member, params.member), body },
         callOptions(ctx.signal),

@@ -1,4 +1,5 @@
 /** deletePod: stops a member's etcd by deleting its Pod (the volume stays). */
+import { ERR } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
 import type { IntentHandler, Recovered } from '../types.ts';
 import { callOptions, deleteOrGone, readOrNull } from './_util.ts';
@@ -15,26 +16,24 @@ export const deletePod: IntentHandler<'deletePod', DeletePodResult, KubeContext>
   async run(params, ctx) {
     const namespace = ctx.cluster.namespace;
     const name = params.member;
-    const pod = await readOrNull('ERR_DELETE_POD', `reading Pod ${name}`, () =>
+    const pod = await readOrNull(ERR.DELETE_POD, `reading Pod ${name}`, () =>
       ctx.kube.core.readNamespacedPod({ name, namespace }, callOptions(ctx.signal)),
     );
     if (!pod || pod.metadata?.deletionTimestamp) return {};
     const member = await readMember(ctx, name);
     if (!member || controllerUid(pod.metadata) !== member.metadata.uid) {
-      throw new EffectError(
-        'ERR_DELETE_POD_FOREIGN',
-        `Pod ${namespace}/${name} does not belong to EtcdMember ${name}`,
-        { retryable: false },
-      );
+      throw new EffectError(ERR.DELETE_POD_FOREIGN, `Pod ${namespace}/${name} does not belong to EtcdMember ${name}`, {
+        retryable: false,
+      });
     }
     const body = { preconditions: { uid: pod.metadata?.uid } };
-    await deleteOrGone('ERR_DELETE_POD', `deleting Pod ${name}`, () =>
+    await deleteOrGone(ERR.DELETE_POD, `deleting Pod ${name}`, () =>
       ctx.kube.core.deleteNamespacedPod({ name, namespace, body }, callOptions(ctx.signal)),
     );
     return {};
   },
   async recover(params, ctx): Promise<Recovered<DeletePodResult>> {
-    const pod = await readOrNull('ERR_DELETE_POD', `reading Pod ${params.member}`, () =>
+    const pod = await readOrNull(ERR.DELETE_POD, `reading Pod ${params.member}`, () =>
       ctx.kube.core.readNamespacedPod(
         { name: params.member, namespace: ctx.cluster.namespace },
         callOptions(ctx.signal),

@@ -2,6 +2,7 @@
  * ensureServices: the cluster's headless and client Services, created or brought back to what
  * the builders say. The headless one comes first: members' peer URLs are its DNS names.
  */
+import { ERR } from '../../machines/error-codes.ts';
 import type { V1Service } from '@kubernetes/client-node';
 import { PatchStrategy } from '@kubernetes/client-node';
 import type { IntentHandler, Recovered } from '../types.ts';
@@ -38,7 +39,8 @@ async function ensure(ctx: KubeContext, desired: V1Service): Promise<void> {
   const name = desired.metadata?.name ?? '';
   await createOwned<V1Service>({
     what: `Service ${namespace}/${name}`,
-    code: 'ERR_ENSURE_SERVICES',
+    code: ERR.ENSURE_SERVICES,
+    foreign: ERR.ENSURE_SERVICES_FOREIGN,
     ownerUid: ctx.cluster.uid,
     create: () => ctx.kube.core.createNamespacedService({ namespace, body: desired }, callOptions(ctx.signal)),
     read: () => ctx.kube.core.readNamespacedService({ name, namespace }, callOptions(ctx.signal)),
@@ -68,7 +70,7 @@ export const ensureServices: IntentHandler<'ensureServices', EnsureServicesResul
     const cluster = await readCluster(ctx);
     const names = [buildHeadlessService(cluster), buildClientService(cluster)].map((s) => s.metadata?.name ?? '');
     for (const name of names) {
-      const found = await readOrNull('ERR_ENSURE_SERVICES', `reading Service ${name}`, () =>
+      const found = await readOrNull(ERR.ENSURE_SERVICES, `reading Service ${name}`, () =>
         ctx.kube.core.readNamespacedService({ name, namespace: ctx.cluster.namespace }, callOptions(ctx.signal)),
       );
       if (!found || controllerUid(found.metadata) !== ctx.cluster.uid) return { done: false };

@@ -2,6 +2,7 @@
  * Reads of the operator's own kinds (EtcdCluster, EtcdMember) through the custom objects API,
  * each with the call's deadline, and the check that the cluster is still the incarnation asked for.
  */
+import { ERR } from '../../machines/error-codes.ts';
 import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
 import { EffectError } from '../types.ts';
 import { callOptions, readOrNull } from './_util.ts';
@@ -15,7 +16,7 @@ export const customRef = (ctx: KubeContext, plural: string, name: string) =>
 /** The EtcdMember `name` in the cluster's namespace, or null. */
 export async function readMember(ctx: KubeContext, name: string): Promise<EtcdMember | null> {
   return readOrNull(
-    'ERR_READ_MEMBER',
+    ERR.READ_MEMBER,
     `reading EtcdMember ${name}`,
     () =>
       ctx.kube.custom.getNamespacedCustomObject(
@@ -29,7 +30,7 @@ export async function readMember(ctx: KubeContext, name: string): Promise<EtcdMe
 export async function requireMember(ctx: KubeContext, name: string): Promise<EtcdMember> {
   const member = await readMember(ctx, name);
   if (!member)
-    throw new EffectError('ERR_MEMBER_GONE', `EtcdMember ${ctx.cluster.namespace}/${name} does not exist`, {
+    throw new EffectError(ERR.MEMBER_GONE, `EtcdMember ${ctx.cluster.namespace}/${name} does not exist`, {
       retryable: false,
     });
   return member;
@@ -42,7 +43,7 @@ export async function requireMember(ctx: KubeContext, name: string): Promise<Etc
 export async function readCluster(ctx: KubeContext): Promise<EtcdCluster> {
   const { namespace, name, uid } = ctx.cluster;
   const cluster = await readOrNull(
-    'ERR_READ_CLUSTER',
+    ERR.READ_CLUSTER,
     `reading EtcdCluster ${name}`,
     () =>
       ctx.kube.custom.getNamespacedCustomObject(
@@ -51,7 +52,7 @@ export async function readCluster(ctx: KubeContext): Promise<EtcdCluster> {
       ) as Promise<EtcdCluster>,
   );
   if (!cluster || cluster.metadata.uid !== uid) {
-    throw new EffectError('ERR_CLUSTER_GONE', `EtcdCluster ${namespace}/${name} (uid ${uid}) no longer exists`, {
+    throw new EffectError(ERR.CLUSTER_GONE, `EtcdCluster ${namespace}/${name} (uid ${uid}) no longer exists`, {
       retryable: false,
     });
   }

@@ -2,6 +2,7 @@
  * Status writers: a merge patch on the status subresource of an EtcdCluster or EtcdMember
  * with only the fields that differ, and no write at all when nothing changed.
  */
+import { ERR } from '../../machines/error-codes.ts';
 import { PatchStrategy } from '@kubernetes/client-node';
 import type { EtcdClusterStatus, EtcdMemberStatus } from '../../api/v1alpha1/index.ts';
 import { EffectError } from '../types.ts';
@@ -37,11 +38,11 @@ async function patchStatus<S extends object>(
   let known = current;
   if (known === undefined) {
     const object = await readOrNull(
-      'ERR_PATCH_STATUS',
+      ERR.PATCH_STATUS,
       `reading ${what}`,
       () => ctx.kube.custom.getNamespacedCustomObject(ref, callOptions(ctx.signal)) as Promise<{ status?: S }>,
     );
-    if (!object) throw new EffectError('ERR_PATCH_STATUS_GONE', `${what}: the object is gone`, { retryable: false });
+    if (!object) throw new EffectError(ERR.PATCH_STATUS_GONE, `${what}: the object is gone`, { retryable: false });
     known = object.status ?? ({} as S);
   }
   const diff = statusDiff(known, desired);
@@ -53,8 +54,8 @@ async function patchStatus<S extends object>(
     );
   } catch (err) {
     if (isNotFound(err))
-      throw new EffectError('ERR_PATCH_STATUS_GONE', `${what}: the object is gone`, { retryable: false, cause: err });
-    throw apiError('ERR_PATCH_STATUS', `patching ${what}`, err);
+      throw new EffectError(ERR.PATCH_STATUS_GONE, `${what}: the object is gone`, { retryable: false, cause: err });
+    throw apiError(ERR.PATCH_STATUS, `patching ${what}`, err);
   }
   return { changed: true };
 }

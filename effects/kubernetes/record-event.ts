@@ -2,6 +2,7 @@
  * Events (events.k8s.io/v1) about the operator's objects: what `kubectl describe` lists. The
  * same reason and note about the same object is one Event whose series count grows.
  */
+import { ERR } from '../../machines/error-codes.ts';
 import { createHash } from 'node:crypto';
 import type { EventsV1Event } from '@kubernetes/client-node';
 import { PatchStrategy } from '@kubernetes/client-node';
@@ -74,7 +75,7 @@ export async function recordEvent(ctx: KubeContext, e: EventInput, now: Date = n
   } catch (err) {
     if (!isConflict(err))
       throw apiError(
-        'ERR_RECORD_EVENT',
+        ERR.RECORD_EVENT,
         `recording Event ${e.reason} about ${e.regarding.kind} ${e.regarding.name}`,
         err,
       );
@@ -89,6 +90,6 @@ export async function recordEvent(ctx: KubeContext, e: EventInput, now: Date = n
     );
     return { name, count };
   } catch (err) {
-    throw apiError('ERR_RECORD_EVENT', `counting Event ${e.reason} about ${e.regarding.kind} ${e.regarding.name}`, err);
+    throw apiError(ERR.RECORD_EVENT, `counting Event ${e.reason} about ${e.regarding.kind} ${e.regarding.name}`, err);
   }
 }

@@ -2,6 +2,7 @@
  * releaseFinalizer: takes the operator's finalizer off an EtcdMember so it can go. Only ours is
  * removed: a JSON patch tests the finalizer list it read, so another's added meanwhile is kept.
  */
+import { ERR } from '../../machines/error-codes.ts';
 import { PatchStrategy } from '@kubernetes/client-node';
 import { EffectError } from '../types.ts';
 import type { IntentHandler, Recovered } from '../types.ts';
@@ -38,10 +39,10 @@ export const releaseFinalizer: IntentHandler<'releaseFinalizer', ReleaseFinalize
         if (isNotFound(err)) return {};
         // A failed test op is 422 (or 409 on a write race): the list changed, read it again.
         if (!isConflict(err) && statusOf(err) !== 422)
-          throw apiError('ERR_RELEASE_FINALIZER', `releasing EtcdMember ${params.member}`, err);
+          throw apiError(ERR.RELEASE_FINALIZER, `releasing EtcdMember ${params.member}`, err);
       }
     }
-    throw new EffectError('ERR_RELEASE_FINALIZER', `EtcdMember ${params.member}'s finalizers kept changing; retrying`);
+    throw new EffectError(ERR.RELEASE_FINALIZER, `EtcdMember ${params.member}'s finalizers kept changing; retrying`);
   },
   async recover(params, ctx): Promise<Recovered<ReleaseFinalizerResult>> {
     const member = await readMember(ctx, params.member);

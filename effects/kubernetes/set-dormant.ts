@@ -1,4 +1,5 @@
 /** setDormant: marks members dormant (scale to zero: their Pods go, volumes stay) or awake again. */
+import { ERR } from '../../machines/error-codes.ts';
 import { PatchStrategy } from '@kubernetes/client-node';
 import type { IntentHandler, Recovered } from '../types.ts';
 import { apiError, callOptions, isNotFound } from './_util.ts';
@@ -26,7 +27,7 @@ export const setDormant: IntentHandler<'setDormant', SetDormantResult, KubeConte
           );
         } catch (err) {
           if (isNotFound(err)) continue;
-          throw apiError('ERR_SET_DORMANT', `setting EtcdMember ${name} dormant=${params.dormant}`, err);
+          throw apiError(ERR.SET_DORMANT, `setting EtcdMember ${name} dormant=${params.dormant}`, err);
         }
       }
       done.push(name);

@@ -7,6 +7,7 @@ import { Journal } from '../../journal/index.ts';
 import { clusterMachine } from '../../machines/cluster.ts';
 import { path } from '../machines/harness.ts';
 import { Runner, type Handlers } from '../../manager/runner.ts';
+import { ERR } from '../../machines/error-codes.ts';
 
 const ref = { uid: 'uid-1', kind: 'EtcdCluster' as const, namespace: 'default', name: 'demo' };
 const cluster = { namespace: 'default', name: 'demo', uid: 'uid-1' };
@@ -24,7 +25,7 @@ function fake(
     run: () => {
       calls.run++;
       opts.seen?.(journal);
-      if (opts.fail) return Promise.reject(new EffectError('ERR_TEST', `${kind} failed`));
+      if (opts.fail) return Promise.reject(new EffectError(ERR.EFFECT, `${kind} failed`));
       return Promise.resolve(opts.result ?? {});
     },
     recover: () => {
@@ -164,7 +165,7 @@ describe('runner: steps go through the journal', () => {
     const blind: Handler<never, Record<string, unknown>> = {
       kind: 'ensureServices',
       run: () => (calls.run++, Promise.resolve({})),
-      recover: () => Promise.reject(new EffectError('ERR_UNAVAILABLE', 'the API server does not answer')),
+      recover: () => Promise.reject(new EffectError(ERR.READ_CLUSTER, 'the API server does not answer')),
     };
     await expect(runner({ ensureServices: blind }).resume()).rejects.toThrow('the API server does not answer');
     expect(calls.run).toBe(0);

@@ -1,7 +1,9 @@
 import type { Etcd3 } from 'etcd3';
+
 import { describe, expect, it } from 'vitest';
 import { etcdError, onCluster } from '../../../effects/etcd/_call.ts';
 import type { EtcdClients } from '../../../effects/etcd/clients.ts';
+import { ERR } from '../../../machines/error-codes.ts';
 
 const cluster = { namespace: 'default', name: 'demo', uid: 'u1' };
 
@@ -30,7 +32,7 @@ describe('etcd calls: which failures another member may answer', () => {
   });
 
   it('a reset on every member is reported as etcd unavailable, to be retried', () => {
-    expect(etcdError('ERR_LIST', 'member list', new Error('14 UNAVAILABLE: read ECONNRESET'))).toMatchObject({
+    expect(etcdError(ERR.REMOVE_MEMBER, 'member list', new Error('14 UNAVAILABLE: read ECONNRESET'))).toMatchObject({
       code: 'ERR_ETCD_UNAVAILABLE',
     });
   });

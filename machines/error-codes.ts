@@ -1,0 +1,74 @@
+/**
+ * Every code an effect or the runner fails with, one meaning each. Effects throw them, the
+ * machines decide by them (policy.ts), the journal records them and status shows them.
+ * The journal's own codes are in journal/errors.ts.
+ */
+export const ERR = {
+  // etcd answers that mean something to a handler or a machine.
+  /** etcd holds membership changes for about 5 s after the last one ("not yet"). */
+  ETCD_UNHEALTHY: 'ERR_ETCD_UNHEALTHY',
+  /** etcd refuses to promote a learner that has not caught up ("not yet"). */
+  LEARNER_NOT_IN_SYNC: 'ERR_LEARNER_NOT_IN_SYNC',
+  /** etcd allows one learner at a time. */
+  TOO_MANY_LEARNERS: 'ERR_TOO_MANY_LEARNERS',
+  /** etcd answered a call that names a member ID it does not know (already removed). */
+  ETCD_MEMBER_UNKNOWN: 'ERR_ETCD_MEMBER_UNKNOWN',
+  /** The learner to promote is not in etcd's member list: only a new addLearner brings it back. */
+  MEMBER_NOT_FOUND: 'ERR_MEMBER_NOT_FOUND',
+  /** etcd already has a member with this peer URL. */
+  PEER_URL_EXISTS: 'ERR_PEER_URL_EXISTS',
+  /** etcd refuses to promote a member that is already a voter. */
+  NOT_A_LEARNER: 'ERR_NOT_A_LEARNER',
+  /** No etcd endpoint answered. */
+  ETCD_UNAVAILABLE: 'ERR_ETCD_UNAVAILABLE',
+  /** A learner was added and never started: another cannot be added before it starts or goes. */
+  UNSTARTED_MEMBER: 'ERR_UNSTARTED_MEMBER',
+  /** Removing this member would leave etcd without a voter. */
+  LAST_VOTER: 'ERR_LAST_VOTER',
+  /** A member ID that is not hexadecimal. */
+  INVALID_MEMBER_ID: 'ERR_INVALID_MEMBER_ID',
+  // Each effect's own failure, when nothing more precise is known.
+  ADD_LEARNER: 'ERR_ADD_LEARNER',
+  PROMOTE_LEARNER: 'ERR_PROMOTE_LEARNER',
+  REMOVE_MEMBER: 'ERR_REMOVE_MEMBER',
+  ENSURE_SERVICES: 'ERR_ENSURE_SERVICES',
+  CREATE_MEMBER: 'ERR_CREATE_MEMBER',
+  DELETE_MEMBER: 'ERR_DELETE_MEMBER',
+  SET_DORMANT: 'ERR_SET_DORMANT',
+  CREATE_PVC: 'ERR_CREATE_PVC',
+  CREATE_POD: 'ERR_CREATE_POD',
+  DELETE_POD: 'ERR_DELETE_POD',
+  RELEASE_FINALIZER: 'ERR_RELEASE_FINALIZER',
+  RECORD_EVENT: 'ERR_RECORD_EVENT',
+  PATCH_STATUS: 'ERR_PATCH_STATUS',
+  READ_CLUSTER: 'ERR_READ_CLUSTER',
+  READ_MEMBER: 'ERR_READ_MEMBER',
+  // Kubernetes objects not as an effect needs them.
+  /** The EtcdCluster is gone. */
+  CLUSTER_GONE: 'ERR_CLUSTER_GONE',
+  /** The EtcdMember is gone: nothing can bring it back. */
+  MEMBER_GONE: 'ERR_MEMBER_GONE',
+  /** The object whose status is written is gone (its finalizer released). */
+  PATCH_STATUS_GONE: 'ERR_PATCH_STATUS_GONE',
+  /** The member's previous Pod is still terminating. */
+  CREATE_POD_TERMINATING: 'ERR_CREATE_POD_TERMINATING',
+  /** An object by the name the operator would create is someone else's: it is never adopted. */
+  CREATE_MEMBER_FOREIGN: 'ERR_CREATE_MEMBER_FOREIGN',
+  CREATE_POD_FOREIGN: 'ERR_CREATE_POD_FOREIGN',
+  CREATE_PVC_FOREIGN: 'ERR_CREATE_PVC_FOREIGN',
+  ENSURE_SERVICES_FOREIGN: 'ERR_ENSURE_SERVICES_FOREIGN',
+  /** An EtcdMember by this name belongs to another EtcdCluster. */
+  DELETE_MEMBER_FOREIGN: 'ERR_DELETE_MEMBER_FOREIGN',
+  /** A Pod by this name belongs to another EtcdMember. */
+  DELETE_POD_FOREIGN: 'ERR_DELETE_POD_FOREIGN',
+  // The runner.
+  /** A handler failed with something that is not an EffectError. */
+  EFFECT: 'ERR_EFFECT',
+  /** A machine asked for an intent no handler carries out. */
+  NO_HANDLER: 'ERR_NO_HANDLER',
+  /** A machine asked for intents in its initial state, where they cannot be journaled. */
+  INITIAL_INTENTS: 'ERR_INITIAL_INTENTS',
+} as const;
+
+/** One of ERR. */
+export type ErrorCode = (typeof ERR)[keyof typeof ERR];
