@@ -18,18 +18,18 @@ import {
   type KubeClients,
   type KubeContext,
 } from '../effects/kubernetes/index.ts';
-import { GROUP, PLURAL, VERSION } from '../effects/kubernetes/meta.ts';
 import type { ClusterRef, HandlerTable } from '../effects/types.ts';
 import type { Journal } from '../journal/index.ts';
 import type { EtcdObservation, ObjectRef, StepBookkeeping } from '../machines/index.ts';
 import { etcdMemberFor, TAG } from '../machines/index.ts';
-import { Informer, type Listed } from './informer.ts';
+import { Informer, type KubeObject } from './informer.ts';
 import type { ManagerMetrics } from './metrics.ts';
 import { dataLostObserved } from './data-check.ts';
 import { clusterObserved, memberObserved, membersListed, podObserved, pvcObserved } from './observe.ts';
 import { ObjectRunners, type AnyEntry, type ClusterEntry } from './object-runners.ts';
 import { WorkQueue } from './queue.ts';
 import { etcdResolver, type EtcdAddressMode } from './resolver.ts';
+import { collectionPath, listCollection, memberKey, WATCHES, type WatchSpec } from './watches.ts';
 
 /** Options of Controller. */
 export interface ControllerOptions {
@@ -56,8 +56,6 @@ export interface ControllerOptions {
 export type ManagerContext = KubeContext & EtcdContext;
 
 const HANDLERS = { ...kubernetesHandlers, ...etcdHandlers } satisfies HandlerTable<ManagerContext>;
-const clusterKey = (ns: string, name: string): string => `EtcdCluster/${ns}/${name}`;
-const memberKey = (ns: string, name: string): string => `EtcdMember/${ns}/${name}`;
 
 /** Runs the machines of every EtcdCluster and EtcdMember it can see. */
 export class Controller {
@@ -104,83 +102,26 @@ export class Controller {
       context: (cluster) => this.#context(cluster),
       now: this.#now,
     });
-    const ns = options.namespace;
-    const custom = (plural: string): string => `/apis/${GROUP}/${VERSION}/${ns ? `namespaces/${ns}/` : ''}${plural}`;
-    const core = (plural: string): string => `/api/v1/${ns ? `namespaces/${ns}/` : ''}${plural}`;
-    const selector = LABEL.cluster;
-    const listCustom = (plural: string) => async (): Promise<Listed<never>> => {
-      const req = { group: GROUP, version: VERSION, plural };
-      const r = (await (ns
-        ? this.#kube.custom.listNamespacedCustomObject({ ...req, namespace: ns })
-        : this.#kube.custom.listClusterCustomObject(req))) as {
-        items: never[];
-        metadata: { resourceVersion: string };
-      };
-      return { items: r.items, resourceVersion: r.metadata.resourceVersion };
-    };
-    const informer = <T extends { metadata?: { namespace?: string; name?: string; labels?: Record<string, string> } }>(
-      name: string,
-      path: string,
-      list: () => Promise<Listed<T>>,
-      route: (o: T) => string[],
-      labelSelector?: string,
-    ): Informer<T> =>
-      new Informer<T>({
-        name,
+    const informer = <T extends KubeObject>(w: WatchSpec<T>): Informer<T> => {
+      const labelSelector = w.labelled ? LABEL.cluster : undefined;
+      return new Informer<T>({
+        name: w.resource,
         kubeConfig: options.kubeConfig,
-        path,
+        path: collectionPath(w.collection, options.namespace),
         labelSelector,
-        list,
+        list: () => listCollection<T>(this.#kube, w.collection, options.namespace, labelSelector),
         log: options.log,
-        onList: () => options.metrics.relists.inc({ resource: name }),
+        onList: () => options.metrics.relists.inc({ resource: w.resource }),
         onChange: (_, o) => {
-          for (const key of route(o)) this.#queue.add(key);
+          for (const key of w.route(o, routing)) this.#queue.add(key);
         },
       });
-    const owner = (o: { metadata?: { namespace?: string; labels?: Record<string, string> } }): string[] => {
-      const cluster = o.metadata?.labels?.[LABEL.cluster];
-      const member = o.metadata?.labels?.[LABEL.member];
-      const n = o.metadata?.namespace ?? '';
-      return [...(member ? [memberKey(n, member)] : []), ...(cluster ? [clusterKey(n, cluster)] : [])];
     };
-    // A spec edit (a generation the status has not caught up with) also goes to the members:
-    // one stopped on a failure tries again when its cluster changes.
-    this.#clusters = informer<EtcdCluster>('etcdclusters', custom(PLURAL.cluster), listCustom(PLURAL.cluster), (c) => {
-      const [n, name] = [c.metadata.namespace ?? '', c.metadata.name ?? ''];
-      const edited = c.metadata.generation !== c.status?.observedGeneration;
-      return [
-        clusterKey(n, name),
-        ...(edited ? this.#membersOf(n, name).map((m) => memberKey(n, m.metadata.name ?? '')) : []),
-      ];
-    });
-    this.#members = informer<EtcdMember>('etcdmembers', custom(PLURAL.member), listCustom(PLURAL.member), (m) => [
-      memberKey(m.metadata.namespace ?? '', m.metadata.name ?? ''),
-      clusterKey(m.metadata.namespace ?? '', m.spec.cluster),
-    ]);
-    this.#pods = informer<V1Pod>(
-      'pods',
-      core('pods'),
-      async () => {
-        const r = await (ns
-          ? this.#kube.core.listNamespacedPod({ namespace: ns, labelSelector: selector })
-          : this.#kube.core.listPodForAllNamespaces({ labelSelector: selector }));
-        return { items: r.items, resourceVersion: r.metadata?.resourceVersion ?? '' };
-      },
-      owner,
-      selector,
-    );
-    this.#pvcs = informer<V1PersistentVolumeClaim>(
-      'persistentvolumeclaims',
-      core('persistentvolumeclaims'),
-      async () => {
-        const r = await (ns
-          ? this.#kube.core.listNamespacedPersistentVolumeClaim({ namespace: ns, labelSelector: selector })
-          : this.#kube.core.listPersistentVolumeClaimForAllNamespaces({ labelSelector: selector }));
-        return { items: r.items, resourceVersion: r.metadata?.resourceVersion ?? '' };
-      },
-      owner,
-      selector,
-    );
+    const routing = { membersOf: (ns: string, cluster: string) => this.#membersOf(ns, cluster) };
+    this.#clusters = informer(WATCHES.clusters);
+    this.#members = informer(WATCHES.members);
+    this.#pods = informer(WATCHES.pods);
+    this.#pvcs = informer(WATCHES.pvcs);
     options.metrics.gauge('etcd_operator_queue_depth', 'Keys waiting or being worked on.', () => this.#queue.depth);
     options.metrics.gauge(
       'etcd_operator_machines',

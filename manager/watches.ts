@@ -1,0 +1,114 @@
+/**
+ * What the controller watches, as data: each collection's API, whether only labelled objects
+ * are watched, and which machine keys a change to one of its objects concerns.
+ */
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { EtcdCluster, EtcdMember } from '../api/v1alpha1/index.ts';
+import { LABEL, type KubeClients } from '../effects/kubernetes/index.ts';
+import { GROUP, PLURAL, VERSION } from '../effects/kubernetes/meta.ts';
+import type { Listed } from './informer.ts';
+
+/** The work-queue key of an EtcdCluster. */
+export const clusterKey = (ns: string, name: string): string => `EtcdCluster/${ns}/${name}`;
+/** The work-queue key of an EtcdMember. */
+export const memberKey = (ns: string, name: string): string => `EtcdMember/${ns}/${name}`;
+
+/** What routing needs to know beyond the object itself. */
+export interface Routing {
+  /** The EtcdMembers of a cluster, from the members' cache. */
+  membersOf(namespace: string, cluster: string): readonly EtcdMember[];
+}
+
+/** Where a collection is served: the operator's own resources, or the core API. */
+export type CollectionApi =
+  | { readonly api: 'custom'; readonly plural: string }
+  | { readonly api: 'core'; readonly plural: 'pods' | 'persistentvolumeclaims' };
+
+/** One watched collection. */
+export interface WatchSpec<T> {
+  /** For logs and metrics, and the collection's plural. */
+  readonly resource: string;
+  readonly collection: CollectionApi;
+  /** Only objects labelled with their cluster (`etcd-operator.dev/cluster`) are watched. */
+  readonly labelled: boolean;
+  /** The machine keys a change to `object` concerns. */
+  readonly route: (object: T, routing: Routing) => string[];
+}
+
+type Labelled = { metadata?: { namespace?: string; labels?: Record<string, string> } };
+
+/** A Pod or claim concerns its member and its cluster, named by its labels. */
+const byLabels = (o: Labelled): string[] => {
+  const cluster = o.metadata?.labels?.[LABEL.cluster];
+  const member = o.metadata?.labels?.[LABEL.member];
+  const n = o.metadata?.namespace ?? '';
+  return [...(member ? [memberKey(n, member)] : []), ...(cluster ? [clusterKey(n, cluster)] : [])];
+};
+
+/** Every collection the controller watches. */
+export const WATCHES = {
+  clusters: {
+    resource: 'etcdclusters',
+    collection: { api: 'custom', plural: PLURAL.cluster },
+    labelled: false,
+    // A spec edit (a generation the status has not caught up with) also goes to the members:
+    // one stopped on a failure tries again when its cluster changes.
+    route: (c, routing) => {
+      const [n, name] = [c.metadata.namespace ?? '', c.metadata.name ?? ''];
+      const edited = c.metadata.generation !== c.status?.observedGeneration;
+      const members = edited ? routing.membersOf(n, name) : [];
+      return [clusterKey(n, name), ...members.map((m) => memberKey(n, m.metadata.name ?? ''))];
+    },
+  } satisfies WatchSpec<EtcdCluster>,
+  members: {
+    resource: 'etcdmembers',
+    collection: { api: 'custom', plural: PLURAL.member },
+    labelled: false,
+    route: (m) => [
+      memberKey(m.metadata.namespace ?? '', m.metadata.name ?? ''),
+      clusterKey(m.metadata.namespace ?? '', m.spec.cluster),
+    ],
+  } satisfies WatchSpec<EtcdMember>,
+  pods: {
+    resource: 'pods',
+    collection: { api: 'core', plural: 'pods' },
+    labelled: true,
+    route: byLabels,
+  } satisfies WatchSpec<V1Pod>,
+  pvcs: {
+    resource: 'persistentvolumeclaims',
+    collection: { api: 'core', plural: 'persistentvolumeclaims' },
+    labelled: true,
+    route: byLabels,
+  } satisfies WatchSpec<V1PersistentVolumeClaim>,
+};
+
+/** The collection's API path, in one namespace or all. */
+export function collectionPath(c: CollectionApi, namespace: string | undefined): string {
+  const ns = namespace ? `namespaces/${namespace}/` : '';
+  return c.api === 'custom' ? `/apis/${GROUP}/${VERSION}/${ns}${c.plural}` : `/api/v1/${ns}${c.plural}`;
+}
+
+/** Lists the collection, in one namespace or all, with the label selector when given. */
+export async function listCollection<T>(
+  kube: KubeClients,
+  c: CollectionApi,
+  namespace: string | undefined,
+  labelSelector: string | undefined,
+): Promise<Listed<T>> {
+  if (c.api === 'custom') {
+    const req = { group: GROUP, version: VERSION, plural: c.plural, labelSelector };
+    const r = (await (namespace
+      ? kube.custom.listNamespacedCustomObject({ ...req, namespace })
+      : kube.custom.listClusterCustomObject(req))) as { items: T[]; metadata: { resourceVersion: string } };
+    return { items: r.items, resourceVersion: r.metadata.resourceVersion };
+  }
+  const q = { labelSelector };
+  const r =
+    c.plural === 'pods'
+      ? await (namespace ? kube.core.listNamespacedPod({ ...q, namespace }) : kube.core.listPodForAllNamespaces(q))
+      : await (namespace
+          ? kube.core.listNamespacedPersistentVolumeClaim({ ...q, namespace })
+          : kube.core.listPersistentVolumeClaimForAllNamespaces(q));
+  return { items: r.items as T[], resourceVersion: r.metadata?.resourceVersion ?? '' };
+}
