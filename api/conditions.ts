@@ -103,10 +103,6 @@ export function setCondition(
 /** A time as Kubernetes writes metav1.Time: RFC 3339 in UTC, whole seconds. */
 export const k8sTime = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-/** The condition of `type` in `list`, if any. */
-export const findCondition = (list: readonly Condition[] | undefined, type: string): Condition | undefined =>
-  list?.find((c) => c.type === type);
-
 function sameCondition(a: Condition, b: Condition): boolean {
   return (
     a.status === b.status &&

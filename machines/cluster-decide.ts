@@ -88,7 +88,7 @@ export const DECISIONS = [
 export type Decision = (typeof DECISIONS)[number];
 
 /** Member names the machine accounts for: the EtcdMembers seen plus those it created. */
-const known = (c: ClusterContext): MemberObservation[] => {
+const accountedFor = (c: ClusterContext): MemberObservation[] => {
   const seen = new Set(c.members.map((m) => m.name));
   const created = c.memberNames
     .filter((n) => !seen.has(n))
@@ -97,11 +97,11 @@ const known = (c: ClusterContext): MemberObservation[] => {
 };
 
 /** Voting members that belong to a live EtcdMember. */
-export const liveVoters = (c: ClusterContext): EtcdMemberInfo[] => voters(c.cluster, known(c), c.etcd);
+export const liveVoters = (c: ClusterContext): EtcdMemberInfo[] => voters(c.cluster, accountedFor(c), c.etcd);
 
 /** etcd members no EtcdMember accounts for. */
 export const orphanMembers = (c: ClusterContext): EtcdMemberInfo[] =>
-  orphans(c.cluster, known(c), c.etcd, c.joining?.member ?? null);
+  orphans(c.cluster, accountedFor(c), c.etcd, c.joining?.member ?? null);
 
 /** A member whose data is gone and waits to be replaced. */
 export const lostMember = (c: ClusterContext): MemberObservation | undefined =>

@@ -224,10 +224,10 @@ export class Controller {
         ? { type: 'etcd.unreachable', at, error: observed }
         : { type: 'etcd.members.listed', at, etcd: observed },
     );
-    const known = this.#probes.get(ref.uid);
+    const previous = this.#probes.get(ref.uid);
     const now = typeof observed === 'string' ? null : observed;
     this.#probes.set(ref.uid, now);
-    if (JSON.stringify(known) !== JSON.stringify(now)) {
+    if (JSON.stringify(previous) !== JSON.stringify(now)) {
       for (const m of this.#membersOf(ref.namespace, cluster.metadata.name ?? ''))
         this.#queue.add(memberKey(ref.namespace, m.metadata.name ?? ''));
     }

@@ -87,7 +87,7 @@ export async function onCluster<T>(
 const describe = (err: unknown): string => (err instanceof Error ? `${err.name}: ${err.message}` : String(err));
 
 /** etcd's answers that mean something to a handler, by the text etcd puts in them. */
-const known: readonly { readonly match: string; readonly code: ErrorCode; readonly retryable: boolean }[] = [
+const ANSWERS: readonly { readonly match: string; readonly code: ErrorCode; readonly retryable: boolean }[] = [
   { match: 'in sync with leader', code: ERR.LEARNER_NOT_IN_SYNC, retryable: true },
   { match: 'too many learner members', code: ERR.TOO_MANY_LEARNERS, retryable: true },
   { match: 'unhealthy cluster', code: ERR.ETCD_UNHEALTHY, retryable: true },
@@ -101,7 +101,7 @@ const known: readonly { readonly match: string; readonly code: ErrorCode; readon
 export function etcdError(fallback: ErrorCode, op: string, err: unknown): EffectError {
   if (err instanceof EffectError) return err;
   const text = describe(err);
-  const hit = known.find((k) => text.includes(k.match));
+  const hit = ANSWERS.find((k) => text.includes(k.match));
   if (hit) return new EffectError(hit.code, `${op}: ${text}`, { retryable: hit.retryable, cause: err });
   if (unavailable.test(text))
     return new EffectError(ERR.ETCD_UNAVAILABLE, `${op}: no etcd endpoint answered: ${text}`, { cause: err });

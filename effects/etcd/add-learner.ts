@@ -74,7 +74,7 @@ export const addLearner: IntentHandler<'addLearner', AddLearnerResult, EtcdConte
       };
     } catch (err) {
       const error = etcdError(CODE, `add learner ${params.member}`, err);
-      // etcd3 retries a call whose answer was lost; the retry then finds the URL taken by our own add.
+      // An answer lost in transit makes onCluster ask the next member, which finds the URL taken by our own add.
       if (codeOf(error) !== ERR.PEER_URL_EXISTS) throw error;
       const after = existing((await listMembers(ctx, CODE)).members, params);
       if (!after) throw error;

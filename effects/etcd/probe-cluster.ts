@@ -35,7 +35,7 @@ export async function probeCluster(
     );
   }
   const members = list.members.map(memberInfo);
-  const statuses = await Promise.all(members.map((m) => statusOf(clients, cluster, m, signal)));
+  const statuses = await Promise.all(members.map((m) => memberStatus(clients, cluster, m, signal)));
   const leader = mostNamed(statuses.flatMap((s) => (s && s.leader !== '0' ? [s.leader] : [])));
   const leaderIndex = statuses[members.findIndex((m) => m.id === leader)]?.raftIndex;
   const learners: Record<string, { applied: number; leader: number }> = {};
@@ -61,7 +61,7 @@ interface MemberStatus {
 }
 
 /** A member's status call. A member that never started has no name, so no address. */
-async function statusOf(
+async function memberStatus(
   clients: EtcdClients,
   cluster: ClusterRef,
   member: EtcdMemberInfo,

@@ -49,7 +49,7 @@ export const removeEtcdMember: IntentHandler<'removeEtcdMember', RemoveEtcdMembe
       await onCluster(ctx, (client, o) => client.cluster.memberRemove({ ID: victim.ID }, o));
     } catch (err) {
       const error = etcdError(CODE, `remove member ${id}`, err);
-      // etcd3 retries a call whose answer was lost; the retry then finds the member gone.
+      // An answer lost in transit makes onCluster ask the next member, which finds the member gone.
       if (codeOf(error) !== ERR.ETCD_MEMBER_UNKNOWN) throw error;
     }
     ctx.log.info({ memberID: id, peerURL: params.peerURL, reason: params.reason }, 'etcd member removed');

@@ -30,7 +30,7 @@ export function callOptions(
 }
 
 /** The HTTP status of a failed API call, or 0 when the call never got an answer. */
-export function statusOf(err: unknown): number {
+export function httpStatus(err: unknown): number {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'number' ? code : 0;
 }
@@ -48,9 +48,9 @@ export function messageOf(err: unknown): string {
 }
 
 /** The object is not there. */
-export const isNotFound = (err: unknown): boolean => statusOf(err) === 404;
+export const isNotFound = (err: unknown): boolean => httpStatus(err) === 404;
 /** Create found the name taken (409); on update, a resourceVersion conflict. */
-export const isConflict = (err: unknown): boolean => statusOf(err) === 409;
+export const isConflict = (err: unknown): boolean => httpStatus(err) === 409;
 
 /**
  * A coded EffectError for a failed API call. Invalid requests (400, 422) will fail the same way
@@ -58,19 +58,10 @@ export const isConflict = (err: unknown): boolean => statusOf(err) === 409;
  */
 export function apiError(code: ErrorCode, what: string, err: unknown): EffectError {
   if (err instanceof EffectError) return err;
-  const status = statusOf(err);
+  const status = httpStatus(err);
   const aborted = (err as { name?: string } | null)?.name === 'AbortError';
   const why = aborted ? 'the call passed its deadline' : `${status ? `HTTP ${status}: ` : ''}${messageOf(err)}`;
   return new EffectError(code, `${what}: ${why}`, { retryable: status !== 400 && status !== 422, cause: err });
-}
-
-/** Runs an API call, mapping a failure to apiError(code, what). */
-export async function call<T>(code: ErrorCode, what: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw apiError(code, what, err);
-  }
 }
 
 /** Runs a read, giving null for NotFound. */

@@ -31,4 +31,4 @@ export { buildClientService, buildHeadlessService } from './build-services.ts';
 export { buildEtcdMember } from './build-member.ts';
 export { buildPVC } from './build-pvc.ts';
 export { buildPod, CHECK_DATA_CONTAINER } from './build-pod.ts';
-export { FINALIZER, LABEL, clusterLabels, memberLabels, podSelector, pvcName } from './meta.ts';
+export { FINALIZER, LABEL, clusterLabels, memberLabels, pvcName } from './meta.ts';

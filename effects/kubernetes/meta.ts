@@ -37,12 +37,6 @@ export const memberLabels = (cluster: string, member: string): Record<string, st
   [LABEL.member]: member,
 });
 
-/** The label selector of a cluster's member Pods, as status.selector shows it. */
-export const podSelector = (cluster: string): string =>
-  Object.entries(clusterLabels(cluster))
-    .map(([k, v]) => `${k}=${v}`)
-    .join(',');
-
 /** Name of a member's PersistentVolumeClaim. */
 export const pvcName = (member: string): string => `data-${member}`;
 

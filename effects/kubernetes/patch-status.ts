@@ -35,17 +35,17 @@ async function patchStatus<S extends object>(
 ): Promise<StatusWrite> {
   const ref = customRef(ctx, plural, name);
   const what = `status of ${plural} ${ctx.cluster.namespace}/${name}`;
-  let known = current;
-  if (known === undefined) {
+  let base = current;
+  if (base === undefined) {
     const object = await readOrNull(
       ERR.PATCH_STATUS,
       `reading ${what}`,
       () => ctx.kube.custom.getNamespacedCustomObject(ref, callOptions(ctx.signal)) as Promise<{ status?: S }>,
     );
     if (!object) throw new EffectError(ERR.PATCH_STATUS_GONE, `${what}: the object is gone`, { retryable: false });
-    known = object.status ?? ({} as S);
+    base = object.status ?? ({} as S);
   }
-  const diff = statusDiff(known, desired);
+  const diff = statusDiff(base, desired);
   if (Object.keys(diff).length === 0) return { changed: false };
   try {
     await ctx.kube.custom.patchNamespacedCustomObjectStatus(

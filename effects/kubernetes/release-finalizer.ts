@@ -6,7 +6,7 @@ import { ERR } from '../../machines/error-codes.ts';
 import { PatchStrategy } from '@kubernetes/client-node';
 import { EffectError } from '../types.ts';
 import type { IntentHandler, Recovered } from '../types.ts';
-import { apiError, callOptions, isConflict, isNotFound, statusOf } from './_util.ts';
+import { apiError, callOptions, isConflict, isNotFound, httpStatus } from './_util.ts';
 import type { KubeContext } from './context.ts';
 import { FINALIZER, PLURAL } from './meta.ts';
 import { customRef, readMember } from './objects.ts';
@@ -38,7 +38,7 @@ export const releaseFinalizer: IntentHandler<'releaseFinalizer', ReleaseFinalize
       } catch (err) {
         if (isNotFound(err)) return {};
         // A failed test op is 422 (or 409 on a write race): the list changed, read it again.
-        if (!isConflict(err) && statusOf(err) !== 422)
+        if (!isConflict(err) && httpStatus(err) !== 422)
           throw apiError(ERR.RELEASE_FINALIZER, `releasing EtcdMember ${params.member}`, err);
       }
     }
