@@ -1,8 +1,8 @@
+import { ERR, type ErrorCode } from './error-codes.ts';
 /**
  * Pure rules the machines decide by: names, peer URLs, quorum arithmetic, which member to
  * remove. No I/O, no clock: everything arrives as arguments.
  */
-import { ERR, type ErrorCode } from './error-codes.ts';
 import type { EtcdMemberInfo, EtcdObservation, MemberObservation, ObjectRef } from './types.ts';
 
 /** A member's name: the cluster's, then an ordinal that is never reused. */

@@ -5,7 +5,6 @@
  * Event that cannot be written is logged and written again by the next refresh; it never
  * stops a step, whose truth is in the journal.
  */
-import { ERR } from '../machines/error-codes.ts';
 import type { Logger } from 'pino';
 import type { AnyStateMachine } from 'xstate';
 import type { EtcdCluster, EtcdClusterStatus, EtcdMember, EtcdMemberStatus } from '../api/v1alpha1/index.ts';
@@ -20,6 +19,7 @@ import {
 import { controllerUid } from '../effects/kubernetes/meta.ts';
 import { EffectError, type ClusterRef, type EffectContext } from '../effects/types.ts';
 import { stateName, type Journal, type ObjectRef } from '../journal/index.ts';
+import { ERR } from '../machines/error-codes.ts';
 import { clusterMachine, describeCluster, describeMember, memberMachine, TAG } from '../machines/index.ts';
 import { memberStatus } from './member-status.ts';
 import type { ManagerMetrics } from './metrics.ts';

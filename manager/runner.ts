@@ -8,7 +8,6 @@
  * handler's `recover`, which observes whether it happened; only if it did not is it run.
  * One step at a time per object: `feed` calls queue behind each other.
  */
-import { ERR } from '../machines/error-codes.ts';
 import {
   initialTransition,
   transition,
@@ -18,6 +17,7 @@ import {
 } from 'xstate';
 import { EffectError, type EffectContext, type Handler } from '../effects/types.ts';
 import type { Journal, ObjectRef, OpenIntent, TimelineRow } from '../journal/index.ts';
+import { ERR } from '../machines/error-codes.ts';
 import { failpoint } from './failpoints.ts';
 
 /** Handlers by intent kind. */

@@ -3,8 +3,8 @@
  * gRPC deadline, etcd's error messages turned into coded EffectErrors, and the member list
  * in the operator's vocabulary.
  */
-import { ERR, type ErrorCode } from '../../machines/error-codes.ts';
 import type { ClusterClient, Etcd3, IMember } from 'etcd3';
+import { ERR, type ErrorCode } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
 import type { EtcdMemberInfo } from '../../machines/types.ts';
 import type { EtcdContext } from './clients.ts';

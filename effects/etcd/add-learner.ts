@@ -3,8 +3,8 @@
  * start (its ID and `--initial-cluster`). Never adds twice: a member with this peer URL is
  * the one an earlier try added, so a retry after a lost answer returns it as a success.
  */
-import { ERR } from '../../machines/error-codes.ts';
 import type { IMember } from 'etcd3';
+import { ERR } from '../../machines/error-codes.ts';
 import type { AddLearnerParams } from '../../machines/intents.ts';
 import { EffectError, type IntentHandler } from '../types.ts';
 import { codeOf, etcdError, heldByThisMember, listMembers, onCluster } from './_call.ts';

@@ -1,9 +1,9 @@
+import { ERR } from '../../machines/error-codes.ts';
 /**
  * The one form of etcd IDs (members and clusters) the operator uses: lowercase hexadecimal
  * without leading zeros, as etcdctl prints them (`%x`). etcd3 hands IDs over as decimal
  * strings (uint64 does not fit a number), so every ID crosses this file on its way in or out.
  */
-import { ERR } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
 
 /** An ID as etcd3 returns it (decimal string), in the canonical form: `%x`, e.g. `8e9e05c52164694d`. */

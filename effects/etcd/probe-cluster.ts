@@ -1,9 +1,9 @@
+import { ERR } from '../../machines/error-codes.ts';
 /**
  * probeCluster: what etcd says about a cluster, as the machines observe it. The member list
  * comes from any endpoint that answers; health from each member's own status call, so a
  * member is healthy only when it answers itself, with its own ID, before the deadline.
  */
-import { ERR } from '../../machines/error-codes.ts';
 import type { EtcdMemberInfo, EtcdObservation } from '../../machines/types.ts';
 import { EffectError, type ClusterRef } from '../types.ts';
 import { call, memberInfo, onCluster } from './_call.ts';

@@ -1,9 +1,9 @@
+import { ERR } from '../../machines/error-codes.ts';
 /**
  * promoteLearner: makes a learner a voter once etcd says it has caught up. A member that is
  * already a voter counts as done (an earlier try succeeded); one not yet in sync is reported
  * as ERR_LEARNER_NOT_IN_SYNC, retryable: promotion is retried, never forced.
  */
-import { ERR } from '../../machines/error-codes.ts';
 import type { PromoteLearnerParams } from '../../machines/intents.ts';
 import { EffectError, type IntentHandler } from '../types.ts';
 import { codeOf, etcdError, listMembers, onCluster } from './_call.ts';

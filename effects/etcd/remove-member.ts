@@ -3,8 +3,8 @@
  * orphan), else by peer URL (names are never reused, so a peer URL is one incarnation).
  * A member that is not there counts as done. The last voter is never removed.
  */
-import { ERR } from '../../machines/error-codes.ts';
 import type { IMember } from 'etcd3';
+import { ERR } from '../../machines/error-codes.ts';
 import type { RemoveEtcdMemberParams } from '../../machines/intents.ts';
 import { EffectError, type IntentHandler } from '../types.ts';
 import { codeOf, etcdError, listMembers, onCluster } from './_call.ts';

@@ -1,6 +1,6 @@
 /** createMember: the EtcdMember the cluster machine asked for, owned by its cluster. */
-import { ERR } from '../../machines/error-codes.ts';
 import type { EtcdMember } from '../../api/v1alpha1/index.ts';
+import { ERR } from '../../machines/error-codes.ts';
 import type { IntentHandler, Recovered } from '../types.ts';
 import { callOptions } from './_util.ts';
 import { buildEtcdMember } from './build-member.ts';

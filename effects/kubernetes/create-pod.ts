@@ -1,6 +1,6 @@
 /** createPod: the member's etcd Pod, owned by its EtcdMember, built from the member and its cluster. */
-import { ERR } from '../../machines/error-codes.ts';
 import type { V1Pod } from '@kubernetes/client-node';
+import { ERR } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
 import type { IntentHandler, Recovered } from '../types.ts';
 import { callOptions, readOrNull } from './_util.ts';

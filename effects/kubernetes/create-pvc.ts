@@ -1,6 +1,6 @@
 /** createPVC: the member's PersistentVolumeClaim `data-<member>`, owned by its EtcdMember. */
-import { ERR } from '../../machines/error-codes.ts';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { ERR } from '../../machines/error-codes.ts';
 import type { IntentHandler, Recovered } from '../types.ts';
 import { callOptions, readOrNull } from './_util.ts';
 import { buildPVC, inMemory } from './build-pvc.ts';

@@ -1,8 +1,8 @@
+import { ERR } from '../../machines/error-codes.ts';
 /**
  * deleteMember: deletes the EtcdMember. Its finalizer keeps it until the member machine has
  * taken the member out of etcd; the garbage collector then takes its Pod and PVC.
  */
-import { ERR } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
 import type { IntentHandler, Recovered } from '../types.ts';
 import { callOptions, deleteOrGone } from './_util.ts';

@@ -1,5 +1,5 @@
-/** deletePod: stops a member's etcd by deleting its Pod (the volume stays). */
 import { ERR } from '../../machines/error-codes.ts';
+/** deletePod: stops a member's etcd by deleting its Pod (the volume stays). */
 import { EffectError } from '../types.ts';
 import type { IntentHandler, Recovered } from '../types.ts';
 import { callOptions, deleteOrGone, readOrNull } from './_util.ts';

@@ -2,9 +2,9 @@
  * ensureServices: the cluster's headless and client Services, created or brought back to what
  * the builders say. The headless one comes first: members' peer URLs are its DNS names.
  */
-import { ERR } from '../../machines/error-codes.ts';
 import type { V1Service } from '@kubernetes/client-node';
 import { PatchStrategy } from '@kubernetes/client-node';
+import { ERR } from '../../machines/error-codes.ts';
 import type { IntentHandler, Recovered } from '../types.ts';
 import { callOptions, readOrNull } from './_util.ts';
 import { buildClientService, buildHeadlessService } from './build-services.ts';

@@ -2,8 +2,8 @@
  * Reads of the operator's own kinds (EtcdCluster, EtcdMember) through the custom objects API,
  * each with the call's deadline, and the check that the cluster is still the incarnation asked for.
  */
-import { ERR } from '../../machines/error-codes.ts';
 import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
+import { ERR } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
 import { callOptions, readOrNull } from './_util.ts';
 import type { KubeContext } from './context.ts';

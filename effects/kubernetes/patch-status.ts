@@ -2,9 +2,9 @@
  * Status writers: a merge patch on the status subresource of an EtcdCluster or EtcdMember
  * with only the fields that differ, and no write at all when nothing changed.
  */
-import { ERR } from '../../machines/error-codes.ts';
 import { PatchStrategy } from '@kubernetes/client-node';
 import type { EtcdClusterStatus, EtcdMemberStatus } from '../../api/v1alpha1/index.ts';
+import { ERR } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
 import { apiError, callOptions, isNotFound, readOrNull } from './_util.ts';
 import type { KubeContext } from './context.ts';

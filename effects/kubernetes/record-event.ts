@@ -2,10 +2,10 @@
  * Events (events.k8s.io/v1) about the operator's objects: what `kubectl describe` lists. The
  * same reason and note about the same object is one Event whose series count grows.
  */
-import { ERR } from '../../machines/error-codes.ts';
 import { createHash } from 'node:crypto';
 import type { EventsV1Event } from '@kubernetes/client-node';
 import { PatchStrategy } from '@kubernetes/client-node';
+import { ERR } from '../../machines/error-codes.ts';
 import { apiError, callOptions, isConflict } from './_util.ts';
 import type { KubeContext } from './context.ts';
 

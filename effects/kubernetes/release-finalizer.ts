@@ -2,8 +2,8 @@
  * releaseFinalizer: takes the operator's finalizer off an EtcdMember so it can go. Only ours is
  * removed: a JSON patch tests the finalizer list it read, so another's added meanwhile is kept.
  */
-import { ERR } from '../../machines/error-codes.ts';
 import { PatchStrategy } from '@kubernetes/client-node';
+import { ERR } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
 import type { IntentHandler, Recovered } from '../types.ts';
 import { apiError, callOptions, isConflict, isNotFound, httpStatus } from './_util.ts';

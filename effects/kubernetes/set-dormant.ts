@@ -1,6 +1,6 @@
 /** setDormant: marks members dormant (scale to zero: their Pods go, volumes stay) or awake again. */
-import { ERR } from '../../machines/error-codes.ts';
 import { PatchStrategy } from '@kubernetes/client-node';
+import { ERR } from '../../machines/error-codes.ts';
 import type { IntentHandler, Recovered } from '../types.ts';
 import { apiError, callOptions, isNotFound } from './_util.ts';
 import type { KubeContext } from './context.ts';

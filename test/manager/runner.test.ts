@@ -5,9 +5,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EffectError, type EffectContext, type Handler } from '../../effects/types.ts';
 import { Journal } from '../../journal/index.ts';
 import { clusterMachine } from '../../machines/cluster.ts';
+import { ERR } from '../../machines/error-codes.ts';
 import { path } from '../machines/harness.ts';
 import { Runner, type Handlers } from '../../manager/runner.ts';
-import { ERR } from '../../machines/error-codes.ts';
 
 const ref = { uid: 'uid-1', kind: 'EtcdCluster' as const, namespace: 'default', name: 'demo' };
 const cluster = { namespace: 'default', name: 'demo', uid: 'uid-1' };
