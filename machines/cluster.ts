@@ -71,10 +71,9 @@ type ActionName = keyof typeof act.assigns;
 
 /** A state that runs one intent and, on failure, waits out a back-off before running it again. */
 const attempt = (
-  kind: ClusterIntent['type'],
   onSuccess: { target: string; actions?: ActionName[] },
   entry: kit.IntentEntry<ClusterIntent['type'], ClusterContext>,
-): StateConfig => kit.attempt('cluster', kind, onSuccess, entry);
+): StateConfig => kit.attempt('cluster', onSuccess, entry);
 
 /** The steps of adding one member: learner first, then its EtcdMember, then promotion. */
 function joining(id: string): StateConfig {
@@ -84,18 +83,15 @@ function joining(id: string): StateConfig {
     entry: ['chooseJoiner', 'beginStep'],
     states: {
       addingLearner: attempt(
-        'addLearner',
         { target: `#${id}.creatingMember`, actions: ['recordLearner'] },
         { type: 'addLearner', params: act.addLearnerParams },
       ),
       creatingMember: attempt(
-        'createMember',
         { target: `#${id}.awaitingStart`, actions: ['rememberJoiner'] },
         { type: 'createMember', params: act.createMemberParams },
       ),
       awaitingStart: { always: { guard: 'joinerStarted', target: 'promoting' } },
       promoting: attempt(
-        'promoteLearner',
         { target: '#cluster.observing', actions: ['finishJoin'] },
         { type: 'promoteLearner', params: act.promoteParams },
       ),
@@ -111,7 +107,6 @@ function leaving(id: string, next: string, choose: 'chooseVictim' | 'chooseLost'
     initial: 'deletingMember',
     states: {
       deletingMember: attempt(
-        'deleteMember',
         { target: `#${id}.awaitingRemoval` },
         { type: 'deleteMember', params: act.leavingParams },
       ),
@@ -147,12 +142,10 @@ export const clusterMachine = machine.createMachine({
           states: {
             // The headless Service gives members the DNS names their peer URLs use.
             creatingServices: attempt(
-              'ensureServices',
               { target: '#cluster.bootstrapping.seeding.creatingSeed' },
               { type: 'ensureServices', params: act.servicesParams },
             ),
             creatingSeed: attempt(
-              'createMember',
               { target: '#cluster.bootstrapping.seeding.awaitingSeed', actions: ['rememberJoiner'] },
               { type: 'createMember', params: act.createMemberParams },
             ),
@@ -183,7 +176,6 @@ export const clusterMachine = machine.createMachine({
       initial: 'removing',
       states: {
         removing: attempt(
-          'removeEtcdMember',
           { target: '#cluster.observing', actions: ['finishOrphan'] },
           { type: 'removeEtcdMember', params: act.orphanParams },
         ),
@@ -194,7 +186,6 @@ export const clusterMachine = machine.createMachine({
       initial: 'parkingMembers',
       states: {
         parkingMembers: attempt(
-          'setDormant',
           { target: '#cluster.parking.awaitingPark' },
           { type: 'setDormant', params: act.dormantParams(true) },
         ),
@@ -213,7 +204,6 @@ export const clusterMachine = machine.createMachine({
       initial: 'wakingMembers',
       states: {
         wakingMembers: attempt(
-          'setDormant',
           { target: '#cluster.waking.awaitingWake' },
           { type: 'setDormant', params: act.dormantParams(false) },
         ),

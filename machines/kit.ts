@@ -100,10 +100,10 @@ export type IntentEntry<K extends IntentKind, C> = {
  */
 export function attempt<K extends IntentKind, A extends string, C>(
   machine: string,
-  kind: K,
   onSuccess: { readonly target: string; readonly actions?: readonly A[] },
   entry: IntentEntry<K, C>,
 ) {
+  const kind = entry.type;
   return {
     initial: 'running' as const,
     states: {

@@ -49,11 +49,10 @@ type ActionName = keyof typeof act.assigns;
 
 /** Runs one intent; on failure waits out a back-off and runs it again, unless retrying cannot help. */
 const attempt = (
-  kind: MemberIntent['type'],
   target: string,
   entry: kit.IntentEntry<MemberIntent['type'], MemberContext>,
   actions: ActionName[] = [],
-): StateConfig => kit.attempt('member', kind, { target, actions }, entry);
+): StateConfig => kit.attempt('member', { target, actions }, entry);
 
 /**
  * Makes sure the member's Pod exists and waits until it is ready; leaves as soon as the decision
@@ -67,9 +66,7 @@ function podStep(id: string, decision: MemberDecision): StateConfig {
     initial: 'checking',
     states: {
       checking: { always: [{ guard: 'podMissing', target: 'creatingPod' }, { target: 'awaitingReady' }] },
-      creatingPod: attempt('createPod', `#${id}.awaitingReady`, { type: 'createPod', params: act.params.member }, [
-        'recordPod',
-      ]),
+      creatingPod: attempt(`#${id}.awaitingReady`, { type: 'createPod', params: act.params.member }, ['recordPod']),
       awaitingReady: {
         always: [
           { guard: 'podReady', target: '#member.deciding', actions: 'markRan' },
@@ -89,7 +86,7 @@ function stopped(id: string, decision: MemberDecision, tags: readonly Tag[] = []
     initial: 'checking',
     states: {
       checking: { always: [{ guard: 'podPresent', target: 'stoppingPod' }, { target: 'stopped' }] },
-      stoppingPod: attempt('deletePod', `#${id}.awaitingGone`, { type: 'deletePod', params: act.params.member }),
+      stoppingPod: attempt(`#${id}.awaitingGone`, { type: 'deletePod', params: act.params.member }),
       awaitingGone: { always: { guard: 'podMissing', target: 'stopped' } },
       stopped: {
         tags: [...tags],
@@ -128,7 +125,7 @@ export const memberMachine = machine.createMachine({
       entry: 'beginStep',
       initial: 'creating',
       states: {
-        creating: attempt('createPVC', '#member.creatingVolume.awaitingVolume', {
+        creating: attempt('#member.creatingVolume.awaitingVolume', {
           type: 'createPVC',
           params: act.params.member,
         }),
@@ -151,7 +148,7 @@ export const memberMachine = machine.createMachine({
             { guard: 'retryDue', target: 'stoppingPod' },
           ],
         },
-        stoppingPod: attempt('deletePod', '#member.rechecking.awaitingGone', {
+        stoppingPod: attempt('#member.rechecking.awaitingGone', {
           type: 'deletePod',
           params: act.params.member,
         }),
@@ -170,11 +167,11 @@ export const memberMachine = machine.createMachine({
       initial: 'choosing',
       states: {
         choosing: { always: [{ guard: 'clusterDeleting', target: 'releasing' }, { target: 'leavingEtcd' }] },
-        leavingEtcd: attempt('removeEtcdMember', '#member.removing.releasing', {
+        leavingEtcd: attempt('#member.removing.releasing', {
           type: 'removeEtcdMember',
           params: act.params.removal,
         }),
-        releasing: attempt('releaseFinalizer', '#member.removed', {
+        releasing: attempt('#member.removed', {
           type: 'releaseFinalizer',
           params: act.params.member,
         }),
