@@ -6,6 +6,7 @@
  *   etcd-operator journal NAME [-n NS] [--follow] [--json]   a cluster's timeline, and why
  *   etcd-operator version                                      the operator's version
  *   etcd-operator agent check-data --data-dir DIR [--expect-data]   in a member's Pod: is its data there
+ *   etcd-operator agent snapshot --endpoint URL (--s3-bucket B --s3-key K | --file PATH)   in a snapshot Job
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,6 +22,8 @@ commands:
   version        print the operator's version
   agent check-data --data-dir DIR [--expect-data]
                  run in a member's Pod: exit 3 when etcd data expected in DIR is gone
+  agent snapshot --endpoint URL (--s3-bucket B --s3-key K | --file PATH)
+                 run in a snapshot Job: stream a member's snapshot there and check it
 `;
 
 /** Runs one command; resolves to the exit code. */

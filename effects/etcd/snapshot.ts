@@ -21,6 +21,8 @@ export interface SnapshotInfo {
    * may hold a few made while it began (etcd's snapshot responses carry no header to say).
    */
   revision?: number;
+  /** The member's etcd version, e.g. `3.6.16`. */
+  etcdVersion?: string;
   /** Bytes streamed so far, the trailing hash included. */
   bytes: number;
 }
@@ -32,6 +34,7 @@ export interface SnapshotInfo {
 export async function* readSnapshot(client: Etcd3, info: SnapshotInfo, signal?: AbortSignal): AsyncGenerator<Buffer> {
   const status = await client.maintenance.status();
   info.revision = Number(status.header.revision);
+  info.etcdVersion = status.version;
   const call = (await client.maintenance.snapshot()) as unknown as SnapshotCall;
   const cancel = (): void => call.cancel();
   signal?.addEventListener('abort', cancel, { once: true });

@@ -3,7 +3,6 @@
  * at a time, computing the sha256 of the whole as it goes; and reads an object back to check it.
  * A failed upload is aborted, so no half-written object is ever listed.
  */
-import { createHash } from 'node:crypto';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -13,24 +12,12 @@ import {
   type CompletedPart,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import { Digest, digestOf, expectStored, ObjectMismatchError, type StoredObject } from '../digest.ts';
 
 /** Where an object lives. */
 export interface ObjectLocation {
   readonly bucket: string;
   readonly key: string;
-}
-
-/** What an upload stored. */
-export interface StoredObject {
-  readonly size: number;
-  /** Hex sha256 of the object's bytes. */
-  readonly sha256: string;
-}
-
-/** An object that is not what was uploaded (size or sha256 differ), or an empty upload. */
-export class ObjectMismatchError extends Error {
-  override readonly name = 'ObjectMismatchError';
-  readonly code = 'ERR_OBJECT_MISMATCH';
 }
 
 /** S3's smallest part but the last is 5 MiB; 8 MiB keeps the part count low for large snapshots. */
@@ -48,11 +35,10 @@ export async function uploadStream(
   const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: at.bucket, Key: at.key }), {
     abortSignal: signal,
   });
-  const hash = createHash('sha256');
+  const digest = new Digest();
   const parts: CompletedPart[] = [];
   const part = Buffer.allocUnsafe(partSize);
   let filled = 0;
-  let size = 0;
   const flush = async (): Promise<void> => {
     const PartNumber = parts.length + 1;
     const body = part.subarray(0, filled);
@@ -65,8 +51,7 @@ export async function uploadStream(
   };
   try {
     for await (const chunk of chunks) {
-      hash.update(chunk);
-      size += chunk.length;
+      digest.add(chunk);
       for (let offset = 0; offset < chunk.length;) {
         const n = chunk.copy(part, filled, offset, Math.min(chunk.length, offset + partSize - filled));
         filled += n;
@@ -75,7 +60,7 @@ export async function uploadStream(
       }
     }
     if (filled > 0) await flush();
-    if (size === 0) throw new ObjectMismatchError(`nothing to upload to s3://${at.bucket}/${at.key}`);
+    if (parts.length === 0) throw new ObjectMismatchError(`nothing to upload to s3://${at.bucket}/${at.key}`);
     await s3.send(
       new CompleteMultipartUploadCommand({
         Bucket: at.bucket,
@@ -90,7 +75,7 @@ export async function uploadStream(
     await s3.send(new AbortMultipartUploadCommand({ Bucket: at.bucket, Key: at.key, UploadId })).catch(() => undefined);
     throw err;
   }
-  return { size, sha256: hash.digest('hex') };
+  return digest.result();
 }
 
 /** Reads the object back, streaming, and resolves when its size and sha256 are `expected`. */
@@ -100,23 +85,11 @@ export async function verifyObject(
   expected: StoredObject,
   signal?: AbortSignal,
 ): Promise<void> {
-  const got = await readObject(s3, at, signal);
-  if (got.size !== expected.size || got.sha256 !== expected.sha256) {
-    throw new ObjectMismatchError(
-      `s3://${at.bucket}/${at.key} holds ${got.size} bytes with sha256 ${got.sha256}, ` +
-        `not the ${expected.size} bytes with sha256 ${expected.sha256} that were uploaded`,
-    );
-  }
+  expectStored(`s3://${at.bucket}/${at.key}`, await readObject(s3, at, signal), expected);
 }
 
 /** The size and sha256 of an object, read as a stream. */
 export async function readObject(s3: S3Client, at: ObjectLocation, signal?: AbortSignal): Promise<StoredObject> {
   const { Body } = await s3.send(new GetObjectCommand({ Bucket: at.bucket, Key: at.key }), { abortSignal: signal });
-  const hash = createHash('sha256');
-  let size = 0;
-  for await (const chunk of Body as AsyncIterable<Uint8Array>) {
-    hash.update(chunk);
-    size += chunk.length;
-  }
-  return { size, sha256: hash.digest('hex') };
+  return digestOf(Body as AsyncIterable<Uint8Array>);
 }

@@ -43,6 +43,7 @@ for (const version of ['3.6.16', '3.5.35']) {
       const file = path.join(dir, 'plain.db');
       await pipeline(readSnapshot(local.clients.member(local.ref, 'm0'), info), createWriteStream(file));
       expect(info.revision).toBe(lastRevision);
+      expect(info.etcdVersion).toBe(version);
       expect(status(version, file)).toMatchObject({ revision: lastRevision });
       expect(status(version, file).totalKey).toBeGreaterThanOrEqual(200);
     });
@@ -93,7 +94,7 @@ describe('snapshot stream checks', () => {
   const fakeClient = (blobs: Buffer[]) =>
     ({
       maintenance: {
-        status: () => Promise.resolve({ header: { revision: '7' } }),
+        status: () => Promise.resolve({ header: { revision: '7' }, version: '3.6.16' }),
         snapshot: () =>
           Promise.resolve(
             Object.assign(
@@ -116,7 +117,7 @@ describe('snapshot stream checks', () => {
   it('passes bytes whose last 32 are the sha256 of the rest, however they are split', async () => {
     const whole = Buffer.concat([db, sum]);
     const info = await drain([whole.subarray(0, 10), whole.subarray(10, whole.length - 5), whole.subarray(-5)]);
-    expect(info).toEqual({ bytes: whole.length, revision: 7 });
+    expect(info).toEqual({ bytes: whole.length, revision: 7, etcdVersion: '3.6.16' });
   });
 
   it('refuses a stream whose hash does not match, or that ends before its hash', async () => {
