@@ -116,7 +116,7 @@ export function edgeLabel(edges: readonly ChartEdge[], use?: EdgeUse): string {
   });
   if (use) {
     const order = use.order.length ? ` #${use.order.join(' #')}` : '';
-    lines.push(`<B>×${use.count}${esc(order)}</B>`);
+    lines.push(`<B>x${use.count}${esc(order)}</B>`);
   }
   return lines.join('<BR/>');
 }
@@ -127,6 +127,6 @@ export function rootLabel(chart: Chart, overlay?: Overlay): string {
   if (!overlay)
     return `${title}<BR/><FONT POINT-SIZE="10">every state and transition, read from the machine's definition</FONT>`;
   return `${title}: <B>${esc(overlay.object)}</B><BR/><FONT POINT-SIZE="10">${esc(
-    `${overlay.steps} journaled step(s); path taken in orange (×count), the last ${overlay.numbered} numbered #1 (oldest) to #${overlay.numbered}; purple dashed: what the current state waits for`,
+    `${overlay.steps} journaled step(s); path taken in orange (xN: times taken), the last ${overlay.numbered} numbered #1 (oldest) to #${overlay.numbered}; purple dashed: what the current state waits for`,
   )}</FONT>`;
 }
