@@ -45,13 +45,15 @@ export const isMachineName = (name: string): name is MachineName => (MACHINE_NAM
 /** The machine object behind a name. */
 export const machineNamed = (name: MachineName): AnyStateMachine => MACHINES[name].machine;
 
-/** What a user reads for `path` given a context. */
-export const describeState = (name: MachineName, path: string, context: unknown) =>
-  MACHINES[name].describe(path, context);
+/** What a user reads for `path` given a context (the initial one when the journal kept none). */
+export const describeState = (name: MachineName, path: string, context?: unknown) =>
+  MACHINES[name].describe(path, typeof context === 'object' && context !== null ? context : initialContext(name));
+
+const initialContext = (name: MachineName): unknown =>
+  initialTransition(MACHINES[name].machine, MACHINES[name].input as never)[0].context;
 
 /** The chart of a machine, every state described with its initial context. */
 export function machineChart(name: MachineName): Chart {
-  const { machine, input, describe } = MACHINES[name];
-  const [initial] = initialTransition(machine, input as never);
-  return chartOf(machine, (path) => describe(path, initial.context));
+  const context = initialContext(name);
+  return chartOf(MACHINES[name].machine, (path) => MACHINES[name].describe(path, context));
 }
