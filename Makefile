@@ -20,7 +20,7 @@ help: ## list the targets
 deps: ## install the locked npm dependencies (again only when the lockfile or Node changes)
 	@hack/deps.sh
 
-generate: deps ## rewrite the CRDs, TypeScript types and docs/api.md from api/
+generate: deps ## rewrite the CRDs, TypeScript types and docs/api.md from api/, and docs/statecharts/*.svg from machines/
 	node api/generate.ts
 
 typecheck: deps ## type-check every TypeScript file

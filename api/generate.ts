@@ -1,11 +1,12 @@
-/** `make generate`: writes the CRDs, TypeScript types and docs/api.md rendered from api/. */
+/** `make generate`: writes the CRDs, TypeScript types and docs/api.md rendered from api/, and the state charts. */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { renderStatechartFiles } from '../statechart/docs.ts';
 import { renderAll } from './render.ts';
 
 const root = join(import.meta.dirname, '..');
 let changed = 0;
-for (const [path, content] of renderAll()) {
+for (const [path, content] of [...renderAll(), ...(await renderStatechartFiles())]) {
   const file = join(root, path);
   let before = '';
   try {

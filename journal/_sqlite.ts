@@ -1,7 +1,7 @@
 /** Private: the journal's write statements and how it opens SQLite files. */
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { JournalError } from './errors.ts';
+import { isDamage, JournalError } from './errors.ts';
 import { checkSchema } from './schema.ts';
 
 /** Appends one row to `entries`. */
@@ -36,6 +36,7 @@ export function openFile(path: string, options: Database.Options): Database.Data
 /** SQLite's own errors (not a database, permission denied) get a code and the path. */
 export function wrapOpen(path: string, err: unknown): unknown {
   if (err instanceof JournalError) return err;
+  if (isDamage(err)) return damaged(path, (err as Error).message, err);
   return new JournalError('ERR_JOURNAL_OPEN', `cannot open journal ${path}: ${(err as Error).message}`, { cause: err });
 }
 
@@ -44,10 +45,22 @@ export function openReader(path: string, timeout: number): Database.Database {
   if (!existsSync(path)) throw new JournalError('ERR_JOURNAL_NOT_FOUND', `no journal at ${path}`);
   const db = openFile(path, { readonly: true, fileMustExist: true, timeout });
   try {
+    checkIntact(db, path);
     checkSchema(db, path);
     return db;
   } catch (err) {
     db.close();
     throw wrapOpen(path, err);
   }
+}
+
+function damaged(path: string, why: string, cause?: unknown): JournalError {
+  return new JournalError('ERR_JOURNAL_DAMAGED', `journal ${path} is damaged: ${why}`, { cause });
+}
+
+/** Throws ERR_JOURNAL_DAMAGED unless SQLite's quick_check finds every page sound. */
+export function checkIntact(db: Database.Database, path: string): void {
+  const rows = db.pragma('quick_check(5)') as { quick_check: string }[];
+  const problems = rows.map((r) => r.quick_check).filter((r) => r !== 'ok');
+  if (problems.length > 0) throw damaged(path, problems.join('; ').replace(/\s*\n\s*/g, ' '));
 }

@@ -5,10 +5,14 @@
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { isJournalError } from './errors.ts';
+import { isDamage, isJournalError } from './errors.ts';
 import { Journal } from './journal.ts';
 import { TimelineFormatter } from './timeline.ts';
 import type { ObjectKind, Snapshot } from './types.ts';
+
+/** What a user reading a damaged journal should know. */
+const DAMAGED_HINT =
+  '; a manager that opens it moves it aside (NAME.damaged-TIME) and starts a new journal, adopting its clusters';
 
 /** Where the command writes. */
 export interface CommandIO {
@@ -68,12 +72,20 @@ export async function runJournalCommand(
   try {
     journal = Journal.open(path, { readonly: true });
   } catch (err) {
-    const hint = isJournalError(err, 'ERR_JOURNAL_NOT_FOUND') ? ' (give --db PATH or set ETCD_OPERATOR_JOURNAL)' : '';
+    const hint = isJournalError(err, 'ERR_JOURNAL_NOT_FOUND')
+      ? ' (give --db PATH or set ETCD_OPERATOR_JOURNAL)'
+      : isJournalError(err, 'ERR_JOURNAL_DAMAGED')
+        ? DAMAGED_HINT
+        : '';
     io.stderr(`etcd-operator journal: ${(err as Error).message}${hint}\n`);
     return 1;
   }
   try {
     return await show(journal, args, io, opts);
+  } catch (err) {
+    if (!isDamage(err)) throw err;
+    io.stderr(`etcd-operator journal: journal ${path} is damaged: ${(err as Error).message}${DAMAGED_HINT}\n`);
+    return 1;
   } finally {
     journal.close();
   }

@@ -7,6 +7,7 @@ export type JournalErrorCode =
   | 'ERR_JOURNAL_READONLY'
   | 'ERR_JOURNAL_NOT_FOUND'
   | 'ERR_JOURNAL_OPEN'
+  | 'ERR_JOURNAL_DAMAGED'
   | 'ERR_JOURNAL_OPEN_INTENTS'
   | 'ERR_JOURNAL_SCHEMA'
   | 'ERR_JOURNAL_SEQUENCE'
@@ -45,4 +46,18 @@ export class JournalLockedError extends JournalError {
 /** True when `err` is a {@link JournalError} with the given code. */
 export function isJournalError(err: unknown, code?: JournalErrorCode): err is JournalError {
   return err instanceof JournalError && (code === undefined || err.code === code);
+}
+
+/**
+ * SQLite's codes for a database whose pages are not sound (torn, overwritten, truncated). A file
+ * that is not SQLite at all (SQLITE_NOTADB) is not one: the path may name the wrong file.
+ */
+const DAMAGE_CODES = /^SQLITE_CORRUPT/;
+
+/** True when `err` (or its cause) is SQLite saying the file is damaged, or ERR_JOURNAL_DAMAGED. */
+export function isDamage(err: unknown): boolean {
+  if (isJournalError(err, 'ERR_JOURNAL_DAMAGED')) return true;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && DAMAGE_CODES.test(code)) return true;
+  return err instanceof Error && err.cause !== undefined && isDamage(err.cause);
 }

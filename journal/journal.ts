@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { ENTRY_COLUMNS, isoTime, stateName, toOpenIntent, toSnapshot, toTimelineRow } from './_rows.ts';
-import { ENTRY, NONE, UPSERT_OBJECT, openFile, openReader, wrapOpen } from './_sqlite.ts';
+import { ENTRY, NONE, UPSERT_OBJECT, checkIntact, openFile, openReader, wrapOpen } from './_sqlite.ts';
 import type { EntryRow, ObjectRow } from './_rows.ts';
 import { JournalError } from './errors.ts';
 import { exactJson, redactText, redactedJson } from './redact.ts';
@@ -39,7 +39,10 @@ export class Journal {
     this.#retain = retain;
   }
 
-  /** Opens (a writer creates and migrates) the file; a second live writer gets ERR_JOURNAL_LOCKED. */
+  /**
+   * Opens (a writer creates and migrates) the file; a second live writer gets ERR_JOURNAL_LOCKED,
+   * a file whose pages are not sound ERR_JOURNAL_DAMAGED (see openReplacingDamaged).
+   */
   static open(path: string, options: JournalOptions = {}): Journal {
     const timeout = options.busyTimeoutMs ?? 5000;
     const retain = options.retainSteps ?? DEFAULT_RETAIN_STEPS;
@@ -49,6 +52,7 @@ export class Journal {
     mkdirSync(dirname(path), { recursive: true });
     const db = openFile(path, { timeout });
     try {
+      checkIntact(db, path);
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
       // Later migrations wait for the lease, so a newer manager never reshapes a file an older one still writes.

@@ -1,12 +1,14 @@
 /**
- * `etcd-operator agent`: commands a member's Pod runs from the operator image. `check-data`
- * is the init container that stops a member from starting etcd on a wiped volume: etcd would
- * take an empty data dir for a new member, and a seed would even bootstrap a second cluster.
+ * `etcd-operator agent`: commands Pods run from the operator image. `check-data` is the init
+ * container that stops a member from starting etcd on a wiped volume: etcd would take an empty
+ * data dir for a new member, and a seed would even bootstrap a second cluster. `snapshot` is what
+ * a snapshot Job runs (agent-snapshot.ts).
  */
 import { closeSync, ftruncateSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CommandIO } from '../journal/index.ts';
+import { parseSnapshotArgs, SNAPSHOT_USAGE, takeSnapshot } from './agent-snapshot.ts';
 
 /** Exit code of `check-data --expect-data` when the data dir holds no etcd data. */
 export const DATA_LOST_EXIT_CODE = 3;
@@ -14,19 +16,21 @@ export const DATA_LOST_EXIT_CODE = 3;
 export const TERMINATION_LOG = '/dev/termination-log';
 
 /** The usage text. */
-export const AGENT_USAGE = `usage: etcd-operator agent check-data --data-dir DIR [--expect-data]
+export const AGENT_USAGE = `usage: etcd-operator agent check-data|snapshot ARGS
 
-Commands a member's Pod runs from the operator image.
+Commands Pods run from the operator image.
 
   check-data    says whether DIR holds etcd data (member/wal/*.wal and member/snap/db).
                 With --expect-data (etcd ran on this volume before), no data means it
                 was lost: the message goes to ${TERMINATION_LOG} and stderr, exit ${DATA_LOST_EXIT_CODE}.
-`;
+${SNAPSHOT_USAGE}`;
 
 /** Knobs for tests. */
 export interface AgentOptions {
   /** Termination message file; written only when it already exists. Default TERMINATION_LOG. */
   readonly terminationLog?: string;
+  /** Where `snapshot` reads its S3 credentials. Default process.env. */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 /** What of etcd's data a data dir holds: its WAL files and whether the backend db is there. */
@@ -104,13 +108,41 @@ function checkData(dir: string, expectData: boolean, io: CommandIO, opts: AgentO
   return 0;
 }
 
+/** Runs `agent snapshot ARGS`: the report on stdout and as the termination message; 1 on failure. */
+async function snapshot(argv: readonly string[], io: CommandIO, opts: AgentOptions): Promise<number> {
+  let args: ReturnType<typeof parseSnapshotArgs>;
+  try {
+    args = parseSnapshotArgs(argv);
+  } catch (err) {
+    io.stderr(`etcd-operator agent snapshot: ${(err as Error).message}\n${AGENT_USAGE}`);
+    return 2;
+  }
+  const log = opts.terminationLog ?? TERMINATION_LOG;
+  try {
+    const report = JSON.stringify(await takeSnapshot(args, opts.env ?? process.env));
+    writeTerminationMessage(log, report);
+    io.stdout(`${report}\n`);
+    return 0;
+  } catch (err) {
+    const message = `snapshot failed: ${(err as Error).message}`;
+    writeTerminationMessage(log, message);
+    io.stderr(`${message}\n`);
+    return 1;
+  }
+}
+
 /** Runs `agent SUBCOMMAND ARGS`; returns the exit code (0 ok, 1 error, 2 usage, 3 data lost). */
-export function runAgentCommand(argv: readonly string[], io: CommandIO, opts: AgentOptions = {}): number {
+export async function runAgentCommand(
+  argv: readonly string[],
+  io: CommandIO,
+  opts: AgentOptions = {},
+): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === 'help' || sub === '--help' || sub === '-h') {
     io.stdout(AGENT_USAGE);
     return 0;
   }
+  if (sub === 'snapshot') return snapshot(rest, io, opts);
   if (sub !== 'check-data') {
     io.stderr(`etcd-operator agent: ${sub === undefined ? 'no command' : `unknown command '${sub}'`}\n${AGENT_USAGE}`);
     return 2;

@@ -4,8 +4,10 @@
  *
  *   etcd-operator manager [flags]                              the operator itself
  *   etcd-operator journal NAME [-n NS] [--follow] [--json]   a cluster's timeline, and why
+ *   etcd-operator statechart cluster|member | NAME --db PATH   a machine's chart, or an object's path through it
  *   etcd-operator version                                      the operator's version
  *   etcd-operator agent check-data --data-dir DIR [--expect-data]   in a member's Pod: is its data there
+ *   etcd-operator agent snapshot --endpoint URL (--s3-bucket B --s3-key K | --file PATH)   in a snapshot Job
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,9 +20,14 @@ commands:
   manager [FLAGS]  run the operator (etcd-operator manager --help lists the flags)
   journal NAME [-n NAMESPACE] [--kind KIND] [--tail STEPS] [--follow] [--json] [--db PATH]
                  print a cluster's timeline (event -> transition -> intent -> outcome) and why
+  statechart cluster|member [--format svg|dot|json] [-o FILE]
+  statechart NAME [-n NAMESPACE] [--member M] [--last N] [--format F] [-o FILE] --db PATH
+                 draw a machine's state chart, or an object's current state and path from the journal
   version        print the operator's version
   agent check-data --data-dir DIR [--expect-data]
                  run in a member's Pod: exit 3 when etcd data expected in DIR is gone
+  agent snapshot --endpoint URL (--s3-bucket B --s3-key K | --file PATH)
+                 run in a snapshot Job: stream a member's snapshot there and check it
 `;
 
 /** Runs one command; resolves to the exit code. */
@@ -44,6 +51,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       const abort = new AbortController();
       process.once('SIGINT', () => abort.abort());
       return runJournalCommand(rest, io, { signal: abort.signal });
+    }
+    case 'statechart': {
+      const { runStatechartCommand } = await import('../statechart/cli.ts');
+      return runStatechartCommand(rest, io);
     }
     case 'agent':
       return runAgentCommand(rest, io);

@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
-import { Journal } from '../journal/index.ts';
+import { openReplacingDamaged, type Journal } from '../journal/index.ts';
 import { ConfigError, MANAGER_USAGE, parseManagerArgs, type ManagerConfig } from './config.ts';
 import { Controller } from './controller.ts';
 import { LeaderElector } from './leader.ts';
@@ -71,7 +71,15 @@ export async function runManager(argv: readonly string[], env: NodeJS.ProcessEnv
         return await stopped;
     }
     mkdirSync(dirname(config.journal), { recursive: true });
-    journal = Journal.open(config.journal);
+    const opened = openReplacingDamaged(config.journal);
+    journal = opened.journal;
+    if (opened.replaced) {
+      metrics.journalReplaced.inc();
+      log.warn(
+        { journal: config.journal, movedTo: opened.replaced.movedTo, reason: opened.replaced.reason },
+        'the journal was damaged: kept aside, a new one started; clusters are adopted from what they show',
+      );
+    }
     log.info({ journal: config.journal, lsn: journal.lastLsn() }, 'journal open');
     controller = new Controller({
       kubeConfig,

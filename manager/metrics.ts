@@ -126,6 +126,10 @@ export class ManagerMetrics {
     'etcd_operator_etcd_probes_total',
     'etcd member-list probes, by result (answered, unreachable).',
   );
+  readonly journalReplaced = new Counter(
+    'etcd_operator_journal_replaced_total',
+    'Damaged journal files moved aside and replaced by a new one at start.',
+  );
   readonly #all: Metric[] = [
     this.steps,
     this.intents,
@@ -134,7 +138,12 @@ export class ManagerMetrics {
     this.relists,
     this.errors,
     this.probes,
+    this.journalReplaced,
   ];
+
+  constructor() {
+    this.journalReplaced.inc({}, 0); // shown as 0 from the start, so an alert can compare
+  }
 
   /** Adds a gauge read at scrape time. */
   gauge(name: string, help: string, read: () => number): void {

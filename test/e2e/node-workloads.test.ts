@@ -100,7 +100,10 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
           name: 'side',
           image,
           restartPolicy: 'Always',
-          command: sh('echo from-sidecar > /var/lib/shared/side; exec sleep 3600'),
+          // Written whole before the startup probe can see it, so main reads all of it or nothing.
+          command: sh(
+            'echo from-sidecar > /var/lib/shared/.side && mv /var/lib/shared/.side /var/lib/shared/side; exec sleep 3600',
+          ),
           startupProbe: { exec: { command: ['test', '-f', '/var/lib/shared/side'] }, periodSeconds: 1 },
           volumeMounts: [{ name: 'shared', mountPath: '/var/lib/shared' }],
         },
@@ -117,7 +120,10 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     });
     const p = await podWhen(core, ns, 'sidecar', isReady);
     expect(p.status!.initContainerStatuses![0]).toMatchObject({ name: 'side', started: true, state: { running: {} } });
-    expect(await node.logs(ns, 'sidecar', 'main')).toBe('from-sidecar\n');
+    // Ready says main's process runs, not that its cat is done: wait for what it printed, or
+    // "No such file" had main started before the sidecar's startup probe passed.
+    const printed = await until(() => node.logs(ns, 'sidecar', 'main').then((l) => l || undefined));
+    expect(printed).toBe('from-sidecar\n');
   });
 
   it('postStart runs as the container starts; deleting the Pod runs preStop, then sends SIGTERM', async () => {

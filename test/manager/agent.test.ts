@@ -13,9 +13,9 @@ const scratch = mkdtempSync(join(tmpdir(), 'agent-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** Runs the command in-process; returns the exit code and what it wrote. */
-function agent(...args: string[]): { code: number; out: string; err: string } {
+async function agent(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   let [out, err] = ['', ''];
-  const code = runAgentCommand(
+  const code = await runAgentCommand(
     args,
     { stdout: (s) => void (out += s), stderr: (s) => void (err += s) },
     { terminationLog: join(scratch, 'termination-log') },
@@ -43,30 +43,30 @@ describe('agent check-data on what etcd leaves on disk', () => {
     for (const v of ['3.6.16', '3.5.35']) dirs[v] = await dataDirOf(v);
   }, 60_000);
 
-  it.each(['3.6.16', '3.5.35'])('etcd %s leaves a WAL file and member/snap/db, which pass --expect-data', (v) => {
+  it.each(['3.6.16', '3.5.35'])('etcd %s leaves a WAL file and member/snap/db, which pass --expect-data', async (v) => {
     expect(findEtcdData(dirs[v]!)).toEqual({ walFiles: 1, db: true });
-    const got = agent('check-data', '--data-dir', dirs[v]!, '--expect-data');
+    const got = await agent('check-data', '--data-dir', dirs[v]!, '--expect-data');
     expect(got).toMatchObject({ code: 0, err: '' });
     expect(got.out).toMatch(/holds etcd data \(1 WAL file\(s\), a member\/snap\/db\)/);
   });
 
-  it('a data dir whose WAL files are gone is lost, though the db is still there', () => {
+  it('a data dir whose WAL files are gone is lost, though the db is still there', async () => {
     const dir = join(scratch, 'no-wal');
     mkdirSync(join(dir, 'member', 'wal'), { recursive: true });
     mkdirSync(join(dir, 'member', 'snap'), { recursive: true });
     writeFileSync(join(dir, 'member', 'snap', 'db'), readFileSync(join(dirs['3.6.16']!, 'member', 'snap', 'db')));
     writeFileSync(join(dir, 'member', 'wal', '0.tmp'), '');
-    expect(agent('check-data', '--data-dir', dir, '--expect-data').code).toBe(DATA_LOST_EXIT_CODE);
+    expect((await agent('check-data', '--data-dir', dir, '--expect-data')).code).toBe(DATA_LOST_EXIT_CODE);
   });
 });
 
 describe('agent check-data on an empty volume', () => {
-  it('with --expect-data: exit 3, one line on stderr and in the termination message, replacing what was there', () => {
+  it('with --expect-data: exit 3, one line on stderr and in the termination message, replacing what was there', async () => {
     const log = join(scratch, 'termination-log');
     writeFileSync(log, 'an older and much longer message from an earlier run of this container');
     const dir = join(scratch, 'empty');
     mkdirSync(dir);
-    const got = agent('check-data', '--data-dir', dir, '--expect-data');
+    const got = await agent('check-data', '--data-dir', dir, '--expect-data');
     expect(got.code).toBe(DATA_LOST_EXIT_CODE);
     expect(got.out).toBe('');
     const message = readFileSync(log, 'utf8');
@@ -77,21 +77,21 @@ describe('agent check-data on an empty volume', () => {
     expect(got.err).toBe(`${message}\n`);
   });
 
-  it('a data dir that does not exist at all counts as lost too', () => {
-    expect(agent('check-data', '--data-dir', join(scratch, 'never-made'), '--expect-data').code).toBe(
+  it('a data dir that does not exist at all counts as lost too', async () => {
+    expect((await agent('check-data', '--data-dir', join(scratch, 'never-made'), '--expect-data')).code).toBe(
       DATA_LOST_EXIT_CODE,
     );
   });
 
-  it('without --expect-data: a new member, exit 0 with a note', () => {
-    const got = agent('check-data', '--data-dir', join(scratch, 'never-made'));
+  it('without --expect-data: a new member, exit 0 with a note', async () => {
+    const got = await agent('check-data', '--data-dir', join(scratch, 'never-made'));
     expect(got.code).toBe(0);
     expect(got.out).toMatch(/holds no etcd data yet .*: etcd starts a new member there\n$/);
   });
 
-  it('never creates a termination message file that is not there (outside a Pod)', () => {
+  it('never creates a termination message file that is not there (outside a Pod)', async () => {
     const log = join(scratch, 'absent', 'termination-log');
-    const code = runAgentCommand(
+    const code = await runAgentCommand(
       ['check-data', '--data-dir', join(scratch, 'never-made'), '--expect-data'],
       { stdout: () => {}, stderr: () => {} },
       { terminationLog: log },
@@ -108,11 +108,16 @@ describe('agent command line', () => {
     [['check-data', '--data-dir', 'x', 'extra'], /positional/],
     [['frobnicate'], /unknown command 'frobnicate'/],
     [[], /no command/],
-  ])('%j is refused with exit 2 and the usage', (args, why) => {
-    const got = agent(...args);
+    [['snapshot', '--file', 'x'], /needs --endpoint URL/],
+    [['snapshot', '--endpoint', 'http://e:2379'], /exactly one of --s3-bucket\/--s3-key and --file/],
+    [['snapshot', '--endpoint', 'http://e:2379', '--file', 'x', '--s3-bucket', 'b'], /exactly one of/],
+    [['snapshot', '--endpoint', 'http://e:2379', '--s3-bucket', 'b'], /needs both --s3-bucket and --s3-key/],
+    [['snapshot', '--endpoint', 'http://e:2379', '--file', 'x', '--timeout', '0'], /--timeout must be a whole number/],
+  ])('%j is refused with exit 2 and the usage', async (args, why) => {
+    const got = await agent(...args);
     expect(got.code).toBe(2);
     expect(got.err).toMatch(why);
-    expect(got.err).toContain('usage: etcd-operator agent check-data --data-dir DIR [--expect-data]');
+    expect(got.err).toContain('usage: etcd-operator agent check-data|snapshot ARGS');
   });
 
   it('the real command exits 3 for lost data, as the init container does', async () => {

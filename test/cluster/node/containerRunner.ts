@@ -151,23 +151,22 @@ export class ContainerRunner {
     }
     this.#proc = proc;
     this.#sandboxed = false;
-    void proc.sandboxed.then((ok) => (this.#sandboxed = ok && this.#proc === proc));
+    this.#deps.event('Normal', 'Pulled', `Container image "${this.spec.image}" already present on machine`);
+    this.#deps.event('Normal', 'Started', `Started container ${this.spec.name}`);
+    // Running is reported once the command runs in its mounts (before that, a SIGTERM would end the
+    // sandbox script and exec could not enter) and its postStart is done, as the kubelet holds the
+    // container's status and probes until then.
+    this.#sandboxed = (await proc.sandboxed) && this.#proc === proc;
+    const hook =
+      this.spec.lifecycle?.postStart && this.#sandboxed && (await this.#hook(this.spec.lifecycle.postStart, 30_000));
     const started = !this.spec.startupProbe;
-    const running = { running: { startedAt: proc.startedAt } };
     Object.assign(this.rt, {
-      state: running,
+      state: { running: { startedAt: proc.startedAt } },
       containerID: `local://${proc.pid}`,
       started,
       ready: started && !this.spec.readinessProbe,
     });
     this.#deps.changed();
-    this.#deps.event('Normal', 'Pulled', `Container image "${this.spec.image}" already present on machine`);
-    this.#deps.event('Normal', 'Started', `Started container ${this.spec.name}`);
-    // The kubelet holds the container's start (and so its probes) until postStart is done.
-    const hook =
-      this.spec.lifecycle?.postStart &&
-      (await proc.sandboxed) &&
-      (await this.#hook(this.spec.lifecycle.postStart, 30_000));
     if (hook && !hook.ok) {
       this.#deps.event('Warning', 'FailedPostStartHook', `PostStartHook failed: ${hook.message}`);
       proc.signal('SIGKILL');

@@ -1,5 +1,5 @@
 /**
- * Maps container images to binaries of this machine: etcd and etcdctl built by
+ * Maps container images to binaries of this machine: etcd, etcdctl and etcdutl built by
  * test/cluster/tools/build.sh at the image's version, and the operator of this working tree.
  */
 import { execFile } from 'node:child_process';
@@ -62,12 +62,11 @@ async function resolve(image: string): Promise<ImageContents> {
   const etcd = etcdImage.exec(image);
   if (etcd) {
     const version = etcd[1]!;
-    const [server, ctl] = await Promise.all([buildTool(image, 'etcd', version), buildTool(image, 'etcdctl', version)]);
+    // As in the real image: the server, its client, and etcdutl (3.6 restores snapshots with it only).
+    const tools = ['etcd', 'etcdctl', 'etcdutl'];
+    const sources = await Promise.all(tools.map((t) => buildTool(image, t, version)));
     return {
-      files: [
-        { path: '/usr/local/bin/etcd', source: server },
-        { path: '/usr/local/bin/etcdctl', source: ctl },
-      ],
+      files: tools.map((t, i) => ({ path: `/usr/local/bin/${t}`, source: sources[i]! })),
       entrypoint: [],
       cmd: ['/usr/local/bin/etcd'],
     };

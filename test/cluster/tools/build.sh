@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds (once) and prints the path of a pinned local-cluster binary.
 #
-#   test/cluster/tools/build.sh kube-apiserver|kube-controller-manager|kubectl|etcd|etcdctl|helm [etcd-version]
+#   test/cluster/tools/build.sh kube-apiserver|kube-controller-manager|kubectl|etcd|etcdctl|etcdutl|helm|versitygw [etcd-version]
 #   test/cluster/tools/build.sh all     every binary the tests use (etcd of every wrapper module)
 #
 # Binaries are cached per version under $ETCD_OPERATOR_CACHE (default ~/.cache/etcd-operator),
@@ -12,6 +12,8 @@ set -euo pipefail
 
 K8S_VERSION=v1.34.4
 HELM_VERSION=v3.19.0
+# The S3-compatible server the snapshot tests store to (Apache-2.0).
+VERSITYGW_VERSION=v1.8.0
 DEFAULT_ETCD=3.6.16
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,10 +23,10 @@ tool=${1:?usage: build.sh TOOL [etcd-version]}
 log() { echo "build.sh: $*" >&2; }
 
 if [[ $tool == all ]]; then
-  for t in kube-apiserver kube-controller-manager kubectl helm; do "$0" "$t"; done
+  for t in kube-apiserver kube-controller-manager kubectl helm versitygw; do "$0" "$t"; done
   for mod in "$here"/etcd-*/go.mod; do
     v=$(sed -n 's#^\tgo.etcd.io/etcd/server/v3 v\([0-9.]*\).*#\1#p' "$mod")
-    for t in etcd etcdctl; do "$0" "$t" "$v"; done
+    for t in etcd etcdctl etcdutl; do "$0" "$t" "$v"; done
   done
   exit 0
 fi
@@ -66,7 +68,7 @@ case "$tool" in
       (cd "$here/k8s" && build_into "$dir" "$tool" -ldflags "$ldflags" "k8s.io/kubernetes/cmd/$tool")
     fi
     echo "$dir/$tool" ;;
-  etcd|etcdctl)
+  etcd|etcdctl|etcdutl)
     version=${2:-$DEFAULT_ETCD}
     series=${version%.*}
     [[ -d $here/etcd-$series ]] || { log "no wrapper module for etcd $series (have: $(cd "$here" && ls -d etcd-* | tr '\n' ' '))"; exit 1; }
@@ -76,7 +78,7 @@ case "$tool" in
       pinned=$(sed -n 's#^\tgo.etcd.io/etcd/server/v3 v\([0-9.]*\).*#\1#p' "$here/etcd-$series/go.mod")
       [[ "$pinned" == "$version" ]] || { log "etcd-$series/go.mod pins $pinned, not $version"; exit 1; }
       ldflags="-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=v$version"
-      pkg=go.etcd.io/etcd/server/v3; [[ $tool == etcdctl ]] && pkg=go.etcd.io/etcd/etcdctl/v3
+      pkg=go.etcd.io/etcd/server/v3; [[ $tool != etcd ]] && pkg=go.etcd.io/etcd/$tool/v3
       (cd "$here/etcd-$series" && build_into "$dir" "$tool" -ldflags "$ldflags" "$pkg")
     fi
     echo "$dir/$tool" ;;
@@ -89,5 +91,14 @@ case "$tool" in
       GOBIN=$dir CGO_ENABLED=0 go install -trimpath "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
     fi
     echo "$dir/helm" ;;
+  versitygw)
+    dir=$cache/versitygw-$VERSITYGW_VERSION
+    if [[ ! -x $dir/versitygw ]]; then
+      log "installing versitygw $VERSITYGW_VERSION from Go modules (first time only)"
+      need_go
+      mkdir -p "$dir"
+      GOBIN=$dir CGO_ENABLED=0 go install -trimpath "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
+    fi
+    echo "$dir/versitygw" ;;
   *) log "unknown tool '$tool'"; exit 2 ;;
 esac

@@ -25,7 +25,7 @@ export function etcdBinary(version?: string): string {
 }
 
 /** A port on 127.0.0.1 that nothing listens on now. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);

@@ -6,6 +6,7 @@ go 1.26.0
 
 tool (
 	go.etcd.io/etcd/etcdctl/v3
+	go.etcd.io/etcd/etcdutl/v3
 	go.etcd.io/etcd/server/v3
 )
 

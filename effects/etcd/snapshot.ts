@@ -1,0 +1,71 @@
+/**
+ * A member's snapshot as etcd streams it: the bbolt database, then the sha256 of the database
+ * (32 bytes), which etcdutl checks when it restores. The bytes pass through as they arrive, the
+ * trailing hash is checked as they pass, so nothing is held whole in memory.
+ */
+import { createHash } from 'node:crypto';
+import type { Etcd3 } from 'etcd3';
+
+const hashSize = 32;
+
+/** A snapshot stream that ended before its hash, or whose hash does not match its bytes. */
+export class SnapshotIntegrityError extends Error {
+  override readonly name = 'SnapshotIntegrityError';
+  readonly code = 'ERR_SNAPSHOT_INTEGRITY';
+}
+
+/** What the stream told about the snapshot once it began. */
+export interface SnapshotInfo {
+  /**
+   * The member's revision as the snapshot began: the snapshot holds every write up to it, and
+   * may hold a few made while it began (etcd's snapshot responses carry no header to say).
+   */
+  revision?: number;
+  /** The member's etcd version, e.g. `3.6.16`. */
+  etcdVersion?: string;
+  /** Bytes streamed so far, the trailing hash included. */
+  bytes: number;
+}
+
+/**
+ * The snapshot of the member `client` talks to, chunk by chunk; `info` is filled in as they come.
+ * Throws SnapshotIntegrityError at the end when etcd's own hash does not match what was read.
+ */
+export async function* readSnapshot(client: Etcd3, info: SnapshotInfo, signal?: AbortSignal): AsyncGenerator<Buffer> {
+  const status = await client.maintenance.status();
+  info.revision = Number(status.header.revision);
+  info.etcdVersion = status.version;
+  const call = (await client.maintenance.snapshot()) as unknown as SnapshotCall;
+  const cancel = (): void => call.cancel();
+  signal?.addEventListener('abort', cancel, { once: true });
+  try {
+    yield* verified(call, info);
+  } finally {
+    signal?.removeEventListener('abort', cancel);
+    call.cancel(); // a consumer that stopped early (or failed) leaves no stream open; no-op once ended
+  }
+}
+
+/** The gRPC server stream etcd3 hands out: async-iterable, and cancellable. */
+interface SnapshotCall extends AsyncIterable<{ blob: Buffer }> {
+  cancel(): void;
+}
+
+async function* verified(stream: SnapshotCall, info: SnapshotInfo): AsyncGenerator<Buffer> {
+  const hash = createHash('sha256');
+  let tail = Buffer.alloc(0);
+  for await (const response of stream) {
+    const chunk = response.blob;
+    if (chunk.length === 0) continue;
+    info.bytes += chunk.length;
+    // Everything but the last 32 bytes seen so far is database; those 32 may be the hash.
+    const pending = Buffer.concat([tail, chunk]);
+    hash.update(pending.subarray(0, Math.max(0, pending.length - hashSize)));
+    tail = Buffer.from(pending.subarray(Math.max(0, pending.length - hashSize)));
+    yield chunk;
+  }
+  if (tail.length < hashSize) throw new SnapshotIntegrityError(`snapshot stream ended after ${info.bytes} bytes`);
+  if (!tail.equals(hash.digest())) {
+    throw new SnapshotIntegrityError(`snapshot of ${info.bytes} bytes does not match the sha256 etcd sent with it`);
+  }
+}

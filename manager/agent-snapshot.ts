@@ -1,0 +1,121 @@
+/**
+ * `etcd-operator agent snapshot`: run by a snapshot Job from the operator image. It streams one
+ * member's snapshot to S3 or to a file on a mounted volume, reads it back to check it, and
+ * reports what it stored as one JSON line, on stdout and as the container's termination message
+ * (where the operator reads it from the Pod's status). The manager never holds the bytes, nor
+ * the S3 credentials: the Job's Pod gets those from their Secret as environment variables.
+ */
+import { parseArgs } from 'node:util';
+import { Etcd3 } from 'etcd3';
+import type { StoredObject } from '../effects/digest.ts';
+import { readSnapshot, type SnapshotInfo } from '../effects/etcd/snapshot.ts';
+import { s3Client, uploadStream, verifyObject } from '../effects/s3/index.ts';
+import { verifyFile, writeFileStream } from '../effects/volume/write-file.ts';
+
+/** The usage text of `agent snapshot`. */
+export const SNAPSHOT_USAGE = `  snapshot      --endpoint URL (--s3-bucket B --s3-key K [--s3-endpoint URL] [--s3-region R]
+                [--s3-force-path-style] | --file PATH) [--timeout SECONDS]
+                streams the snapshot of the etcd member at URL to S3 (credentials from
+                AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) or to PATH, reads it back, and
+                prints {"location","size","sha256","revision","etcdVersion"} as one JSON line.
+`;
+
+/** What a snapshot run stored, as printed. */
+export interface SnapshotReport extends StoredObject {
+  /** `s3://bucket/key` or the file's path. */
+  readonly location: string;
+  readonly revision: number;
+  readonly etcdVersion: string;
+}
+
+type Destination =
+  | {
+      readonly kind: 's3';
+      readonly bucket: string;
+      readonly key: string;
+      readonly endpoint?: string;
+      readonly region?: string;
+      readonly forcePathStyle: boolean;
+    }
+  | { readonly kind: 'file'; readonly path: string };
+
+interface SnapshotArgs {
+  readonly endpoint: string;
+  readonly to: Destination;
+  readonly timeoutMs: number;
+}
+
+/** Parses the arguments; throws a TypeError that says what is wrong. */
+export function parseSnapshotArgs(argv: readonly string[]): SnapshotArgs {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      endpoint: { type: 'string' },
+      's3-bucket': { type: 'string' },
+      's3-key': { type: 'string' },
+      's3-endpoint': { type: 'string' },
+      's3-region': { type: 'string' },
+      's3-force-path-style': { type: 'boolean', default: false },
+      file: { type: 'string' },
+      timeout: { type: 'string', default: '3600' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (!values.endpoint) throw new TypeError('snapshot needs --endpoint URL (the etcd member to take it from)');
+  const s3 = values['s3-bucket'] !== undefined || values['s3-key'] !== undefined;
+  if (s3 === (values.file !== undefined))
+    throw new TypeError('snapshot needs exactly one of --s3-bucket/--s3-key and --file');
+  const timeout = Number(values.timeout);
+  if (!Number.isInteger(timeout) || timeout <= 0)
+    throw new TypeError(`--timeout must be a whole number of seconds, not '${values.timeout}'`);
+  if (values.file !== undefined)
+    return { endpoint: values.endpoint, to: { kind: 'file', path: values.file }, timeoutMs: timeout * 1000 };
+  if (!values['s3-bucket'] || !values['s3-key'])
+    throw new TypeError('an S3 snapshot needs both --s3-bucket and --s3-key');
+  return {
+    endpoint: values.endpoint,
+    timeoutMs: timeout * 1000,
+    to: {
+      kind: 's3',
+      bucket: values['s3-bucket'],
+      key: values['s3-key'],
+      ...(values['s3-endpoint'] ? { endpoint: values['s3-endpoint'] } : {}),
+      ...(values['s3-region'] ? { region: values['s3-region'] } : {}),
+      forcePathStyle: values['s3-force-path-style'],
+    },
+  };
+}
+
+/** Streams the snapshot to its destination and checks it there. */
+export async function takeSnapshot(args: SnapshotArgs, env: NodeJS.ProcessEnv): Promise<SnapshotReport> {
+  const signal = AbortSignal.timeout(args.timeoutMs);
+  const etcd = new Etcd3({ hosts: [args.endpoint], dialTimeout: 10_000 });
+  try {
+    const info: SnapshotInfo = { bytes: 0 };
+    const chunks = readSnapshot(etcd, info, signal);
+    const to = args.to;
+    let stored: StoredObject;
+    let location: string;
+    if (to.kind === 'file') {
+      location = to.path;
+      stored = await writeFileStream(to.path, chunks);
+      await verifyFile(to.path, stored);
+    } else {
+      const { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey } = env;
+      if (!accessKeyId || !secretAccessKey)
+        throw new TypeError('an S3 snapshot needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set');
+      const s3 = s3Client({ ...to, accessKeyId, secretAccessKey });
+      try {
+        location = `s3://${to.bucket}/${to.key}`;
+        stored = await uploadStream(s3, to, chunks, { signal });
+        await verifyObject(s3, to, stored, signal);
+      } finally {
+        s3.destroy();
+      }
+    }
+    return { location, ...stored, revision: info.revision ?? 0, etcdVersion: info.etcdVersion ?? '' };
+  } finally {
+    etcd.close();
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * Snapshot streaming: the agent's peak memory and throughput while it streams a member's
+ * snapshot to S3 (versitygw) and to a file, for a small store and a large one, so the memory a
+ * large database adds is measured, not assumed. Real etcd 3.6, real versitygw, the real agent
+ * process (`etcd-operator agent snapshot`), its RSS read from /proc every 20 ms.
+ * Run: node test/bench/snapshot.ts   (SNAPSHOT_BENCH_MIB=512 by default)
+ *   → prints a table, writes test/bench/results/snapshot.json
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
+import { LocalS3 } from '../effects/s3/local-s3.ts';
+
+const MiB = 1024 * 1024;
+const largeMiB = Number(process.env.SNAPSHOT_BENCH_MIB ?? 512);
+const cli = join(import.meta.dirname, '..', '..', 'manager', 'cli.ts');
+
+/** One agent run's figures. */
+interface Run {
+  readonly store: string;
+  readonly to: 's3' | 'file';
+  readonly bytes: number;
+  readonly seconds: number;
+  readonly mibPerSecond: number;
+  readonly peakRssMiB: number;
+}
+
+/** kB of a /proc/PID/status field. */
+function statusKB(pid: number, field: string): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
+  return line ? Number(line[1]) : 0;
+}
+
+/** Runs the agent, sampling its RSS; resolves with its report and peak. */
+function agent(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ report: { size: number }; peakKB: number; ms: number }> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, [cli, 'agent', 'snapshot', ...args], { env: { ...process.env, ...env } });
+    let [out, err, peakKB] = ['', '', 0];
+    const sample = setInterval(() => {
+      try {
+        peakKB = Math.max(peakKB, statusKB(child.pid!, 'VmHWM'));
+      } catch {
+        // exited between samples
+      }
+    }, 20);
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('exit', (code) => {
+      clearInterval(sample);
+      if (code !== 0) return reject(new Error(`agent exited ${code}: ${err}`));
+      resolve({ report: JSON.parse(out) as { size: number }, peakKB, ms: performance.now() - t0 });
+    });
+  });
+}
+
+async function fill(local: LocalEtcd, mib: number): Promise<void> {
+  const kv = local.clients.member(local.ref, 'm0');
+  const value = Buffer.alloc(MiB - 1024, 'x');
+  for (let i = 0; i < mib; i++) await kv.put(`blob-${i}`).value(value);
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'snapshot-bench-'));
+const s3 = await new LocalS3().start();
+const runs: Run[] = [];
+try {
+  for (const [store, mib] of [
+    ['1 key', 0],
+    [`${largeMiB} MiB`, largeMiB],
+  ] as const) {
+    const local = new LocalEtcd(`bench-${mib}`);
+    try {
+      await local.startSeed('m0');
+      await fill(local, mib);
+      const endpoint = local.resolve(local.ref).clientURL('m0');
+      const credentials = {
+        AWS_ACCESS_KEY_ID: s3.endpoint.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: s3.endpoint.secretAccessKey,
+      };
+      const targets = {
+        s3: [
+          '--s3-bucket',
+          s3.bucket,
+          '--s3-key',
+          `bench-${mib}.db`,
+          '--s3-endpoint',
+          s3.endpoint.endpoint!,
+          '--s3-force-path-style',
+        ],
+        file: ['--file', join(dir, `bench-${mib}.db`)],
+      };
+      for (const to of ['s3', 'file'] as const) {
+        const got = await agent(['--endpoint', endpoint, ...targets[to]], credentials);
+        const seconds = got.ms / 1000;
+        runs.push({
+          store,
+          to,
+          bytes: got.report.size,
+          seconds: Number(seconds.toFixed(2)),
+          mibPerSecond: Number((got.report.size / MiB / seconds).toFixed(1)),
+          peakRssMiB: Number((got.peakKB / 1024).toFixed(1)),
+        });
+        rmSync(join(dir, `bench-${mib}.db`), { force: true });
+      }
+    } finally {
+      await local.stop();
+    }
+  }
+} finally {
+  await s3.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+console.log('| store | to | snapshot size | time (incl. read-back) | MiB/s | agent peak RSS |');
+console.log('| --- | --- | ---: | ---: | ---: | ---: |');
+for (const r of runs) {
+  console.log(
+    `| ${r.store} | ${r.to} | ${(r.bytes / MiB).toFixed(1)} MiB | ${r.seconds} s | ${r.mibPerSecond} | ${r.peakRssMiB} MiB |`,
+  );
+}
+const results = join(import.meta.dirname, 'results');
+mkdirSync(results, { recursive: true });
+writeFileSync(
+  join(results, 'snapshot.json'),
+  `${JSON.stringify({ at: new Date().toISOString(), largeMiB, runs }, null, 2)}\n`,
+);

@@ -1,0 +1,101 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readObject } from '../../effects/s3/index.ts';
+import { runAgentCommand } from '../../manager/agent.ts';
+import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
+import { LocalS3 } from '../effects/s3/local-s3.ts';
+
+const run = promisify(execFile);
+const cli = join(import.meta.dirname, '../../manager/cli.ts');
+
+describe('agent snapshot against a real etcd and a real S3-compatible server', { timeout: 120_000 }, () => {
+  const local = new LocalEtcd('agent-snap');
+  const s3 = new LocalS3();
+  const dir = mkdtempSync(join(os.tmpdir(), 'agent-snapshot-'));
+  const termination = join(dir, 'termination-log');
+  let endpoint = '';
+  let revision = 0;
+  beforeAll(async () => {
+    await Promise.all([local.startSeed('m0'), s3.start()]);
+    endpoint = local.resolve(local.ref).clientURL('m0');
+    const kv = local.clients.member(local.ref, 'm0');
+    for (let i = 0; i < 50; i++) revision = Number((await kv.put(`k${i}`).value('v').exec()).header.revision);
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all([local.stop(), s3.stop()]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Runs the agent in-process with the S3 credentials in its environment, as the Job's Pod has them. */
+  async function agent(args: string[], env: NodeJS.ProcessEnv = {}) {
+    let [out, err] = ['', ''];
+    writeFileSync(termination, '');
+    const io = { stdout: (s: string) => void (out += s), stderr: (s: string) => void (err += s) };
+    const code = await runAgentCommand(['snapshot', ...args], io, { terminationLog: termination, env });
+    return { code, out, err, message: readFileSync(termination, 'utf8') };
+  }
+  const credentials = () => ({
+    AWS_ACCESS_KEY_ID: s3.endpoint.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: s3.endpoint.secretAccessKey,
+  });
+  const s3Args = (key: string) => [
+    ...['--endpoint', endpoint, '--s3-bucket', s3.bucket, '--s3-key', key],
+    ...['--s3-endpoint', s3.endpoint.endpoint!, '--s3-force-path-style'],
+  ];
+
+  it('stores to S3 and reports location, size, sha256, revision and version, as the object is', async () => {
+    const got = await agent(s3Args('demo/one.db'), credentials());
+    expect(got.err).toBe('');
+    expect(got.code).toBe(0);
+    const report = JSON.parse(got.out) as Record<string, unknown>;
+    expect(report).toMatchObject({ location: `s3://${s3.bucket}/demo/one.db`, revision, etcdVersion: '3.6.16' });
+    expect(await readObject(s3.client, { bucket: s3.bucket, key: 'demo/one.db' })).toEqual({
+      size: report.size,
+      sha256: report.sha256,
+    });
+    expect(got.message).toBe(got.out.trim());
+  });
+
+  it('stores to a file that is whole or absent, never partial', async () => {
+    const file = join(dir, 'one.db');
+    const got = await agent(['--endpoint', endpoint, '--file', file]);
+    expect(got.code).toBe(0);
+    const report = JSON.parse(got.out) as { size: number; location: string };
+    expect(report.location).toBe(file);
+    expect(readFileSync(file).length).toBe(report.size);
+    expect(() => readFileSync(`${file}.partial`)).toThrow(/ENOENT/);
+  });
+
+  it('without credentials fails with exit 1 and says which variables, leaving no object', async () => {
+    const got = await agent(s3Args('demo/no-creds.db'));
+    expect(got.code).toBe(1);
+    expect(got.err).toBe('snapshot failed: an S3 snapshot needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set\n');
+    expect(got.message).toBe(got.err.trim());
+  });
+
+  it('with wrong credentials fails and never prints the secret', async () => {
+    const wrong = { AWS_ACCESS_KEY_ID: s3.endpoint.accessKeyId, AWS_SECRET_ACCESS_KEY: 'not-the-secret-1234' };
+    const got = await agent(s3Args('demo/wrong.db'), wrong);
+    expect(got.code).toBe(1);
+    expect(got.err).toMatch(/^snapshot failed: /);
+    expect(got.err + got.out + got.message).not.toContain('not-the-secret-1234');
+  });
+
+  it('a member that does not answer fails within its timeout', async () => {
+    const got = await agent(['--endpoint', 'http://127.0.0.1:1', '--file', join(dir, 'never.db'), '--timeout', '5']);
+    expect(got.code).toBe(1);
+    expect(got.err).toMatch(/^snapshot failed: /);
+    expect(() => readFileSync(join(dir, 'never.db.partial'))).toThrow(/ENOENT/);
+  });
+
+  it('runs as the operator image runs it: the real command line', async () => {
+    const { stdout } = await run(process.execPath, [cli, 'agent', 'snapshot', ...s3Args('demo/cli.db')], {
+      env: { ...process.env, ...credentials() },
+    });
+    expect(JSON.parse(stdout)).toMatchObject({ location: `s3://${s3.bucket}/demo/cli.db`, revision });
+  });
+});
