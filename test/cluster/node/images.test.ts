@@ -12,7 +12,11 @@ describe('images', () => {
 
   it('an etcd image is etcd, etcdctl and etcdutl of exactly that version, run by the default command', async () => {
     const image = await resolveImage('gcr.io/etcd-development/etcd:v3.6.16');
-    expect(image.files.map((f) => f.path)).toEqual(['/usr/local/bin/etcd', '/usr/local/bin/etcdctl', '/usr/local/bin/etcdutl']);
+    expect(image.files.map((f) => f.path)).toEqual([
+      '/usr/local/bin/etcd',
+      '/usr/local/bin/etcdctl',
+      '/usr/local/bin/etcdutl',
+    ]);
     expect(image.cmd).toEqual(['/usr/local/bin/etcd']);
     expect(image.files[0]!.source).toMatch(/etcd-v3\.6\.16\/etcd$/);
   });
