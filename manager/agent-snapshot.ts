@@ -12,14 +12,6 @@ import { readSnapshot, type SnapshotInfo } from '../effects/etcd/snapshot.ts';
 import { s3Client, uploadStream, verifyObject } from '../effects/s3/index.ts';
 import { verifyFile, writeFileStream } from '../effects/volume/write-file.ts';
 
-/** The usage text of `agent snapshot`. */
-export const SNAPSHOT_USAGE = `  snapshot      --endpoint URL (--s3-bucket B --s3-key K [--s3-endpoint URL] [--s3-region R]
-                [--s3-force-path-style] | --file PATH) [--timeout SECONDS]
-                streams the snapshot of the etcd member at URL to S3 (credentials from
-                AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) or to PATH, reads it back, and
-                prints {"location","size","sha256","revision","etcdVersion"} as one JSON line.
-`;
-
 /** What a snapshot run stored, as printed. */
 export interface SnapshotReport extends StoredObject {
   /** `s3://bucket/key` or the file's path. */

@@ -8,7 +8,6 @@ import { closeSync, ftruncateSync, openSync, readdirSync, statSync, writeSync } 
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CommandIO } from '../journal/index.ts';
-import { parseSnapshotArgs, SNAPSHOT_USAGE, takeSnapshot } from './agent-snapshot.ts';
 
 /** Exit code of `check-data --expect-data` when the data dir holds no etcd data. */
 export const DATA_LOST_EXIT_CODE = 3;
@@ -23,7 +22,12 @@ Commands Pods run from the operator image.
   check-data    says whether DIR holds etcd data (member/wal/*.wal and member/snap/db).
                 With --expect-data (etcd ran on this volume before), no data means it
                 was lost: the message goes to ${TERMINATION_LOG} and stderr, exit ${DATA_LOST_EXIT_CODE}.
-${SNAPSHOT_USAGE}`;
+  snapshot      --endpoint URL (--s3-bucket B --s3-key K [--s3-endpoint URL] [--s3-region R]
+                [--s3-force-path-style] | --file PATH) [--timeout SECONDS]
+                streams the snapshot of the etcd member at URL to S3 (credentials from
+                AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) or to PATH, reads it back, and
+                prints {"location","size","sha256","revision","etcdVersion"} as one JSON line.
+`;
 
 /** Knobs for tests. */
 export interface AgentOptions {
@@ -110,6 +114,8 @@ function checkData(dir: string, expectData: boolean, io: CommandIO, opts: AgentO
 
 /** Runs `agent snapshot ARGS`: the report on stdout and as the termination message; 1 on failure. */
 async function snapshot(argv: readonly string[], io: CommandIO, opts: AgentOptions): Promise<number> {
+  // Loaded here only: etcd3 and the S3 SDK would slow every member Pod's check-data start.
+  const { parseSnapshotArgs, takeSnapshot } = await import('./agent-snapshot.ts');
   let args: ReturnType<typeof parseSnapshotArgs>;
   try {
     args = parseSnapshotArgs(argv);
