@@ -37,11 +37,11 @@ export async function call<T>(
 
 /**
  * Errors that say this member could not answer (unreachable, too slow, stopping, without a
- * leader, or its connection reset, as a member just removed from etcd resets it): another
- * member may, and the machine retries later if none does.
+ * leader, or its connection reset or dropped, as happens to a member just removed from
+ * etcd): another member may, and the machine retries later if none does.
  */
 const unavailable =
-  /DEADLINE_EXCEEDED|CANCELLED|deadline|ECONNREFUSED|ECONNRESET|EPIPE|No connection established|aborted|timed out|no leader|leader changed|server stopped/i;
+  /DEADLINE_EXCEEDED|CANCELLED|deadline|ECONNREFUSED|ECONNRESET|EPIPE|Connection dropped|No connection established|aborted|timed out|no leader|leader changed|server stopped/i;
 
 /**
  * etcd's refusal of a membership change while this member's own peer connections are younger

@@ -1,5 +1,4 @@
 import type { Etcd3 } from 'etcd3';
-
 import { describe, expect, it } from 'vitest';
 import { etcdError, onCluster } from '../../../effects/etcd/_call.ts';
 import type { EtcdClients } from '../../../effects/etcd/clients.ts';
@@ -29,6 +28,21 @@ describe('etcd calls: which failures another member may answer', () => {
       },
     );
     expect([result, asked, answered]).toEqual(['members', ['a', 'b'], ['b']]);
+  });
+
+  it('a member whose connection dropped is passed over for the next, as one that reset is', async () => {
+    const asked: string[] = [];
+    const result = await onCluster(
+      { etcd: clients(['a', 'b']), cluster, signal: AbortSignal.timeout(5000) },
+      (client) => {
+        const url = client as unknown as string;
+        asked.push(url);
+        return url === 'a'
+          ? Promise.reject(new Error('14 UNAVAILABLE: Connection dropped'))
+          : Promise.resolve('members');
+      },
+    );
+    expect([result, asked]).toEqual(['members', ['a', 'b']]);
   });
 
   it('a reset on every member is reported as etcd unavailable, to be retried', () => {
