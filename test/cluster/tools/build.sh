@@ -54,6 +54,18 @@ build_into() { # dir, binary name, then the go build arguments
   rmdir "$tmp"
 }
 
+# `go install` of a released command (one with no replace lines) into its versioned dir.
+go_installed() { # name, version, package path
+  local dir=$cache/$1-$2
+  if [[ ! -x $dir/$1 ]]; then
+    log "installing $1 $2 from Go modules (first time only)"
+    need_go
+    mkdir -p "$dir"
+    GOBIN=$dir CGO_ENABLED=0 go install -trimpath "$3@$2"
+  fi
+  echo "$dir/$1"
+}
+
 case "$tool" in
   kube-apiserver|kube-controller-manager|kubectl)
     dir=$cache/kubernetes-$K8S_VERSION
@@ -82,23 +94,7 @@ case "$tool" in
       (cd "$here/etcd-$series" && build_into "$dir" "$tool" -ldflags "$ldflags" "$pkg")
     fi
     echo "$dir/$tool" ;;
-  helm)
-    dir=$cache/helm-$HELM_VERSION
-    if [[ ! -x $dir/helm ]]; then
-      log "installing helm $HELM_VERSION from Go modules (first time only)"
-      need_go
-      mkdir -p "$dir"
-      GOBIN=$dir CGO_ENABLED=0 go install -trimpath "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
-    fi
-    echo "$dir/helm" ;;
-  versitygw)
-    dir=$cache/versitygw-$VERSITYGW_VERSION
-    if [[ ! -x $dir/versitygw ]]; then
-      log "installing versitygw $VERSITYGW_VERSION from Go modules (first time only)"
-      need_go
-      mkdir -p "$dir"
-      GOBIN=$dir CGO_ENABLED=0 go install -trimpath "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
-    fi
-    echo "$dir/versitygw" ;;
+  helm) go_installed helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
+  versitygw) go_installed versitygw "$VERSITYGW_VERSION" github.com/versity/versitygw/cmd/versitygw ;;
   *) log "unknown tool '$tool'"; exit 2 ;;
 esac
