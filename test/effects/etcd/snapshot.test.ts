@@ -1,23 +1,20 @@
-import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
-import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { Etcd3 } from 'etcd3';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSnapshot, SnapshotIntegrityError, type SnapshotInfo } from '../../../effects/etcd/snapshot.ts';
 import { readObject, uploadStream } from '../../../effects/s3/index.ts';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { builtTool, LocalS3 } from '../s3/local-s3.ts';
-import { etcdBinary, freePort, LocalEtcd } from './local-etcd.ts';
+import { binary, run } from '../../cluster/controlplane/tools.ts';
+import { LocalS3 } from '../s3/local-s3.ts';
+import { LocalEtcd } from './local-etcd.ts';
 
 /** etcdutl's view of a snapshot file. */
-function status(version: string, file: string): { revision: number; totalKey: number } {
-  const out = execFileSync(builtTool('etcdutl', version), ['snapshot', 'status', file, '-w', 'json'], {
-    encoding: 'utf8',
-  });
+async function status(version: string, file: string): Promise<{ revision: number; totalKey: number }> {
+  const out = await run(await binary('etcdutl', version), ['snapshot', 'status', file, '-w', 'json']);
   return JSON.parse(out) as { revision: number; totalKey: number };
 }
 
@@ -44,8 +41,9 @@ for (const version of ['3.6.16', '3.5.35']) {
       await pipeline(readSnapshot(local.clients.member(local.ref, 'm0'), info), createWriteStream(file));
       expect(info.revision).toBe(lastRevision);
       expect(info.etcdVersion).toBe(version);
-      expect(status(version, file)).toMatchObject({ revision: lastRevision });
-      expect(status(version, file).totalKey).toBeGreaterThanOrEqual(200);
+      const seen = await status(version, file);
+      expect(seen).toMatchObject({ revision: lastRevision });
+      expect(seen.totalKey).toBeGreaterThanOrEqual(200);
     });
 
     it('goes to S3 and comes back as a data dir etcd starts from with every key', async () => {
@@ -58,33 +56,16 @@ for (const version of ['3.6.16', '3.5.35']) {
       const file = path.join(dir, `restored-${version}.db`);
       const { Body } = await s3.client.send(new GetObjectCommand({ Bucket: at.bucket, Key: at.key }));
       await pipeline(Body as NodeJS.ReadableStream, createWriteStream(file));
-      const dataDir = path.join(dir, `data-${version}`);
-      const [url, peer] = [`http://127.0.0.1:${await freePort()}`, `http://127.0.0.1:${await freePort()}`];
-      // etcdutl checks etcd's trailing sha256 here (no --skip-hash-check).
-      const restore = ['snapshot', 'restore', file, '--data-dir', dataDir, '--name', 'r0'];
+      // Restored as member r0 of a new one-member cluster, in the dir LocalEtcd starts r0 from.
+      const peer = await local.allocate('r0');
+      const restore = ['snapshot', 'restore', file, '--data-dir', path.join(local.dir, 'r0'), '--name', 'r0'];
       const peers = ['--initial-cluster', `r0=${peer}`, '--initial-advertise-peer-urls', peer];
-      execFileSync(builtTool('etcdutl', version), [...restore, ...peers], { stdio: 'pipe' });
-      const urls = ['--listen-client-urls', url, '--advertise-client-urls', url, '--listen-peer-urls', peer];
-      const etcd = spawn(etcdBinary(version), ['--name', 'r0', '--data-dir', dataDir, ...urls, ...peers], {
-        stdio: 'ignore',
-      });
-      const client = new Etcd3({ hosts: [url] });
-      try {
-        let value: string | null = null;
-        for (let i = 0; i < 100 && value === null; i++) {
-          value = await client
-            .get('key-199')
-            .string()
-            .catch(() => null);
-          if (value === null) await new Promise((r) => setTimeout(r, 100));
-        }
-        expect(value).toBe('value-199');
-        expect(await client.getAll().prefix('key-').count()).toBe(200);
-      } finally {
-        client.close();
-        etcd.kill('SIGKILL');
-        await once(etcd, 'exit');
-      }
+      // etcdutl checks etcd's trailing sha256 here (no --skip-hash-check).
+      await run(await binary('etcdutl', version), [...restore, ...peers]);
+      await local.start('r0', `r0=${peer}`, 'new');
+      const restored = local.clients.member(local.ref, 'r0');
+      expect(await restored.get('key-199').string()).toBe('value-199');
+      expect(await restored.getAll().prefix('key-').count()).toBe(200);
     });
   });
 }

@@ -3,7 +3,7 @@
  * a temp dir on a 127.0.0.1 port, with one bucket made, and a client for it. Stopped and its dir
  * removed by stop().
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -11,13 +11,8 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CreateBucketCommand, ListBucketsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { s3Client, type S3Endpoint } from '../../../effects/s3/index.ts';
+import { binary } from '../../cluster/controlplane/tools.ts';
 import { freePort } from '../etcd/local-etcd.ts';
-
-/** A path built by test/cluster/tools/build.sh (built first when missing). */
-export function builtTool(...args: string[]): string {
-  const script = path.join(import.meta.dirname, '..', '..', 'cluster', 'tools', 'build.sh');
-  return execFileSync(script, args, { encoding: 'utf8' }).trim();
-}
 
 /** A running versitygw with a bucket. */
 export class LocalS3 {
@@ -40,7 +35,7 @@ export class LocalS3 {
     };
     const log = openSync(path.join(this.dir, 'versitygw.log'), 'a');
     const args = ['--access', this.endpoint.accessKeyId, '--secret', this.endpoint.secretAccessKey];
-    this.#proc = spawn(builtTool('versitygw'), [...args, '--port', `127.0.0.1:${port}`, 'posix', data], {
+    this.#proc = spawn(await binary('versitygw'), [...args, '--port', `127.0.0.1:${port}`, 'posix', data], {
       stdio: ['ignore', log, log],
     });
     this.client = s3Client(this.endpoint);
