@@ -100,6 +100,18 @@ export function setCondition(
   return { conditions, changed: true };
 }
 
+/** Sets each condition in turn, every one stamped with the generation it describes. */
+export function setConditions(
+  list: readonly Condition[] | undefined,
+  conditions: readonly ConditionInput[],
+  observedGeneration: number,
+  now: Date | string,
+): Condition[] {
+  let next = [...(list ?? [])];
+  for (const condition of conditions) next = setCondition(next, { ...condition, observedGeneration }, now).conditions;
+  return next;
+}
+
 /** A time as Kubernetes writes metav1.Time: RFC 3339 in UTC, whole seconds. */
 export const k8sTime = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 

@@ -3,8 +3,8 @@
  * the step as a Progressing condition, one condition per milestone (volume, joined, promoted),
  * and what etcd says about it. Pure: the caller gives the time and writes the result.
  */
-import { ConditionReason, ConditionType, setCondition, type ConditionInput } from '../api/conditions.ts';
-import type { Condition, EtcdMemberStatus } from '../api/v1alpha1/index.ts';
+import { ConditionReason, ConditionType, setConditions, type ConditionInput } from '../api/conditions.ts';
+import type { EtcdMemberStatus } from '../api/v1alpha1/index.ts';
 import { describeMember } from '../machines/describe.ts';
 import { memberMachine } from '../machines/member.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
@@ -72,13 +72,7 @@ export function memberStatus(previous: EtcdMemberStatus | undefined, step: Membe
           },
     );
   }
-  let conditions: Condition[] = previous?.conditions ?? [];
-  for (const condition of set)
-    conditions = setCondition(
-      conditions,
-      { ...condition, observedGeneration: step.generation },
-      new Date(now),
-    ).conditions;
+  const conditions = setConditions(previous?.conditions, set, step.generation, new Date(now));
   return {
     observedGeneration: step.generation,
     state,

@@ -3,8 +3,8 @@
  * in flight (status.observed), the summary conditions, one condition per completed step kind,
  * and the member summary. Pure: the caller gives the time and writes the result.
  */
-import { ConditionReason, ConditionType, k8sTime, setCondition, type ConditionInput } from '../api/conditions.ts';
-import type { Condition, EtcdClusterStatus, MemberSummary } from '../api/v1alpha1/index.ts';
+import { ConditionReason, ConditionType, k8sTime, setConditions, type ConditionInput } from '../api/conditions.ts';
+import type { EtcdClusterStatus, MemberSummary } from '../api/v1alpha1/index.ts';
 import { liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
 import { clusterMachine } from '../machines/cluster.ts';
 import { describeCluster } from '../machines/describe.ts';
@@ -115,13 +115,7 @@ export function clusterStatus(
     });
   }
 
-  let conditions: Condition[] = previous?.conditions ?? [];
-  for (const condition of set)
-    conditions = setCondition(
-      conditions,
-      { ...condition, observedGeneration: step.generation },
-      new Date(now),
-    ).conditions;
+  const conditions = setConditions(previous?.conditions, set, step.generation, new Date(now));
   return {
     observedGeneration: step.generation,
     observed: {
