@@ -2,7 +2,7 @@
  * `etcd-operator agent`: commands Pods run from the operator image. `check-data` is the init
  * container that stops a member from starting etcd on a wiped volume: etcd would take an empty
  * data dir for a new member, and a seed would even bootstrap a second cluster. `snapshot` is what
- * a snapshot Job runs (agent-snapshot.ts).
+ * a snapshot Job runs, and `delete-snapshot` what deletes a stored one (agent-snapshot.ts).
  */
 import { closeSync, ftruncateSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,7 +15,7 @@ export const DATA_LOST_EXIT_CODE = 3;
 export const TERMINATION_LOG = '/dev/termination-log';
 
 /** The usage text. */
-export const AGENT_USAGE = `usage: etcd-operator agent check-data|snapshot ARGS
+export const AGENT_USAGE = `usage: etcd-operator agent check-data|snapshot|delete-snapshot ARGS
 
 Commands Pods run from the operator image.
 
@@ -27,6 +27,10 @@ Commands Pods run from the operator image.
                 streams the snapshot of the etcd member at URL to S3 (credentials from
                 AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) or to PATH, reads it back, and
                 prints {"location","size","sha256","revision","etcdVersion"} as one JSON line.
+  delete-snapshot  (--s3-bucket B --s3-key K [--s3-endpoint URL] [--s3-region R]
+                [--s3-force-path-style] | --file PATH)
+                deletes a stored snapshot, the uploads to its key that never completed, or
+                PATH and PATH.partial; what is not there counts as deleted.
 `;
 
 /** Knobs for tests. */
@@ -112,25 +116,34 @@ function checkData(dir: string, expectData: boolean, io: CommandIO, opts: AgentO
   return 0;
 }
 
-/** Runs `agent snapshot ARGS`: the report on stdout and as the termination message; 1 on failure. */
-async function snapshot(argv: readonly string[], io: CommandIO, opts: AgentOptions): Promise<number> {
-  // Loaded here only: etcd3 and the S3 SDK would slow every member Pod's check-data start.
-  const { parseSnapshotArgs, takeSnapshot } = await import('./agent-snapshot.ts');
-  let args: ReturnType<typeof parseSnapshotArgs>;
+/**
+ * Runs a command of agent-snapshot.ts: its report as one JSON line on stdout and as the
+ * termination message (where the operator reads it); `<command> failed: ...` there and exit 1 on
+ * failure; exit 2 on bad arguments.
+ */
+async function reported<A>(
+  command: string,
+  parse: (argv: readonly string[]) => A,
+  run: (args: A, env: NodeJS.ProcessEnv) => Promise<object>,
+  argv: readonly string[],
+  io: CommandIO,
+  opts: AgentOptions,
+): Promise<number> {
+  let args: A;
   try {
-    args = parseSnapshotArgs(argv);
+    args = parse(argv);
   } catch (err) {
-    io.stderr(`etcd-operator agent snapshot: ${(err as Error).message}\n${AGENT_USAGE}`);
+    io.stderr(`etcd-operator agent ${command}: ${(err as Error).message}\n${AGENT_USAGE}`);
     return 2;
   }
   const log = opts.terminationLog ?? TERMINATION_LOG;
   try {
-    const report = JSON.stringify(await takeSnapshot(args, opts.env ?? process.env));
+    const report = JSON.stringify(await run(args, opts.env ?? process.env));
     writeTerminationMessage(log, report);
     io.stdout(`${report}\n`);
     return 0;
   } catch (err) {
-    const message = `snapshot failed: ${(err as Error).message}`;
+    const message = `${command} failed: ${(err as Error).message}`;
     writeTerminationMessage(log, message);
     io.stderr(`${message}\n`);
     return 1;
@@ -148,7 +161,13 @@ export async function runAgentCommand(
     io.stdout(AGENT_USAGE);
     return 0;
   }
-  if (sub === 'snapshot') return snapshot(rest, io, opts);
+  if (sub === 'snapshot' || sub === 'delete-snapshot') {
+    // Loaded here only: etcd3 and the S3 SDK would slow every member Pod's check-data start.
+    const a = await import('./agent-snapshot.ts');
+    return sub === 'snapshot'
+      ? reported(sub, a.parseSnapshotArgs, a.takeSnapshot, rest, io, opts)
+      : reported(sub, a.parseDeleteArgs, a.deleteSnapshot, rest, io, opts);
+  }
   if (sub !== 'check-data') {
     io.stderr(`etcd-operator agent: ${sub === undefined ? 'no command' : `unknown command '${sub}'`}\n${AGENT_USAGE}`);
     return 2;

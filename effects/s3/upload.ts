@@ -8,6 +8,7 @@ import {
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
   GetObjectCommand,
+  ListMultipartUploadsCommand,
   UploadPartCommand,
   type CompletedPart,
   type S3Client,
@@ -92,4 +93,30 @@ export async function verifyObject(
 export async function readObject(s3: S3Client, at: ObjectLocation, signal?: AbortSignal): Promise<StoredObject> {
   const { Body } = await s3.send(new GetObjectCommand({ Bucket: at.bucket, Key: at.key }), { abortSignal: signal });
   return digestOf(Body as AsyncIterable<Uint8Array>);
+}
+
+/**
+ * Aborts every multipart upload under exactly this key that never completed (an agent killed
+ * mid-upload leaves one: invisible as an object, but the store keeps and bills its parts).
+ */
+export async function abortUploads(s3: S3Client, at: ObjectLocation, signal?: AbortSignal): Promise<number> {
+  let aborted = 0;
+  let KeyMarker: string | undefined;
+  let UploadIdMarker: string | undefined;
+  for (;;) {
+    const page = await s3.send(
+      new ListMultipartUploadsCommand({ Bucket: at.bucket, Prefix: at.key, KeyMarker, UploadIdMarker }),
+      { abortSignal: signal },
+    );
+    for (const u of page.Uploads ?? []) {
+      if (u.Key !== at.key || !u.UploadId) continue;
+      await s3.send(new AbortMultipartUploadCommand({ Bucket: at.bucket, Key: at.key, UploadId: u.UploadId }), {
+        abortSignal: signal,
+      });
+      aborted += 1;
+    }
+    if (!page.IsTruncated) return aborted;
+    KeyMarker = page.NextKeyMarker;
+    UploadIdMarker = page.NextUploadIdMarker;
+  }
 }

@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { CreateMultipartUploadCommand, ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readObject } from '../../effects/s3/index.ts';
 import { runAgentCommand } from '../../manager/agent.ts';
@@ -31,11 +32,11 @@ describe('agent snapshot against a real etcd and a real S3-compatible server', {
   });
 
   /** Runs the agent in-process with the S3 credentials in its environment, as the Job's Pod has them. */
-  async function agent(args: string[], env: NodeJS.ProcessEnv = {}) {
+  async function agent(args: string[], env: NodeJS.ProcessEnv = {}, command = 'snapshot') {
     let [out, err] = ['', ''];
     writeFileSync(termination, '');
     const io = { stdout: (s: string) => void (out += s), stderr: (s: string) => void (err += s) };
-    const code = await runAgentCommand(['snapshot', ...args], io, { terminationLog: termination, env });
+    const code = await runAgentCommand([command, ...args], io, { terminationLog: termination, env });
     return { code, out, err, message: readFileSync(termination, 'utf8') };
   }
   const credentials = () => ({
@@ -73,7 +74,7 @@ describe('agent snapshot against a real etcd and a real S3-compatible server', {
   it('without credentials fails with exit 1 and says which variables, leaving no object', async () => {
     const got = await agent(s3Args('demo/no-creds.db'));
     expect(got.code).toBe(1);
-    expect(got.err).toBe('snapshot failed: an S3 snapshot needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set\n');
+    expect(got.err).toBe('snapshot failed: S3 needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set\n');
     expect(got.message).toBe(got.err.trim());
   });
 
@@ -97,5 +98,36 @@ describe('agent snapshot against a real etcd and a real S3-compatible server', {
       env: { ...process.env, ...credentials() },
     });
     expect(JSON.parse(stdout)).toMatchObject({ location: `s3://${s3.bucket}/demo/cli.db`, revision });
+  });
+
+  it('delete-snapshot deletes the object and aborts uploads to its key that never completed', async () => {
+    const key = 'demo/to-delete.db';
+    expect((await agent(s3Args(key), credentials())).code).toBe(0);
+    // What an agent killed mid-upload leaves: an upload that never completed, under the same key.
+    const left = await s3.client.send(new CreateMultipartUploadCommand({ Bucket: s3.bucket, Key: key }));
+    const uploads = async () =>
+      ((await s3.client.send(new ListMultipartUploadsCommand({ Bucket: s3.bucket }))).Uploads ?? []).filter(
+        (u) => u.Key === key,
+      );
+    expect((await uploads()).map((u) => u.UploadId)).toEqual([left.UploadId]);
+    const where = ['--s3-bucket', s3.bucket, '--s3-key', key, '--s3-endpoint', s3.endpoint.endpoint!];
+    const got = await agent([...where, '--s3-force-path-style'], credentials(), 'delete-snapshot');
+    expect(got.err).toBe('');
+    expect(JSON.parse(got.out)).toEqual({ deleted: `s3://${s3.bucket}/${key}` });
+    await expect(readObject(s3.client, { bucket: s3.bucket, key })).rejects.toThrow(/NoSuchKey|not exist/i);
+    expect(await uploads()).toEqual([]);
+    // Deleting what is already gone is done, not an error: a Job run again after a crash.
+    const again = await agent([...where, '--s3-force-path-style'], credentials(), 'delete-snapshot');
+    expect(again.code).toBe(0);
+  });
+
+  it('stores to a file in a directory it makes, and delete-snapshot removes the file and a leftover .partial', async () => {
+    const file = join(dir, 'sub', 'dir', 'two.db');
+    expect((await agent(['--endpoint', endpoint, '--file', file])).code).toBe(0);
+    writeFileSync(`${file}.partial`, 'left by a killed run');
+    const got = await agent(['--file', file], {}, 'delete-snapshot');
+    expect(got.code).toBe(0);
+    expect(existsSync(file)).toBe(false);
+    expect(existsSync(`${file}.partial`)).toBe(false);
   });
 });
