@@ -30,6 +30,8 @@ export const ConditionType = {
   Joined: 'Joined',
   /** EtcdMember: the learner was promoted to a voter. */
   Promoted: 'Promoted',
+  /** EtcdSnapshot: stored and read back whole (True), or not yet or never (False, with why). */
+  Complete: 'Complete',
 } as const;
 
 /** One of the condition types above. */

@@ -31,13 +31,13 @@ export interface JournalCommandOptions {
 }
 
 /** The usage text. */
-export const JOURNAL_USAGE = `usage: etcd-operator journal NAME [-n NAMESPACE] [--kind EtcdCluster|EtcdMember] [--tail STEPS] [--follow] [--json] [--db PATH]
+export const JOURNAL_USAGE = `usage: etcd-operator journal NAME [-n NAMESPACE] [--kind EtcdCluster|EtcdMember|EtcdSnapshot] [--tail STEPS] [--follow] [--json] [--db PATH]
 
-Prints the timeline of an EtcdCluster (with its members) or an EtcdMember: each step's
+Prints the timeline of an EtcdCluster (with its members and snapshots), an EtcdMember or an EtcdSnapshot: each step's
 event and transition, the intents it asked for and how they ended.
 
   -n, --namespace NS   namespace of NAME (default: default)
-      --kind KIND      EtcdCluster or EtcdMember, when both have the name
+      --kind KIND      EtcdCluster, EtcdMember or EtcdSnapshot, when more than one has the name
       --tail STEPS     only the last STEPS steps of each object (then new ones, with --follow)
   -f, --follow         keep printing new rows until interrupted
       --json           one JSON object per row
@@ -102,7 +102,7 @@ async function show(
   if (found.length === 0) {
     const known = journal.objects().map((o) => `${o.ref.kind}/${o.ref.name}`);
     io.stderr(
-      `etcd-operator journal: no ${kind ?? 'EtcdCluster or EtcdMember'} named ${name} in namespace ${namespace} ` +
+      `etcd-operator journal: no ${kind ?? 'EtcdCluster, EtcdMember or EtcdSnapshot'} named ${name} in namespace ${namespace} ` +
         `in ${journal.path}` +
         (known.length ? ` (it has: ${known.slice(0, 20).join(', ')})` : ' (it is empty)') +
         '\n',
@@ -152,19 +152,29 @@ function tail(journal: Journal, objects: readonly Snapshot[], steps: number) {
   return rows.sort((a, b) => a.lsn - b.lsn);
 }
 
-/** The objects `journal NAME` covers: the cluster NAME and its members, or the member NAME. */
+/**
+ * The objects `journal NAME` covers: the cluster NAME with its members and snapshots, or the
+ * member or snapshot NAME (`--kind` tells them apart when names collide).
+ */
 export function select(objects: readonly Snapshot[], namespace: string, name: string, kind?: ObjectKind): Snapshot[] {
   const inNs = objects.filter((o) => o.ref.namespace === namespace);
-  const clusters = kind === 'EtcdMember' ? [] : inNs.filter((o) => o.ref.kind === 'EtcdCluster' && o.ref.name === name);
+  const clusters =
+    kind === undefined || kind === 'EtcdCluster'
+      ? inNs.filter((o) => o.ref.kind === 'EtcdCluster' && o.ref.name === name)
+      : [];
   if (clusters.length > 0) {
-    const members = inNs.filter(
+    const parts = inNs.filter(
       (o) =>
-        o.ref.kind === 'EtcdMember' &&
-        (o.ref.cluster !== undefined ? o.ref.cluster === name : o.ref.name.startsWith(`${name}-`)),
+        (o.ref.kind === 'EtcdMember' &&
+          (o.ref.cluster !== undefined ? o.ref.cluster === name : o.ref.name.startsWith(`${name}-`))) ||
+        (o.ref.kind === 'EtcdSnapshot' && o.ref.cluster === name),
     );
-    return [...clusters, ...members];
+    return [...clusters, ...parts];
   }
-  return kind === 'EtcdCluster' ? [] : inNs.filter((o) => o.ref.kind === 'EtcdMember' && o.ref.name === name);
+  if (kind === 'EtcdCluster') return [];
+  return inNs.filter(
+    (o) => o.ref.kind !== 'EtcdCluster' && (kind === undefined || o.ref.kind === kind) && o.ref.name === name,
+  );
 }
 
 function parse(argv: readonly string[]) {
@@ -182,8 +192,8 @@ function parse(argv: readonly string[]) {
     },
   });
   const kind = values.kind;
-  if (kind !== undefined && kind !== 'EtcdCluster' && kind !== 'EtcdMember') {
-    throw new UsageError(`--kind must be EtcdCluster or EtcdMember, not ${kind}`);
+  if (kind !== undefined && kind !== 'EtcdCluster' && kind !== 'EtcdMember' && kind !== 'EtcdSnapshot') {
+    throw new UsageError(`--kind must be EtcdCluster, EtcdMember or EtcdSnapshot, not ${kind}`);
   }
   const objectKind: ObjectKind | undefined = kind;
   const tailSteps = values.tail === undefined ? undefined : Number(values.tail);

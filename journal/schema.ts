@@ -60,6 +60,25 @@ export const MIGRATIONS: readonly string[] = [
    );`,
   // 2: an outcome found by recover() after a restart says so, for the timeline.
   `ALTER TABLE entries ADD COLUMN recovered INTEGER;`,
+  // 3: EtcdSnapshots have machines too. SQLite cannot change a CHECK: the table is copied.
+  `CREATE TABLE objects_v3 (
+     uid        TEXT PRIMARY KEY,
+     kind       TEXT NOT NULL CHECK (kind IN ('EtcdCluster', 'EtcdMember', 'EtcdSnapshot')),
+     namespace  TEXT NOT NULL,
+     name       TEXT NOT NULL,
+     cluster    TEXT,
+     machine    TEXT NOT NULL,
+     stage      TEXT NOT NULL,
+     state      TEXT,
+     seq        INTEGER NOT NULL,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   INSERT INTO objects_v3 SELECT uid, kind, namespace, name, cluster, machine, stage, state, seq, created_at, updated_at FROM objects;
+   DROP TABLE objects;
+   ALTER TABLE objects_v3 RENAME TO objects;
+   CREATE INDEX objects_by_name ON objects (namespace, name);
+   CREATE INDEX objects_by_cluster ON objects (namespace, cluster);`,
 ];
 
 /** The schema version this code writes and reads. */

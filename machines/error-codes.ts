@@ -43,9 +43,17 @@ export const ERR = {
   PATCH_STATUS: 'ERR_PATCH_STATUS',
   READ_CLUSTER: 'ERR_READ_CLUSTER',
   READ_MEMBER: 'ERR_READ_MEMBER',
+  READ_SNAPSHOT: 'ERR_READ_SNAPSHOT',
+  ADD_FINALIZER: 'ERR_ADD_FINALIZER',
+  CREATE_JOB: 'ERR_CREATE_JOB',
+  DELETE_JOB: 'ERR_DELETE_JOB',
   // Kubernetes objects not as an effect needs them.
   /** The EtcdCluster is gone. */
   CLUSTER_GONE: 'ERR_CLUSTER_GONE',
+  /** The EtcdSnapshot is gone. */
+  SNAPSHOT_GONE: 'ERR_SNAPSHOT_GONE',
+  /** A Job by the name the operator would create belongs to another object. */
+  CREATE_JOB_FOREIGN: 'ERR_CREATE_JOB_FOREIGN',
   /** The EtcdMember is gone: nothing can bring it back. */
   MEMBER_GONE: 'ERR_MEMBER_GONE',
   /** The object whose status is written is gone (its finalizer released). */

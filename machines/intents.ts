@@ -53,6 +53,17 @@ export interface SetDormantParams {
   readonly dormant: boolean;
 }
 
+/** Parameters of an intent about one EtcdSnapshot (its finalizer, its Jobs). */
+export interface SnapshotParams {
+  readonly snapshot: string;
+}
+
+/** Parameters of createSnapshotJob: the snapshot, and the EtcdMember it is taken from. */
+export interface CreateSnapshotJobParams {
+  readonly snapshot: string;
+  readonly member: string;
+}
+
 /** Every intent kind, with its parameters. */
 export interface IntentParams {
   readonly ensureServices: EnsureServicesParams;
@@ -66,6 +77,11 @@ export interface IntentParams {
   readonly createPod: MemberParams;
   readonly deletePod: MemberParams;
   readonly releaseFinalizer: MemberParams;
+  readonly addSnapshotFinalizer: SnapshotParams;
+  readonly createSnapshotJob: CreateSnapshotJobParams;
+  readonly deleteSnapshotJob: SnapshotParams;
+  readonly createSnapshotDeleteJob: SnapshotParams;
+  readonly releaseSnapshotFinalizer: SnapshotParams;
 }
 
 /** The name of an intent kind. */
@@ -96,7 +112,18 @@ export const MEMBER_INTENTS = [
   'releaseFinalizer',
 ] as const satisfies readonly IntentKind[];
 
+/** The intents the snapshot machine asks for. */
+export const SNAPSHOT_INTENTS = [
+  'addSnapshotFinalizer',
+  'createSnapshotJob',
+  'deleteSnapshotJob',
+  'createSnapshotDeleteJob',
+  'releaseSnapshotFinalizer',
+] as const satisfies readonly IntentKind[];
+
 /** Intents of the cluster machine. */
 export type ClusterIntent = Intent<(typeof CLUSTER_INTENTS)[number]>;
 /** Intents of the member machine. */
 export type MemberIntent = Intent<(typeof MEMBER_INTENTS)[number]>;
+/** Intents of the snapshot machine. */
+export type SnapshotIntent = Intent<(typeof SNAPSHOT_INTENTS)[number]>;

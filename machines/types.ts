@@ -7,7 +7,7 @@
  * and the machines never read a clock.
  */
 
-import type { ClusterIntent, MemberIntent } from './intents.ts';
+import type { ClusterIntent, MemberIntent, SnapshotIntent } from './intents.ts';
 
 export type * from './intents.ts';
 
@@ -120,3 +120,52 @@ export type MemberEvent =
   | { readonly type: 'member.data.lost'; readonly at: number; readonly reason: string }
   | { readonly type: 'timer.tick'; readonly at: number }
   | EffectOutcome<MemberIntent['type']>;
+
+/** The EtcdCluster a snapshot is taken of, as the snapshot machine sees it. */
+export interface SnapshotClusterObservation {
+  readonly exists: boolean;
+  readonly deleting: boolean;
+  /** spec.replicas is 0: no member runs to take a snapshot from. */
+  readonly dormant: boolean;
+  /**
+   * Members a snapshot may be taken from: healthy voters of a cluster with a leader, followers
+   * first. Empty when quorum is lost; null when the cluster was not probed yet.
+   */
+  readonly candidates: readonly string[] | null;
+}
+
+/** What a snapshot agent reported: what it stored, read back and checked. */
+export interface SnapshotReport {
+  readonly location: string;
+  readonly size: number;
+  readonly sha256: string;
+  readonly revision: number;
+  readonly etcdVersion: string;
+}
+
+/** A Job of the snapshot machine (taking the snapshot, or deleting what it stored). */
+export interface JobObservation {
+  readonly uid: string;
+  readonly active: boolean;
+  /** The Job completed; the agent's report, when its Pod's termination message holds one. */
+  readonly succeeded: boolean;
+  readonly report?: SnapshotReport | null;
+  /** The Job failed for good (its back-off limit or deadline): why, from its last Pod if it said. */
+  readonly failed: string | null;
+  readonly deleting: boolean;
+}
+
+/** Snapshot machine events. */
+export type SnapshotEvent =
+  | {
+      readonly type: 'k8s.snapshot.updated';
+      readonly at: number;
+      readonly deleting: boolean;
+      readonly retain: boolean;
+      readonly finalizer: boolean;
+    }
+  | { readonly type: 'k8s.cluster.observed'; readonly at: number; readonly cluster: SnapshotClusterObservation }
+  | { readonly type: 'k8s.job.observed'; readonly at: number; readonly job: JobObservation | null }
+  | { readonly type: 'k8s.deleteJob.observed'; readonly at: number; readonly job: JobObservation | null }
+  | { readonly type: 'timer.tick'; readonly at: number }
+  | EffectOutcome<SnapshotIntent['type']>;

@@ -6,15 +6,16 @@
  * nothing changes: the happy path waits only for the world, never for a timer. Timers exist
  * for back-off retries, progress deadlines and the health probe of a cluster at rest.
  */
-import type { KubeConfig, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { KubeConfig, V1Job, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { EtcdCluster, EtcdMember } from '../api/v1alpha1/index.ts';
+import type { EtcdCluster, EtcdMember, EtcdSnapshot } from '../api/v1alpha1/index.ts';
 import { EtcdClients, etcdHandlers, probeCluster, type EtcdContext } from '../effects/etcd/index.ts';
 import {
   kubeClients,
   kubernetesHandlers,
-  LABEL,
   pvcName,
+  snapshotDeleteJobName,
+  snapshotJobName,
   type KubeClients,
   type KubeContext,
 } from '../effects/kubernetes/index.ts';
@@ -26,10 +27,11 @@ import { Informer, type KubeObject } from './informer.ts';
 import type { ManagerMetrics } from './metrics.ts';
 import { dataLostObserved } from './data-check.ts';
 import { clusterObserved, memberObserved, membersListed, podObserved, pvcObserved } from './observe.ts';
+import { jobObservation, snapshotClusterObserved, snapshotObserved } from './observe-snapshot.ts';
 import { ObjectRunners, type AnyEntry, type ClusterEntry } from './object-runners.ts';
 import { WorkQueue } from './queue.ts';
 import { etcdResolver, type EtcdAddressMode } from './resolver.ts';
-import { collectionPath, listCollection, memberKey, WATCHES, type WatchSpec } from './watches.ts';
+import { collectionPath, listCollection, memberKey, snapshotKey, WATCHES, type WatchSpec } from './watches.ts';
 
 /** Options of Controller. */
 export interface ControllerOptions {
@@ -67,6 +69,9 @@ export class Controller {
   readonly #members: Informer<EtcdMember>;
   readonly #pods: Informer<V1Pod>;
   readonly #pvcs: Informer<V1PersistentVolumeClaim>;
+  readonly #snapshots: Informer<EtcdSnapshot>;
+  readonly #jobs: Informer<V1Job>;
+  readonly #snapshotPods: Informer<V1Pod>;
   readonly #runners: ObjectRunners<ManagerContext>;
   /** The last etcd probe per cluster uid: null when no member answered. */
   readonly #probes = new Map<string, EtcdObservation | null>();
@@ -103,7 +108,7 @@ export class Controller {
       now: this.#now,
     });
     const informer = <T extends KubeObject>(w: WatchSpec<T>): Informer<T> => {
-      const labelSelector = w.labelled ? LABEL.cluster : undefined;
+      const labelSelector = w.selector;
       return new Informer<T>({
         name: w.resource,
         kubeConfig: options.kubeConfig,
@@ -117,11 +122,17 @@ export class Controller {
         },
       });
     };
-    const routing = { membersOf: (ns: string, cluster: string) => this.#membersOf(ns, cluster) };
+    const routing = {
+      membersOf: (ns: string, cluster: string) => this.#membersOf(ns, cluster),
+      snapshotsOf: (ns: string, cluster: string) => this.#snapshotsOf(ns, cluster),
+    };
     this.#clusters = informer(WATCHES.clusters);
     this.#members = informer(WATCHES.members);
     this.#pods = informer(WATCHES.pods);
     this.#pvcs = informer(WATCHES.pvcs);
+    this.#snapshots = informer(WATCHES.snapshots);
+    this.#jobs = informer(WATCHES.jobs);
+    this.#snapshotPods = informer(WATCHES.snapshotPods);
     options.metrics.gauge('etcd_operator_queue_depth', 'Keys waiting or being worked on.', () => this.#queue.depth);
     options.metrics.gauge(
       'etcd_operator_machines',
@@ -132,19 +143,30 @@ export class Controller {
 
   /** Whether every informer has listed once. */
   get synced(): boolean {
-    return [this.#clusters, this.#members, this.#pods, this.#pvcs].every((i) => i.synced);
+    return this.#informers().every((i) => i.synced);
+  }
+
+  #informers() {
+    return [this.#clusters, this.#members, this.#pods, this.#pvcs, this.#snapshots, this.#jobs, this.#snapshotPods];
   }
 
   /** Starts the informers; resolves once their caches are filled (work starts as they fill). */
   async start(): Promise<void> {
-    // Pods, claims and members first, so the first cluster reconciles see them.
-    await Promise.all([this.#pods.start(), this.#pvcs.start(), this.#members.start()]);
+    // Pods, claims, members and Jobs first, so the first cluster and snapshot reconciles see them.
+    await Promise.all([
+      this.#pods.start(),
+      this.#pvcs.start(),
+      this.#members.start(),
+      this.#jobs.start(),
+      this.#snapshotPods.start(),
+    ]);
     await this.#clusters.start();
+    await this.#snapshots.start();
   }
 
   /** Stops watching and waits for the work in flight. */
   async stop(): Promise<void> {
-    for (const i of [this.#clusters, this.#members, this.#pods, this.#pvcs]) i.stop();
+    for (const i of this.#informers()) i.stop();
     await this.#queue.stop();
     this.#etcd.close();
   }
@@ -153,6 +175,7 @@ export class Controller {
     const [kind, ns = '', name = ''] = key.split('/');
     if (!this.synced) return this.#queue.addAfter(key, 100);
     if (kind === 'EtcdCluster') return this.#workCluster(key, ns, name);
+    if (kind === 'EtcdSnapshot') return this.#workSnapshot(key, ns, name);
     return this.#workMember(key, ns, name);
   }
 
@@ -212,6 +235,30 @@ export class Controller {
     if (entry.seq !== before) this.#queue.add(key);
   }
 
+  async #workSnapshot(key: string, ns: string, name: string): Promise<void> {
+    const object = this.#snapshots.get(ns, name);
+    if (!object) {
+      this.#runners.drop(key);
+      return;
+    }
+    const entry = await this.#runners.snapshot(key, object);
+    const before = entry.seq;
+    await this.#retryIfDue(entry);
+    const at = this.#now();
+    const cluster = this.#clusters.get(ns, object.spec.clusterRef.name);
+    const probe = cluster ? this.#probes.get(cluster.metadata.uid ?? '') : undefined;
+    const pods = this.#snapshotPods.list().filter((p) => p.metadata?.namespace === ns);
+    await entry.runner.feed(snapshotObserved(object, at));
+    await entry.runner.feed(snapshotClusterObserved(cluster, probe, at));
+    const job = jobObservation(this.#jobs.get(ns, snapshotJobName(name)), pods, object);
+    await entry.runner.feed({ type: 'k8s.job.observed', at, job });
+    const deleteJob = jobObservation(this.#jobs.get(ns, snapshotDeleteJobName(name)), pods);
+    await entry.runner.feed({ type: 'k8s.deleteJob.observed', at, job: deleteJob });
+    await this.#runners.refreshSnapshotStatus(entry, object);
+    this.#timers(key, entry.runner.snapshot.context);
+    if (entry.seq !== before) this.#queue.add(key);
+  }
+
   /** Asks etcd for the member list and health; members are worked again when it changed. */
   async #probe(entry: ClusterEntry<ManagerContext>, cluster: EtcdCluster): Promise<void> {
     const ref = entry.cluster;
@@ -230,6 +277,8 @@ export class Controller {
     if (JSON.stringify(previous) !== JSON.stringify(now)) {
       for (const m of this.#membersOf(ref.namespace, cluster.metadata.name ?? ''))
         this.#queue.add(memberKey(ref.namespace, m.metadata.name ?? ''));
+      for (const s of this.#snapshotsOf(ref.namespace, cluster.metadata.name ?? ''))
+        this.#queue.add(snapshotKey(ref.namespace, s.metadata.name ?? ''));
     }
   }
 
@@ -263,6 +312,12 @@ export class Controller {
     if (context.retryAt === null) return;
     const wait = context.retryAt - this.#now();
     this.#queue.addAfter(key, wait < 0 ? 1000 : wait + 1);
+  }
+
+  #snapshotsOf(namespace: string, cluster: string): EtcdSnapshot[] {
+    return this.#snapshots
+      .list()
+      .filter((s) => s.metadata.namespace === namespace && s.spec.clusterRef.name === cluster);
   }
 
   #membersOf(namespace: string, cluster: string): EtcdMember[] {

@@ -1,5 +1,5 @@
 /**
- * One Runner per EtcdCluster and EtcdMember, created on first sight and resumed from the
+ * One Runner per EtcdCluster, EtcdMember and EtcdSnapshot, created on first sight and resumed from the
  * journal (open intents recovered first), and what each journaled step tells the world: the
  * object's status, an Event when the state changed, a log line and the metrics. A status or
  * Event that cannot be written is logged and written again by the next refresh; it never
@@ -7,11 +7,19 @@
  */
 import type { Logger } from 'pino';
 import type { AnyStateMachine } from 'xstate';
-import type { EtcdCluster, EtcdClusterStatus, EtcdMember, EtcdMemberStatus } from '../api/v1alpha1/index.ts';
+import type {
+  EtcdCluster,
+  EtcdClusterStatus,
+  EtcdMember,
+  EtcdMemberStatus,
+  EtcdSnapshot,
+  EtcdSnapshotStatus,
+} from '../api/v1alpha1/index.ts';
 import { apiVersion } from '../api/v1alpha1/index.ts';
 import {
   patchClusterStatus,
   patchMemberStatus,
+  patchSnapshotStatus,
   recordEvent,
   type KubeClients,
   type KubeContext,
@@ -21,7 +29,10 @@ import { EffectError, type ClusterRef, type EffectContext } from '../effects/typ
 import { stateName, type Journal, type ObjectRef } from '../journal/index.ts';
 import { ERR } from '../machines/error-codes.ts';
 import { clusterMachine, describeCluster, describeMember, memberMachine, TAG } from '../machines/index.ts';
+import { describeSnapshot } from '../machines/describe-snapshot.ts';
+import { snapshotMachine } from '../machines/snapshot.ts';
 import { memberStatus } from './member-status.ts';
+import { snapshotStatus } from './snapshot-status.ts';
 import type { ManagerMetrics } from './metrics.ts';
 import { Runner, type Handlers, type RunnerStep } from './runner.ts';
 import { clusterStatus, topState } from './status.ts';
@@ -38,9 +49,9 @@ export interface Entry<C extends EffectContext, M extends AnyStateMachine = AnyS
   seq: number;
   resumed: boolean;
   /** The object as last seen by the informer. */
-  object: EtcdCluster | EtcdMember;
+  object: EtcdCluster | EtcdMember | EtcdSnapshot;
   /** The status this manager last wrote: newer than the informer's copy until the watch catches up. */
-  written: EtcdClusterStatus | EtcdMemberStatus | undefined;
+  written: EtcdClusterStatus | EtcdMemberStatus | EtcdSnapshotStatus | undefined;
 }
 
 /** An EtcdCluster's entry: its runner's snapshot is the cluster machine's. */
@@ -55,8 +66,16 @@ export interface MemberEntry<C extends EffectContext> extends Entry<C, typeof me
   object: EtcdMember;
 }
 
-/** A cluster's or a member's entry, told apart by `kind`. */
-export type AnyEntry<C extends EffectContext> = ClusterEntry<C> | MemberEntry<C>;
+/** An EtcdSnapshot's entry: its runner's snapshot is the snapshot machine's. */
+export interface SnapshotEntry<C extends EffectContext> extends Entry<C, typeof snapshotMachine> {
+  readonly kind: 'EtcdSnapshot';
+  object: EtcdSnapshot;
+}
+
+/** A cluster's, a member's or a snapshot's entry, told apart by `kind`. */
+export type AnyEntry<C extends EffectContext> = ClusterEntry<C> | MemberEntry<C> | SnapshotEntry<C>;
+
+const MACHINE_NAME = { EtcdCluster: 'cluster', EtcdMember: 'member', EtcdSnapshot: 'snapshot' } as const;
 
 /** What ObjectRunners needs. */
 export interface ObjectRunnersOptions<C extends EffectContext> {
@@ -126,6 +145,26 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     return entry;
   }
 
+  /** The snapshot's runner, created and resumed on first use. */
+  async snapshot(key: string, object: EtcdSnapshot): Promise<SnapshotEntry<C>> {
+    const namespace = object.metadata.namespace ?? '';
+    const name = object.metadata.name ?? '';
+    const clusterName = object.spec.clusterRef.name;
+    const ref: ObjectRef = {
+      uid: object.metadata.uid ?? '',
+      kind: 'EtcdSnapshot',
+      namespace,
+      name,
+      cluster: clusterName,
+    };
+    // Its handlers act on the EtcdSnapshot and its Jobs, never on the cluster: no cluster uid to check.
+    const cluster: ClusterRef = { namespace, name: clusterName, uid: '' };
+    const input = { snapshot: { namespace, name, uid: ref.uid, cluster: clusterName } };
+    const entry = await this.#entry(key, object, ref, cluster, snapshotMachine, input);
+    if (entry.kind !== 'EtcdSnapshot') throw new Error(`${key} runs a ${entry.kind}'s machine`);
+    return entry;
+  }
+
   /** Writes the cluster's status again from its machine when it differs (a deadline passed, a write failed). */
   refreshClusterStatus(entry: ClusterEntry<C>, object: EtcdCluster): Promise<void> {
     const path = stateName(entry.runner.snapshot.value);
@@ -137,9 +176,14 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     return this.#writeMemberStatus(entry, object, stateName(entry.runner.snapshot.value));
   }
 
+  /** Writes the snapshot's status again from its machine when it differs. */
+  refreshSnapshotStatus(entry: SnapshotEntry<C>, object: EtcdSnapshot): Promise<void> {
+    return this.#writeSnapshotStatus(entry, object, stateName(entry.runner.snapshot.value));
+  }
+
   async #entry(
     key: string,
-    object: EtcdCluster | EtcdMember,
+    object: EtcdCluster | EtcdMember | EtcdSnapshot,
     ref: ObjectRef,
     cluster: ClusterRef,
     machine: AnyStateMachine,
@@ -162,7 +206,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
         runner: new Runner<C>({
           journal: o.journal,
           ref,
-          machineName: ref.kind === 'EtcdCluster' ? 'cluster' : 'member',
+          machineName: MACHINE_NAME[ref.kind],
           machine,
           input,
           handlers: o.handlers,
@@ -191,7 +235,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     entry.seq = step.seq;
     const from = stateName(step.from as never);
     const to = stateName(step.snapshot.value as never);
-    const machine = entry.ref.kind === 'EtcdCluster' ? 'cluster' : 'member';
+    const machine = MACHINE_NAME[entry.ref.kind];
     o.metrics.steps.inc({ machine, to: topState(to) });
     if (step.intents.length > 0) o.metrics.eventToIntentSeconds.observe(Math.max(0, o.now() - step.event.at) / 1000);
     o.log.info(
@@ -207,7 +251,8 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
       'step',
     );
     if (entry.kind === 'EtcdCluster') await this.#writeClusterStatus(entry, entry.object, from, to);
-    else await this.#writeMemberStatus(entry, entry.object, to);
+    else if (entry.kind === 'EtcdMember') await this.#writeMemberStatus(entry, entry.object, to);
+    else await this.#writeSnapshotStatus(entry, entry.object, to);
     if (from !== to) await this.#event(entry, to, step.intents);
   }
 
@@ -234,9 +279,21 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     );
   }
 
+  async #writeSnapshotStatus(entry: SnapshotEntry<C>, object: EtcdSnapshot, path: string): Promise<void> {
+    const current = entry.written ?? object.status;
+    const status = snapshotStatus(
+      current,
+      { path, context: entry.runner.snapshot.context, generation: object.metadata.generation ?? 0 },
+      this.#o.now(),
+    );
+    await this.#write(entry, status, () =>
+      patchSnapshotStatus(this.#o.context(entry.cluster), entry.ref.name, status, current),
+    );
+  }
+
   async #write(
     entry: Entry<C>,
-    status: EtcdClusterStatus | EtcdMemberStatus,
+    status: EtcdClusterStatus | EtcdMemberStatus | EtcdSnapshotStatus,
     patch: () => Promise<unknown>,
   ): Promise<void> {
     try {
@@ -259,7 +316,9 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     const described =
       entry.kind === 'EtcdCluster'
         ? describeCluster(to, entry.runner.snapshot.context)
-        : describeMember(to, entry.runner.snapshot.context);
+        : entry.kind === 'EtcdMember'
+          ? describeMember(to, entry.runner.snapshot.context)
+          : describeSnapshot(to, entry.runner.snapshot.context);
     const warning = snapshot.hasTag(TAG.warning) || snapshot.context.lastError !== null;
     try {
       await recordEvent(this.#o.context(entry.cluster), {

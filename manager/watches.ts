@@ -1,9 +1,9 @@
 /**
- * What the controller watches, as data: each collection's API, whether only labelled objects
- * are watched, and which machine keys a change to one of its objects concerns.
+ * What the controller watches, as data: each collection's API, the label only its objects
+ * carry (when it watches only those), and which machine keys a change to one of its objects concerns.
  */
-import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import type { EtcdCluster, EtcdMember } from '../api/v1alpha1/index.ts';
+import type { V1Job, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { EtcdCluster, EtcdMember, EtcdSnapshot } from '../api/v1alpha1/index.ts';
 import { LABEL, type KubeClients } from '../effects/kubernetes/index.ts';
 import { GROUP, PLURAL, VERSION } from '../effects/kubernetes/meta.ts';
 import type { Listed } from './informer.ts';
@@ -12,25 +12,30 @@ import type { Listed } from './informer.ts';
 export const clusterKey = (ns: string, name: string): string => `EtcdCluster/${ns}/${name}`;
 /** The work-queue key of an EtcdMember. */
 export const memberKey = (ns: string, name: string): string => `EtcdMember/${ns}/${name}`;
+/** The work-queue key of an EtcdSnapshot. */
+export const snapshotKey = (ns: string, name: string): string => `EtcdSnapshot/${ns}/${name}`;
 
 /** What routing needs to know beyond the object itself. */
 export interface Routing {
   /** The EtcdMembers of a cluster, from the members' cache. */
   membersOf(namespace: string, cluster: string): readonly EtcdMember[];
+  /** The EtcdSnapshots of a cluster, from the snapshots' cache. */
+  snapshotsOf(namespace: string, cluster: string): readonly EtcdSnapshot[];
 }
 
 /** Where a collection is served: the operator's own resources, or the core API. */
 export type CollectionApi =
   | { readonly api: 'custom'; readonly plural: string }
-  | { readonly api: 'core'; readonly plural: 'pods' | 'persistentvolumeclaims' };
+  | { readonly api: 'core'; readonly plural: 'pods' | 'persistentvolumeclaims' }
+  | { readonly api: 'batch'; readonly plural: 'jobs' };
 
 /** One watched collection. */
 export interface WatchSpec<T> {
   /** For logs and metrics, and the collection's plural. */
   readonly resource: string;
   readonly collection: CollectionApi;
-  /** Only objects labelled with their cluster (`etcd-operator.dev/cluster`) are watched. */
-  readonly labelled: boolean;
+  /** Only objects with this label are watched (a label selector); all when absent. */
+  readonly selector?: string;
   /** The machine keys a change to `object` concerns. */
   readonly route: (object: T, routing: Routing) => string[];
 }
@@ -45,25 +50,34 @@ const byLabels = (o: Labelled): string[] => {
   return [...(member ? [memberKey(n, member)] : []), ...(cluster ? [clusterKey(n, cluster)] : [])];
 };
 
+/** A snapshot's Job or Pod concerns its snapshot, named by its label. */
+const bySnapshotLabel = (o: Labelled): string[] => {
+  const snapshot = o.metadata?.labels?.[LABEL.snapshot];
+  return snapshot ? [snapshotKey(o.metadata?.namespace ?? '', snapshot)] : [];
+};
+
 /** Every collection the controller watches. */
 export const WATCHES = {
   clusters: {
     resource: 'etcdclusters',
     collection: { api: 'custom', plural: PLURAL.cluster },
-    labelled: false,
     // A spec edit (a generation the status has not caught up with) also goes to the members:
-    // one stopped on a failure tries again when its cluster changes.
+    // one stopped on a failure tries again when its cluster changes. Every change goes to the
+    // cluster's snapshots: one waits for its cluster, or refuses one being deleted.
     route: (c, routing) => {
       const [n, name] = [c.metadata.namespace ?? '', c.metadata.name ?? ''];
       const edited = c.metadata.generation !== c.status?.observedGeneration;
       const members = edited ? routing.membersOf(n, name) : [];
-      return [clusterKey(n, name), ...members.map((m) => memberKey(n, m.metadata.name ?? ''))];
+      return [
+        clusterKey(n, name),
+        ...members.map((m) => memberKey(n, m.metadata.name ?? '')),
+        ...routing.snapshotsOf(n, name).map((s) => snapshotKey(n, s.metadata.name ?? '')),
+      ];
     },
   } satisfies WatchSpec<EtcdCluster>,
   members: {
     resource: 'etcdmembers',
     collection: { api: 'custom', plural: PLURAL.member },
-    labelled: false,
     route: (m) => [
       memberKey(m.metadata.namespace ?? '', m.metadata.name ?? ''),
       clusterKey(m.metadata.namespace ?? '', m.spec.cluster),
@@ -72,21 +86,41 @@ export const WATCHES = {
   pods: {
     resource: 'pods',
     collection: { api: 'core', plural: 'pods' },
-    labelled: true,
+    selector: LABEL.cluster,
     route: byLabels,
   } satisfies WatchSpec<V1Pod>,
   pvcs: {
     resource: 'persistentvolumeclaims',
     collection: { api: 'core', plural: 'persistentvolumeclaims' },
-    labelled: true,
+    selector: LABEL.cluster,
     route: byLabels,
   } satisfies WatchSpec<V1PersistentVolumeClaim>,
+  snapshots: {
+    resource: 'etcdsnapshots',
+    collection: { api: 'custom', plural: PLURAL.snapshot },
+    route: (s) => [snapshotKey(s.metadata.namespace ?? '', s.metadata.name ?? '')],
+  } satisfies WatchSpec<EtcdSnapshot>,
+  // A snapshot's Jobs, and their Pods (the agent's report is the Pod's termination message).
+  // Not under the cluster label: the Services and the scale selector must not count them as members.
+  jobs: {
+    resource: 'jobs',
+    collection: { api: 'batch', plural: 'jobs' },
+    selector: LABEL.snapshot,
+    route: bySnapshotLabel,
+  } satisfies WatchSpec<V1Job>,
+  snapshotPods: {
+    resource: 'snapshot-pods',
+    collection: { api: 'core', plural: 'pods' },
+    selector: LABEL.snapshot,
+    route: bySnapshotLabel,
+  } satisfies WatchSpec<V1Pod>,
 };
 
 /** The collection's API path, in one namespace or all. */
 export function collectionPath(c: CollectionApi, namespace: string | undefined): string {
   const ns = namespace ? `namespaces/${namespace}/` : '';
-  return c.api === 'custom' ? `/apis/${GROUP}/${VERSION}/${ns}${c.plural}` : `/api/v1/${ns}${c.plural}`;
+  if (c.api === 'custom') return `/apis/${GROUP}/${VERSION}/${ns}${c.plural}`;
+  return c.api === 'batch' ? `/apis/batch/v1/${ns}${c.plural}` : `/api/v1/${ns}${c.plural}`;
 }
 
 /** Lists the collection, in one namespace or all, with the label selector when given. */
@@ -104,6 +138,12 @@ export async function listCollection<T>(
     return { items: r.items, resourceVersion: r.metadata.resourceVersion };
   }
   const q = { labelSelector };
+  if (c.api === 'batch') {
+    const jobs = await (namespace
+      ? kube.batch.listNamespacedJob({ ...q, namespace })
+      : kube.batch.listJobForAllNamespaces(q));
+    return { items: jobs.items as T[], resourceVersion: jobs.metadata?.resourceVersion ?? '' };
+  }
   const r =
     c.plural === 'pods'
       ? await (namespace ? kube.core.listNamespacedPod({ ...q, namespace }) : kube.core.listPodForAllNamespaces(q))

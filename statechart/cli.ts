@@ -12,7 +12,7 @@ import { isFormat, renderChart, FORMATS } from './output.ts';
 import { overlayOf } from './overlay.ts';
 
 /** The usage text. */
-export const STATECHART_USAGE = `usage: etcd-operator statechart cluster|member [--format svg|dot|json] [-o FILE]
+export const STATECHART_USAGE = `usage: etcd-operator statechart cluster|member|snapshot [--format svg|dot|json] [-o FILE]
        etcd-operator statechart NAME [-n NAMESPACE] [--member M] [--last N] [--format F] [-o FILE] --db PATH
 
 The first form draws a machine from its definition: every state with the step and message
@@ -109,7 +109,7 @@ function parse(argv: readonly string[]) {
   if (!values.help && positionals.length !== 1) {
     throw new Error(
       positionals.length === 0
-        ? 'cluster, member or NAME is missing'
+        ? 'cluster, member, snapshot or NAME is missing'
         : `one NAME expected, got ${positionals.join(' ')}`,
     );
   }

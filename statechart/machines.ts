@@ -1,5 +1,5 @@
 /**
- * The two machines the charts draw, each with what its `describe` needs: a context. The
+ * The machines the charts draw, each with what its `describe` needs: a context. The
  * plain chart describes every state with the machine's initial context (a placeholder
  * object); an overlay describes the current state with the context the journal kept.
  */
@@ -12,10 +12,13 @@ import {
   type ClusterContext,
   type MemberContext,
 } from '../machines/index.ts';
+import { describeSnapshot } from '../machines/describe-snapshot.ts';
+import type { SnapshotContext } from '../machines/snapshot-decide.ts';
+import { snapshotMachine } from '../machines/snapshot.ts';
 import { chartOf, type Chart } from './model.ts';
 
 /** The machines a chart can be drawn for. */
-export const MACHINE_NAMES = ['cluster', 'member'] as const;
+export const MACHINE_NAMES = ['cluster', 'member', 'snapshot'] as const;
 /** One of {@link MACHINE_NAMES}. */
 export type MachineName = (typeof MACHINE_NAMES)[number];
 
@@ -36,6 +39,11 @@ const MACHINES: Record<MachineName, Entry> = {
     machine: memberMachine,
     input: { member: { ...ref, cluster: 'CLUSTER' }, bootstrap: false, medium: '' },
     describe: (path, c) => describeMember(path, c as MemberContext),
+  },
+  snapshot: {
+    machine: snapshotMachine,
+    input: { snapshot: { ...ref, cluster: 'CLUSTER' } },
+    describe: (path, c) => describeSnapshot(path, c as SnapshotContext),
   },
 };
 

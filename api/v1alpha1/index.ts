@@ -2,9 +2,10 @@
 import type { Kind } from '../schema.ts';
 import { etcdCluster } from './etcdcluster.ts';
 import { etcdMember } from './etcdmember.ts';
+import { etcdSnapshot } from './etcdsnapshot.ts';
 
 /** Every kind the operator defines, in the order the docs list them. */
-export const kinds: readonly Kind[] = [etcdCluster, etcdMember];
+export const kinds: readonly Kind[] = [etcdCluster, etcdMember, etcdSnapshot];
 
 export * from './types.generated.ts';
 export { DEFAULT_ETCD_VERSION } from './common.ts';

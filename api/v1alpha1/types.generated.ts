@@ -26,6 +26,17 @@ export interface EtcdMember {
   status?: EtcdMemberStatus;
 }
 
+/** One snapshot of an EtcdCluster: a Job streams it from a healthy member to S3 or a PVC and reads it back to check its SHA-256. Deleting the EtcdSnapshot deletes the stored snapshot unless deletionPolicy is Retain. */
+export interface EtcdSnapshot {
+  apiVersion: 'etcd-operator.dev/v1alpha1';
+  kind: 'EtcdSnapshot';
+  metadata: V1ObjectMeta;
+  /** The snapshot to take. Fixed once created, except deletionPolicy. */
+  spec: EtcdSnapshotSpec;
+  /** Where the snapshot machine stands, and what was stored. */
+  status?: EtcdSnapshotStatus;
+}
+
 /** The etcd cluster the user wants. */
 export interface EtcdClusterSpec {
   /** Number of voting members. 0 parks the cluster (dormant): Pods go, data stays, and scaling up again resumes the same cluster. Odd numbers tolerate as many failures as the next even one. */
@@ -200,6 +211,94 @@ export interface EtcdMemberStatus {
   pvcName?: string;
   /** True once etcd has run on this member's volume: from then on an empty data directory means the data was lost, and the member is replaced instead of started. The Pod's check-data init container then fails with exit code 3 and says so in its termination message. */
   dataInitialized?: boolean;
+  /** Conditions: Available, Progressing, Degraded and one per step kind, each with a reason and a human message. */
+  conditions?: Condition[];
+}
+
+/** The snapshot to take. Fixed once created, except deletionPolicy. */
+export interface EtcdSnapshotSpec {
+  /** The EtcdCluster to snapshot, in the same namespace. */
+  clusterRef: ClusterReference;
+  /** Where the snapshot is stored: exactly one of s3 and pvc. */
+  destination: SnapshotDestination;
+  /** What deleting this EtcdSnapshot does to the stored snapshot: Delete removes it (a Job with the same credentials does), Retain keeps it. */
+  deletionPolicy: 'Delete' | 'Retain';
+}
+
+/** The EtcdCluster to snapshot, in the same namespace. */
+export interface ClusterReference {
+  /** EtcdCluster name. */
+  name: string;
+}
+
+/** Where the snapshot is stored: exactly one of s3 and pvc. */
+export interface SnapshotDestination {
+  /** An S3 bucket (AWS or any S3-compatible server). */
+  s3?: S3Destination;
+  /** A PersistentVolumeClaim in the same namespace; the snapshot is a file on it. */
+  pvc?: PVCDestination;
+}
+
+/** An S3 bucket (AWS or any S3-compatible server). */
+export interface S3Destination {
+  /** URL of an S3-compatible server, such as http://s3.storage.svc:7070. Left out, AWS S3 of the region. */
+  endpoint?: string;
+  /** Bucket name. It must exist. */
+  bucket: string;
+  /** Prefix of the object key. The key is <keyPrefix><namespace>/<cluster>/<snapshot name>-<uid prefix>.db. */
+  keyPrefix?: string;
+  /** Region of the bucket (default us-east-1). */
+  region?: string;
+  /** Address the bucket in the path (http://server/bucket/key) rather than in the host name; most S3-compatible servers need it. */
+  forcePathStyle: boolean;
+  /** A Secret in the same namespace holding the access key. Only the snapshot Job reads it, as environment variables; the manager never does. */
+  credentialsSecretRef: S3Credentials;
+}
+
+/** A Secret in the same namespace holding the access key. Only the snapshot Job reads it, as environment variables; the manager never does. */
+export interface S3Credentials {
+  /** Secret name. */
+  name: string;
+  /** Key of the access key ID in the Secret. */
+  accessKeyIDKey: string;
+  /** Key of the secret access key in the Secret. */
+  secretAccessKeyKey: string;
+}
+
+/** A PersistentVolumeClaim in the same namespace; the snapshot is a file on it. */
+export interface PVCDestination {
+  /** PersistentVolumeClaim name. It must exist. */
+  claimName: string;
+  /** Directory inside the volume, relative (no leading /, no ..). The file is <subPath>/<namespace>-<cluster>-<snapshot name>-<uid prefix>.db. */
+  subPath?: string;
+}
+
+/** Where the snapshot machine stands, and what was stored. */
+export interface EtcdSnapshotStatus {
+  /** metadata.generation the operator last acted on. */
+  observedGeneration?: number;
+  /** Pending (waiting to start), Running (the Job streams and checks the snapshot), Succeeded (stored and read back whole), Failed (see the conditions), Deleting. */
+  phase?: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Deleting';
+  /** The snapshot machine's state. */
+  state?: string;
+  /** The EtcdMember the snapshot is taken from: a healthy voter, a follower when there is one. */
+  member?: string;
+  /** The Job that takes the snapshot. */
+  jobName?: string;
+  /** When the Job was created. */
+  startTime?: string;
+  /** When the snapshot was stored and checked. */
+  completionTime?: string;
+  /** Where it is: s3://bucket/key, or pvc://claim/path. */
+  location?: string;
+  /** Size in bytes. */
+  size?: number;
+  /** SHA-256 of the stored bytes, in hexadecimal; the object was read back and matched it. */
+  sha256?: string;
+  /** etcd revision when the snapshot began (the snapshot holds at least this revision). */
+  revision?: number;
+  /** Version of the etcd member it was taken from. */
+  etcdVersion?: string;
   /** Conditions: Available, Progressing, Degraded and one per step kind, each with a reason and a human message. */
   conditions?: Condition[];
 }

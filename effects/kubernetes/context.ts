@@ -1,7 +1,7 @@
 /** What the Kubernetes handlers get besides their parameters: the API clients of one KubeConfig. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CoreV1Api, CustomObjectsApi, EventsV1Api } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, EventsV1Api } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { EffectContext } from '../types.ts';
 
@@ -15,6 +15,7 @@ export const DEFAULT_AGENT_IMAGE = `ghcr.io/etcd-operator/etcd-operator:${versio
 /** The API clients the handlers use. */
 export interface KubeClients {
   readonly core: CoreV1Api;
+  readonly batch: BatchV1Api;
   readonly custom: CustomObjectsApi;
   readonly events: EventsV1Api;
 }
@@ -32,6 +33,7 @@ export interface KubeContext extends EffectContext {
 export function kubeClients(kc: KubeConfig): KubeClients {
   return {
     core: kc.makeApiClient(CoreV1Api),
+    batch: kc.makeApiClient(BatchV1Api),
     custom: kc.makeApiClient(CustomObjectsApi),
     events: kc.makeApiClient(EventsV1Api),
   };

@@ -11,10 +11,12 @@ export const GROUP = 'etcd-operator.dev';
 /** API version of the operator's kinds (without the group). */
 export const VERSION = 'v1alpha1';
 /** Plural resource names, as the API server serves them. */
-export const PLURAL = { cluster: 'etcdclusters', member: 'etcdmembers' } as const;
+export const PLURAL = { cluster: 'etcdclusters', member: 'etcdmembers', snapshot: 'etcdsnapshots' } as const;
 
 /** Finalizer on every EtcdMember: the member leaves etcd before its object goes. */
 export const FINALIZER = 'etcd-operator.dev/leave-etcd';
+/** Finalizer on every EtcdSnapshot: what its Job stored is deleted (unless Retain) before the object goes. */
+export const SNAPSHOT_FINALIZER = 'etcd-operator.dev/delete-stored-snapshot';
 
 /** Label keys. */
 export const LABEL = {
@@ -22,6 +24,10 @@ export const LABEL = {
   managedBy: 'app.kubernetes.io/managed-by',
   cluster: 'etcd-operator.dev/cluster',
   member: 'etcd-operator.dev/member',
+  /** On an EtcdSnapshot's Jobs and their Pods: the EtcdSnapshot's name. */
+  snapshot: 'etcd-operator.dev/snapshot',
+  /** On an EtcdSnapshot's Jobs and their Pods: snapshot or delete. */
+  job: 'etcd-operator.dev/job',
 } as const;
 
 /** Labels of everything that belongs to a cluster; the Services select member Pods by these. */

@@ -2,7 +2,7 @@
  * Reads of the operator's own kinds (EtcdCluster, EtcdMember) through the custom objects API,
  * each with the call's deadline, and the check that the cluster is still the incarnation asked for.
  */
-import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
+import type { EtcdCluster, EtcdMember, EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { ERR } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
 import { callOptions, readOrNull } from './_util.ts';
@@ -57,4 +57,22 @@ export async function readCluster(ctx: KubeContext): Promise<EtcdCluster> {
     });
   }
   return cluster;
+}
+
+/** The EtcdSnapshot `name` in the context's namespace; a missing one is a non-retryable ERR_SNAPSHOT_GONE. */
+export async function requireSnapshot(ctx: KubeContext, name: string): Promise<EtcdSnapshot> {
+  const snapshot = await readOrNull(
+    ERR.READ_SNAPSHOT,
+    `reading EtcdSnapshot ${name}`,
+    () =>
+      ctx.kube.custom.getNamespacedCustomObject(
+        customRef(ctx, PLURAL.snapshot, name),
+        callOptions(ctx.signal),
+      ) as Promise<EtcdSnapshot>,
+  );
+  if (!snapshot)
+    throw new EffectError(ERR.SNAPSHOT_GONE, `EtcdSnapshot ${ctx.cluster.namespace}/${name} does not exist`, {
+      retryable: false,
+    });
+  return snapshot;
 }

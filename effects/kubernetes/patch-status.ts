@@ -1,9 +1,9 @@
 /**
- * Status writers: a merge patch on the status subresource of an EtcdCluster or EtcdMember
+ * Status writers: a merge patch on the status subresource of an EtcdCluster, EtcdMember or EtcdSnapshot
  * with only the fields that differ, and no write at all when nothing changed.
  */
 import { PatchStrategy } from '@kubernetes/client-node';
-import type { EtcdClusterStatus, EtcdMemberStatus } from '../../api/v1alpha1/index.ts';
+import type { EtcdClusterStatus, EtcdMemberStatus, EtcdSnapshotStatus } from '../../api/v1alpha1/index.ts';
 import { ERR } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
 import { apiError, callOptions, isNotFound, readOrNull } from './_util.ts';
@@ -80,4 +80,14 @@ export function patchMemberStatus(
   current?: EtcdMemberStatus,
 ): Promise<StatusWrite> {
   return patchStatus(ctx, PLURAL.member, member, status, current);
+}
+
+/** Writes the fields of `status` that differ on EtcdSnapshot `snapshot`; `current` as for patchClusterStatus. */
+export function patchSnapshotStatus(
+  ctx: KubeContext,
+  snapshot: string,
+  status: EtcdSnapshotStatus,
+  current?: EtcdSnapshotStatus,
+): Promise<StatusWrite> {
+  return patchStatus(ctx, PLURAL.snapshot, snapshot, status, current);
 }

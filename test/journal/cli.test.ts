@@ -183,7 +183,7 @@ describe('journal command', { timeout: 30_000 }, () => {
     expect(missing.stderr).toMatch(/no journal at .*\.nope \(give --db PATH or set ETCD_OPERATOR_JOURNAL\)/);
     const unknown = await run(['ghost', '--db', db]);
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toContain('no EtcdCluster or EtcdMember named ghost in namespace default');
+    expect(unknown.stderr).toContain('no EtcdCluster, EtcdMember or EtcdSnapshot named ghost in namespace default');
     expect(unknown.stderr).toContain('it has: EtcdCluster/demo, EtcdMember/demo-0');
     const wrongKind = await run(['demo-0', '--kind', 'EtcdCluster', '--db', db]);
     expect(wrongKind.stderr).toContain('no EtcdCluster named demo-0');

@@ -257,6 +257,18 @@ describe('journal: files', () => {
     expect(() => Journal.open(path, { readonly: true })).toThrow('has schema version 1, this reader needs');
     const j = journal(path);
     expect(j.openIntents()).toMatchObject([{ id: 'uid-demo:1:0', params: { member: 'demo-0' } }]);
+    // Migration 3 copies the objects table (for EtcdSnapshots): the object and its stage are kept.
+    expect(j.objects().map((o) => [o.ref.kind, o.ref.name, o.stage])).toEqual([
+      ['EtcdCluster', 'demo', 'Bootstrapping'],
+    ]);
+    const snap = {
+      uid: 'uid-snap',
+      kind: 'EtcdSnapshot',
+      namespace: 'default',
+      name: 'nightly',
+      cluster: 'demo',
+    } as const;
+    expect(j.recordStep(snap, step('pending', 'taking', []))).toEqual({ seq: 1, intentIds: [] });
     j.recordOutcome(demo, 'uid-demo:1:0', { ok: true, recovered: true });
     expect(j.timeline({ uid: demo.uid }).at(-1)).toMatchObject({ entry: 'outcome', recovered: true });
     const raw = new Database(path, { readonly: true });

@@ -1,21 +1,32 @@
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
+import type { EtcdCluster, EtcdMember, EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { collectionPath, WATCHES } from '../../manager/watches.ts';
 
 const member = (name: string): EtcdMember => ({ metadata: { name, namespace: 'ns' } }) as EtcdMember;
-const routing = { membersOf: () => [member('demo-0'), member('demo-1')] };
+const snapshot = (name: string): EtcdSnapshot => ({ metadata: { name, namespace: 'ns' } }) as EtcdSnapshot;
+const routing = { membersOf: () => [member('demo-0'), member('demo-1')], snapshotsOf: () => [snapshot('nightly')] };
 const cluster = (generation: number, observedGeneration: number): EtcdCluster =>
   ({ metadata: { name: 'demo', namespace: 'ns', generation }, status: { observedGeneration } }) as EtcdCluster;
 
 describe('watches', () => {
-  it('a cluster concerns itself, and its members too when its spec was edited', () => {
-    expect(WATCHES.clusters.route(cluster(2, 2), routing)).toEqual(['EtcdCluster/ns/demo']);
+  it('a cluster concerns itself and its snapshots, and its members too when its spec was edited', () => {
+    expect(WATCHES.clusters.route(cluster(2, 2), routing)).toEqual(['EtcdCluster/ns/demo', 'EtcdSnapshot/ns/nightly']);
     expect(WATCHES.clusters.route(cluster(3, 2), routing)).toEqual([
       'EtcdCluster/ns/demo',
       'EtcdMember/ns/demo-0',
       'EtcdMember/ns/demo-1',
+      'EtcdSnapshot/ns/nightly',
     ]);
+  });
+
+  it("a snapshot's Job and its Pods concern the snapshot their label names", () => {
+    const labels = { 'etcd-operator.dev/snapshot': 'nightly', 'etcd-operator.dev/job': 'snapshot' };
+    const job: V1Job = { metadata: { name: 'nightly-snapshot', namespace: 'ns', labels } };
+    const pod: V1Pod = { metadata: { name: 'nightly-snapshot-x1', namespace: 'ns', labels } };
+    expect(WATCHES.jobs.route(job)).toEqual(['EtcdSnapshot/ns/nightly']);
+    expect(WATCHES.snapshotPods.route(pod)).toEqual(['EtcdSnapshot/ns/nightly']);
+    expect(collectionPath(WATCHES.jobs.collection, 'ns')).toBe('/apis/batch/v1/namespaces/ns/jobs');
   });
 
   it('a member concerns itself and its cluster', () => {

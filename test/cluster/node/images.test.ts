@@ -27,6 +27,13 @@ describe('images', () => {
     expect(image.files[0]!.script).toMatch(/manager\/cli\.ts' "\$@"\n$/);
   });
 
+  it('the versitygw image is the S3 server build.sh builds, and only at its version', async () => {
+    const image = await resolveImage('versity/versitygw:v1.8.0');
+    expect(image.files[0]).toMatchObject({ path: '/usr/local/bin/versitygw' });
+    expect(image.files[0]!.source).toMatch(/versitygw-v1\.8\.0\/versitygw$/);
+    await expect(resolveImage('versity/versitygw:v1.7.0')).rejects.toThrow(/no local versitygw v1\.7\.0/);
+  });
+
   it('an image with no local binaries, or an etcd series with no wrapper module, cannot be pulled', async () => {
     await expect(resolveImage('busybox:1.36')).rejects.toThrow(
       /failed to pull image "busybox:1.36": this local node has no binaries for it/,

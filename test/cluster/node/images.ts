@@ -80,10 +80,37 @@ async function resolve(image: string): Promise<ImageContents> {
       cmd: [],
     };
   }
+  const gateway = versitygwImage.exec(image);
+  if (gateway) {
+    // The S3-compatible server the snapshot tests and `make dev` store to, at the version build.sh builds.
+    const built = await buildVersitygw(image, gateway[1]!);
+    return {
+      files: [{ path: '/usr/local/bin/versitygw', source: built }],
+      entrypoint: ['/usr/local/bin/versitygw'],
+      cmd: [],
+    };
+  }
   throw new ImagePullError(
     image,
-    'this local node has no binaries for it (it runs quay.io/coreos/etcd:vX.Y.Z, gcr.io/etcd-development/etcd:vX.Y.Z and */etcd-operator)',
+    'this local node has no binaries for it (it runs quay.io/coreos/etcd:vX.Y.Z, gcr.io/etcd-development/etcd:vX.Y.Z, */etcd-operator and versity/versitygw:vX.Y.Z)',
   );
+}
+
+const versitygwImage = /^(?:docker\.io\/)?versity\/versitygw:(v\d+\.\d+\.\d+)$/;
+
+/** The versitygw build.sh builds; only its own version is there (build.sh pins it). */
+async function buildVersitygw(image: string, version: string): Promise<string> {
+  const script = join(repoRoot, 'test', 'cluster', 'tools', 'build.sh');
+  try {
+    const { stdout } = await run(script, ['versitygw'], { maxBuffer: 1 << 20 });
+    const path = stdout.trim().split('\n').pop() ?? '';
+    if (!existsSync(path)) throw new Error('build.sh printed no binary for versitygw');
+    if (!path.includes(`versitygw-${version}/`)) throw new Error(`build.sh builds another version: ${path}`);
+    return path;
+  } catch (err) {
+    const stderr = (err as { stderr?: string }).stderr?.trim();
+    throw new ImagePullError(image, `no local versitygw ${version}: ${stderr || (err as Error).message}`);
+  }
 }
 
 async function buildTool(image: string, tool: string, version: string): Promise<string> {

@@ -1,0 +1,150 @@
+/**
+ * The Jobs of an EtcdSnapshot, both running `etcd-operator agent` from the operator's image:
+ * one streams the snapshot from a member to its destination and reads it back; the other
+ * deletes what it stored. Where the snapshot goes is derived from the EtcdSnapshot alone, so
+ * both Jobs (and a manager after a crash) name the same object.
+ */
+import type { V1EnvVar, V1Job, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
+import { apiVersion } from '../../api/v1alpha1/index.ts';
+import { memberClientURL } from './build-services.ts';
+import { controllerRef, LABEL } from './meta.ts';
+
+/** Where a PVC destination is mounted in the Jobs' Pods. */
+export const SNAPSHOT_MOUNT = '/snapshots';
+/** The agent's container in both Jobs. */
+export const AGENT_CONTAINER = 'agent';
+/** Attempts of a Job before it fails for good (each a new Pod). */
+export const JOB_BACKOFF_LIMIT = 2;
+/** Longest a snapshot Job may run, all attempts together. */
+export const SNAPSHOT_DEADLINE_SECONDS = 3600;
+
+/** Name of the Job that takes the snapshot. */
+export const snapshotJobName = (snapshot: string): string => `${snapshot}-snapshot`;
+/** Name of the Job that deletes the stored snapshot. */
+export const snapshotDeleteJobName = (snapshot: string): string => `${snapshot}-delete`;
+
+/** The file or object name of a snapshot: unique per EtcdSnapshot, even for one created again under the same name. */
+function baseName(s: EtcdSnapshot): string {
+  return `${s.metadata.name ?? ''}-${(s.metadata.uid ?? '').slice(0, 8)}.db`;
+}
+
+/** Where the snapshot is stored, as the agent's arguments take it and as users read it. */
+export interface StoredAt {
+  /** The agent's destination arguments. */
+  readonly args: readonly string[];
+  /** s3://bucket/key, or pvc://claim/path. */
+  readonly location: string;
+}
+
+/** The destination of an EtcdSnapshot: the S3 key or the file on the claim. */
+export function storedAt(s: EtcdSnapshot): StoredAt {
+  const ns = s.metadata.namespace ?? '';
+  const cluster = s.spec.clusterRef.name;
+  const { s3, pvc } = s.spec.destination;
+  if (s3) {
+    const key = `${s3.keyPrefix ?? ''}${ns}/${cluster}/${baseName(s)}`;
+    return {
+      location: `s3://${s3.bucket}/${key}`,
+      args: [
+        `--s3-bucket=${s3.bucket}`,
+        `--s3-key=${key}`,
+        ...(s3.endpoint ? [`--s3-endpoint=${s3.endpoint}`] : []),
+        ...(s3.region ? [`--s3-region=${s3.region}`] : []),
+        ...(s3.forcePathStyle ? ['--s3-force-path-style'] : []),
+      ],
+    };
+  }
+  if (!pvc) throw new TypeError(`EtcdSnapshot ${ns}/${s.metadata.name ?? ''} has no destination`);
+  const dir = (pvc.subPath ?? '').replace(/\/+$/, '');
+  const relative = `${dir ? `${dir}/` : ''}${ns}-${cluster}-${baseName(s)}`;
+  return { location: `pvc://${pvc.claimName}/${relative}`, args: [`--file=${SNAPSHOT_MOUNT}/${relative}`] };
+}
+
+/** The destination's credentials and volume, as the Pod takes them. */
+function access(s: EtcdSnapshot): { env: V1EnvVar[]; volumes: V1Volume[]; mounts: V1VolumeMount[] } {
+  const { s3, pvc } = s.spec.destination;
+  if (s3) {
+    const ref = s3.credentialsSecretRef;
+    const fromSecret = (name: string, key: string): V1EnvVar => ({
+      name,
+      valueFrom: { secretKeyRef: { name: ref.name, key } },
+    });
+    return {
+      env: [
+        fromSecret('AWS_ACCESS_KEY_ID', ref.accessKeyIDKey ?? 'AWS_ACCESS_KEY_ID'),
+        fromSecret('AWS_SECRET_ACCESS_KEY', ref.secretAccessKeyKey ?? 'AWS_SECRET_ACCESS_KEY'),
+      ],
+      volumes: [],
+      mounts: [],
+    };
+  }
+  return {
+    env: [],
+    volumes: [{ name: 'snapshots', persistentVolumeClaim: { claimName: pvc?.claimName ?? '' } }],
+    mounts: [{ name: 'snapshots', mountPath: SNAPSHOT_MOUNT }],
+  };
+}
+
+function job(s: EtcdSnapshot, name: string, role: 'snapshot' | 'delete', args: string[], image: string): V1Job {
+  const labels = {
+    [LABEL.name]: 'etcd-snapshot',
+    [LABEL.managedBy]: 'etcd-operator',
+    [LABEL.snapshot]: s.metadata.name ?? '',
+    [LABEL.job]: role,
+  };
+  const { env, volumes, mounts } = access(s);
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name,
+      namespace: s.metadata.namespace ?? '',
+      labels,
+      ownerReferences: [controllerRef({ apiVersion, kind: 'EtcdSnapshot', metadata: s.metadata })],
+    },
+    spec: {
+      backoffLimit: JOB_BACKOFF_LIMIT,
+      activeDeadlineSeconds: SNAPSHOT_DEADLINE_SECONDS,
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: 'Never',
+          enableServiceLinks: false,
+          containers: [
+            {
+              name: AGENT_CONTAINER,
+              image,
+              args,
+              env,
+              volumeMounts: mounts,
+              // The agent writes its report there; its log is the fallback when it could not.
+              terminationMessagePolicy: 'FallbackToLogsOnError',
+            },
+          ],
+          volumes,
+        },
+      },
+    },
+  };
+}
+
+/** The Job that streams the snapshot from `member` and checks what it stored. */
+export function buildSnapshotJob(s: EtcdSnapshot, member: string, image: string): V1Job {
+  const ns = s.metadata.namespace ?? '';
+  const endpoint = memberClientURL({ namespace: ns, name: s.spec.clusterRef.name }, member);
+  const args = [
+    'agent',
+    'snapshot',
+    `--endpoint=${endpoint}`,
+    ...storedAt(s).args,
+    `--timeout=${SNAPSHOT_DEADLINE_SECONDS}`,
+  ];
+  return job(s, snapshotJobName(s.metadata.name ?? ''), 'snapshot', args, image);
+}
+
+/** The Job that deletes the stored snapshot (and any upload or partial file left behind). */
+export function buildSnapshotDeleteJob(s: EtcdSnapshot, image: string): V1Job {
+  const args = ['agent', 'delete-snapshot', ...storedAt(s).args];
+  return job(s, snapshotDeleteJobName(s.metadata.name ?? ''), 'delete', args, image);
+}

@@ -1,0 +1,166 @@
+/**
+ * The snapshot machine's context, guards, updates and its one decision. A snapshot is taken
+ * once: by a Job that streams it from one healthy voter, stores it and reads it back. It is
+ * Succeeded only with the Job's report of what was stored and checked; a Job that failed, or a
+ * cluster it could not be taken from when asked, makes it Failed for good (a schedule makes the
+ * next one). Deleting it stops a running Job first, then deletes what may have been stored
+ * (unless Retain) before its finalizer goes.
+ */
+import { NO_STEP, stepUpdates, toAssigns, type StepBookkeeping, type Update } from './kit.ts';
+import type {
+  CreateSnapshotJobParams,
+  JobObservation,
+  ObjectRef,
+  SnapshotClusterObservation,
+  SnapshotEvent,
+  SnapshotParams,
+  SnapshotReport,
+} from './types.ts';
+
+/** Everything the snapshot machine knows. Plain JSON: journaled with every step. */
+export interface SnapshotContext extends StepBookkeeping {
+  readonly snapshot: ObjectRef & { readonly cluster: string };
+  readonly specSeen: boolean;
+  readonly deleting: boolean;
+  readonly retain: boolean;
+  readonly finalizer: boolean;
+  /** Absent until observed. */
+  readonly cluster?: SnapshotClusterObservation;
+  /** The snapshot Job and the Job deleting what it stored; absent until observed, null when there is none. */
+  readonly job?: JobObservation | null;
+  readonly deleteJob?: JobObservation | null;
+  /** The EtcdMember the snapshot is taken from, chosen as its Job is asked for. */
+  readonly member: string | null;
+  /** A snapshot Job was asked for: something may be stored, so deleting cleans up. */
+  readonly jobAsked: boolean;
+  /** The uid of a snapshot Job seen since it was asked for: one that goes after that was deleted by someone. */
+  readonly jobSeen: string | null;
+  readonly startedAt: number | null;
+  readonly completedAt: number | null;
+  readonly result: SnapshotReport | null;
+  /** Why the snapshot failed for good. */
+  readonly failure: string | null;
+  /** Removing it failed in a way retrying cannot fix: it stays failed (and its finalizer on) until edited. */
+  readonly removalFailed: boolean;
+}
+
+/** What a snapshot machine starts from. */
+export interface SnapshotInput {
+  readonly snapshot: ObjectRef & { readonly cluster: string };
+}
+
+/** The context of a snapshot not observed yet. */
+export const initialSnapshotContext = (i: SnapshotInput): SnapshotContext => ({
+  snapshot: i.snapshot,
+  specSeen: false,
+  deleting: false,
+  retain: false,
+  finalizer: false,
+  member: null,
+  jobAsked: false,
+  jobSeen: null,
+  startedAt: null,
+  completedAt: null,
+  result: null,
+  failure: null,
+  removalFailed: false,
+  ...NO_STEP,
+});
+
+/** Why no snapshot can be taken of the cluster now; null when it can (or it is not known yet). */
+export function refusal(c: SnapshotContext): string | null {
+  const cl = c.cluster;
+  const name = `EtcdCluster ${c.snapshot.cluster}`;
+  if (!cl) return null;
+  if (!cl.exists) return `${name} does not exist`;
+  if (cl.deleting) return `${name} is being deleted`;
+  if (cl.dormant) return `${name} is scaled to zero: no member runs to take a snapshot from`;
+  if (cl.candidates?.length === 0)
+    return `${name} has no healthy voting member with a leader (quorum lost?): a snapshot now could miss acknowledged writes`;
+  return null;
+}
+
+type Ctx = { context: SnapshotContext };
+
+const active = (j: JobObservation | null | undefined): boolean => Boolean(j && !j.succeeded && j.failed === null);
+
+/** Guards by name. */
+export const guards = {
+  observed: ({ context: c }: Ctx) =>
+    c.specSeen && c.cluster !== undefined && c.job !== undefined && c.deleteJob !== undefined,
+  jobPresent: ({ context: c }: Ctx) => Boolean(c.job),
+  jobActive: ({ context: c }: Ctx) => active(c.job),
+  jobGone: ({ context: c }: Ctx) => c.job === null,
+  jobSucceeded: ({ context: c }: Ctx) => Boolean(c.job?.succeeded && c.job.report),
+  jobFailed: ({ context: c }: Ctx) => Boolean(c.job && c.job.failed !== null),
+  // Seen since it was asked for, and gone: someone deleted the Job; it is made again.
+  jobVanished: ({ context: c }: Ctx) => c.job === null && c.jobSeen !== null,
+  noFinalizer: ({ context: c }: Ctx) => !c.finalizer,
+  mustDeleteStored: ({ context: c }: Ctx) => c.jobAsked && !c.retain,
+  retain: ({ context: c }: Ctx) => c.retain,
+  // A failed snapshot being deleted is removed; one whose removal failed waits for an edit (Retain).
+  removable: ({ context: c }: Ctx) => c.deleting && !c.removalFailed,
+  deleteJobPresent: ({ context: c }: Ctx) => Boolean(c.deleteJob),
+  deleteJobSucceeded: ({ context: c }: Ctx) => Boolean(c.deleteJob?.succeeded),
+  deleteJobGone: ({ context: c }: Ctx) => c.deleteJob === null,
+  deleteJobFailed: ({ context: c }: Ctx) => Boolean(c.deleteJob && c.deleteJob.failed !== null),
+};
+
+/** The steps `decideSnapshot` can choose. */
+export const SNAPSHOT_DECISIONS = ['removing', 'succeeded', 'failed', 'finalizing', 'waiting', 'taking'] as const;
+/** One of SNAPSHOT_DECISIONS. */
+export type SnapshotDecision = (typeof SNAPSHOT_DECISIONS)[number];
+
+/** Which step comes next for this snapshot. */
+export function decideSnapshot(c: SnapshotContext): SnapshotDecision {
+  if (c.deleting) return 'removing';
+  if (c.result) return 'succeeded';
+  if (c.failure !== null) return 'failed';
+  if (!c.finalizer) return 'finalizing';
+  // Once its Job was asked for, the snapshot follows the Job, whatever the cluster does meanwhile.
+  if (!c.jobAsked && refusal(c) !== null) return 'failed';
+  if (!c.jobAsked && c.cluster?.candidates === null) return 'waiting';
+  return 'taking';
+}
+
+type Of<T extends SnapshotEvent['type']> = Extract<SnapshotEvent, { type: T }>;
+
+/** Context updates by name; each also moves `now` to the event's time (kit.ts). */
+const updates = {
+  observeSnapshot: (c, e) => {
+    const { deleting, retain, finalizer } = e as Of<'k8s.snapshot.updated'>;
+    // Switching to Retain is the edit that lets a removal that failed try again, without deleting.
+    const removalFailed = c.removalFailed && !(retain && !c.retain);
+    return { specSeen: true, deleting, retain, finalizer, removalFailed };
+  },
+  observeCluster: (_, e) => ({ cluster: (e as Of<'k8s.cluster.observed'>).cluster }),
+  observeJob: (c, e) => {
+    const { job } = e as Of<'k8s.job.observed'>;
+    return { job, jobSeen: job && c.jobAsked ? job.uid : c.jobSeen };
+  },
+  observeDeleteJob: (_, e) => ({ deleteJob: (e as Of<'k8s.deleteJob.observed'>).job }),
+  observeTime: () => ({}),
+  ...stepUpdates,
+  recordFinalizer: () => ({ finalizer: true }),
+  // Chosen with the intent, in the same journaled step: a crash after the Job is made still knows it was asked for.
+  chooseMember: (c) => ({ member: c.cluster?.candidates?.[0] ?? null, jobAsked: true, jobSeen: null }),
+  recordStart: (c) => ({ startedAt: c.startedAt ?? c.now }),
+  recordResult: (c) => ({ result: c.job?.report ?? null, completedAt: c.now }),
+  markJobFailed: (c) => ({ failure: `the snapshot Job failed: ${c.job?.failed ?? 'no reason given'}` }),
+  markRefused: (c) => ({ failure: c.failure ?? refusal(c) }),
+  // A failure retrying cannot fix (kit.attempt): nothing more is tried.
+  markFailed: (c) => ({
+    failure: c.failure ?? `${c.lastError?.code ?? 'ERR'}: ${c.lastError?.message ?? 'failed'}`,
+    removalFailed: c.deleting,
+    retryAt: null,
+  }),
+} satisfies Record<string, Update<SnapshotContext, SnapshotEvent>>;
+
+/** The updates as xstate assign actions, by name. */
+export const assigns = toAssigns<SnapshotContext, SnapshotEvent, typeof updates>(updates);
+
+/** Parameters of the intents, from the context. */
+export const params = {
+  snapshot: ({ context: c }: Ctx): SnapshotParams => ({ snapshot: c.snapshot.name }),
+  job: ({ context: c }: Ctx): CreateSnapshotJobParams => ({ snapshot: c.snapshot.name, member: c.member ?? '' }),
+};

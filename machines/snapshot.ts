@@ -1,0 +1,160 @@
+/**
+ * The snapshot machine: one EtcdSnapshot, taken once. It puts its finalizer on, asks for a Job
+ * that streams the snapshot from a healthy voter to S3 or a PVC and reads it back, and records
+ * what the Job reports. Invariants it protects: it is Succeeded only with the report of an
+ * object that was stored whole and checked; a snapshot of a cluster without quorum is refused,
+ * not taken; a deleted EtcdSnapshot stops its Job before it deletes what the Job stored, so no
+ * upload finishes after the delete.
+ *
+ * Pure, like the other machines: the Jobs and the stored object are effects.
+ */
+import { setup } from 'xstate';
+import { SNAPSHOT_INTENTS, type SnapshotIntent } from './intents.ts';
+import * as kit from './kit.ts';
+import {
+  assigns,
+  decideSnapshot,
+  guards,
+  initialSnapshotContext,
+  params,
+  SNAPSHOT_DECISIONS,
+  type SnapshotContext,
+  type SnapshotDecision,
+  type SnapshotInput,
+} from './snapshot-decide.ts';
+import { TAG } from './tags.ts';
+import type { SnapshotEvent } from './types.ts';
+
+const STATE_OF: Record<SnapshotDecision, string> = {
+  removing: '#snapshot.removing',
+  succeeded: '#snapshot.succeeded',
+  failed: '#snapshot.failed',
+  finalizing: '#snapshot.finalizing',
+  waiting: '#snapshot.waiting',
+  taking: '#snapshot.taking',
+};
+
+const machine = setup({
+  types: { context: {} as SnapshotContext, events: {} as SnapshotEvent, input: {} as SnapshotInput },
+  actions: { ...kit.intentActions(SNAPSHOT_INTENTS), ...assigns },
+  guards: { ...guards, ...kit.stepGuards, ...kit.decisionGuards(decideSnapshot) },
+});
+
+type StateConfig = NonNullable<Parameters<typeof machine.createMachine>[0]['states']>[string];
+type ActionName = keyof typeof assigns;
+
+/** Runs one intent; on failure waits out a back-off and runs it again, unless retrying cannot help. */
+const attempt = (
+  target: string,
+  entry: kit.IntentEntry<SnapshotIntent['type'], SnapshotContext>,
+  actions: ActionName[] = [],
+): StateConfig => kit.attempt('snapshot', { target, actions }, entry);
+
+/** The snapshot machine (xstate v5). */
+export const snapshotMachine = machine.createMachine({
+  id: 'snapshot',
+  context: ({ input }) => initialSnapshotContext(input),
+  initial: 'pending',
+  on: {
+    'k8s.snapshot.updated': { actions: 'observeSnapshot' },
+    'k8s.cluster.observed': { actions: 'observeCluster' },
+    'k8s.job.observed': { actions: 'observeJob' },
+    'k8s.deleteJob.observed': { actions: 'observeDeleteJob' },
+    'timer.tick': { actions: 'observeTime' },
+  },
+  states: {
+    pending: { always: { guard: 'observed', target: 'deciding' } },
+    deciding: kit.deciding(SNAPSHOT_DECISIONS, STATE_OF),
+    // The finalizer goes on before any Job: whatever a Job stores is deleted with the EtcdSnapshot.
+    finalizing: {
+      entry: 'beginStep',
+      always: { guard: kit.undecided('finalizing'), target: '#snapshot.deciding' },
+      ...attempt('#snapshot.deciding', { type: 'addSnapshotFinalizer', params: params.snapshot }, ['recordFinalizer']),
+    },
+    // The cluster has not been probed since the manager started: which members are healthy is not known yet.
+    waiting: { always: { guard: kit.undecided('waiting'), target: '#snapshot.deciding' } },
+    taking: {
+      entry: 'beginStep',
+      always: { guard: kit.undecided('taking'), target: '#snapshot.deciding' },
+      initial: 'checking',
+      states: {
+        checking: {
+          always: [
+            { guard: 'jobPresent', target: 'running' },
+            { target: 'creatingJob', actions: 'chooseMember' },
+          ],
+        },
+        creatingJob: attempt('#snapshot.taking.running', { type: 'createSnapshotJob', params: params.job }, [
+          'recordStart',
+        ]),
+        running: {
+          always: [
+            { guard: 'jobSucceeded', target: '#snapshot.deciding', actions: 'recordResult' },
+            { guard: 'jobFailed', target: '#snapshot.failed', actions: 'markJobFailed' },
+            { guard: 'jobVanished', target: 'creatingJob', actions: 'chooseMember' },
+          ],
+        },
+      },
+    },
+    succeeded: {
+      tags: [TAG.resting],
+      always: { guard: kit.undecided('succeeded'), target: 'deciding' },
+    },
+    // Failed for good: a snapshot is taken when asked or not at all. Only deleting it goes on.
+    failed: {
+      tags: [TAG.resting, TAG.warning],
+      entry: 'markRefused',
+      always: { guard: 'removable', target: 'deciding' },
+    },
+    removing: {
+      entry: 'beginStep',
+      initial: 'choosing',
+      states: {
+        choosing: {
+          always: [
+            { guard: 'noFinalizer', target: '#snapshot.removed' },
+            { guard: 'jobActive', target: 'stoppingJob' },
+            { guard: 'mustDeleteStored', target: 'deletingStored' },
+            { target: 'releasing' },
+          ],
+        },
+        // Its Pods go before the Job does (foreground deletion): no upload can finish after this.
+        stoppingJob: attempt('#snapshot.removing.awaitingJobGone', {
+          type: 'deleteSnapshotJob',
+          params: params.snapshot,
+        }),
+        awaitingJobGone: { always: { guard: 'jobGone', target: 'choosing' } },
+        deletingStored: {
+          initial: 'checking',
+          states: {
+            checking: {
+              always: [{ guard: 'deleteJobPresent', target: 'running' }, { target: 'creatingJob' }],
+            },
+            creatingJob: attempt('#snapshot.removing.deletingStored.running', {
+              type: 'createSnapshotDeleteJob',
+              params: params.snapshot,
+            }),
+            running: {
+              always: [
+                { guard: 'deleteJobSucceeded', target: '#snapshot.removing.releasing' },
+                { guard: 'retain', target: '#snapshot.removing.releasing' },
+                { guard: 'deleteJobFailed', target: 'stuck' },
+              ],
+            },
+            // The stored snapshot could not be deleted: the finalizer stays until the Job is
+            // deleted (to try again) or deletionPolicy is set to Retain (to keep the object).
+            stuck: {
+              tags: [TAG.warning],
+              always: [
+                { guard: 'retain', target: '#snapshot.removing.releasing' },
+                { guard: 'deleteJobGone', target: 'creatingJob' },
+              ],
+            },
+          },
+        },
+        releasing: attempt('#snapshot.removed', { type: 'releaseSnapshotFinalizer', params: params.snapshot }),
+      },
+    },
+    removed: { type: 'final', tags: [TAG.resting] },
+  },
+});

@@ -1,0 +1,279 @@
+/**
+ * EtcdSnapshots on the local cluster, as a user takes them: a 3-member cluster with 10,000
+ * keys, a snapshot to a real S3-compatible server (versitygw, run as a Pod behind a Service with
+ * its keys in a Secret) and one to a PVC of the local storage provisioner. Each is checked as a
+ * user would: the status says what was stored, the bytes there have that sha256, and etcd
+ * restored from them has every key. Then what deleting an EtcdSnapshot does to what it stored,
+ * and the snapshots the operator refuses to take.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
+import { GROUP, PLURAL, VERSION } from '../../effects/kubernetes/meta.ts';
+import { s3Client } from '../../effects/s3/index.ts';
+import { binary, run } from '../cluster/controlplane/tools.ts';
+import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
+import { clientsOf, createNamespace, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
+import { ClusterUnderTest } from './etcd-cluster.ts';
+import { startManager, type ManagerProcess } from './manager-process.ts';
+
+const hasNode = inject('clusterHasNode');
+const ns = `snapshots-${Date.now().toString(36)}`;
+const KEYS = 10_000;
+const BUCKET = 'backups';
+const CREDENTIALS = { AWS_ACCESS_KEY_ID: 'snapshot-tests', AWS_SECRET_ACCESS_KEY: 'snapshot-tests-secret' };
+const api = { group: GROUP, version: VERSION, namespace: ns, plural: PLURAL.snapshot };
+
+let kube: ReturnType<typeof clientsOf>;
+let manager: ManagerProcess;
+let dir: string;
+let demo: ClusterUnderTest;
+let s3: S3Client;
+/** The revision after the last key was written. */
+let written = 0;
+
+/** The S3 server in the local cluster: a versitygw Pod, its Service and the Secret with its keys. */
+async function startS3(): Promise<string> {
+  await kube.core.createNamespacedSecret({
+    namespace: ns,
+    body: { metadata: { name: 's3-credentials' }, stringData: CREDENTIALS },
+  });
+  const fromSecret = (name: string) => ({ name, valueFrom: { secretKeyRef: { name: 's3-credentials', key: name } } });
+  await kube.core.createNamespacedPod({
+    namespace: ns,
+    body: {
+      metadata: { name: 's3', labels: { app: 's3' } },
+      spec: {
+        containers: [
+          {
+            name: 'versitygw',
+            image: 'versity/versitygw:v1.8.0',
+            command: ['/usr/local/bin/versitygw'],
+            args: [
+              ...['--access', '$(AWS_ACCESS_KEY_ID)', '--secret', '$(AWS_SECRET_ACCESS_KEY)'],
+              ...['--port', '$(POD_IP):7070', 'posix', '/data'],
+            ],
+            env: [
+              fromSecret('AWS_ACCESS_KEY_ID'),
+              fromSecret('AWS_SECRET_ACCESS_KEY'),
+              { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+            ],
+            volumeMounts: [{ name: 'data', mountPath: '/data' }],
+          },
+        ],
+        volumes: [{ name: 'data', emptyDir: {} }],
+      },
+    },
+  });
+  await kube.core.createNamespacedService({
+    namespace: ns,
+    body: { metadata: { name: 's3' }, spec: { selector: { app: 's3' }, ports: [{ port: 7070, targetPort: 7070 }] } },
+  });
+  const ip = await until('the S3 Pod running', async () => {
+    const pod = await kube.core.readNamespacedPod({ namespace: ns, name: 's3' });
+    return pod.status?.phase === 'Running' ? pod.status.podIP : undefined;
+  });
+  return `http://${ip}:7070`;
+}
+
+/** An EtcdSnapshot of demo to `destination`. */
+async function createSnapshot(name: string, destination: object, extra: object = {}): Promise<void> {
+  await kube.custom.createNamespacedCustomObject({
+    ...api,
+    body: {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'EtcdSnapshot',
+      metadata: { name },
+      spec: { clusterRef: { name: 'demo' }, destination, ...extra },
+    },
+  });
+}
+
+const getSnapshot = async (name: string): Promise<EtcdSnapshot> =>
+  (await kube.custom.getNamespacedCustomObject({ ...api, name })) as EtcdSnapshot;
+
+/** Waits until the snapshot is Succeeded or Failed; returns it. */
+const finished = (name: string): Promise<EtcdSnapshot> =>
+  until(`EtcdSnapshot ${name} finished`, async () => {
+    const s = await getSnapshot(name);
+    return s.status?.phase === 'Succeeded' || s.status?.phase === 'Failed' ? s : undefined;
+  });
+
+const s3Destination = () => ({
+  s3: {
+    endpoint: `http://s3.${ns}.svc:7070`,
+    bucket: BUCKET,
+    keyPrefix: 'etcd/',
+    forcePathStyle: true,
+    credentialsSecretRef: { name: 's3-credentials' },
+  },
+});
+
+/** sha256 and size of a stream. */
+async function digest(stream: NodeJS.ReadableStream): Promise<{ sha256: string; size: number }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    size += chunk.length;
+  }
+  return { sha256: hash.digest('hex'), size };
+}
+
+/** Restores a snapshot file with etcdutl into a new one-member etcd and reads every key back. */
+async function restoredKeys(file: string): Promise<Map<string, string>> {
+  const local = new LocalEtcd('restored', '3.6.16');
+  try {
+    const peer = await local.allocate('r0');
+    await run(await binary('etcdutl', '3.6.16'), [
+      ...['snapshot', 'restore', file, '--data-dir', path.join(local.dir, 'r0'), '--name', 'r0'],
+      ...['--initial-cluster', `r0=${peer}`, '--initial-advertise-peer-urls', peer],
+    ]);
+    await local.start('r0', `r0=${peer}`, 'new');
+    return new Map(Object.entries(await local.clients.member(local.ref, 'r0').getAll().prefix('key-').strings()));
+  } finally {
+    await local.stop();
+  }
+}
+
+const expectEveryKey = (keys: Map<string, string>): void => {
+  expect(keys.size).toBe(KEYS);
+  for (const i of [0, 1, 4999, KEYS - 1]) expect(keys.get(`key-${i}`)).toBe(`value-${i}`);
+  expect([...keys].every(([k, v]) => v === `value-${k.slice(4)}`)).toBe(true);
+};
+
+describe.skipIf(!hasNode)('snapshots: EtcdSnapshot to S3 and to a PVC on the local cluster', () => {
+  beforeAll(async () => {
+    kube = clientsOf(inject('kubeconfig'));
+    await createNamespace(kube.core, ns);
+    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-snapshots-'));
+    manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
+    demo = new ClusterUnderTest(kube, ns, 'demo');
+    const [endpoint] = await Promise.all([startS3(), demo.create({ replicas: 3 })]);
+    s3 = s3Client({
+      endpoint,
+      forcePathStyle: true,
+      accessKeyId: CREDENTIALS.AWS_ACCESS_KEY_ID,
+      secretAccessKey: CREDENTIALS.AWS_SECRET_ACCESS_KEY,
+    });
+    await until('the S3 server answering', () => s3.send(new CreateBucketCommand({ Bucket: BUCKET })).then(() => true));
+    await demo.settled(3);
+    const etcd = await demo.client();
+    try {
+      for (let i = 0; i < KEYS; i += 500) {
+        const puts = Array.from({ length: Math.min(500, KEYS - i) }, (_, j) =>
+          etcd
+            .put(`key-${i + j}`)
+            .value(`value-${i + j}`)
+            .exec(),
+        );
+        for (const r of await Promise.all(puts)) written = Math.max(written, Number(r.header.revision));
+      }
+    } finally {
+      etcd.close();
+    }
+  });
+  afterAll(async () => {
+    await manager?.stop();
+    s3?.destroy();
+    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('to S3: stored, read back, and restorable with every key; taken from a follower', async () => {
+    await createSnapshot('to-s3', s3Destination());
+    const s = await finished('to-s3');
+    expect(
+      s.status?.conditions?.find((c) => c.type === 'Complete'),
+      JSON.stringify(s.status),
+    ).toMatchObject({
+      status: 'True',
+    });
+    const uid = (s.metadata.uid ?? '').slice(0, 8);
+    const key = `etcd/${ns}/demo/to-s3-${uid}.db`;
+    expect(s.status).toMatchObject({ phase: 'Succeeded', location: `s3://${BUCKET}/${key}`, etcdVersion: '3.6.16' });
+    expect(s.status?.revision).toBeGreaterThanOrEqual(written);
+    // A follower, so the leader keeps serving writes undisturbed.
+    const etcd = await demo.client();
+    const leader = await etcd.maintenance.status().then((r) => r.leader);
+    const { members } = await etcd.cluster.memberList({});
+    etcd.close();
+    const from = members.find((m) => m.name === s.status?.member);
+    expect(from, `member ${s.status?.member}`).toBeDefined();
+    expect(from?.ID).not.toBe(leader);
+
+    const file = path.join(dir, 'from-s3.db');
+    const { Body } = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+    await pipeline(Body as NodeJS.ReadableStream, createWriteStream(file));
+    expect(await digest(createReadStream(file))).toEqual({ sha256: s.status?.sha256, size: s.status?.size });
+    expectEveryKey(await restoredKeys(file));
+  });
+
+  it('to a PVC: a whole file on the claim, restorable with every key', async () => {
+    await kube.core.createNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      body: {
+        metadata: { name: 'backups' },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '256Mi' } } },
+      },
+    });
+    await createSnapshot('to-pvc', { pvc: { claimName: 'backups', subPath: 'etcd/nightly' } });
+    const s = await finished('to-pvc');
+    const uid = (s.metadata.uid ?? '').slice(0, 8);
+    const relative = `etcd/nightly/${ns}-demo-to-pvc-${uid}.db`;
+    expect(s.status, JSON.stringify(s.status)).toMatchObject({
+      phase: 'Succeeded',
+      location: `pvc://backups/${relative}`,
+    });
+    const claim = await kube.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'backups' });
+    const pv: V1PersistentVolume = await kube.core.readPersistentVolume({ name: claim.spec?.volumeName ?? '' });
+    const file = path.join(pv.spec?.hostPath?.path ?? '', relative);
+    expect(await digest(createReadStream(file))).toEqual({ sha256: s.status?.sha256, size: s.status?.size });
+    expectEveryKey(await restoredKeys(file));
+  });
+
+  it('deleting an EtcdSnapshot deletes what it stored, unless its deletionPolicy is Retain', async () => {
+    const keys = async () =>
+      ((await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `etcd/${ns}/demo/` }))).Contents ?? []).map(
+        (o) => o.Key,
+      );
+    await createSnapshot('kept', s3Destination(), { deletionPolicy: 'Retain' });
+    expect((await finished('kept')).status?.phase).toBe('Succeeded');
+    const before = await keys();
+    expect(before).toHaveLength(2);
+    const kept = before.find((k) => k?.includes('/kept-'));
+    for (const name of ['to-s3', 'kept']) await kube.custom.deleteNamespacedCustomObject({ ...api, name });
+    await untilGone('EtcdSnapshot to-s3', () => getSnapshot('to-s3'));
+    await untilGone('EtcdSnapshot kept', () => getSnapshot('kept'));
+    expect(await keys()).toEqual([kept]);
+  });
+
+  it('refuses a snapshot of a cluster that does not exist, saying so', async () => {
+    await kube.custom.createNamespacedCustomObject({
+      ...api,
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'EtcdSnapshot',
+        metadata: { name: 'of-nothing' },
+        spec: { clusterRef: { name: 'ghost' }, destination: s3Destination() },
+      },
+    });
+    const s = await finished('of-nothing');
+    expect(s.status?.phase).toBe('Failed');
+    expect(s.status?.conditions?.find((c) => c.type === 'Complete')?.message).toContain(
+      'EtcdCluster ghost does not exist',
+    );
+    // Nothing was asked of S3: no Job ran for it.
+    const jobs = await kube.batch.listNamespacedJob({
+      namespace: ns,
+      labelSelector: 'etcd-operator.dev/snapshot=of-nothing',
+    });
+    expect(jobs.items).toEqual([]);
+  });
+});

@@ -1,0 +1,249 @@
+import { describe, expect, it } from 'vitest';
+import { describeSnapshot } from '../../machines/describe-snapshot.ts';
+import { snapshotMachine } from '../../machines/snapshot.ts';
+import type { JobObservation, SnapshotEvent, SnapshotReport } from '../../machines/types.ts';
+import { Driver, type Intent } from './harness.ts';
+
+const snap = { namespace: 'default', name: 'nightly', uid: 's-1', cluster: 'demo' };
+let clock = 1_000;
+const at = (): number => (clock += 10);
+
+const updated = (o: { deleting?: boolean; retain?: boolean; finalizer?: boolean } = {}): SnapshotEvent => ({
+  type: 'k8s.snapshot.updated',
+  at: at(),
+  deleting: o.deleting ?? false,
+  retain: o.retain ?? false,
+  finalizer: o.finalizer ?? true,
+});
+const cluster = (
+  candidates: string[] | null,
+  o: { exists?: boolean; deleting?: boolean; dormant?: boolean } = {},
+): SnapshotEvent => ({
+  type: 'k8s.cluster.observed',
+  at: at(),
+  cluster: { exists: o.exists ?? true, deleting: o.deleting ?? false, dormant: o.dormant ?? false, candidates },
+});
+const report: SnapshotReport = {
+  location: 's3://backups/default/demo/nightly-s-1.db',
+  size: 20480,
+  sha256: 'a'.repeat(64),
+  revision: 10_001,
+  etcdVersion: '3.6.16',
+};
+const job = (
+  o: Partial<JobObservation> | null,
+  type: 'k8s.job.observed' | 'k8s.deleteJob.observed' = 'k8s.job.observed',
+): SnapshotEvent => ({
+  type,
+  at: at(),
+  job: o === null ? null : { uid: 'j1', active: true, succeeded: false, failed: null, deleting: false, ...o },
+});
+const deleteJob = (o: Partial<JobObservation> | null): SnapshotEvent => job(o, 'k8s.deleteJob.observed');
+const ok = (kind: string, result?: Record<string, unknown>): SnapshotEvent =>
+  ({ type: `effect.${kind}.succeeded`, at: at(), result }) as SnapshotEvent;
+const failed = (kind: string, retryable = true): SnapshotEvent =>
+  ({ type: `effect.${kind}.failed`, at: at(), error: { code: 'ERR_X', message: 'no', retryable } }) as SnapshotEvent;
+const intent = (type: string, params: object = { snapshot: 'nightly' }): Intent => ({ type, params });
+
+type Step = readonly [SnapshotEvent, string, Intent[]?];
+function play(d: Driver<typeof snapshotMachine>, steps: readonly Step[]): void {
+  for (const [event, state, intents] of steps) {
+    const out = d.send(event);
+    expect(out.state, `after ${event.type}`).toBe(state);
+    if (intents) expect(out.intents, `intents after ${event.type}`).toEqual(intents);
+  }
+}
+
+/** A new snapshot's machine, observed: its finalizer on, no Jobs yet, the cluster as given. */
+function observed(candidates: string[] | null = ['demo-1', 'demo-0']): Driver<typeof snapshotMachine> {
+  const d = new Driver(snapshotMachine, { snapshot: snap });
+  play(d, [
+    [updated(), 'pending'],
+    [cluster(candidates), 'pending'],
+    [job(null), 'pending'],
+  ]);
+  return d;
+}
+
+/** Drives a snapshot to Succeeded. */
+function succeeded(): Driver<typeof snapshotMachine> {
+  const d = observed();
+  play(d, [
+    [deleteJob(null), 'taking.creatingJob.running'],
+    [ok('createSnapshotJob', { uid: 'j1' }), 'taking.running'],
+    [job({ succeeded: true, active: false, report }), 'succeeded'],
+  ]);
+  return d;
+}
+
+describe('snapshot machine', () => {
+  it('puts its finalizer on before any Job, then takes the snapshot from a follower and records what was stored', () => {
+    const d = new Driver(snapshotMachine, { snapshot: snap });
+    play(d, [
+      [updated({ finalizer: false }), 'pending'],
+      [cluster(['demo-2', 'demo-0']), 'pending'],
+      [job(null), 'pending'],
+      [deleteJob(null), 'finalizing.running', [intent('addSnapshotFinalizer')]],
+      [
+        ok('addSnapshotFinalizer'),
+        'taking.creatingJob.running',
+        [intent('createSnapshotJob', { snapshot: 'nightly', member: 'demo-2' })],
+      ],
+      [ok('createSnapshotJob', { uid: 'j1' }), 'taking.running', []],
+      [job({ active: true }), 'taking.running', []],
+      // The Job is done but its Pod's report has not been seen yet: nothing is recorded on faith.
+      [job({ active: false, succeeded: true }), 'taking.running', []],
+      [job({ active: false, succeeded: true, report }), 'succeeded', []],
+    ]);
+    expect(d.context.result).toEqual(report);
+    expect(d.context.member).toBe('demo-2');
+    expect(d.snapshot.hasTag('resting')).toBe(true);
+    expect(describeSnapshot(d.state, d.context)).toMatchObject({ phase: 'Succeeded' });
+    expect(describeSnapshot(d.state, d.context).message).toContain(report.sha256);
+  });
+
+  it.each([
+    [[], { exists: true }, 'no healthy voting member with a leader (quorum lost?)'],
+    [['demo-0'], { exists: false }, 'EtcdCluster demo does not exist'],
+    [['demo-0'], { deleting: true }, 'EtcdCluster demo is being deleted'],
+    [['demo-0'], { dormant: true }, 'EtcdCluster demo is scaled to zero'],
+  ] as const)('refuses a cluster it cannot take a snapshot of: %j %j', (candidates, o, message) => {
+    const d = new Driver(snapshotMachine, { snapshot: snap });
+    play(d, [
+      [updated(), 'pending'],
+      [cluster([...candidates], o), 'pending'],
+      [job(null), 'pending'],
+      [deleteJob(null), 'failed', []],
+    ]);
+    const described = describeSnapshot(d.state, d.context);
+    expect(described.phase).toBe('Failed');
+    expect(described.message).toContain(message);
+    // Failed is for good: the cluster coming back does not take the snapshot late.
+    play(d, [[cluster(['demo-0']), 'failed', []]]);
+  });
+
+  it('waits for the first probe of its cluster after a manager restart, then goes on', () => {
+    const d = observed(null);
+    play(d, [
+      [deleteJob(null), 'waiting', []],
+      [
+        cluster(['demo-0']),
+        'taking.creatingJob.running',
+        [intent('createSnapshotJob', { snapshot: 'nightly', member: 'demo-0' })],
+      ],
+    ]);
+  });
+
+  it('once its Job is asked for it follows the Job, whatever the cluster does meanwhile', () => {
+    const d = observed();
+    play(d, [
+      [deleteJob(null), 'taking.creatingJob.running'],
+      [ok('createSnapshotJob', { uid: 'j1' }), 'taking.running'],
+      [cluster([]), 'taking.running', []],
+      [job({ active: false, failed: 'snapshot failed: context deadline exceeded' }), 'failed', []],
+    ]);
+    expect(describeSnapshot(d.state, d.context).message).toContain(
+      'the snapshot Job failed: snapshot failed: context deadline exceeded',
+    );
+  });
+
+  it('makes its Job again when someone deleted it, and retries a failed create with back-off', () => {
+    const d = observed();
+    play(d, [
+      [deleteJob(null), 'taking.creatingJob.running'],
+      [failed('createSnapshotJob'), 'taking.creatingJob.backingOff', []],
+    ]);
+    expect(d.context.retryAt).not.toBeNull();
+    play(d, [
+      [
+        { type: 'timer.tick', at: (clock += 60_000) },
+        'taking.creatingJob.running',
+        [intent('createSnapshotJob', { snapshot: 'nightly', member: 'demo-1' })],
+      ],
+      [ok('createSnapshotJob', { uid: 'j1' }), 'taking.running'],
+      [job({ active: true }), 'taking.running'],
+      [
+        job(null),
+        'taking.creatingJob.running',
+        [intent('createSnapshotJob', { snapshot: 'nightly', member: 'demo-1' })],
+      ],
+    ]);
+  });
+
+  it('deleted with policy Delete: a Job deletes what was stored, then the finalizer goes', () => {
+    const d = succeeded();
+    play(d, [
+      [updated({ deleting: true }), 'removing.deletingStored.creatingJob.running', [intent('createSnapshotDeleteJob')]],
+      [ok('createSnapshotDeleteJob', { uid: 'd1' }), 'removing.deletingStored.running', []],
+      [deleteJob({ active: true }), 'removing.deletingStored.running', []],
+      [
+        deleteJob({ active: false, succeeded: true }),
+        'removing.releasing.running',
+        [intent('releaseSnapshotFinalizer')],
+      ],
+      [ok('releaseSnapshotFinalizer'), 'removed', []],
+    ]);
+  });
+
+  it('deleted with policy Retain: the stored snapshot stays', () => {
+    const d = succeeded();
+    play(d, [
+      [updated({ deleting: true, retain: true }), 'removing.releasing.running', [intent('releaseSnapshotFinalizer')]],
+    ]);
+  });
+
+  it('deleted while its Job runs: the Job and its Pods go first, then what it may have stored', () => {
+    const d = observed();
+    play(d, [
+      [deleteJob(null), 'taking.creatingJob.running'],
+      [ok('createSnapshotJob', { uid: 'j1' }), 'taking.running'],
+      [job({ active: true }), 'taking.running'],
+      [updated({ deleting: true }), 'removing.stoppingJob.running', [intent('deleteSnapshotJob')]],
+      [ok('deleteSnapshotJob'), 'removing.awaitingJobGone', []],
+      [job({ active: true, deleting: true }), 'removing.awaitingJobGone', []],
+      [job(null), 'removing.deletingStored.creatingJob.running', [intent('createSnapshotDeleteJob')]],
+    ]);
+  });
+
+  it('a delete Job that fails keeps the finalizer until the user deletes the Job or chooses Retain', () => {
+    const d = succeeded();
+    play(d, [
+      [updated({ deleting: true }), 'removing.deletingStored.creatingJob.running'],
+      [ok('createSnapshotDeleteJob', { uid: 'd1' }), 'removing.deletingStored.running'],
+      [
+        deleteJob({ active: false, failed: 'delete-snapshot failed: Access Denied' }),
+        'removing.deletingStored.stuck',
+        [],
+      ],
+    ]);
+    expect(d.snapshot.hasTag('warning')).toBe(true);
+    expect(describeSnapshot(d.state, d.context).message).toContain('Access Denied');
+    play(d, [
+      [deleteJob(null), 'removing.deletingStored.creatingJob.running', [intent('createSnapshotDeleteJob')]],
+      [ok('createSnapshotDeleteJob', { uid: 'd2' }), 'removing.deletingStored.running'],
+      [deleteJob({ active: false, failed: 'delete-snapshot failed: Access Denied' }), 'removing.deletingStored.stuck'],
+      [updated({ deleting: true, retain: true }), 'removing.releasing.running', [intent('releaseSnapshotFinalizer')]],
+    ]);
+  });
+
+  it('a snapshot deleted before its finalizer was on goes without any Job', () => {
+    const d = new Driver(snapshotMachine, { snapshot: snap });
+    play(d, [
+      [updated({ deleting: true, finalizer: false }), 'pending'],
+      [cluster(['demo-0']), 'pending'],
+      [job(null), 'pending'],
+      [deleteJob(null), 'removed', []],
+    ]);
+  });
+
+  it('resumes from its journaled snapshot mid-step: a Job asked for before a crash is followed, not asked again', () => {
+    const d = observed();
+    play(d, [[deleteJob(null), 'taking.creatingJob.running']]);
+    d.restart();
+    expect(d.context.jobAsked).toBe(true);
+    play(d, [
+      [ok('createSnapshotJob', { uid: 'j1' }), 'taking.running', []],
+      [job({ succeeded: true, active: false, report }), 'succeeded', []],
+    ]);
+  });
+});
