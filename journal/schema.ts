@@ -60,10 +60,10 @@ export const MIGRATIONS: readonly string[] = [
    );`,
   // 2: an outcome found by recover() after a restart says so, for the timeline.
   `ALTER TABLE entries ADD COLUMN recovered INTEGER;`,
-  // 3: EtcdSnapshots have machines too. SQLite cannot change a CHECK: the table is copied.
+  // 3: EtcdSnapshots and EtcdSnapshotSchedules have machines too. SQLite cannot change a CHECK: the table is copied.
   `CREATE TABLE objects_v3 (
      uid        TEXT PRIMARY KEY,
-     kind       TEXT NOT NULL CHECK (kind IN ('EtcdCluster', 'EtcdMember', 'EtcdSnapshot')),
+     kind       TEXT NOT NULL CHECK (kind IN ('EtcdCluster', 'EtcdMember', 'EtcdSnapshot', 'EtcdSnapshotSchedule')),
      namespace  TEXT NOT NULL,
      name       TEXT NOT NULL,
      cluster    TEXT,
