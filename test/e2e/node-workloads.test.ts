@@ -199,6 +199,32 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     expect(p.status!.containerStatuses![0]!.restartCount).toBe(0);
   });
 
+  it('a container tells why it ended in its termination message file; FallbackToLogsOnError uses the log only when it wrote none', async () => {
+    await pod('reports', {
+      restartPolicy: 'Never',
+      containers: [
+        { name: 'ok', image, command: sh('echo noise; printf \'{"done":true}\' > /dev/termination-log') },
+        {
+          name: 'custom',
+          image,
+          terminationMessagePath: '/tmp/why',
+          command: sh('printf gone-wrong > /tmp/why; exit 2'),
+        },
+        {
+          name: 'silent',
+          image,
+          terminationMessagePolicy: 'FallbackToLogsOnError',
+          command: sh('echo from-log; exit 1'),
+        },
+      ],
+    });
+    const p = await podWhen(core, ns, 'reports', (x) => x.status?.phase === 'Failed');
+    const byName = new Map(p.status?.containerStatuses?.map((c) => [c.name, c.state?.terminated]));
+    expect(byName.get('ok')).toMatchObject({ exitCode: 0, message: '{"done":true}' });
+    expect(byName.get('custom')).toMatchObject({ exitCode: 2, message: 'gone-wrong' });
+    expect(byName.get('silent')).toMatchObject({ exitCode: 1, message: 'from-log\n' });
+  });
+
   it('a failing liveness probe restarts the container', async () => {
     await pod('unlive', {
       containers: [

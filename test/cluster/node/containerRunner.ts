@@ -1,4 +1,5 @@
 /** Runs one container of a Pod again and again as its restart policy says, with probes and back-off. */
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Container, V1LifecycleHandler } from '@kubernetes/client-node';
@@ -65,11 +66,15 @@ export class ContainerRunner {
       for (const p of this.#probes) p.stop();
       this.#proc = undefined;
       const term = terminatedState(exit, this.rt.containerID);
-      // No termination message file here (no /dev/termination-log): a failed run's log tail is its message.
-      const log = join(this.#deps.podDir, 'containers', this.spec.name, `${this.rt.restartCount}.log`);
+      // What the command wrote to its termination message file; with FallbackToLogsOnError, a
+      // failed run that wrote nothing there gets its log tail instead (the kubelet's rules).
+      const dir = join(this.#deps.podDir, 'containers', this.spec.name);
+      const written = terminationMessage(join(dir, `${this.rt.restartCount}.termination-log`));
       const tail =
-        exit.exitCode !== 0 && this.spec.terminationMessagePolicy === 'FallbackToLogsOnError' ? logTail(log) : '';
-      if (tail) term.message = tail;
+        !written && exit.exitCode !== 0 && this.spec.terminationMessagePolicy === 'FallbackToLogsOnError'
+          ? logTail(join(dir, `${this.rt.restartCount}.log`))
+          : '';
+      if (written || tail) term.message = written || tail;
       Object.assign(this.rt, { state: { terminated: term }, ready: false, started: false });
       const [policy, changed] = [this.#deps.restartPolicy, this.#changed];
       this.#changed = false;
@@ -129,7 +134,16 @@ export class ContainerRunner {
     this.env = prepared.env;
     const run = this.rt.restartCount;
     const dir = join(this.#deps.podDir, 'containers', this.spec.name);
-    const mounts = [...prepared.mounts, ...imageMounts(image, join(dir, 'image'))];
+    // The file a container may write its termination message to, as the kubelet mounts one.
+    const termination = join(dir, `${run}.termination-log`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(termination, '');
+    chmodSync(termination, 0o666);
+    const mounts = [
+      ...prepared.mounts,
+      ...imageMounts(image, join(dir, 'image')),
+      { source: termination, target: this.spec.terminationMessagePath ?? '/dev/termination-log' },
+    ];
     let proc: ContainerProcess;
     try {
       proc = startContainerProcess({
@@ -276,5 +290,17 @@ export class ContainerRunner {
       return sleep(Math.min(hook.sleep.seconds * 1000, timeoutMs)).then(() => ({ ok: true, message: 'slept' }));
     const target = { podIP: this.#deps.podIP, container: this.spec, pid: () => this.pid, env: this.env };
     return probeOnce({ ...hook, timeoutSeconds: Math.max(1, Math.floor(timeoutMs / 1000)) }, target);
+  }
+}
+
+/** The kubelet reads at most this much of a termination message file. */
+const TERMINATION_MESSAGE_BYTES = 4096;
+
+/** A run's termination message: the start of its file, '' when it wrote none. */
+function terminationMessage(file: string): string {
+  try {
+    return readFileSync(file).subarray(0, TERMINATION_MESSAGE_BYTES).toString('utf8');
+  } catch {
+    return '';
   }
 }
