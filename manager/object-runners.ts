@@ -10,9 +10,9 @@ import type { AnyStateMachine } from 'xstate';
 import type { EtcdCluster, EtcdClusterStatus, EtcdMember, EtcdMemberStatus } from '../api/v1alpha1/index.ts';
 import { apiVersion } from '../api/v1alpha1/index.ts';
 import {
+  EventRecorder,
   patchClusterStatus,
   patchMemberStatus,
-  recordEvent,
   type KubeClients,
   type KubeContext,
 } from '../effects/kubernetes/index.ts';
@@ -73,6 +73,7 @@ export interface ObjectRunnersOptions<C extends EffectContext> {
 export class ObjectRunners<C extends EffectContext & KubeContext> {
   readonly #o: ObjectRunnersOptions<C>;
   readonly #entries = new Map<string, AnyEntry<C>>();
+  readonly #events = new EventRecorder();
 
   constructor(options: ObjectRunnersOptions<C>) {
     this.#o = options;
@@ -262,7 +263,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
         : describeMember(to, entry.runner.snapshot.context);
     const warning = snapshot.hasTag(TAG.warning) || snapshot.context.lastError !== null;
     try {
-      await recordEvent(this.#o.context(entry.cluster), {
+      await this.#events.record(this.#o.context(entry.cluster), {
         regarding: {
           apiVersion,
           kind: entry.ref.kind,

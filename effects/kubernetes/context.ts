@@ -1,7 +1,7 @@
 /** What the Kubernetes handlers get besides their parameters: the API clients of one KubeConfig. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CoreV1Api, CustomObjectsApi, EventsV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { EffectContext } from '../types.ts';
 
@@ -16,13 +16,12 @@ export const DEFAULT_AGENT_IMAGE = `ghcr.io/etcd-operator/etcd-operator:${versio
 export interface KubeClients {
   readonly core: CoreV1Api;
   readonly custom: CustomObjectsApi;
-  readonly events: EventsV1Api;
 }
 
 /** EffectContext plus the API clients and who reports Events. */
 export interface KubeContext extends EffectContext {
   readonly kube: KubeClients;
-  /** events.k8s.io reportingInstance: this manager's identity (Pod name); defaults to 'etcd-operator'. */
+  /** The Events' reportingInstance: this manager's identity (Pod name); defaults to 'etcd-operator'. */
   readonly instance?: string;
   /** Image member Pods run `etcd-operator agent` from; defaults to DEFAULT_AGENT_IMAGE. */
   readonly agentImage?: string;
@@ -33,6 +32,5 @@ export function kubeClients(kc: KubeConfig): KubeClients {
   return {
     core: kc.makeApiClient(CoreV1Api),
     custom: kc.makeApiClient(CustomObjectsApi),
-    events: kc.makeApiClient(EventsV1Api),
   };
 }
