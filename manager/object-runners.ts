@@ -20,7 +20,7 @@ import { controllerUid } from '../effects/kubernetes/meta.ts';
 import { EffectError, type ClusterRef, type EffectContext } from '../effects/types.ts';
 import { stateName, type Journal, type ObjectRef } from '../journal/index.ts';
 import { ERR } from '../machines/error-codes.ts';
-import { clusterMachine, describeCluster, describeMember, memberMachine, TAG } from '../machines/index.ts';
+import { clusterMachine, describeCluster, describeMember, memberMachine, TAG, troubled } from '../machines/index.ts';
 import { memberStatus } from './member-status.ts';
 import type { ManagerMetrics } from './metrics.ts';
 import { Runner, type Handlers, type RunnerStep } from './runner.ts';
@@ -261,7 +261,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
       entry.kind === 'EtcdCluster'
         ? describeCluster(to, entry.runner.snapshot.context)
         : describeMember(to, entry.runner.snapshot.context);
-    const warning = snapshot.hasTag(TAG.warning) || snapshot.context.lastError !== null;
+    const warning = snapshot.hasTag(TAG.warning) || troubled(snapshot.context);
     try {
       await this.#events.record(this.#o.context(entry.cluster), {
         regarding: {
