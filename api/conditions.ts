@@ -63,6 +63,8 @@ export const ConditionReason = {
   Pending: 'Pending',
   /** Scaled to zero. */
   ScaledToZero: 'ScaledToZero',
+  /** Available False because replicas is 0 on purpose: no member runs, and none should. */
+  Dormant: 'Dormant',
   /** A member runs in memory (storage.medium Memory) and has no volume to create. */
   NoVolumeNeeded: 'NoVolumeNeeded',
 } as const;

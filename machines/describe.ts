@@ -6,6 +6,7 @@ import { clusterMachine } from './cluster.ts';
 import type { ClusterContext } from './cluster-decide.ts';
 import { liveVoters } from './cluster-decide.ts';
 import type { MemberContext } from './member-decide.ts';
+import { expectedWait, type HoldCode, type StepFailures } from './policy.ts';
 import { pathHasTag, TAG } from './tags.ts';
 
 /** A user-facing description of a machine state. */
@@ -15,8 +16,21 @@ export interface Described {
 }
 
 const camel = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
-const retrying = (c: { lastError: { code: string; message: string } | null }): string =>
-  c.lastError ? `; the last try failed (${c.lastError.code}: ${c.lastError.message}) and is retried with back-off` : '';
+
+/** What each of etcd's "not yet" answers waits for, said instead of a failure (policy.ts expectedWait). */
+const WAITS_FOR: Readonly<Record<HoldCode, string>> = {
+  ERR_ETCD_UNHEALTHY:
+    'waiting for etcd to allow the next membership change, which it holds until its members have been connected for 5 s',
+  ERR_LEARNER_NOT_IN_SYNC: "waiting for the learner to catch up with the leader's log: etcd promotes it only then",
+};
+
+/** What a step whose last try failed waits for: the end of etcd's hold, or the retry of a failure. */
+function retrying(c: StepFailures & { lastError: { code: string; message: string } | null }): string {
+  if (!c.lastError) return '';
+  const wait = expectedWait(c);
+  if (wait) return `; ${WAITS_FOR[wait]}`;
+  return `; the last try failed (${c.lastError.code}: ${c.lastError.message}) and is retried with back-off`;
+}
 
 function joinMessage(sub: string, c: ClusterContext): string {
   const m = c.joining?.member ?? 'the new member';

@@ -1,4 +1,4 @@
-import { ERR, type ErrorCode } from './error-codes.ts';
+import { ERR } from './error-codes.ts';
 /**
  * Pure rules the machines decide by: names, peer URLs, quorum arithmetic, which member to
  * remove. No I/O, no clock: everything arrives as arguments.
@@ -23,16 +23,36 @@ export const backoff = (attempts: number): number => Math.min(1000 * 2 ** Math.m
  * for about 5 s after the last one, and a learner is promoted only once in sync. They are
  * retried every 500 ms for their first 20 tries (10 s, twice etcd's hold), then with back-off.
  */
-const HOLD_CODES: ReadonlySet<string> = new Set<ErrorCode>([ERR.ETCD_UNHEALTHY, ERR.LEARNER_NOT_IN_SYNC]);
+export const HOLD_CODES = [ERR.ETCD_UNHEALTHY, ERR.LEARNER_NOT_IN_SYNC] as const;
+/** One of HOLD_CODES. */
+export type HoldCode = (typeof HOLD_CODES)[number];
+const isHold = (code: string | undefined): code is HoldCode => (HOLD_CODES as readonly string[]).includes(code ?? '');
 const HOLD_RETRY_MS = 500;
 const HOLD_TRIES = 20;
 
 /** Delay before the next try after `attempts` failed ones, the last with `code`. */
 export function retryDelay(attempts: number, code: string | undefined): number {
-  const held = code !== undefined && HOLD_CODES.has(code);
+  const held = isHold(code);
   if (held && attempts <= HOLD_TRIES) return HOLD_RETRY_MS;
   return backoff(Math.max(1, attempts - (held ? HOLD_TRIES : 0)));
 }
+
+/** A step's failures as a machine keeps them (StepBookkeeping). */
+export interface StepFailures {
+  readonly attempts: number;
+  readonly lastError: { readonly code: string } | null;
+}
+
+/**
+ * The "not yet" a step waits out when its last failure is an expected wait, not trouble: every
+ * promotion in a healthy bootstrap or scale-up meets one, asked fast. Still refused after the
+ * fast tries, or any other code from the first try (unreachable, refused request): trouble.
+ */
+export const expectedWait = (f: StepFailures): HoldCode | null =>
+  f.lastError !== null && isHold(f.lastError.code) && f.attempts <= HOLD_TRIES ? f.lastError.code : null;
+
+/** Whether the step's last try failed in a way a user should look at (a Warning Event). */
+export const troubled = (f: StepFailures): boolean => f.lastError !== null && expectedWait(f) === null;
 
 /** An effect's failure that trying again cannot help (the request itself is invalid). */
 export const permanentFailure = (event: object): boolean =>

@@ -17,10 +17,10 @@ import type {
 } from '../api/v1alpha1/index.ts';
 import { apiVersion } from '../api/v1alpha1/index.ts';
 import {
+  EventRecorder,
   patchClusterStatus,
   patchMemberStatus,
   patchSnapshotStatus,
-  recordEvent,
   type KubeClients,
   type KubeContext,
 } from '../effects/kubernetes/index.ts';
@@ -28,7 +28,7 @@ import { controllerUid } from '../effects/kubernetes/meta.ts';
 import { EffectError, type ClusterRef, type EffectContext } from '../effects/types.ts';
 import { stateName, type Journal, type ObjectRef } from '../journal/index.ts';
 import { ERR } from '../machines/error-codes.ts';
-import { clusterMachine, describeCluster, describeMember, memberMachine, TAG } from '../machines/index.ts';
+import { clusterMachine, describeCluster, describeMember, memberMachine, TAG, troubled } from '../machines/index.ts';
 import { describeSnapshot } from '../machines/describe-snapshot.ts';
 import { snapshotMachine } from '../machines/snapshot.ts';
 import { memberStatus } from './member-status.ts';
@@ -92,6 +92,7 @@ export interface ObjectRunnersOptions<C extends EffectContext> {
 export class ObjectRunners<C extends EffectContext & KubeContext> {
   readonly #o: ObjectRunnersOptions<C>;
   readonly #entries = new Map<string, AnyEntry<C>>();
+  readonly #events = new EventRecorder();
 
   constructor(options: ObjectRunnersOptions<C>) {
     this.#o = options;
@@ -319,9 +320,9 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
         : entry.kind === 'EtcdMember'
           ? describeMember(to, entry.runner.snapshot.context)
           : describeSnapshot(to, entry.runner.snapshot.context);
-    const warning = snapshot.hasTag(TAG.warning) || snapshot.context.lastError !== null;
+    const warning = snapshot.hasTag(TAG.warning) || troubled(snapshot.context);
     try {
-      await recordEvent(this.#o.context(entry.cluster), {
+      await this.#events.record(this.#o.context(entry.cluster), {
         regarding: {
           apiVersion,
           kind: entry.ref.kind,

@@ -100,7 +100,7 @@ export function clusterStatus(
       reason: name,
       message: resting ? message : `${message}${since}`,
     },
-    available(c, voters.length, healthy),
+    available(c, step.to, voters.length, healthy),
     degraded(c, step.to, name, message, overdue ? since : null),
   ];
   const left = topState(step.from) !== topState(step.to) ? COMPLETES[topState(step.from)] : undefined;
@@ -132,12 +132,25 @@ export function clusterStatus(
   };
 }
 
-function available(c: ClusterContext, voters: number, healthy: number): ConditionInput {
+/** Available False at zero replicas, a state the user asked for: said as such, not as an outage. */
+function dormant(c: ClusterContext, to: string): ConditionInput {
+  const message =
+    c.members.length === 0
+      ? 'scaled to zero on purpose: no member runs; scale up to start the cluster'
+      : topState(to) === 'dormant'
+        ? 'scaled to zero on purpose: no member runs; volumes are kept; scale up to resume'
+        : 'scaling to zero on purpose: members are stopping; volumes are kept; scale up to resume';
+  return { type: ConditionType.Available, status: 'False', reason: ConditionReason.Dormant, message };
+}
+
+function available(c: ClusterContext, to: string, voters: number, healthy: number): ConditionInput {
+  // Parking answers while its Pods stop; once none does, its silence is the point.
+  if (c.target?.replicas === 0 && (topState(to) === 'dormant' || voters === 0 || c.etcdError)) return dormant(c, to);
   if (voters === 0)
     return {
       type: ConditionType.Available,
       status: 'False',
-      reason: c.target?.replicas === 0 ? ConditionReason.ScaledToZero : ConditionReason.Pending,
+      reason: ConditionReason.Pending,
       message: 'no voting member runs',
     };
   if (c.etcdError)

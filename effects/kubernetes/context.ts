@@ -1,7 +1,7 @@
 /** What the Kubernetes handlers get besides their parameters: the API clients of one KubeConfig. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BatchV1Api, CoreV1Api, CustomObjectsApi, EventsV1Api } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { EffectContext } from '../types.ts';
 
@@ -17,13 +17,12 @@ export interface KubeClients {
   readonly core: CoreV1Api;
   readonly batch: BatchV1Api;
   readonly custom: CustomObjectsApi;
-  readonly events: EventsV1Api;
 }
 
 /** EffectContext plus the API clients and who reports Events. */
 export interface KubeContext extends EffectContext {
   readonly kube: KubeClients;
-  /** events.k8s.io reportingInstance: this manager's identity (Pod name); defaults to 'etcd-operator'. */
+  /** The Events' reportingInstance: this manager's identity (Pod name); defaults to 'etcd-operator'. */
   readonly instance?: string;
   /** Image member Pods run `etcd-operator agent` from; defaults to DEFAULT_AGENT_IMAGE. */
   readonly agentImage?: string;
@@ -35,6 +34,5 @@ export function kubeClients(kc: KubeConfig): KubeClients {
     core: kc.makeApiClient(CoreV1Api),
     batch: kc.makeApiClient(BatchV1Api),
     custom: kc.makeApiClient(CustomObjectsApi),
-    events: kc.makeApiClient(EventsV1Api),
   };
 }

@@ -27,7 +27,7 @@ export type { KubeClients, KubeContext } from './context.ts';
 export { DEFAULT_AGENT_IMAGE, kubeClients } from './context.ts';
 export { patchClusterStatus, patchMemberStatus, patchSnapshotStatus } from './patch-status.ts';
 export type { StatusWrite } from './patch-status.ts';
-export { recordEvent } from './record-event.ts';
+export { EventRecorder } from './record-event.ts';
 export type { EventInput, EventSubject, RecordedEvent } from './record-event.ts';
 export { buildClientService, buildHeadlessService } from './build-services.ts';
 export { buildEtcdMember } from './build-member.ts';

@@ -73,7 +73,6 @@ const needed: readonly [string, string, string][] = [
   ['', 'pods', 'get list watch create delete'],
   ['', 'persistentvolumeclaims', 'get list watch create delete patch'],
   ['', 'services', 'get list watch create update patch'],
-  ['events.k8s.io', 'events', 'create get patch'],
   ['', 'events', 'create patch'],
 ];
 
@@ -154,6 +153,8 @@ describe('chart with the default values', () => {
       for (const verb of verbs.split(' '))
         expect(allows(rulesOf(role), group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
     expect(allows(rulesOf(role), '', 'secrets', 'get')).toBe(false);
+    // Events are written as core/v1 Events only.
+    expect(allows(rulesOf(role), 'events.k8s.io', 'events', 'create')).toBe(false);
     const binding = one(objects, 'ClusterRoleBinding') as unknown as {
       roleRef: { kind: string; name: string };
       subjects: unknown[];

@@ -99,7 +99,7 @@ describe('chart: helm install into the local cluster', () => {
       ['create', 'pods'],
       ['patch', 'persistentvolumeclaims'],
       ['update', 'services'],
-      ['patch', 'events.events.k8s.io'],
+      ['patch', 'events'],
     ])
       expect(`${verb} ${resource}: ${await canI(verb!, resource!, 'anywhere')}`).toBe(`${verb} ${resource}: yes`);
     expect(await canI('update', `leases.coordination.k8s.io/${release}`, ns)).toBe('yes');

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
-import { kubernetesHandlers as h, patchClusterStatus, recordEvent } from '../../effects/kubernetes/index.ts';
+import { EventRecorder, kubernetesHandlers as h, patchClusterStatus } from '../../effects/kubernetes/index.ts';
 import type { KubeContext } from '../../effects/kubernetes/index.ts';
 import { FINALIZER } from '../../effects/kubernetes/meta.ts';
 import { EffectError } from '../../effects/types.ts';
@@ -18,6 +18,7 @@ import {
   until,
   untilGone,
 } from '../effects/kubernetes/e2e-context.ts';
+import { describedEvents } from './kube.ts';
 
 const ns = `effects-life-${process.pid}`;
 const kube = clientsOf(inject('kubeconfig'));
@@ -129,21 +130,28 @@ describe('Kubernetes handlers and writers', () => {
     expect(stored.status).toMatchObject(status);
   });
 
-  it('recordEvent twice is one Event seen twice', async () => {
+  it('kubectl describe lists the Events in the order they happened, within one second too, counting a repeat of the last', async () => {
     const { namespace = '', name = '', uid = '' } = cluster.metadata;
-    const e = {
-      regarding: { apiVersion: 'etcd-operator.dev/v1alpha1', kind: 'EtcdCluster', namespace, name, uid },
+    const regarding = { apiVersion: 'etcd-operator.dev/v1alpha1', kind: 'EtcdCluster', namespace, name, uid };
+    const step = (i: number) => ({
+      regarding,
       type: 'Normal' as const,
-      reason: 'Bootstrapped',
-      note: 'seed life-0 started',
-      action: 'CreatePod',
-    };
-    const first = await recordEvent(ctx(), e);
-    const second = await recordEvent(ctx(), e);
-    expect([first.count, second.count]).toEqual([1, 2]);
-    const stored = await kube.events.readNamespacedEvent({ name: first.name, namespace: ns });
-    expect(stored.series?.count).toBe(2);
-    expect(stored.regarding?.uid).toBe(uid);
+      reason: `Step${i}`,
+      note: `step ${i}`,
+      action: 'Observe',
+    });
+    const events = new EventRecorder();
+    // One second for all: kubectl sorts by lastTimestamp, which has whole seconds.
+    const second = new Date();
+    for (let i = 1; i <= 15; i++) await events.record(ctx(), step(i), second);
+    const counted = [await events.record(ctx(), step(15), second), await events.record(ctx(), step(15), second)];
+    await events.record(ctx(), step(3), second);
+
+    expect(counted.map((c) => c.count)).toEqual([2, 3]);
+    const described = await describedEvents('etcdcluster', name, ns);
+    expect(described.map((e) => e.reason)).toEqual([...Array.from({ length: 15 }, (_, i) => `Step${i + 1}`), 'Step3']);
+    expect(described[14]?.age).toMatch(/\(x3 over \d+s\)$/);
+    expect(described[15]).toMatchObject({ type: 'Normal', from: 'etcd-operator.dev/manager', message: 'step 3' });
   });
 
   it('deleting the EtcdCluster takes members, Pods, PVCs and Services with it once finalizers are released', async () => {

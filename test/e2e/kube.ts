@@ -49,3 +49,29 @@ export async function getJson<T = Record<string, unknown>>(
   const result = await kubectl(['get', ...args, '-o', 'json'], { ...opts, check: true });
   return JSON.parse(result.stdout) as T;
 }
+
+/** One line of the Events table `kubectl describe` prints. */
+export interface DescribedEvent {
+  readonly type: string;
+  readonly reason: string;
+  /** `5s`, or `2s (x16 over 14s)` for an Event seen 16 times. */
+  readonly age: string;
+  readonly from: string;
+  readonly message: string;
+}
+
+/** The Events of `kubectl describe KIND NAME`, in the order kubectl prints them. */
+export async function describedEvents(kind: string, name: string, namespace: string): Promise<DescribedEvent[]> {
+  const { stdout } = await kubectl(['describe', kind, name, '-n', namespace], { check: true });
+  const lines = stdout.split('\n');
+  const at = lines.findIndex((l) => l.startsWith('Events:'));
+  if (at < 0 || lines[at]?.includes('<none>')) return [];
+  // A header and a rule first; kubectl pads its columns with at least two spaces.
+  return lines
+    .slice(at + 3)
+    .filter((l) => l.trim() !== '')
+    .map((l) => {
+      const [type = '', reason = '', age = '', from = '', ...message] = l.trim().split(/ {2,}/);
+      return { type, reason, age, from, message: message.join('  ') };
+    });
+}

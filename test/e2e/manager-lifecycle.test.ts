@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { wipeVolume } from '../cluster/storage/index.ts';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest, type Converged } from './etcd-cluster.ts';
+import { describedEvents, type DescribedEvent } from './kube.ts';
 import { startManager, type ManagerProcess } from './manager-process.ts';
 
 const hasNode = inject('clusterHasNode');
@@ -22,6 +23,27 @@ let manager: ManagerProcess;
 let dir: string;
 let demo: ClusterUnderTest;
 let first: Converged;
+
+/** A healthy bootstrap of 3, step by step, as its Events say it (`Reason: message`). */
+const BOOTSTRAP = [
+  /^Bootstrapping: creating the headless Service/,
+  /^Bootstrapping: creating the seed member demo-0/,
+  /^Bootstrapping: waiting for the seed member demo-0 /,
+  ...[1, 2].flatMap((n) => [
+    new RegExp(`^Bootstrapping: adding demo-${n} to etcd as a learner`),
+    new RegExp(`^Bootstrapping: creating EtcdMember demo-${n} `),
+    new RegExp(`^Bootstrapping: waiting for learner demo-${n} to start`),
+    new RegExp(`^Bootstrapping: promoting learner demo-${n} `),
+  ]),
+  /^Steady: 3 voters/,
+];
+
+/** `kubectl describe etcdcluster demo`'s Events, once the last one says the cluster is Steady. */
+const eventsWhenSteady = (): Promise<DescribedEvent[]> =>
+  until('a Steady Event last', async () => {
+    const events = await describedEvents('etcdcluster', 'demo', ns);
+    return events.at(-1)?.reason === 'Steady' ? events : undefined;
+  });
 
 const restart = async (): Promise<void> => {
   manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
@@ -59,12 +81,24 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
       'learner added demo-2',
       'learner promoted demo-2',
     ]);
+    // kubectl describe tells the story in the order of the steps, with no Warning: etcd's hold
+    // after each promotion is a wait, not trouble. (Pending comes before, Observing between steps.)
+    const events = await eventsWhenSteady();
+    expect(events.filter((e) => e.type !== 'Normal')).toEqual([]);
+    const told = events
+      .filter((e) => e.reason !== 'Observing' && e.reason !== 'Pending')
+      .map((e) => `${e.reason}: ${e.message}`);
+    const steps = told.map((line) => BOOTSTRAP.findIndex((step) => step.test(line)));
+    expect(told.filter((_, i) => steps[i] === -1)).toEqual([]);
+    expect(steps).toEqual([...steps].sort((a, b) => a - b));
+    expect(steps).toEqual(expect.arrayContaining([0, 1, 3, 7, BOOTSTRAP.length - 1]));
   });
 
   it('scales 3 -> 5 -> 3, removing members from etcd before their Pods go', async () => {
     await demo.scale(5);
     await demo.settled(5);
     expect((await demo.verify(5)).members.size).toBe(5);
+    expect((await eventsWhenSteady()).filter((e) => e.type !== 'Normal')).toEqual([]);
     await demo.scale(3);
     await demo.settled(3);
     const after = await demo.verify(3);
@@ -77,6 +111,11 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
     await demo.scale(0);
     const parked = await demo.settled(0);
     expect(parked.status?.conditions?.find((c) => c.type === 'Dormant')?.status).toBe('True');
+    expect(parked.status?.conditions?.find((c) => c.type === 'Available')).toMatchObject({
+      status: 'False',
+      reason: 'Dormant',
+      message: 'scaled to zero on purpose: no member runs; volumes are kept; scale up to resume',
+    });
     const pods = await kube.core.listNamespacedPod({ namespace: ns, labelSelector: 'etcd-operator.dev/cluster=demo' });
     expect(pods.items).toHaveLength(0);
     const claims = await kube.core.listNamespacedPersistentVolumeClaim({

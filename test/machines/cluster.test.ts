@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { clusterMachine } from '../../machines/cluster.ts';
 import { describeCluster } from '../../machines/describe.ts';
-import { peerURL, retryDelay } from '../../machines/policy.ts';
+import { peerURL, retryDelay, troubled } from '../../machines/policy.ts';
 import type { ClusterEvent, EtcdObservation, MemberObservation } from '../../machines/types.ts';
 import { Driver, type Intent } from './harness.ts';
 
@@ -599,6 +599,26 @@ describe('cluster machine: what a user reads', () => {
     );
   });
 
+  it("etcd's hold after a promotion reads as a wait for it, not a failure, until the fast tries run out", () => {
+    const d = steadyCluster(1);
+    play(d, [
+      [spec(2), 'scalingUp.joining.addingLearner.running'],
+      [failed('addLearner', 'ERR_ETCD_UNHEALTHY'), 'scalingUp.joining.addingLearner.backingOff'],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toBe(
+      'adding demo-1 to etcd as a learner (1 of 2 voters); waiting for etcd to allow the next membership change, which it holds until its members have been connected for 5 s',
+    );
+    // 20 tries at 500 ms are twice etcd's hold: still refused after them is trouble.
+    for (let i = 2; i <= 21; i++)
+      play(d, [
+        [tick(30_000), 'scalingUp.joining.addingLearner.running'],
+        [failed('addLearner', 'ERR_ETCD_UNHEALTHY'), 'scalingUp.joining.addingLearner.backingOff'],
+      ]);
+    expect(describeCluster(d.state, d.context).message).toBe(
+      'adding demo-1 to etcd as a learner (1 of 2 voters); the last try failed (ERR_ETCD_UNHEALTHY: ERR_ETCD_UNHEALTHY) and is retried with back-off',
+    );
+  });
+
   it('shows the leader etcd names, and how far a learner has caught up before its promotion', () => {
     const d = steadyCluster(1);
     const withLeader = (
@@ -681,5 +701,18 @@ describe('retry policy', () => {
     expect(retryDelay(22, 'ERR_ETCD_UNHEALTHY')).toBe(2000);
     expect([1, 2, 3, 10].map((n) => retryDelay(n, 'ERR_CREATE_POD'))).toEqual([1000, 2000, 4000, 30_000]);
     expect(retryDelay(1, undefined)).toBe(1000);
+  });
+
+  it('an etcd "not yet" is an expected wait for as long as it is retried fast; any other failure is trouble', () => {
+    const after = (attempts: number, code: string | null) => ({
+      attempts,
+      lastError: code === null ? null : { code },
+    });
+    expect(troubled(after(0, null))).toBe(false);
+    expect(troubled(after(1, 'ERR_ETCD_UNHEALTHY'))).toBe(false);
+    expect(troubled(after(20, 'ERR_LEARNER_NOT_IN_SYNC'))).toBe(false);
+    expect(troubled(after(21, 'ERR_ETCD_UNHEALTHY'))).toBe(true);
+    expect(troubled(after(1, 'ERR_ETCD_UNAVAILABLE'))).toBe(true);
+    expect(troubled(after(1, 'ERR_TOO_MANY_LEARNERS'))).toBe(true);
   });
 });

@@ -119,6 +119,66 @@ describe('manager: the status a user reads', () => {
   });
 });
 
+describe('cluster status at zero replicas', () => {
+  it('a cluster parked at 0 is not Available on purpose (Dormant), not unreachable', () => {
+    const { d, status, seq } = bootstrapOne();
+    let s = status;
+    let n = seq;
+    const dormantMember = (state: string): ClusterEvent => ({
+      type: 'k8s.members.listed',
+      at: at(),
+      members: [{ name: 'demo-0', ordinal: 0, bootstrap: true, dormant: true, state, deleting: false }],
+    });
+    const events: ClusterEvent[] = [
+      { type: 'k8s.cluster.updated', at: at(), spec: { replicas: 0, version: '3.6.16' }, progressDeadlineSeconds: 600 },
+      { type: 'effect.setDormant.succeeded', at: at() },
+      dormantMember('parking'),
+      { type: 'etcd.unreachable', at: at(), error: 'no member Pod runs' },
+    ];
+    for (const e of events) {
+      const from = d.state;
+      d.send(e);
+      s = clusterStatus(s, { seq: ++n, from, to: d.state, context: d.context, generation: 2 }, e.at);
+    }
+    expect(d.state).toBe('parking.awaitingPark');
+    expect(condition(s, 'Available')).toMatchObject({
+      status: 'False',
+      reason: 'Dormant',
+      message: 'scaling to zero on purpose: members are stopping; volumes are kept; scale up to resume',
+    });
+    const parked = dormantMember('dormant');
+    d.send(parked);
+    s = clusterStatus(
+      s,
+      { seq: n + 1, from: 'parking.awaitingPark', to: d.state, context: d.context, generation: 2 },
+      parked.at,
+    );
+    expect(d.state).toBe('dormant');
+    expect(condition(s, 'Available')).toMatchObject({
+      status: 'False',
+      reason: 'Dormant',
+      message: 'scaled to zero on purpose: no member runs; volumes are kept; scale up to resume',
+    });
+    expect(condition(s, 'Degraded')).toMatchObject({ status: 'False' });
+  });
+
+  it('a cluster whose Pods stopped while it should run is unreachable, not dormant', () => {
+    const { d, status, seq } = bootstrapOne();
+    const e: ClusterEvent = { type: 'etcd.unreachable', at: at(), error: 'no member Pod runs' };
+    d.send(e);
+    const s = clusterStatus(
+      status,
+      { seq: seq + 1, from: 'steady', to: d.state, context: d.context, generation: 1 },
+      e.at,
+    );
+    expect(condition(s, 'Available')).toMatchObject({
+      status: 'False',
+      reason: 'EtcdUnreachable',
+      message: 'etcd does not answer: no member Pod runs',
+    });
+  });
+});
+
 describe('cluster status of a failed step', () => {
   it('says Degraded (StepFailed) with the error, and nothing in progress', () => {
     const d = new Driver(clusterMachine, { cluster: ref });
