@@ -46,10 +46,11 @@ test: deps typecheck lint tools ## run every test: types, lint, unit and end-to-
 cluster: deps tools ## run the local Kubernetes in the foreground and print how to use kubectl with it
 	node test/cluster/main.ts
 
-bench: deps tools ## operator vs floor: apply -> Available (1, 3, 5), scale-up, replacement (needs root); writes test/bench/results/latest.json
+bench: deps tools ## operator vs floor: apply -> Available (1, 3, 5), scale-up, replacement (needs root); snapshot of 256 MiB vs etcdctl; writes test/bench/results/*.json
 	node test/bench/operator.ts
+	node test/bench/snapshot.ts
 
-e2e-crash: deps tools ## kill the manager at every failpoint of bootstrap, scale, 3->0->3 and replacement; check it converges (CRASH_SCENARIO=, CRASH_ALL=1)
+e2e-crash: deps tools ## kill the manager at every failpoint of bootstrap, scale, 3->0->3, replacement and a snapshot; check it converges (CRASH_SCENARIO=, CRASH_ALL=1)
 	node test/crash/sweep.ts
 
 dev: deps tools ## local cluster + CRDs + manager + examples/etcdcluster.yaml (EXIT_WHEN_READY=1 exits once Available)

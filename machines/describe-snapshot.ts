@@ -43,7 +43,9 @@ export function describeSnapshot(path: string, c: SnapshotContext): DescribedSna
           inner === 'stuck'
             ? `being deleted: the Job deleting the stored snapshot failed (${c.deleteJob?.failed ?? ''}); delete that Job to try again, or set deletionPolicy: Retain to keep the object`
             : `being deleted: a Job deletes the stored snapshot${c.result ? ` at ${c.result.location}` : ' and anything an unfinished run left'}`,
-        releasing: 'being deleted: releasing the finalizer',
+        releasing: c.kept
+          ? `being deleted; the stored snapshot${c.result ? ` at ${c.result.location}` : ''} is kept, as no Job can run to delete it (${c.kept})`
+          : 'being deleted: releasing the finalizer',
       };
       return { phase: 'Deleting', step: 'Deleting', message: `${messages[sub] ?? 'being deleted'}${retrying(c)}` };
     }

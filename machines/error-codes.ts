@@ -52,6 +52,8 @@ export const ERR = {
   CLUSTER_GONE: 'ERR_CLUSTER_GONE',
   /** The EtcdSnapshot is gone. */
   SNAPSHOT_GONE: 'ERR_SNAPSHOT_GONE',
+  /** Nothing can be created in the namespace: it is being deleted. */
+  NAMESPACE_TERMINATING: 'ERR_NAMESPACE_TERMINATING',
   /** A Job by the name the operator would create belongs to another object. */
   CREATE_JOB_FOREIGN: 'ERR_CREATE_JOB_FOREIGN',
   /** The EtcdMember is gone: nothing can bring it back. */

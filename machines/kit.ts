@@ -98,10 +98,12 @@ export type IntentEntry<K extends IntentKind, C> = {
  * running it again; a failure trying again cannot help goes to the machine's `failed` state
  * through its `markFailed` action.
  */
-export function attempt<K extends IntentKind, A extends string, C>(
+export function attempt<K extends IntentKind, A extends string, C, G extends string = never>(
   machine: string,
   onSuccess: { readonly target: string; readonly actions?: readonly A[] },
   entry: IntentEntry<K, C>,
+  /** Failures handled before the back-off: the first whose guard holds takes the failure. */
+  failures: readonly { readonly guard: G; readonly target: string; readonly actions: readonly A[] }[] = [],
 ) {
   const kind = entry.type;
   return {
@@ -115,6 +117,11 @@ export function attempt<K extends IntentKind, A extends string, C>(
             actions: ['clearFailure' as const, ...(onSuccess.actions ?? [])],
           },
           [`effect.${kind}.failed`]: [
+            ...failures.map((f) => ({
+              guard: f.guard,
+              target: f.target,
+              actions: ['recordFailure' as const, ...f.actions],
+            })),
             {
               guard: 'permanent' as const,
               target: `#${machine}.failed`,

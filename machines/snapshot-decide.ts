@@ -6,6 +6,7 @@
  * next one). Deleting it stops a running Job first, then deletes what may have been stored
  * (unless Retain) before its finalizer goes.
  */
+import { ERR } from './error-codes.ts';
 import { NO_STEP, stepUpdates, toAssigns, type StepBookkeeping, type Update } from './kit.ts';
 import type {
   CreateSnapshotJobParams,
@@ -42,6 +43,8 @@ export interface SnapshotContext extends StepBookkeeping {
   readonly failure: string | null;
   /** Removing it failed in a way retrying cannot fix: it stays failed (and its finalizer on) until edited. */
   readonly removalFailed: boolean;
+  /** Why the stored snapshot was kept although the policy is Delete (its namespace was being deleted). */
+  readonly kept?: string | null;
 }
 
 /** What a snapshot machine starts from. */
@@ -103,6 +106,8 @@ export const guards = {
   deleteJobPresent: ({ context: c }: Ctx) => Boolean(c.deleteJob),
   deleteJobSucceeded: ({ context: c }: Ctx) => Boolean(c.deleteJob?.succeeded),
   deleteJobGone: ({ context: c }: Ctx) => c.deleteJob === null,
+  namespaceGoing: ({ event }: { event: object }) =>
+    'error' in event && (event.error as { code?: string }).code === ERR.NAMESPACE_TERMINATING,
   deleteJobFailed: ({ context: c }: Ctx) => Boolean(c.deleteJob && c.deleteJob.failed !== null),
 };
 
@@ -148,6 +153,7 @@ const updates = {
   recordResult: (c) => ({ result: c.job?.report ?? null, completedAt: c.now }),
   markJobFailed: (c) => ({ failure: `the snapshot Job failed: ${c.job?.failed ?? 'no reason given'}` }),
   markRefused: (c) => ({ failure: c.failure ?? refusal(c) }),
+  markKept: (c) => ({ kept: c.lastError?.message ?? 'the namespace is being deleted' }),
   // A failure retrying cannot fix (kit.attempt): nothing more is tried.
   markFailed: (c) => ({
     failure: c.failure ?? `${c.lastError?.code ?? 'ERR'}: ${c.lastError?.message ?? 'failed'}`,

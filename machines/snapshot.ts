@@ -42,13 +42,15 @@ const machine = setup({
 
 type StateConfig = NonNullable<Parameters<typeof machine.createMachine>[0]['states']>[string];
 type ActionName = keyof typeof assigns;
+type GuardName = keyof typeof guards;
 
 /** Runs one intent; on failure waits out a back-off and runs it again, unless retrying cannot help. */
 const attempt = (
   target: string,
   entry: kit.IntentEntry<SnapshotIntent['type'], SnapshotContext>,
   actions: ActionName[] = [],
-): StateConfig => kit.attempt('snapshot', { target, actions }, entry);
+  failures: { guard: GuardName; target: string; actions: ActionName[] }[] = [],
+): StateConfig => kit.attempt('snapshot', { target, actions }, entry, failures);
 
 /** The snapshot machine (xstate v5). */
 export const snapshotMachine = machine.createMachine({
@@ -130,10 +132,14 @@ export const snapshotMachine = machine.createMachine({
             checking: {
               always: [{ guard: 'deleteJobPresent', target: 'running' }, { target: 'creatingJob' }],
             },
-            creatingJob: attempt('#snapshot.removing.deletingStored.running', {
-              type: 'createSnapshotDeleteJob',
-              params: params.snapshot,
-            }),
+            // No Job can be created in a namespace being deleted: what was stored is kept rather
+            // than the deletion of the namespace waiting for ever.
+            creatingJob: attempt(
+              '#snapshot.removing.deletingStored.running',
+              { type: 'createSnapshotDeleteJob', params: params.snapshot },
+              [],
+              [{ guard: 'namespaceGoing', target: '#snapshot.removing.releasing', actions: ['markKept'] }],
+            ),
             running: {
               always: [
                 { guard: 'deleteJobSucceeded', target: '#snapshot.removing.releasing' },

@@ -6,7 +6,7 @@
 import type { V1Job } from '@kubernetes/client-node';
 import { ERR } from '../../machines/error-codes.ts';
 import { EffectError, type IntentHandler, type Recovered } from '../types.ts';
-import { callOptions, deleteOrGone, readOrNull } from './_util.ts';
+import { callOptions, deleteOrGone, httpStatus, messageOf, readOrNull } from './_util.ts';
 import {
   buildSnapshotDeleteJob,
   buildSnapshotJob,
@@ -116,7 +116,19 @@ export const createSnapshotDeleteJob: IntentHandler<'createSnapshotDeleteJob', J
   kind: 'createSnapshotDeleteJob',
   async run(params, ctx) {
     const snapshot = await requireSnapshot(ctx, params.snapshot);
-    return createJob(ctx, snapshot.metadata.uid ?? '', buildSnapshotDeleteJob(snapshot, image(ctx)));
+    try {
+      return await createJob(ctx, snapshot.metadata.uid ?? '', buildSnapshotDeleteJob(snapshot, image(ctx)));
+    } catch (err) {
+      const cause = err instanceof EffectError ? err.cause : err;
+      // The API server refuses every create in a namespace being deleted (403, "is being terminated").
+      if (httpStatus(cause) === 403 && /being terminated/.test(messageOf(cause)))
+        throw new EffectError(
+          ERR.NAMESPACE_TERMINATING,
+          `namespace ${ctx.cluster.namespace} is being deleted: no Job can run there to delete the stored snapshot`,
+          { retryable: false, cause },
+        );
+      throw err;
+    }
   },
   recover: (params, ctx) => recoverJob(ctx, params.snapshot, snapshotDeleteJobName(params.snapshot)),
 };

@@ -1,26 +1,28 @@
 /**
  * Snapshot streaming: the agent's peak memory and throughput while it streams a member's
  * snapshot to S3 (versitygw) and to a file, for a small store and a large one, so the memory a
- * large database adds is measured, not assumed. Real etcd 3.6, real versitygw, the real agent
- * process (`etcd-operator agent snapshot`), its RSS read from /proc every 20 ms.
- * Run: node test/bench/snapshot.ts   (SNAPSHOT_BENCH_MIB=512 by default)
+ * large database adds is measured, not assumed; against the floor, `etcdctl snapshot save` of
+ * the same member in the same run. Real etcd 3.6, real versitygw, the real agent process
+ * (`etcd-operator agent snapshot`), RSS read from /proc every 20 ms.
+ * Run: node test/bench/snapshot.ts   (SNAPSHOT_BENCH_MIB=256 by default; part of `make bench`)
  *   → prints a table, writes test/bench/results/snapshot.json
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { binary } from '../cluster/controlplane/tools.ts';
 import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
 import { LocalS3 } from '../effects/s3/local-s3.ts';
 
 const MiB = 1024 * 1024;
-const largeMiB = Number(process.env.SNAPSHOT_BENCH_MIB ?? 512);
+const largeMiB = Number(process.env.SNAPSHOT_BENCH_MIB ?? 256);
 const cli = join(import.meta.dirname, '..', '..', 'manager', 'cli.ts');
 
 /** One agent run's figures. */
 interface Run {
   readonly store: string;
-  readonly to: 's3' | 'file';
+  readonly to: 's3' | 'file' | 'etcdctl snapshot save (floor)';
   readonly bytes: number;
   readonly seconds: number;
   readonly mibPerSecond: number;
@@ -33,14 +35,15 @@ function statusKB(pid: number, field: string): number {
   return line ? Number(line[1]) : 0;
 }
 
-/** Runs the agent, sampling its RSS; resolves with its report and peak. */
-function agent(
+/** Runs a command, sampling its RSS; resolves with its stdout, peak and time. */
+function measured(
+  command: string,
   args: string[],
   env: NodeJS.ProcessEnv,
-): Promise<{ report: { size: number }; peakKB: number; ms: number }> {
+): Promise<{ out: string; peakKB: number; ms: number }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, [cli, 'agent', 'snapshot', ...args], { env: { ...process.env, ...env } });
+    const child = spawn(command, args, { env: { ...process.env, ...env } });
     let [out, err, peakKB] = ['', '', 0];
     const sample = setInterval(() => {
       try {
@@ -53,10 +56,16 @@ function agent(
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('exit', (code) => {
       clearInterval(sample);
-      if (code !== 0) return reject(new Error(`agent exited ${code}: ${err}`));
-      resolve({ report: JSON.parse(out) as { size: number }, peakKB, ms: performance.now() - t0 });
+      if (code !== 0) return reject(new Error(`${command} exited ${code}: ${err}`));
+      resolve({ out, peakKB, ms: performance.now() - t0 });
     });
   });
+}
+
+/** Runs the agent; resolves with its report, peak and time. */
+async function agent(args: string[], env: NodeJS.ProcessEnv) {
+  const got = await measured(process.execPath, [cli, 'agent', 'snapshot', ...args], env);
+  return { ...got, report: JSON.parse(got.out) as { size: number } };
 }
 
 async function fill(local: LocalEtcd, mib: number): Promise<void> {
@@ -107,6 +116,23 @@ try {
         });
         rmSync(join(dir, `bench-${mib}.db`), { force: true });
       }
+      // The floor: etcd's own client saving the same member's snapshot to a file (no read-back).
+      const file = join(dir, `floor-${mib}.db`);
+      const floor = await measured(
+        await binary('etcdctl', '3.6.16'),
+        ['--endpoints', endpoint, 'snapshot', 'save', file],
+        {},
+      );
+      const bytes = statSync(file).size;
+      runs.push({
+        store,
+        to: 'etcdctl snapshot save (floor)',
+        bytes,
+        seconds: Number((floor.ms / 1000).toFixed(2)),
+        mibPerSecond: Number((bytes / MiB / (floor.ms / 1000)).toFixed(1)),
+        peakRssMiB: Number((floor.peakKB / 1024).toFixed(1)),
+      });
+      rmSync(file, { force: true });
     } finally {
       await local.stop();
     }
@@ -116,7 +142,7 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-console.log('| store | to | snapshot size | time (incl. read-back) | MiB/s | agent peak RSS |');
+console.log('| store | to | snapshot size | time (agent: incl. read-back) | MiB/s | peak RSS |');
 console.log('| --- | --- | ---: | ---: | ---: | ---: |');
 for (const r of runs) {
   console.log(

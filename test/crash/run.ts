@@ -136,7 +136,7 @@ async function quiet(m: ManagerProcess, timeoutMs: number): Promise<void> {
   );
 }
 
-/** Deletes the namespace, its Pods at once; with no manager left, the EtcdMembers' finalizers are taken off by hand. */
+/** Deletes the namespace, its Pods at once; with no manager left, the EtcdMembers' and EtcdSnapshots' finalizers are taken off by hand. */
 async function cleanUp(kubeconfig: string, namespace: string): Promise<void> {
   const { core, custom } = clientsOf(kubeconfig);
   const pods = await core.listNamespacedPod({ namespace }).catch(() => ({ items: [] }));
@@ -145,21 +145,23 @@ async function cleanUp(kubeconfig: string, namespace: string): Promise<void> {
       .deleteNamespacedPod({ name: p.metadata?.name ?? '', namespace, gracePeriodSeconds: 0 })
       .catch(() => undefined);
   await core.deleteNamespace({ name: namespace }).catch(() => undefined);
-  const group = { group: 'etcd-operator.dev', version: 'v1alpha1', namespace, plural: 'etcdmembers' };
   await until(
     `namespace ${namespace} gone`,
     async () => {
-      const list = (await custom.listNamespacedCustomObject(group)) as {
-        items: { metadata: { name: string; finalizers?: string[] } }[];
-      };
-      for (const m of list.items.filter((x) => x.metadata.finalizers?.length)) {
-        await custom
-          .patchNamespacedCustomObject({
-            ...group,
-            name: m.metadata.name,
-            body: [{ op: 'remove', path: '/metadata/finalizers' }],
-          })
-          .catch(() => undefined);
+      for (const plural of ['etcdmembers', 'etcdsnapshots']) {
+        const group = { group: 'etcd-operator.dev', version: 'v1alpha1', namespace, plural };
+        const list = (await custom.listNamespacedCustomObject(group)) as {
+          items: { metadata: { name: string; finalizers?: string[] } }[];
+        };
+        for (const m of list.items.filter((x) => x.metadata.finalizers?.length)) {
+          await custom
+            .patchNamespacedCustomObject({
+              ...group,
+              name: m.metadata.name,
+              body: [{ op: 'remove', path: '/metadata/finalizers' }],
+            })
+            .catch(() => undefined);
+        }
       }
       return core.readNamespace({ name: namespace }).then(
         () => undefined,

@@ -4,11 +4,15 @@
  * done once the operator reports it done) and what must hold of etcd afterwards beyond the
  * common checks (voters, no learner, no duplicate or orphan member, keys read back).
  */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { pvcName } from '../../effects/kubernetes/meta.ts';
+import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
+import { GROUP, PLURAL, pvcName, VERSION } from '../../effects/kubernetes/meta.ts';
 import { wipeVolume } from '../cluster/storage/index.ts';
 import type { ClusterUnderTest, Converged } from '../e2e/etcd-cluster.ts';
-import { until } from '../effects/kubernetes/e2e-context.ts';
+import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 
 /** What an action may use. */
 export interface ActionContext {
@@ -46,6 +50,51 @@ const victim = (before: Converged | undefined): [string, string] => {
   if (!first) throw new Error('replacement: no member before');
   return first;
 };
+
+/**
+ * A snapshot to a PVC, checked on the claim's volume, then deleted: the EtcdSnapshot goes only
+ * after its file has. The snapshot and delete Jobs run on whatever the crashes do to the manager.
+ */
+async function snapshotToPVC(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  const { core, custom } = clientsOf(ctx.kubeconfig);
+  const namespace = cut.namespace;
+  const api = { group: GROUP, version: VERSION, namespace, plural: PLURAL.snapshot };
+  await core.createNamespacedPersistentVolumeClaim({
+    namespace,
+    body: {
+      metadata: { name: 'backups' },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } },
+    },
+  });
+  await custom.createNamespacedCustomObject({
+    ...api,
+    body: {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'EtcdSnapshot',
+      metadata: { name: 'crash-snap' },
+      spec: { clusterRef: { name: cut.name }, destination: { pvc: { claimName: 'backups' } } },
+    },
+  });
+  const read = async () => (await custom.getNamespacedCustomObject({ ...api, name: 'crash-snap' })) as EtcdSnapshot;
+  const done = await until(
+    'EtcdSnapshot crash-snap finished',
+    async () => {
+      const s = await read();
+      return s.status?.phase === 'Succeeded' || s.status?.phase === 'Failed' ? s : undefined;
+    },
+    ctx.settleMs,
+  );
+  if (done.status?.phase !== 'Succeeded') throw new Error(`EtcdSnapshot crash-snap: ${JSON.stringify(done.status)}`);
+  const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: 'backups' });
+  const pv = await core.readPersistentVolume({ name: claim.spec?.volumeName ?? '' });
+  const file = path.join(pv.spec?.hostPath?.path ?? '', (done.status.location ?? '').replace('pvc://backups/', ''));
+  const sha256 = createHash('sha256').update(readFileSync(file)).digest('hex');
+  if (sha256 !== done.status.sha256)
+    throw new Error(`${file} has sha256 ${sha256}, the status says ${done.status.sha256}`);
+  await custom.deleteNamespacedCustomObject({ ...api, name: 'crash-snap' });
+  await untilGone('EtcdSnapshot crash-snap', read);
+  if (existsSync(file)) throw new Error(`EtcdSnapshot crash-snap is gone and left ${file}`);
+}
 
 /** The scenarios, in the order the sweep runs them. */
 export const SCENARIOS: readonly Scenario[] = [
@@ -100,4 +149,5 @@ export const SCENARIOS: readonly Scenario[] = [
         throw new Error(`the wiped member ${name} (${id}) is still in etcd`);
     },
   },
+  { name: 'snapshot', before: 1, after: 1, action: snapshotToPVC },
 ];

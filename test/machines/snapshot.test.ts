@@ -226,6 +226,24 @@ describe('snapshot machine', () => {
     ]);
   });
 
+  it('in a namespace being deleted no delete Job can run: the stored snapshot is kept and the finalizer goes', () => {
+    const d = succeeded();
+    play(d, [
+      [updated({ deleting: true }), 'removing.deletingStored.creatingJob.running', [intent('createSnapshotDeleteJob')]],
+      [
+        {
+          type: 'effect.createSnapshotDeleteJob.failed',
+          at: at(),
+          error: { code: 'ERR_NAMESPACE_TERMINATING', message: 'namespace default is being deleted', retryable: false },
+        },
+        'removing.releasing.running',
+        [intent('releaseSnapshotFinalizer')],
+      ],
+    ]);
+    expect(describeSnapshot(d.state, d.context).message).toContain(`the stored snapshot at ${report.location} is kept`);
+    play(d, [[ok('releaseSnapshotFinalizer'), 'removed', []]]);
+  });
+
   it('a snapshot deleted before its finalizer was on goes without any Job', () => {
     const d = new Driver(snapshotMachine, { snapshot: snap });
     play(d, [
