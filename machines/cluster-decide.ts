@@ -5,7 +5,14 @@
  */
 import { NO_STEP, type StepBookkeeping } from './kit.ts';
 import { canRemove, etcdMemberFor, orphans, peerURL, pickVictim, quorum, voters } from './policy.ts';
-import type { ClusterTarget, EtcdMemberInfo, EtcdObservation, MemberObservation, ObjectRef } from './types.ts';
+import type {
+  ClusterTarget,
+  EtcdMemberInfo,
+  EtcdObservation,
+  JobObservation,
+  MemberObservation,
+  ObjectRef,
+} from './types.ts';
 
 /** The member being added, from the moment its name is chosen until it is a voter. */
 export interface Joiner {
@@ -44,6 +51,13 @@ export interface ClusterContext extends StepBookkeeping {
   readonly joining: Joiner | null;
   readonly leaving: { readonly member: string; readonly peerURL: string } | null;
   readonly orphan: EtcdMemberInfo | null;
+  /** A cluster started from a snapshot: the Job that checks it, and whether it passed. Absent: starts empty. */
+  readonly restore?: {
+    readonly job?: JobObservation | null;
+    readonly verified: boolean;
+    /** Where the snapshot is, once the Job was made. */
+    readonly location?: string;
+  };
 }
 
 /** The context of a cluster the machine has not heard about yet. */

@@ -13,6 +13,7 @@ import type {
   MemberParams,
   PromoteLearnerParams,
   RemoveEtcdMemberParams,
+  RestoreParams,
   SetDormantParams,
 } from './types.ts';
 
@@ -20,10 +21,16 @@ type Of<T extends ClusterEvent['type']> = Extract<ClusterEvent, { type: T }>;
 
 /** Context updates by name; each also moves `now` to the event's time (kit.ts). */
 const updates = {
-  observeSpec: (_, e) => {
-    const { spec, progressDeadlineSeconds } = e as Of<'k8s.cluster.updated'>;
-    return { spec: { replicas: spec.replicas, version: spec.version }, progressDeadlineSeconds };
+  observeSpec: (c, e) => {
+    const { spec, progressDeadlineSeconds, restore } = e as Of<'k8s.cluster.updated'>;
+    return {
+      spec: { replicas: spec.replicas, version: spec.version },
+      progressDeadlineSeconds,
+      ...(restore && !c.restore ? { restore: { verified: false } } : {}),
+    };
   },
+  observeRestoreJob: (c, e) =>
+    c.restore ? { restore: { ...c.restore, job: (e as Of<'k8s.restoreJob.observed'>).job } } : {},
   observeDeleted: () => ({ deleting: true }),
   // Names are never reused: a member seen with ordinal k means the next is above k, even for a
   // machine that starts without its journal and adopts a running cluster.
@@ -47,6 +54,20 @@ const updates = {
   ...stepUpdates,
   // Nothing is retried in `failed`: no back-off is left for the runtime to wake the machine for.
   markFailed: () => ({ retryAt: null }),
+  recordRestoreJob: (c, e) => {
+    const location = 'result' in e && e.result && typeof e.result.location === 'string' ? e.result.location : undefined;
+    return c.restore ? { restore: { ...c.restore, ...(location ? { location } : {}) } } : {};
+  },
+  markRestoreVerified: (c) => (c.restore ? { restore: { ...c.restore, verified: true } } : {}),
+  // The snapshot failed its check: nothing is started from it, and nothing more is tried.
+  markRestoreFailed: (c) => ({
+    retryAt: null,
+    lastError: {
+      code: 'ERR_RESTORE_VERIFY',
+      message: `the snapshot${c.restore?.location ? ` at ${c.restore.location}` : ''} failed its check: ${c.restore?.job?.failed ?? 'no reason given'}`,
+      retryable: false,
+    },
+  }),
   chooseSeed: (c) => ({
     joining: {
       member: memberName(c.cluster.name, c.nextOrdinal),
@@ -148,3 +169,8 @@ export const dormantParams =
     members: c.members.filter((m) => !m.deleting).map((m) => m.name),
     dormant,
   });
+
+/** Parameters of createRestoreJob. */
+export const restoreParams = ({ context: c }: { context: ClusterContext }): RestoreParams => ({
+  cluster: c.cluster.name,
+});

@@ -61,6 +61,10 @@ const machine = setup({
       !context.members.some((m) => m.name === context.leaving?.member) &&
       !context.etcd?.members.some((m) => m.peerURL === context.leaving?.peerURL),
     allDormant: ({ context }) => context.members.filter((m) => !m.deleting).every((m) => m.state === 'dormant'),
+    restoreUnverified: ({ context }) => context.restore !== undefined && !context.restore.verified,
+    restoreJobPresent: ({ context }) => Boolean(context.restore?.job),
+    restoreJobSucceeded: ({ context }) => Boolean(context.restore?.job?.succeeded),
+    restoreJobFailed: ({ context }) => Boolean(context.restore?.job && context.restore.job.failed !== null),
     allAwake: ({ context }) =>
       context.members.filter((m) => !m.deleting).every((m) => !m.dormant && m.state !== 'dormant'),
   },
@@ -126,6 +130,7 @@ export const clusterMachine = machine.createMachine({
     'k8s.members.listed': { actions: 'observeMembers' },
     'etcd.members.listed': { actions: 'observeEtcd' },
     'etcd.unreachable': { actions: 'observeUnreachable' },
+    'k8s.restoreJob.observed': { actions: 'observeRestoreJob' },
     'timer.tick': { actions: 'observeTime' },
   },
   states: {
@@ -142,9 +147,39 @@ export const clusterMachine = machine.createMachine({
           states: {
             // The headless Service gives members the DNS names their peer URLs use.
             creatingServices: attempt(
-              { target: '#cluster.bootstrapping.seeding.creatingSeed' },
+              { target: '#cluster.bootstrapping.seeding.checkingRestore' },
               { type: 'ensureServices', params: act.servicesParams },
             ),
+            checkingRestore: {
+              always: [{ guard: 'restoreUnverified', target: 'verifyingRestore' }, { target: 'creatingSeed' }],
+            },
+            // A cluster started from a snapshot: a Job reads it whole and checks it first, so a bad
+            // one fails the cluster before any member exists.
+            verifyingRestore: {
+              initial: 'checking',
+              states: {
+                checking: {
+                  always: [{ guard: 'restoreJobPresent', target: 'awaitingJob' }, { target: 'creatingJob' }],
+                },
+                creatingJob: attempt(
+                  {
+                    target: '#cluster.bootstrapping.seeding.verifyingRestore.awaitingJob',
+                    actions: ['recordRestoreJob'],
+                  },
+                  { type: 'createRestoreJob', params: act.restoreParams },
+                ),
+                awaitingJob: {
+                  always: [
+                    {
+                      guard: 'restoreJobSucceeded',
+                      target: '#cluster.bootstrapping.seeding.creatingSeed',
+                      actions: 'markRestoreVerified',
+                    },
+                    { guard: 'restoreJobFailed', target: '#cluster.failed', actions: 'markRestoreFailed' },
+                  ],
+                },
+              },
+            },
             creatingSeed: attempt(
               { target: '#cluster.bootstrapping.seeding.awaitingSeed', actions: ['rememberJoiner'] },
               { type: 'createMember', params: act.createMemberParams },

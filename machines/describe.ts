@@ -42,6 +42,21 @@ function joinMessage(sub: string, c: ClusterContext): string {
   return `promoting learner ${m} once it is in sync with the leader${where}`;
 }
 
+/** What the seeding step does: Services, the check of a snapshot to restore, the seed. */
+function seedingMessage(sub: string, c: ClusterContext): string {
+  const seed = c.joining?.member ?? '';
+  const from = c.restore ? ` from the snapshot${c.restore.location ? ` at ${c.restore.location}` : ''}` : '';
+  if (sub.includes('creatingServices'))
+    return 'creating the headless Service that gives members their DNS names, and the client Service';
+  if (sub.includes('verifyingRestore'))
+    return `checking the snapshot${c.restore?.location ? ` at ${c.restore.location}` : ''} before any member starts: a Job reads it whole and checks its SHA-256 and etcd's own hash`;
+  if (sub.includes('awaitingSeed'))
+    return c.restore
+      ? `waiting for the seed member ${seed} to restore${from} and start`
+      : `waiting for the seed member ${seed} to start a new etcd cluster`;
+  return `creating the seed member ${seed}${from}`;
+}
+
 /** `; leader NAME` when etcd names a leader among the members it lists. */
 const leaderOf = (c: ClusterContext): string => {
   const leader = c.etcd?.members.find((m) => m.id === c.etcd?.leader);
@@ -64,11 +79,7 @@ export function describeCluster(path: string, c: ClusterContext): Described {
       break;
     case 'bootstrapping':
       message = sub.startsWith('seeding')
-        ? sub.includes('creatingServices')
-          ? 'creating the headless Service that gives members their DNS names, and the client Service'
-          : sub.includes('awaitingSeed')
-            ? `waiting for the seed member ${c.joining?.member ?? ''} to start a new etcd cluster`
-            : `creating the seed member ${c.joining?.member ?? ''}`
+        ? seedingMessage(sub, c)
         : `${joinMessage(rest.slice(1).join('.'), c)} (${voters} of ${target} voters)`;
       break;
     case 'scalingUp':
@@ -123,7 +134,9 @@ export function describeCluster(path: string, c: ClusterContext): Described {
       message = 'the cluster is being deleted; its members go with it';
       break;
     case 'failed':
-      message = failure(c, "the EtcdCluster's spec changes");
+      message = c.lastError?.code?.startsWith('ERR_RESTORE')
+        ? `the cluster is not started: ${c.lastError.message}; no member was created. Delete the EtcdCluster and create it again from a good snapshot`
+        : failure(c, "the EtcdCluster's spec changes");
       break;
     default:
       message = path;

@@ -52,6 +52,10 @@ export const ERR = {
   CLUSTER_GONE: 'ERR_CLUSTER_GONE',
   /** The EtcdSnapshot is gone. */
   SNAPSHOT_GONE: 'ERR_SNAPSHOT_GONE',
+  /** The snapshot a cluster is to be restored from cannot be used (not Succeeded, not there). */
+  RESTORE_SOURCE: 'ERR_RESTORE_SOURCE',
+  /** The snapshot a cluster is to be restored from failed its check: nothing is started from it. */
+  RESTORE_VERIFY: 'ERR_RESTORE_VERIFY',
   /** Nothing can be created in the namespace: it is being deleted. */
   NAMESPACE_TERMINATING: 'ERR_NAMESPACE_TERMINATING',
   /** A Job by the name the operator would create belongs to another object. */

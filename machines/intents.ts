@@ -64,6 +64,11 @@ export interface CreateSnapshotJobParams {
   readonly member: string;
 }
 
+/** Parameters of createRestoreJob: the cluster whose bootstrap.restore snapshot is checked. */
+export interface RestoreParams {
+  readonly cluster: string;
+}
+
 /** Every intent kind, with its parameters. */
 export interface IntentParams {
   readonly ensureServices: EnsureServicesParams;
@@ -73,6 +78,7 @@ export interface IntentParams {
   readonly deleteMember: MemberParams;
   readonly removeEtcdMember: RemoveEtcdMemberParams;
   readonly setDormant: SetDormantParams;
+  readonly createRestoreJob: RestoreParams;
   readonly createPVC: MemberParams;
   readonly createPod: MemberParams;
   readonly deletePod: MemberParams;
@@ -101,6 +107,7 @@ export const CLUSTER_INTENTS = [
   'deleteMember',
   'removeEtcdMember',
   'setDormant',
+  'createRestoreJob',
 ] as const satisfies readonly IntentKind[];
 
 /** The intents the member machine asks for. */

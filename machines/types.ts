@@ -78,11 +78,14 @@ export type ClusterEvent =
       readonly at: number;
       readonly spec: ClusterTarget;
       readonly progressDeadlineSeconds: number;
+      /** spec.bootstrap.restore is set: the cluster starts from a snapshot, checked first. */
+      readonly restore?: boolean;
     }
   | { readonly type: 'k8s.cluster.deleted'; readonly at: number }
   | { readonly type: 'k8s.members.listed'; readonly at: number; readonly members: readonly MemberObservation[] }
   | { readonly type: 'etcd.members.listed'; readonly at: number; readonly etcd: EtcdObservation }
   | { readonly type: 'etcd.unreachable'; readonly at: number; readonly error: string }
+  | { readonly type: 'k8s.restoreJob.observed'; readonly at: number; readonly job: JobObservation | null }
   | { readonly type: 'timer.tick'; readonly at: number }
   | EffectOutcome<ClusterIntent['type']>;
 

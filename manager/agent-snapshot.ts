@@ -5,13 +5,14 @@
  * (where the operator reads it from the Pod's status). The manager never holds the bytes, nor
  * the S3 credentials: the Job's Pod gets those from their Secret as environment variables.
  */
-import { mkdirSync, rmSync } from 'node:fs';
+import { closeSync, createReadStream, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Etcd3 } from 'etcd3';
-import type { StoredObject } from '../effects/digest.ts';
-import { readSnapshot, type SnapshotInfo } from '../effects/etcd/snapshot.ts';
+import { digestOf, ObjectMismatchError, type StoredObject } from '../effects/digest.ts';
+import { readSnapshot, withEtcdHash, type SnapshotInfo } from '../effects/etcd/snapshot.ts';
+import { findEtcdData } from './agent.ts';
 import { abortUploads, s3Client, uploadStream, verifyObject } from '../effects/s3/index.ts';
 import { verifyFile, writeFileStream } from '../effects/volume/write-file.ts';
 
@@ -153,5 +154,126 @@ export async function takeSnapshot(args: SnapshotArgs, env: NodeJS.ProcessEnv): 
     return { location, ...stored, revision: info.revision ?? 0, etcdVersion: info.etcdVersion ?? '' };
   } finally {
     etcd.close();
+  }
+}
+
+/** What `fetch-snapshot` is asked: where the snapshot is, what it must hash to, where it goes. */
+interface FetchArgs {
+  readonly from: Destination;
+  readonly sha256?: string;
+  /** Where to write it (whole or absent); left out, it is only read and checked. */
+  readonly to?: string;
+  /** A directory removed first (what an earlier, interrupted restore left). */
+  readonly clear?: string;
+}
+
+/** Parses the arguments of `fetch-snapshot`; throws a TypeError that says what is wrong. */
+export function parseFetchArgs(argv: readonly string[]): FetchArgs {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      ...destinationOptions,
+      sha256: { type: 'string' },
+      to: { type: 'string' },
+      clear: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.sha256 !== undefined && !/^[0-9a-f]{64}$/.test(values.sha256))
+    throw new TypeError(`--sha256 must be 64 lowercase hexadecimal digits, not '${values.sha256}'`);
+  return {
+    from: destinationOf('fetch-snapshot', values),
+    ...(values.sha256 ? { sha256: values.sha256 } : {}),
+    ...(values.to ? { to: values.to } : {}),
+    ...(values.clear ? { clear: values.clear } : {}),
+  };
+}
+
+/**
+ * Reads a stored snapshot whole and checks it: etcd's own hash at its end, and the sha256 it was
+ * stored with when given; with `to`, writes it there (whole or absent). A snapshot that fails
+ * either check is refused, and nothing is left at `to`.
+ */
+export async function fetchSnapshot(
+  args: FetchArgs,
+  env: NodeJS.ProcessEnv,
+): Promise<StoredObject & { location: string }> {
+  if (args.clear) rmSync(args.clear, { recursive: true, force: true });
+  const from = args.from;
+  let s3: S3Client | undefined;
+  try {
+    let source: AsyncIterable<Uint8Array>;
+    let location: string;
+    if (from.kind === 'file') {
+      location = from.path;
+      source = createReadStream(from.path);
+    } else {
+      s3 = clientFor(from, env);
+      location = `s3://${from.bucket}/${from.key}`;
+      const { Body } = await s3.send(new GetObjectCommand({ Bucket: from.bucket, Key: from.key }));
+      source = Body as AsyncIterable<Uint8Array>;
+    }
+    const chunks = withEtcdHash(source);
+    let stored: StoredObject;
+    if (args.to) {
+      mkdirSync(dirname(args.to), { recursive: true });
+      stored = await writeFileStream(args.to, chunks);
+    } else stored = await digestOf(chunks);
+    if (args.sha256 && stored.sha256 !== args.sha256) {
+      if (args.to) rmSync(args.to, { force: true });
+      throw new ObjectMismatchError(
+        `${location} has sha256 ${stored.sha256} (${stored.size} bytes), not the ${args.sha256} it was stored with`,
+      );
+    }
+    return { location, ...stored };
+  } finally {
+    s3?.destroy();
+  }
+}
+
+/** Parses the arguments of `finish-restore`; throws a TypeError that says what is wrong. */
+export function parseFinishArgs(argv: readonly string[]): { restored: string; dataDir: string; clean?: string } {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { restored: { type: 'string' }, 'data-dir': { type: 'string' }, clean: { type: 'string' } },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (!values.restored || !values['data-dir'])
+    throw new TypeError('finish-restore needs --restored DIR and --data-dir DIR');
+  return { restored: values.restored, dataDir: values['data-dir'], ...(values.clean ? { clean: values.clean } : {}) };
+}
+
+/**
+ * Moves the data dir etcdutl restored into place, unless etcd data is there already (a Pod
+ * started again after a restore that finished): the rename is atomic, so the data dir is the
+ * old one or the restored one, never a mix. Then removes the working dir.
+ */
+export function finishRestore(args: { restored: string; dataDir: string; clean?: string }): {
+  dataDir: string;
+  restored: boolean;
+} {
+  const there = findEtcdData(args.dataDir);
+  let restored = false;
+  if (!(there.walFiles > 0 && there.db)) {
+    const now = findEtcdData(args.restored);
+    if (!(now.walFiles > 0 && now.db)) throw new Error(`${args.restored} holds no restored etcd data`);
+    rmSync(args.dataDir, { recursive: true, force: true });
+    renameSync(args.restored, args.dataDir);
+    syncDir(dirname(args.dataDir));
+    restored = true;
+  }
+  if (args.clean) rmSync(args.clean, { recursive: true, force: true });
+  return { dataDir: args.dataDir, restored };
+}
+
+/** fsyncs a directory, so a rename in it survives a crash. */
+function syncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }

@@ -15,7 +15,7 @@ export const DATA_LOST_EXIT_CODE = 3;
 export const TERMINATION_LOG = '/dev/termination-log';
 
 /** The usage text. */
-export const AGENT_USAGE = `usage: etcd-operator agent check-data|snapshot|delete-snapshot ARGS
+export const AGENT_USAGE = `usage: etcd-operator agent check-data|snapshot|delete-snapshot|fetch-snapshot|finish-restore ARGS
 
 Commands Pods run from the operator image.
 
@@ -31,7 +31,16 @@ Commands Pods run from the operator image.
                 [--s3-force-path-style] | --file PATH)
                 deletes a stored snapshot, the uploads to its key that never completed, or
                 PATH and PATH.partial; what is not there counts as deleted.
+  fetch-snapshot   (--s3-bucket B --s3-key K ... | --file PATH) [--sha256 HEX] [--to FILE]
+                [--clear DIR]
+                reads a stored snapshot whole, checks etcd's hash at its end and HEX, and
+                writes it to FILE (whole or absent); DIR is removed first.
+  finish-restore   --restored DIR --data-dir DIR [--clean DIR]
+                moves the data dir etcdutl restored into place unless etcd data is there.
 `;
+
+/** The commands of agent-snapshot.ts. */
+const SNAPSHOT_COMMANDS = ['snapshot', 'delete-snapshot', 'fetch-snapshot', 'finish-restore'] as const;
 
 /** Knobs for tests. */
 export interface AgentOptions {
@@ -161,12 +170,14 @@ export async function runAgentCommand(
     io.stdout(AGENT_USAGE);
     return 0;
   }
-  if (sub === 'snapshot' || sub === 'delete-snapshot') {
+  const command = SNAPSHOT_COMMANDS.find((c) => c === sub);
+  if (command) {
     // Loaded here only: etcd3 and the S3 SDK would slow every member Pod's check-data start.
     const a = await import('./agent-snapshot.ts');
-    return sub === 'snapshot'
-      ? reported(sub, a.parseSnapshotArgs, a.takeSnapshot, rest, io, opts)
-      : reported(sub, a.parseDeleteArgs, a.deleteSnapshot, rest, io, opts);
+    if (command === 'snapshot') return reported(command, a.parseSnapshotArgs, a.takeSnapshot, rest, io, opts);
+    if (command === 'delete-snapshot') return reported(command, a.parseDeleteArgs, a.deleteSnapshot, rest, io, opts);
+    if (command === 'fetch-snapshot') return reported(command, a.parseFetchArgs, a.fetchSnapshot, rest, io, opts);
+    return reported(command, a.parseFinishArgs, (args) => Promise.resolve(a.finishRestore(args)), rest, io, opts);
   }
   if (sub !== 'check-data') {
     io.stderr(`etcd-operator agent: ${sub === undefined ? 'no command' : `unknown command '${sub}'`}\n${AGENT_USAGE}`);

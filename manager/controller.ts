@@ -14,6 +14,7 @@ import {
   kubeClients,
   kubernetesHandlers,
   pvcName,
+  restoreJobName,
   snapshotDeleteJobName,
   snapshotJobName,
   type KubeClients,
@@ -71,7 +72,7 @@ export class Controller {
   readonly #pvcs: Informer<V1PersistentVolumeClaim>;
   readonly #snapshots: Informer<EtcdSnapshot>;
   readonly #jobs: Informer<V1Job>;
-  readonly #snapshotPods: Informer<V1Pod>;
+  readonly #jobPods: Informer<V1Pod>;
   readonly #runners: ObjectRunners<ManagerContext>;
   /** The last etcd probe per cluster uid: null when no member answered. */
   readonly #probes = new Map<string, EtcdObservation | null>();
@@ -132,7 +133,7 @@ export class Controller {
     this.#pvcs = informer(WATCHES.pvcs);
     this.#snapshots = informer(WATCHES.snapshots);
     this.#jobs = informer(WATCHES.jobs);
-    this.#snapshotPods = informer(WATCHES.snapshotPods);
+    this.#jobPods = informer(WATCHES.jobPods);
     options.metrics.gauge('etcd_operator_queue_depth', 'Keys waiting or being worked on.', () => this.#queue.depth);
     options.metrics.gauge(
       'etcd_operator_machines',
@@ -147,7 +148,7 @@ export class Controller {
   }
 
   #informers() {
-    return [this.#clusters, this.#members, this.#pods, this.#pvcs, this.#snapshots, this.#jobs, this.#snapshotPods];
+    return [this.#clusters, this.#members, this.#pods, this.#pvcs, this.#snapshots, this.#jobs, this.#jobPods];
   }
 
   /** Starts the informers; resolves once their caches are filled (work starts as they fill). */
@@ -158,7 +159,7 @@ export class Controller {
       this.#pvcs.start(),
       this.#members.start(),
       this.#jobs.start(),
-      this.#snapshotPods.start(),
+      this.#jobPods.start(),
     ]);
     await this.#clusters.start();
     await this.#snapshots.start();
@@ -193,6 +194,11 @@ export class Controller {
     // The machine decides nothing until it has both (a journal-less one adopts what it finds).
     await entry.runner.feed(membersListed(name, this.#membersOf(ns, name), at));
     await entry.runner.feed(clusterObserved(object, at));
+    if (object.spec.bootstrap?.restore) {
+      const pods = this.#jobPods.list().filter((p) => p.metadata?.namespace === ns);
+      const job = jobObservation(this.#jobs.get(ns, restoreJobName(name)), pods);
+      await entry.runner.feed({ type: 'k8s.restoreJob.observed', at, job });
+    }
     if (!object.metadata.deletionTimestamp) await this.#probe(entry, object);
     await this.#runners.refreshClusterStatus(entry, object);
     const { snapshot } = entry.runner;
@@ -247,7 +253,7 @@ export class Controller {
     const at = this.#now();
     const cluster = this.#clusters.get(ns, object.spec.clusterRef.name);
     const probe = cluster ? this.#probes.get(cluster.metadata.uid ?? '') : undefined;
-    const pods = this.#snapshotPods.list().filter((p) => p.metadata?.namespace === ns);
+    const pods = this.#jobPods.list().filter((p) => p.metadata?.namespace === ns);
     await entry.runner.feed(snapshotObserved(object, at));
     await entry.runner.feed(snapshotClusterObserved(cluster, probe, at));
     const job = jobObservation(this.#jobs.get(ns, snapshotJobName(name)), pods, object);

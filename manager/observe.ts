@@ -13,7 +13,13 @@ import { ETCD_CONTAINER } from '../effects/kubernetes/build-pod.ts';
 export function clusterObserved(cluster: EtcdCluster, at: number): ClusterEvent {
   if (cluster.metadata.deletionTimestamp) return { type: 'k8s.cluster.deleted', at };
   const { replicas, version, progressDeadlineSeconds } = cluster.spec;
-  return { type: 'k8s.cluster.updated', at, spec: { replicas, version }, progressDeadlineSeconds };
+  return {
+    type: 'k8s.cluster.updated',
+    at,
+    spec: { replicas, version },
+    progressDeadlineSeconds,
+    ...(cluster.spec.bootstrap?.restore ? { restore: true } : {}),
+  };
 }
 
 /** The ordinal at the end of a member's name (`demo-12` -> 12); -1 when there is none. */

@@ -50,10 +50,12 @@ const byLabels = (o: Labelled): string[] => {
   return [...(member ? [memberKey(n, member)] : []), ...(cluster ? [clusterKey(n, cluster)] : [])];
 };
 
-/** A snapshot's Job or Pod concerns its snapshot, named by its label. */
-const bySnapshotLabel = (o: Labelled): string[] => {
+/** A Job of the operator, or one of its Pods, concerns the snapshot or the restored cluster its labels name. */
+const byJobLabels = (o: Labelled): string[] => {
+  const n = o.metadata?.namespace ?? '';
   const snapshot = o.metadata?.labels?.[LABEL.snapshot];
-  return snapshot ? [snapshotKey(o.metadata?.namespace ?? '', snapshot)] : [];
+  const restore = o.metadata?.labels?.[LABEL.restore];
+  return [...(snapshot ? [snapshotKey(n, snapshot)] : []), ...(restore ? [clusterKey(n, restore)] : [])];
 };
 
 /** Every collection the controller watches. */
@@ -100,19 +102,20 @@ export const WATCHES = {
     collection: { api: 'custom', plural: PLURAL.snapshot },
     route: (s) => [snapshotKey(s.metadata.namespace ?? '', s.metadata.name ?? '')],
   } satisfies WatchSpec<EtcdSnapshot>,
-  // A snapshot's Jobs, and their Pods (the agent's report is the Pod's termination message).
-  // Not under the cluster label: the Services and the scale selector must not count them as members.
+  // The operator's Jobs (snapshots, their deletion, a restore's check), and their Pods (the
+  // agent's report is the Pod's termination message). Not under the cluster label: the Services
+  // and the scale selector must not count them as members.
   jobs: {
     resource: 'jobs',
     collection: { api: 'batch', plural: 'jobs' },
-    selector: LABEL.snapshot,
-    route: bySnapshotLabel,
+    selector: LABEL.job,
+    route: byJobLabels,
   } satisfies WatchSpec<V1Job>,
-  snapshotPods: {
-    resource: 'snapshot-pods',
+  jobPods: {
+    resource: 'job-pods',
     collection: { api: 'core', plural: 'pods' },
-    selector: LABEL.snapshot,
-    route: bySnapshotLabel,
+    selector: LABEL.job,
+    route: byJobLabels,
   } satisfies WatchSpec<V1Pod>,
 };
 

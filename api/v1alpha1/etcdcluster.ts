@@ -1,6 +1,7 @@
 /** EtcdCluster: the user's request for an etcd cluster, and what the operator reports back. */
 import { s, type Kind } from '../schema.ts';
 import { conditions, DEFAULT_ETCD_VERSION, etcdID, etcdVersion, memberRole, storage, stringMap } from './common.ts';
+import { snapshotSource } from './etcdsnapshot.ts';
 
 /** Longest cluster name: member (`<name>-<n>`), Pod, PVC and Service names must stay DNS labels. */
 export const MAX_CLUSTER_NAME = 50;
@@ -126,6 +127,31 @@ const spec = s.object(
       { name: 'PodTemplateOverrides' },
     ),
     options,
+    bootstrap: s.object(
+      'How the cluster starts. Fixed at creation.',
+      {
+        restore: s.object(
+          "Start from a snapshot instead of empty: the snapshot is verified first (a Job reads it whole and checks its SHA-256 and etcd's own hash; a bad one fails the cluster before any member starts), the seed member is restored from it with new member IDs, revisions bumped by 1,000,000,000 and marked compacted (so watchers of the old cluster resynchronise), and the other members join it as learners.",
+          {
+            snapshotName: s.string('An EtcdSnapshot in the same namespace; it must be Succeeded.', { maxLength: 253 }),
+            source: snapshotSource,
+          },
+          {
+            name: 'RestoreSpec',
+            rules: [
+              {
+                rule: 'has(self.snapshotName) != has(self.source)',
+                message: 'bootstrap.restore needs exactly one of snapshotName and source',
+              },
+            ],
+          },
+        ),
+      },
+      {
+        name: 'BootstrapSpec',
+        rules: [{ rule: 'self == oldSelf', message: 'spec.bootstrap cannot change after creation' }],
+      },
+    ),
     progressDeadlineSeconds: s.integer(
       'Seconds one step (bootstrap a member, join a learner, promote, remove...) may take before the cluster reports the step as stuck in its Progressing and Degraded conditions. The step keeps trying.',
       {
@@ -154,6 +180,16 @@ const spec = s.object(
         rule: "!has(self.options) || !has(self.options.maxLearners) || !self.version.startsWith('3.5.')",
         message: 'options.maxLearners needs etcd 3.6 or newer: etcd 3.5 has no --max-learners flag',
         fieldPath: '.options.maxLearners',
+      },
+      {
+        rule: '!has(self.bootstrap) || !has(self.bootstrap.restore) || self.replicas > 0',
+        message: 'a cluster restored from a snapshot needs replicas of at least 1',
+        fieldPath: '.replicas',
+      },
+      {
+        rule: 'has(self.bootstrap) == has(oldSelf.bootstrap)',
+        message: 'spec.bootstrap cannot be added or removed after creation',
+        fieldPath: '.bootstrap',
       },
       {
         rule: 'self.version == oldSelf.version',

@@ -1,6 +1,7 @@
 /** EtcdMember: one etcd member, created and owned by the operator; it owns its Pod and PVC. */
 import { s, type Kind } from '../schema.ts';
 import { conditions, etcdID, etcdVersion, memberRole, storage } from './common.ts';
+import { snapshotSource } from './etcdsnapshot.ts';
 
 const spec = s.object(
   'The member the cluster machine asked for. Written by the operator, not by users.',
@@ -12,7 +13,7 @@ const spec = s.object(
     version: etcdVersion('etcd version this member runs.'),
     storage,
     bootstrap: s.boolean(
-      'True for the seed: the one member that starts a new cluster (--initial-cluster-state new). Every other member joins an existing cluster as a learner.',
+      'True for the seed: the one member that starts a new cluster (--initial-cluster-state new), from spec.restore when that is set. Every other member joins an existing cluster as a learner.',
       {
         default: false,
         rules: [
@@ -24,6 +25,9 @@ const spec = s.object(
       'The --initial-cluster this member starts with: name=peerURL pairs of the voters and of this member.',
       { maxLength: 8192 },
     ),
+    // The seed of a restored cluster: the snapshot its Pod's init containers fetch, check and
+    // restore into the data directory before etcd first starts.
+    restore: snapshotSource,
     dormant: s.boolean(
       'True while the cluster is scaled to zero: the Pod is gone and the volume kept, so the member resumes with the same ID.',
       { default: false },

@@ -2,6 +2,23 @@
 import { s, type Kind } from '../schema.ts';
 import { conditions } from './common.ts';
 
+/** The Secret with an S3 access key. */
+const s3Credentials = s.object(
+  'A Secret in the same namespace holding the access key. Only the snapshot Job reads it, as environment variables; the manager never does.',
+  {
+    name: s.string('Secret name.', { maxLength: 253 }),
+    accessKeyIDKey: s.string('Key of the access key ID in the Secret.', {
+      default: 'AWS_ACCESS_KEY_ID',
+      maxLength: 253,
+    }),
+    secretAccessKeyKey: s.string('Key of the secret access key in the Secret.', {
+      default: 'AWS_SECRET_ACCESS_KEY',
+      maxLength: 253,
+    }),
+  },
+  { name: 'S3Credentials', required: ['name'] },
+);
+
 /** Where a snapshot is stored; shared with EtcdSnapshotSchedule. */
 export const snapshotDestination = s.object(
   'Where the snapshot is stored: exactly one of s3 and pvc.',
@@ -23,21 +40,7 @@ export const snapshotDestination = s.object(
           'Address the bucket in the path (http://server/bucket/key) rather than in the host name; most S3-compatible servers need it.',
           { default: false },
         ),
-        credentialsSecretRef: s.object(
-          'A Secret in the same namespace holding the access key. Only the snapshot Job reads it, as environment variables; the manager never does.',
-          {
-            name: s.string('Secret name.', { maxLength: 253 }),
-            accessKeyIDKey: s.string('Key of the access key ID in the Secret.', {
-              default: 'AWS_ACCESS_KEY_ID',
-              maxLength: 253,
-            }),
-            secretAccessKeyKey: s.string('Key of the secret access key in the Secret.', {
-              default: 'AWS_SECRET_ACCESS_KEY',
-              maxLength: 253,
-            }),
-          },
-          { name: 'S3Credentials', required: ['name'] },
-        ),
+        credentialsSecretRef: s3Credentials,
       },
       { name: 'S3Destination', required: ['bucket', 'credentialsSecretRef'] },
     ),
@@ -68,6 +71,57 @@ export const snapshotDestination = s.object(
         rule: 'has(self.s3) != has(self.pvc)',
         message: 'destination must have exactly one of s3 and pvc',
       },
+    ],
+  },
+);
+
+/** A stored snapshot to restore from: an S3 object or a file on a PVC, and its SHA-256 when known. */
+export const snapshotSource = s.object(
+  'A stored snapshot: exactly one of s3 and pvc.',
+  {
+    s3: s.object(
+      'An object in an S3 bucket.',
+      {
+        endpoint: s.string('URL of an S3-compatible server. Left out, AWS S3 of the region.', {
+          maxLength: 2048,
+          pattern: '^https?://[^\\s]+$',
+        }),
+        bucket: s.string('Bucket name.', { minLength: 3, maxLength: 63 }),
+        key: s.string('Object key.', { minLength: 1, maxLength: 1024 }),
+        region: s.string('Region of the bucket (default us-east-1).', { maxLength: 64 }),
+        forcePathStyle: s.boolean('Address the bucket in the path; most S3-compatible servers need it.', {
+          default: false,
+        }),
+        credentialsSecretRef: s3Credentials,
+      },
+      { name: 'S3Source', required: ['bucket', 'key', 'credentialsSecretRef'] },
+    ),
+    pvc: s.object(
+      'A file on a PersistentVolumeClaim in the same namespace.',
+      {
+        claimName: s.string('PersistentVolumeClaim name.', { maxLength: 253 }),
+        path: s.string('Path of the file inside the volume, relative (no leading /, no ..).', {
+          minLength: 1,
+          maxLength: 1024,
+          rules: [
+            {
+              rule: "!self.startsWith('/') && !self.split('/').exists(p, p == '..')",
+              message: 'pvc.path must be a relative path without ..',
+            },
+          ],
+        }),
+      },
+      { name: 'PVCSource', required: ['claimName', 'path'] },
+    ),
+    sha256: s.string(
+      "SHA-256 of the file, in hexadecimal. When given, a snapshot with another is refused before any member starts; etcd's own hash at the end of the file is checked either way.",
+      { pattern: '^[0-9a-f]{64}$' },
+    ),
+  },
+  {
+    name: 'SnapshotSource',
+    rules: [
+      { rule: 'has(self.s3) != has(self.pvc)', message: 'a snapshot source must have exactly one of s3 and pvc' },
     ],
   },
 );

@@ -57,6 +57,8 @@ export interface EtcdClusterSpec {
   podTemplate?: PodTemplateOverrides;
   /** etcd flags the operator sets on every member. Left out, etcd's own default applies. */
   options?: EtcdOptions;
+  /** How the cluster starts. Fixed at creation. */
+  bootstrap?: BootstrapSpec;
   /** Seconds one step (bootstrap a member, join a learner, promote, remove...) may take before the cluster reports the step as stuck in its Progressing and Degraded conditions. The step keeps trying. */
   progressDeadlineSeconds: number;
 }
@@ -111,6 +113,64 @@ export interface EtcdOptions {
   electionTimeout?: number;
   /** How many learners etcd accepts at once (--max-learners). The operator adds one at a time; more only helps manual work. */
   maxLearners?: number;
+}
+
+/** How the cluster starts. Fixed at creation. */
+export interface BootstrapSpec {
+  /** Start from a snapshot instead of empty: the snapshot is verified first (a Job reads it whole and checks its SHA-256 and etcd's own hash; a bad one fails the cluster before any member starts), the seed member is restored from it with new member IDs, revisions bumped by 1,000,000,000 and marked compacted (so watchers of the old cluster resynchronise), and the other members join it as learners. */
+  restore?: RestoreSpec;
+}
+
+/** Start from a snapshot instead of empty: the snapshot is verified first (a Job reads it whole and checks its SHA-256 and etcd's own hash; a bad one fails the cluster before any member starts), the seed member is restored from it with new member IDs, revisions bumped by 1,000,000,000 and marked compacted (so watchers of the old cluster resynchronise), and the other members join it as learners. */
+export interface RestoreSpec {
+  /** An EtcdSnapshot in the same namespace; it must be Succeeded. */
+  snapshotName?: string;
+  /** A stored snapshot: exactly one of s3 and pvc. */
+  source?: SnapshotSource;
+}
+
+/** A stored snapshot: exactly one of s3 and pvc. */
+export interface SnapshotSource {
+  /** An object in an S3 bucket. */
+  s3?: S3Source;
+  /** A file on a PersistentVolumeClaim in the same namespace. */
+  pvc?: PVCSource;
+  /** SHA-256 of the file, in hexadecimal. When given, a snapshot with another is refused before any member starts; etcd's own hash at the end of the file is checked either way. */
+  sha256?: string;
+}
+
+/** An object in an S3 bucket. */
+export interface S3Source {
+  /** URL of an S3-compatible server. Left out, AWS S3 of the region. */
+  endpoint?: string;
+  /** Bucket name. */
+  bucket: string;
+  /** Object key. */
+  key: string;
+  /** Region of the bucket (default us-east-1). */
+  region?: string;
+  /** Address the bucket in the path; most S3-compatible servers need it. */
+  forcePathStyle: boolean;
+  /** A Secret in the same namespace holding the access key. Only the snapshot Job reads it, as environment variables; the manager never does. */
+  credentialsSecretRef: S3Credentials;
+}
+
+/** A Secret in the same namespace holding the access key. Only the snapshot Job reads it, as environment variables; the manager never does. */
+export interface S3Credentials {
+  /** Secret name. */
+  name: string;
+  /** Key of the access key ID in the Secret. */
+  accessKeyIDKey: string;
+  /** Key of the secret access key in the Secret. */
+  secretAccessKeyKey: string;
+}
+
+/** A file on a PersistentVolumeClaim in the same namespace. */
+export interface PVCSource {
+  /** PersistentVolumeClaim name. */
+  claimName: string;
+  /** Path of the file inside the volume, relative (no leading /, no ..). */
+  path: string;
 }
 
 /** What the operator observed and is doing. */
@@ -187,10 +247,12 @@ export interface EtcdMemberSpec {
   version: string;
   /** Where each member keeps its data directory. */
   storage: StorageSpec;
-  /** True for the seed: the one member that starts a new cluster (--initial-cluster-state new). Every other member joins an existing cluster as a learner. */
+  /** True for the seed: the one member that starts a new cluster (--initial-cluster-state new), from spec.restore when that is set. Every other member joins an existing cluster as a learner. */
   bootstrap: boolean;
   /** The --initial-cluster this member starts with: name=peerURL pairs of the voters and of this member. */
   initialCluster?: string;
+  /** A stored snapshot: exactly one of s3 and pvc. */
+  restore?: SnapshotSource;
   /** True while the cluster is scaled to zero: the Pod is gone and the volume kept, so the member resumes with the same ID. */
   dormant: boolean;
 }
@@ -253,16 +315,6 @@ export interface S3Destination {
   forcePathStyle: boolean;
   /** A Secret in the same namespace holding the access key. Only the snapshot Job reads it, as environment variables; the manager never does. */
   credentialsSecretRef: S3Credentials;
-}
-
-/** A Secret in the same namespace holding the access key. Only the snapshot Job reads it, as environment variables; the manager never does. */
-export interface S3Credentials {
-  /** Secret name. */
-  name: string;
-  /** Key of the access key ID in the Secret. */
-  accessKeyIDKey: string;
-  /** Key of the secret access key in the Secret. */
-  secretAccessKeyKey: string;
 }
 
 /** A PersistentVolumeClaim in the same namespace; the snapshot is a file on it. */

@@ -52,10 +52,26 @@ interface SnapshotCall extends AsyncIterable<{ blob: Buffer }> {
 }
 
 async function* verified(stream: SnapshotCall, info: SnapshotInfo): AsyncGenerator<Buffer> {
+  yield* withEtcdHash(
+    (async function* () {
+      for await (const response of stream) yield response.blob;
+    })(),
+    info,
+  );
+}
+
+/**
+ * Passes a stored snapshot's bytes through, checking etcd's hash at its end as they pass (what
+ * etcdutl checks at restore): a snapshot damaged anywhere fails here, before anything uses it.
+ */
+export async function* withEtcdHash(
+  chunks: AsyncIterable<Uint8Array>,
+  info: SnapshotInfo = { bytes: 0 },
+): AsyncGenerator<Buffer> {
   const hash = createHash('sha256');
   let tail = Buffer.alloc(0);
-  for await (const response of stream) {
-    const chunk = response.blob;
+  for await (const piece of chunks) {
+    const chunk = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
     if (chunk.length === 0) continue;
     info.bytes += chunk.length;
     // Everything but the last 32 bytes seen so far is database; those 32 may be the hash.

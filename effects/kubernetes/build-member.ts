@@ -1,6 +1,6 @@
 /** The EtcdMember object the cluster machine's createMember intent asks for. */
 import type { CreateMemberParams } from '../../machines/types.ts';
-import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
+import type { EtcdCluster, EtcdMember, SnapshotSource } from '../../api/v1alpha1/index.ts';
 import { apiVersion } from '../../api/v1alpha1/index.ts';
 import { FINALIZER, memberLabels, ownedMeta } from './meta.ts';
 
@@ -8,7 +8,11 @@ import { FINALIZER, memberLabels, ownedMeta } from './meta.ts';
  * An EtcdMember owned by its cluster (controller, blocking the owner's deletion), with the
  * finalizer that makes it leave etcd first, and a spec made of the intent and the cluster's storage.
  */
-export function buildEtcdMember(cluster: EtcdCluster, params: CreateMemberParams): EtcdMember {
+export function buildEtcdMember(
+  cluster: EtcdCluster,
+  params: CreateMemberParams,
+  restore?: SnapshotSource,
+): EtcdMember {
   const clusterName = cluster.metadata.name ?? '';
   const meta = ownedMeta(
     params.member,
@@ -27,6 +31,7 @@ export function buildEtcdMember(cluster: EtcdCluster, params: CreateMemberParams
       storage: { ...cluster.spec.storage },
       bootstrap: params.bootstrap,
       initialCluster: params.initialCluster,
+      ...(restore ? { restore } : {}),
       dormant: false,
     },
   };

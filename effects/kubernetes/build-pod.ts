@@ -7,6 +7,7 @@
 import type { V1Container, V1Pod, V1PodSpec, V1Probe, V1Volume } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
 import { DATA_DIR, DATA_MOUNT, etcdCommand } from './build-etcd-args.ts';
+import { restoreInitContainers } from './build-restore.ts';
 import { inMemory } from './build-pvc.ts';
 import { CLIENT_PORT, METRICS_PORT, PEER_PORT } from './build-services.ts';
 import { DEFAULT_AGENT_IMAGE } from './context.ts';
@@ -97,6 +98,8 @@ export function buildPod(member: EtcdMember, cluster: EtcdCluster, agentImage = 
     annotations: { ...extra?.annotations, ...template?.metadata?.annotations },
   });
   const user: Partial<V1PodSpec> = template?.spec ?? {};
+  // A restored cluster's seed: its data dir comes from the snapshot before etcd first starts.
+  const restore = restoreInitContainers(member, cluster, agentImage, etcdImage(member.spec.version), DATA_VOLUME);
   const spec: V1PodSpec = {
     restartPolicy: 'Always',
     terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
@@ -110,11 +113,16 @@ export function buildPod(member: EtcdMember, cluster: EtcdCluster, agentImage = 
     hostname: name,
     subdomain: member.spec.cluster,
     initContainers: [
+      ...restore.containers,
       ...checkDataContainer(member, agentImage),
       ...(user.initContainers ?? []).filter((c) => c.name !== CHECK_DATA_CONTAINER),
     ],
     containers: [etcdContainer(member, cluster), ...(user.containers ?? []).filter((c) => c.name !== ETCD_CONTAINER)],
-    volumes: [dataVolume(member), ...(user.volumes ?? []).filter((v) => v.name !== DATA_VOLUME)],
+    volumes: [
+      dataVolume(member),
+      ...restore.volumes,
+      ...(user.volumes ?? []).filter((v) => v.name !== DATA_VOLUME && !restore.volumes.some((r) => r.name === v.name)),
+    ],
   };
   return { apiVersion: 'v1', kind: 'Pod', metadata: meta, spec };
 }

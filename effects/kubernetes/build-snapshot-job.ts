@@ -35,6 +35,43 @@ export interface StoredAt {
   readonly args: readonly string[];
   /** s3://bucket/key, or pvc://claim/path. */
   readonly location: string;
+  /** The object's key, or the file's path inside the claim's volume. */
+  readonly path: string;
+}
+
+/** The agent's arguments that name an S3 object. */
+export function s3Args(
+  s3: {
+    readonly bucket: string;
+    readonly endpoint?: string;
+    readonly region?: string;
+    readonly forcePathStyle?: boolean;
+  },
+  key: string,
+): string[] {
+  return [
+    `--s3-bucket=${s3.bucket}`,
+    `--s3-key=${key}`,
+    ...(s3.endpoint ? [`--s3-endpoint=${s3.endpoint}`] : []),
+    ...(s3.region ? [`--s3-region=${s3.region}`] : []),
+    ...(s3.forcePathStyle ? ['--s3-force-path-style'] : []),
+  ];
+}
+
+/** The S3 keys of a Secret as the agent's environment: the Pod reads the Secret, the manager never does. */
+export function s3CredentialEnv(ref: {
+  readonly name: string;
+  readonly accessKeyIDKey?: string;
+  readonly secretAccessKeyKey?: string;
+}): V1EnvVar[] {
+  const fromSecret = (name: string, key: string): V1EnvVar => ({
+    name,
+    valueFrom: { secretKeyRef: { name: ref.name, key } },
+  });
+  return [
+    fromSecret('AWS_ACCESS_KEY_ID', ref.accessKeyIDKey ?? 'AWS_ACCESS_KEY_ID'),
+    fromSecret('AWS_SECRET_ACCESS_KEY', ref.secretAccessKeyKey ?? 'AWS_SECRET_ACCESS_KEY'),
+  ];
 }
 
 /** The destination of an EtcdSnapshot: the S3 key or the file on the claim. */
@@ -44,41 +81,22 @@ export function storedAt(s: EtcdSnapshot): StoredAt {
   const { s3, pvc } = s.spec.destination;
   if (s3) {
     const key = `${s3.keyPrefix ?? ''}${ns}/${cluster}/${baseName(s)}`;
-    return {
-      location: `s3://${s3.bucket}/${key}`,
-      args: [
-        `--s3-bucket=${s3.bucket}`,
-        `--s3-key=${key}`,
-        ...(s3.endpoint ? [`--s3-endpoint=${s3.endpoint}`] : []),
-        ...(s3.region ? [`--s3-region=${s3.region}`] : []),
-        ...(s3.forcePathStyle ? ['--s3-force-path-style'] : []),
-      ],
-    };
+    return { location: `s3://${s3.bucket}/${key}`, path: key, args: s3Args(s3, key) };
   }
   if (!pvc) throw new TypeError(`EtcdSnapshot ${ns}/${s.metadata.name ?? ''} has no destination`);
   const dir = (pvc.subPath ?? '').replace(/\/+$/, '');
   const relative = `${dir ? `${dir}/` : ''}${ns}-${cluster}-${baseName(s)}`;
-  return { location: `pvc://${pvc.claimName}/${relative}`, args: [`--file=${SNAPSHOT_MOUNT}/${relative}`] };
+  return {
+    location: `pvc://${pvc.claimName}/${relative}`,
+    path: relative,
+    args: [`--file=${SNAPSHOT_MOUNT}/${relative}`],
+  };
 }
 
 /** The destination's credentials and volume, as the Pod takes them. */
 function access(s: EtcdSnapshot): { env: V1EnvVar[]; volumes: V1Volume[]; mounts: V1VolumeMount[] } {
   const { s3, pvc } = s.spec.destination;
-  if (s3) {
-    const ref = s3.credentialsSecretRef;
-    const fromSecret = (name: string, key: string): V1EnvVar => ({
-      name,
-      valueFrom: { secretKeyRef: { name: ref.name, key } },
-    });
-    return {
-      env: [
-        fromSecret('AWS_ACCESS_KEY_ID', ref.accessKeyIDKey ?? 'AWS_ACCESS_KEY_ID'),
-        fromSecret('AWS_SECRET_ACCESS_KEY', ref.secretAccessKeyKey ?? 'AWS_SECRET_ACCESS_KEY'),
-      ],
-      volumes: [],
-      mounts: [],
-    };
-  }
+  if (s3) return { env: s3CredentialEnv(s3.credentialsSecretRef), volumes: [], mounts: [] };
   return {
     env: [],
     volumes: [{ name: 'snapshots', persistentVolumeClaim: { claimName: pvc?.claimName ?? '' } }],

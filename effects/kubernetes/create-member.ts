@@ -8,6 +8,7 @@ import type { KubeContext } from './context.ts';
 import { createOwned } from './create-owned.ts';
 import { controllerUid, PLURAL } from './meta.ts';
 import { customRef, readCluster, readMember } from './objects.ts';
+import { restoreSource } from './restore-source.ts';
 
 /** The created (or found) EtcdMember's uid. */
 export type CreateMemberResult = { readonly uid: string };
@@ -17,7 +18,9 @@ export const createMember: IntentHandler<'createMember', CreateMemberResult, Kub
   kind: 'createMember',
   async run(params, ctx) {
     const cluster = await readCluster(ctx);
-    const body = buildEtcdMember(cluster, params);
+    // The seed of a restored cluster carries the snapshot its Pod restores from.
+    const restore = params.bootstrap ? await restoreSource(ctx, cluster) : undefined;
+    const body = buildEtcdMember(cluster, params, restore);
     const ref = customRef(ctx, PLURAL.member, params.member);
     const { object } = await createOwned<EtcdMember>({
       what: `EtcdMember ${ctx.cluster.namespace}/${params.member}`,

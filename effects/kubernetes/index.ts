@@ -6,6 +6,7 @@ import { deleteMember } from './delete-member.ts';
 import { deletePod } from './delete-pod.ts';
 import { ensureServices } from './ensure-services.ts';
 import { releaseFinalizer } from './release-finalizer.ts';
+import { createRestoreJob } from './restore-job.ts';
 import { setDormant } from './set-dormant.ts';
 import { snapshotHandlers } from './snapshot-handlers.ts';
 
@@ -19,6 +20,7 @@ export const kubernetesHandlers = {
   createPod,
   deletePod,
   releaseFinalizer,
+  createRestoreJob,
   ...snapshotHandlers,
 } as const;
 
@@ -34,4 +36,5 @@ export { buildEtcdMember } from './build-member.ts';
 export { buildPVC } from './build-pvc.ts';
 export { buildPod, CHECK_DATA_CONTAINER } from './build-pod.ts';
 export { storedAt, snapshotDeleteJobName, snapshotJobName } from './build-snapshot-job.ts';
+export { restoreJobName } from './build-restore.ts';
 export { FINALIZER, SNAPSHOT_FINALIZER, LABEL, clusterLabels, memberLabels, pvcName } from './meta.ts';

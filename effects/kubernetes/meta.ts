@@ -26,8 +26,10 @@ export const LABEL = {
   member: 'etcd-operator.dev/member',
   /** On an EtcdSnapshot's Jobs and their Pods: the EtcdSnapshot's name. */
   snapshot: 'etcd-operator.dev/snapshot',
-  /** On an EtcdSnapshot's Jobs and their Pods: snapshot or delete. */
+  /** On every Job of the operator and its Pods: snapshot, delete or restore-verify. */
   job: 'etcd-operator.dev/job',
+  /** On the Job that checks a restore's snapshot, and its Pods: the EtcdCluster's name. */
+  restore: 'etcd-operator.dev/restore',
 } as const;
 
 /** Labels of everything that belongs to a cluster; the Services select member Pods by these. */

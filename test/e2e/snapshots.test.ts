@@ -11,7 +11,13 @@ import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { PatchStrategy, setHeaderOptions, type V1PersistentVolume } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
@@ -247,6 +253,67 @@ describe.skipIf(!hasNode)('snapshots: EtcdSnapshot to S3 and to a PVC on the loc
     const file = path.join(pv.spec?.hostPath?.path ?? '', relative);
     expect(await digest(createReadStream(file))).toEqual({ sha256: s.status?.sha256, size: s.status?.size });
     expectEveryKey(await restoredKeys(file));
+  });
+
+  /** The keys of a running cluster, and the revision a new write gets there. */
+  async function keysOf(cut: ClusterUnderTest): Promise<{ keys: Map<string, string>; revision: number }> {
+    const etcd = await cut.client();
+    try {
+      const keys = new Map(Object.entries(await etcd.getAll().prefix('key-').strings()));
+      const revision = Number((await etcd.put('after-restore').value('x').exec()).header.revision);
+      return { keys, revision };
+    } finally {
+      etcd.close();
+    }
+  }
+
+  it('restores a new 3-member cluster from the S3 snapshot by name: every key, revisions moved past the old ones', async () => {
+    const restored = new ClusterUnderTest(kube, ns, 'from-s3');
+    await restored.create({ replicas: 3, bootstrap: { restore: { snapshotName: 'to-s3' } } });
+    await restored.settled(3);
+    await restored.verify(3);
+    const { keys, revision } = await keysOf(restored);
+    expectEveryKey(keys);
+    // Revisions bumped by 1,000,000,000 and marked compacted: a watcher of the old cluster resynchronises.
+    expect(revision).toBeGreaterThan(1_000_000_000 + written);
+    const seed = (await restored.members()).find((m) => m.spec.bootstrap);
+    const uid = ((await getSnapshot('to-s3')).metadata.uid ?? '').slice(0, 8);
+    expect(seed?.spec.restore).toMatchObject({ s3: { bucket: BUCKET, key: `etcd/${ns}/demo/to-s3-${uid}.db` } });
+    await restored.delete();
+  });
+
+  it('restores from a file on a PVC given by its path', async () => {
+    const snapshot = await getSnapshot('to-pvc');
+    const filePath = (snapshot.status?.location ?? '').replace('pvc://backups/', '');
+    const restored = new ClusterUnderTest(kube, ns, 'from-pvc');
+    await restored.create({
+      replicas: 1,
+      bootstrap: { restore: { source: { pvc: { claimName: 'backups', path: filePath } } } },
+    });
+    await restored.settled(1);
+    expectEveryKey((await keysOf(restored)).keys);
+    await restored.delete();
+  });
+
+  it('refuses a snapshot changed in the bucket before any member starts, with a condition saying why', async () => {
+    const s = await getSnapshot('to-s3');
+    const key = (s.status?.location ?? '').replace(`s3://${BUCKET}/`, '');
+    const { Body } = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+    const bytes = Buffer.from(await (Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
+    bytes[Math.floor(bytes.length / 2)]! ^= 0x01;
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: bytes }));
+    const bad = new ClusterUnderTest(kube, ns, 'from-bad');
+    await bad.create({ replicas: 3, bootstrap: { restore: { snapshotName: 'to-s3' } } });
+    const degraded = await until('from-bad refused', async () => {
+      const c = await bad.get();
+      return c.status?.conditions?.find(
+        (x) => x.type === 'Degraded' && x.status === 'True' && x.reason === 'StepFailed',
+      );
+    });
+    expect(degraded.message).toContain(`the snapshot at s3://${BUCKET}/${key} failed its check`);
+    expect(degraded.message).toContain(`not the ${s.status?.sha256} it was stored with`);
+    expect(await bad.members()).toEqual([]);
+    await bad.delete();
   });
 
   it('deleting an EtcdSnapshot deletes what it stored, unless its deletionPolicy is Retain', async () => {

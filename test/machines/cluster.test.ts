@@ -201,6 +201,72 @@ describe('cluster machine', () => {
     return d;
   }
 
+  it('a cluster restored from a snapshot checks it with a Job before the seed exists, then seeds as usual', () => {
+    const d = newCluster();
+    const restoreJob = (job: Record<string, unknown> | null): ClusterEvent => ({
+      type: 'k8s.restoreJob.observed',
+      at: now(),
+      job: job && { uid: 'j1', active: false, succeeded: false, failed: null, deleting: false, ...job },
+    });
+    play(d, [
+      [{ ...spec(3), restore: true } as ClusterEvent, 'bootstrapping.seeding.creatingServices.running'],
+      [restoreJob(null), 'bootstrapping.seeding.creatingServices.running', []],
+      [
+        ok('ensureServices'),
+        'bootstrapping.seeding.verifyingRestore.creatingJob.running',
+        [{ type: 'createRestoreJob', params: { cluster: 'demo' } }],
+      ],
+      [
+        ok('createRestoreJob', { uid: 'j1', location: 's3://b/k.db' }),
+        'bootstrapping.seeding.verifyingRestore.awaitingJob',
+        [],
+      ],
+      [restoreJob({ active: true }), 'bootstrapping.seeding.verifyingRestore.awaitingJob', []],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toContain(
+      'checking the snapshot at s3://b/k.db before any member starts',
+    );
+    play(d, [[restoreJob({ succeeded: true }), 'bootstrapping.seeding.creatingSeed.running']]);
+    expect(d.intents.map((i) => i.type)).toEqual(['createMember']);
+    expect(describeCluster(d.state, d.context).message).toBe(
+      'creating the seed member demo-0 from the snapshot at s3://b/k.db',
+    );
+    // A restart mid-seeding does not check the snapshot again.
+    d.restart();
+    play(d, [[ok('createMember'), 'bootstrapping.seeding.awaitingSeed', []]]);
+  });
+
+  it('a snapshot that fails its check fails the cluster before any member is created, saying why', () => {
+    const d = newCluster();
+    play(d, [
+      [{ ...spec(3), restore: true } as ClusterEvent, 'bootstrapping.seeding.creatingServices.running'],
+      [ok('ensureServices'), 'bootstrapping.seeding.verifyingRestore.creatingJob.running'],
+      [
+        ok('createRestoreJob', { uid: 'j1', location: 's3://b/k.db' }),
+        'bootstrapping.seeding.verifyingRestore.awaitingJob',
+      ],
+      [
+        {
+          type: 'k8s.restoreJob.observed',
+          at: now(),
+          job: {
+            uid: 'j1',
+            active: false,
+            succeeded: false,
+            deleting: false,
+            failed: 'fetch-snapshot failed: sha256 x, not y',
+          },
+        },
+        'failed',
+        [],
+      ],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toBe(
+      'the cluster is not started: the snapshot at s3://b/k.db failed its check: fetch-snapshot failed: sha256 x, not y; no member was created. Delete the EtcdCluster and create it again from a good snapshot',
+    );
+    expect(d.context.memberNames).toEqual([]);
+  });
+
   it('promoting retries every 500 ms while the learner is not in sync (etcd says "not yet")', () => {
     const d = promotingSecond();
     play(d, [

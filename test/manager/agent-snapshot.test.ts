@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readObject } from '../../effects/s3/index.ts';
 import { runAgentCommand } from '../../manager/agent.ts';
 import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
+import { binary, run as runTool } from '../cluster/controlplane/tools.ts';
 import { LocalS3 } from '../effects/s3/local-s3.ts';
 
 const run = promisify(execFile);
@@ -129,5 +130,92 @@ describe('agent snapshot against a real etcd and a real S3-compatible server', {
     expect(got.code).toBe(0);
     expect(existsSync(file)).toBe(false);
     expect(existsSync(`${file}.partial`)).toBe(false);
+  });
+
+  it("fetch-snapshot writes a stored snapshot whole after checking etcd's hash and the sha256 it was stored with", async () => {
+    const stored = JSON.parse((await agent(s3Args('demo/fetch.db'), credentials())).out) as {
+      sha256: string;
+      size: number;
+    };
+    const where = [
+      '--s3-bucket',
+      s3.bucket,
+      '--s3-key',
+      'demo/fetch.db',
+      '--s3-endpoint',
+      s3.endpoint.endpoint!,
+      '--s3-force-path-style',
+    ];
+    const to = join(dir, 'restore', 'snapshot.db');
+    const got = await agent([...where, '--sha256', stored.sha256, '--to', to], credentials(), 'fetch-snapshot');
+    expect(got.err).toBe('');
+    expect(JSON.parse(got.out)).toMatchObject({ sha256: stored.sha256, size: stored.size });
+    expect(readFileSync(to).length).toBe(stored.size);
+
+    const wrong = await agent([...where, '--sha256', 'a'.repeat(64), '--to', to], credentials(), 'fetch-snapshot');
+    expect(wrong.code).toBe(1);
+    expect(wrong.message).toMatch(
+      /^fetch-snapshot failed: s3:\/\/.* has sha256 [0-9a-f]{64} \(\d+ bytes\), not the a{64} it was stored with$/,
+    );
+    expect(existsSync(to)).toBe(false);
+  });
+
+  it("fetch-snapshot refuses a snapshot with one byte changed, by etcd's own hash, and leaves nothing", async () => {
+    const file = join(dir, 'good.db');
+    expect((await agent(['--endpoint', endpoint, '--file', file])).code).toBe(0);
+    const bytes = readFileSync(file);
+    bytes[Math.floor(bytes.length / 2)]! ^= 0xff;
+    writeFileSync(join(dir, 'bad.db'), bytes);
+    const to = join(dir, 'fetched-bad.db');
+    const got = await agent(['--file', join(dir, 'bad.db'), '--to', to], {}, 'fetch-snapshot');
+    expect(got.code).toBe(1);
+    expect(got.message).toMatch(
+      /^fetch-snapshot failed: snapshot of \d+ bytes does not match the sha256 etcd sent with it$/,
+    );
+    expect(existsSync(to)).toBe(false);
+    expect(existsSync(`${to}.partial`)).toBe(false);
+  });
+
+  it('finish-restore puts the restored data dir in place once, and keeps etcd data already there', async () => {
+    const file = join(dir, 'for-restore.db');
+    expect((await agent(['--endpoint', endpoint, '--file', file])).code).toBe(0);
+    const work = join(dir, 'work');
+    const restore = async () => {
+      const restored = join(work, 'restore', 'data');
+      rmSync(join(work, 'restore'), { recursive: true, force: true });
+      const peer = [
+        '--initial-cluster',
+        'x=http://127.0.0.1:2380',
+        '--initial-advertise-peer-urls',
+        'http://127.0.0.1:2380',
+      ];
+      await runTool(await binary('etcdutl', '3.6.16'), [
+        'snapshot',
+        'restore',
+        file,
+        '--data-dir',
+        restored,
+        '--name',
+        'x',
+        ...peer,
+      ]);
+      return restored;
+    };
+    const args = (restored: string) => [
+      '--restored',
+      restored,
+      '--data-dir',
+      join(work, 'data'),
+      '--clean',
+      join(work, 'restore'),
+    ];
+    const first = await agent(args(await restore()), {}, 'finish-restore');
+    expect(JSON.parse(first.out)).toEqual({ dataDir: join(work, 'data'), restored: true });
+    expect(existsSync(join(work, 'data', 'member', 'snap', 'db'))).toBe(true);
+    expect(existsSync(join(work, 'restore'))).toBe(false);
+    // A Pod started again after the restore finished: the data etcd may have written since stays.
+    const again = await agent(args(await restore()), {}, 'finish-restore');
+    expect(JSON.parse(again.out)).toEqual({ dataDir: join(work, 'data'), restored: false });
+    expect(existsSync(join(work, 'restore'))).toBe(false);
   });
 });

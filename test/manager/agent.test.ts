@@ -117,7 +117,9 @@ describe('agent command line', () => {
     const got = await agent(...args);
     expect(got.code).toBe(2);
     expect(got.err).toMatch(why);
-    expect(got.err).toContain('usage: etcd-operator agent check-data|snapshot|delete-snapshot ARGS');
+    expect(got.err).toContain(
+      'usage: etcd-operator agent check-data|snapshot|delete-snapshot|fetch-snapshot|finish-restore ARGS',
+    );
   });
 
   it('the real command exits 3 for lost data, as the init container does', async () => {

@@ -25,7 +25,7 @@ describe('watches', () => {
     const job: V1Job = { metadata: { name: 'nightly-snapshot', namespace: 'ns', labels } };
     const pod: V1Pod = { metadata: { name: 'nightly-snapshot-x1', namespace: 'ns', labels } };
     expect(WATCHES.jobs.route(job)).toEqual(['EtcdSnapshot/ns/nightly']);
-    expect(WATCHES.snapshotPods.route(pod)).toEqual(['EtcdSnapshot/ns/nightly']);
+    expect(WATCHES.jobPods.route(pod)).toEqual(['EtcdSnapshot/ns/nightly']);
     expect(collectionPath(WATCHES.jobs.collection, 'ns')).toBe('/apis/batch/v1/namespaces/ns/jobs');
   });
 

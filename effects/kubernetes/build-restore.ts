@@ -1,0 +1,190 @@
+/**
+ * Restoring a cluster from a snapshot: where the snapshot is (an EtcdSnapshot resolved to its
+ * stored object, or a source given directly), the Job that reads it whole and checks it before
+ * any member exists, and the seed's init containers that fetch, check and restore it into the
+ * data directory before etcd first starts:
+ *
+ *   restore-fetch   (operator image) the snapshot to <data volume>/restore/snapshot.db, checked
+ *   restore         (etcd image)     etcdutl snapshot restore into <data volume>/restore/data
+ *   restore-finish  (operator image) the restored dir renamed to the data dir, unless etcd data is there
+ *
+ * then check-data and etcd as for any member. Each step can run again after a crash or a Pod
+ * restart: fetch starts from an empty working dir, and finish never replaces data etcd wrote.
+ */
+import type { V1Container, V1Job, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import type { EtcdCluster, EtcdMember, EtcdSnapshot, SnapshotSource } from '../../api/v1alpha1/index.ts';
+import { apiVersion } from '../../api/v1alpha1/index.ts';
+import { ERR } from '../../machines/error-codes.ts';
+import { peerURL } from '../../machines/policy.ts';
+import { EffectError } from '../types.ts';
+import { DATA_DIR, DATA_MOUNT } from './build-etcd-args.ts';
+import { AGENT_CONTAINER, JOB_BACKOFF_LIMIT, s3Args, s3CredentialEnv, storedAt } from './build-snapshot-job.ts';
+import { controllerRef, LABEL } from './meta.ts';
+
+/** Where a PVC source is mounted, read-only. */
+export const RESTORE_SOURCE_MOUNT = '/restore-source';
+/** The working dir of a restore, on the member's data volume (the same filesystem as the data dir). */
+export const RESTORE_DIR = `${DATA_MOUNT}/restore`;
+/** How far a restore moves revisions on: past any revision a watcher of the old cluster saw. */
+export const BUMP_REVISION = 1_000_000_000;
+/** Names of the seed's restore init containers, in order. */
+export const RESTORE_CONTAINERS = ['restore-fetch', 'restore', 'restore-finish'] as const;
+
+/** Name of the Job that checks a restore's snapshot. */
+export const restoreJobName = (cluster: string): string => `${cluster}-restore-verify`;
+
+/** The stored object of a Succeeded EtcdSnapshot, as a source to restore from. */
+export function sourceOf(snapshot: EtcdSnapshot): SnapshotSource {
+  const name = `EtcdSnapshot ${snapshot.metadata.namespace ?? ''}/${snapshot.metadata.name ?? ''}`;
+  if (snapshot.status?.phase !== 'Succeeded' || !snapshot.status.sha256)
+    throw new EffectError(
+      ERR.RESTORE_SOURCE,
+      `${name} is ${snapshot.status?.phase ?? 'Pending'}, not Succeeded: only a snapshot stored and checked can be restored`,
+      { retryable: snapshot.status?.phase !== 'Failed' },
+    );
+  const at = storedAt(snapshot);
+  const { s3, pvc } = snapshot.spec.destination;
+  const sha256 = snapshot.status.sha256;
+  if (s3) {
+    const { keyPrefix: _, ...rest } = s3;
+    return { s3: { ...rest, key: at.path }, sha256 };
+  }
+  return { pvc: { claimName: pvc?.claimName ?? '', path: at.path }, sha256 };
+}
+
+/** What a Pod needs to read a source: the agent's arguments, the credentials and the claim. */
+function access(source: SnapshotSource): {
+  args: string[];
+  env: V1Container['env'];
+  volumes: V1Volume[];
+  mounts: V1VolumeMount[];
+} {
+  const sha = source.sha256 ? [`--sha256=${source.sha256}`] : [];
+  if (source.s3)
+    return {
+      args: [...s3Args(source.s3, source.s3.key), ...sha],
+      env: s3CredentialEnv(source.s3.credentialsSecretRef),
+      volumes: [],
+      mounts: [],
+    };
+  const pvc = source.pvc!;
+  return {
+    args: [`--file=${RESTORE_SOURCE_MOUNT}/${pvc.path}`, ...sha],
+    env: [],
+    volumes: [{ name: 'restore-source', persistentVolumeClaim: { claimName: pvc.claimName, readOnly: true } }],
+    mounts: [{ name: 'restore-source', mountPath: RESTORE_SOURCE_MOUNT, readOnly: true }],
+  };
+}
+
+/** Where a source is, as users read it. */
+export const sourceLocation = (source: SnapshotSource): string =>
+  source.s3
+    ? `s3://${source.s3.bucket}/${source.s3.key}`
+    : `pvc://${source.pvc?.claimName ?? ''}/${source.pvc?.path ?? ''}`;
+
+/** The Job that reads the snapshot whole and checks it: a bad one fails the cluster before any member starts. */
+export function buildRestoreJob(cluster: EtcdCluster, source: SnapshotSource, image: string): V1Job {
+  const name = cluster.metadata.name ?? '';
+  const { args, env, volumes, mounts } = access(source);
+  const labels = {
+    [LABEL.name]: 'etcd-restore',
+    [LABEL.managedBy]: 'etcd-operator',
+    [LABEL.restore]: name,
+    [LABEL.job]: 'restore-verify',
+  };
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name: restoreJobName(name),
+      namespace: cluster.metadata.namespace ?? '',
+      labels,
+      ownerReferences: [controllerRef({ apiVersion, kind: 'EtcdCluster', metadata: cluster.metadata })],
+    },
+    spec: {
+      backoffLimit: JOB_BACKOFF_LIMIT,
+      activeDeadlineSeconds: 3600,
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: 'Never',
+          enableServiceLinks: false,
+          containers: [
+            {
+              name: AGENT_CONTAINER,
+              image,
+              args: ['agent', 'fetch-snapshot', ...args],
+              env,
+              volumeMounts: mounts,
+              terminationMessagePolicy: 'FallbackToLogsOnError',
+            },
+          ],
+          volumes,
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The seed's restore init containers, and the volume a PVC source needs; none once etcd ran on
+ * the member's volume (dataInitialized), nor for a member without spec.restore.
+ */
+export function restoreInitContainers(
+  member: EtcdMember,
+  cluster: EtcdCluster,
+  agentImage: string,
+  etcdImage: string,
+  dataVolume: string,
+): { containers: V1Container[]; volumes: V1Volume[] } {
+  const source = member.spec.restore;
+  if (!source || !member.spec.bootstrap || member.status?.dataInitialized) return { containers: [], volumes: [] };
+  const name = member.metadata.name ?? '';
+  const ref = { namespace: member.metadata.namespace ?? '', name: member.spec.cluster };
+  const peer = peerURL(ref, name);
+  const data: V1VolumeMount = { name: dataVolume, mountPath: DATA_MOUNT };
+  const { args, env, volumes, mounts } = access(source);
+  const [fetch, restore, finish] = RESTORE_CONTAINERS;
+  return {
+    volumes,
+    containers: [
+      {
+        name: fetch,
+        image: agentImage,
+        args: ['agent', 'fetch-snapshot', ...args, `--to=${RESTORE_DIR}/snapshot.db`, `--clear=${RESTORE_DIR}`],
+        env,
+        volumeMounts: [data, ...mounts],
+        securityContext: { runAsUser: 0 },
+        terminationMessagePolicy: 'FallbackToLogsOnError',
+      },
+      {
+        name: restore,
+        image: etcdImage,
+        command: ['/usr/local/bin/etcdutl'],
+        args: [
+          ...['snapshot', 'restore', `${RESTORE_DIR}/snapshot.db`, `--data-dir=${RESTORE_DIR}/data`],
+          ...[`--name=${name}`, `--initial-cluster=${member.spec.initialCluster || `${name}=${peer}`}`],
+          ...[`--initial-advertise-peer-urls=${peer}`, `--initial-cluster-token=${cluster.metadata.uid ?? ''}`],
+          ...[`--bump-revision=${BUMP_REVISION}`, '--mark-compacted'],
+        ],
+        volumeMounts: [data],
+        securityContext: { runAsUser: 0 },
+        terminationMessagePolicy: 'FallbackToLogsOnError',
+      },
+      {
+        name: finish,
+        image: agentImage,
+        args: [
+          'agent',
+          'finish-restore',
+          `--restored=${RESTORE_DIR}/data`,
+          `--data-dir=${DATA_DIR}`,
+          `--clean=${RESTORE_DIR}`,
+        ],
+        volumeMounts: [data],
+        securityContext: { runAsUser: 0 },
+        terminationMessagePolicy: 'FallbackToLogsOnError',
+      },
+    ],
+  };
+}
