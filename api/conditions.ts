@@ -32,6 +32,8 @@ export const ConditionType = {
   Promoted: 'Promoted',
   /** EtcdSnapshot: stored and read back whole (True), or not yet or never (False, with why). */
   Complete: 'Complete',
+  /** EtcdSnapshotSchedule: the newest finished snapshot succeeded (True), or why the backups are not good (False). */
+  BackupHealthy: 'BackupHealthy',
 } as const;
 
 /** One of the condition types above. */
@@ -65,6 +67,14 @@ export const ConditionReason = {
   ScaledToZero: 'ScaledToZero',
   /** Available False because replicas is 0 on purpose: no member runs, and none should. */
   Dormant: 'Dormant',
+  /** EtcdSnapshotSchedule: the spec does not parse (cron expression, time zone, maxAge). */
+  InvalidSpec: 'InvalidSpec',
+  /** EtcdSnapshotSchedule: the newest finished EtcdSnapshot succeeded. */
+  SnapshotSucceeded: 'SnapshotSucceeded',
+  /** EtcdSnapshotSchedule: the newest finished EtcdSnapshot failed. */
+  SnapshotFailed: 'SnapshotFailed',
+  /** EtcdSnapshotSchedule: no snapshot of it has finished yet. */
+  NoSnapshotYet: 'NoSnapshotYet',
   /** A member runs in memory (storage.medium Memory) and has no volume to create. */
   NoVolumeNeeded: 'NoVolumeNeeded',
 } as const;

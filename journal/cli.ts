@@ -31,13 +31,13 @@ export interface JournalCommandOptions {
 }
 
 /** The usage text. */
-export const JOURNAL_USAGE = `usage: etcd-operator journal NAME [-n NAMESPACE] [--kind EtcdCluster|EtcdMember|EtcdSnapshot] [--tail STEPS] [--follow] [--json] [--db PATH]
+export const JOURNAL_USAGE = `usage: etcd-operator journal NAME [-n NAMESPACE] [--kind EtcdCluster|EtcdMember|EtcdSnapshot|EtcdSnapshotSchedule] [--tail STEPS] [--follow] [--json] [--db PATH]
 
 Prints the timeline of an EtcdCluster (with its members and snapshots), an EtcdMember or an EtcdSnapshot: each step's
 event and transition, the intents it asked for and how they ended.
 
   -n, --namespace NS   namespace of NAME (default: default)
-      --kind KIND      EtcdCluster, EtcdMember or EtcdSnapshot, when more than one has the name
+      --kind KIND      EtcdCluster, EtcdMember, EtcdSnapshot or EtcdSnapshotSchedule, when more than one has the name
       --tail STEPS     only the last STEPS steps of each object (then new ones, with --follow)
   -f, --follow         keep printing new rows until interrupted
       --json           one JSON object per row
@@ -167,7 +167,7 @@ export function select(objects: readonly Snapshot[], namespace: string, name: st
       (o) =>
         (o.ref.kind === 'EtcdMember' &&
           (o.ref.cluster !== undefined ? o.ref.cluster === name : o.ref.name.startsWith(`${name}-`))) ||
-        (o.ref.kind === 'EtcdSnapshot' && o.ref.cluster === name),
+        ((o.ref.kind === 'EtcdSnapshot' || o.ref.kind === 'EtcdSnapshotSchedule') && o.ref.cluster === name),
     );
     return [...clusters, ...parts];
   }
@@ -192,8 +192,14 @@ function parse(argv: readonly string[]) {
     },
   });
   const kind = values.kind;
-  if (kind !== undefined && kind !== 'EtcdCluster' && kind !== 'EtcdMember' && kind !== 'EtcdSnapshot') {
-    throw new UsageError(`--kind must be EtcdCluster, EtcdMember or EtcdSnapshot, not ${kind}`);
+  if (
+    kind !== undefined &&
+    kind !== 'EtcdCluster' &&
+    kind !== 'EtcdMember' &&
+    kind !== 'EtcdSnapshot' &&
+    kind !== 'EtcdSnapshotSchedule'
+  ) {
+    throw new UsageError(`--kind must be EtcdCluster, EtcdMember, EtcdSnapshot or EtcdSnapshotSchedule, not ${kind}`);
   }
   const objectKind: ObjectKind | undefined = kind;
   const tailSteps = values.tail === undefined ? undefined : Number(values.tail);

@@ -1,7 +1,7 @@
 /** The shapes the journal takes in and gives back; its storage layout stays private. */
 
 /** Which kind of object a machine runs for. */
-export type ObjectKind = 'EtcdCluster' | 'EtcdMember' | 'EtcdSnapshot';
+export type ObjectKind = 'EtcdCluster' | 'EtcdMember' | 'EtcdSnapshot' | 'EtcdSnapshotSchedule';
 
 /** The object a step belongs to, keyed by its metadata.uid. */
 export interface ObjectRef {
@@ -9,7 +9,7 @@ export interface ObjectRef {
   readonly kind: ObjectKind;
   readonly namespace: string;
   readonly name: string;
-  /** For an EtcdMember or EtcdSnapshot, the name of its EtcdCluster (same namespace), so `journal CLUSTER` finds it. */
+  /** For an EtcdMember, EtcdSnapshot or EtcdSnapshotSchedule, the name of its EtcdCluster (same namespace), so `journal CLUSTER` finds it. */
   readonly cluster?: string;
 }
 

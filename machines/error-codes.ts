@@ -47,6 +47,9 @@ export const ERR = {
   ADD_FINALIZER: 'ERR_ADD_FINALIZER',
   CREATE_JOB: 'ERR_CREATE_JOB',
   DELETE_JOB: 'ERR_DELETE_JOB',
+  READ_SCHEDULE: 'ERR_READ_SCHEDULE',
+  CREATE_SNAPSHOT: 'ERR_CREATE_SNAPSHOT',
+  DELETE_SNAPSHOT: 'ERR_DELETE_SNAPSHOT',
   // Kubernetes objects not as an effect needs them.
   /** The EtcdCluster is gone. */
   CLUSTER_GONE: 'ERR_CLUSTER_GONE',
@@ -58,6 +61,12 @@ export const ERR = {
   RESTORE_VERIFY: 'ERR_RESTORE_VERIFY',
   /** Nothing can be created in the namespace: it is being deleted. */
   NAMESPACE_TERMINATING: 'ERR_NAMESPACE_TERMINATING',
+  /** The EtcdSnapshotSchedule is gone, or is another incarnation (uid) of its name. */
+  SCHEDULE_GONE: 'ERR_SCHEDULE_GONE',
+  /** An EtcdSnapshot by the name a schedule's run would take was not made by that schedule. */
+  CREATE_SNAPSHOT_FOREIGN: 'ERR_CREATE_SNAPSHOT_FOREIGN',
+  /** An EtcdSnapshot retention would delete was not made by that schedule. */
+  DELETE_SNAPSHOT_FOREIGN: 'ERR_DELETE_SNAPSHOT_FOREIGN',
   /** A Job by the name the operator would create belongs to another object. */
   CREATE_JOB_FOREIGN: 'ERR_CREATE_JOB_FOREIGN',
   /** The EtcdMember is gone: nothing can bring it back. */

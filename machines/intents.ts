@@ -69,6 +69,29 @@ export interface RestoreParams {
   readonly cluster: string;
 }
 
+/** Parameters of an intent about one EtcdSnapshot of an EtcdSnapshotSchedule. */
+export interface ScheduledSnapshotParams {
+  /** The EtcdSnapshotSchedule's name and uid: only snapshots labelled with this uid are its own. */
+  readonly schedule: string;
+  readonly scheduleUid: string;
+  /** The EtcdSnapshot's name. */
+  readonly name: string;
+}
+
+/**
+ * Parameters of createScheduledSnapshot: the name is a function of the fire time, so a run asked
+ * for again (a retry, a crash before the outcome) finds the snapshot it made instead of making two.
+ */
+export interface CreateScheduledSnapshotParams extends ScheduledSnapshotParams {
+  /** The fire time this run is for, RFC 3339. */
+  readonly scheduledAt: string;
+}
+
+/** Parameters of deleteEtcdSnapshot: the snapshot, and the retention limit that drops it. */
+export interface DeleteEtcdSnapshotParams extends ScheduledSnapshotParams {
+  readonly reason: 'keepLast' | 'maxAge' | 'failedHistoryLimit';
+}
+
 /** Every intent kind, with its parameters. */
 export interface IntentParams {
   readonly ensureServices: EnsureServicesParams;
@@ -88,6 +111,8 @@ export interface IntentParams {
   readonly deleteSnapshotJob: SnapshotParams;
   readonly createSnapshotDeleteJob: SnapshotParams;
   readonly releaseSnapshotFinalizer: SnapshotParams;
+  readonly createScheduledSnapshot: CreateScheduledSnapshotParams;
+  readonly deleteEtcdSnapshot: DeleteEtcdSnapshotParams;
 }
 
 /** The name of an intent kind. */
@@ -128,9 +153,17 @@ export const SNAPSHOT_INTENTS = [
   'releaseSnapshotFinalizer',
 ] as const satisfies readonly IntentKind[];
 
+/** The intents the schedule machine asks for. */
+export const SCHEDULE_INTENTS = [
+  'createScheduledSnapshot',
+  'deleteEtcdSnapshot',
+] as const satisfies readonly IntentKind[];
+
 /** Intents of the cluster machine. */
 export type ClusterIntent = Intent<(typeof CLUSTER_INTENTS)[number]>;
 /** Intents of the member machine. */
 export type MemberIntent = Intent<(typeof MEMBER_INTENTS)[number]>;
 /** Intents of the snapshot machine. */
 export type SnapshotIntent = Intent<(typeof SNAPSHOT_INTENTS)[number]>;
+/** Intents of the schedule machine. */
+export type ScheduleIntent = Intent<(typeof SCHEDULE_INTENTS)[number]>;

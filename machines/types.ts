@@ -7,7 +7,8 @@
  * and the machines never read a clock.
  */
 
-import type { ClusterIntent, MemberIntent, SnapshotIntent } from './intents.ts';
+import type { ClusterIntent, MemberIntent, ScheduleIntent, SnapshotIntent } from './intents.ts';
+import type { OwnedSnapshot } from './schedule/index.ts';
 
 export type * from './intents.ts';
 
@@ -172,3 +173,31 @@ export type SnapshotEvent =
   | { readonly type: 'k8s.deleteJob.observed'; readonly at: number; readonly job: JobObservation | null }
   | { readonly type: 'timer.tick'; readonly at: number }
   | EffectOutcome<SnapshotIntent['type']>;
+
+/** The part of an EtcdSnapshotSchedule the schedule machine acts on, as written (checked by the machine). */
+export interface ScheduleSpecObservation {
+  /** metadata.generation: a failure rests until the spec is edited. */
+  readonly generation: number;
+  readonly schedule: string;
+  /** Null for UTC. */
+  readonly timeZone: string | null;
+  readonly suspend: boolean;
+  readonly startingDeadlineSeconds: number | null;
+  readonly keepLast: number | null;
+  readonly maxAge: string | null;
+  readonly failedHistoryLimit: number;
+  /** metadata.creationTimestamp (epoch ms): fire times at or before it never run. */
+  readonly createdAt: number;
+}
+
+/** Schedule machine events. The snapshots are the schedule's own that are not being deleted. */
+export type ScheduleEvent =
+  | {
+      readonly type: 'k8s.schedule.updated';
+      readonly at: number;
+      readonly spec: ScheduleSpecObservation;
+      readonly deleting: boolean;
+    }
+  | { readonly type: 'k8s.snapshots.listed'; readonly at: number; readonly snapshots: readonly OwnedSnapshot[] }
+  | { readonly type: 'timer.tick'; readonly at: number }
+  | EffectOutcome<ScheduleIntent['type']>;

@@ -8,7 +8,7 @@
  */
 import type { KubeConfig, V1Job, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { EtcdCluster, EtcdMember, EtcdSnapshot } from '../api/v1alpha1/index.ts';
+import type { EtcdCluster, EtcdMember, EtcdSnapshot, EtcdSnapshotSchedule } from '../api/v1alpha1/index.ts';
 import { EtcdClients, etcdHandlers, probeCluster, type EtcdContext } from '../effects/etcd/index.ts';
 import {
   kubeClients,
@@ -29,6 +29,8 @@ import type { ManagerMetrics } from './metrics.ts';
 import { dataLostObserved } from './data-check.ts';
 import { clusterObserved, memberObserved, membersListed, podObserved, pvcObserved } from './observe.ts';
 import { jobObservation, snapshotClusterObserved, snapshotObserved } from './observe-snapshot.ts';
+import { scheduledSnapshotsListed, scheduleObserved } from './observe-schedule.ts';
+import { nextScheduleTime } from '../machines/snapshot-schedule-decide.ts';
 import { ObjectRunners, type AnyEntry, type ClusterEntry } from './object-runners.ts';
 import { WorkQueue } from './queue.ts';
 import { etcdResolver, type EtcdAddressMode } from './resolver.ts';
@@ -58,6 +60,9 @@ export interface ControllerOptions {
 /** The manager's effect context: the Kubernetes and etcd clients. */
 export type ManagerContext = KubeContext & EtcdContext;
 
+/** Longest a schedule sleeps before it is looked at again, however far its next fire time. */
+const SCHEDULE_LOOK_MS = 3_600_000;
+
 const HANDLERS = { ...kubernetesHandlers, ...etcdHandlers } satisfies HandlerTable<ManagerContext>;
 
 /** Runs the machines of every EtcdCluster and EtcdMember it can see. */
@@ -73,6 +78,7 @@ export class Controller {
   readonly #snapshots: Informer<EtcdSnapshot>;
   readonly #jobs: Informer<V1Job>;
   readonly #jobPods: Informer<V1Pod>;
+  readonly #schedules: Informer<EtcdSnapshotSchedule>;
   readonly #runners: ObjectRunners<ManagerContext>;
   /** The last etcd probe per cluster uid: null when no member answered. */
   readonly #probes = new Map<string, EtcdObservation | null>();
@@ -134,6 +140,7 @@ export class Controller {
     this.#snapshots = informer(WATCHES.snapshots);
     this.#jobs = informer(WATCHES.jobs);
     this.#jobPods = informer(WATCHES.jobPods);
+    this.#schedules = informer(WATCHES.schedules);
     options.metrics.gauge('etcd_operator_queue_depth', 'Keys waiting or being worked on.', () => this.#queue.depth);
     options.metrics.gauge(
       'etcd_operator_machines',
@@ -148,7 +155,16 @@ export class Controller {
   }
 
   #informers() {
-    return [this.#clusters, this.#members, this.#pods, this.#pvcs, this.#snapshots, this.#jobs, this.#jobPods];
+    return [
+      this.#clusters,
+      this.#members,
+      this.#pods,
+      this.#pvcs,
+      this.#snapshots,
+      this.#jobs,
+      this.#jobPods,
+      this.#schedules,
+    ];
   }
 
   /** Starts the informers; resolves once their caches are filled (work starts as they fill). */
@@ -163,6 +179,8 @@ export class Controller {
     ]);
     await this.#clusters.start();
     await this.#snapshots.start();
+    // After the snapshots: a schedule's first look sees the snapshots it made.
+    await this.#schedules.start();
   }
 
   /** Stops watching and waits for the work in flight. */
@@ -177,6 +195,7 @@ export class Controller {
     if (!this.synced) return this.#queue.addAfter(key, 100);
     if (kind === 'EtcdCluster') return this.#workCluster(key, ns, name);
     if (kind === 'EtcdSnapshot') return this.#workSnapshot(key, ns, name);
+    if (kind === 'EtcdSnapshotSchedule') return this.#workSchedule(key, ns, name);
     return this.#workMember(key, ns, name);
   }
 
@@ -262,6 +281,27 @@ export class Controller {
     await entry.runner.feed({ type: 'k8s.deleteJob.observed', at, job: deleteJob });
     await this.#runners.refreshSnapshotStatus(entry, object);
     this.#timers(key, entry.runner.snapshot.context);
+    if (entry.seq !== before) this.#queue.add(key);
+  }
+
+  async #workSchedule(key: string, ns: string, name: string): Promise<void> {
+    const object = this.#schedules.get(ns, name);
+    if (!object) {
+      this.#runners.drop(key);
+      return;
+    }
+    const entry = await this.#runners.schedule(key, object);
+    const before = entry.seq;
+    await this.#retryIfDue(entry);
+    const at = this.#now();
+    await entry.runner.feed(scheduleObserved(object, at));
+    await entry.runner.feed(scheduledSnapshotsListed(object, this.#snapshots.list(), at));
+    await this.#runners.refreshScheduleStatus(entry, object);
+    const context = entry.runner.snapshot.context;
+    this.#timers(key, context);
+    // Woken at the next fire time; a far one is looked at again within the hour (timers cap near 24.8 days).
+    const next = nextScheduleTime(context);
+    if (next !== null) this.#queue.addAfter(key, Math.min(Math.max(0, next - this.#now()) + 1, SCHEDULE_LOOK_MS));
     if (entry.seq !== before) this.#queue.add(key);
   }
 

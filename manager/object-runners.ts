@@ -13,6 +13,8 @@ import type {
   EtcdMember,
   EtcdMemberStatus,
   EtcdSnapshot,
+  EtcdSnapshotSchedule,
+  EtcdSnapshotScheduleStatus,
   EtcdSnapshotStatus,
 } from '../api/v1alpha1/index.ts';
 import { apiVersion } from '../api/v1alpha1/index.ts';
@@ -20,6 +22,7 @@ import {
   EventRecorder,
   patchClusterStatus,
   patchMemberStatus,
+  patchScheduleStatus,
   patchSnapshotStatus,
   type KubeClients,
   type KubeContext,
@@ -31,6 +34,9 @@ import { ERR } from '../machines/error-codes.ts';
 import { clusterMachine, describeCluster, describeMember, memberMachine, TAG, troubled } from '../machines/index.ts';
 import { describeSnapshot } from '../machines/describe-snapshot.ts';
 import { snapshotMachine } from '../machines/snapshot.ts';
+import { describeSchedule } from '../machines/describe-snapshot-schedule.ts';
+import { snapshotScheduleMachine } from '../machines/snapshot-schedule.ts';
+import { scheduleStatus } from './schedule-status.ts';
 import { memberStatus } from './member-status.ts';
 import { snapshotStatus } from './snapshot-status.ts';
 import type { ManagerMetrics } from './metrics.ts';
@@ -49,9 +55,9 @@ export interface Entry<C extends EffectContext, M extends AnyStateMachine = AnyS
   seq: number;
   resumed: boolean;
   /** The object as last seen by the informer. */
-  object: EtcdCluster | EtcdMember | EtcdSnapshot;
+  object: EtcdCluster | EtcdMember | EtcdSnapshot | EtcdSnapshotSchedule;
   /** The status this manager last wrote: newer than the informer's copy until the watch catches up. */
-  written: EtcdClusterStatus | EtcdMemberStatus | EtcdSnapshotStatus | undefined;
+  written: EtcdClusterStatus | EtcdMemberStatus | EtcdSnapshotStatus | EtcdSnapshotScheduleStatus | undefined;
 }
 
 /** An EtcdCluster's entry: its runner's snapshot is the cluster machine's. */
@@ -72,10 +78,21 @@ export interface SnapshotEntry<C extends EffectContext> extends Entry<C, typeof 
   object: EtcdSnapshot;
 }
 
-/** A cluster's, a member's or a snapshot's entry, told apart by `kind`. */
-export type AnyEntry<C extends EffectContext> = ClusterEntry<C> | MemberEntry<C> | SnapshotEntry<C>;
+/** An EtcdSnapshotSchedule's entry: its runner's snapshot is the schedule machine's. */
+export interface ScheduleEntry<C extends EffectContext> extends Entry<C, typeof snapshotScheduleMachine> {
+  readonly kind: 'EtcdSnapshotSchedule';
+  object: EtcdSnapshotSchedule;
+}
 
-const MACHINE_NAME = { EtcdCluster: 'cluster', EtcdMember: 'member', EtcdSnapshot: 'snapshot' } as const;
+/** A cluster's, a member's, a snapshot's or a schedule's entry, told apart by `kind`. */
+export type AnyEntry<C extends EffectContext> = ClusterEntry<C> | MemberEntry<C> | SnapshotEntry<C> | ScheduleEntry<C>;
+
+const MACHINE_NAME = {
+  EtcdCluster: 'cluster',
+  EtcdMember: 'member',
+  EtcdSnapshot: 'snapshot',
+  EtcdSnapshotSchedule: 'schedule',
+} as const;
 
 /** What ObjectRunners needs. */
 export interface ObjectRunnersOptions<C extends EffectContext> {
@@ -166,6 +183,26 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     return entry;
   }
 
+  /** The schedule's runner, created and resumed on first use. */
+  async schedule(key: string, object: EtcdSnapshotSchedule): Promise<ScheduleEntry<C>> {
+    const namespace = object.metadata.namespace ?? '';
+    const name = object.metadata.name ?? '';
+    const clusterName = object.spec.clusterRef.name;
+    const ref: ObjectRef = {
+      uid: object.metadata.uid ?? '',
+      kind: 'EtcdSnapshotSchedule',
+      namespace,
+      name,
+      cluster: clusterName,
+    };
+    // Its handlers act on the schedule's EtcdSnapshots, never on the cluster: no cluster uid to check.
+    const cluster: ClusterRef = { namespace, name: clusterName, uid: '' };
+    const input = { schedule: { namespace, name, uid: ref.uid, cluster: clusterName } };
+    const entry = await this.#entry(key, object, ref, cluster, snapshotScheduleMachine, input);
+    if (entry.kind !== 'EtcdSnapshotSchedule') throw new Error(`${key} runs a ${entry.kind}'s machine`);
+    return entry;
+  }
+
   /** Writes the cluster's status again from its machine when it differs (a deadline passed, a write failed). */
   refreshClusterStatus(entry: ClusterEntry<C>, object: EtcdCluster): Promise<void> {
     const path = stateName(entry.runner.snapshot.value);
@@ -182,9 +219,14 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     return this.#writeSnapshotStatus(entry, object, stateName(entry.runner.snapshot.value));
   }
 
+  /** Writes the schedule's status again from its machine when it differs (a fire time passed). */
+  refreshScheduleStatus(entry: ScheduleEntry<C>, object: EtcdSnapshotSchedule): Promise<void> {
+    return this.#writeScheduleStatus(entry, object, stateName(entry.runner.snapshot.value));
+  }
+
   async #entry(
     key: string,
-    object: EtcdCluster | EtcdMember | EtcdSnapshot,
+    object: EtcdCluster | EtcdMember | EtcdSnapshot | EtcdSnapshotSchedule,
     ref: ObjectRef,
     cluster: ClusterRef,
     machine: AnyStateMachine,
@@ -253,7 +295,8 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     );
     if (entry.kind === 'EtcdCluster') await this.#writeClusterStatus(entry, entry.object, from, to);
     else if (entry.kind === 'EtcdMember') await this.#writeMemberStatus(entry, entry.object, to);
-    else await this.#writeSnapshotStatus(entry, entry.object, to);
+    else if (entry.kind === 'EtcdSnapshot') await this.#writeSnapshotStatus(entry, entry.object, to);
+    else await this.#writeScheduleStatus(entry, entry.object, to);
     if (from !== to) await this.#event(entry, to, step.intents);
   }
 
@@ -292,9 +335,21 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     );
   }
 
+  async #writeScheduleStatus(entry: ScheduleEntry<C>, object: EtcdSnapshotSchedule, path: string): Promise<void> {
+    const current = entry.written ?? object.status;
+    const status = scheduleStatus(
+      current,
+      { path, context: entry.runner.snapshot.context, generation: object.metadata.generation ?? 0 },
+      this.#o.now(),
+    );
+    await this.#write(entry, status, () =>
+      patchScheduleStatus(this.#o.context(entry.cluster), entry.ref.name, status, current),
+    );
+  }
+
   async #write(
     entry: Entry<C>,
-    status: EtcdClusterStatus | EtcdMemberStatus | EtcdSnapshotStatus,
+    status: EtcdClusterStatus | EtcdMemberStatus | EtcdSnapshotStatus | EtcdSnapshotScheduleStatus,
     patch: () => Promise<unknown>,
   ): Promise<void> {
     try {
@@ -319,7 +374,9 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
         ? describeCluster(to, entry.runner.snapshot.context)
         : entry.kind === 'EtcdMember'
           ? describeMember(to, entry.runner.snapshot.context)
-          : describeSnapshot(to, entry.runner.snapshot.context);
+          : entry.kind === 'EtcdSnapshot'
+            ? describeSnapshot(to, entry.runner.snapshot.context)
+            : describeSchedule(to, entry.runner.snapshot.context);
     const warning = snapshot.hasTag(TAG.warning) || troubled(snapshot.context);
     try {
       await this.#events.record(this.#o.context(entry.cluster), {

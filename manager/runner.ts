@@ -36,7 +36,7 @@ export interface RunnerEvent {
 export interface RunnerOptions<C extends EffectContext, M extends AnyStateMachine = AnyStateMachine> {
   readonly journal: Journal;
   readonly ref: ObjectRef;
-  readonly machineName: 'cluster' | 'member' | 'snapshot';
+  readonly machineName: 'cluster' | 'member' | 'snapshot' | 'schedule';
   readonly machine: M;
   /** The machine's input when the journal has nothing for this object yet. */
   readonly input: unknown;

@@ -3,7 +3,7 @@
  * carry (when it watches only those), and which machine keys a change to one of its objects concerns.
  */
 import type { V1Job, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import type { EtcdCluster, EtcdMember, EtcdSnapshot } from '../api/v1alpha1/index.ts';
+import type { EtcdCluster, EtcdMember, EtcdSnapshot, EtcdSnapshotSchedule } from '../api/v1alpha1/index.ts';
 import { LABEL, type KubeClients } from '../effects/kubernetes/index.ts';
 import { GROUP, PLURAL, VERSION } from '../effects/kubernetes/meta.ts';
 import type { Listed } from './informer.ts';
@@ -14,6 +14,8 @@ export const clusterKey = (ns: string, name: string): string => `EtcdCluster/${n
 export const memberKey = (ns: string, name: string): string => `EtcdMember/${ns}/${name}`;
 /** The work-queue key of an EtcdSnapshot. */
 export const snapshotKey = (ns: string, name: string): string => `EtcdSnapshot/${ns}/${name}`;
+/** The work-queue key of an EtcdSnapshotSchedule. */
+export const scheduleKey = (ns: string, name: string): string => `EtcdSnapshotSchedule/${ns}/${name}`;
 
 /** What routing needs to know beyond the object itself. */
 export interface Routing {
@@ -100,8 +102,18 @@ export const WATCHES = {
   snapshots: {
     resource: 'etcdsnapshots',
     collection: { api: 'custom', plural: PLURAL.snapshot },
-    route: (s) => [snapshotKey(s.metadata.namespace ?? '', s.metadata.name ?? '')],
+    // A snapshot a schedule made also concerns the schedule: its phase decides the next run and retention.
+    route: (s) => {
+      const n = s.metadata.namespace ?? '';
+      const schedule = s.metadata.labels?.[LABEL.schedule];
+      return [snapshotKey(n, s.metadata.name ?? ''), ...(schedule ? [scheduleKey(n, schedule)] : [])];
+    },
   } satisfies WatchSpec<EtcdSnapshot>,
+  schedules: {
+    resource: 'etcdsnapshotschedules',
+    collection: { api: 'custom', plural: PLURAL.schedule },
+    route: (s) => [scheduleKey(s.metadata.namespace ?? '', s.metadata.name ?? '')],
+  } satisfies WatchSpec<EtcdSnapshotSchedule>,
   // The operator's Jobs (snapshots, their deletion, a restore's check), and their Pods (the
   // agent's report is the Pod's termination message). Not under the cluster label: the Services
   // and the scale selector must not count them as members.

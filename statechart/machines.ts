@@ -15,10 +15,13 @@ import {
 import { describeSnapshot } from '../machines/describe-snapshot.ts';
 import type { SnapshotContext } from '../machines/snapshot-decide.ts';
 import { snapshotMachine } from '../machines/snapshot.ts';
+import { describeSchedule } from '../machines/describe-snapshot-schedule.ts';
+import type { ScheduleContext } from '../machines/snapshot-schedule-decide.ts';
+import { snapshotScheduleMachine } from '../machines/snapshot-schedule.ts';
 import { chartOf, type Chart } from './model.ts';
 
 /** The machines a chart can be drawn for. */
-export const MACHINE_NAMES = ['cluster', 'member', 'snapshot'] as const;
+export const MACHINE_NAMES = ['cluster', 'member', 'snapshot', 'schedule'] as const;
 /** One of {@link MACHINE_NAMES}. */
 export type MachineName = (typeof MACHINE_NAMES)[number];
 
@@ -44,6 +47,11 @@ const MACHINES: Record<MachineName, Entry> = {
     machine: snapshotMachine,
     input: { snapshot: { ...ref, cluster: 'CLUSTER' } },
     describe: (path, c) => describeSnapshot(path, c as SnapshotContext),
+  },
+  schedule: {
+    machine: snapshotScheduleMachine,
+    input: { schedule: { ...ref, cluster: 'CLUSTER' } },
+    describe: (path, c) => describeSchedule(path, c as ScheduleContext),
   },
 };
 

@@ -19,6 +19,12 @@ const s3Credentials = s.object(
   { name: 'S3Credentials', required: ['name'] },
 );
 
+/**
+ * Longest EtcdSnapshot name: its Jobs are named `<name>-snapshot` and `<name>-delete`, and a Job
+ * name must stay a valid label value (63 characters) because its Pods are labelled with it.
+ */
+export const MAX_SNAPSHOT_NAME = 63 - '-snapshot'.length;
+
 /** Where a snapshot is stored; shared with EtcdSnapshotSchedule. */
 export const snapshotDestination = s.object(
   'Where the snapshot is stored: exactly one of s3 and pvc.',
@@ -126,14 +132,17 @@ export const snapshotSource = s.object(
   },
 );
 
+/** The EtcdCluster to snapshot; shared with EtcdSnapshotSchedule. */
+export const clusterReference = s.object(
+  'The EtcdCluster to snapshot, in the same namespace.',
+  { name: s.string('EtcdCluster name.', { maxLength: 63 }) },
+  { name: 'ClusterReference', required: ['name'] },
+);
+
 const spec = s.object(
   'The snapshot to take. Fixed once created, except deletionPolicy.',
   {
-    clusterRef: s.object(
-      'The EtcdCluster to snapshot, in the same namespace.',
-      { name: s.string('EtcdCluster name.', { maxLength: 63 }) },
-      { name: 'ClusterReference', required: ['name'] },
-    ),
+    clusterRef: clusterReference,
     destination: snapshotDestination,
     deletionPolicy: s.string(
       'What deleting this EtcdSnapshot does to the stored snapshot: Delete removes it (a Job with the same credentials does), Retain keeps it.',
@@ -190,6 +199,12 @@ export const etcdSnapshot: Kind = {
     'One snapshot of an EtcdCluster: a Job streams it from a healthy member to S3 or a PVC and reads it back to check its SHA-256. Deleting the EtcdSnapshot deletes the stored snapshot unless deletionPolicy is Retain.',
   spec,
   status,
+  rules: [
+    {
+      rule: `self.metadata.name.size() <= ${MAX_SNAPSHOT_NAME}`,
+      message: `metadata.name must be at most ${MAX_SNAPSHOT_NAME} characters, so that the names of its Jobs (<name>-snapshot) stay valid labels`,
+    },
+  ],
   printerColumns: [
     { name: 'Cluster', type: 'string', jsonPath: '.spec.clusterRef.name', description: 'EtcdCluster' },
     { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Pending, Running, Succeeded, Failed' },

@@ -3,10 +3,13 @@ import type { Kind } from '../schema.ts';
 import { etcdCluster } from './etcdcluster.ts';
 import { etcdMember } from './etcdmember.ts';
 import { etcdSnapshot } from './etcdsnapshot.ts';
+import { etcdSnapshotSchedule } from './etcdsnapshotschedule.ts';
 
 /** Every kind the operator defines, in the order the docs list them. */
-export const kinds: readonly Kind[] = [etcdCluster, etcdMember, etcdSnapshot];
+export const kinds: readonly Kind[] = [etcdCluster, etcdMember, etcdSnapshot, etcdSnapshotSchedule];
 
 export * from './types.generated.ts';
 export { DEFAULT_ETCD_VERSION } from './common.ts';
 export { MAX_CLUSTER_NAME } from './etcdcluster.ts';
+export { MAX_SNAPSHOT_NAME } from './etcdsnapshot.ts';
+export { MAX_SCHEDULE_NAME } from './etcdsnapshotschedule.ts';

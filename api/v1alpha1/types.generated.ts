@@ -37,6 +37,17 @@ export interface EtcdSnapshot {
   status?: EtcdSnapshotStatus;
 }
 
+/** EtcdSnapshots of an EtcdCluster on a cron schedule, one at a time, pruned by a retention policy. Deleting the schedule leaves the EtcdSnapshots it made (and what they stored) in place. */
+export interface EtcdSnapshotSchedule {
+  apiVersion: 'etcd-operator.dev/v1alpha1';
+  kind: 'EtcdSnapshotSchedule';
+  metadata: V1ObjectMeta;
+  /** When to take snapshots of which cluster, where to store them and how many to keep. */
+  spec: EtcdSnapshotScheduleSpec;
+  /** Where the schedule stands: its runs, its backups and the next fire time. */
+  status?: EtcdSnapshotScheduleStatus;
+}
+
 /** The etcd cluster the user wants. */
 export interface EtcdClusterSpec {
   /** Number of voting members. 0 parks the cluster (dormant): Pods go, data stays, and scaling up again resumes the same cluster. Odd numbers tolerate as many failures as the next even one. */
@@ -351,6 +362,60 @@ export interface EtcdSnapshotStatus {
   revision?: number;
   /** Version of the etcd member it was taken from. */
   etcdVersion?: string;
+  /** Conditions: Available, Progressing, Degraded and one per step kind, each with a reason and a human message. */
+  conditions?: Condition[];
+}
+
+/** When to take snapshots of which cluster, where to store them and how many to keep. */
+export interface EtcdSnapshotScheduleSpec {
+  /** The EtcdCluster to snapshot, in the same namespace. */
+  clusterRef: ClusterReference;
+  /** When to take a snapshot: a five-field cron expression (minute hour day-of-month month day-of-week) or a macro such as @daily, read in timeZone. See docs/snapshots.md for the syntax. */
+  schedule: string;
+  /** IANA time zone the schedule is read in, such as Europe/Berlin. Left out, UTC. */
+  timeZone?: string;
+  /** Where the snapshot is stored: exactly one of s3 and pvc. */
+  destination: SnapshotDestination;
+  /** Which of the EtcdSnapshots this schedule made it keeps. The newest successful one is never deleted, so a schedule whose runs keep failing keeps its last good backup however old. */
+  retention: SnapshotRetention;
+  /** Freeze the schedule: no new snapshot starts and retention deletes none. A snapshot already running finishes. */
+  suspend: boolean;
+  /** Forbid: a run due while the previous snapshot is still running waits for it (and is missed if a later fire time comes first or its startingDeadlineSeconds passes). */
+  concurrencyPolicy: 'Forbid';
+  /** How late a run may start after its fire time (the manager was down, or the previous snapshot still ran); later, it is counted as missed. Left out, no limit. */
+  startingDeadlineSeconds?: number;
+  /** How many failed EtcdSnapshots to keep, newest first, to read why they failed. */
+  failedHistoryLimit: number;
+  /** The deletionPolicy of the EtcdSnapshots it creates: Delete removes the stored snapshot with the EtcdSnapshot (retention then frees space), Retain keeps it. */
+  deletionPolicy: 'Delete' | 'Retain';
+}
+
+/** Which of the EtcdSnapshots this schedule made it keeps. The newest successful one is never deleted, so a schedule whose runs keep failing keeps its last good backup however old. */
+export interface SnapshotRetention {
+  /** Keep the newest N successful snapshots. */
+  keepLast?: number;
+  /** Delete successful snapshots completed longer ago than this (except the newest): whole numbers with d, h, m or s, largest first, such as 7d, 12h or 1h30m. */
+  maxAge?: string;
+}
+
+/** Where the schedule stands: its runs, its backups and the next fire time. */
+export interface EtcdSnapshotScheduleStatus {
+  /** metadata.generation the operator last acted on. */
+  observedGeneration?: number;
+  /** The schedule machine's state. */
+  state?: string;
+  /** Fire time of the last run started. */
+  lastScheduleTime?: string;
+  /** When the newest successful EtcdSnapshot of this schedule was stored and checked. */
+  lastSuccessfulTime?: string;
+  /** The next fire time; absent while suspended or invalid. */
+  nextScheduleTime?: string;
+  /** The EtcdSnapshot of this schedule that is running now, if any. */
+  active?: string;
+  /** The EtcdSnapshot the last run created. */
+  lastSnapshot?: string;
+  /** Fire times that never ran (the manager was down, the previous snapshot still ran past the starting deadline), since the schedule was created. */
+  missedRuns?: number;
   /** Conditions: Available, Progressing, Degraded and one per step kind, each with a reason and a human message. */
   conditions?: Condition[];
 }

@@ -8,6 +8,7 @@ import { ensureServices } from './ensure-services.ts';
 import { releaseFinalizer } from './release-finalizer.ts';
 import { createRestoreJob } from './restore-job.ts';
 import { setDormant } from './set-dormant.ts';
+import { scheduleHandlers } from './schedule-handlers.ts';
 import { snapshotHandlers } from './snapshot-handlers.ts';
 
 /** Every Kubernetes handler, keyed by the intent kind it carries out. */
@@ -22,12 +23,13 @@ export const kubernetesHandlers = {
   releaseFinalizer,
   createRestoreJob,
   ...snapshotHandlers,
+  ...scheduleHandlers,
 } as const;
 
 export { createMember, createPod, createPVC, deleteMember, deletePod, ensureServices, releaseFinalizer, setDormant };
 export type { KubeClients, KubeContext } from './context.ts';
 export { DEFAULT_AGENT_IMAGE, kubeClients } from './context.ts';
-export { patchClusterStatus, patchMemberStatus, patchSnapshotStatus } from './patch-status.ts';
+export { patchClusterStatus, patchMemberStatus, patchScheduleStatus, patchSnapshotStatus } from './patch-status.ts';
 export type { StatusWrite } from './patch-status.ts';
 export { EventRecorder } from './record-event.ts';
 export type { EventInput, EventSubject, RecordedEvent } from './record-event.ts';
@@ -37,4 +39,4 @@ export { buildPVC } from './build-pvc.ts';
 export { buildPod, CHECK_DATA_CONTAINER } from './build-pod.ts';
 export { storedAt, snapshotDeleteJobName, snapshotJobName } from './build-snapshot-job.ts';
 export { restoreJobName } from './build-restore.ts';
-export { FINALIZER, SNAPSHOT_FINALIZER, LABEL, clusterLabels, memberLabels, pvcName } from './meta.ts';
+export { FINALIZER, SNAPSHOT_FINALIZER, SCHEDULED_AT, LABEL, clusterLabels, memberLabels, pvcName } from './meta.ts';

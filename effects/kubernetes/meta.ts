@@ -11,7 +11,12 @@ export const GROUP = 'etcd-operator.dev';
 /** API version of the operator's kinds (without the group). */
 export const VERSION = 'v1alpha1';
 /** Plural resource names, as the API server serves them. */
-export const PLURAL = { cluster: 'etcdclusters', member: 'etcdmembers', snapshot: 'etcdsnapshots' } as const;
+export const PLURAL = {
+  cluster: 'etcdclusters',
+  member: 'etcdmembers',
+  snapshot: 'etcdsnapshots',
+  schedule: 'etcdsnapshotschedules',
+} as const;
 
 /** Finalizer on every EtcdMember: the member leaves etcd before its object goes. */
 export const FINALIZER = 'etcd-operator.dev/leave-etcd';
@@ -30,7 +35,14 @@ export const LABEL = {
   job: 'etcd-operator.dev/job',
   /** On the Job that checks a restore's snapshot, and its Pods: the EtcdCluster's name. */
   restore: 'etcd-operator.dev/restore',
+  /** On an EtcdSnapshot an EtcdSnapshotSchedule made: the schedule's name. */
+  schedule: 'etcd-operator.dev/schedule',
+  /** On an EtcdSnapshot an EtcdSnapshotSchedule made: the schedule's uid; only these are its to prune. */
+  scheduleUid: 'etcd-operator.dev/schedule-uid',
 } as const;
+
+/** Annotation on an EtcdSnapshot a schedule made: the fire time it was made for (RFC 3339). */
+export const SCHEDULED_AT = 'etcd-operator.dev/scheduled-at';
 
 /** Labels of everything that belongs to a cluster; the Services select member Pods by these. */
 export const clusterLabels = (cluster: string): Record<string, string> => ({

@@ -3,7 +3,12 @@
  * with only the fields that differ, and no write at all when nothing changed.
  */
 import { PatchStrategy } from '@kubernetes/client-node';
-import type { EtcdClusterStatus, EtcdMemberStatus, EtcdSnapshotStatus } from '../../api/v1alpha1/index.ts';
+import type {
+  EtcdClusterStatus,
+  EtcdMemberStatus,
+  EtcdSnapshotScheduleStatus,
+  EtcdSnapshotStatus,
+} from '../../api/v1alpha1/index.ts';
 import { ERR } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
 import { apiError, callOptions, isNotFound, readOrNull } from './_util.ts';
@@ -32,6 +37,7 @@ async function patchStatus<S extends object>(
   name: string,
   desired: S,
   current: S | undefined,
+  clearable: readonly (keyof S)[] = [],
 ): Promise<StatusWrite> {
   const ref = customRef(ctx, plural, name);
   const what = `status of ${plural} ${ctx.cluster.namespace}/${name}`;
@@ -45,7 +51,9 @@ async function patchStatus<S extends object>(
     if (!object) throw new EffectError(ERR.PATCH_STATUS_GONE, `${what}: the object is gone`, { retryable: false });
     base = object.status ?? ({} as S);
   }
-  const diff = statusDiff(base, desired);
+  const diff: Record<string, unknown> = statusDiff(base, desired);
+  // A merge patch removes a field given as null: for fields whose absence means something.
+  for (const key of clearable) if (desired[key] === undefined && base[key] !== undefined) diff[key as string] = null;
   if (Object.keys(diff).length === 0) return { changed: false };
   try {
     await ctx.kube.custom.patchNamespacedCustomObjectStatus(
@@ -90,4 +98,18 @@ export function patchSnapshotStatus(
   current?: EtcdSnapshotStatus,
 ): Promise<StatusWrite> {
   return patchStatus(ctx, PLURAL.snapshot, snapshot, status, current);
+}
+
+/**
+ * Writes the fields of `status` that differ on EtcdSnapshotSchedule `schedule`; `current` as for
+ * patchClusterStatus. `active` and `nextScheduleTime` are removed when absent: no snapshot runs,
+ * no fire time is ahead.
+ */
+export function patchScheduleStatus(
+  ctx: KubeContext,
+  schedule: string,
+  status: EtcdSnapshotScheduleStatus,
+  current?: EtcdSnapshotScheduleStatus,
+): Promise<StatusWrite> {
+  return patchStatus(ctx, PLURAL.schedule, schedule, status, current, ['active', 'nextScheduleTime']);
 }

@@ -50,7 +50,7 @@ const examples = readdirSync(join(root, 'examples'))
   .filter((f) => f.endsWith('.yaml'))
   .sort();
 
-describe('api: the API server refuses bad EtcdClusters and EtcdMembers with a clear message', () => {
+describe('api: the API server refuses bad EtcdClusters, EtcdMembers, EtcdSnapshots and schedules with a clear message', () => {
   beforeAll(async () => {
     const created = await kubectl(['create', 'namespace', namespace]);
     expect(created.out).toContain('created');
@@ -128,5 +128,31 @@ describe('api: the API server refuses bad EtcdClusters and EtcdMembers with a cl
     );
     const spec = (JSON.parse(result.out) as { spec: object }).spec;
     expect(spec).toEqual({ replicas: 3, version: '3.6.16', storage: { size: '1Gi' }, progressDeadlineSeconds: 600 });
+  });
+
+  it('fills in the defaults a schedule leaves out: not suspended, one run at a time, failures kept, snapshots deleted with it', async () => {
+    const minimal = {
+      apiVersion: 'etcd-operator.dev/v1alpha1',
+      kind: 'EtcdSnapshotSchedule',
+      metadata: { name: 'minimal' },
+      spec: {
+        clusterRef: { name: 'demo' },
+        schedule: '@hourly',
+        destination: { pvc: { claimName: 'backups' } },
+        retention: { keepLast: 3 },
+      },
+    };
+    const result = await kubectl(
+      ['create', '-n', namespace, '--dry-run=server', '-o', 'json', '-f', '-'],
+      stringify(minimal),
+    );
+    const spec = (JSON.parse(result.out) as { spec: object }).spec;
+    expect(spec).toEqual({
+      ...minimal.spec,
+      suspend: false,
+      concurrencyPolicy: 'Forbid',
+      failedHistoryLimit: 1,
+      deletionPolicy: 'Delete',
+    });
   });
 });

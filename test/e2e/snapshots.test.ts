@@ -11,29 +11,21 @@ import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import {
-  CreateBucketCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { PatchStrategy, setHeaderOptions, type V1PersistentVolume } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { GROUP, PLURAL, VERSION } from '../../effects/kubernetes/meta.ts';
-import { s3Client } from '../../effects/s3/index.ts';
 import { binary, run } from '../cluster/controlplane/tools.ts';
 import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
 import { clientsOf, createNamespace, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { startManager, type ManagerProcess } from './manager-process.ts';
+import { BUCKET, listKeys, s3Destination, startS3 } from './s3-server.ts';
 
 const hasNode = inject('clusterHasNode');
 const ns = `snapshots-${Date.now().toString(36)}`;
 const KEYS = 10_000;
-const BUCKET = 'backups';
-const CREDENTIALS = { AWS_ACCESS_KEY_ID: 'snapshot-tests', AWS_SECRET_ACCESS_KEY: 'snapshot-tests-secret' };
 const api = { group: GROUP, version: VERSION, namespace: ns, plural: PLURAL.snapshot };
 
 let kube: ReturnType<typeof clientsOf>;
@@ -43,50 +35,6 @@ let demo: ClusterUnderTest;
 let s3: S3Client;
 /** The revision after the last key was written. */
 let written = 0;
-
-/** The S3 server in the local cluster: a versitygw Pod, its Service and the Secret with its keys. */
-async function startS3(): Promise<string> {
-  await kube.core.createNamespacedSecret({
-    namespace: ns,
-    body: { metadata: { name: 's3-credentials' }, stringData: CREDENTIALS },
-  });
-  const fromSecret = (name: string) => ({ name, valueFrom: { secretKeyRef: { name: 's3-credentials', key: name } } });
-  await kube.core.createNamespacedPod({
-    namespace: ns,
-    body: {
-      metadata: { name: 's3', labels: { app: 's3' } },
-      spec: {
-        containers: [
-          {
-            name: 'versitygw',
-            image: 'versity/versitygw:v1.8.0',
-            command: ['/usr/local/bin/versitygw'],
-            args: [
-              ...['--access', '$(AWS_ACCESS_KEY_ID)', '--secret', '$(AWS_SECRET_ACCESS_KEY)'],
-              ...['--port', '$(POD_IP):7070', 'posix', '/data'],
-            ],
-            env: [
-              fromSecret('AWS_ACCESS_KEY_ID'),
-              fromSecret('AWS_SECRET_ACCESS_KEY'),
-              { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-            ],
-            volumeMounts: [{ name: 'data', mountPath: '/data' }],
-          },
-        ],
-        volumes: [{ name: 'data', emptyDir: {} }],
-      },
-    },
-  });
-  await kube.core.createNamespacedService({
-    namespace: ns,
-    body: { metadata: { name: 's3' }, spec: { selector: { app: 's3' }, ports: [{ port: 7070, targetPort: 7070 }] } },
-  });
-  const ip = await until('the S3 Pod running', async () => {
-    const pod = await kube.core.readNamespacedPod({ namespace: ns, name: 's3' });
-    return pod.status?.phase === 'Running' ? pod.status.podIP : undefined;
-  });
-  return `http://${ip}:7070`;
-}
 
 /** An EtcdSnapshot of demo to `destination`. */
 async function createSnapshot(name: string, destination: object, extra: object = {}): Promise<void> {
@@ -110,16 +58,6 @@ const finished = (name: string): Promise<EtcdSnapshot> =>
     const s = await getSnapshot(name);
     return s.status?.phase === 'Succeeded' || s.status?.phase === 'Failed' ? s : undefined;
   });
-
-const s3Destination = () => ({
-  s3: {
-    endpoint: `http://s3.${ns}.svc:7070`,
-    bucket: BUCKET,
-    keyPrefix: 'etcd/',
-    forcePathStyle: true,
-    credentialsSecretRef: { name: 's3-credentials' },
-  },
-});
 
 /** sha256 and size of a stream. */
 async function digest(stream: NodeJS.ReadableStream): Promise<{ sha256: string; size: number }> {
@@ -161,14 +99,8 @@ describe.skipIf(!hasNode)('snapshots: EtcdSnapshot to S3 and to a PVC on the loc
     dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-snapshots-'));
     manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
     demo = new ClusterUnderTest(kube, ns, 'demo');
-    const [endpoint] = await Promise.all([startS3(), demo.create({ replicas: 3 })]);
-    s3 = s3Client({
-      endpoint,
-      forcePathStyle: true,
-      accessKeyId: CREDENTIALS.AWS_ACCESS_KEY_ID,
-      secretAccessKey: CREDENTIALS.AWS_SECRET_ACCESS_KEY,
-    });
-    await until('the S3 server answering', () => s3.send(new CreateBucketCommand({ Bucket: BUCKET })).then(() => true));
+    const [server] = await Promise.all([startS3(kube, ns), demo.create({ replicas: 3 })]);
+    s3 = server.client;
     await demo.settled(3);
     const etcd = await demo.client();
     try {
@@ -204,7 +136,7 @@ describe.skipIf(!hasNode)('snapshots: EtcdSnapshot to S3 and to a PVC on the loc
   });
 
   it('to S3: stored, read back, and restorable with every key; taken from a follower', async () => {
-    await createSnapshot('to-s3', s3Destination());
+    await createSnapshot('to-s3', s3Destination(ns));
     const s = await finished('to-s3');
     expect(
       s.status?.conditions?.find((c) => c.type === 'Complete'),
@@ -317,11 +249,8 @@ describe.skipIf(!hasNode)('snapshots: EtcdSnapshot to S3 and to a PVC on the loc
   });
 
   it('deleting an EtcdSnapshot deletes what it stored, unless its deletionPolicy is Retain', async () => {
-    const keys = async () =>
-      ((await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `etcd/${ns}/demo/` }))).Contents ?? []).map(
-        (o) => o.Key,
-      );
-    await createSnapshot('kept', s3Destination(), { deletionPolicy: 'Retain' });
+    const keys = () => listKeys(s3, `etcd/${ns}/demo/`);
+    await createSnapshot('kept', s3Destination(ns), { deletionPolicy: 'Retain' });
     expect((await finished('kept')).status?.phase).toBe('Succeeded');
     const before = await keys();
     expect(before).toHaveLength(2);
@@ -339,7 +268,7 @@ describe.skipIf(!hasNode)('snapshots: EtcdSnapshot to S3 and to a PVC on the loc
         apiVersion: `${GROUP}/${VERSION}`,
         kind: 'EtcdSnapshot',
         metadata: { name: 'of-nothing' },
-        spec: { clusterRef: { name: 'ghost' }, destination: s3Destination() },
+        spec: { clusterRef: { name: 'ghost' }, destination: s3Destination(ns) },
       },
     });
     const s = await finished('of-nothing');

@@ -1,10 +1,11 @@
-import { initialTransition, transition } from 'xstate';
+import { initialTransition, transition, type AnyStateMachine } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { clusterMachine } from '../../machines/cluster.ts';
 import { memberMachine } from '../../machines/member.ts';
+import { snapshotScheduleMachine } from '../../machines/snapshot-schedule.ts';
 import { pathHasTag, TAG, type Tag } from '../../machines/tags.ts';
 
-const tagsAt = (machine: typeof clusterMachine | typeof memberMachine, path: string): Tag[] =>
+const tagsAt = (machine: AnyStateMachine, path: string): Tag[] =>
   Object.values(TAG).filter((tag) => pathHasTag(machine, path, tag));
 
 describe('state tags: what a state means outside the machines', () => {
@@ -33,6 +34,18 @@ describe('state tags: what a state means outside the machines', () => {
     ['pending', []],
   ])('member %s carries %j', (path, tags) => {
     expect(tagsAt(memberMachine, path)).toEqual(tags);
+  });
+
+  it.each([
+    ['idle', ['resting', 'idle']],
+    ['suspended', ['resting', 'idle']],
+    ['invalid', ['resting', 'idle', 'warning']],
+    ['failed', ['resting', 'idle', 'warning']],
+    ['busy', ['idle']],
+    ['creating.asking.running', []],
+    ['pruning.asking.backingOff', []],
+  ])('schedule %s carries %j', (path, tags) => {
+    expect(tagsAt(snapshotScheduleMachine, path)).toEqual(tags);
   });
 
   it('a path the machine does not have carries none', () => {

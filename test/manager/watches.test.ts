@@ -29,6 +29,17 @@ describe('watches', () => {
     expect(collectionPath(WATCHES.jobs.collection, 'ns')).toBe('/apis/batch/v1/namespaces/ns/jobs');
   });
 
+  it('a snapshot a schedule made concerns the schedule its label names too', () => {
+    const made = {
+      metadata: { name: 'nightly-29453940', namespace: 'ns', labels: { 'etcd-operator.dev/schedule': 'nightly' } },
+    } as unknown as EtcdSnapshot;
+    expect(WATCHES.snapshots.route(made)).toEqual([
+      'EtcdSnapshot/ns/nightly-29453940',
+      'EtcdSnapshotSchedule/ns/nightly',
+    ]);
+    expect(WATCHES.snapshots.route(snapshot('by-hand'))).toEqual(['EtcdSnapshot/ns/by-hand']);
+  });
+
   it('a member concerns itself and its cluster', () => {
     const m = { metadata: { name: 'demo-1', namespace: 'ns' }, spec: { cluster: 'demo' } } as EtcdMember;
     expect(WATCHES.members.route(m)).toEqual(['EtcdMember/ns/demo-1', 'EtcdCluster/ns/demo']);
