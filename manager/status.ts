@@ -103,7 +103,9 @@ export function clusterStatus(
     available(c, step.to, voters.length, healthy),
     degraded(c, step.to, name, message, overdue ? since : null),
   ];
-  const left = topState(step.from) !== topState(step.to) ? COMPLETES[topState(step.from)] : undefined;
+  // A step left for failed or deleting did not complete.
+  const ended = ['failed', 'deleting'].includes(topState(step.to));
+  const left = topState(step.from) !== topState(step.to) && !ended ? COMPLETES[topState(step.from)] : undefined;
   if (left) set.push({ type: left.type, status: 'True', reason: ConditionReason.Completed, message: left.message(c) });
   if (topState(step.to) === 'dormant' || previous?.conditions?.some((x) => x.type === ConditionType.Dormant)) {
     const dormant = topState(step.to) === 'dormant';

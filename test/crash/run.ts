@@ -10,7 +10,7 @@ import type { Failpoint } from '../../manager/failpoints.ts';
 import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
 import { startManager, type ManagerProcess } from '../e2e/manager-process.ts';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
-import type { Scenario } from './scenarios.ts';
+import { CRASH_KEYS, type Scenario } from './scenarios.ts';
 
 /** How a run ended. */
 export type Outcome = 'converged' | 'not-reached' | 'failed';
@@ -43,7 +43,7 @@ export interface RunOptions {
   readonly settleMs: number;
 }
 
-const KEYS = { prefix: 'before-crash', count: 20 };
+const KEYS = CRASH_KEYS;
 const CLUSTER = 'crash';
 /** After the action is done, how long an armed manager that is still alive may take to die. */
 const GRACE_MS = 3000;

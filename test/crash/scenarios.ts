@@ -11,8 +11,11 @@ import type { CoreV1Api } from '@kubernetes/client-node';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { GROUP, PLURAL, pvcName, VERSION } from '../../effects/kubernetes/meta.ts';
 import { wipeVolume } from '../cluster/storage/index.ts';
-import type { ClusterUnderTest, Converged } from '../e2e/etcd-cluster.ts';
+import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
 import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
+
+/** The keys the sweep writes before the action (run.ts), read back from a restored cluster. */
+export const CRASH_KEYS = { prefix: 'before-crash', count: 20 };
 
 /** What an action may use. */
 export interface ActionContext {
@@ -51,49 +54,136 @@ const victim = (before: Converged | undefined): [string, string] => {
   return first;
 };
 
-/**
- * A snapshot to a PVC, checked on the claim's volume, then deleted: the EtcdSnapshot goes only
- * after its file has. The snapshot and delete Jobs run on whatever the crashes do to the manager.
- */
-async function snapshotToPVC(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
-  const { core, custom } = clientsOf(ctx.kubeconfig);
-  const namespace = cut.namespace;
-  const api = { group: GROUP, version: VERSION, namespace, plural: PLURAL.snapshot };
-  await core.createNamespacedPersistentVolumeClaim({
+/** The API coordinates of a kind of the operator in the cluster's namespace. */
+const apiOf = (cut: ClusterUnderTest, plural: string) => ({
+  group: GROUP,
+  version: VERSION,
+  namespace: cut.namespace,
+  plural,
+});
+
+/** Creates the claim `backups` for snapshots to a PVC. */
+async function backupClaim(ctx: ActionContext, namespace: string): Promise<void> {
+  await ctx.core.createNamespacedPersistentVolumeClaim({
     namespace,
     body: {
       metadata: { name: 'backups' },
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } },
     },
   });
+}
+
+/** Takes an EtcdSnapshot of the cluster to the claim `backups` and waits until it is Succeeded. */
+async function snapshotOf(cut: ClusterUnderTest, ctx: ActionContext, name: string): Promise<EtcdSnapshot> {
+  const { custom } = clientsOf(ctx.kubeconfig);
+  const api = apiOf(cut, PLURAL.snapshot);
   await custom.createNamespacedCustomObject({
     ...api,
     body: {
       apiVersion: `${GROUP}/${VERSION}`,
       kind: 'EtcdSnapshot',
-      metadata: { name: 'crash-snap' },
+      metadata: { name },
       spec: { clusterRef: { name: cut.name }, destination: { pvc: { claimName: 'backups' } } },
     },
   });
-  const read = async () => (await custom.getNamespacedCustomObject({ ...api, name: 'crash-snap' })) as EtcdSnapshot;
   const done = await until(
-    'EtcdSnapshot crash-snap finished',
+    `EtcdSnapshot ${name} finished`,
     async () => {
-      const s = await read();
+      const s = (await custom.getNamespacedCustomObject({ ...api, name })) as EtcdSnapshot;
       return s.status?.phase === 'Succeeded' || s.status?.phase === 'Failed' ? s : undefined;
     },
     ctx.settleMs,
   );
-  if (done.status?.phase !== 'Succeeded') throw new Error(`EtcdSnapshot crash-snap: ${JSON.stringify(done.status)}`);
-  const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: 'backups' });
-  const pv = await core.readPersistentVolume({ name: claim.spec?.volumeName ?? '' });
-  const file = path.join(pv.spec?.hostPath?.path ?? '', (done.status.location ?? '').replace('pvc://backups/', ''));
+  if (done.status?.phase !== 'Succeeded') throw new Error(`EtcdSnapshot ${name}: ${JSON.stringify(done.status)}`);
+  return done;
+}
+
+/** The file of a snapshot to the claim `backups`, on the host. */
+async function snapshotFile(ctx: ActionContext, namespace: string, s: EtcdSnapshot): Promise<string> {
+  const claim = await ctx.core.readNamespacedPersistentVolumeClaim({ namespace, name: 'backups' });
+  const pv = await ctx.core.readPersistentVolume({ name: claim.spec?.volumeName ?? '' });
+  return path.join(pv.spec?.hostPath?.path ?? '', (s.status?.location ?? '').replace('pvc://backups/', ''));
+}
+
+/**
+ * A snapshot to a PVC, checked on the claim's volume, then deleted: the EtcdSnapshot goes only
+ * after its file has. The snapshot and delete Jobs run on whatever the crashes do to the manager.
+ */
+async function snapshotToPVC(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  const { custom } = clientsOf(ctx.kubeconfig);
+  const api = apiOf(cut, PLURAL.snapshot);
+  await backupClaim(ctx, cut.namespace);
+  const done = await snapshotOf(cut, ctx, 'crash-snap');
+  const file = await snapshotFile(ctx, cut.namespace, done);
   const sha256 = createHash('sha256').update(readFileSync(file)).digest('hex');
-  if (sha256 !== done.status.sha256)
-    throw new Error(`${file} has sha256 ${sha256}, the status says ${done.status.sha256}`);
+  if (sha256 !== done.status?.sha256)
+    throw new Error(`${file} has sha256 ${sha256}, the status says ${done.status?.sha256}`);
+  const read = () => custom.getNamespacedCustomObject({ ...api, name: 'crash-snap' });
   await custom.deleteNamespacedCustomObject({ ...api, name: 'crash-snap' });
   await untilGone('EtcdSnapshot crash-snap', read);
   if (existsSync(file)) throw new Error(`EtcdSnapshot crash-snap is gone and left ${file}`);
+}
+
+/**
+ * A snapshot to a PVC, then a new 2-member cluster restored from it: its Job checks the
+ * snapshot, the seed restores it, a learner joins; every key written before is there.
+ */
+async function restoreFromSnapshot(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  await backupClaim(ctx, cut.namespace);
+  await snapshotOf(cut, ctx, 'crash-snap');
+  const restored = new ClusterUnderTest(clientsOf(ctx.kubeconfig), cut.namespace, `${cut.name}-restored`);
+  await restored.create({ replicas: 2, bootstrap: { restore: { snapshotName: 'crash-snap' } } });
+  await restored.settled(2, ctx.settleMs);
+  await restored.verify(2);
+  const read = await restored.readBack(CRASH_KEYS.prefix, CRASH_KEYS.count);
+  if (read !== CRASH_KEYS.count) throw new Error(`the restored cluster has ${read} of the ${CRASH_KEYS.count} keys`);
+}
+
+/**
+ * A schedule every minute keeping the last one: the sweep waits for its second good snapshot
+ * and for the first to be pruned with its file. Runs, retention and their Jobs go on whatever
+ * the crashes do to the manager; never two snapshots for one fire time.
+ */
+async function scheduleEveryMinute(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  const { custom } = clientsOf(ctx.kubeconfig);
+  await backupClaim(ctx, cut.namespace);
+  await custom.createNamespacedCustomObject({
+    ...apiOf(cut, PLURAL.schedule),
+    body: {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'EtcdSnapshotSchedule',
+      metadata: { name: 'every-minute' },
+      spec: {
+        clusterRef: { name: cut.name },
+        schedule: '* * * * *',
+        destination: { pvc: { claimName: 'backups' } },
+        retention: { keepLast: 1 },
+      },
+    },
+  });
+  const list = async () =>
+    (
+      (await custom.listNamespacedCustomObject({
+        ...apiOf(cut, PLURAL.snapshot),
+        labelSelector: 'etcd-operator.dev/schedule=every-minute',
+      })) as { items: EtcdSnapshot[] }
+    ).items;
+  const seen = new Set<string>();
+  const kept = await until(
+    'a second scheduled snapshot, and the first pruned',
+    async () => {
+      const items = await list();
+      for (const s of items) seen.add(s.metadata.name ?? '');
+      const good = items.filter((s) => s.status?.phase === 'Succeeded' && !s.metadata.deletionTimestamp);
+      return seen.size >= 2 && items.length === 1 && good.length === 1 ? good[0] : undefined;
+    },
+    ctx.settleMs + 120_000,
+  );
+  const file = await snapshotFile(ctx, cut.namespace, kept);
+  if (!existsSync(file)) throw new Error(`the kept snapshot ${kept.metadata.name ?? ''} has no file ${file}`);
+  const names = [...seen].sort();
+  if (new Set(names.map((n) => n.replace(/-\d+$/, ''))).size !== 1)
+    throw new Error(`unexpected snapshots ${names.join(', ')}`);
 }
 
 /** The scenarios, in the order the sweep runs them. */
@@ -150,4 +240,6 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   { name: 'snapshot', before: 1, after: 1, action: snapshotToPVC },
+  { name: 'restore', before: 1, after: 1, action: restoreFromSnapshot },
+  { name: 'schedule', before: 1, after: 1, action: scheduleEveryMinute },
 ];

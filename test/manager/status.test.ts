@@ -211,6 +211,8 @@ describe('cluster status of a failed step', () => {
     expect(condition(s, 'Degraded')?.message).toContain('ERR_ENSURE_SERVICES: HTTP 422: invalid');
     expect(condition(s, 'Progressing')).toMatchObject({ status: 'False', reason: 'Failed' });
     expect(s.observed?.step).toBe('Failed');
+    // A bootstrap that failed did not complete.
+    expect(condition(s, 'Bootstrapped')).toBeUndefined();
   });
 
   it('a member that stopped on such a failure makes its cluster Degraded (MemberFailed), saying why', () => {
