@@ -13,13 +13,12 @@
  */
 import type { V1Container, V1Job, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdMember, EtcdSnapshot, SnapshotSource } from '../../api/v1alpha1/index.ts';
-import { apiVersion } from '../../api/v1alpha1/index.ts';
 import { ERR } from '../../machines/error-codes.ts';
 import { peerURL } from '../../machines/policy.ts';
 import { EffectError } from '../types.ts';
 import { DATA_DIR, DATA_MOUNT } from './build-etcd-args.ts';
-import { AGENT_CONTAINER, JOB_BACKOFF_LIMIT, s3Args, s3CredentialEnv, storedAt } from './build-snapshot-job.ts';
-import { controllerRef, LABEL } from './meta.ts';
+import { agentJob, s3Args, s3CredentialEnv, storedAt } from './build-snapshot-job.ts';
+import { LABEL } from './meta.ts';
 
 /** Where a PVC source is mounted, read-only. */
 export const RESTORE_SOURCE_MOUNT = '/restore-source';
@@ -92,38 +91,10 @@ export function buildRestoreJob(cluster: EtcdCluster, source: SnapshotSource, im
     [LABEL.restore]: name,
     [LABEL.job]: 'restore-verify',
   };
-  return {
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: {
-      name: restoreJobName(name),
-      namespace: cluster.metadata.namespace ?? '',
-      labels,
-      ownerReferences: [controllerRef({ apiVersion, kind: 'EtcdCluster', metadata: cluster.metadata })],
-    },
-    spec: {
-      backoffLimit: JOB_BACKOFF_LIMIT,
-      activeDeadlineSeconds: 3600,
-      template: {
-        metadata: { labels },
-        spec: {
-          restartPolicy: 'Never',
-          enableServiceLinks: false,
-          containers: [
-            {
-              name: AGENT_CONTAINER,
-              image,
-              args: ['agent', 'fetch-snapshot', ...args],
-              env,
-              volumeMounts: mounts,
-              terminationMessagePolicy: 'FallbackToLogsOnError',
-            },
-          ],
-          volumes,
-        },
-      },
-    },
-  };
+  const owner = { kind: 'EtcdCluster', metadata: cluster.metadata };
+  const namespace = cluster.metadata.namespace ?? '';
+  const job = { name: restoreJobName(name), namespace, labels, owner, env: env ?? [], volumes, mounts };
+  return agentJob({ ...job, args: ['agent', 'fetch-snapshot', ...args] }, image);
 }
 
 /**

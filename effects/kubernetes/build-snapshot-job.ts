@@ -4,7 +4,7 @@
  * deletes what it stored. Where the snapshot goes is derived from the EtcdSnapshot alone, so
  * both Jobs (and a manager after a crash) name the same object.
  */
-import type { V1EnvVar, V1Job, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import type { V1EnvVar, V1Job, V1ObjectMeta, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { apiVersion } from '../../api/v1alpha1/index.ts';
 import { memberClientURL } from './build-services.ts';
@@ -104,28 +104,40 @@ function access(s: EtcdSnapshot): { env: V1EnvVar[]; volumes: V1Volume[]; mounts
   };
 }
 
-function job(s: EtcdSnapshot, name: string, role: 'snapshot' | 'delete', args: string[], image: string): V1Job {
-  const labels = {
-    [LABEL.name]: 'etcd-snapshot',
-    [LABEL.managedBy]: 'etcd-operator',
-    [LABEL.snapshot]: s.metadata.name ?? '',
-    [LABEL.job]: role,
-  };
-  const { env, volumes, mounts } = access(s);
+/** What an agent Job is made of besides its image. */
+export interface AgentJob {
+  readonly name: string;
+  readonly namespace: string;
+  /** Its labels, on the Job and its Pods: never the cluster's (the Services select members by it). */
+  readonly labels: Record<string, string>;
+  /** The object that owns it (garbage-collected with it). */
+  readonly owner: { readonly kind: string; readonly metadata: V1ObjectMeta };
+  readonly args: readonly string[];
+  readonly env?: readonly V1EnvVar[];
+  readonly volumes?: readonly V1Volume[];
+  readonly mounts?: readonly V1VolumeMount[];
+}
+
+/**
+ * A Job that runs `etcd-operator agent` once: never restarted in place, retried as a new Pod up
+ * to JOB_BACKOFF_LIMIT times, for an hour at most. The agent writes its report (or why it failed)
+ * as the termination message, where the operator reads it.
+ */
+export function agentJob(j: AgentJob, image: string): V1Job {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
     metadata: {
-      name,
-      namespace: s.metadata.namespace ?? '',
-      labels,
-      ownerReferences: [controllerRef({ apiVersion, kind: 'EtcdSnapshot', metadata: s.metadata })],
+      name: j.name,
+      namespace: j.namespace,
+      labels: j.labels,
+      ownerReferences: [controllerRef({ apiVersion, kind: j.owner.kind, metadata: j.owner.metadata })],
     },
     spec: {
       backoffLimit: JOB_BACKOFF_LIMIT,
       activeDeadlineSeconds: SNAPSHOT_DEADLINE_SECONDS,
       template: {
-        metadata: { labels },
+        metadata: { labels: j.labels },
         spec: {
           restartPolicy: 'Never',
           enableServiceLinks: false,
@@ -133,18 +145,29 @@ function job(s: EtcdSnapshot, name: string, role: 'snapshot' | 'delete', args: s
             {
               name: AGENT_CONTAINER,
               image,
-              args,
-              env,
-              volumeMounts: mounts,
+              args: [...j.args],
+              env: [...(j.env ?? [])],
+              volumeMounts: [...(j.mounts ?? [])],
               // The agent writes its report there; its log is the fallback when it could not.
               terminationMessagePolicy: 'FallbackToLogsOnError',
             },
           ],
-          volumes,
+          volumes: [...(j.volumes ?? [])],
         },
       },
     },
   };
+}
+
+function job(s: EtcdSnapshot, name: string, role: 'snapshot' | 'delete', args: string[], image: string): V1Job {
+  const labels = {
+    [LABEL.name]: 'etcd-snapshot',
+    [LABEL.managedBy]: 'etcd-operator',
+    [LABEL.snapshot]: s.metadata.name ?? '',
+    [LABEL.job]: role,
+  };
+  const owner = { kind: 'EtcdSnapshot', metadata: s.metadata };
+  return agentJob({ name, namespace: s.metadata.namespace ?? '', labels, owner, args, ...access(s) }, image);
 }
 
 /** The Job that streams the snapshot from `member` and checks what it stored. */

@@ -59,9 +59,9 @@ export async function readCluster(ctx: KubeContext): Promise<EtcdCluster> {
   return cluster;
 }
 
-/** The EtcdSnapshot `name` in the context's namespace; a missing one is a non-retryable ERR_SNAPSHOT_GONE. */
-export async function requireSnapshot(ctx: KubeContext, name: string): Promise<EtcdSnapshot> {
-  const snapshot = await readOrNull(
+/** The EtcdSnapshot `name` in the context's namespace, or null. */
+export function readSnapshot(ctx: KubeContext, name: string): Promise<EtcdSnapshot | null> {
+  return readOrNull(
     ERR.READ_SNAPSHOT,
     `reading EtcdSnapshot ${name}`,
     () =>
@@ -70,6 +70,11 @@ export async function requireSnapshot(ctx: KubeContext, name: string): Promise<E
         callOptions(ctx.signal),
       ) as Promise<EtcdSnapshot>,
   );
+}
+
+/** The EtcdSnapshot `name` in the context's namespace; a missing one is a non-retryable ERR_SNAPSHOT_GONE. */
+export async function requireSnapshot(ctx: KubeContext, name: string): Promise<EtcdSnapshot> {
+  const snapshot = await readSnapshot(ctx, name);
   if (!snapshot)
     throw new EffectError(ERR.SNAPSHOT_GONE, `EtcdSnapshot ${ctx.cluster.namespace}/${name} does not exist`, {
       retryable: false,

@@ -1,12 +1,10 @@
 /** The snapshot an EtcdCluster is to be restored from, resolved to where it is stored. */
-import type { EtcdCluster, EtcdSnapshot, SnapshotSource } from '../../api/v1alpha1/index.ts';
+import type { EtcdCluster, SnapshotSource } from '../../api/v1alpha1/index.ts';
 import { ERR } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
-import { callOptions, readOrNull } from './_util.ts';
 import { sourceOf } from './build-restore.ts';
 import type { KubeContext } from './context.ts';
-import { PLURAL } from './meta.ts';
-import { customRef } from './objects.ts';
+import { readSnapshot } from './objects.ts';
 
 /**
  * Where the cluster's bootstrap.restore snapshot is: the source it names, or the stored object of
@@ -17,15 +15,7 @@ export async function restoreSource(ctx: KubeContext, cluster: EtcdCluster): Pro
   if (!restore) return undefined;
   if (restore.source) return restore.source;
   const name = restore.snapshotName ?? '';
-  const snapshot = await readOrNull(
-    ERR.READ_SNAPSHOT,
-    `reading EtcdSnapshot ${name}`,
-    () =>
-      ctx.kube.custom.getNamespacedCustomObject(
-        customRef(ctx, PLURAL.snapshot, name),
-        callOptions(ctx.signal),
-      ) as Promise<EtcdSnapshot>,
-  );
+  const snapshot = await readSnapshot(ctx, name);
   if (!snapshot)
     throw new EffectError(
       ERR.RESTORE_SOURCE,

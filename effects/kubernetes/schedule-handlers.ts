@@ -11,23 +11,12 @@ import { apiError, callOptions, deleteOrGone, isConflict, readOrNull } from './_
 import { buildScheduledSnapshot, madeBy } from './build-scheduled-snapshot.ts';
 import type { KubeContext } from './context.ts';
 import { PLURAL } from './meta.ts';
-import { customRef } from './objects.ts';
+import { customRef, readSnapshot } from './objects.ts';
 
 /** The EtcdSnapshot's uid. */
 export type SnapshotResult = { readonly uid: string };
 /** Nothing to report. */
 export type NoResult = Record<string, never>;
-
-const readSnapshot = (ctx: KubeContext, name: string): Promise<EtcdSnapshot | null> =>
-  readOrNull(
-    ERR.READ_SNAPSHOT,
-    `reading EtcdSnapshot ${name}`,
-    () =>
-      ctx.kube.custom.getNamespacedCustomObject(
-        customRef(ctx, PLURAL.snapshot, name),
-        callOptions(ctx.signal),
-      ) as Promise<EtcdSnapshot>,
-  );
 
 /** The schedule, checked to be the incarnation (uid) that asked; gone is a non-retryable ERR_SCHEDULE_GONE. */
 async function requireSchedule(ctx: KubeContext, name: string, uid: string): Promise<EtcdSnapshotSchedule> {
