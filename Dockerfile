@@ -10,6 +10,7 @@ COPY machines ./machines
 COPY effects ./effects
 COPY journal ./journal
 COPY manager ./manager
+COPY statechart ./statechart
 # `kubectl exec deploy/etcd-operator -- etcd-operator journal NAME` (the chart's NOTES) needs it on PATH.
 RUN printf '#!/bin/sh\nexec node /opt/etcd-operator/manager/cli.ts "$@"\n' > /usr/local/bin/etcd-operator \
  && chmod 755 /usr/local/bin/etcd-operator

@@ -1,6 +1,7 @@
 /**
  * `make dev`: the main job on the local Kubernetes. A fresh local cluster, the CRDs, the
- * manager, then examples/etcdcluster.yaml applied; every step of the machines is printed as it
+ * manager, then examples/etcdcluster.yaml applied (and an S3-compatible server for the
+ * snapshot examples); every step of the machines is printed as it
  * happens, then how to use kubectl against it. With EXIT_WHEN_READY=1 it exits 0 once the
  * EtcdCluster is Available, printing the time taken (non-zero if it is not within 5 minutes).
  *
@@ -13,6 +14,8 @@ import { kubectlPath } from './controlplane/index.ts';
 import { installCrds } from './crds.ts';
 import { defaultClusterDir, startLocalCluster, type LocalCluster } from './index.ts';
 import { startManager, type ManagerLine, type ManagerProcess } from '../e2e/manager-process.ts';
+import { S3_CREDENTIALS, startS3 } from '../e2e/s3-server.ts';
+import { clientsOf, createNamespace } from '../effects/kubernetes/e2e-context.ts';
 
 const repo = path.join(import.meta.dirname, '..', '..');
 const example = path.join(repo, 'examples', 'etcdcluster.yaml');
@@ -93,6 +96,16 @@ for (const condition of ['--for=condition=Available', '--for=jsonpath={.status.o
   console.error(`make dev: ${name} did not become Available and Steady within 5 minutes: ${wait.stderr.trim()}`);
   if (exitWhenReady) await stop(1);
 }
+// The S3-compatible server the examples store snapshots to (examples/etcdsnapshot.yaml):
+// s3.storage.svc:7070, its keys in the Secret s3-credentials of the cluster's namespace.
+const kube = clientsOf(cluster!.kubeconfigPath);
+await createNamespace(kube.core, 'storage');
+const s3 = await startS3(kube, 'storage');
+s3.client.destroy();
+await kube.core.createNamespacedSecret({
+  namespace,
+  body: { metadata: { name: 's3-credentials' }, stringData: S3_CREDENTIALS },
+});
 const kubectl = await kubectlPath();
 console.log(`
 ${name} is Available with every member in: ${since(applyAt)} after kubectl apply (${since()} since make dev started).
@@ -103,6 +116,8 @@ ${name} is Available with every member in: ${since(applyAt)} after kubectl apply
   kubectl get etcdclusters,etcdmembers,pods
   kubectl describe etcdcluster ${name}
   kubectl scale etcdcluster ${name} --replicas=5
+  kubectl apply -f examples/etcdsnapshot.yaml && kubectl get etcdsnapshots -w   # to S3 (s3.storage.svc)
+  kubectl apply -f examples/etcdcluster-restored.yaml                          # a new cluster from it
   node manager/cli.ts journal ${name} --db ${path.join(dir, 'manager', 'journal.db')}
 
 The manager's /metrics, /healthz and /readyz: http://127.0.0.1:${manager!.port}
