@@ -1,17 +1,27 @@
 /** Shared test helpers: temp journal paths, sample refs and steps, and a writer child process. */
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Interface } from 'node:readline';
 import type { ObjectRef, Step } from '../../journal/types.ts';
+import { afterAll } from 'vitest';
 import type { WriterCommand } from './fixtures/writer.ts';
 
-/** A fresh journal path in its own temp directory. */
+/** Temp dirs made by tempDb, removed once the test file that made them is done. */
+const made = new Set<string>();
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  made.clear();
+});
+
+/** A fresh journal path in its own temp directory, removed after the test file. */
 export function tempDb(): string {
-  return join(mkdtempSync(join(tmpdir(), 'etcd-operator-journal-')), 'journal.db');
+  const dir = mkdtempSync(join(tmpdir(), 'etcd-operator-journal-'));
+  made.add(dir);
+  return join(dir, 'journal.db');
 }
 
 /** The EtcdCluster `demo` used across the tests. */
