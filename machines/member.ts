@@ -167,10 +167,12 @@ export const memberMachine = machine.createMachine({
       initial: 'choosing',
       states: {
         choosing: { always: [{ guard: 'clusterDeleting', target: 'releasing' }, { target: 'leavingEtcd' }] },
-        leavingEtcd: attempt('#member.removing.releasing', {
-          type: 'removeEtcdMember',
-          params: act.params.removal,
-        }),
+        leavingEtcd: {
+          ...attempt('#member.removing.releasing', { type: 'removeEtcdMember', params: act.params.removal }),
+          // The whole cluster went meanwhile (deleted, or its namespace): there is no etcd to leave,
+          // and waiting for one would hold the finalizer, and the namespace, for ever.
+          always: { guard: 'clusterDeleting', target: '#member.removing.releasing' },
+        },
         releasing: attempt('#member.removed', {
           type: 'releaseFinalizer',
           params: act.params.member,

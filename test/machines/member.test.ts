@@ -287,6 +287,17 @@ describe('member machine', () => {
     expect(d.snapshot.status).toBe('done');
   });
 
+  it('stops trying to leave etcd once its whole cluster is going, and lets go of its finalizer', () => {
+    const d = runningVoter();
+    play(d, [
+      [updated({ deleting: true }), 'removing.leavingEtcd.running'],
+      [failed('removeEtcdMember'), 'removing.leavingEtcd.backingOff', []],
+      // The namespace is being deleted: the EtcdCluster goes too, and etcd with it.
+      [updated({ deleting: true, clusterDeleting: true }), 'removing.releasing.running', [intent('releaseFinalizer')]],
+      [ok('releaseFinalizer'), 'removed', []],
+    ]);
+  });
+
   it('retries etcd\'s "not yet" to a removal every 500 ms, as the cluster machine does', () => {
     const d = runningVoter();
     const removal = intent('removeEtcdMember', {
