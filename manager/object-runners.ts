@@ -396,10 +396,10 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
             : 'Observe',
       });
     } catch (err) {
-      this.#o.log.warn(
-        { object: `${entry.ref.namespace}/${entry.ref.name}`, err: err instanceof Error ? err.message : String(err) },
-        'Event not recorded',
-      );
+      const message = err instanceof Error ? err.message : String(err);
+      // A namespace being deleted refuses every new object, Events too: nothing to warn about.
+      if (/because it is being terminated/.test(message)) return;
+      this.#o.log.warn({ object: `${entry.ref.namespace}/${entry.ref.name}`, err: message }, 'Event not recorded');
     }
   }
 }
