@@ -25,6 +25,16 @@ const s3Credentials = s.object(
  */
 export const MAX_SNAPSHOT_NAME = 63 - '-snapshot'.length;
 
+/** A ConfigMap key holding the CA an S3 endpoint's certificate is signed by. */
+const caBundle = s.object(
+  "The CA that signed an S3 endpoint's TLS certificate, when no public CA did: a ConfigMap key in the same namespace holding it in PEM. The Jobs trust it besides the public CAs.",
+  {
+    configMapName: s.string('ConfigMap name.', { maxLength: 253 }),
+    key: s.string('Key in the ConfigMap.', { default: 'ca.crt', maxLength: 253 }),
+  },
+  { name: 'CABundle', required: ['configMapName'] },
+);
+
 /** Where a snapshot is stored; shared with EtcdSnapshotSchedule. */
 export const snapshotDestination = s.object(
   'Where the snapshot is stored: exactly one of s3 and pvc.',
@@ -47,6 +57,7 @@ export const snapshotDestination = s.object(
           { default: false },
         ),
         credentialsSecretRef: s3Credentials,
+        caBundle,
       },
       { name: 'S3Destination', required: ['bucket', 'credentialsSecretRef'] },
     ),
@@ -99,6 +110,7 @@ export const snapshotSource = s.object(
           default: false,
         }),
         credentialsSecretRef: s3Credentials,
+        caBundle,
       },
       { name: 'S3Source', required: ['bucket', 'key', 'credentialsSecretRef'] },
     ),

@@ -164,6 +164,8 @@ export interface S3Source {
   forcePathStyle: boolean;
   /** A Secret in the same namespace holding the access key. Only the snapshot Job reads it, as environment variables; the manager never does. */
   credentialsSecretRef: S3Credentials;
+  /** The CA that signed an S3 endpoint's TLS certificate, when no public CA did: a ConfigMap key in the same namespace holding it in PEM. The Jobs trust it besides the public CAs. */
+  caBundle?: CABundle;
 }
 
 /** A Secret in the same namespace holding the access key. Only the snapshot Job reads it, as environment variables; the manager never does. */
@@ -174,6 +176,14 @@ export interface S3Credentials {
   accessKeyIDKey: string;
   /** Key of the secret access key in the Secret. */
   secretAccessKeyKey: string;
+}
+
+/** The CA that signed an S3 endpoint's TLS certificate, when no public CA did: a ConfigMap key in the same namespace holding it in PEM. The Jobs trust it besides the public CAs. */
+export interface CABundle {
+  /** ConfigMap name. */
+  configMapName: string;
+  /** Key in the ConfigMap. */
+  key: string;
 }
 
 /** A file on a PersistentVolumeClaim in the same namespace. */
@@ -326,6 +336,8 @@ export interface S3Destination {
   forcePathStyle: boolean;
   /** A Secret in the same namespace holding the access key. Only the snapshot Job reads it, as environment variables; the manager never does. */
   credentialsSecretRef: S3Credentials;
+  /** The CA that signed an S3 endpoint's TLS certificate, when no public CA did: a ConfigMap key in the same namespace holding it in PEM. The Jobs trust it besides the public CAs. */
+  caBundle?: CABundle;
 }
 
 /** A PersistentVolumeClaim in the same namespace; the snapshot is a file on it. */

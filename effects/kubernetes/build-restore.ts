@@ -17,7 +17,7 @@ import { ERR } from '../../machines/error-codes.ts';
 import { peerURL } from '../../machines/policy.ts';
 import { EffectError } from '../types.ts';
 import { DATA_DIR, DATA_MOUNT } from './build-etcd-args.ts';
-import { agentJob, s3Args, s3CredentialEnv, storedAt } from './build-snapshot-job.ts';
+import { agentJob, s3Access, s3Args, storedAt } from './build-snapshot-job.ts';
 import { LABEL } from './meta.ts';
 
 /** Where a PVC source is mounted, read-only. */
@@ -59,13 +59,7 @@ function access(source: SnapshotSource): {
   mounts: V1VolumeMount[];
 } {
   const sha = source.sha256 ? [`--sha256=${source.sha256}`] : [];
-  if (source.s3)
-    return {
-      args: [...s3Args(source.s3, source.s3.key), ...sha],
-      env: s3CredentialEnv(source.s3.credentialsSecretRef),
-      volumes: [],
-      mounts: [],
-    };
+  if (source.s3) return { args: [...s3Args(source.s3, source.s3.key), ...sha], ...s3Access(source.s3) };
   const pvc = source.pvc!;
   return {
     args: [`--file=${RESTORE_SOURCE_MOUNT}/${pvc.path}`, ...sha],

@@ -93,10 +93,39 @@ export function storedAt(s: EtcdSnapshot): StoredAt {
   };
 }
 
+/** Where a caBundle is mounted in the agent's container. */
+export const CA_BUNDLE_MOUNT = '/etc/etcd-operator/s3-ca';
+
+/** What an agent's Pod needs for an S3 store: its keys, and the CA of a private endpoint. */
+export interface PodAccess {
+  readonly env: V1EnvVar[];
+  readonly volumes: V1Volume[];
+  readonly mounts: V1VolumeMount[];
+}
+
+/**
+ * The S3 keys from their Secret, and a caBundle as a file Node trusts besides the public CAs
+ * (NODE_EXTRA_CA_CERTS, read at the agent's start).
+ */
+export function s3Access(s3: {
+  readonly credentialsSecretRef: Parameters<typeof s3CredentialEnv>[0];
+  readonly caBundle?: { readonly configMapName: string; readonly key?: string };
+}): PodAccess {
+  const env = s3CredentialEnv(s3.credentialsSecretRef);
+  const ca = s3.caBundle;
+  if (!ca) return { env, volumes: [], mounts: [] };
+  const key = ca.key ?? 'ca.crt';
+  return {
+    env: [...env, { name: 'NODE_EXTRA_CA_CERTS', value: `${CA_BUNDLE_MOUNT}/${key}` }],
+    volumes: [{ name: 's3-ca', configMap: { name: ca.configMapName, items: [{ key, path: key }] } }],
+    mounts: [{ name: 's3-ca', mountPath: CA_BUNDLE_MOUNT, readOnly: true }],
+  };
+}
+
 /** The destination's credentials and volume, as the Pod takes them. */
-function access(s: EtcdSnapshot): { env: V1EnvVar[]; volumes: V1Volume[]; mounts: V1VolumeMount[] } {
+function access(s: EtcdSnapshot): PodAccess {
   const { s3, pvc } = s.spec.destination;
-  if (s3) return { env: s3CredentialEnv(s3.credentialsSecretRef), volumes: [], mounts: [] };
+  if (s3) return s3Access(s3);
   return {
     env: [],
     volumes: [{ name: 'snapshots', persistentVolumeClaim: { claimName: pvc?.claimName ?? '' } }],

@@ -83,6 +83,27 @@ describe('snapshot observations', () => {
     ]);
   });
 
+  it('an endpoint signed by a private CA: the caBundle is mounted and Node trusts it', () => {
+    const s = snapshot({
+      s3: {
+        bucket: 'b',
+        credentialsSecretRef: { name: 'creds' },
+        caBundle: { configMapName: 'corp-ca', key: 'root.pem' },
+      },
+    });
+    const pod = buildSnapshotJob(s, 'demo-0', 'img').spec?.template.spec;
+    expect(pod?.containers[0]?.env).toContainEqual({
+      name: 'NODE_EXTRA_CA_CERTS',
+      value: '/etc/etcd-operator/s3-ca/root.pem',
+    });
+    expect(pod?.containers[0]?.volumeMounts).toEqual([
+      { name: 's3-ca', mountPath: '/etc/etcd-operator/s3-ca', readOnly: true },
+    ]);
+    expect(pod?.volumes).toEqual([
+      { name: 's3-ca', configMap: { name: 'corp-ca', items: [{ key: 'root.pem', path: 'root.pem' }] } },
+    ]);
+  });
+
   const job = (status: V1Job['status'], deleting = false): V1Job => ({
     metadata: { name: 'nightly-snapshot', uid: 'j1', ...(deleting ? { deletionTimestamp: new Date() } : {}) },
     status,

@@ -102,7 +102,8 @@ export async function issueCert(pkiDir: string, req: CertRequest): Promise<void>
   await selfOrSigned(pkiDir, req.name, req.subject, ext, ca);
 }
 
-async function makeCa(pkiDir: string): Promise<void> {
+/** Makes a self-signed CA in pkiDir (`ca.crt`, `ca.key`). */
+export async function makeCa(pkiDir: string): Promise<void> {
   const ext = ['basicConstraints=critical,CA:TRUE', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature'];
   await selfOrSigned(pkiDir, 'ca', '/CN=etcd-operator-local-ca', ext, []);
 }
