@@ -5,7 +5,7 @@
  * restored from it through the same endpoint. (A second versitygw in the Pod serves the same
  * directory over plain HTTP, for the test process to make the bucket.)
  */
-import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
@@ -135,6 +135,7 @@ describe.skipIf(!hasNode)('snapshots to an S3 endpoint signed by a private CA (c
     await createNamespace(kube.core, ns);
     dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-s3-tls-'));
     const pki = path.join(dir, 'pki');
+    mkdirSync(pki, { recursive: true });
     await makeCa(pki);
     await issueCert(pki, { name: 's3', subject: '/CN=s3-tls', usage: 'serverAuth', sans: [`DNS:s3-tls.${ns}.svc`] });
     manager = await startManager({
