@@ -87,7 +87,8 @@ describe('snapshot observations', () => {
     const s = snapshot({
       s3: {
         bucket: 'b',
-        credentialsSecretRef: { name: 'creds' },
+        forcePathStyle: false,
+        credentialsSecretRef: { name: 'creds', accessKeyIDKey: 'id', secretAccessKeyKey: 'secret' },
         caBundle: { configMapName: 'corp-ca', key: 'root.pem' },
       },
     });

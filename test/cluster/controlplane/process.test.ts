@@ -72,5 +72,5 @@ describe('control-plane process', () => {
     await killLeftovers(dir, ['/bin/sleep']);
     expect(await sleeper.exited).toBe('signal SIGKILL');
     expect(process.kill(process.pid, 0)).toBe(true);
-  });
+  }, 20_000); // killLeftovers waits out a grace period: close to vitest's 5 s default under load
 });
