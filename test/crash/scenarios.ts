@@ -13,6 +13,7 @@ import { GROUP, PLURAL, pvcName, VERSION } from '../../effects/kubernetes/meta.t
 import { wipeVolume } from '../cluster/storage/index.ts';
 import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
 import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
+import { createSnapshot, snapshotFinished } from '../e2e/s3-server.ts';
 
 /** The keys the sweep writes before the action (run.ts), read back from a restored cluster. */
 export const CRASH_KEYS = { prefix: 'before-crash', count: 20 };
@@ -75,25 +76,10 @@ async function backupClaim(ctx: ActionContext, namespace: string): Promise<void>
 
 /** Takes an EtcdSnapshot of the cluster to the claim `backups` and waits until it is Succeeded. */
 async function snapshotOf(cut: ClusterUnderTest, ctx: ActionContext, name: string): Promise<EtcdSnapshot> {
-  const { custom } = clientsOf(ctx.kubeconfig);
-  const api = apiOf(cut, PLURAL.snapshot);
-  await custom.createNamespacedCustomObject({
-    ...api,
-    body: {
-      apiVersion: `${GROUP}/${VERSION}`,
-      kind: 'EtcdSnapshot',
-      metadata: { name },
-      spec: { clusterRef: { name: cut.name }, destination: { pvc: { claimName: 'backups' } } },
-    },
-  });
-  const done = await until(
-    `EtcdSnapshot ${name} finished`,
-    async () => {
-      const s = (await custom.getNamespacedCustomObject({ ...api, name })) as EtcdSnapshot;
-      return s.status?.phase === 'Succeeded' || s.status?.phase === 'Failed' ? s : undefined;
-    },
-    ctx.settleMs,
-  );
+  const kube = clientsOf(ctx.kubeconfig);
+  const destination = { pvc: { claimName: 'backups' } };
+  await createSnapshot(kube, cut.namespace, name, { cluster: cut.name, destination });
+  const done = await snapshotFinished(kube, cut.namespace, name, ctx.settleMs);
   if (done.status?.phase !== 'Succeeded') throw new Error(`EtcdSnapshot ${name}: ${JSON.stringify(done.status)}`);
   return done;
 }

@@ -1,8 +1,11 @@
 /**
  * A real S3-compatible server in the local cluster for snapshot tests: a versitygw Pod behind a
- * Service, its keys in a Secret the snapshot Jobs read, and a bucket made through it.
+ * Service, its keys in a Secret the snapshot Jobs read, and a bucket made through it; and the
+ * EtcdSnapshot a test takes and waits for.
  */
 import { CreateBucketCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
+import { GROUP, PLURAL, VERSION } from '../../effects/kubernetes/meta.ts';
 import { s3Client } from '../../effects/s3/index.ts';
 import { until, type clientsOf } from '../effects/kubernetes/e2e-context.ts';
 
@@ -86,4 +89,43 @@ export const s3Destination = (ns: string, keyPrefix = 'etcd/') => ({
 export async function listKeys(client: S3Client, prefix: string): Promise<string[]> {
   const listed = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
   return (listed.Contents ?? []).map((o) => o.Key ?? '');
+}
+
+/** Creates an EtcdSnapshot of `cluster` in `ns` to `destination` (with `extra` spec fields). */
+export async function createSnapshot(
+  kube: ReturnType<typeof clientsOf>,
+  ns: string,
+  name: string,
+  spec: { readonly cluster: string; readonly destination: object; readonly extra?: object },
+): Promise<void> {
+  await kube.custom.createNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace: ns,
+    plural: PLURAL.snapshot,
+    body: {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'EtcdSnapshot',
+      metadata: { name },
+      spec: { clusterRef: { name: spec.cluster }, destination: spec.destination, ...spec.extra },
+    },
+  });
+}
+
+/** Waits until the EtcdSnapshot is Succeeded or Failed (within timeoutMs); returns it. */
+export function snapshotFinished(
+  kube: ReturnType<typeof clientsOf>,
+  ns: string,
+  name: string,
+  timeoutMs = Infinity,
+): Promise<EtcdSnapshot> {
+  const ref = { group: GROUP, version: VERSION, namespace: ns, plural: PLURAL.snapshot, name };
+  return until(
+    `EtcdSnapshot ${name} finished`,
+    async () => {
+      const s = (await kube.custom.getNamespacedCustomObject(ref)) as EtcdSnapshot;
+      return s.status?.phase === 'Succeeded' || s.status?.phase === 'Failed' ? s : undefined;
+    },
+    timeoutMs,
+  );
 }

@@ -11,17 +11,15 @@ import path from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
-import { GROUP, PLURAL, VERSION } from '../../effects/kubernetes/meta.ts';
 import { s3Client } from '../../effects/s3/index.ts';
 import { issueCert, makeCa } from '../cluster/controlplane/certs.ts';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { startManager, type ManagerProcess } from './manager-process.ts';
-import { BUCKET, S3_CREDENTIALS } from './s3-server.ts';
+import { BUCKET, createSnapshot, S3_CREDENTIALS, snapshotFinished } from './s3-server.ts';
 
 const hasNode = inject('clusterHasNode');
 const ns = `s3-tls-${Date.now().toString(36)}`;
-const api = { group: GROUP, version: VERSION, namespace: ns, plural: PLURAL.snapshot };
 let kube: ReturnType<typeof clientsOf>;
 let manager: ManagerProcess;
 let dir: string;
@@ -113,19 +111,8 @@ const destination = (endpoint: string, ca: boolean) => ({
 });
 
 async function snapshot(name: string, dest: object): Promise<EtcdSnapshot> {
-  await kube.custom.createNamespacedCustomObject({
-    ...api,
-    body: {
-      apiVersion: `${GROUP}/${VERSION}`,
-      kind: 'EtcdSnapshot',
-      metadata: { name },
-      spec: { clusterRef: { name: 'demo' }, destination: dest },
-    },
-  });
-  return until(`EtcdSnapshot ${name} finished`, async () => {
-    const s = (await kube.custom.getNamespacedCustomObject({ ...api, name })) as EtcdSnapshot;
-    return s.status?.phase === 'Succeeded' || s.status?.phase === 'Failed' ? s : undefined;
-  });
+  await createSnapshot(kube, ns, name, { cluster: 'demo', destination: dest });
+  return snapshotFinished(kube, ns, name);
 }
 
 describe.skipIf(!hasNode)('snapshots to an S3 endpoint signed by a private CA (caBundle)', () => {

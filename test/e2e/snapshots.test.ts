@@ -21,7 +21,14 @@ import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
 import { clientsOf, createNamespace, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { startManager, type ManagerProcess } from './manager-process.ts';
-import { BUCKET, listKeys, s3Destination, startS3 } from './s3-server.ts';
+import {
+  BUCKET,
+  createSnapshot as takeSnapshot,
+  listKeys,
+  s3Destination,
+  snapshotFinished,
+  startS3,
+} from './s3-server.ts';
 
 const hasNode = inject('clusterHasNode');
 const ns = `snapshots-${Date.now().toString(36)}`;
@@ -37,27 +44,14 @@ let s3: S3Client;
 let written = 0;
 
 /** An EtcdSnapshot of demo to `destination`. */
-async function createSnapshot(name: string, destination: object, extra: object = {}): Promise<void> {
-  await kube.custom.createNamespacedCustomObject({
-    ...api,
-    body: {
-      apiVersion: `${GROUP}/${VERSION}`,
-      kind: 'EtcdSnapshot',
-      metadata: { name },
-      spec: { clusterRef: { name: 'demo' }, destination, ...extra },
-    },
-  });
-}
+const createSnapshot = (name: string, destination: object, extra: object = {}): Promise<void> =>
+  takeSnapshot(kube, ns, name, { cluster: 'demo', destination, extra });
 
 const getSnapshot = async (name: string): Promise<EtcdSnapshot> =>
   (await kube.custom.getNamespacedCustomObject({ ...api, name })) as EtcdSnapshot;
 
 /** Waits until the snapshot is Succeeded or Failed; returns it. */
-const finished = (name: string): Promise<EtcdSnapshot> =>
-  until(`EtcdSnapshot ${name} finished`, async () => {
-    const s = await getSnapshot(name);
-    return s.status?.phase === 'Succeeded' || s.status?.phase === 'Failed' ? s : undefined;
-  });
+const finished = (name: string): Promise<EtcdSnapshot> => snapshotFinished(kube, ns, name);
 
 /** sha256 and size of a stream. */
 async function digest(stream: NodeJS.ReadableStream): Promise<{ sha256: string; size: number }> {
