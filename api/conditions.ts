@@ -18,6 +18,8 @@ export const ConditionType = {
   ScaledUp: 'ScaledUp',
   /** The last scale-down finished: the removed members left etcd and went. */
   ScaledDown: 'ScaledDown',
+  /** The last rolling upgrade finished: every member runs the wanted version. */
+  Upgraded: 'Upgraded',
   /** The cluster is scaled to zero (True) or woke from it (False). */
   Dormant: 'Dormant',
   /** A member whose data was lost was replaced by a new one. */

@@ -23,6 +23,17 @@ export interface Joiner {
   readonly initialCluster: string | null;
 }
 
+/** The member a step of a rolling upgrade restarts on the new version. */
+export interface Upgradee {
+  readonly member: string;
+  /** Its etcd member ID (hex); empty when etcd does not list it. */
+  readonly memberID: string;
+  readonly from: string;
+  /** 1 for the first member of the roll. */
+  readonly position: number;
+  readonly total: number;
+}
+
 /** Everything the cluster machine knows. Plain JSON: journaled with every step. */
 export interface ClusterContext extends StepBookkeeping {
   readonly cluster: ObjectRef;
@@ -51,6 +62,8 @@ export interface ClusterContext extends StepBookkeeping {
   readonly joining: Joiner | null;
   readonly leaving: { readonly member: string; readonly peerURL: string } | null;
   readonly orphan: EtcdMemberInfo | null;
+  /** The member the upgrading step moves to the target version, and where it stands in the roll. */
+  readonly upgrade?: Upgradee | null;
   /** A cluster started from a snapshot: the Job that checks it, and whether it passed. Absent: starts empty. */
   readonly restore?: {
     readonly job?: JobObservation | null;
@@ -96,6 +109,7 @@ export const DECISIONS = [
   'scalingUp',
   'scalingDown',
   'degraded',
+  'upgrading',
   'steady',
 ] as const;
 /** One of DECISIONS. */
@@ -127,6 +141,20 @@ export function victim(c: ClusterContext): { member: string; peerURL: string } |
   return name ? { member: name, peerURL: peerURL(c.cluster, name) } : null;
 }
 
+/**
+ * Members whose EtcdMember runs another version than the target, in the order a roll takes
+ * them: followers by ordinal, the leader last (so leadership moves once, at the end).
+ */
+export function outdatedMembers(c: ClusterContext): MemberObservation[] {
+  const version = c.target?.version;
+  if (!version) return [];
+  const leads = (m: MemberObservation): boolean =>
+    c.etcd?.leader != null && etcdMemberFor(c.cluster, c.etcd, m.name)?.id === c.etcd.leader;
+  return c.members
+    .filter((m) => !m.deleting && m.version !== undefined && m.version !== version)
+    .sort((a, b) => Number(leads(a)) - Number(leads(b)) || a.ordinal - b.ordinal);
+}
+
 const removable = (c: ClusterContext, member: string | undefined): boolean =>
   member !== undefined && canRemove(c.etcd, etcdMemberFor(c.cluster, c.etcd, member));
 
@@ -150,5 +178,6 @@ export function decide(c: ClusterContext): Decision {
   if (count > target.replicas && removable(c, victim(c)?.member)) return 'scalingDown';
   const healthy = c.etcd.healthy.length;
   if (c.etcdError !== null || healthy < quorum(count)) return 'degraded';
+  if (outdatedMembers(c).length > 0) return 'upgrading';
   return 'steady';
 }

@@ -2,19 +2,21 @@
  * What the cluster machine's steps write into its context, and the parameters of its
  * intents, as small pure functions of (context, event).
  */
-import { lostMember, orphanMembers, victim, type ClusterContext } from './cluster-decide.ts';
+import { lostMember, orphanMembers, outdatedMembers, victim, type ClusterContext } from './cluster-decide.ts';
 import { stepUpdates, toAssigns, type Update } from './kit.ts';
-import { memberName, peerURL, seedInitialCluster } from './policy.ts';
+import { etcdMemberFor, memberName, peerURL, seedInitialCluster } from './policy.ts';
 import type {
   AddLearnerParams,
   ClusterEvent,
   CreateMemberParams,
   EnsureServicesParams,
   MemberParams,
+  MoveLeaderParams,
   PromoteLearnerParams,
   RemoveEtcdMemberParams,
   RestoreParams,
   SetDormantParams,
+  SetMemberVersionParams,
 } from './types.ts';
 
 type Of<T extends ClusterEvent['type']> = Extract<ClusterEvent, { type: T }>;
@@ -116,6 +118,24 @@ const updates = {
   }),
   chooseOrphan: (c) => ({ orphan: orphanMembers(c)[0] ?? null }),
   finishOrphan: () => ({ orphan: null, etcdStale: true }),
+  // The next member of a roll, and its place in it: `2 of 3` counts the members already done.
+  chooseUpgradee: (c) => {
+    const outdated = outdatedMembers(c);
+    const next = outdated[0];
+    const total = c.members.filter((m) => !m.deleting).length;
+    return {
+      upgrade: next
+        ? {
+            member: next.name,
+            memberID: etcdMemberFor(c.cluster, c.etcd, next.name)?.id ?? '',
+            from: next.version ?? '',
+            position: total - outdated.length + 1,
+            total,
+          }
+        : null,
+    };
+  },
+  finishUpgrade: () => ({ upgrade: null, etcdStale: true }),
   markBootstrapped: () => ({ bootstrapped: true }),
   markEtcdStale: () => ({ etcdStale: true }),
 } satisfies Record<string, Update<ClusterContext, ClusterEvent>>;
@@ -174,3 +194,22 @@ export const dormantParams =
 export const restoreParams = ({ context: c }: { context: ClusterContext }): RestoreParams => ({
   cluster: c.cluster.name,
 });
+
+/** setMemberVersion for the member being upgraded. */
+export const upgradeParams = ({ context: c }: Ctx): SetMemberVersionParams => ({
+  member: c.upgrade?.member ?? '',
+  version: c.target?.version ?? '',
+});
+
+/**
+ * moveLeader off the member being upgraded, to a healthy voter: one already on the target
+ * version when there is one (it will not restart again in this roll), else the first.
+ */
+export const moveLeaderParams = ({ context: c }: Ctx): MoveLeaderParams => {
+  const u = c.upgrade;
+  const others = (c.etcd?.members ?? []).filter(
+    (m) => !m.learner && m.id !== u?.memberID && c.etcd?.healthy.includes(m.id),
+  );
+  const upgraded = others.find((m) => c.etcd?.versions?.[m.id] === c.target?.version);
+  return { member: u?.member ?? '', memberID: u?.memberID ?? '', toID: (upgraded ?? others[0])?.id ?? '' };
+};

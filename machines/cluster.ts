@@ -8,13 +8,28 @@
  * named, parameterised actions that the runtime journals and hands to effect handlers.
  */
 import { setup } from 'xstate';
-import { DECISIONS, decide, initialClusterContext, type ClusterContext, type Decision } from './cluster-decide.ts';
+import {
+  DECISIONS,
+  decide,
+  initialClusterContext,
+  liveVoters,
+  type ClusterContext,
+  type Decision,
+} from './cluster-decide.ts';
 import * as act from './cluster-updates.ts';
 import { CLUSTER_INTENTS, type ClusterIntent } from './intents.ts';
 import * as kit from './kit.ts';
 import { etcdMemberFor } from './policy.ts';
 import { TAG } from './tags.ts';
 import type { ClusterEvent, ObjectRef } from './types.ts';
+
+type Ctx = { context: ClusterContext };
+
+/** The member being upgraded, as the cluster machine last listed it (undefined once it is gone). */
+const upgradee = (c: ClusterContext) =>
+  c.members.find((m) => m.name === c.upgrade?.member && !m.deleting && m.state !== 'replacing');
+
+const etcdFresh = ({ context: c }: Ctx): boolean => !c.etcdStale && c.etcd !== null;
 
 /** The step each decision leads to. */
 const STATE_OF: Record<Decision, string> = {
@@ -30,6 +45,7 @@ const STATE_OF: Record<Decision, string> = {
   scalingUp: '#cluster.scalingUp',
   scalingDown: '#cluster.scalingDown',
   degraded: '#cluster.degraded',
+  upgrading: '#cluster.upgrading',
   steady: '#cluster.steady',
 };
 
@@ -47,7 +63,7 @@ const machine = setup({
       context.spec !== null &&
       (context.spec.replicas !== context.target?.replicas || context.spec.version !== context.target.version),
     observed: ({ context }) => context.spec !== null && context.membersSeen,
-    etcdFresh: ({ context }) => !context.etcdStale && context.etcd !== null,
+    etcdFresh,
     seedStarted: ({ context }) => {
       const seed = context.joining && etcdMemberFor(context.cluster, context.etcd, context.joining.member);
       return Boolean(seed && seed.name !== '' && context.etcd?.healthy.includes(seed.id));
@@ -65,6 +81,44 @@ const machine = setup({
     restoreJobPresent: ({ context }) => Boolean(context.restore?.job),
     restoreJobSucceeded: ({ context }) => Boolean(context.restore?.job?.succeeded),
     restoreJobFailed: ({ context }) => Boolean(context.restore?.job && context.restore.job.failed !== null),
+    upgradeeGone: ({ context }) => upgradee(context) === undefined,
+    // A member is taken down only when every other voter answers, none trails the leader, and no
+    // learner joins. Its own health does not count: one that does not run (an upgrade it could not
+    // start, being undone) loses nothing by a restart.
+    readyToRestart: ({ context: c }) => {
+      const others = liveVoters(c).filter((v) => v.id !== c.upgrade?.memberID);
+      return (
+        etcdFresh({ context: c }) &&
+        c.etcd !== null &&
+        others.every((v) => c.etcd?.healthy.includes(v.id) && !c.etcd.behind?.includes(v.id)) &&
+        !c.etcd.members.some((m) => m.learner)
+      );
+    },
+    upgradeeLeads: ({ context: c }) =>
+      c.upgrade != null &&
+      c.etcd?.leader === c.upgrade.memberID &&
+      c.etcd.members.some((m) => !m.learner && m.id !== c.upgrade?.memberID && c.etcd?.healthy.includes(m.id)),
+    leaderMoved: ({ context: c }) =>
+      etcdFresh({ context: c }) && c.etcd?.leader != null && c.etcd.leader !== c.upgrade?.memberID,
+    // Back on the new version: its Pod ready, etcd answering from it with that version, in sync.
+    upgradeeUpgraded: ({ context: c }) => {
+      const id = c.upgrade?.memberID ?? '';
+      const m = upgradee(c);
+      return (
+        m?.state === 'voter' &&
+        m.version === c.target?.version &&
+        c.etcd !== null &&
+        c.etcd.healthy.includes(id) &&
+        c.etcd.versions?.[id] === m.version &&
+        !(c.etcd.behind ?? []).includes(id)
+      );
+    },
+    // A member that does not come back past the deadline holds the roll; a new spec (a fix, or
+    // the version it left) is taken then instead of waiting for ever.
+    stuckAndRetargeted: ({ context: c }) =>
+      c.spec !== null &&
+      (c.spec.replicas !== c.target?.replicas || c.spec.version !== c.target.version) &&
+      c.now - c.stepStartedAt >= c.progressDeadlineSeconds * 1000,
     allAwake: ({ context }) =>
       context.members.filter((m) => !m.deleting).every((m) => !m.dormant && m.state !== 'dormant'),
   },
@@ -243,6 +297,44 @@ export const clusterMachine = machine.createMachine({
           { type: 'setDormant', params: act.dormantParams(false) },
         ),
         awaitingWake: { always: { guard: 'allAwake', target: '#cluster.observing', actions: 'markEtcdStale' } },
+      },
+    },
+    // One member at a time: wait until every voter is healthy and in sync, move leadership off it
+    // if it leads, set its EtcdMember's version (its member machine restarts its Pod on it), and
+    // wait until etcd answers from it, on the new version, in sync, before the next.
+    upgrading: {
+      entry: ['chooseUpgradee', 'beginStep'],
+      initial: 'awaitingHealth',
+      states: {
+        awaitingHealth: {
+          always: [
+            { guard: 'upgradeeGone', target: '#cluster.observing', actions: 'finishUpgrade' },
+            { guard: kit.undecided('upgrading'), target: '#cluster.deciding', actions: 'finishUpgrade' },
+            { guard: 'readyToRestart', target: 'choosing' },
+          ],
+        },
+        choosing: { always: [{ guard: 'upgradeeLeads', target: 'movingLeader' }, { target: 'settingVersion' }] },
+        movingLeader: attempt(
+          { target: '#cluster.upgrading.awaitingLeader', actions: ['markEtcdStale'] },
+          { type: 'moveLeader', params: act.moveLeaderParams },
+        ),
+        awaitingLeader: {
+          always: [
+            { guard: 'upgradeeGone', target: '#cluster.observing', actions: 'finishUpgrade' },
+            { guard: 'leaderMoved', target: 'settingVersion' },
+          ],
+        },
+        settingVersion: attempt(
+          { target: '#cluster.upgrading.awaitingMember' },
+          { type: 'setMemberVersion', params: act.upgradeParams },
+        ),
+        awaitingMember: {
+          always: [
+            { guard: 'upgradeeGone', target: '#cluster.observing', actions: 'finishUpgrade' },
+            { guard: 'upgradeeUpgraded', target: '#cluster.observing', actions: 'finishUpgrade' },
+            { guard: 'stuckAndRetargeted', target: '#cluster.deciding', actions: ['finishUpgrade', 'latchTarget'] },
+          ],
+        },
       },
     },
     steady: {

@@ -57,6 +57,19 @@ function seedingMessage(sub: string, c: ClusterContext): string {
   return `creating the seed member ${seed}${from}`;
 }
 
+/** What a step of a rolling upgrade does: `upgrading demo-1 (2 of 3) to 3.6.16: ...`. */
+function upgradeMessage(sub: string, c: ClusterContext): string {
+  const u = c.upgrade;
+  if (!u) return `upgrading to etcd ${c.target?.version ?? '?'}`;
+  const head = `upgrading ${u.member} (${u.position} of ${u.total}) from ${u.from} to ${c.target?.version ?? '?'}`;
+  if (sub.startsWith('awaitingHealth'))
+    return `${head}: waiting until every voter is healthy and in sync before its Pod stops`;
+  if (sub.startsWith('movingLeader') || sub.startsWith('awaitingLeader'))
+    return `${head}: moving leadership to another voter before its Pod stops`;
+  if (sub.startsWith('settingVersion')) return `${head}: setting the EtcdMember's version`;
+  return `${head}: waiting for it to restart on the new version, answer and catch up with the leader`;
+}
+
 /** `; leader NAME` when etcd names a leader among the members it lists. */
 const leaderOf = (c: ClusterContext): string => {
   const leader = c.etcd?.members.find((m) => m.id === c.etcd?.leader);
@@ -107,6 +120,9 @@ export function describeCluster(path: string, c: ClusterContext): Described {
       break;
     case 'waking':
       message = `waking ${c.members.length} dormant members with their data and IDs`;
+      break;
+    case 'upgrading':
+      message = upgradeMessage(sub, c);
       break;
     case 'observing':
       message = "waiting for etcd's member list after the last change";
@@ -171,6 +187,13 @@ export function describeMember(path: string, c: MemberContext): Described & { re
     rechecking:
       'etcd restarted inside its Pod, where the data check does not run: a new Pod checks the volume before etcd starts',
     restarting: "etcd's Pod is gone or not ready: starting it again from the member's volume",
+    upgrading: `restarting on etcd ${c.version ?? '?'}${c.ranVersion && c.ranVersion !== c.version ? ` (it ran ${c.ranVersion})` : ''} with the same volume and member ID: ${
+      sub === 'stoppingPod' || sub === 'awaitingGone'
+        ? 'stopping the Pod'
+        : sub === 'awaitingReady'
+          ? 'waiting for the new Pod to be ready'
+          : 'creating the new Pod'
+    }`,
     voter: 'a voting member, running',
     parking:
       state === 'dormant'

@@ -47,6 +47,21 @@ export interface RemoveEtcdMemberParams {
   readonly reason: string;
 }
 
+/** Parameters of setMemberVersion: the member whose Pod is to run another etcd version. */
+export interface SetMemberVersionParams {
+  readonly member: string;
+  readonly version: string;
+}
+
+/** Parameters of moveLeader: the leader to move leadership off, and the voter to give it to. */
+export interface MoveLeaderParams {
+  /** The member leadership moves off (by name and hex ID). */
+  readonly member: string;
+  readonly memberID: string;
+  /** The voter that becomes leader (hex ID). */
+  readonly toID: string;
+}
+
 /** Parameters of setDormant: the members to park or wake. */
 export interface SetDormantParams {
   readonly members: readonly string[];
@@ -101,6 +116,8 @@ export interface IntentParams {
   readonly deleteMember: MemberParams;
   readonly removeEtcdMember: RemoveEtcdMemberParams;
   readonly setDormant: SetDormantParams;
+  readonly setMemberVersion: SetMemberVersionParams;
+  readonly moveLeader: MoveLeaderParams;
   readonly createRestoreJob: RestoreParams;
   readonly createPVC: MemberParams;
   readonly createPod: MemberParams;
@@ -132,6 +149,8 @@ export const CLUSTER_INTENTS = [
   'deleteMember',
   'removeEtcdMember',
   'setDormant',
+  'setMemberVersion',
+  'moveLeader',
   'createRestoreJob',
 ] as const satisfies readonly IntentKind[];
 

@@ -32,6 +32,10 @@ export interface MemberContext extends StepBookkeeping {
   readonly rechecks?: number;
   /** `${member generation}/${cluster generation}`: the specs the member's Pod and volume are built from. */
   readonly generations?: string;
+  /** EtcdMember.spec.version: the etcd version its Pod is to run. */
+  readonly version?: string;
+  /** The etcd version of the last Pod seen ready: differs from `version` until an upgrade is done. */
+  readonly ranVersion?: string;
   /** Set by a failure retrying cannot fix: what it failed with (see failureKey). */
   readonly failedWith?: string | null;
 }
@@ -92,6 +96,12 @@ export const guards = {
       c.pod && !c.pod.deleting && c.podRestarts?.uid === c.pod.uid && (c.pod.restarts ?? 0) > c.podRestarts.count,
     ),
   failureOutdated: ({ context: c }: Ctx) => c.failedWith !== failureKey(c),
+  // The member ran another version than its spec asks: a rolling upgrade (or its undoing) restarts it.
+  versionOutdated: ({ context: c }: Ctx) =>
+    c.version !== undefined && c.ranVersion !== undefined && c.ranVersion !== c.version,
+  // Its Pod runs another version than the spec: it is stopped and made again.
+  podOutdated: ({ context: c }: Ctx) =>
+    Boolean(c.pod && !c.pod.deleting && c.pod.version !== undefined && c.pod.version !== c.version),
 };
 
 /** The steps `decideMember` can choose. */
@@ -102,6 +112,7 @@ export const MEMBER_DECISIONS = [
   'creatingVolume',
   'bootstrapping',
   'joiningLearner',
+  'upgrading',
   'rechecking',
   'restarting',
   'catchingUp',
@@ -118,6 +129,7 @@ export function decideMember(c: MemberContext): MemberDecision {
   if (c.dormant) return 'parking';
   if (guards.needsVolume(g)) return 'creatingVolume';
   if (!c.everRan) return c.bootstrap ? 'bootstrapping' : 'joiningLearner';
+  if (guards.versionOutdated(g) || guards.podOutdated(g)) return 'upgrading';
   if (guards.restartedInPlace(g)) return 'rechecking';
   if (guards.notRunning(g)) return 'restarting';
   return guards.learner(g) ? 'catchingUp' : 'voter';

@@ -12,14 +12,23 @@ type Of<T extends MemberEvent['type']> = Extract<MemberEvent, { type: T }>;
 /** Context updates by name; each also moves `now` to the event's time (kit.ts). */
 const updates = {
   observeMember: (_, e) => {
-    const { dormant, deleting, clusterDeleting, generation, clusterGeneration } = e as Of<'k8s.member.updated'>;
-    return { dormant, deleting, clusterDeleting, generations: `${generation}/${clusterGeneration}` };
+    const { dormant, deleting, clusterDeleting, generation, clusterGeneration, version } =
+      e as Of<'k8s.member.updated'>;
+    return {
+      dormant,
+      deleting,
+      clusterDeleting,
+      generations: `${generation}/${clusterGeneration}`,
+      ...(version !== undefined ? { version } : {}),
+    };
   },
   observePod: (c, e) => {
     const { pod } = e as Of<'k8s.pod.observed'>;
     if (!pod) return { pod, podSeen: c.podSeen && c.podUID !== null };
     const podRestarts = c.podRestarts?.uid === pod.uid ? c.podRestarts : { uid: pod.uid, count: pod.restarts ?? 0 };
-    return { pod, podUID: pod.uid, podSeen: true, podRestarts };
+    // What a ready Pod runs is what the member runs: an upgrade is done once its new Pod is ready.
+    const ran = pod.ready && !pod.deleting && pod.version !== undefined ? { ranVersion: pod.version } : {};
+    return { pod, podUID: pod.uid, podSeen: true, podRestarts, ...ran };
   },
   observePVC: (_, e) => ({ pvcBound: (e as Of<'k8s.pvc.observed'>).bound }),
   observeEtcd: (_, e) => ({ etcd: (e as Of<'etcd.member.observed'>).member }),

@@ -34,6 +34,7 @@ const STATE_OF: Record<MemberDecision, string> = {
   joiningLearner: '#member.joiningLearner',
   rechecking: '#member.rechecking',
   restarting: '#member.restarting',
+  upgrading: '#member.upgrading',
   catchingUp: '#member.joiningLearner.catchingUp',
   voter: '#member.voter',
 };
@@ -158,6 +159,36 @@ export const memberMachine = machine.createMachine({
       },
     },
     restarting: podStep('restart', 'restarting'),
+    // Its spec names another etcd version than the one it ran: the Pod goes (etcd stops cleanly on
+    // SIGTERM), and a new one runs the new version on the same volume and member ID.
+    upgrading: {
+      entry: 'beginStep',
+      always: { guard: kit.undecided('upgrading'), target: '#member.deciding' },
+      initial: 'checking',
+      states: {
+        checking: {
+          always: [
+            { guard: 'podOutdated', target: 'stoppingPod' },
+            { guard: 'podMissing', target: 'creatingPod' },
+            { target: 'awaitingReady' },
+          ],
+        },
+        stoppingPod: attempt('#member.upgrading.awaitingGone', { type: 'deletePod', params: act.params.member }),
+        // Once the old Pod is gone the decision is asked again: a spec set back to the version the
+        // member ran makes it a plain restart.
+        awaitingGone: { always: { guard: 'podMissing', target: '#member.deciding' } },
+        creatingPod: attempt('#member.upgrading.awaitingReady', { type: 'createPod', params: act.params.member }, [
+          'recordPod',
+        ]),
+        awaitingReady: {
+          always: [
+            { guard: kit.undecided('upgrading'), target: '#member.deciding' },
+            { guard: 'podMissing', target: 'creatingPod' },
+            { guard: 'podOutdated', target: 'stoppingPod' },
+          ],
+        },
+      },
+    },
     voter: rest('voter', [TAG.resting]),
     parking: stopped('park', 'parking', [TAG.resting]),
     // Waits, Pod stopped, for the cluster machine to delete this EtcdMember and join a new one.

@@ -37,6 +37,8 @@ export interface MemberObservation {
   readonly deleting: boolean;
   /** Why the member machine stopped trying, when its state is 'failed'. */
   readonly failure?: string;
+  /** EtcdMember.spec.version: the etcd version its Pod is built with (absent in older journals). */
+  readonly version?: string;
 }
 
 /** One member as etcd's member list reports it. */
@@ -62,6 +64,13 @@ export interface EtcdObservation {
    * committed index, by learner ID (absent otherwise, so a probe at rest stays the same).
    */
   readonly learners?: Readonly<Record<string, { readonly applied: number; readonly leader: number }>>;
+  /** The etcd version each member that answered its status call runs, by ID. */
+  readonly versions?: Readonly<Record<string, string>>;
+  /**
+   * Healthy voters whose applied index trails the leader's committed index by more than
+   * LAG_LIMIT entries, by ID (absent when none does): a member still catching up after a restart.
+   */
+  readonly behind?: readonly string[];
 }
 
 /** A retryable failure reported by an effect handler. */
@@ -103,6 +112,8 @@ export interface PodObservation {
   readonly deleting: boolean;
   /** How often the kubelet restarted the etcd container in this Pod (its init containers do not run again). */
   readonly restarts?: number;
+  /** The etcd version of its etcd container's image (absent when the image names none). */
+  readonly version?: string;
 }
 
 /** Member machine events. */
@@ -117,6 +128,8 @@ export type MemberEvent =
       /** metadata.generation of the EtcdMember and of its EtcdCluster: what its Pod is built from. */
       readonly generation: number;
       readonly clusterGeneration: number;
+      /** spec.version: the etcd version the member's Pod is to run. */
+      readonly version?: string;
     }
   | { readonly type: 'k8s.pod.observed'; readonly at: number; readonly pod: PodObservation | null }
   | { readonly type: 'k8s.pvc.observed'; readonly at: number; readonly bound: boolean | null }

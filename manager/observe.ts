@@ -39,6 +39,7 @@ export function membersListed(cluster: string, members: readonly EtcdMember[], a
       dormant: m.spec.dormant,
       state: m.status?.state ?? 'pending',
       deleting: Boolean(m.metadata.deletionTimestamp),
+      version: m.spec.version,
       ...(m.status?.state === 'failed' ? { failure: failureOf(m) } : {}),
     }))
     .sort((a, b) => a.ordinal - b.ordinal || a.name.localeCompare(b.name));
@@ -59,6 +60,7 @@ export function memberObserved(member: EtcdMember, cluster: EtcdCluster | undefi
     clusterDeleting: !cluster || Boolean(cluster.metadata.deletionTimestamp),
     generation: member.metadata.generation ?? 0,
     clusterGeneration: cluster?.metadata.generation ?? 0,
+    version: member.spec.version,
   };
 }
 
@@ -67,6 +69,7 @@ export function podObserved(pod: V1Pod | undefined, at: number): MemberEvent {
   if (!pod) return { type: 'k8s.pod.observed', at, pod: null };
   const ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
   const restarts = pod.status?.containerStatuses?.find((c) => c.name === ETCD_CONTAINER)?.restartCount ?? 0;
+  const version = versionOfImage(pod.spec?.containers.find((c) => c.name === ETCD_CONTAINER)?.image);
   return {
     type: 'k8s.pod.observed',
     at,
@@ -76,8 +79,14 @@ export function podObserved(pod: V1Pod | undefined, at: number): MemberEvent {
       ready,
       deleting: Boolean(pod.metadata?.deletionTimestamp),
       restarts,
+      ...(version ? { version } : {}),
     },
   };
+}
+
+/** The etcd version an image's tag names (`quay.io/coreos/etcd:v3.6.16` -> 3.6.16), if any. */
+export function versionOfImage(image: string | undefined): string | undefined {
+  return /:v(\d+\.\d+\.\d+)$/.exec(image ?? '')?.[1];
 }
 
 /** The member machine's view of its volume claim: null when there is none, else whether it is bound. */

@@ -25,6 +25,10 @@ const COMPLETES: Readonly<Record<string, { type: string; message: (c: ClusterCon
     type: ConditionType.MemberReplaced,
     message: () => 'a member whose data was lost was replaced by a new one',
   },
+  upgrading: {
+    type: ConditionType.Upgraded,
+    message: (c) => `every member runs etcd ${c.target?.version ?? '?'}`,
+  },
   removingOrphan: {
     type: ConditionType.OrphanRemoved,
     message: () => 'an etcd member no EtcdMember accounted for was removed',
@@ -130,6 +134,7 @@ export function clusterStatus(
     readyMembers: healthy,
     members: members(c),
     ...(c.clusterID ? { clusterID: c.clusterID } : {}),
+    ...runningVersion(c, previous?.version),
     selector: `${LABEL.cluster}=${c.cluster.name}`,
   };
 }
@@ -177,13 +182,46 @@ function available(c: ClusterContext, to: string, voters: number, healthy: numbe
       };
 }
 
+/** The version a member runs: what etcd answers with, else what its EtcdMember asks for. */
+const versionOf = (c: ClusterContext, m: ClusterContext['members'][number]): string | undefined =>
+  answering(c, m) ?? m.version;
+
+/** The version etcd answers with from this member, if it answers. */
+const answering = (c: ClusterContext, m: ClusterContext['members'][number]): string | undefined => {
+  const info = etcdMemberFor(c.cluster, c.etcd, m.name);
+  return info ? c.etcd?.versions?.[info.id] : undefined;
+};
+
+/** Numeric order of two x.y.z versions. */
+const byVersion = (a: string, b: string): number => {
+  const [x, y] = [a, b].map((v) => v.split('.').map(Number));
+  for (let i = 0; i < 3; i++) if ((x?.[i] ?? 0) !== (y?.[i] ?? 0)) return (x?.[i] ?? 0) - (y?.[i] ?? 0);
+  return 0;
+};
+
+/**
+ * status.version: the oldest version a member runs (the one a rolled-back spec may return to).
+ * A member counts by the version etcd answers from it with, or its spec's once it is a voter at
+ * rest; one that does not run (stuck on a version it cannot start) does not count, and with none
+ * counted the previous value stays.
+ */
+function runningVersion(c: ClusterContext, previous: string | undefined): { version?: string } {
+  const versions = c.members
+    .filter((m) => !m.deleting)
+    .flatMap((m) => answering(c, m) ?? (m.state === 'voter' && !c.etcdError ? m.version : undefined) ?? []);
+  const oldest = versions.sort(byVersion)[0] ?? previous;
+  return oldest ? { version: oldest } : {};
+}
+
 function members(c: ClusterContext): MemberSummary[] {
   return c.members.map((m) => {
     const info = etcdMemberFor(c.cluster, c.etcd, m.name);
+    const version = versionOf(c, m);
     return {
       name: m.name,
       ...(info ? { memberID: info.id, role: info.learner ? ('learner' as const) : ('voter' as const) } : {}),
       state: m.state,
+      ...(version ? { version } : {}),
     };
   });
 }

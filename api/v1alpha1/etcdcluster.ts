@@ -6,6 +6,40 @@ import { snapshotSource } from './etcdsnapshot.ts';
 /** Longest cluster name: member (`<name>-<n>`), Pod, PVC and Service names must stay DNS labels. */
 export const MAX_CLUSTER_NAME = 50;
 
+/**
+ * The oldest patch of each minor's predecessor that etcd supports upgrading from. 3.6: etcd's
+ * upgrade guide (etcd.io/docs/v3.6/upgrades/upgrade_3_6, "Update 3.5") asks for every 3.5 member
+ * on 3.5.32 or later first; earlier 3.5 patches carry upgrade blockers fixed since.
+ */
+export const MIN_PATCH_BEFORE: Readonly<Record<string, string>> = { '3.6': '3.5.32' };
+
+const minor = (v: string): string => `int(${v}.split('.')[1])`;
+const patch = (v: string): string => `int(${v}.split('.')[2])`;
+const NEW = 'self.spec.version';
+const OLD = 'oldSelf.spec.version';
+/** Back to the version every member still runs: undoing an upgrade that has not finished. */
+const ROLLBACK = `(has(oldSelf.status) && has(oldSelf.status.version) && ${NEW} == oldSelf.status.version)`;
+
+/** The version rules: transition rules on the whole object, since undoing an upgrade reads status. */
+const versionRules = [
+  {
+    rule: `${NEW} == ${OLD} || ${ROLLBACK} || ${minor(NEW)} > ${minor(OLD)} || (${minor(NEW)} == ${minor(OLD)} && ${patch(NEW)} > ${patch(OLD)})`,
+    message:
+      'spec.version cannot go down: etcd does not support downgrades. While an upgrade is unfinished, going back to status.version (the version every member still runs) is allowed; otherwise restore a snapshot into a new cluster',
+    fieldPath: '.spec.version',
+  },
+  {
+    rule: `${NEW} == ${OLD} || ${ROLLBACK} || ${minor(NEW)} <= ${minor(OLD)} + 1`,
+    message: 'spec.version can move up one minor version at a time: upgrade to the next minor first',
+    fieldPath: '.spec.version',
+  },
+  ...Object.entries(MIN_PATCH_BEFORE).map(([to, from]) => ({
+    rule: `${NEW} == ${OLD} || ${ROLLBACK} || !(${minor(OLD)} == ${Number(from.split('.')[1])} && ${minor(NEW)} == ${Number(to.split('.')[1])}) || ${patch(OLD)} >= ${Number(from.split('.')[2])}`,
+    message: `upgrade to ${from} or later before ${to}: etcd's upgrade guide asks every ${from.split('.').slice(0, 2).join('.')} member to run ${from} or later first`,
+    fieldPath: '.spec.version',
+  })),
+];
+
 /** etcd's defaults, used where the rules compare one option with another. */
 const ETCD_HEARTBEAT_MS = 100;
 const ETCD_ELECTION_MS = 1000;
@@ -96,7 +130,7 @@ const spec = s.object(
       },
     ),
     version: etcdVersion(
-      'etcd version of every member. Fixed once the cluster exists: rolling upgrades are not supported yet.',
+      `etcd version of every member. Changing it rolls the members onto it one at a time, followers before the leader, each back healthy and in sync before the next. Allowed: a newer patch of the same minor, or the next minor from a patch etcd supports upgrading from (3.6 needs ${MIN_PATCH_BEFORE['3.6']} or later). Downgrades are refused, except back to status.version while an upgrade is unfinished.`,
       {
         default: DEFAULT_ETCD_VERSION,
       },
@@ -191,11 +225,6 @@ const spec = s.object(
         message: 'spec.bootstrap cannot be added or removed after creation',
         fieldPath: '.bootstrap',
       },
-      {
-        rule: 'self.version == oldSelf.version',
-        message: 'spec.version cannot change yet: rolling upgrades are not supported in this release',
-        fieldPath: '.version',
-      },
     ],
   },
 );
@@ -232,12 +261,16 @@ const status = s.object(
           memberID: etcdID('etcd member ID in hexadecimal, once added.'),
           role: memberRole('voter or learner.'),
           state: s.string("The member machine's state (JoiningLearner, Promoting, Voter...)."),
+          version: s.string('The etcd version the member answers with (its EtcdMember spec.version until it answers).'),
         },
         { name: 'MemberSummary', required: ['name'] },
       ),
       { listType: 'map', listMapKeys: ['name'] },
     ),
     clusterID: etcdID('etcd cluster ID in hexadecimal, latched when the seed member starts.'),
+    version: s.string(
+      'The etcd version every member runs; while a rolling upgrade is under way, the oldest one still running. spec.version may go back to it until the upgrade finishes.',
+    ),
     selector: s.string('Label selector of the member Pods (for the scale subresource).'),
   },
   { name: 'EtcdClusterStatus' },
@@ -264,6 +297,7 @@ export const etcdCluster: Kind = {
       message:
         "metadata.name must start with a letter and hold only lowercase letters, digits and '-' (it names Services)",
     },
+    ...versionRules,
   ],
   printerColumns: [
     { name: 'Ready', type: 'integer', jsonPath: '.status.readyMembers', description: 'Ready voting members' },

@@ -10,7 +10,9 @@ const spec = s.object(
       maxLength: 63,
       rules: [{ rule: 'self == oldSelf', message: 'spec.cluster cannot change' }],
     }),
-    version: etcdVersion('etcd version this member runs.'),
+    version: etcdVersion(
+      "etcd version this member runs. Set by the cluster's rolling upgrade, one member at a time: a new value restarts the member's Pod on that version with the same volume and member ID.",
+    ),
     storage,
     bootstrap: s.boolean(
       'True for the seed: the one member that starts a new cluster (--initial-cluster-state new), from spec.restore when that is set. Every other member joins an existing cluster as a learner.',
@@ -71,7 +73,7 @@ export const etcdMember: Kind = {
     { name: 'State', type: 'string', jsonPath: '.status.state', description: 'Member machine state' },
     { name: 'Role', type: 'string', jsonPath: '.status.role', description: 'voter or learner' },
     { name: 'MemberID', type: 'string', jsonPath: '.status.memberID', description: 'etcd member ID', priority: 1 },
-    { name: 'Version', type: 'string', jsonPath: '.spec.version', description: 'etcd version', priority: 1 },
+    { name: 'Version', type: 'string', jsonPath: '.spec.version', description: 'etcd version' },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Age' },
   ],
 };

@@ -52,7 +52,7 @@ export interface EtcdSnapshotSchedule {
 export interface EtcdClusterSpec {
   /** Number of voting members. 0 parks the cluster (dormant): Pods go, data stays, and scaling up again resumes the same cluster. Odd numbers tolerate as many failures as the next even one. */
   replicas: number;
-  /** etcd version of every member. Fixed once the cluster exists: rolling upgrades are not supported yet. */
+  /** etcd version of every member. Changing it rolls the members onto it one at a time, followers before the leader, each back healthy and in sync before the next. Allowed: a newer patch of the same minor, or the next minor from a patch etcd supports upgrading from (3.6 needs 3.5.32 or later). Downgrades are refused, except back to status.version while an upgrade is unfinished. */
   version: string;
   /** Where each member keeps its data directory. */
   storage: StorageSpec;
@@ -208,6 +208,8 @@ export interface EtcdClusterStatus {
   members?: MemberSummary[];
   /** etcd cluster ID in hexadecimal, latched when the seed member starts. */
   clusterID?: string;
+  /** The etcd version every member runs; while a rolling upgrade is under way, the oldest one still running. spec.version may go back to it until the upgrade finishes. */
+  version?: string;
   /** Label selector of the member Pods (for the scale subresource). */
   selector?: string;
 }
@@ -258,13 +260,15 @@ export interface MemberSummary {
   role?: 'voter' | 'learner';
   /** The member machine's state (JoiningLearner, Promoting, Voter...). */
   state?: string;
+  /** The etcd version the member answers with (its EtcdMember spec.version until it answers). */
+  version?: string;
 }
 
 /** The member the cluster machine asked for. Written by the operator, not by users. */
 export interface EtcdMemberSpec {
   /** Name of the EtcdCluster this member belongs to (same namespace). Fixed. */
   cluster: string;
-  /** etcd version this member runs. */
+  /** etcd version this member runs. Set by the cluster's rolling upgrade, one member at a time: a new value restarts the member's Pod on that version with the same volume and member ID. */
   version: string;
   /** Where each member keeps its data directory. */
   storage: StorageSpec;

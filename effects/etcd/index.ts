@@ -3,10 +3,12 @@
  * `etcd.members.listed` / `etcd.unreachable` events.
  */
 import { addLearner } from './add-learner.ts';
+import { moveLeader } from './move-leader.ts';
 import { promoteLearner } from './promote-learner.ts';
 import { removeEtcdMember } from './remove-member.ts';
 
 export { addLearner, type AddLearnerResult } from './add-learner.ts';
+export { moveLeader, type MoveLeaderResult } from './move-leader.ts';
 export { promoteLearner, type PromoteLearnerResult } from './promote-learner.ts';
 export { removeEtcdMember, type RemoveEtcdMemberResult } from './remove-member.ts';
 export { probeCluster } from './probe-cluster.ts';
@@ -24,4 +26,5 @@ export const etcdHandlers = {
   addLearner,
   promoteLearner,
   removeEtcdMember,
+  moveLeader,
 } as const;

@@ -12,8 +12,8 @@ import { hexID } from './ids.ts';
 
 /**
  * Observes the cluster: ID, members (IDs in canonical hex, first peer URL, learner or not), the
- * IDs of members whose status call answered, the leader they name, and while there are
- * learners how far each has applied the log. Throws ERR_ETCD_UNAVAILABLE when no endpoint answers.
+ * IDs of members whose status call answered, the etcd version each runs, the leader they name,
+ * the voters still catching up with it, and while there are learners how far each has applied the log. Throws ERR_ETCD_UNAVAILABLE when no endpoint answers.
  */
 export async function probeCluster(
   clients: EtcdClients,
@@ -39,10 +39,15 @@ export async function probeCluster(
   const leader = mostNamed(statuses.flatMap((s) => (s && s.leader !== '0' ? [s.leader] : [])));
   const leaderIndex = statuses[members.findIndex((m) => m.id === leader)]?.raftIndex;
   const learners: Record<string, { applied: number; leader: number }> = {};
+  const versions: Record<string, string> = {};
+  const behind: string[] = [];
   members.forEach((m, i) => {
-    const applied = statuses[i]?.raftAppliedIndex;
-    if (m.learner && applied !== undefined && leaderIndex !== undefined)
-      learners[m.id] = { applied, leader: leaderIndex };
+    const status = statuses[i];
+    if (!status) return;
+    versions[m.id] = status.version;
+    if (leaderIndex === undefined) return;
+    if (m.learner) learners[m.id] = { applied: status.raftAppliedIndex, leader: leaderIndex };
+    else if (status.raftAppliedIndex + LAG_LIMIT < leaderIndex) behind.push(m.id);
   });
   return {
     clusterID: hexID(list.header.cluster_id),
@@ -50,11 +55,20 @@ export async function probeCluster(
     healthy: members.filter((_, i) => statuses[i]).map((m) => m.id),
     leader,
     ...(Object.keys(learners).length > 0 ? { learners } : {}),
+    ...(Object.keys(versions).length > 0 ? { versions } : {}),
+    ...(behind.length > 0 ? { behind } : {}),
   };
 }
 
+/**
+ * How many log entries a voter may trail the leader's committed index and still count as in
+ * sync: a follower at rest applies within a few entries; one restarted replays or receives more.
+ */
+export const LAG_LIMIT = 100;
+
 /** What one member says of itself; null unless it answers its own status call, with its own ID. */
 interface MemberStatus {
+  readonly version: string;
   readonly leader: string;
   readonly raftIndex: number;
   readonly raftAppliedIndex: number;
@@ -74,6 +88,7 @@ async function memberStatus(
     );
     if (hexID(status.header.member_id) !== member.id) return null;
     return {
+      version: status.version,
       leader: hexID(status.leader),
       raftIndex: Number(status.raftIndex),
       raftAppliedIndex: Number(status.raftAppliedIndex),

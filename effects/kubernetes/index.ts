@@ -8,6 +8,7 @@ import { ensureServices } from './ensure-services.ts';
 import { releaseFinalizer } from './release-finalizer.ts';
 import { createRestoreJob } from './restore-job.ts';
 import { setDormant } from './set-dormant.ts';
+import { setMemberVersion } from './set-member-version.ts';
 import { scheduleHandlers } from './schedule-handlers.ts';
 import { snapshotHandlers } from './snapshot-handlers.ts';
 
@@ -17,6 +18,7 @@ export const kubernetesHandlers = {
   createMember,
   deleteMember,
   setDormant,
+  setMemberVersion,
   createPVC,
   createPod,
   deletePod,

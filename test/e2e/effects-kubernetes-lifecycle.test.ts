@@ -73,6 +73,21 @@ describe('Kubernetes handlers take members away', () => {
     expect((await readMember('life-1')).spec.dormant).toBe(false);
   });
 
+  it('setMemberVersion sets one member to a new etcd version once; a member that is gone is refused for good', async () => {
+    const p = { member: 'life-0', version: '3.5.35' };
+    expect(await h.setMemberVersion.recover(p, ctx())).toEqual({ done: false });
+    expect(await h.setMemberVersion.run(p, ctx())).toEqual({});
+    const rv = (await readMember('life-0')).metadata.resourceVersion;
+    expect(await h.setMemberVersion.run(p, ctx())).toEqual({});
+    expect((await readMember('life-0')).metadata.resourceVersion).toBe(rv);
+    expect((await readMember('life-0')).spec.version).toBe('3.5.35');
+    expect(await h.setMemberVersion.recover(p, ctx())).toEqual({ done: true, result: {} });
+    await expect(h.setMemberVersion.run({ member: 'life-9', version: '3.5.35' }, ctx())).rejects.toMatchObject({
+      code: 'ERR_SET_MEMBER_VERSION',
+      retryable: false,
+    });
+  });
+
   it('deleteMember leaves the member to its finalizer; releaseFinalizer lets it go and its PVC follows', async () => {
     expect(await h.deleteMember.recover({ member: 'life-1' }, ctx())).toEqual({ done: false });
     await h.deleteMember.run({ member: 'life-1' }, ctx());

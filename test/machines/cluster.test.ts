@@ -782,3 +782,130 @@ describe('retry policy', () => {
     expect(troubled(after(1, 'ERR_TOO_MANY_LEARNERS'))).toBe(true);
   });
 });
+
+describe('cluster machine: rolling upgrades', () => {
+  /** etcd with voters 0..n-1 at these versions; the unhealthy ones do not answer (so report none). */
+  const etcdAt = (
+    versions: readonly string[],
+    leader: number,
+    o: { unhealthy?: number[]; behind?: number[] } = {},
+  ): ClusterEvent => {
+    const up = range(versions.length).filter((n) => !o.unhealthy?.includes(n));
+    return {
+      type: 'etcd.members.listed',
+      at: now(),
+      etcd: {
+        clusterID: 'c1',
+        members: range(versions.length).map((n) => ({ id: id(n), name: `demo-${n}`, peerURL: url(n), learner: false })),
+        healthy: up.map(id),
+        leader: id(leader),
+        versions: Object.fromEntries(up.map((n) => [id(n), versions[n]!])),
+        ...(o.behind ? { behind: o.behind.map(id) } : {}),
+      },
+    };
+  };
+  const listed = (versions: readonly string[], states: Record<number, string> = {}): ClusterEvent =>
+    members(
+      versions.map((v, n): [number, string, Partial<MemberObservation>] => [n, states[n] ?? 'voter', { version: v }]),
+    );
+  const setVersion = (n: number, version = '3.6.16'): Intent => ({
+    type: 'setMemberVersion',
+    params: { member: `demo-${n}`, version },
+  });
+  const OLD = '3.5.35';
+  const NEW = '3.6.16';
+
+  /** A steady 3-member cluster on 3.5.35 led by demo-0. */
+  function onOld(): Driver<typeof clusterMachine> {
+    const d = steadyCluster(3);
+    play(d, [
+      [spec(3, OLD), 'steady'],
+      [listed([OLD, OLD, OLD]), 'steady'],
+      [etcdAt([OLD, OLD, OLD], 0), 'steady'],
+    ]);
+    return d;
+  }
+
+  it('upgrades one member at a time, followers first, each back healthy, on the new version and in sync before the next', () => {
+    const d = onOld();
+    play(d, [[spec(3, NEW), 'upgrading.settingVersion.running', [setVersion(1)]]]);
+    expect(describeCluster(d.state, d.context).message).toBe(
+      "upgrading demo-1 (1 of 3) from 3.5.35 to 3.6.16: setting the EtcdMember's version",
+    );
+    play(d, [
+      [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+      // Its Pod stops: etcd does not answer from it, its member machine restarts it.
+      [listed([OLD, NEW, OLD], { 1: 'upgrading' }), 'upgrading.awaitingMember', []],
+      [etcdAt([OLD, NEW, OLD], 0, { unhealthy: [1] }), 'upgrading.awaitingMember', []],
+      // Back and answering on 3.6.16, but still replaying the log: not yet.
+      [listed([OLD, NEW, OLD]), 'upgrading.awaitingMember', []],
+      [etcdAt([OLD, NEW, OLD], 0, { behind: [1] }), 'upgrading.awaitingMember', []],
+      [etcdAt([OLD, NEW, OLD], 0), 'observing', []],
+      [etcdAt([OLD, NEW, OLD], 0), 'upgrading.settingVersion.running', [setVersion(2)]],
+    ]);
+    expect(d.context.upgrade).toMatchObject({ member: 'demo-2', position: 2, total: 3 });
+    play(d, [
+      [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+      [listed([OLD, NEW, NEW]), 'upgrading.awaitingMember', []],
+      [etcdAt([OLD, NEW, NEW], 0), 'observing', []],
+      // The leader last: leadership moves first, to a member already on the new version.
+      [
+        etcdAt([OLD, NEW, NEW], 0),
+        'upgrading.movingLeader.running',
+        [{ type: 'moveLeader', params: { member: 'demo-0', memberID: id(0), toID: id(1) } }],
+      ],
+      [ok('moveLeader', { leader: id(1) }), 'upgrading.awaitingLeader', []],
+      [etcdAt([OLD, NEW, NEW], 1), 'upgrading.settingVersion.running', [setVersion(0)]],
+      [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+      [listed([NEW, NEW, NEW]), 'upgrading.awaitingMember', []],
+      [etcdAt([NEW, NEW, NEW], 1), 'observing', []],
+      [etcdAt([NEW, NEW, NEW], 1), 'steady', []],
+    ]);
+  });
+
+  it('takes no member down while another voter is down or behind', () => {
+    const d = onOld();
+    play(d, [
+      [etcdAt([OLD, OLD, OLD], 0, { unhealthy: [2] }), 'steady'],
+      [spec(3, NEW), 'upgrading.awaitingHealth', []],
+      [etcdAt([OLD, OLD, OLD], 0, { behind: [2] }), 'upgrading.awaitingHealth', []],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toBe(
+      'upgrading demo-1 (1 of 3) from 3.5.35 to 3.6.16: waiting until every voter is healthy and in sync before its Pod stops',
+    );
+    play(d, [[etcdAt([OLD, OLD, OLD], 0), 'upgrading.settingVersion.running', [setVersion(1)]]]);
+  });
+
+  it('a member that does not come back holds the roll; past the deadline a new spec (back to the old version) is taken', () => {
+    const d = onOld();
+    play(d, [
+      [spec(3, '3.6.99'), 'upgrading.settingVersion.running', [setVersion(1, '3.6.99')]],
+      [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+      [listed([OLD, '3.6.99', OLD], { 1: 'upgrading' }), 'upgrading.awaitingMember', []],
+      [etcdAt([OLD, OLD, OLD], 0, { unhealthy: [1] }), 'upgrading.awaitingMember', []],
+      // The user goes back to the version every other member runs: it waits for the deadline.
+      [spec(3, OLD), 'upgrading.awaitingMember', []],
+      [tick(590_000), 'upgrading.awaitingMember', []],
+      [tick(20_000), 'observing', []],
+      // Then the stuck member is the one to restart, although it is not healthy itself.
+      [etcdAt([OLD, OLD, OLD], 0, { unhealthy: [1] }), 'upgrading.settingVersion.running', [setVersion(1, OLD)]],
+      [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+      [listed([OLD, OLD, OLD]), 'upgrading.awaitingMember', []],
+      [etcdAt([OLD, OLD, OLD], 0), 'observing', []],
+      [etcdAt([OLD, OLD, OLD], 0), 'steady', []],
+    ]);
+  });
+
+  it('scales before it upgrades, and the members it adds start on the new version', () => {
+    const d = onOld();
+    play(d, [[spec(4, NEW), 'scalingUp.joining.addingLearner.running', [addLearner(3)]]]);
+    const ic = joinedAfter([0, 1, 2, 3]);
+    play(d, [
+      [
+        ok('addLearner', { memberID: id(3), initialCluster: ic }),
+        'scalingUp.joining.creatingMember.running',
+        [createJoiner(3, ic)],
+      ],
+    ]);
+  });
+});

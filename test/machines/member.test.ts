@@ -352,3 +352,68 @@ describe('member machine: what a user reads', () => {
     });
   });
 });
+
+describe('member machine: a new etcd version', () => {
+  const versioned = (version: string): MemberEvent => ({ ...updated(), version }) as MemberEvent;
+  const podOn = (version: string, ready: boolean, uid: string, deleting = false): MemberEvent => ({
+    type: 'k8s.pod.observed',
+    at: at(),
+    pod: { uid, phase: 'Running', ready, deleting, restarts: 0, version },
+  });
+
+  /** A voter running 3.5.35. */
+  function onOld(): Driver<typeof memberMachine> {
+    const d = runningVoter();
+    play(d, [
+      [versioned('3.5.35'), 'voter'],
+      [podOn('3.5.35', true, 'p1'), 'voter'],
+    ]);
+    return d;
+  }
+
+  it('restarts its Pod on the version its spec names, with the same volume, and is a voter again once ready', () => {
+    const d = onOld();
+    play(d, [
+      [versioned('3.6.16'), 'upgrading.stoppingPod.running', [intent('deletePod')]],
+      [ok('deletePod'), 'upgrading.awaitingGone', []],
+      [podOn('3.5.35', false, 'p1', true), 'upgrading.awaitingGone', []],
+      [noPod(), 'upgrading.creatingPod.running', [intent('createPod')]],
+      [ok('createPod', { uid: 'p2' }), 'upgrading.awaitingReady', []],
+      [podOn('3.6.16', false, 'p2'), 'upgrading.awaitingReady', []],
+    ]);
+    expect(describeMember(d.state, d.context)).toMatchObject({
+      state: 'upgrading',
+      message:
+        'restarting on etcd 3.6.16 (it ran 3.5.35) with the same volume and member ID: waiting for the new Pod to be ready',
+    });
+    play(d, [[podOn('3.6.16', true, 'p2'), 'voter', []]]);
+  });
+
+  it('a Pod that cannot start the new version is replaced by one on the old version when the spec goes back', () => {
+    const d = onOld();
+    play(d, [
+      [versioned('3.6.99'), 'upgrading.stoppingPod.running', [intent('deletePod')]],
+      [ok('deletePod'), 'upgrading.awaitingGone', []],
+      [noPod(), 'upgrading.creatingPod.running', [intent('createPod')]],
+      [ok('createPod', { uid: 'p2' }), 'upgrading.awaitingReady', []],
+      [podOn('3.6.99', false, 'p2'), 'upgrading.awaitingReady', []],
+      [tick(600_000), 'upgrading.awaitingReady', []],
+      [versioned('3.5.35'), 'upgrading.stoppingPod.running', [intent('deletePod')]],
+      [ok('deletePod'), 'upgrading.awaitingGone', []],
+      [noPod(), 'restarting.creatingPod.running', [intent('createPod')]],
+      [ok('createPod', { uid: 'p3' }), 'restarting.awaitingReady', []],
+      [podOn('3.5.35', true, 'p3'), 'voter', []],
+    ]);
+  });
+
+  it('a member on Memory loses its data with its Pod: an upgrade makes it a member to replace, not a restart', () => {
+    const d = runningVoter('Memory');
+    play(d, [
+      [versioned('3.5.35'), 'voter'],
+      [podOn('3.5.35', true, 'p1'), 'voter'],
+      [versioned('3.6.16'), 'upgrading.stoppingPod.running', [intent('deletePod')]],
+      [ok('deletePod'), 'upgrading.awaitingGone', []],
+      [noPod(), 'replacing.stopped', []],
+    ]);
+  });
+});

@@ -46,7 +46,8 @@ describe('manager: what the watches see becomes machine events', () => {
     });
   });
 
-  it("lists only the cluster's own members, in ordinal order, with their machine states", () => {
+  it("lists only the cluster's own members, in ordinal order, with their machine states and versions", () => {
+    const listed = { bootstrap: false, version: '3.6.16' };
     const event = membersListed(
       'demo',
       [
@@ -61,11 +62,26 @@ describe('manager: what the watches see becomes machine events', () => {
       type: 'k8s.members.listed',
       at: 1,
       members: [
-        { name: 'demo-2', ordinal: 2, bootstrap: false, dormant: true, state: 'parking', deleting: false },
-        { name: 'demo-3', ordinal: 3, bootstrap: false, dormant: false, state: 'pending', deleting: true },
-        { name: 'demo-10', ordinal: 10, bootstrap: false, dormant: false, state: 'voter', deleting: false },
+        { ...listed, name: 'demo-2', ordinal: 2, dormant: true, state: 'parking', deleting: false },
+        { ...listed, name: 'demo-3', ordinal: 3, dormant: false, state: 'pending', deleting: true },
+        { ...listed, name: 'demo-10', ordinal: 10, dormant: false, state: 'voter', deleting: false },
       ],
     });
+  });
+
+  it('a Pod says which etcd version it runs by its etcd image, and a member which version it should run', () => {
+    const pod = (image: string) => ({
+      metadata: { uid: 'p1' },
+      spec: {
+        containers: [
+          { name: 'check-data', image: 'etcd-operator:dev' },
+          { name: 'etcd', image },
+        ],
+      },
+    });
+    expect(podObserved(pod('quay.io/coreos/etcd:v3.5.35'), 1)).toMatchObject({ pod: { version: '3.5.35' } });
+    expect(podObserved(pod('registry.local/etcd:latest'), 1)).not.toHaveProperty('pod.version');
+    expect(memberObserved(member('demo-1'), cluster(), 2)).toMatchObject({ version: '3.6.16' });
   });
 
   it("reads ordinals only from the cluster's own naming", () => {

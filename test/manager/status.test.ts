@@ -244,4 +244,57 @@ describe('cluster status of a failed step', () => {
     });
     expect(condition(s, 'Progressing')).toMatchObject({ status: 'True', reason: 'Bootstrapping' });
   });
+
+  it('reports the version each member answers with, and the oldest still running; a member that does not run does not count', () => {
+    const d = new Driver(clusterMachine, { cluster: ref });
+    const member = (n: number, version: string, state = 'voter') => ({
+      name: `demo-${n}`,
+      ordinal: n,
+      bootstrap: n === 0,
+      dormant: false,
+      state,
+      deleting: false,
+      version,
+    });
+    const statusAfter = (e: ClusterEvent, previous?: EtcdClusterStatus) => {
+      const from = d.state;
+      d.send(e);
+      return clusterStatus(previous, { seq: 1, from, to: d.state, context: d.context, generation: 1 }, e.at);
+    };
+    statusAfter({
+      type: 'k8s.cluster.updated',
+      at: at(),
+      spec: { replicas: 2, version: '3.6.16' },
+      progressDeadlineSeconds: 600,
+    });
+    statusAfter({
+      type: 'k8s.members.listed',
+      at: at(),
+      members: [member(0, '3.6.16'), member(1, '3.6.99', 'upgrading')],
+    });
+    const etcd = (versions: Record<string, string>): ClusterEvent => ({
+      type: 'etcd.members.listed',
+      at: at(),
+      etcd: {
+        clusterID: 'c1',
+        members: [0, 1].map((n) => ({
+          id: `a${n}`,
+          name: `demo-${n}`,
+          peerURL: peerURL(ref, `demo-${n}`),
+          learner: false,
+        })),
+        healthy: Object.keys(versions),
+        versions,
+      },
+    });
+    // demo-0 answers on 3.5.35 (its spec asks for 3.6.16: it is being rolled); demo-1 does not answer.
+    const rolling = statusAfter(etcd({ a0: '3.5.35' }));
+    expect(rolling.members?.map((m) => [m.name, m.version])).toEqual([
+      ['demo-0', '3.5.35'],
+      ['demo-1', '3.6.99'],
+    ]);
+    expect(rolling.version).toBe('3.5.35');
+    // Nobody answers: what was known stays.
+    expect(statusAfter({ type: 'etcd.unreachable', at: at(), error: 'no endpoint' }, rolling).version).toBe('3.5.35');
+  });
 });

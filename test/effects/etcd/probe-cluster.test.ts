@@ -48,6 +48,9 @@ describe('probeCluster against a real etcd', { timeout: 60_000 }, () => {
     expect([...after.healthy].sort()).toEqual(after.members.map((m) => m.id).sort());
     // The leader is a voter, and the started learner's progress is reported against it.
     expect(after.members.filter((m) => !m.learner).map((m) => m.id)).toContain(after.leader);
+    // Each member that answers says which etcd it runs (the default of build.sh, 3.6.16).
+    expect(after.versions).toEqual(Object.fromEntries(after.healthy.map((id) => [id, '3.6.16'])));
+    expect(after.behind).toBeUndefined();
     const progress = after.learners?.[learnerID];
     expect(progress?.leader).toBeGreaterThan(0);
     expect(progress?.applied).toBeGreaterThan(0);

@@ -1,0 +1,112 @@
+/**
+ * Traffic a user's application would send while the operator works: one writer putting keys
+ * in order and one watcher, both real etcd clients through the cluster's client Service, as
+ * an application in the cluster reaches it. What they saw is the proof that a disruption cost
+ * nothing: no write failed for the client, the watch saw every acknowledged revision, and
+ * every acknowledged key reads back.
+ */
+import type { CoreV1Api } from '@kubernetes/client-node';
+import { Etcd3, type Watcher } from 'etcd3';
+import { clientServiceName } from '../../effects/kubernetes/meta.ts';
+
+/**
+ * How long one write may keep being retried before it counts as failed: a client with a
+ * request timeout of this size would have returned an error to the application.
+ */
+export const WRITE_BUDGET_MS = 10_000;
+
+/** What the traffic saw, for the test to assert and print. */
+export interface TrafficReport {
+  readonly acknowledged: number;
+  /** Writes that did not succeed within WRITE_BUDGET_MS, with the last error of each. */
+  readonly failed: readonly string[];
+  /** The longest time one write took, retries included. */
+  readonly longestStallMs: number;
+  /** Acknowledged revisions the watch never delivered. */
+  readonly unwatched: readonly number[];
+  /** Acknowledged keys that did not read back with their value. */
+  readonly lost: readonly string[];
+  readonly watchErrors: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A writer and a watcher on one cluster, started by `start` and reported on by `stop`. */
+export class Traffic {
+  readonly #prefix: string;
+  #client: Etcd3 | null = null;
+  #watcher: Watcher | null = null;
+  #running = false;
+  #loop: Promise<void> = Promise.resolve();
+  readonly #acked = new Map<string, number>();
+  readonly #failed: string[] = [];
+  readonly #watched = new Set<number>();
+  #longest = 0;
+  #watchErrors = 0;
+
+  constructor(prefix: string) {
+    this.#prefix = prefix;
+  }
+
+  /** Connects through the client Service's ClusterIP and starts writing and watching. */
+  async start(core: CoreV1Api, namespace: string, cluster: string): Promise<void> {
+    const svc = await core.readNamespacedService({ name: clientServiceName(cluster), namespace });
+    const host = `http://${svc.spec?.clusterIP}:2379`;
+    this.#client = new Etcd3({ hosts: [host], dialTimeout: 2000 });
+    const from = Number((await this.#client.maintenance.status()).header.revision) + 1;
+    this.#watcher = await this.#client.watch().prefix(`${this.#prefix}/`).startRevision(String(from)).create();
+    this.#watcher.on('put', (kv) => this.#watched.add(Number(kv.mod_revision)));
+    this.#watcher.on('error', () => void this.#watchErrors++);
+    this.#running = true;
+    this.#loop = this.#write();
+  }
+
+  async #write(): Promise<void> {
+    for (let i = 0; this.#running; i++) {
+      const key = `${this.#prefix}/${i}`;
+      const began = Date.now();
+      for (;;) {
+        try {
+          const res = await this.#client!.put(key).value(`value-${i}`).exec();
+          this.#acked.set(key, Number(res.header.revision));
+          break;
+        } catch (err) {
+          if (Date.now() - began >= WRITE_BUDGET_MS) {
+            this.#failed.push(`${key}: ${(err as Error).message}`);
+            break;
+          }
+          await sleep(100);
+        }
+      }
+      this.#longest = Math.max(this.#longest, Date.now() - began);
+      await sleep(20);
+    }
+  }
+
+  /** Stops writing, lets the watch catch up, reads every acknowledged key back, and reports. */
+  async stop(): Promise<TrafficReport> {
+    this.#running = false;
+    await this.#loop;
+    const revisions = [...this.#acked.values()];
+    for (let waited = 0; waited < 15_000 && revisions.some((r) => !this.#watched.has(r)); waited += 200)
+      await sleep(200);
+    const stored = await this.#client!.getAll().prefix(`${this.#prefix}/`).strings();
+    const lost = [...this.#acked.keys()].filter((k) => stored[k] !== `value-${k.slice(this.#prefix.length + 1)}`);
+    await this.#watcher?.cancel().catch(() => undefined);
+    this.#client?.close();
+    return {
+      acknowledged: this.#acked.size,
+      failed: this.#failed,
+      longestStallMs: this.#longest,
+      unwatched: revisions.filter((r) => !this.#watched.has(r)),
+      lost,
+      watchErrors: this.#watchErrors,
+    };
+  }
+
+  /** Closes the clients without a report (a test that failed before `stop`). */
+  close(): void {
+    this.#running = false;
+    this.#client?.close();
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * Rolling upgrades on the local cluster with the manager, as a user does them: edit
+ * spec.version and watch. 3.5.35 -> 3.6.16 under a writer and a watcher (no failed write,
+ * every revision watched, every key read back); a version no member can start holds the roll
+ * at its first member with the others serving, and going back to status.version undoes it.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { ClusterUnderTest } from './etcd-cluster.ts';
+import { startManager, type ManagerProcess } from './manager-process.ts';
+import { Traffic } from './traffic.ts';
+
+const hasNode = inject('clusterHasNode');
+const ns = `upgrade-${Date.now().toString(36)}`;
+const KEYS = 50;
+let kube: ReturnType<typeof clientsOf>;
+let manager: ManagerProcess;
+let dir: string;
+let demo: ClusterUnderTest;
+
+/** Member name -> the version its EtcdMember asks for, and -> the version status reports it answers with. */
+async function versions(): Promise<{ spec: Record<string, string>; answering: Record<string, string> }> {
+  const members = await demo.members();
+  const status = (await demo.get()).status;
+  return {
+    spec: Object.fromEntries(members.map((m) => [m.metadata.name ?? '', m.spec.version])),
+    answering: Object.fromEntries((status?.members ?? []).map((m) => [m.name, m.version ?? ''])),
+  };
+}
+
+/** The manager's cluster steps in order, as `upgrading` substate -> member. */
+const upgradeSteps = () =>
+  manager.lines
+    .filter((l) => l.msg === 'step' && l.machine === 'cluster' && String(l.to).startsWith('upgrading.settingVersion'))
+    .map((l) => String(l.to));
+
+const condition = (type: string) => async () => (await demo.get()).status?.conditions?.find((c) => c.type === type);
+
+describe.skipIf(!hasNode)('manager: rolling version upgrades', () => {
+  beforeAll(async () => {
+    kube = clientsOf(inject('kubeconfig'));
+    await createNamespace(kube.core, ns);
+    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-upgrade-'));
+    manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
+    demo = new ClusterUnderTest(kube, ns, 'demo');
+    await demo.create({ replicas: 3, version: '3.5.35', progressDeadlineSeconds: 30 });
+    await demo.settled(3);
+    await demo.write('before', KEYS);
+  });
+  afterAll(async () => {
+    await manager?.stop();
+    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('3.5.35 -> 3.6.16 one member at a time, leader last, under a writer and a watcher: nothing failed or lost', async () => {
+    const before = await demo.verify(3);
+    const etcd = await demo.client();
+    const leaderID = (await etcd.maintenance.status()).leader;
+    etcd.close();
+    const traffic = new Traffic('during');
+    await traffic.start(kube.core, ns, 'demo');
+    const started = Date.now();
+    try {
+      await demo.patchSpec({ version: '3.6.16' });
+      // Progress is visible while it runs: which member, its place in the roll, the target.
+      const progressing = await until('an upgrading step', async () => {
+        const p = await condition('Progressing')();
+        return p?.reason === 'Upgrading' ? p : undefined;
+      });
+      expect(progressing.message).toMatch(/^upgrading demo-\d \([123] of 3\) from 3\.5\.35 to 3\.6\.16/);
+      await until('every member on 3.6.16', async () => {
+        const v = await versions();
+        return Object.values(v.answering).every((x) => x === '3.6.16') &&
+          Object.values(v.spec).every((x) => x === '3.6.16')
+          ? v
+          : undefined;
+      });
+      await demo.settled(3);
+    } finally {
+      const report = await traffic.stop();
+      console.log(
+        `upgrade 3.5.35 -> 3.6.16 of 3 members: ${Date.now() - started} ms; ${report.acknowledged} writes, ` +
+          `${report.failed.length} failed, longest write ${report.longestStallMs} ms, ` +
+          `${report.unwatched.length} revisions unwatched, ${report.lost.length} keys lost, ${report.watchErrors} watch errors`,
+      );
+      expect(report.failed).toEqual([]);
+      expect(report.unwatched).toEqual([]);
+      expect(report.lost).toEqual([]);
+      expect(report.acknowledged).toBeGreaterThan(20);
+    }
+    // Same cluster, same members, same IDs: restarted in place, not replaced.
+    const after = await demo.verify(3);
+    expect(after.clusterID).toBe(before.clusterID);
+    expect([...after.members.entries()]).toEqual([...before.members.entries()]);
+    expect(await demo.readBack('before', KEYS)).toBe(KEYS);
+    // Followers first: the member that led when the roll began was set last.
+    const order = upgradeSteps();
+    expect(order).toHaveLength(3);
+    const leaderName = [...before.members.entries()].find(([, id]) => BigInt(`0x${id}`) === BigInt(leaderID))?.[0];
+    const lastSet = manager.lines.filter(
+      (l) => l.msg === 'member set to a new etcd version' && String(l.version) === '3.6.16',
+    );
+    expect(lastSet.map((l) => l.member)).toHaveLength(3);
+    expect(lastSet.at(-1)?.member).toBe(leaderName);
+    const status = (await demo.get()).status;
+    expect(status?.version).toBe('3.6.16');
+    expect(status?.conditions?.find((c) => c.type === 'Upgraded')).toMatchObject({
+      status: 'True',
+      message: 'every member runs etcd 3.6.16',
+    });
+  });
+
+  it('a version no member can start holds the roll at its first member, the others serving; going back undoes it', async () => {
+    await demo.patchSpec({ version: '3.6.99' });
+    const stuck = await until(
+      'the roll past its deadline',
+      async () => {
+        const d = await condition('Degraded')();
+        return d?.status === 'True' && d.reason === 'ProgressDeadlineExceeded' ? d : undefined;
+      },
+      120_000,
+    );
+    expect(stuck.message).toMatch(/upgrading demo-\d \(1 of 3\) from 3\.6\.16 to 3\.6\.99/);
+    const v = await versions();
+    const held = Object.entries(v.spec).filter(([, x]) => x === '3.6.99');
+    expect(held, 'members set to 3.6.99').toHaveLength(1);
+    const heldName = held[0]![0];
+    // The other two serve: writes go through.
+    await demo.write('while-stuck', 10);
+    expect(await demo.readBack('while-stuck', 10)).toBe(10);
+    expect((await demo.get()).status?.version).toBe('3.6.16');
+
+    // Back to the version every member still runs: allowed, and the held member comes back on it.
+    await demo.patchSpec({ version: '3.6.16' });
+    await until(
+      `${heldName} back on 3.6.16`,
+      async () => ((await versions()).spec[heldName] === '3.6.16' ? true : undefined),
+      120_000,
+    );
+    await demo.settled(3);
+    await demo.verify(3);
+    expect(await demo.readBack('before', KEYS)).toBe(KEYS);
+  });
+
+  it('a downgrade once every member runs the new version is refused by the API server, saying why', async () => {
+    await expect(demo.patchSpec({ version: '3.5.35' })).rejects.toThrow(/spec.version cannot go down/);
+  });
+});
