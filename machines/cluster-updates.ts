@@ -2,13 +2,14 @@
  * What the cluster machine's steps write into its context, and the parameters of its
  * intents, as small pure functions of (context, event).
  */
-import { lostMember, orphanMembers, victim, type ClusterContext } from './cluster-decide.ts';
+import { lostMember, orphanMembers, victim, wantedBudget, type ClusterContext } from './cluster-decide.ts';
 import { stepUpdates, toAssigns, type Update } from './kit.ts';
 import { memberName, peerURL, seedInitialCluster } from './policy.ts';
 import type {
   AddLearnerParams,
   ClusterEvent,
   CreateMemberParams,
+  DisruptionBudgetParams,
   EnsureServicesParams,
   MemberParams,
   PromoteLearnerParams,
@@ -116,6 +117,11 @@ const updates = {
   }),
   chooseOrphan: (c) => ({ orphan: orphanMembers(c)[0] ?? null }),
   finishOrphan: () => ({ orphan: null, etcdStale: true }),
+  // What the handler says it set: decide may want another by now, and then asks again.
+  recordBudget: (c, e) => {
+    const set = 'result' in e ? e.result?.minAvailable : undefined;
+    return { disruptionBudget: typeof set === 'number' || set === null ? set : wantedBudget(c) };
+  },
   markBootstrapped: () => ({ bootstrapped: true }),
   markEtcdStale: () => ({ etcdStale: true }),
 } satisfies Record<string, Update<ClusterContext, ClusterEvent>>;
@@ -169,6 +175,12 @@ export const dormantParams =
     members: c.members.filter((m) => !m.deleting).map((m) => m.name),
     dormant,
   });
+
+/** setDisruptionBudget: the budget the cluster wants now. */
+export const budgetParams = ({ context: c }: Ctx): DisruptionBudgetParams => ({
+  cluster: c.cluster.name,
+  minAvailable: wantedBudget(c),
+});
 
 /** Parameters of createRestoreJob. */
 export const restoreParams = ({ context: c }: { context: ClusterContext }): RestoreParams => ({
