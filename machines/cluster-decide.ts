@@ -4,7 +4,16 @@
  * disagree (and cannot loop between each other).
  */
 import { NO_STEP, type StepBookkeeping } from './kit.ts';
-import { canRemove, etcdMemberFor, orphans, peerURL, pickVictim, quorum, voters } from './policy.ts';
+import {
+  budgetMinAvailable,
+  canRemove,
+  etcdMemberFor,
+  orphans,
+  peerURL,
+  pickVictim,
+  quorum,
+  voters,
+} from './policy.ts';
 import type {
   ClusterTarget,
   EtcdMemberInfo,
@@ -71,6 +80,11 @@ export interface ClusterContext extends StepBookkeeping {
     /** Where the snapshot is, once the Job was made. */
     readonly location?: string;
   };
+  /**
+   * The minAvailable of the cluster's PodDisruptionBudget as last set; null: it has none.
+   * Absent: not known (a new machine, or a journal from before budgets), so it is set once.
+   */
+  readonly disruptionBudget?: number | null;
 }
 
 /** The context of a cluster the machine has not heard about yet. */
@@ -105,6 +119,7 @@ export const DECISIONS = [
   'observing',
   'removingOrphan',
   'replacing',
+  'updatingBudget',
   'bootstrapping',
   'scalingUp',
   'scalingDown',
@@ -158,13 +173,27 @@ export function outdatedMembers(c: ClusterContext): MemberObservation[] {
 const removable = (c: ClusterContext, member: string | undefined): boolean =>
   member !== undefined && canRemove(c.etcd, etcdMemberFor(c.cluster, c.etcd, member));
 
+/**
+ * The PodDisruptionBudget's minAvailable the cluster wants now; null for none (scaled to zero).
+ * It is for the larger of the voters there are and the voters wanted: raised before a scale-up,
+ * lowered once each member of a scale-down has left, so no eviction takes quorum meanwhile.
+ */
+export function wantedBudget(c: ClusterContext): number | null {
+  if (!c.target || c.target.replicas === 0) return null;
+  return budgetMinAvailable(Math.max(liveVoters(c).length, c.target.replicas));
+}
+
 /** Which step comes next. */
 export function decide(c: ClusterContext): Decision {
   if (c.deleting) return 'deleting';
   const target = c.target;
   const active = c.members.filter((m) => !m.deleting);
   if (!target) return 'steady';
-  if (target.replicas === 0) return active.every((m) => m.state === 'dormant') ? 'dormant' : 'parking';
+  if (target.replicas === 0) {
+    if (!active.every((m) => m.state === 'dormant')) return 'parking';
+    // Parked, nothing runs to protect: a budget over no Pods would read as one that blocks.
+    return c.disruptionBudget === null ? 'dormant' : 'updatingBudget';
+  }
   if (active.length > 0 && active.every((m) => m.dormant)) return 'waking';
   if (active.length === 0 && c.clusterID === null) return 'seeding';
   if (c.etcdStale || c.etcd === null) return 'observing';
@@ -173,6 +202,8 @@ export function decide(c: ClusterContext): Decision {
   if (orphanMembers(c).length > 0) return 'removingOrphan';
   const lost = lostMember(c);
   if (lost && removable(c, lost.name)) return 'replacing';
+  // Only once the target was first reached: a bootstrap sets the budget once, at its end.
+  if (c.bootstrapped && wantedBudget(c) !== c.disruptionBudget) return 'updatingBudget';
   const count = liveVoters(c).length;
   if (count < target.replicas) return c.bootstrapped ? 'scalingUp' : 'bootstrapping';
   if (count > target.replicas && removable(c, victim(c)?.member)) return 'scalingDown';

@@ -2,13 +2,21 @@
  * What the cluster machine's steps write into its context, and the parameters of its
  * intents, as small pure functions of (context, event).
  */
-import { lostMember, orphanMembers, outdatedMembers, victim, type ClusterContext } from './cluster-decide.ts';
+import {
+  lostMember,
+  orphanMembers,
+  outdatedMembers,
+  victim,
+  wantedBudget,
+  type ClusterContext,
+} from './cluster-decide.ts';
 import { stepUpdates, toAssigns, type Update } from './kit.ts';
 import { etcdMemberFor, memberName, peerURL, seedInitialCluster } from './policy.ts';
 import type {
   AddLearnerParams,
   ClusterEvent,
   CreateMemberParams,
+  DisruptionBudgetParams,
   EnsureServicesParams,
   MemberParams,
   MoveLeaderParams,
@@ -136,6 +144,11 @@ const updates = {
     };
   },
   finishUpgrade: () => ({ upgrade: null, etcdStale: true }),
+  // What the handler says it set: decide may want another by now, and then asks again.
+  recordBudget: (c, e) => {
+    const set = 'result' in e ? e.result?.minAvailable : undefined;
+    return { disruptionBudget: typeof set === 'number' || set === null ? set : wantedBudget(c) };
+  },
   markBootstrapped: () => ({ bootstrapped: true }),
   markEtcdStale: () => ({ etcdStale: true }),
 } satisfies Record<string, Update<ClusterContext, ClusterEvent>>;
@@ -189,6 +202,12 @@ export const dormantParams =
     members: c.members.filter((m) => !m.deleting).map((m) => m.name),
     dormant,
   });
+
+/** setDisruptionBudget: the budget the cluster wants now. */
+export const budgetParams = ({ context: c }: Ctx): DisruptionBudgetParams => ({
+  cluster: c.cluster.name,
+  minAvailable: wantedBudget(c),
+});
 
 /** Parameters of createRestoreJob. */
 export const restoreParams = ({ context: c }: { context: ClusterContext }): RestoreParams => ({

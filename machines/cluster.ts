@@ -41,6 +41,7 @@ const STATE_OF: Record<Decision, string> = {
   observing: '#cluster.observing',
   removingOrphan: '#cluster.removingOrphan',
   replacing: '#cluster.replacing',
+  updatingBudget: '#cluster.updatingBudget',
   bootstrapping: '#cluster.bootstrapping.joining',
   scalingUp: '#cluster.scalingUp',
   scalingDown: '#cluster.scalingDown',
@@ -269,6 +270,14 @@ export const clusterMachine = machine.createMachine({
           { type: 'removeEtcdMember', params: act.orphanParams },
         ),
       },
+    },
+    // The PodDisruptionBudget over the member Pods, set to what decide wants (wantedBudget).
+    updatingBudget: {
+      entry: 'beginStep',
+      ...attempt(
+        { target: '#cluster.deciding', actions: ['recordBudget'] },
+        { type: 'setDisruptionBudget', params: act.budgetParams },
+      ),
     },
     parking: {
       entry: 'beginStep',

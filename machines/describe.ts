@@ -4,7 +4,7 @@
  */
 import { clusterMachine } from './cluster.ts';
 import type { ClusterContext } from './cluster-decide.ts';
-import { liveVoters } from './cluster-decide.ts';
+import { liveVoters, wantedBudget } from './cluster-decide.ts';
 import type { MemberContext } from './member-decide.ts';
 import { expectedWait, type HoldCode, type StepFailures } from './policy.ts';
 import { pathHasTag, TAG } from './tags.ts';
@@ -70,6 +70,17 @@ function upgradeMessage(sub: string, c: ClusterContext): string {
   return `${head}: waiting for it to restart on the new version, answer and catch up with the leader`;
 }
 
+/** What the budget step sets: how many member Pods an eviction (a node drain) must leave running. */
+function budgetMessage(c: ClusterContext, voters: number): string {
+  const name = `PodDisruptionBudget ${c.cluster.name}`;
+  const min = wantedBudget(c);
+  if (min === null) return `deleting ${name}: a cluster scaled to zero has no Pods to protect`;
+  const of = Math.max(voters, c.target?.replicas ?? 0);
+  return min < of
+    ? `setting ${name} to minAvailable ${min} of ${of} members: evictions (a node drain) stop one member at a time`
+    : `setting ${name} to minAvailable ${min}: with ${of} member${of === 1 ? '' : 's'}, no eviction may stop one without losing quorum`;
+}
+
 /** `; leader NAME` when etcd names a leader among the members it lists. */
 const leaderOf = (c: ClusterContext): string => {
   const leader = c.etcd?.members.find((m) => m.id === c.etcd?.leader);
@@ -111,6 +122,9 @@ export function describeCluster(path: string, c: ClusterContext): Described {
       break;
     case 'removingOrphan':
       message = `removing etcd member ${c.orphan?.id ?? ''} (${c.orphan?.peerURL ?? ''}), which no EtcdMember accounts for`;
+      break;
+    case 'updatingBudget':
+      message = budgetMessage(c, voters);
       break;
     case 'parking':
       message = "scaling to zero: stopping every member's Pod; volumes and member IDs are kept";

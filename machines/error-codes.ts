@@ -52,6 +52,7 @@ export const ERR = {
   READ_SCHEDULE: 'ERR_READ_SCHEDULE',
   CREATE_SNAPSHOT: 'ERR_CREATE_SNAPSHOT',
   DELETE_SNAPSHOT: 'ERR_DELETE_SNAPSHOT',
+  SET_DISRUPTION_BUDGET: 'ERR_SET_DISRUPTION_BUDGET',
   // Kubernetes objects not as an effect needs them.
   /** The EtcdCluster is gone. */
   CLUSTER_GONE: 'ERR_CLUSTER_GONE',
@@ -82,6 +83,7 @@ export const ERR = {
   CREATE_POD_FOREIGN: 'ERR_CREATE_POD_FOREIGN',
   CREATE_PVC_FOREIGN: 'ERR_CREATE_PVC_FOREIGN',
   ENSURE_SERVICES_FOREIGN: 'ERR_ENSURE_SERVICES_FOREIGN',
+  SET_DISRUPTION_BUDGET_FOREIGN: 'ERR_SET_DISRUPTION_BUDGET_FOREIGN',
   /** An EtcdMember by this name belongs to another EtcdCluster. */
   DELETE_MEMBER_FOREIGN: 'ERR_DELETE_MEMBER_FOREIGN',
   /** A Pod by this name belongs to another EtcdMember. */

@@ -68,6 +68,15 @@ export interface SetDormantParams {
   readonly dormant: boolean;
 }
 
+/**
+ * Parameters of setDisruptionBudget: the minAvailable of the PodDisruptionBudget over the
+ * cluster's member Pods; null when the cluster has none (scaled to zero): an existing one goes.
+ */
+export interface DisruptionBudgetParams {
+  readonly cluster: string;
+  readonly minAvailable: number | null;
+}
+
 /** Parameters of an intent about one EtcdSnapshot (its finalizer, its Jobs). */
 export interface SnapshotParams {
   readonly snapshot: string;
@@ -119,6 +128,7 @@ export interface IntentParams {
   readonly setMemberVersion: SetMemberVersionParams;
   readonly moveLeader: MoveLeaderParams;
   readonly createRestoreJob: RestoreParams;
+  readonly setDisruptionBudget: DisruptionBudgetParams;
   readonly createPVC: MemberParams;
   readonly createPod: MemberParams;
   readonly deletePod: MemberParams;
@@ -152,6 +162,7 @@ export const CLUSTER_INTENTS = [
   'setMemberVersion',
   'moveLeader',
   'createRestoreJob',
+  'setDisruptionBudget',
 ] as const satisfies readonly IntentKind[];
 
 /** The intents the member machine asks for. */

@@ -15,6 +15,13 @@ export const peerURL = (cluster: Pick<ObjectRef, 'namespace' | 'name'>, member: 
 /** How many voters a cluster of `voters` needs to make progress. */
 export const quorum = (voters: number): number => Math.floor(voters / 2) + 1;
 
+/**
+ * The minAvailable of the PodDisruptionBudget over the Pods of `voters` members: all but one
+ * from three up (one eviction at a time, as the operator heals one member at a time), all of
+ * them below three (one or two voters have no member to spare for quorum).
+ */
+export const budgetMinAvailable = (voters: number): number => (voters >= 3 ? voters - 1 : voters);
+
 /** Delay before the next try after `attempts` failed ones: 1s, 2s, 4s... up to 30s. */
 export const backoff = (attempts: number): number => Math.min(1000 * 2 ** Math.max(0, attempts - 1), 30_000);
 

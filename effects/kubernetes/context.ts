@@ -1,7 +1,7 @@
 /** What the Kubernetes handlers get besides their parameters: the API clients of one KubeConfig. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, PolicyV1Api } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { EffectContext } from '../types.ts';
 
@@ -17,6 +17,7 @@ export interface KubeClients {
   readonly core: CoreV1Api;
   readonly batch: BatchV1Api;
   readonly custom: CustomObjectsApi;
+  readonly policy: PolicyV1Api;
 }
 
 /** EffectContext plus the API clients and who reports Events. */
@@ -34,5 +35,6 @@ export function kubeClients(kc: KubeConfig): KubeClients {
     core: kc.makeApiClient(CoreV1Api),
     batch: kc.makeApiClient(BatchV1Api),
     custom: kc.makeApiClient(CustomObjectsApi),
+    policy: kc.makeApiClient(PolicyV1Api),
   };
 }

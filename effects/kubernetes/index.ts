@@ -7,6 +7,7 @@ import { deletePod } from './delete-pod.ts';
 import { ensureServices } from './ensure-services.ts';
 import { releaseFinalizer } from './release-finalizer.ts';
 import { createRestoreJob } from './restore-job.ts';
+import { setDisruptionBudget } from './set-disruption-budget.ts';
 import { setDormant } from './set-dormant.ts';
 import { setMemberVersion } from './set-member-version.ts';
 import { scheduleHandlers } from './schedule-handlers.ts';
@@ -24,11 +25,22 @@ export const kubernetesHandlers = {
   deletePod,
   releaseFinalizer,
   createRestoreJob,
+  setDisruptionBudget,
   ...snapshotHandlers,
   ...scheduleHandlers,
 } as const;
 
-export { createMember, createPod, createPVC, deleteMember, deletePod, ensureServices, releaseFinalizer, setDormant };
+export {
+  createMember,
+  createPod,
+  createPVC,
+  deleteMember,
+  deletePod,
+  ensureServices,
+  releaseFinalizer,
+  setDisruptionBudget,
+  setDormant,
+};
 export type { KubeClients, KubeContext } from './context.ts';
 export { DEFAULT_AGENT_IMAGE, kubeClients } from './context.ts';
 export { patchClusterStatus, patchMemberStatus, patchScheduleStatus, patchSnapshotStatus } from './patch-status.ts';
@@ -36,6 +48,7 @@ export type { StatusWrite } from './patch-status.ts';
 export { EventRecorder } from './record-event.ts';
 export type { EventInput, EventSubject, RecordedEvent } from './record-event.ts';
 export { buildClientService, buildHeadlessService } from './build-services.ts';
+export { buildDisruptionBudget, disruptionBudgetName } from './build-disruption-budget.ts';
 export { buildEtcdMember } from './build-member.ts';
 export { buildPVC } from './build-pvc.ts';
 export { buildPod, CHECK_DATA_CONTAINER } from './build-pod.ts';

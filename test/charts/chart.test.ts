@@ -74,6 +74,7 @@ const needed: readonly [string, string, string][] = [
   ['', 'persistentvolumeclaims', 'get list watch create delete patch'],
   ['', 'services', 'get list watch create update patch'],
   ['', 'events', 'create patch'],
+  ['policy', 'poddisruptionbudgets', 'get create update delete'],
 ];
 
 test('chart: helm lint passes', async () => {

@@ -35,6 +35,7 @@ const BOOTSTRAP = [
     new RegExp(`^Bootstrapping: waiting for learner demo-${n} to start`),
     new RegExp(`^Bootstrapping: promoting learner demo-${n} `),
   ]),
+  /^UpdatingBudget: setting PodDisruptionBudget demo to minAvailable 2 of 3 members/,
   /^Steady: 3 voters/,
 ];
 

@@ -79,6 +79,12 @@ const createJoiner = (n: number, initialCluster: string): Intent => ({
   type: 'createMember',
   params: { member: `demo-${n}`, ordinal: n, bootstrap: false, initialCluster, version: '3.6.16' },
 });
+/** setDisruptionBudget as the machine asks for it, and its outcome. */
+const budget = (minAvailable: number | null): Intent => ({
+  type: 'setDisruptionBudget',
+  params: { cluster: 'demo', minAvailable },
+});
+const budgetSet = (minAvailable: number | null): ClusterEvent => ok('setDisruptionBudget', { minAvailable });
 const joinedAfter = (ns: number[]): string => ns.map((n) => `demo-${n}=${url(n)}`).join(',');
 
 /** Joins learner n into a cluster whose voters are `before`, ending in `observing`. */
@@ -105,8 +111,8 @@ function join(d: Driver<typeof clusterMachine>, n: number, before: number[], pre
   ]);
 }
 
-/** A cluster bootstrapped to `replicas` voters and steady. */
-function steadyCluster(replicas: number): Driver<typeof clusterMachine> {
+/** A cluster bootstrapped to `replicas` voters, its members listed: etcd's word ends the bootstrap. */
+function bootstrapped(replicas: number): Driver<typeof clusterMachine> {
   const d = newCluster();
   play(d, [
     [spec(replicas), 'bootstrapping.seeding.creatingServices.running'],
@@ -118,12 +124,22 @@ function steadyCluster(replicas: number): Driver<typeof clusterMachine> {
     play(d, [[voters(...range(n)), 'bootstrapping.joining.addingLearner.running', [addLearner(n)]]]);
     join(d, n, range(n), 'bootstrapping.joining');
   }
+  play(d, [[members(range(replicas).map((n) => [n, 'voter'])), 'observing']]);
+  return d;
+}
+
+/** A cluster bootstrapped to `replicas` voters, its PodDisruptionBudget set, and steady. */
+function steadyCluster(replicas: number): Driver<typeof clusterMachine> {
+  const d = bootstrapped(replicas);
   play(d, [
-    [members(range(replicas).map((n) => [n, 'voter'])), 'observing'],
-    [voters(...range(replicas)), 'steady'],
+    [voters(...range(replicas)), 'updatingBudget.running'],
+    [budgetSet(replicas >= 3 ? replicas - 1 : replicas), 'steady'],
   ]);
   return d;
 }
+
+/** Members 0..n-1, all voters, as EtcdMembers. */
+const votingMembers = (n: number): ClusterEvent => members(range(n).map((i) => [i, 'voter']));
 const range = (n: number): number[] => [...Array(n).keys()];
 
 describe('cluster machine', () => {
@@ -170,7 +186,9 @@ describe('cluster machine', () => {
         ]),
         'observing',
       ],
-      [voters(0, 1, 2), 'steady', []],
+      // The target reached: the PodDisruptionBudget is set once, at the end of the bootstrap.
+      [voters(0, 1, 2), 'updatingBudget.running', [budget(2)]],
+      [budgetSet(2), 'steady', []],
     ]);
   });
 
@@ -312,10 +330,14 @@ describe('cluster machine', () => {
       ],
     ]);
     const first = d.send(voters(0, 2, 5));
-    expect(first.intents).toEqual([]);
+    // Whether a budget exists is not known: it is set (a create, or an update of the one there).
+    expect(first.intents).toEqual([budget(2)]);
     expect(d.context.clusterID).toBe('c1');
-    expect(d.state).toBe('steady');
-    play(d, [[spec(4), 'scalingUp.joining.addingLearner.running', [addLearner(6)]]]);
+    play(d, [
+      [budgetSet(2), 'steady', []],
+      [spec(4), 'updatingBudget.running', [budget(3)]],
+      [budgetSet(3), 'scalingUp.joining.addingLearner.running', [addLearner(6)]],
+    ]);
   });
 
   it('a failure trying again cannot fix ends in failed, which waits for a spec change and then starts over', () => {
@@ -369,8 +391,9 @@ describe('cluster machine', () => {
         ]),
         'observing',
       ],
-      // Target 2 reached: steady latches 5 and scaling up starts at once.
-      [voters(0, 1), 'scalingUp.joining.addingLearner.running', [addLearner(2)]],
+      // Target 2 reached: steady latches 5, raises the budget for 5, and scaling up starts.
+      [voters(0, 1), 'updatingBudget.running', [budget(4)]],
+      [budgetSet(4), 'scalingUp.joining.addingLearner.running', [addLearner(2)]],
     ]);
     expect(d.context.target).toEqual({ replicas: 5, version: '3.6.16' });
   });
@@ -471,9 +494,10 @@ describe('cluster machine', () => {
           [1, 'dormant', { dormant: true }],
           [2, 'dormant', { dormant: true }],
         ]),
-        'dormant',
-        [],
+        'updatingBudget.running',
+        [budget(null)],
       ],
+      [budgetSet(null), 'dormant', []],
       [{ type: 'etcd.unreachable', at: now(), error: 'no endpoint answered' }, 'dormant', []],
       [spec(3), 'waking.wakingMembers.running', [{ type: 'setDormant', params: { members: all, dormant: false } }]],
       [ok('setDormant'), 'waking.awaitingWake', []],
@@ -486,7 +510,8 @@ describe('cluster machine', () => {
         'observing',
         [],
       ],
-      [voters(0, 1, 2), 'steady', []],
+      [voters(0, 1, 2), 'updatingBudget.running', [budget(2)]],
+      [budgetSet(2), 'steady', []],
     ]);
     expect(d.context.nextOrdinal).toBe(3);
     expect(d.context.clusterID).toBe('c1');
@@ -505,8 +530,9 @@ describe('cluster machine', () => {
           [1, 'dormant', { dormant: true }],
           [2, 'dormant', { dormant: true }],
         ]),
-        'dormant',
+        'updatingBudget.running',
       ],
+      [budgetSet(null), 'dormant'],
     ]);
     play(d, [
       [spec(5), 'waking.wakingMembers.running'],
@@ -519,7 +545,8 @@ describe('cluster machine', () => {
         ]),
         'observing',
       ],
-      [voters(0, 1, 2), 'scalingUp.joining.addingLearner.running', [addLearner(3)]],
+      [voters(0, 1, 2), 'updatingBudget.running', [budget(4)]],
+      [budgetSet(4), 'scalingUp.joining.addingLearner.running', [addLearner(3)]],
     ]);
   });
 
@@ -635,7 +662,10 @@ describe('cluster machine', () => {
 
   it('resumes mid-step after a restart without asking for the same intent again', () => {
     const d = steadyCluster(1);
-    play(d, [[spec(2), 'scalingUp.joining.addingLearner.running', [addLearner(1)]]]);
+    play(d, [
+      [spec(2), 'updatingBudget.running', [budget(2)]],
+      [budgetSet(2), 'scalingUp.joining.addingLearner.running', [addLearner(1)]],
+    ]);
     d.restart();
     expect(d.state).toBe('scalingUp.joining.addingLearner.running');
     // The journal's open intent is recovered by the runtime; its outcome moves the step on.
@@ -651,10 +681,115 @@ describe('cluster machine', () => {
   });
 });
 
+describe('cluster machine: the PodDisruptionBudget', () => {
+  it.each([
+    [1, 1, 'minAvailable 1: with 1 member, no eviction may stop one without losing quorum'],
+    [3, 2, 'minAvailable 2 of 3 members: evictions (a node drain) stop one member at a time'],
+    [5, 4, 'minAvailable 4 of 5 members: evictions (a node drain) stop one member at a time'],
+  ])('a cluster of %i, once bootstrapped, gets a budget of minAvailable %i', (n, min, says) => {
+    const d = bootstrapped(n);
+    play(d, [[voters(...range(n)), 'updatingBudget.running', [budget(min)]]]);
+    expect(describeCluster(d.state, d.context)).toEqual({
+      step: 'UpdatingBudget',
+      message: `setting PodDisruptionBudget demo to ${says}`,
+    });
+    play(d, [[budgetSet(min), 'steady', []]]);
+    expect(d.context.disruptionBudget).toBe(min);
+    // Set once: further probes of a steady cluster ask for nothing.
+    play(d, [[voters(...range(n)), 'steady', []]]);
+  });
+
+  it('scaling 3 -> 5 raises it before the first learner joins; 5 -> 1 lowers it after each member left', () => {
+    const d = steadyCluster(3);
+    // Up: minAvailable 4 from the start, so at 4 voters (quorum 3) an eviction still leaves 3.
+    play(d, [
+      [spec(5), 'updatingBudget.running', [budget(4)]],
+      [budgetSet(4), 'scalingUp.joining.addingLearner.running', [addLearner(3)]],
+    ]);
+    join(d, 3, [0, 1, 2], 'scalingUp.joining');
+    play(d, [[voters(0, 1, 2, 3), 'scalingUp.joining.addingLearner.running', [addLearner(4)]]]);
+    join(d, 4, [0, 1, 2, 3], 'scalingUp.joining');
+    play(d, [
+      [votingMembers(5), 'observing', []],
+      [voters(0, 1, 2, 3, 4), 'steady', []],
+    ]);
+    // Down: lowered only once a member has left, to what the voters left can spare (none at 2).
+    const leave = (n: number): Step[] => [
+      [ok('deleteMember'), 'scalingDown.removing.awaitingRemoval', []],
+      [voters(...range(n)), 'scalingDown.removing.awaitingRemoval', []],
+      [votingMembers(n), 'observing', []],
+    ];
+    const remove = (n: number): Intent => ({ type: 'deleteMember', params: { member: `demo-${n}` } });
+    play(d, [
+      [spec(1), 'scalingDown.removing.deletingMember.running', [remove(4)]],
+      ...leave(4),
+      [voters(0, 1, 2, 3), 'updatingBudget.running', [budget(3)]],
+      [budgetSet(3), 'scalingDown.removing.deletingMember.running', [remove(3)]],
+      ...leave(3),
+      [voters(0, 1, 2), 'updatingBudget.running', [budget(2)]],
+      [budgetSet(2), 'scalingDown.removing.deletingMember.running', [remove(2)]],
+      ...leave(2),
+      [voters(0, 1), 'scalingDown.removing.deletingMember.running', [remove(1)]],
+      ...leave(1),
+      [voters(0), 'updatingBudget.running', [budget(1)]],
+      [budgetSet(1), 'steady', []],
+    ]);
+  });
+
+  it('parking deletes it once the members are parked; waking sets it again', () => {
+    const d = steadyCluster(3);
+    const parked = members(range(3).map((n) => [n, 'dormant', { dormant: true }]));
+    play(d, [
+      [spec(0), 'parking.parkingMembers.running'],
+      [ok('setDormant'), 'parking.awaitingPark', []],
+      [parked, 'updatingBudget.running', [budget(null)]],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toBe(
+      'deleting PodDisruptionBudget demo: a cluster scaled to zero has no Pods to protect',
+    );
+    play(d, [
+      [budgetSet(null), 'dormant', []],
+      [spec(3), 'waking.wakingMembers.running'],
+      [ok('setDormant'), 'waking.awaitingWake', []],
+      [votingMembers(3), 'observing', []],
+      [voters(0, 1, 2), 'updatingBudget.running', [budget(2)]],
+      [budgetSet(2), 'steady', []],
+    ]);
+  });
+
+  it('a failed update backs off and is tried again; one trying again cannot fix fails the cluster', () => {
+    const d = bootstrapped(3);
+    play(d, [
+      [voters(0, 1, 2), 'updatingBudget.running', [budget(2)]],
+      [failed('setDisruptionBudget', 'ERR_SET_DISRUPTION_BUDGET'), 'updatingBudget.backingOff', []],
+      [tick(1000), 'updatingBudget.running', [budget(2)]],
+    ]);
+    const foreign: ClusterEvent = {
+      type: 'effect.setDisruptionBudget.failed',
+      at: now(),
+      error: { code: 'ERR_SET_DISRUPTION_BUDGET_FOREIGN', message: 'not ours', retryable: false },
+    };
+    play(d, [[foreign, 'failed', []]]);
+  });
+
+  it('a journal from before budgets (no budget recorded) sets it once on its next probe', () => {
+    const d = steadyCluster(3);
+    const { disruptionBudget: _, ...before } = d.context;
+    d.snapshot = clusterMachine.resolveState({ value: 'steady', context: before });
+    play(d, [
+      [voters(0, 1, 2), 'updatingBudget.running', [budget(2)]],
+      [budgetSet(2), 'steady', []],
+    ]);
+  });
+});
+
 describe('cluster machine: what a user reads', () => {
   it('names the step and says what it waits for', () => {
     const d = steadyCluster(1);
-    play(d, [[spec(2), 'scalingUp.joining.addingLearner.running']]);
+    play(d, [
+      [spec(2), 'updatingBudget.running'],
+      [budgetSet(2), 'scalingUp.joining.addingLearner.running'],
+    ]);
     expect(describeCluster(d.state, d.context)).toEqual({
       step: 'ScalingUp',
       message: 'adding demo-1 to etcd as a learner (1 of 2 voters)',
@@ -668,7 +803,8 @@ describe('cluster machine: what a user reads', () => {
   it("etcd's hold after a promotion reads as a wait for it, not a failure, until the fast tries run out", () => {
     const d = steadyCluster(1);
     play(d, [
-      [spec(2), 'scalingUp.joining.addingLearner.running'],
+      [spec(2), 'updatingBudget.running'],
+      [budgetSet(2), 'scalingUp.joining.addingLearner.running'],
       [failed('addLearner', 'ERR_ETCD_UNHEALTHY'), 'scalingUp.joining.addingLearner.backingOff'],
     ]);
     expect(describeCluster(d.state, d.context).message).toBe(
@@ -697,7 +833,8 @@ describe('cluster machine: what a user reads', () => {
     play(d, [[withLeader(voters(0)), 'steady']]);
     expect(describeCluster(d.state, d.context).message).toBe('one voter, healthy; leader demo-0');
     play(d, [
-      [spec(2), 'scalingUp.joining.addingLearner.running'],
+      [spec(2), 'updatingBudget.running'],
+      [budgetSet(2), 'scalingUp.joining.addingLearner.running'],
       [
         ok('addLearner', { memberID: id(1), initialCluster: joinedAfter([0, 1]) }),
         'scalingUp.joining.creatingMember.running',
@@ -898,7 +1035,10 @@ describe('cluster machine: rolling upgrades', () => {
 
   it('scales before it upgrades, and the members it adds start on the new version', () => {
     const d = onOld();
-    play(d, [[spec(4, NEW), 'scalingUp.joining.addingLearner.running', [addLearner(3)]]]);
+    play(d, [
+      [spec(4, NEW), 'updatingBudget.running', [budget(3)]],
+      [budgetSet(3), 'scalingUp.joining.addingLearner.running', [addLearner(3)]],
+    ]);
     const ic = joinedAfter([0, 1, 2, 3]);
     play(d, [
       [

@@ -18,6 +18,8 @@ describe('state tags: what a state means outside the machines', () => {
     ['replacing.joining.addingLearner.running', ['warning']],
     ['scalingUp.joining.promoting.backingOff', []],
     ['parking.awaitingPark', []],
+    ['updatingBudget.running', []],
+    ['updatingBudget.backingOff', []],
     ['deleting', []],
   ])('cluster %s carries %j', (path, tags) => {
     expect(tagsAt(clusterMachine, path)).toEqual(tags);

@@ -20,7 +20,7 @@ const listed = (healthy: boolean): ClusterEvent => ({
   },
 });
 
-/** Walks a one-member cluster to steady, recording the status after every step as the runtime would. */
+/** Walks a one-member cluster to steady (its PodDisruptionBudget set last), recording the status after every step as the runtime would. */
 function bootstrapOne(): { d: Driver<typeof clusterMachine>; status: EtcdClusterStatus | undefined; seq: number } {
   const d = new Driver(clusterMachine, { cluster: ref });
   d.send({ type: 'k8s.members.listed', at: at(), members: [] });
@@ -37,6 +37,7 @@ function bootstrapOne(): { d: Driver<typeof clusterMachine>; status: EtcdCluster
     },
     listed(true),
     listed(true),
+    { type: 'effect.setDisruptionBudget.succeeded', at: at(), result: { minAvailable: 1 } },
   ];
   for (const e of events) {
     const from = d.state;
@@ -54,7 +55,7 @@ describe('manager: the status a user reads', () => {
     expect(status?.observed).toEqual({
       target: { replicas: 1, version: '3.6.16' },
       step: 'Steady',
-      sequence: 6,
+      sequence: 7,
       stepStartedAt: expect.any(String) as string,
     });
     expect(condition(status, 'Available')).toMatchObject({
@@ -85,17 +86,33 @@ describe('manager: the status a user reads', () => {
       progressDeadlineSeconds: 600,
     };
     d.send(scale);
-    const during = clusterStatus(
+    const raising = clusterStatus(
       status,
       { seq: seq + 1, from: 'steady', to: d.state, context: d.context, generation: 2 },
       scale.at,
+    );
+    expect(condition(raising, 'Progressing')).toMatchObject({
+      status: 'True',
+      reason: 'UpdatingBudget',
+      message: expect.stringContaining('setting PodDisruptionBudget demo to minAvailable 2') as string,
+    });
+    const raised: ClusterEvent = {
+      type: 'effect.setDisruptionBudget.succeeded',
+      at: at(),
+      result: { minAvailable: 2 },
+    };
+    d.send(raised);
+    const during = clusterStatus(
+      raising,
+      { seq: seq + 2, from: 'updatingBudget.running', to: d.state, context: d.context, generation: 2 },
+      raised.at,
     );
     expect(condition(during, 'Progressing')).toMatchObject({ status: 'True', reason: 'ScalingUp' });
     expect(condition(during, 'Degraded')).toMatchObject({ status: 'False' });
     const late = clusterStatus(
       during,
-      { seq: seq + 2, from: d.state, to: d.state, context: d.context, generation: 2 },
-      scale.at + 601_000,
+      { seq: seq + 3, from: d.state, to: d.state, context: d.context, generation: 2 },
+      raised.at + 601_000,
     );
     expect(condition(late, 'Degraded')).toMatchObject({ status: 'True', reason: 'ProgressDeadlineExceeded' });
     expect(condition(late, 'Degraded')?.message).toContain('adding demo-1 to etcd as a learner');
@@ -146,12 +163,19 @@ describe('cluster status at zero replicas', () => {
       reason: 'Dormant',
       message: 'scaling to zero on purpose: members are stopping; volumes are kept; scale up to resume',
     });
-    const parked = dormantMember('dormant');
-    d.send(parked);
+    // Parked: the PodDisruptionBudget goes, then the cluster rests.
+    d.send(dormantMember('dormant'));
+    expect(d.state).toBe('updatingBudget.running');
+    const deleted: ClusterEvent = {
+      type: 'effect.setDisruptionBudget.succeeded',
+      at: at(),
+      result: { minAvailable: null },
+    };
+    d.send(deleted);
     s = clusterStatus(
       s,
-      { seq: n + 1, from: 'parking.awaitingPark', to: d.state, context: d.context, generation: 2 },
-      parked.at,
+      { seq: n + 1, from: 'updatingBudget.running', to: d.state, context: d.context, generation: 2 },
+      deleted.at,
     );
     expect(d.state).toBe('dormant');
     expect(condition(s, 'Available')).toMatchObject({

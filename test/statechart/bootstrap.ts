@@ -2,12 +2,13 @@
  * A journal written by the real Runner and the real cluster machine, fed what the manager
  * feeds it while a cluster of one bootstraps and is scaled to two: the effect handlers are
  * fakes that answer at once (the first ensureServices fails, to show a retry), and etcd's
- * member list is given by hand. It stops where the learner waits to start.
+ * member list is given by hand. It stops where the learner waits to start (the cluster's
+ * PodDisruptionBudget set after the bootstrap and raised for two before the scale-up).
  */
 import { EffectError, type EffectContext, type Handler } from '../../effects/types.ts';
 import type { Journal } from '../../journal/index.ts';
 import { ERR } from '../../machines/error-codes.ts';
-import { clusterMachine, peerURL, type MemberObservation } from '../../machines/index.ts';
+import { clusterMachine, peerURL, type DisruptionBudgetParams, type MemberObservation } from '../../machines/index.ts';
 import { Runner } from '../../manager/runner.ts';
 
 const cluster = { namespace: 'default', name: 'demo', uid: 'uid-demo' };
@@ -28,6 +29,13 @@ function answer(
   return { kind, run, recover: () => Promise.resolve({ done: false as const }) };
 }
 
+/** setDisruptionBudget answering with what it was asked to set, as the real handler does. */
+const budget: Handler<DisruptionBudgetParams, Record<string, unknown>> = {
+  kind: 'setDisruptionBudget',
+  run: (p) => Promise.resolve({ minAvailable: p.minAvailable }),
+  recover: () => Promise.resolve({ done: false as const }),
+};
+
 /** Drives the bootstrap of `demo` (one member), then a scale to two that waits for the learner. */
 export async function journalBootstrap(journal: Journal): Promise<void> {
   let clock = Date.parse('2026-01-01T00:00:00Z');
@@ -43,6 +51,7 @@ export async function journalBootstrap(journal: Journal): Promise<void> {
       ensureServices: answer('ensureServices', {}, 1),
       createMember: answer('createMember'),
       addLearner: answer('addLearner', { memberID: 'b2', initialCluster: `demo-0=${seed.peerURL}` }),
+      setDisruptionBudget: budget,
     },
     context: () => ({
       cluster,
