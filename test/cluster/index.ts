@@ -4,6 +4,8 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import type { CertManager } from './cert-manager/index.ts';
+import { startCertManager } from './cert-manager/index.ts';
 import type { LocalControlPlane } from './controlplane/index.ts';
 import { startControlPlane } from './controlplane/index.ts';
 import { startNetwork } from './network/index.ts';
@@ -18,6 +20,8 @@ export interface LocalClusterOptions {
   readonly dir?: string;
   /** Start the network, storage and process node too (the node needs root); default true. */
   readonly node?: boolean;
+  /** Start cert-manager (its CRDs and controller) after the control plane; default false. */
+  readonly certManager?: boolean;
   readonly log?: Log;
 }
 
@@ -30,6 +34,7 @@ export interface LocalCluster {
   readonly network?: LocalNetwork;
   readonly storage?: Storage;
   readonly node?: NodeAgent;
+  readonly certManager?: CertManager;
   /** Stops every part, the last started first. */
   stop(): Promise<void>;
 }
@@ -56,7 +61,12 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     const controlPlane = await startControlPlane({ dir: path.join(dir, 'controlplane'), log });
     stops.push(() => controlPlane.stop());
     const { kubeconfigPath } = controlPlane;
-    if (opts.node === false) return { dir, controlPlane, kubeconfigPath, kubectl: controlPlane.kubectl, stop };
+    const certManager = opts.certManager
+      ? await startCertManager({ dir: path.join(dir, 'cert-manager'), kubeconfigPath, log })
+      : undefined;
+    if (certManager) stops.push(() => certManager.stop());
+    const base = { dir, controlPlane, kubeconfigPath, kubectl: controlPlane.kubectl, certManager, stop };
+    if (opts.node === false) return base;
 
     const network = await startNetwork({ dir: path.join(dir, 'network'), kubeconfigPath, log });
     stops.push(() => network.stop());
@@ -65,7 +75,7 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     const hostsFile = network.hostsFile;
     const node = await startNode({ dir: path.join(dir, 'node'), kubeconfigPath, hostsFile, log });
     stops.push(() => node.stop());
-    return { dir, controlPlane, kubeconfigPath, kubectl: controlPlane.kubectl, network, storage, node, stop };
+    return { ...base, network, storage, node };
   } catch (err) {
     await stop().catch(() => undefined);
     throw err;

@@ -4,7 +4,8 @@
  *   node test/cluster/main.ts [--control-plane-only]
  *
  * Env: LOCALCLUSTER_DIR (state dir, default <cache>/run/local-cluster), LOCALCLUSTER_NODE=0
- * (same as --control-plane-only), LOCALCLUSTER_VERBOSE=1 (print every part's log here too).
+ * (same as --control-plane-only), LOCALCLUSTER_VERBOSE=1 (print every part's log here too),
+ * LOCALCLUSTER_CERT_MANAGER=1 (cert-manager's CRDs and controller too).
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -59,7 +60,8 @@ console.log(
   `starting the local cluster in ${dir} (${withNode ? 'control plane and process node' : 'control plane only'})`,
 );
 try {
-  cluster = await startLocalCluster({ dir, node: withNode, log });
+  const certManager = process.env.LOCALCLUSTER_CERT_MANAGER === '1';
+  cluster = await startLocalCluster({ dir, node: withNode, certManager, log });
   await installCrds(cluster.kubectl);
 } catch (err) {
   console.error(`make cluster: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Builds (once) and prints the path of a pinned local-cluster binary.
 #
-#   test/cluster/tools/build.sh kube-apiserver|kube-controller-manager|kubectl|etcd|etcdctl|etcdutl|helm|versitygw [etcd-version]
+#   test/cluster/tools/build.sh kube-apiserver|kube-controller-manager|kubectl|etcd|etcdctl|etcdutl|helm|versitygw|cert-manager [etcd-version]
 #   test/cluster/tools/build.sh all     every binary the tests use (etcd of every wrapper module)
+#
+# cert-manager is the controller of the wrapper module cert-manager/ (its main.go), with the
+# CRDs of the same version copied beside it, in crds/.
 #
 # Binaries are cached per version under $ETCD_OPERATOR_CACHE (default ~/.cache/etcd-operator),
 # outside the repo, so a second run (and CI on the same machine) reuses them. Set
 # LOCALCLUSTER_BINARIES=path to take kube-apiserver, kube-controller-manager, kubectl, etcd
-# and helm from PATH (or from $KUBEBUILDER_ASSETS when set) instead of building them.
+# and helm from PATH (or from $KUBEBUILDER_ASSETS when set) instead of building them;
+# cert-manager is built all the same (no released binary takes our main.go's flags).
 set -euo pipefail
 
 K8S_VERSION=v1.34.4
@@ -23,7 +27,7 @@ tool=${1:?usage: build.sh TOOL [etcd-version]}
 log() { echo "build.sh: $*" >&2; }
 
 if [[ $tool == all ]]; then
-  for t in kube-apiserver kube-controller-manager kubectl helm versitygw; do "$0" "$t"; done
+  for t in kube-apiserver kube-controller-manager kubectl helm versitygw cert-manager; do "$0" "$t"; done
   for mod in "$here"/etcd-*/go.mod; do
     v=$(sed -n 's#^\tgo.etcd.io/etcd/server/v3 v\([0-9.]*\).*#\1#p' "$mod")
     for t in etcd etcdctl etcdutl; do "$0" "$t" "$v"; done
@@ -31,7 +35,7 @@ if [[ $tool == all ]]; then
   exit 0
 fi
 
-if [[ "${LOCALCLUSTER_BINARIES:-}" == path ]]; then
+if [[ "${LOCALCLUSTER_BINARIES:-}" == path && $tool != cert-manager ]]; then
   if [[ -n "${KUBEBUILDER_ASSETS:-}" && -x "$KUBEBUILDER_ASSETS/$tool" ]]; then
     echo "$KUBEBUILDER_ASSETS/$tool"; exit 0
   fi
@@ -94,6 +98,28 @@ case "$tool" in
       (cd "$here/etcd-$series" && build_into "$dir" "$tool" -ldflags "$ldflags" "$pkg")
     fi
     echo "$dir/$tool" ;;
+  cert-manager)
+    mod=$here/cert-manager
+    version=$(sed -n 's#^\tgithub.com/cert-manager/cert-manager \(v[0-9.]*\)$#\1#p' "$mod/go.mod")
+    dir=$cache/cert-manager-$version
+    if [[ ! -x $dir/cert-manager ]]; then
+      log "building cert-manager $version from Go modules (first time only)"
+      need_go
+      # The CRDs first (the binary marks the dir complete), copied out of the module cache,
+      # which `go clean -modcache` may empty.
+      src=$(cd "$mod" && go mod download -json github.com/cert-manager/cert-manager | sed -n 's#^\t"Dir": "\(.*\)",$#\1#p')
+      [[ -d $src/deploy/crds ]] || { log "no deploy/crds in cert-manager $version ($src)"; exit 1; }
+      mkdir -p "$dir"
+      tmp=$(mktemp -d "$dir/.crds.XXXXXX")
+      chmod 755 "$tmp"
+      cp "$src"/deploy/crds/*.yaml "$tmp/"
+      chmod u+w "$tmp"/*.yaml
+      rm -rf "$dir/crds"
+      mv "$tmp" "$dir/crds"
+      (cd "$mod" && build_into "$dir" cert-manager \
+        -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$version" .)
+    fi
+    echo "$dir/cert-manager" ;;
   helm) go_installed helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
   versitygw) go_installed versitygw "$VERSITYGW_VERSION" github.com/versity/versitygw/cmd/versitygw ;;
   *) log "unknown tool '$tool'"; exit 2 ;;
