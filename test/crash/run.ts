@@ -73,7 +73,10 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     let before: Converged | undefined;
     if (o.scenario.before !== undefined) {
       const setup = await start('setup');
-      await cut.create({ replicas: o.scenario.before });
+      await cut.create({
+        replicas: o.scenario.before,
+        ...(o.scenario.version ? { version: o.scenario.version } : {}),
+      });
       await cut.settled(o.scenario.before, o.settleMs);
       before = await cut.verify(o.scenario.before);
       await cut.write(KEYS.prefix, KEYS.count);

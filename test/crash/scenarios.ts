@@ -35,6 +35,8 @@ export interface Scenario {
   readonly before?: number;
   /** Replicas the action ends at. */
   readonly after: number;
+  /** The etcd version the cluster is created with before the action (the default when absent). */
+  readonly version?: string;
   /** Does what a user does and waits until the operator says it is done. */
   action(cut: ClusterUnderTest, ctx: ActionContext): Promise<void>;
   /** Throws when etcd after does not agree with etcd before in the way the scenario demands. */
@@ -223,6 +225,35 @@ export const SCENARIOS: readonly Scenario[] = [
       const [name, id] = victim(before);
       if ([...after.members.values()].includes(id))
         throw new Error(`the wiped member ${name} (${id}) is still in etcd`);
+    },
+  },
+  {
+    name: 'upgrade',
+    before: 3,
+    after: 3,
+    version: '3.5.35',
+    action: async (cut, ctx) => {
+      await cut.patchSpec({ version: '3.6.16' });
+      await until(
+        'every member on 3.6.16',
+        async () => {
+          const c = await cut.get();
+          const members = c.status?.members ?? [];
+          return c.status?.observed?.step === 'Steady' &&
+            members.length === 3 &&
+            members.every((m) => m.version === '3.6.16')
+            ? true
+            : undefined;
+        },
+        ctx.settleMs,
+      );
+      await cut.settled(3, ctx.settleMs);
+    },
+    // Restarted in place: the same members with the same IDs, none replaced.
+    check: (before, after) => {
+      const was = JSON.stringify([...(before?.members ?? [])].sort());
+      const is = JSON.stringify([...after.members].sort());
+      if (was !== is) throw new Error(`members ${was} became ${is}`);
     },
   },
   { name: 'snapshot', before: 1, after: 1, action: snapshotToPVC },
