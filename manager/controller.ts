@@ -27,7 +27,14 @@ import { etcdMemberFor, TAG } from '../machines/index.ts';
 import { Informer, type KubeObject } from './informer.ts';
 import type { ManagerMetrics } from './metrics.ts';
 import { dataLostObserved } from './data-check.ts';
-import { clusterObserved, memberObserved, membersListed, podObserved, pvcObserved } from './observe.ts';
+import {
+  clusterObserved,
+  memberObserved,
+  membersListed,
+  podObserved,
+  pvcObserved,
+  upgradeSnapshotsListed,
+} from './observe.ts';
 import { jobObservation, snapshotClusterObserved, snapshotObserved } from './observe-snapshot.ts';
 import { scheduledSnapshotsListed, scheduleObserved } from './observe-schedule.ts';
 import { nextScheduleTime } from '../machines/snapshot-schedule-decide.ts';
@@ -218,6 +225,8 @@ export class Controller {
       const job = jobObservation(this.#jobs.get(ns, restoreJobName(name)), pods);
       await entry.runner.feed({ type: 'k8s.restoreJob.observed', at, job });
     }
+    const inNamespace = this.#snapshots.list().filter((s) => s.metadata.namespace === ns);
+    await entry.runner.feed(upgradeSnapshotsListed(name, inNamespace, at));
     if (!object.metadata.deletionTimestamp) await this.#probe(entry, object);
     await this.#runners.refreshClusterStatus(entry, object);
     const { snapshot } = entry.runner;
