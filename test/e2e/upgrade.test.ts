@@ -103,7 +103,7 @@ describe.skipIf(!hasNode)('manager: rolling version upgrades', () => {
         `${report.failed.length} failed, longest write ${report.longestStallMs} ms, ` +
         `${report.unwatched.length} revisions unwatched, ${report.lost.length} keys lost, ${report.watchErrors} watch errors`,
     );
-    if (failure) throw failure;
+    if (failure !== undefined) throw failure instanceof Error ? failure : new Error(JSON.stringify(failure));
     expect(report.failed).toEqual([]);
     expect(report.unwatched).toEqual([]);
     expect(report.lost).toEqual([]);
