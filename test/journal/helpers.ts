@@ -66,14 +66,16 @@ export const DAMAGES = {
 } as const;
 
 /**
- * Damages the file of a journal that is open, then commits an unrelated change from another
- * connection (the same user_version), so the open journal's next read finds its page cache stale
- * and reads the file: as a long-running manager does, whose 2 MB cache holds little of its journal.
+ * Damages the file of a journal that is open, as it would be found in a long-running manager:
+ * another connection first checkpoints the WAL into the file (SQLite does every 1,000 pages), and
+ * after the damage commits an unrelated change (the same user_version), so the open journal's next
+ * read finds its page cache stale and reads the file (a 2 MB cache holds little of a real journal).
  */
 export function damageWhileOpen(path: string, damage: (path: string) => void): void {
-  damage(path);
   const other = new Database(path);
   try {
+    other.pragma('wal_checkpoint(TRUNCATE)');
+    damage(path);
     other.pragma(`user_version = ${Number(other.pragma('user_version', { simple: true }))}`);
   } finally {
     other.close();
