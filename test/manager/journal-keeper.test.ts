@@ -234,6 +234,30 @@ describe('journal keeper: /readyz while the journal cannot be written', () => {
     expect(rt.damagedFiles()).toEqual([]);
   });
 
+  it('the journal made read-only under the running manager (chattr +i, as root) makes /readyz 503; writable again, the next step makes it 200', async (ctx) => {
+    if (process.getuid?.() !== 0) return ctx.skip('only root can make an open file refuse writes (chattr +i)');
+    const rt = runtime();
+    expect(await rt.work('demo')).toBe('done');
+    const files = [rt.path, `${rt.path}-wal`];
+    try {
+      execFileSync('chattr', ['+i', ...files], { stdio: 'ignore' });
+    } catch {
+      return ctx.skip('chattr +i is not available here');
+    }
+    let restored = false;
+    const restore = () => void (restored || execFileSync('chattr', ['-i', ...files], { stdio: 'ignore' }));
+    cleanups.push(restore);
+
+    await expect(rt.work('other')).rejects.toMatchObject({ code: 'ERR_JOURNAL_WRITE' });
+    expect(await readyz(rt.keeper)).toEqual([503, `journal ${rt.path}: write failed: disk I/O error\n`]);
+    restore();
+    restored = true;
+    expect(await rt.work('other')).toBe('done');
+    expect(await readyz(rt.keeper)).toEqual([200, 'ok\n']);
+    expect(rt.keeper.journal.objects().map((o) => o.ref.name)).toEqual(['demo', 'other']);
+    expect(rt.damagedFiles()).toEqual([]);
+  });
+
   it('a damaged journal in a directory made read-only cannot be replaced: 503 until the directory is writable, then a new journal and 200', async (ctx) => {
     const rt = runtime();
     expect(await rt.work('demo')).toBe('done');
