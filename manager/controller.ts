@@ -21,10 +21,10 @@ import {
   type KubeContext,
 } from '../effects/kubernetes/index.ts';
 import type { ClusterRef, HandlerTable } from '../effects/types.ts';
-import type { Journal } from '../journal/index.ts';
 import type { EtcdObservation, ObjectRef, StepBookkeeping } from '../machines/index.ts';
 import { etcdMemberFor, TAG } from '../machines/index.ts';
 import { Informer, type KubeObject } from './informer.ts';
+import type { JournalKeeper } from './journal-keeper.ts';
 import type { ManagerMetrics } from './metrics.ts';
 import { dataLostObserved } from './data-check.ts';
 import {
@@ -46,7 +46,8 @@ import { collectionPath, listCollection, memberKey, snapshotKey, WATCHES, type W
 /** Options of Controller. */
 export interface ControllerOptions {
   readonly kubeConfig: KubeConfig;
-  readonly journal: Journal;
+  /** The journal, replaced by a new one when it is found damaged. */
+  readonly journal: JournalKeeper;
   readonly log: Logger;
   readonly metrics: ManagerMetrics;
   /** Watch one namespace; all when undefined. */
@@ -120,6 +121,10 @@ export class Controller {
       handlers: HANDLERS,
       context: (cluster) => this.#context(cluster),
       now: this.#now,
+    });
+    // A new journal took the place of a damaged one: every object is worked again, and adopted.
+    options.journal.onReplaced(() => {
+      for (const key of this.#runners.keys()) this.#queue.add(key);
     });
     const informer = <T extends KubeObject>(w: WatchSpec<T>): Informer<T> => {
       const labelSelector = w.selector;
@@ -197,7 +202,12 @@ export class Controller {
     this.#etcd.close();
   }
 
+  /** Works a key; one that met a damaged or replaced journal is worked again at once, on the new one. */
   async #work(key: string): Promise<void> {
+    if ((await this.#runners.withJournal(key, () => this.#workKey(key))) === 'again') this.#queue.add(key);
+  }
+
+  async #workKey(key: string): Promise<void> {
     const [kind, ns = '', name = ''] = key.split('/');
     if (!this.synced) return this.#queue.addAfter(key, 100);
     if (kind === 'EtcdCluster') return this.#workCluster(key, ns, name);
