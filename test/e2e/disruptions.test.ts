@@ -116,12 +116,21 @@ describe.skipIf(!hasNode)('manager: zero failed writes while a minority is disru
   it("a member's etcd killed", () =>
     underTraffic('etcd killed', 3, async () => {
       const [victim = ''] = (await memberNames()).slice(-1);
+      const pod = () => kube.core.readNamespacedPod({ name: victim, namespace: ns }).catch(() => undefined);
+      const before = await pod();
+      const restarts = (p: typeof before) =>
+        p?.status?.containerStatuses?.find((c) => c.name === 'etcd')?.restartCount ?? 0;
       killEtcd(victim);
-      // Killed in place: the member's Pod is made again so its data is checked (rechecking).
-      await until(`${victim} Ready again`, async () => {
-        const pod = await kube.core.readNamespacedPod({ name: victim, namespace: ns }).catch(() => undefined);
-        return pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? true : undefined;
+      // Seen by the node (the container restarted) or by the operator (a new Pod checks the data).
+      await until(`${victim} restarted`, async () => {
+        const now = await pod();
+        return now && (now.metadata?.uid !== before?.metadata?.uid || restarts(now) > restarts(before))
+          ? true
+          : undefined;
       });
+      await until(`${victim} Ready again`, async () =>
+        (await pod())?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? true : undefined,
+      );
     }));
 
   it('a member cut off the network for 15 s', () =>
