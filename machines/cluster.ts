@@ -210,7 +210,9 @@ export const clusterMachine = machine.createMachine({
     // Both the spec and the members, whichever order they come in: members decide adopt or seed.
     pending: { tags: [TAG.idle], always: { guard: 'observed', target: 'deciding', actions: 'latchTarget' } },
     deciding: kit.deciding(DECISIONS, STATE_OF),
-    observing: { entry: 'beginStep', always: { guard: 'etcdFresh', target: 'deciding' } },
+    // Between two steps: a spec edited meanwhile is taken here, never mid-step, so a member is
+    // not added only to be removed when the target drops during a join.
+    observing: { entry: 'beginStep', always: { guard: 'etcdFresh', target: 'deciding', actions: 'latchTarget' } },
     bootstrapping: {
       initial: 'seeding',
       states: {
@@ -411,8 +413,9 @@ export const clusterMachine = machine.createMachine({
         { guard: kit.undecided('steady'), target: 'deciding' },
       ],
     },
+    // Nothing progresses here (it waits for a healthy quorum): Progressing is False, Degraded True.
     degraded: {
-      tags: [TAG.idle, TAG.warning],
+      tags: [TAG.resting, TAG.idle, TAG.warning],
       entry: 'beginStep',
       always: { guard: kit.undecided('degraded'), target: 'deciding' },
     },

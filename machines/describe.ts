@@ -72,7 +72,9 @@ function upgradeMessage(sub: string, c: ClusterContext): string {
       : `upgrading to ${to}: taking EtcdSnapshot ${name} before any member restarts`;
   }
   const without =
-    u.position === 1 && c.upgradeSnapshotWanted !== true ? ' (no snapshot first: spec.upgrade.snapshot is not set)' : '';
+    u.position === 1 && c.upgradeSnapshotWanted !== true
+      ? ' (no snapshot first: spec.upgrade.snapshot is not set)'
+      : '';
   const head = `upgrading ${u.member} (${u.position} of ${u.total}) from ${u.from} to ${to}${without}`;
   if (sub.startsWith('awaitingHealth'))
     return `${head}: waiting until every voter is healthy and in sync before its Pod stops`;
@@ -91,6 +93,23 @@ function budgetMessage(c: ClusterContext, voters: number): string {
   return min < of
     ? `setting ${name} to minAvailable ${min} of ${of} members: evictions (a node drain) stop one member at a time`
     : `setting ${name} to minAvailable ${min}: with ${of} member${of === 1 ? '' : 's'}, no eviction may stop one without losing quorum`;
+}
+
+/** `; then the new spec is taken: ...` when the spec changed since the target was latched. */
+function retarget(c: ClusterContext): string {
+  const [spec, target] = [c.spec, c.target];
+  if (!spec || !target) return '';
+  const changes = [
+    ...(spec.replicas !== target.replicas ? [`${spec.replicas} voters (was ${target.replicas})`] : []),
+    ...(spec.version !== target.version ? [`etcd ${spec.version} (was ${target.version})`] : []),
+  ];
+  return changes.length > 0 ? `; then the new spec is taken: ${changes.join(', ')}` : '';
+}
+
+/** `; down: demo-1, demo-2` naming the members that do not answer, by EtcdMember name. */
+function down(c: ClusterContext, names: readonly string[]): string {
+  const named = names.filter((n) => n !== '');
+  return named.length > 0 ? `; not answering: ${named.join(', ')}` : '';
 }
 
 /** `; leader NAME` when etcd names a leader among the members it lists. */
@@ -151,7 +170,7 @@ export function describeCluster(path: string, c: ClusterContext): Described {
       message = upgradeMessage(sub, c);
       break;
     case 'observing':
-      message = "waiting for etcd's member list after the last change";
+      message = `waiting for etcd's member list after the last change${retarget(c)}`;
       break;
     case 'steady': {
       // Steady needs a healthy quorum, not every voter: say when one is down.
@@ -169,8 +188,14 @@ export function describeCluster(path: string, c: ClusterContext): Described {
         c.clusterID !== null && c.etcd && c.etcd.clusterID !== c.clusterID
           ? `etcd at the members' addresses reports cluster ${c.etcd.clusterID}, not ${c.clusterID}: nothing is changed until this is resolved`
           : c.etcdError
-            ? `etcd does not answer: ${c.etcdError}`
-            : `${healthy} of ${voters} voters healthy: waiting for a healthy quorum before any change`;
+            ? `etcd does not answer: ${c.etcdError}${down(
+                c,
+                live.map((v) => v.name),
+              )}`
+            : `${healthy} of ${voters} voters healthy${down(
+                c,
+                live.filter((v) => !c.etcd?.healthy.includes(v.id)).map((v) => v.name),
+              )}: waiting for a healthy quorum before any change`;
       break;
     case 'deleting':
       message = 'the cluster is being deleted; its members go with it';
@@ -195,12 +220,17 @@ const failure = (c: { lastError: { code: string; message: string } | null }, unt
 export function describeMember(path: string, c: MemberContext): Described & { readonly state: string } {
   const [top = 'pending', sub = ''] = path.split('.');
   // A parked member is dormant only once its Pod is really gone; a started learner waits to be promoted.
+  // A Pod that runs but is not Ready is not being restarted: its etcd answers no health check
+  // (a member of a cluster without quorum looks like this, the healthy ones too).
+  const running = Boolean(c.pod && !c.pod.deleting && c.pod.phase === 'Running');
   const state =
     top === 'parking' && sub === 'stopped'
       ? 'dormant'
       : top === 'joiningLearner' && sub === 'catchingUp'
         ? 'promoting'
-        : top;
+        : top === 'restarting' && sub === 'awaitingReady' && running
+          ? 'notReady'
+          : top;
   const messages: Record<string, string> = {
     pending: "waiting for the member's Pod and volume to be observed",
     deciding: 'deciding the next step',
@@ -213,6 +243,8 @@ export function describeMember(path: string, c: MemberContext): Described & { re
     rechecking:
       'etcd restarted inside its Pod, where the data check does not run: a new Pod checks the volume before etcd starts',
     restarting: "etcd's Pod is gone or not ready: starting it again from the member's volume",
+    notReady:
+      'etcd runs in its Pod but does not report healthy (its readiness probe fails): it waits for a quorum of its cluster, or is still starting',
     upgrading: `restarting on etcd ${c.version ?? '?'}${c.ranVersion && c.ranVersion !== c.version ? ` (it ran ${c.ranVersion})` : ''} with the same volume and member ID: ${
       sub === 'stoppingPod' || sub === 'awaitingGone'
         ? 'stopping the Pod'
@@ -230,5 +262,9 @@ export function describeMember(path: string, c: MemberContext): Described & { re
     removed: 'removed from etcd',
     failed: failure(c, 'the EtcdMember or its EtcdCluster changes'),
   };
-  return { state, step: camel(state), message: `${messages[top] ?? path}${top === 'failed' ? '' : retrying(c)}` };
+  return {
+    state,
+    step: camel(state),
+    message: `${messages[state] ?? messages[top] ?? path}${top === 'failed' ? '' : retrying(c)}`,
+  };
 }

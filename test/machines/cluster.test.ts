@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { clusterMachine } from '../../machines/cluster.ts';
 import { describeCluster } from '../../machines/describe.ts';
+import { pathHasTag, TAG } from '../../machines/tags.ts';
 import { peerURL, preUpgradeSnapshotName, retryDelay, troubled } from '../../machines/policy.ts';
 import type { ClusterEvent, EtcdObservation, MemberObservation } from '../../machines/types.ts';
 import { Driver, type Intent } from './harness.ts';
@@ -369,7 +370,7 @@ describe('cluster machine', () => {
     expect(d.context.target?.replicas).toBe(1);
   });
 
-  it('a spec edit during a step waits until the latched target is reached', () => {
+  it('a spec edit during a step is taken at the next step boundary, never mid-step', () => {
     const d = newCluster();
     play(d, [
       [spec(2), 'bootstrapping.seeding.creatingServices.running'],
@@ -379,23 +380,33 @@ describe('cluster machine', () => {
     play(d, [
       [spec(5), 'bootstrapping.seeding.awaitingSeed', []],
       [voters(0), 'observing'],
-      [voters(0), 'bootstrapping.joining.addingLearner.running'],
     ]);
+    // The seed's step is over; the edit waits only for etcd's member list after it.
     expect(d.context.target).toEqual({ replicas: 2, version: '3.6.16' });
-    join(d, 1, [0], 'bootstrapping.joining');
-    play(d, [
-      [
-        members([
-          [0, 'voter'],
-          [1, 'voter'],
-        ]),
-        'observing',
-      ],
-      // Target 2 reached: steady latches 5, raises the budget for 5, and scaling up starts.
-      [voters(0, 1), 'updatingBudget.running', [budget(4)]],
-      [budgetSet(4), 'scalingUp.joining.addingLearner.running', [addLearner(2)]],
-    ]);
+    expect(describeCluster(d.state, d.context).message).toBe(
+      "waiting for etcd's member list after the last change; then the new spec is taken: 5 voters (was 2)",
+    );
+    play(d, [[voters(0), 'bootstrapping.joining.addingLearner.running', [addLearner(1)]]]);
     expect(d.context.target).toEqual({ replicas: 5, version: '3.6.16' });
+  });
+
+  it('3 -> 5, then 4 while the 4th member joins: the join finishes and no 5th member is added', () => {
+    const d = steadyCluster(3);
+    play(d, [
+      [spec(5), 'updatingBudget.running', [budget(4)]],
+      [budgetSet(4), 'scalingUp.joining.addingLearner.running', [addLearner(3)]],
+      // Mid-step: the learner is in etcd, so the join goes on to its promotion.
+      [spec(4), 'scalingUp.joining.addingLearner.running', []],
+    ]);
+    join(d, 3, [0, 1, 2], 'scalingUp.joining');
+    play(d, [
+      [members(range(4).map((n) => [n, 'voter'])), 'observing'],
+      // The boundary: 4 is taken, reached already; the budget follows (3 of 4), then steady.
+      [voters(0, 1, 2, 3), 'updatingBudget.running', [budget(3)]],
+      [budgetSet(3), 'steady', []],
+    ]);
+    expect(d.context.target).toEqual({ replicas: 4, version: '3.6.16' });
+    expect(d.context.nextOrdinal).toBe(4);
   });
 
   it('scales down one member at a time, the newest first, through its EtcdMember', () => {
@@ -873,8 +884,14 @@ describe('cluster machine: what a user reads', () => {
     ]);
     expect(describeCluster(d.state, d.context)).toEqual({
       step: 'Degraded',
-      message: '1 of 3 voters healthy: waiting for a healthy quorum before any change',
+      message: '1 of 3 voters healthy; not answering: demo-1, demo-2: waiting for a healthy quorum before any change',
     });
+    // Nothing progresses while it waits: Progressing is False (the step is at rest), Degraded True.
+    expect(pathHasTag(clusterMachine, d.state, TAG.resting)).toBe(true);
+    play(d, [[{ type: 'etcd.unreachable', at: now(), error: 'no member answered' }, 'degraded']]);
+    expect(describeCluster(d.state, d.context).message).toBe(
+      'etcd does not answer: no member answered; not answering: demo-0, demo-1, demo-2',
+    );
   });
 
   it('a steady cluster with a voter down says so', () => {

@@ -417,3 +417,23 @@ describe('member machine: a new etcd version', () => {
     ]);
   });
 });
+
+describe('member machine: what a user reads', () => {
+  it('a Pod that runs but is not Ready reads as notReady (waiting for a quorum), not as being restarted', () => {
+    const d = runningVoter();
+    const unready: MemberEvent = {
+      type: 'k8s.pod.observed',
+      at: at(),
+      pod: { uid: 'p1', phase: 'Running', ready: false, deleting: false, restarts: 0 },
+    };
+    play(d, [[unready, 'restarting.awaitingReady', []]]);
+    expect(describeMember(d.state, d.context)).toMatchObject({
+      state: 'notReady',
+      step: 'NotReady',
+      message: expect.stringContaining('waits for a quorum of its cluster') as string,
+    });
+    // Its Pod gone: that is a restart.
+    play(d, [[noPod(), 'restarting.creatingPod.running', [intent('createPod')]]]);
+    expect(describeMember(d.state, d.context).state).toBe('restarting');
+  });
+});

@@ -14,7 +14,7 @@ describe('state tags: what a state means outside the machines', () => {
     ['steady', ['resting', 'idle']],
     ['dormant', ['resting', 'idle']],
     ['failed', ['resting', 'idle']],
-    ['degraded', ['idle', 'warning']],
+    ['degraded', ['resting', 'idle', 'warning']],
     ['replacing.joining.addingLearner.running', ['warning']],
     ['scalingUp.joining.promoting.backingOff', []],
     ['parking.awaitingPark', []],
