@@ -106,6 +106,8 @@ export function buildPod(member: EtcdMember, cluster: EtcdCluster, agentImage = 
     restartPolicy: 'Always',
     terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
     enableServiceLinks: false,
+    // Neither etcd nor the agent calls the API server; a template's sidecar that does may turn it on.
+    automountServiceAccountToken: false,
     ...user,
     ...(cluster.spec.affinity ? { affinity: cluster.spec.affinity } : {}),
     ...(cluster.spec.topologySpreadConstraints

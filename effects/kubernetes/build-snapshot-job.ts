@@ -171,6 +171,8 @@ export function agentJob(j: AgentJob, image: string): V1Job {
         spec: {
           restartPolicy: 'Never',
           enableServiceLinks: false,
+          // The agent talks to etcd and the store, never to the API server: no token to lose.
+          automountServiceAccountToken: false,
           securityContext: podSecurityContext(),
           containers: [
             {

@@ -69,6 +69,13 @@ describe('Pod security: every Pod the operator makes', () => {
     },
   );
 
+  it.each([...memberPods(), ...jobPods()])(
+    '%s mounts no service account token: nothing in it calls the API server',
+    (_, spec) => {
+      expect(spec.automountServiceAccountToken).toBe(false);
+    },
+  );
+
   it('a restored seed has every init container covered: fetch, restore, finish, then the data check', () => {
     const spec = memberPods()[2]![1];
     expect(spec.initContainers?.map((c) => c.name)).toEqual([
