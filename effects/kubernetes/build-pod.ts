@@ -9,6 +9,7 @@ import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
 import { DATA_DIR, DATA_MOUNT, etcdCommand } from './build-etcd-args.ts';
 import { restoreInitContainers } from './build-restore.ts';
 import { inMemory } from './build-pvc.ts';
+import { containerSecurityContext, podSecurityContext } from './build-security.ts';
 import { CLIENT_PORT, METRICS_PORT, PEER_PORT } from './build-services.ts';
 import { DEFAULT_AGENT_IMAGE } from './context.ts';
 import { memberLabels, ownedMeta, pvcName } from './meta.ts';
@@ -62,14 +63,15 @@ function etcdContainer(member: EtcdMember, cluster: EtcdCluster): V1Container {
     ],
     volumeMounts: [{ name: DATA_VOLUME, mountPath: DATA_MOUNT }],
     readinessProbe,
+    securityContext: containerSecurityContext(),
     ...(cluster.spec.resources ? { resources: cluster.spec.resources } : {}),
   };
 }
 
 /**
  * Once etcd has run on the volume, an empty data dir means the data was lost: the check then
- * fails (exit 3) instead of letting etcd start a new, empty member. Root reads etcd's 0700
- * dirs whoever etcd runs as; the mount is read-only. A Memory member gets no check: each new
+ * fails (exit 3) instead of letting etcd start a new, empty member. It runs as etcd's user (the
+ * Pod's), so it reads etcd's 0700 dirs; the mount is read-only. A Memory member gets no check: each new
  * Pod starts with an empty emptyDir, and the member machine counts that Pod's loss as data loss.
  */
 function checkDataContainer(member: EtcdMember, agentImage: string): V1Container[] {
@@ -81,7 +83,7 @@ function checkDataContainer(member: EtcdMember, agentImage: string): V1Container
       image: agentImage,
       args: ['agent', 'check-data', `--data-dir=${DATA_DIR}`, ...expect],
       volumeMounts: [{ name: DATA_VOLUME, mountPath: DATA_MOUNT, readOnly: true }],
-      securityContext: { runAsUser: 0 },
+      securityContext: containerSecurityContext(),
       terminationMessagePolicy: 'FallbackToLogsOnError',
     },
   ];
@@ -104,11 +106,15 @@ export function buildPod(member: EtcdMember, cluster: EtcdCluster, agentImage = 
     restartPolicy: 'Always',
     terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
     enableServiceLinks: false,
+    // Neither etcd nor the agent calls the API server; a template's sidecar that does may turn it on.
+    automountServiceAccountToken: false,
     ...user,
     ...(cluster.spec.affinity ? { affinity: cluster.spec.affinity } : {}),
     ...(cluster.spec.topologySpreadConstraints
       ? { topologySpreadConstraints: cluster.spec.topologySpreadConstraints }
       : {}),
+    // The restricted Pod Security Standard; a template's fields (another runAsUser, say) win.
+    securityContext: { ...podSecurityContext(), ...user.securityContext },
     // What makes this Pod a member stays ours whatever the template says.
     hostname: name,
     subdomain: member.spec.cluster,

@@ -17,6 +17,7 @@ import { ERR } from '../../machines/error-codes.ts';
 import { peerURL } from '../../machines/policy.ts';
 import { EffectError } from '../types.ts';
 import { DATA_DIR, DATA_MOUNT } from './build-etcd-args.ts';
+import { containerSecurityContext } from './build-security.ts';
 import { agentJob, s3Access, s3Args, storedAt } from './build-snapshot-job.ts';
 import { LABEL } from './meta.ts';
 
@@ -119,7 +120,7 @@ export function restoreInitContainers(
         args: ['agent', 'fetch-snapshot', ...args, `--to=${RESTORE_DIR}/snapshot.db`, `--clear=${RESTORE_DIR}`],
         env,
         volumeMounts: [data, ...mounts],
-        securityContext: { runAsUser: 0 },
+        securityContext: containerSecurityContext(),
         terminationMessagePolicy: 'FallbackToLogsOnError',
       },
       {
@@ -133,7 +134,7 @@ export function restoreInitContainers(
           ...[`--bump-revision=${BUMP_REVISION}`, '--mark-compacted'],
         ],
         volumeMounts: [data],
-        securityContext: { runAsUser: 0 },
+        securityContext: containerSecurityContext(),
         terminationMessagePolicy: 'FallbackToLogsOnError',
       },
       {
@@ -147,7 +148,7 @@ export function restoreInitContainers(
           `--clean=${RESTORE_DIR}`,
         ],
         volumeMounts: [data],
-        securityContext: { runAsUser: 0 },
+        securityContext: containerSecurityContext(),
         terminationMessagePolicy: 'FallbackToLogsOnError',
       },
     ],

@@ -7,6 +7,7 @@
 import type { V1EnvVar, V1Job, V1ObjectMeta, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { apiVersion } from '../../api/v1alpha1/index.ts';
+import { containerSecurityContext, podSecurityContext } from './build-security.ts';
 import { memberClientURL } from './build-services.ts';
 import { controllerRef, LABEL } from './meta.ts';
 
@@ -170,6 +171,9 @@ export function agentJob(j: AgentJob, image: string): V1Job {
         spec: {
           restartPolicy: 'Never',
           enableServiceLinks: false,
+          // The agent talks to etcd and the store, never to the API server: no token to lose.
+          automountServiceAccountToken: false,
+          securityContext: podSecurityContext(),
           containers: [
             {
               name: AGENT_CONTAINER,
@@ -177,6 +181,7 @@ export function agentJob(j: AgentJob, image: string): V1Job {
               args: [...j.args],
               env: [...(j.env ?? [])],
               volumeMounts: [...(j.mounts ?? [])],
+              securityContext: containerSecurityContext(),
               // The agent writes its report there; its log is the fallback when it could not.
               terminationMessagePolicy: 'FallbackToLogsOnError',
             },

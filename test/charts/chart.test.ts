@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { parse } from 'yaml';
 import { chartDir, helm, renderChart } from './helm.ts';
 import type { KubeObject } from './helm.ts';
+import { MANAGER_RIGHTS } from './manager-rights.ts';
 
 const NS = 'ops';
 const appVersion = (parse(readFileSync(path.join(chartDir, 'Chart.yaml'), 'utf8')) as { appVersion: string })
@@ -62,20 +63,15 @@ function rulesOf(o: KubeObject): Rule[] {
   return (o as unknown as { rules: Rule[] }).rules;
 }
 
-/** What the manager's handlers and informers call, by (group, resource): the verbs it needs. */
-const needed: readonly [string, string, string][] = [
-  ['etcd-operator.dev', 'etcdclusters', 'get list watch update patch'],
-  ['etcd-operator.dev', 'etcdclusters/status', 'get update patch'],
-  ['etcd-operator.dev', 'etcdclusters/finalizers', 'update'],
-  ['etcd-operator.dev', 'etcdmembers', 'get list watch create update patch delete'],
-  ['etcd-operator.dev', 'etcdmembers/status', 'get update patch'],
-  ['etcd-operator.dev', 'etcdmembers/finalizers', 'update'],
-  ['', 'pods', 'get list watch create delete'],
-  ['', 'persistentvolumeclaims', 'get list watch create delete patch'],
-  ['', 'services', 'get list watch create update patch'],
-  ['', 'events', 'create patch'],
-  ['policy', 'poddisruptionbudgets', 'get create update delete'],
-];
+/** Every (group, resource, verb) the rules grant, as `group/resource verb`, sorted. */
+function grants(rules: readonly Rule[]): string[] {
+  return rules
+    .flatMap((r) => r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => `${g}/${res} ${v}`))))
+    .sort();
+}
+const neededGrants = grants(
+  MANAGER_RIGHTS.map(([g, r, v]) => ({ apiGroups: [g], resources: [r], verbs: v.split(' ') })),
+);
 
 test('chart: helm lint passes', async () => {
   await helm(['lint', '--strict', chartDir]);
@@ -148,11 +144,9 @@ describe('chart with the default values', () => {
     });
   });
 
-  test('a ClusterRole bound to the ServiceAccount grants every verb the handlers use', () => {
+  test('a ClusterRole bound to the ServiceAccount grants exactly the verbs the handlers use, and no Secret', () => {
     const role = one(objects, 'ClusterRole');
-    for (const [group, resource, verbs] of needed)
-      for (const verb of verbs.split(' '))
-        expect(allows(rulesOf(role), group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
+    expect(grants(rulesOf(role))).toEqual(neededGrants);
     expect(allows(rulesOf(role), '', 'secrets', 'get')).toBe(false);
     // Events are written as core/v1 Events only.
     expect(allows(rulesOf(role), 'events.k8s.io', 'events', 'create')).toBe(false);
@@ -189,6 +183,27 @@ describe('chart with the default values', () => {
   });
 });
 
+describe('chart RBAC: least privilege', () => {
+  test.each([
+    ['the default values', {}],
+    ['watchNamespace', { watchNamespace: 'apps' }],
+    ['leader election off', { 'leaderElection.enabled': 'false' }],
+  ])('with %s, no rule has a wildcard verb, resource or API group, and none names Secrets', async (_, values) => {
+    const roles = (await renderChart(values, NS)).filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole');
+    expect(roles.length).toBeGreaterThan(0);
+    for (const role of roles)
+      for (const r of rulesOf(role)) {
+        const where = `${role.kind}/${role.metadata.name} ${JSON.stringify(r)}`;
+        for (const field of [r.verbs, r.resources, r.apiGroups]) expect(field, where).not.toContain('*');
+        expect(
+          r.resources.some((res) => res === 'secrets' || res.startsWith('secrets/')),
+          where,
+        ).toBe(false);
+        expect((r as { nonResourceURLs?: unknown }).nonResourceURLs, where).toBeUndefined();
+      }
+  });
+});
+
 describe('chart with watchNamespace', () => {
   test('watches that namespace only, with a Role and RoleBinding there and the Lease Role at home', async () => {
     const objects = await renderChart({ watchNamespace: 'apps' }, NS);
@@ -196,9 +211,7 @@ describe('chart with watchNamespace', () => {
     expect(objects.filter((o) => o.kind.startsWith('Cluster'))).toEqual([]);
     const role = one(objects, 'Role', 'etcd-operator');
     expect(role.metadata.namespace).toBe('apps');
-    for (const [group, resource, verbs] of needed)
-      for (const verb of verbs.split(' '))
-        expect(allows(rulesOf(role), group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
+    expect(grants(rulesOf(role))).toEqual(neededGrants);
     const binding = one(objects, 'RoleBinding', 'etcd-operator') as unknown as {
       metadata: { namespace: string };
       subjects: unknown[];

@@ -1,6 +1,7 @@
 /**
  * `helm install` of the chart into the local cluster, as a user does it: the objects exist, the
- * ServiceAccount holds the rights the manager needs (asked of the real API server), the manager's
+ * ServiceAccount holds the rights the manager needs and none it must not (asked of the real API
+ * server's authorizer with `kubectl auth can-i --as`), the manager's
  * Pod is bound with its args and claim, and `helm uninstall` takes it all away again.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { until } from '../cluster/node/testing.ts';
 import { chartDir, helm } from '../charts/helm.ts';
+import { canIArgs, FORBIDDEN_RIGHTS, MANAGER_RIGHTS } from '../charts/manager-rights.ts';
 import { getJson, kubectl } from './kube.ts';
 
 const ns = `chart-e2e-${process.pid}`;
@@ -38,9 +40,10 @@ const podsOf = async (namespace: string, instance: string) =>
   (await getJson<{ items: Pod[] }>(['pods', '-n', namespace, '-l', `app.kubernetes.io/instance=${instance}`])).items;
 const pods = () => podsOf(ns, release);
 const isReady = (p: Pod) => p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-const canIAs = async (user: string, verb: string, resource: string, namespace: string) =>
-  (await kubectl(['auth', 'can-i', verb, resource, '-n', namespace, '--as', user])).stdout.trim();
-const canI = (verb: string, resource: string, namespace: string) => canIAs(sa, verb, resource, namespace);
+/** `kubectl auth can-i` as user: args are the verb, the resource (or resource/name) and any flags such as --subresource. */
+const canIAs = async (user: string, args: readonly string[], namespace: string) =>
+  (await kubectl(['auth', 'can-i', ...args, '-n', namespace, '--as', user])).stdout.trim();
+const canI = (verb: string, resource: string, namespace: string) => canIAs(sa, [verb, resource], namespace);
 // The local node runs every Pod on the host's network: the manager must bind its Pod IP.
 const install = (name: string, namespace: string, ...sets: string[]) =>
   helm(
@@ -90,21 +93,38 @@ describe('chart: helm install into the local cluster', () => {
   });
 
   it("the manager's ServiceAccount may do what the handlers do, in any namespace, and take its Lease", async () => {
-    for (const [verb, resource] of [
-      ['watch', 'etcdclusters.etcd-operator.dev'],
-      ['patch', 'etcdclusters.etcd-operator.dev/status'],
-      ['update', 'etcdclusters.etcd-operator.dev/finalizers'],
-      ['delete', 'etcdmembers.etcd-operator.dev'],
-      ['update', 'etcdmembers.etcd-operator.dev/finalizers'],
-      ['create', 'pods'],
-      ['patch', 'persistentvolumeclaims'],
-      ['update', 'services'],
-      ['patch', 'events'],
-    ])
-      expect(`${verb} ${resource}: ${await canI(verb!, resource!, 'anywhere')}`).toBe(`${verb} ${resource}: yes`);
+    // Every right the chart's unit test holds the ClusterRole to, asked of the API server's authorizer.
+    for (const [group, resource, verbs] of MANAGER_RIGHTS)
+      for (const verb of verbs.split(' ')) {
+        const args = canIArgs(verb, group, resource);
+        expect(`${args.join(' ')}: ${await canIAs(sa, args, 'anywhere')}`).toBe(`${args.join(' ')}: yes`);
+      }
     expect(await canI('update', `leases.coordination.k8s.io/${release}`, ns)).toBe('yes');
     expect(await canI('update', `leases.coordination.k8s.io/${release}`, 'anywhere')).toBe('no');
     expect(await canI('get', 'secrets', ns)).toBe('no');
+  });
+
+  it("the manager's ServiceAccount holds nothing more: no Secret, no exec, no RBAC, no wildcard, not the user's specs", async () => {
+    const held: string[] = [];
+    for (const [verb, resource, sub] of FORBIDDEN_RIGHTS)
+      for (const namespace of [ns, 'anywhere']) {
+        const args = [verb, resource, ...(sub ? [`--subresource=${sub}`] : [])];
+        if ((await canIAs(sa, args, namespace)) !== 'no') held.push(`${args.join(' ')} -n ${namespace}`);
+      }
+    expect(held).toEqual([]);
+    // Rights the handlers do not use are gone too (the chart had them before).
+    for (const [verb, resource] of [
+      ['patch', 'persistentvolumeclaims'],
+      ['update', 'services'],
+      ['list', 'services'],
+      ['update', 'etcdmembers.etcd-operator.dev'],
+    ])
+      expect(`${verb} ${resource}: ${await canI(verb!, resource!, 'anywhere')}`).toBe(`${verb} ${resource}: no`);
+    // What the authorizer lists for the ServiceAccount in a namespace has no wildcard in it.
+    const list = await kubectl(['auth', 'can-i', '--list', '-n', 'anywhere', '--as', sa], { check: true });
+    const own = list.stdout.split('\n').filter((l) => /etcd-operator|pods|jobs|persistentvolumeclaims/.test(l));
+    expect(own.length).toBeGreaterThan(0);
+    expect(own.filter((l) => l.includes('*'))).toEqual([]);
   });
 
   it('the manager Pod runs `etcd-operator manager` as its ServiceAccount, bound to the node with its journal claim', async () => {
@@ -171,10 +191,11 @@ describe('chart: helm install with watchNamespace', () => {
 
   it.runIf(hasNode)('the manager becomes Ready on a Role in the watched namespace alone', async () => {
     const user = `system:serviceaccount:${releaseNs}:${name}`;
-    expect(await canIAs(user, 'watch', 'etcdclusters.etcd-operator.dev', watched)).toBe('yes');
-    expect(await canIAs(user, 'create', 'pods', watched)).toBe('yes');
-    expect(await canIAs(user, 'create', 'pods', 'elsewhere')).toBe('no');
-    expect(await canIAs(user, 'update', `leases.coordination.k8s.io/${name}`, releaseNs)).toBe('yes');
+    expect(await canIAs(user, ['watch', 'etcdclusters.etcd-operator.dev'], watched)).toBe('yes');
+    expect(await canIAs(user, ['create', 'pods'], watched)).toBe('yes');
+    expect(await canIAs(user, ['create', 'pods'], 'elsewhere')).toBe('no');
+    expect(await canIAs(user, ['get', 'secrets'], watched)).toBe('no');
+    expect(await canIAs(user, ['update', `leases.coordination.k8s.io/${name}`], releaseNs)).toBe('yes');
     const ready = await until(async () => (await podsOf(releaseNs, name)).find(isReady), 500);
     expect(ready.spec.containers[0]!.args).toContain(`--namespace=${watched}`);
   });

@@ -11,6 +11,7 @@ import { imageMounts, resolveImage, type ImageContents } from './images.ts';
 import type { ContainerRuntime } from './podStatus.ts';
 import { probeOnce, ProbeWorker, type ProbeResult } from './probes.ts';
 import type { Mount } from './sandbox.ts';
+import { ROOT, type Identity } from './securityContext.ts';
 
 /** What a runner needs from its Pod. */
 export interface RunnerDeps {
@@ -20,8 +21,8 @@ export interface RunnerDeps {
   /** Always, OnFailure or Never; init containers pass OnFailure or Never. */
   readonly restartPolicy: string;
   readonly backoff: BackoffOptions;
-  /** Builds the environment and the volume mounts of one run. */
-  readonly prepare: (c: V1Container) => Promise<{ env: Record<string, string>; mounts: Mount[] }>;
+  /** Builds the environment, the volume mounts and the identity of one run. */
+  readonly prepare: (c: V1Container) => Promise<{ env: Record<string, string>; mounts: Mount[]; identity: Identity }>;
   /** Tells the Pod that the container's status changed. */
   readonly changed: () => void;
   /** Posts an Event about the Pod. */
@@ -41,6 +42,8 @@ export class ContainerRunner {
   #sandboxed = false;
   /** Environment of the current (or last) run, for exec. */
   env: Record<string, string> = {};
+  /** Who the current (or last) run is, for exec: probes, hooks and exec() run as it too. */
+  identity: Identity = ROOT;
   #probes: ProbeWorker[] = [];
 
   constructor(spec: V1Container, rt: ContainerRuntime, deps: RunnerDeps) {
@@ -132,6 +135,7 @@ export class ContainerRunner {
     }
     if (signal.aborted) return undefined;
     this.env = prepared.env;
+    this.identity = prepared.identity;
     const run = this.rt.restartCount;
     const dir = join(this.#deps.podDir, 'containers', this.spec.name);
     // The file a container may write its termination message to, as the kubelet mounts one.
@@ -151,6 +155,7 @@ export class ContainerRunner {
         scratch: join(this.#deps.podDir, 'scratch', this.spec.name),
         hostname: this.#deps.hostname,
         workingDir: this.spec.workingDir ?? '/',
+        identity: prepared.identity,
         argv: commandLine(this.spec, image, prepared.env),
         env: prepared.env,
         logFile: join(dir, `${run}.log`),
@@ -191,7 +196,7 @@ export class ContainerRunner {
   }
 
   #startProbes(env: Record<string, string>): void {
-    const target = { podIP: this.#deps.podIP, container: this.spec, pid: () => this.pid, env };
+    const target = { podIP: this.#deps.podIP, container: this.spec, pid: () => this.pid, env, identity: this.identity };
     const readiness = (): void => {
       if (!this.spec.readinessProbe) return;
       this.#add(
@@ -288,7 +293,13 @@ export class ContainerRunner {
   async #hook(hook: V1LifecycleHandler, timeoutMs: number): Promise<ProbeResult> {
     if (hook.sleep)
       return sleep(Math.min(hook.sleep.seconds * 1000, timeoutMs)).then(() => ({ ok: true, message: 'slept' }));
-    const target = { podIP: this.#deps.podIP, container: this.spec, pid: () => this.pid, env: this.env };
+    const target = {
+      podIP: this.#deps.podIP,
+      container: this.spec,
+      pid: () => this.pid,
+      env: this.env,
+      identity: this.identity,
+    };
     return probeOnce({ ...hook, timeoutSeconds: Math.max(1, Math.floor(timeoutMs / 1000)) }, target);
   }
 }

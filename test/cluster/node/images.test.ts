@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseImage, resolveImage } from './images.ts';
+import { parseImage, repoRoot, resolveImage } from './images.ts';
 
 describe('images', () => {
   it('splits references into repository and tag', () => {
@@ -21,10 +21,15 @@ describe('images', () => {
     expect(image.files[0]!.source).toMatch(/etcd-v3\.6\.16\/etcd$/);
   });
 
-  it('an operator image runs this working tree through a wrapper', async () => {
+  it('an operator image runs this working tree through a wrapper, with Node and the tree where the image has them', async () => {
     const image = await resolveImage('ghcr.io/acme/etcd-operator:v0.1.0');
     expect(image.entrypoint).toEqual(['/usr/local/bin/etcd-operator']);
-    expect(image.files[0]!.script).toMatch(/manager\/cli\.ts' "\$@"\n$/);
+    expect(image.files[0]!.script).toBe(
+      `#!/bin/sh\nexec '/usr/local/bin/node' '/opt/etcd-operator/manager/cli.ts' "$@"\n`,
+    );
+    expect(image.files.find((f) => f.path === '/opt/etcd-operator')?.source).toBe(repoRoot);
+    if (process.execPath !== '/usr/local/bin/node')
+      expect(image.files.find((f) => f.path === '/usr/local/bin/node')?.source).toBe(process.execPath);
   });
 
   it('the versitygw image is the S3 server build.sh builds, and only at its version', async () => {

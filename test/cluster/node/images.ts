@@ -18,7 +18,7 @@ export const repoRoot = join(import.meta.dirname, '..', '..', '..');
 export interface ImageFile {
   /** Path inside the container, e.g. /usr/local/bin/etcd. */
   readonly path: string;
-  /** Host file mounted there. */
+  /** Host file (or directory) mounted there. */
   readonly source?: string;
   /** Or: a script written for the container (the operator's wrapper). */
   readonly script?: string;
@@ -31,6 +31,10 @@ export interface ImageContents {
   readonly entrypoint: readonly string[];
   readonly cmd: readonly string[];
 }
+
+/** Where the operator image's Node and working tree are, as in the Dockerfile's image. */
+const NODE_IN_IMAGE = '/usr/local/bin/node';
+const TREE_IN_IMAGE = '/opt/etcd-operator';
 
 const etcdImage = /^(?:quay\.io\/coreos|gcr\.io\/etcd-development)\/etcd:v(\d+\.\d+\.\d+)$/;
 
@@ -72,10 +76,17 @@ async function resolve(image: string): Promise<ImageContents> {
     };
   }
   if (repository === 'etcd-operator' || repository.endsWith('/etcd-operator')) {
-    const cli = join(repoRoot, 'manager', 'cli.ts');
-    const script = `#!/bin/sh\nexec '${process.execPath}' '${cli}' "$@"\n`;
+    // Node and this working tree are mounted where the real image has them, so a non-root user
+    // reaches them whatever the modes of their parents on the host (a Node under /root, say).
+    const script = `#!/bin/sh\nexec '${NODE_IN_IMAGE}' '${TREE_IN_IMAGE}/manager/cli.ts' "$@"\n`;
     return {
-      files: [{ path: '/usr/local/bin/etcd-operator', script }],
+      files: [
+        { path: '/usr/local/bin/etcd-operator', script },
+        // A Node already there (the machine's) is not mounted over itself: that would make
+        // /usr/local/bin hold a mount source, and the wrapper's mount point would go on the host.
+        ...(process.execPath === NODE_IN_IMAGE ? [] : [{ path: NODE_IN_IMAGE, source: process.execPath }]),
+        { path: TREE_IN_IMAGE, source: repoRoot },
+      ],
       entrypoint: ['/usr/local/bin/etcd-operator'],
       cmd: [],
     };

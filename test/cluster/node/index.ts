@@ -18,6 +18,7 @@ import { registerNode } from './nodeObject.ts';
 import { PodWorker } from './podWorker.ts';
 import { Scheduler, unscheduled } from './scheduler.ts';
 import { checkHost } from './host.ts';
+import { asIdentity } from './securityContext.ts';
 
 export { NodeError, ImagePullError, VolumeError } from './errors.ts';
 
@@ -30,7 +31,7 @@ export interface ExecResult {
 
 /** The node agent, with what tests use beyond the shared contract. */
 export interface LocalNode extends NodeAgent {
-  /** Runs a command inside a running container's mount namespace, with its environment. */
+  /** Runs a command inside a running container's mount namespace, with its environment, as its user. */
   exec(namespace: string, pod: string, argv: readonly string[], container?: string): Promise<ExecResult>;
 }
 
@@ -163,7 +164,7 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
       return new Promise((done) => {
         execFile(
           'nsenter',
-          ['-t', String(runner.pid), '-m', '-u', '--', ...argv],
+          ['-t', String(runner.pid), '-m', '-u', '--', ...asIdentity(runner.identity, argv)],
           { env: runner.env, maxBuffer: 64 << 20 },
           (err, stdout, stderr) => {
             done({ stdout, stderr, code: err ? (typeof err.code === 'number' ? err.code : 1) : 0 });

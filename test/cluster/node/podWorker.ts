@@ -12,6 +12,7 @@ import { VolumeError } from './errors.ts';
 import type { RecordEvent } from './events.ts';
 import { podStatus, waiting, type ContainerRuntime, type PodRuntime } from './podStatus.ts';
 import type { Mount } from './sandbox.ts';
+import { containerIdentity, type Identity } from './securityContext.ts';
 import { StatusWriter } from './statusWriter.ts';
 import { setUpVolumes, type PodVolumes } from './volumes.ts';
 
@@ -190,8 +191,10 @@ export class PodWorker {
     });
   }
 
-  async #prepare(c: V1Container): Promise<{ env: Record<string, string>; mounts: Mount[] }> {
+  async #prepare(c: V1Container): Promise<{ env: Record<string, string>; mounts: Mount[]; identity: Identity }> {
     const ctx = this.#ctx;
+    const m = this.pod.metadata!;
+    const identity = containerIdentity(this.pod.spec?.securityContext, c, `${m.name}_${m.namespace}(${m.uid})`);
     const env = await containerEnv(this.pod, c, { ...ctx, podIP: this.#rt.podIP! });
     const paths = this.#volumes!.paths;
     const mounts: Mount[] = (c.volumeMounts ?? []).map((vm) => {
@@ -207,7 +210,7 @@ export class PodWorker {
       this.pod.spec?.automountServiceAccountToken !== false && !mounts.some((m) => m.target === tokenPath);
     if (wantsToken && paths.has('kube-api-access-node'))
       mounts.push({ source: paths.get('kube-api-access-node')!, target: tokenPath, readOnly: true });
-    return { env, mounts };
+    return { env, mounts, identity };
   }
 
   /** Takes a newer version of the Pod object; a deletionTimestamp starts graceful termination. */

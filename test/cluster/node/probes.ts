@@ -4,6 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import type { V1Container, V1Probe } from '@kubernetes/client-node';
+import { asIdentity, type Identity } from './securityContext.ts';
 
 /** Where and how a probe reaches its container. */
 export interface ProbeTarget {
@@ -12,6 +13,8 @@ export interface ProbeTarget {
   /** Pid of the container's process, for exec probes (nsenter into its mount namespace). */
   readonly pid: () => number | undefined;
   readonly env: Readonly<Record<string, string>>;
+  /** Who exec probes and hooks run as: the container's user; root when absent. */
+  readonly identity?: Identity;
 }
 
 /** One probe's outcome. */
@@ -74,7 +77,8 @@ export async function probeOnce(probe: V1Probe, target: ProbeTarget): Promise<Pr
     const pid = target.pid();
     if (!pid) return { ok: false, message: 'container is not running' };
     return new Promise((resolve) => {
-      const cmd = ['-t', String(pid), '-m', '-u', '--', ...probe.exec!.command!];
+      const command = target.identity ? asIdentity(target.identity, probe.exec!.command!) : probe.exec!.command!;
+      const cmd = ['-t', String(pid), '-m', '-u', '--', ...command];
       execFile('nsenter', cmd, { env: { ...target.env }, timeout: timeoutMs }, (err, stdout, stderr) => {
         resolve({ ok: !err, message: err ? `exec probe failed: ${(stderr || stdout || err.message).trim()}` : 'ok' });
       });

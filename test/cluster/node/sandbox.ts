@@ -1,9 +1,11 @@
 /**
  * The shell script that turns a fresh mount namespace into a container's view of the machine:
- * volumes and image files bind-mounted at their real paths, then exec of the command.
+ * volumes and image files bind-mounted at their real paths, then exec of the command, as the
+ * container's user when its securityContext names one.
  */
 import { existsSync, mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, sep } from 'node:path';
+import { isRoot, setprivArgs, type Identity } from './securityContext.ts';
 
 /** A host path mounted at a path inside the container. */
 export interface Mount {
@@ -19,6 +21,8 @@ export interface SandboxSpec {
   readonly scratch: string;
   readonly hostname: string;
   readonly workingDir: string;
+  /** Who the command runs as; root when absent. */
+  readonly identity?: Identity;
 }
 
 /** Quotes a string for /bin/sh. */
@@ -83,6 +87,11 @@ export function sandboxScript(spec: SandboxSpec): string {
     if (m.readOnly) lines.push(`mount -o remount,bind,ro ${q(m.target)}`);
   }
   lines.push(`echo ${q(spec.hostname.slice(0, 63))} > /proc/sys/kernel/hostname`);
-  lines.push(`mkdir -p ${q(spec.workingDir)}`, `cd ${q(spec.workingDir)}`, 'exec "$@"');
+  lines.push(`mkdir -p ${q(spec.workingDir)}`, `cd ${q(spec.workingDir)}`);
+  // The mounts need root; the command gets its user only now. Changing the uid clears the
+  // parent-death signal, so this setpriv sets it again (it does so after the switch).
+  const id = spec.identity;
+  if (!id || isRoot(id)) lines.push('exec "$@"');
+  else lines.push(`exec setpriv ${setprivArgs(id).map(q).join(' ')} --pdeathsig KILL -- "$@"`);
   return lines.join('\n');
 }

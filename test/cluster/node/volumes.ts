@@ -1,11 +1,12 @@
 /** Sets a Pod's volumes up as host directories that its containers bind-mount at their mountPaths. */
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { CoreV1Api, V1KeyToPath, V1Pod, V1Volume, V1VolumeProjection } from '@kubernetes/client-node';
 import { fieldValue } from './env.ts';
 import { VolumeError } from './errors.ts';
+import { setVolumeOwnership } from './volumeOwnership.ts';
 
 const run = promisify(execFile);
 
@@ -35,13 +36,17 @@ export function quantityBytes(q: string): number {
   return Math.ceil(Number(m[1]) * unit);
 }
 
-/** Writes one file atomically (a rename), so a container never reads half a token. */
-function put(dir: string, path: string, data: string | Buffer, mode = 0o644): void {
+/**
+ * Writes one file atomically (a rename), so a container never reads half a token; with an
+ * fsGroup the file is the group's and group-readable before it appears.
+ */
+function put(dir: string, path: string, data: string | Buffer, mode = 0o644, fsGroup?: number): void {
   const file = join(dir, path);
   if (existsSync(file) && readFileSync(file).equals(Buffer.from(data))) return;
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(`${file}.tmp`, data);
-  chmodSync(`${file}.tmp`, mode);
+  chmodSync(`${file}.tmp`, fsGroup === undefined ? mode : mode | 0o440);
+  if (fsGroup !== undefined) chownSync(`${file}.tmp`, -1, fsGroup);
   renameSync(`${file}.tmp`, file);
 }
 
@@ -61,6 +66,13 @@ function pick(
 /** Sets every volume of the Pod up under podDir; throws VolumeError while one cannot be yet. */
 export async function setUpVolumes(pod: V1Pod, podDir: string, ctx: VolumeContext): Promise<PodVolumes> {
   const ns = pod.metadata!.namespace!;
+  const security = pod.spec?.securityContext;
+  const fsGroup = security?.fsGroup;
+  // fsGroup on a volume that supports ownership management, as the kubelet applies it: the
+  // Pod's fsGroupChangePolicy holds for emptyDirs and claims, the files the node writes always.
+  const own = (dir: string, readOnly: boolean, policy?: string): void => {
+    if (fsGroup !== undefined) setVolumeOwnership(dir, fsGroup, { readOnly, ...(policy ? { policy } : {}) });
+  };
   const paths = new Map<string, string>();
   const tmpfs: string[] = [];
   const timers: NodeJS.Timeout[] = [];
@@ -113,7 +125,7 @@ export async function setUpVolumes(pod: V1Pod, podDir: string, ctx: VolumeContex
           { cause: err },
         );
       });
-    put(dir, src.path ?? 'token', tr.status?.token ?? '');
+    put(dir, src.path ?? 'token', tr.status?.token ?? '', 0o644, fsGroup);
     // The kubelet renews at 80% of the lifetime; so do we, while the Pod lives.
     const t = setTimeout(() => void token(dir, src, vol).catch(() => undefined), expirationSeconds * 800);
     t.unref();
@@ -125,12 +137,13 @@ export async function setUpVolumes(pod: V1Pod, podDir: string, ctx: VolumeContex
       const ref = s.secret ?? s.configMap;
       if (ref) {
         const data = await keyData(s.secret ? 'Secret' : 'ConfigMap', ref.name!, ref.optional, vol);
-        for (const [p, v, mode] of pick(data, ref.items, vol)) put(dir, p, v, mode);
+        for (const [p, v, mode] of pick(data, ref.items, vol)) put(dir, p, v, mode, fsGroup);
       }
       for (const it of s.downwardAPI?.items ?? []) {
-        if (it.fieldRef) put(dir, it.path, fieldValue(pod, it.fieldRef.fieldPath, ctx), it.mode);
+        if (it.fieldRef) put(dir, it.path, fieldValue(pod, it.fieldRef.fieldPath, ctx), it.mode, fsGroup);
       }
     }
+    own(dir, true);
   };
   const refreshers: (() => Promise<void>)[] = [];
   const undo = async (): Promise<void> => {
@@ -150,7 +163,12 @@ export async function setUpVolumes(pod: V1Pod, podDir: string, ctx: VolumeContex
   timers.push(refresh);
   async function setUp(v: V1Volume): Promise<string> {
     const dir = join(podDir, 'volumes', v.name);
-    if (v.persistentVolumeClaim) return claimPath(ctx.core, ns, v.persistentVolumeClaim.claimName, v.name);
+    if (v.persistentVolumeClaim) {
+      const path = await claimPath(ctx.core, ns, v.persistentVolumeClaim.claimName, v.name);
+      // The node's claims are treated as a CSI volume's: fsGroup applies, unless mounted read-only.
+      if (!v.persistentVolumeClaim.readOnly) own(path, false, security?.fsGroupChangePolicy);
+      return path;
+    }
     if (v.hostPath) {
       if (!v.hostPath.type || v.hostPath.type === 'DirectoryOrCreate') mkdirSync(v.hostPath.path, { recursive: true });
       return v.hostPath.path;
@@ -161,6 +179,7 @@ export async function setUpVolumes(pod: V1Pod, podDir: string, ctx: VolumeContex
       await run('mount', ['-t', 'tmpfs', '-o', `mode=1777${size}`, 'tmpfs', dir]);
       tmpfs.push(dir);
     }
+    if (v.emptyDir) own(dir, false, security?.fsGroupChangePolicy);
     const ref = v.secret
       ? {
           kind: 'Secret' as const,
@@ -181,7 +200,8 @@ export async function setUpVolumes(pod: V1Pod, podDir: string, ctx: VolumeContex
     if (ref) {
       const write = async (): Promise<void> => {
         for (const [p, data, mode] of pick(await keyData(ref.kind, ref.name, ref.optional, v.name), ref.items, v.name))
-          put(dir, p, data, mode ?? ref.mode);
+          put(dir, p, data, mode ?? ref.mode, fsGroup);
+        own(dir, true);
       };
       await write();
       refreshers.push(write);

@@ -124,7 +124,7 @@ describe('member Pod', () => {
     expect(pod.spec?.volumes?.[0]?.persistentVolumeClaim?.claimName).toBe('data-demo-0');
   });
 
-  it('checks the data dir from the operator image before etcd starts, on the same read-only mount', () => {
+  it("checks the data dir from the operator image before etcd starts, on the same read-only mount, as etcd's user", () => {
     const c = cluster();
     const init = buildPod(member(c), c, 'example.com/etcd-operator:1.2.3').spec?.initContainers;
     expect(init).toEqual([
@@ -133,7 +133,7 @@ describe('member Pod', () => {
         image: 'example.com/etcd-operator:1.2.3',
         args: ['agent', 'check-data', '--data-dir=/var/lib/etcd/data'],
         volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd', readOnly: true }],
-        securityContext: { runAsUser: 0 },
+        securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
         terminationMessagePolicy: 'FallbackToLogsOnError',
       },
     ]);
