@@ -15,12 +15,12 @@ import {
   voters,
 } from './policy.ts';
 import type {
+  ClusterObjectRef,
   ClusterTarget,
   EtcdMemberInfo,
   EtcdObservation,
   JobObservation,
   MemberObservation,
-  ObjectRef,
 } from './types.ts';
 
 /** The member being added, from the moment its name is chosen until it is a voter. */
@@ -45,7 +45,7 @@ export interface Upgradee {
 
 /** Everything the cluster machine knows. Plain JSON: journaled with every step. */
 export interface ClusterContext extends StepBookkeeping {
-  readonly cluster: ObjectRef;
+  readonly cluster: ClusterObjectRef;
   /** The latest spec observed. */
   readonly spec: ClusterTarget | null;
   /** The target latched when the current run of steps began; spec edits wait for it. */
@@ -88,7 +88,7 @@ export interface ClusterContext extends StepBookkeeping {
 }
 
 /** The context of a cluster the machine has not heard about yet. */
-export const initialClusterContext = (cluster: ObjectRef): ClusterContext => ({
+export const initialClusterContext = (cluster: ClusterObjectRef): ClusterContext => ({
   cluster,
   spec: null,
   target: null,
