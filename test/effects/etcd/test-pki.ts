@@ -63,7 +63,7 @@ export function tlsSecret(name: string, leaf: Leaf, namespace = 'ns'): V1Secret 
     apiVersion: 'v1',
     kind: 'Secret',
     type: 'kubernetes.io/tls',
-    metadata: { name, namespace, resourceVersion: '1' },
+    metadata: { name, namespace },
     data: { 'tls.crt': b64(leaf.cert), 'tls.key': b64(leaf.key), 'ca.crt': b64(leaf.ca) },
   };
 }
