@@ -31,7 +31,8 @@ export const etcdImage = (version: string): string => `quay.io/coreos/etcd:v${ve
  * excluded so a started learner is ready too (checked on etcd 3.5.35 and 3.6.16: a learner fails
  * plain /readyz with "not supported for learner" and passes with the exclusion). Every second:
  * each step of a bootstrap or scale waits for a member to be seen ready (the probe's period was
- * most of a learner's start in `make bench`), and etcd's /readyz is cheap.
+ * most of a learner's start in `make bench`), and etcd's /readyz is cheap. On the metrics port,
+ * plain http also with client TLS: the kubelet has no client certificate for --client-cert-auth.
  */
 export const readinessProbe: V1Probe = {
   httpGet: { path: '/readyz?exclude=non_learner', port: METRICS_PORT, scheme: 'HTTP' },
