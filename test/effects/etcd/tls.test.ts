@@ -29,7 +29,7 @@ beforeAll(async () => {
 });
 afterAll(() => pki?.remove());
 
-describe('etcd handlers over TLS', () => {
+describe('etcd handlers over TLS', { timeout: 60_000 }, () => {
   let local: LocalEtcd;
   beforeAll(async () => {
     local = new LocalEtcd('tls', '3.6.16', { tls: { member, client: credentialsOf(operator) } });
@@ -82,7 +82,7 @@ describe('etcd handlers over TLS', () => {
   });
 });
 
-describe('etcd clients over TLS by address', () => {
+describe('etcd clients over TLS by address', { timeout: 60_000 }, () => {
   let local: LocalEtcd;
   beforeAll(async () => {
     // A certificate for the member's name only: called at 127.0.0.1, it is checked against that name.
