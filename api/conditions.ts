@@ -79,6 +79,8 @@ export const ConditionReason = {
   NoSnapshotYet: 'NoSnapshotYet',
   /** A member runs in memory (storage.medium Memory) and has no volume to create. */
   NoVolumeNeeded: 'NoVolumeNeeded',
+  /** Event: the journal was damaged and replaced while the manager ran; the object is adopted from what it shows. */
+  JournalReplaced: 'JournalReplaced',
 } as const;
 
 /** A condition as setCondition takes it: lastTransitionTime is its to decide. */

@@ -26,10 +26,20 @@ export function openReplacingDamaged(
     return { journal: Journal.open(path, options) };
   } catch (err) {
     if (!isJournalError(err, 'ERR_JOURNAL_DAMAGED')) throw err;
-    const movedTo = `${path}.damaged-${now.toISOString().replaceAll(':', '')}`;
-    for (const suffix of ['', '-wal', '-shm']) {
-      if (existsSync(path + suffix)) renameSync(path + suffix, movedTo + suffix);
-    }
+    const movedTo = moveAside(path, now);
     return { journal: Journal.open(path, options), replaced: { movedTo, reason: err.message } };
   }
+}
+
+/**
+ * Renames a damaged journal (and its -wal and -shm) to NAME.damaged-<UTC time>; returns the new
+ * name. Every connection to it must be closed first: SQLite deletes a -wal by its name when the
+ * last connection closes, which would then be the new journal's.
+ */
+export function moveAside(path: string, now: Date = new Date()): string {
+  const movedTo = `${path}.damaged-${now.toISOString().replaceAll(':', '')}`;
+  for (const suffix of ['', '-wal', '-shm']) {
+    if (existsSync(path + suffix)) renameSync(path + suffix, movedTo + suffix);
+  }
+  return movedTo;
 }

@@ -50,14 +50,20 @@ export function isJournalError(err: unknown, code?: JournalErrorCode): err is Jo
 
 /**
  * SQLite's codes for a database whose pages are not sound (torn, overwritten, truncated). A file
- * that is not SQLite at all (SQLITE_NOTADB) is not one: the path may name the wrong file.
+ * that is not SQLite at all (SQLITE_NOTADB) is not one at open: the path may name the wrong file.
+ * Once open it is: the file was a journal when it was opened, so its header was overwritten.
  */
 const DAMAGE_CODES = /^SQLITE_CORRUPT/;
+const DAMAGE_CODES_WHILE_OPEN = /^SQLITE_(CORRUPT|NOTADB)/;
 
-/** True when `err` (or its cause) is SQLite saying the file is damaged, or ERR_JOURNAL_DAMAGED. */
-export function isDamage(err: unknown): boolean {
+/**
+ * True when `err` (or its cause) is SQLite saying the file is damaged, or ERR_JOURNAL_DAMAGED.
+ * `whileOpen`: the error came from a journal already open (a read or a write), not from opening one.
+ */
+export function isDamage(err: unknown, options: { readonly whileOpen?: boolean } = {}): boolean {
   if (isJournalError(err, 'ERR_JOURNAL_DAMAGED')) return true;
   const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && DAMAGE_CODES.test(code)) return true;
-  return err instanceof Error && err.cause !== undefined && isDamage(err.cause);
+  const codes = options.whileOpen ? DAMAGE_CODES_WHILE_OPEN : DAMAGE_CODES;
+  if (typeof code === 'string' && codes.test(code)) return true;
+  return err instanceof Error && err.cause !== undefined && isDamage(err.cause, options);
 }

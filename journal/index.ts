@@ -1,6 +1,6 @@
 /** The journal's public surface: the write-ahead Journal, its timeline printer and CLI, redaction. */
 export { Journal, DEFAULT_RETAIN_STEPS } from './journal.ts';
-export { openReplacingDamaged, type ReplacedJournal } from './damaged.ts';
+export { moveAside, openReplacingDamaged, type ReplacedJournal } from './damaged.ts';
 export { JournalError, JournalLockedError, isDamage, isJournalError } from './errors.ts';
 export type { JournalErrorCode } from './errors.ts';
 export { redact, redactReport, redactText, redactedJson, isSecretKey, REDACTED } from './redact.ts';

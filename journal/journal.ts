@@ -29,14 +29,16 @@ export class Journal {
   readonly #db: Database.Database;
   readonly #retain: number;
   readonly #me: WriterIdentity | null;
+  readonly #onWrite: JournalOptions['onWrite'];
   readonly #stmt: Map<string, Database.Statement> = new Map();
 
-  private constructor(path: string, db: Database.Database, me: WriterIdentity | null, retain: number) {
+  private constructor(path: string, db: Database.Database, me: WriterIdentity | null, options: JournalOptions) {
     this.path = path;
     this.#db = db;
     this.#me = me;
     this.readonly = me === null;
-    this.#retain = retain;
+    this.#retain = options.retainSteps ?? DEFAULT_RETAIN_STEPS;
+    this.#onWrite = options.onWrite;
   }
 
   /**
@@ -45,9 +47,8 @@ export class Journal {
    */
   static open(path: string, options: JournalOptions = {}): Journal {
     const timeout = options.busyTimeoutMs ?? 5000;
-    const retain = options.retainSteps ?? DEFAULT_RETAIN_STEPS;
     if (options.readonly) {
-      return new Journal(path, openReader(path, timeout), null, retain);
+      return new Journal(path, openReader(path, timeout), null, options);
     }
     mkdirSync(dirname(path), { recursive: true });
     const db = openFile(path, { timeout });
@@ -60,7 +61,7 @@ export class Journal {
       const me = currentWriter();
       acquireLease(db, path, me);
       migrate(db, path);
-      return new Journal(path, db, me, retain);
+      return new Journal(path, db, me, options);
     } catch (err) {
       db.close();
       throw wrapOpen(path, err);
@@ -249,11 +250,14 @@ export class Journal {
     });
   }
 
-  /** Gives up the writer lease and closes the file. */
+  /** Gives up the writer lease and closes the file (also when the lease cannot be given up: a damaged file). */
   close(): void {
     if (!this.#db.open) return;
-    if (this.#me) releaseLease(this.#db, this.#me);
-    this.#db.close();
+    try {
+      if (this.#me) releaseLease(this.#db, this.#me);
+    } finally {
+      this.#db.close();
+    }
   }
 
   #uidsNamed(t: { namespace: string; name: string; kind?: T.ObjectKind }): string[] {
@@ -270,19 +274,26 @@ export class Journal {
   #write<R>(fn: () => R): R {
     const me = this.#me;
     if (!me) throw new JournalError('ERR_JOURNAL_READONLY', `journal ${this.path} is open read-only`);
+    let result: R;
     try {
-      return this.#db
+      result = this.#db
         .transaction(() => {
           assertLease(this.#prep('SELECT pid, start_ticks, boot_id, host FROM writer WHERE id = 1'), this.path, me);
           return fn();
         })
         .immediate();
     } catch (err) {
-      if (err instanceof JournalError) throw err;
-      throw new JournalError('ERR_JOURNAL_WRITE', `journal ${this.path}: write failed: ${(err as Error).message}`, {
-        cause: err,
-      });
+      const failure =
+        err instanceof JournalError
+          ? err
+          : new JournalError('ERR_JOURNAL_WRITE', `journal ${this.path}: write failed: ${(err as Error).message}`, {
+              cause: err,
+            });
+      this.#onWrite?.(failure);
+      throw failure;
     }
+    this.#onWrite?.();
+    return result;
   }
 
   #prep(sql: string): Database.Statement {

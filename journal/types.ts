@@ -1,4 +1,5 @@
 /** The shapes the journal takes in and gives back; its storage layout stays private. */
+import type { JournalError } from './errors.ts';
 
 /** Which kind of object a machine runs for. */
 export type ObjectKind = 'EtcdCluster' | 'EtcdMember' | 'EtcdSnapshot' | 'EtcdSnapshotSchedule';
@@ -135,6 +136,11 @@ export interface JournalOptions {
   readonly synchronous?: 'FULL' | 'NORMAL';
   /** How long a statement waits for SQLite's lock before failing; default 5 s. */
   readonly busyTimeoutMs?: number;
+  /**
+   * Told after every write transaction: with nothing when it was committed, with the error when it
+   * was not (rolled back). The manager's /readyz reads it (docs/journal.md, "A damaged journal").
+   */
+  readonly onWrite?: (failure?: JournalError) => void;
 }
 
 /** Which objects a timeline covers: one uid, several, or every object with a name. */

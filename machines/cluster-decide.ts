@@ -21,6 +21,7 @@ import type {
   EtcdObservation,
   JobObservation,
   MemberObservation,
+  PreUpgradeSnapshot,
 } from './types.ts';
 
 /** The member being added, from the moment its name is chosen until it is a voter. */
@@ -73,6 +74,14 @@ export interface ClusterContext extends StepBookkeeping {
   readonly orphan: EtcdMemberInfo | null;
   /** The member the upgrading step moves to the target version, and where it stands in the roll. */
   readonly upgrade?: Upgradee | null;
+  /** spec.upgrade.snapshot is set: a roll takes a snapshot first. */
+  readonly upgradeSnapshotWanted?: boolean;
+  /** The snapshots rolls took first, as listed. */
+  readonly preUpgrade?: readonly PreUpgradeSnapshot[];
+  /** The version whose roll has its snapshot (or was told to go without): not asked again. */
+  readonly preUpgradeDone?: string | null;
+  /** The version whose snapshot was seen failed: deleting it asks for a new one. */
+  readonly preUpgradeFailed?: string | null;
   /** A cluster started from a snapshot: the Job that checks it, and whether it passed. Absent: starts empty. */
   readonly restore?: {
     readonly job?: JobObservation | null;
@@ -155,6 +164,10 @@ export function victim(c: ClusterContext): { member: string; peerURL: string } |
   const name = pickVictim(c.cluster, c.members, c.etcd);
   return name ? { member: name, peerURL: peerURL(c.cluster, name) } : null;
 }
+
+/** The snapshot a roll to the target version takes first, as listed; undefined until it is. */
+export const preUpgradeSnapshot = (c: ClusterContext): PreUpgradeSnapshot | undefined =>
+  c.preUpgrade?.find((s) => s.version === c.target?.version);
 
 /**
  * Members whose EtcdMember runs another version than the target, in the order a roll takes

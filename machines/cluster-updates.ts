@@ -11,11 +11,12 @@ import {
   type ClusterContext,
 } from './cluster-decide.ts';
 import { stepUpdates, toAssigns, type Update } from './kit.ts';
-import { etcdMemberFor, memberName, peerURL, seedInitialCluster } from './policy.ts';
+import { etcdMemberFor, memberName, peerURL, preUpgradeSnapshotName, seedInitialCluster } from './policy.ts';
 import type {
   AddLearnerParams,
   ClusterEvent,
   CreateMemberParams,
+  CreateUpgradeSnapshotParams,
   DisruptionBudgetParams,
   EnsureServicesParams,
   MemberParams,
@@ -32,15 +33,26 @@ type Of<T extends ClusterEvent['type']> = Extract<ClusterEvent, { type: T }>;
 /** Context updates by name; each also moves `now` to the event's time (kit.ts). */
 const updates = {
   observeSpec: (c, e) => {
-    const { spec, progressDeadlineSeconds, restore } = e as Of<'k8s.cluster.updated'>;
+    const { spec, progressDeadlineSeconds, restore, upgradeSnapshot } = e as Of<'k8s.cluster.updated'>;
     return {
       spec: { replicas: spec.replicas, version: spec.version },
       progressDeadlineSeconds,
+      upgradeSnapshotWanted: upgradeSnapshot === true,
       ...(restore && !c.restore ? { restore: { verified: false } } : {}),
     };
   },
   observeRestoreJob: (c, e) =>
     c.restore ? { restore: { ...c.restore, job: (e as Of<'k8s.restoreJob.observed'>).job } } : {},
+  observeUpgradeSnapshots: (c, e) => {
+    const { snapshots } = e as Of<'k8s.upgradeSnapshots.listed'>;
+    const mine = snapshots.find((s) => s.version === c.target?.version);
+    return {
+      preUpgrade: snapshots,
+      ...(mine?.phase === 'Failed' ? { preUpgradeFailed: mine.version } : {}),
+    };
+  },
+  markPreUpgradeDone: (c) => ({ preUpgradeDone: c.target?.version ?? null }),
+  clearPreUpgradeFailure: () => ({ preUpgradeFailed: null }),
   observeDeleted: () => ({ deleting: true }),
   // Names are never reused: a member seen with ordinal k means the next is above k, even for a
   // machine that starts without its journal and adopts a running cluster.
@@ -212,6 +224,13 @@ export const budgetParams = ({ context: c }: Ctx): DisruptionBudgetParams => ({
 /** Parameters of createRestoreJob. */
 export const restoreParams = ({ context: c }: { context: ClusterContext }): RestoreParams => ({
   cluster: c.cluster.name,
+});
+
+/** createUpgradeSnapshot for the roll to the target version. */
+export const upgradeSnapshotParams = ({ context: c }: Ctx): CreateUpgradeSnapshotParams => ({
+  cluster: c.cluster.name,
+  name: preUpgradeSnapshotName(c.cluster.name, c.target?.version ?? ''),
+  version: c.target?.version ?? '',
 });
 
 /** setMemberVersion for the member being upgraded. */

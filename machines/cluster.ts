@@ -13,6 +13,7 @@ import {
   decide,
   initialClusterContext,
   liveVoters,
+  preUpgradeSnapshot,
   type ClusterContext,
   type Decision,
 } from './cluster-decide.ts';
@@ -83,6 +84,22 @@ const machine = setup({
     restoreJobSucceeded: ({ context }) => Boolean(context.restore?.job?.succeeded),
     restoreJobFailed: ({ context }) => Boolean(context.restore?.job && context.restore.job.failed !== null),
     upgradeeGone: ({ context }) => upgradee(context) === undefined,
+    // A roll takes its snapshot once, before its first member, unless told to go without.
+    upgradeSnapshotNeeded: ({ context: c }) =>
+      c.upgradeSnapshotWanted === true &&
+      c.preUpgradeDone !== c.target?.version &&
+      preUpgradeSnapshot(c)?.phase !== 'Succeeded',
+    upgradeSnapshotUnwanted: ({ context: c }) => c.upgradeSnapshotWanted !== true,
+    upgradeSnapshotListed: ({ context: c }) => preUpgradeSnapshot(c) !== undefined,
+    upgradeSnapshotSucceeded: ({ context: c }) => preUpgradeSnapshot(c)?.phase === 'Succeeded',
+    // The failed snapshot was deleted: a new one is taken (the way to try again).
+    upgradeSnapshotRetry: ({ context: c }) =>
+      c.preUpgradeFailed === c.target?.version && preUpgradeSnapshot(c) === undefined,
+    // A failed snapshot holds the roll until the spec changes (another version, or back).
+    upgradeSnapshotFailedRetargeted: ({ context: c }) =>
+      preUpgradeSnapshot(c)?.phase === 'Failed' &&
+      c.spec !== null &&
+      (c.spec.replicas !== c.target?.replicas || c.spec.version !== c.target.version),
     // A member is taken down only when every other voter answers, none trails the leader, and no
     // learner joins. Its own health does not count: one that does not run (an upgrade it could not
     // start, being undone) loses nothing by a restart.
@@ -186,6 +203,7 @@ export const clusterMachine = machine.createMachine({
     'etcd.members.listed': { actions: 'observeEtcd' },
     'etcd.unreachable': { actions: 'observeUnreachable' },
     'k8s.restoreJob.observed': { actions: 'observeRestoreJob' },
+    'k8s.upgradeSnapshots.listed': { actions: 'observeUpgradeSnapshots' },
     'timer.tick': { actions: 'observeTime' },
   },
   states: {
@@ -313,8 +331,47 @@ export const clusterMachine = machine.createMachine({
     // wait until etcd answers from it, on the new version, in sync, before the next.
     upgrading: {
       entry: ['chooseUpgradee', 'beginStep'],
-      initial: 'awaitingHealth',
+      initial: 'checkingSnapshot',
       states: {
+        checkingSnapshot: {
+          always: [{ guard: 'upgradeSnapshotNeeded', target: 'snapshotting' }, { target: 'awaitingHealth' }],
+        },
+        // spec.upgrade.snapshot: an EtcdSnapshot to its destination, Succeeded before any member restarts.
+        snapshotting: {
+          always: {
+            guard: 'upgradeSnapshotUnwanted',
+            target: '#cluster.upgrading.awaitingHealth',
+            actions: 'markPreUpgradeDone',
+          },
+          initial: 'checking',
+          states: {
+            checking: {
+              always: [{ guard: 'upgradeSnapshotListed', target: 'awaiting' }, { target: 'creating' }],
+            },
+            creating: {
+              entry: 'clearPreUpgradeFailure',
+              ...attempt(
+                { target: '#cluster.upgrading.snapshotting.awaiting' },
+                { type: 'createUpgradeSnapshot', params: act.upgradeSnapshotParams },
+              ),
+            },
+            awaiting: {
+              always: [
+                {
+                  guard: 'upgradeSnapshotSucceeded',
+                  target: '#cluster.upgrading.awaitingHealth',
+                  actions: 'markPreUpgradeDone',
+                },
+                {
+                  guard: 'upgradeSnapshotFailedRetargeted',
+                  target: '#cluster.deciding',
+                  actions: ['finishUpgrade', 'latchTarget'],
+                },
+                { guard: 'upgradeSnapshotRetry', target: 'creating' },
+              ],
+            },
+          },
+        },
         awaitingHealth: {
           always: [
             { guard: 'upgradeeGone', target: '#cluster.observing', actions: 'finishUpgrade' },

@@ -4,9 +4,9 @@
  */
 import { clusterMachine } from './cluster.ts';
 import type { ClusterContext } from './cluster-decide.ts';
-import { liveVoters, wantedBudget } from './cluster-decide.ts';
+import { liveVoters, preUpgradeSnapshot, wantedBudget } from './cluster-decide.ts';
 import type { MemberContext } from './member-decide.ts';
-import { expectedWait, type HoldCode, type StepFailures } from './policy.ts';
+import { expectedWait, preUpgradeSnapshotName, type HoldCode, type StepFailures } from './policy.ts';
 import { pathHasTag, TAG } from './tags.ts';
 
 /** A user-facing description of a machine state. */
@@ -61,7 +61,19 @@ function seedingMessage(sub: string, c: ClusterContext): string {
 function upgradeMessage(sub: string, c: ClusterContext): string {
   const u = c.upgrade;
   if (!u) return `upgrading to etcd ${c.target?.version ?? '?'}`;
-  const head = `upgrading ${u.member} (${u.position} of ${u.total}) from ${u.from} to ${c.target?.version ?? '?'}`;
+  const to = c.target?.version ?? '?';
+  if (sub.startsWith('snapshotting')) {
+    const name = preUpgradeSnapshotName(c.cluster.name, to);
+    const s = preUpgradeSnapshot(c);
+    if (s?.phase === 'Failed')
+      return `upgrading to ${to}: EtcdSnapshot ${name}, taken before any member restarts, failed (${s.message ?? 'see kubectl describe etcdsnapshot'}); no member was restarted. Fix its destination and delete it to take it again, remove spec.upgrade.snapshot to roll without one, or set spec.version back`;
+    return s
+      ? `upgrading to ${to}: waiting for EtcdSnapshot ${name} (${s.phase || 'Pending'}) before any member restarts`
+      : `upgrading to ${to}: taking EtcdSnapshot ${name} before any member restarts`;
+  }
+  const without =
+    u.position === 1 && c.upgradeSnapshotWanted !== true ? ' (no snapshot first: spec.upgrade.snapshot is not set)' : '';
+  const head = `upgrading ${u.member} (${u.position} of ${u.total}) from ${u.from} to ${to}${without}`;
   if (sub.startsWith('awaitingHealth'))
     return `${head}: waiting until every voter is healthy and in sync before its Pod stops`;
   if (sub.startsWith('movingLeader') || sub.startsWith('awaitingLeader'))

@@ -62,6 +62,13 @@ export interface MoveLeaderParams {
   readonly toID: string;
 }
 
+/** Parameters of createUpgradeSnapshot: the snapshot a roll to `version` takes first. */
+export interface CreateUpgradeSnapshotParams {
+  readonly cluster: string;
+  readonly name: string;
+  readonly version: string;
+}
+
 /** Parameters of setDormant: the members to park or wake. */
 export interface SetDormantParams {
   readonly members: readonly string[];
@@ -127,6 +134,7 @@ export interface IntentParams {
   readonly setDormant: SetDormantParams;
   readonly setMemberVersion: SetMemberVersionParams;
   readonly moveLeader: MoveLeaderParams;
+  readonly createUpgradeSnapshot: CreateUpgradeSnapshotParams;
   readonly createRestoreJob: RestoreParams;
   readonly setDisruptionBudget: DisruptionBudgetParams;
   readonly createPVC: MemberParams;
@@ -161,6 +169,7 @@ export const CLUSTER_INTENTS = [
   'setDormant',
   'setMemberVersion',
   'moveLeader',
+  'createUpgradeSnapshot',
   'createRestoreJob',
   'setDisruptionBudget',
 ] as const satisfies readonly IntentKind[];

@@ -11,6 +11,22 @@ export type PeerRef = Pick<ClusterObjectRef, 'namespace' | 'name' | 'peerTLS'>;
 /** A member's name: the cluster's, then an ordinal that is never reused. */
 export const memberName = (cluster: string, ordinal: number): string => `${cluster}-${ordinal}`;
 
+/** Longest EtcdSnapshot name (its Job, `<name>-snapshot`, must stay a 63-character label). */
+const MAX_SNAPSHOT_NAME = 54;
+
+/**
+ * The EtcdSnapshot a roll to `version` takes first: `<cluster>-pre-v3-6-16`. A cluster name too
+ * long for that is cut and a hash of the whole name added, so two clusters never share it.
+ */
+export function preUpgradeSnapshotName(cluster: string, version: string): string {
+  const suffix = `-pre-v${version.replaceAll('.', '-')}`;
+  if (cluster.length + suffix.length <= MAX_SNAPSHOT_NAME) return `${cluster}${suffix}`;
+  let hash = 0x811c9dc5; // FNV-1a, 32 bits: stable across processes and versions
+  for (const ch of cluster) hash = Math.imul(hash ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+  const tag = `-${hash.toString(36).slice(0, 6)}`;
+  return `${cluster.slice(0, MAX_SNAPSHOT_NAME - suffix.length - tag.length).replace(/-+$/, '')}${tag}${suffix}`;
+}
+
 /**
  * A member's peer URL: its Pod's DNS name under the cluster's headless Service, https when the
  * cluster's peers use TLS. It names the member in etcd's member list, so every comparison of

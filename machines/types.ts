@@ -99,14 +99,31 @@ export type ClusterEvent =
       readonly progressDeadlineSeconds: number;
       /** spec.bootstrap.restore is set: the cluster starts from a snapshot, checked first. */
       readonly restore?: boolean;
+      /** spec.upgrade.snapshot is set: a roll to a new version takes a snapshot first. */
+      readonly upgradeSnapshot?: boolean;
     }
   | { readonly type: 'k8s.cluster.deleted'; readonly at: number }
   | { readonly type: 'k8s.members.listed'; readonly at: number; readonly members: readonly MemberObservation[] }
   | { readonly type: 'etcd.members.listed'; readonly at: number; readonly etcd: EtcdObservation }
   | { readonly type: 'etcd.unreachable'; readonly at: number; readonly error: string }
   | { readonly type: 'k8s.restoreJob.observed'; readonly at: number; readonly job: JobObservation | null }
+  | {
+      readonly type: 'k8s.upgradeSnapshots.listed';
+      readonly at: number;
+      readonly snapshots: readonly PreUpgradeSnapshot[];
+    }
   | { readonly type: 'timer.tick'; readonly at: number }
   | EffectOutcome<ClusterIntent['type']>;
+
+/** An EtcdSnapshot a roll took (or takes) before it began: the version it rolls to, and how it went. */
+export interface PreUpgradeSnapshot {
+  readonly name: string;
+  readonly version: string;
+  /** status.phase; empty before the snapshot machine wrote one. */
+  readonly phase: string;
+  /** What its Progressing condition says, when it failed. */
+  readonly message?: string;
+}
 
 /** The outcome of an intent, fed back to the machine that asked for it. */
 export type EffectOutcome<K extends string> =

@@ -22,13 +22,20 @@ import {
   type KubeContext,
 } from '../effects/kubernetes/index.ts';
 import type { ClusterRef, HandlerTable } from '../effects/types.ts';
-import type { Journal } from '../journal/index.ts';
 import type { ClusterObjectRef, EtcdObservation, StepBookkeeping } from '../machines/index.ts';
 import { etcdMemberFor, TAG } from '../machines/index.ts';
 import { Informer, type KubeObject } from './informer.ts';
+import type { JournalKeeper } from './journal-keeper.ts';
 import type { ManagerMetrics } from './metrics.ts';
 import { dataLostObserved } from './data-check.ts';
-import { clusterObserved, memberObserved, membersListed, podObserved, pvcObserved } from './observe.ts';
+import {
+  clusterObserved,
+  memberObserved,
+  membersListed,
+  podObserved,
+  pvcObserved,
+  upgradeSnapshotsListed,
+} from './observe.ts';
 import { jobObservation, snapshotClusterObserved, snapshotObserved } from './observe-snapshot.ts';
 import { scheduledSnapshotsListed, scheduleObserved } from './observe-schedule.ts';
 import { nextScheduleTime } from '../machines/snapshot-schedule-decide.ts';
@@ -41,7 +48,8 @@ import { collectionPath, listCollection, memberKey, snapshotKey, WATCHES, type W
 /** Options of Controller. */
 export interface ControllerOptions {
   readonly kubeConfig: KubeConfig;
-  readonly journal: Journal;
+  /** The journal, replaced by a new one when it is found damaged. */
+  readonly journal: JournalKeeper;
   readonly log: Logger;
   readonly metrics: ManagerMetrics;
   /** Watch one namespace; all when undefined. */
@@ -124,6 +132,10 @@ export class Controller {
       context: (cluster) => this.#context(cluster),
       now: this.#now,
     });
+    // A new journal took the place of a damaged one: every object is worked again, and adopted.
+    options.journal.onReplaced(() => {
+      for (const key of this.#runners.keys()) this.#queue.add(key);
+    });
     const informer = <T extends KubeObject>(w: WatchSpec<T>): Informer<T> => {
       const labelSelector = w.selector;
       return new Informer<T>({
@@ -200,7 +212,12 @@ export class Controller {
     this.#etcd.close();
   }
 
+  /** Works a key; one that met a damaged or replaced journal is worked again at once, on the new one. */
   async #work(key: string): Promise<void> {
+    if ((await this.#runners.withJournal(key, () => this.#workKey(key))) === 'again') this.#queue.add(key);
+  }
+
+  async #workKey(key: string): Promise<void> {
     const [kind, ns = '', name = ''] = key.split('/');
     if (!this.synced) return this.#queue.addAfter(key, 100);
     if (kind === 'EtcdCluster') return this.#workCluster(key, ns, name);
@@ -231,6 +248,8 @@ export class Controller {
       const job = jobObservation(this.#jobs.get(ns, restoreJobName(name)), pods);
       await entry.runner.feed({ type: 'k8s.restoreJob.observed', at, job });
     }
+    const inNamespace = this.#snapshots.list().filter((s) => s.metadata.namespace === ns);
+    await entry.runner.feed(upgradeSnapshotsListed(name, inNamespace, at));
     if (!object.metadata.deletionTimestamp) await this.#probe(entry, object, tlsProblem);
     await this.#runners.refreshClusterStatus(entry, object);
     const { snapshot } = entry.runner;

@@ -15,9 +15,9 @@ import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
-import { openReplacingDamaged, type Journal } from '../journal/index.ts';
 import { ConfigError, MANAGER_USAGE, parseManagerArgs, type ManagerConfig } from './config.ts';
 import { Controller } from './controller.ts';
+import { JournalKeeper } from './journal-keeper.ts';
 import { LeaderElector } from './leader.ts';
 import { ManagerMetrics } from './metrics.ts';
 
@@ -42,7 +42,13 @@ export async function runManager(argv: readonly string[], env: NodeJS.ProcessEnv
   const metrics = new ManagerMetrics();
   let controller: Controller | undefined;
   let elector: LeaderElector | undefined;
-  const server = await serve(config, metrics, () => (elector?.leading ?? true) && (controller?.synced ?? false), log);
+  const keeper = new JournalKeeper({ path: config.journal, log, metrics });
+  const notReady = (): string | undefined => {
+    if (!(elector?.leading ?? true)) return 'not leading';
+    if (!(controller?.synced ?? false)) return 'caches not synced yet';
+    return keeper.unwritable;
+  };
+  const server = await serve(config, metrics, notReady, log);
 
   let stop!: (code: number) => void;
   const stopped = new Promise<number>((resolve) => (stop = resolve));
@@ -53,7 +59,6 @@ export async function runManager(argv: readonly string[], env: NodeJS.ProcessEnv
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
 
-  let journal: Journal | undefined;
   try {
     if (config.leaderElect) {
       elector = new LeaderElector({
@@ -71,19 +76,10 @@ export async function runManager(argv: readonly string[], env: NodeJS.ProcessEnv
         return await stopped;
     }
     mkdirSync(dirname(config.journal), { recursive: true });
-    const opened = openReplacingDamaged(config.journal);
-    journal = opened.journal;
-    if (opened.replaced) {
-      metrics.journalReplaced.inc();
-      log.warn(
-        { journal: config.journal, movedTo: opened.replaced.movedTo, reason: opened.replaced.reason },
-        'the journal was damaged: kept aside, a new one started; clusters are adopted from what they show',
-      );
-    }
-    log.info({ journal: config.journal, lsn: journal.lastLsn() }, 'journal open');
+    log.info({ journal: config.journal, lsn: keeper.open().lastLsn() }, 'journal open');
     controller = new Controller({
       kubeConfig,
-      journal,
+      journal: keeper,
       log,
       metrics,
       namespace: config.namespace,
@@ -96,10 +92,10 @@ export async function runManager(argv: readonly string[], env: NodeJS.ProcessEnv
       .start()
       .then(() => log.info({ namespace: config.namespace ?? '(all)' }, 'caches synced; reconciling'));
     await Promise.race([synced, stopped]);
-    const prune = setInterval(
-      () => log.info({ rows: journal?.prune() }, 'journal pruned to the last steps of each object'),
-      PRUNE_EVERY_MS,
-    );
+    const prune = setInterval(() => {
+      const rows = keeper.prune();
+      if (rows !== undefined) log.info({ rows }, 'journal pruned to the last steps of each object');
+    }, PRUNE_EVERY_MS);
     prune.unref();
     const code = await stopped;
     clearInterval(prune);
@@ -107,23 +103,32 @@ export async function runManager(argv: readonly string[], env: NodeJS.ProcessEnv
   } finally {
     await controller?.stop().catch((err: unknown) => log.warn({ err: String(err) }, 'stopping the controller failed'));
     await elector?.release();
-    journal?.close();
+    keeper.close();
     server.close();
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
 }
 
-/** Serves the health endpoints and the metrics; resolves once listening. */
-function serve(config: ManagerConfig, metrics: ManagerMetrics, ready: () => boolean, log: Logger): Promise<Server> {
+/**
+ * Serves the health endpoints and the metrics; resolves once listening. /readyz answers 503 with
+ * `notReady()`'s one line while it says something; /healthz stays 200 while the process serves
+ * (a restart would not free a full disk, and the manager recovers by itself once it can write).
+ */
+export function serve(
+  config: Pick<ManagerConfig, 'listenHost' | 'listenPort'>,
+  metrics: ManagerMetrics,
+  notReady: () => string | undefined,
+  log: Logger,
+): Promise<Server> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
     if (path === '/readyz') {
-      const ok = ready();
+      const why = notReady()?.replace(/\s*\n\s*/g, ' ');
       return res
-        .writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' })
-        .end(ok ? 'ok\n' : 'not leading, or caches not synced yet\n');
+        .writeHead(why === undefined ? 200 : 503, { 'content-type': 'text/plain' })
+        .end(why === undefined ? 'ok\n' : `${why}\n`);
     }
     if (path === '/metrics')
       return res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metrics.render());

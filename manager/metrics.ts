@@ -128,7 +128,7 @@ export class ManagerMetrics {
   );
   readonly journalReplaced = new Counter(
     'etcd_operator_journal_replaced_total',
-    'Damaged journal files moved aside and replaced by a new one at start.',
+    'Damaged journal files moved aside and replaced by a new one, at start or while running.',
   );
   readonly #all: Metric[] = [
     this.steps,

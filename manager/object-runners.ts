@@ -3,7 +3,8 @@
  * journal (open intents recovered first), and what each journaled step tells the world: the
  * object's status, an Event when the state changed, a log line and the metrics. A status or
  * Event that cannot be written is logged and written again by the next refresh; it never
- * stops a step, whose truth is in the journal.
+ * stops a step, whose truth is in the journal. A runner made on a journal since replaced (it was
+ * damaged) is made again on the new one, adopting the object, with a JournalReplaced Event.
  */
 import type { Logger } from 'pino';
 import type { AnyStateMachine } from 'xstate';
@@ -18,9 +19,11 @@ import type {
   EtcdSnapshotStatus,
 } from '../api/v1alpha1/index.ts';
 import { apiVersion } from '../api/v1alpha1/index.ts';
+import { ConditionReason } from '../api/conditions.ts';
 import {
   EventRecorder,
   patchClusterStatus,
+  type EventInput,
   patchMemberStatus,
   patchScheduleStatus,
   patchSnapshotStatus,
@@ -29,7 +32,7 @@ import {
 } from '../effects/kubernetes/index.ts';
 import { controllerUid } from '../effects/kubernetes/meta.ts';
 import { EffectError, type ClusterRef, type EffectContext } from '../effects/types.ts';
-import { stateName, type Journal, type ObjectRef } from '../journal/index.ts';
+import { stateName, type ObjectRef } from '../journal/index.ts';
 import { ERR } from '../machines/error-codes.ts';
 import { clusterMachine, describeCluster, describeMember, memberMachine, TAG, troubled } from '../machines/index.ts';
 import { describeSnapshot } from '../machines/describe-snapshot.ts';
@@ -39,6 +42,7 @@ import { snapshotScheduleMachine } from '../machines/snapshot-schedule.ts';
 import { scheduleStatus } from './schedule-status.ts';
 import { memberStatus } from './member-status.ts';
 import { snapshotStatus } from './snapshot-status.ts';
+import type { JournalKeeper } from './journal-keeper.ts';
 import type { ManagerMetrics } from './metrics.ts';
 import { Runner, type Handlers, type RunnerStep } from './runner.ts';
 import { clusterStatus, topState } from './status.ts';
@@ -51,6 +55,10 @@ export interface Entry<C extends EffectContext, M extends AnyStateMachine = AnyS
   /** The EtcdCluster the object belongs to (itself, for a cluster). */
   readonly cluster: ClusterRef;
   readonly runner: Runner<C, M>;
+  /** The journal the runner was made on (JournalKeeper.generation). */
+  readonly generation: number;
+  /** The journal failed under the runner: it may be ahead of the journal, and is made again from it. */
+  journalFailed: boolean;
   /** Sequence number of the last journaled step. */
   seq: number;
   resumed: boolean;
@@ -96,7 +104,7 @@ const MACHINE_NAME = {
 
 /** What ObjectRunners needs. */
 export interface ObjectRunnersOptions<C extends EffectContext> {
-  readonly journal: Journal;
+  readonly journal: JournalKeeper;
   readonly log: Logger;
   readonly metrics: ManagerMetrics;
   readonly kube: KubeClients;
@@ -118,6 +126,31 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
   /** How many machines run. */
   get size(): number {
     return this.#entries.size;
+  }
+
+  /**
+   * Does one key's work on the journal in use, and reads an error of the journal through the
+   * JournalKeeper: 'again' when the work is to be done again at once on a new journal (the journal
+   * was damaged and replaced, or was replaced while the work ran). A runner whose journal failed
+   * otherwise is made again from the journal the next time, as after a crash, and the error thrown.
+   */
+  async withJournal(key: string, work: () => Promise<void>): Promise<'done' | 'again'> {
+    const generation = this.#o.journal.generation;
+    try {
+      await work();
+      return 'done';
+    } catch (err) {
+      const verdict = this.#o.journal.failed(err, generation);
+      if (verdict === 'replaced' || verdict === 'stale') return 'again';
+      const entry = this.#entries.get(key);
+      if (verdict === 'failed' && entry) entry.journalFailed = true;
+      throw err;
+    }
+  }
+
+  /** The work-queue keys of every runner. */
+  keys(): string[] {
+    return [...this.#entries.keys()];
   }
 
   /** Forgets the runner of an object that is gone (its journal stays); returns the object's uid. */
@@ -242,7 +275,9 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
   ): Promise<AnyEntry<C>> {
     let entry = this.#entries.get(key);
     if (entry && entry.ref.uid !== ref.uid) entry = undefined; // deleted and created again: a new object
-    if (!entry) {
+    const { journal, generation } = this.#o.journal;
+    const readopted = entry !== undefined && entry.generation !== generation;
+    if (!entry || readopted || entry.journalFailed) {
       const o = this.#o;
       // The machine is the one for ref.kind (cluster() and member() pass them together).
       const made = {
@@ -251,11 +286,13 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
         ref,
         cluster,
         object,
+        generation,
+        journalFailed: false,
         written: undefined,
-        seq: o.journal.snapshot(ref.uid)?.seq ?? 0,
+        seq: journal.snapshot(ref.uid)?.seq ?? 0,
         resumed: false,
         runner: new Runner<C>({
-          journal: o.journal,
+          journal,
           ref,
           machineName: MACHINE_NAME[ref.kind],
           machine,
@@ -274,11 +311,23 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
       this.#entries.set(key, entry);
     }
     entry.object = object;
+    if (readopted) await this.#journalReplaced(entry);
     if (!entry.resumed) {
       await entry.runner.resume();
       entry.resumed = true;
     }
     return entry;
+  }
+
+  /** Tells, on the object, that its machine starts over from what it shows: its journal was damaged. */
+  async #journalReplaced(entry: AnyEntry<C>): Promise<void> {
+    const movedTo = this.#o.journal.replaced?.movedTo ?? 'aside';
+    await this.#record(entry, {
+      type: 'Warning',
+      reason: ConditionReason.JournalReplaced,
+      note: `the journal was damaged and kept as ${movedTo}; a new one was started, and this ${entry.ref.kind} is adopted from what it shows`,
+      action: 'ReplaceJournal',
+    });
   }
 
   async #onStep(entry: AnyEntry<C>, step: RunnerStep): Promise<void> {
@@ -386,6 +435,17 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
             ? describeSnapshot(to, entry.runner.snapshot.context)
             : describeSchedule(to, entry.runner.snapshot.context);
     const warning = snapshot.hasTag(TAG.warning) || troubled(snapshot.context);
+    await this.#record(entry, {
+      type: warning ? 'Warning' : 'Normal',
+      reason: described.step,
+      note: described.message,
+      action:
+        intents.length > 0 ? intents.map((i) => i.type.charAt(0).toUpperCase() + i.type.slice(1)).join(',') : 'Observe',
+    });
+  }
+
+  /** Records an Event about the entry's object; one that cannot be written is logged, never thrown. */
+  async #record(entry: AnyEntry<C>, event: Omit<EventInput, 'regarding'>): Promise<void> {
     try {
       await this.#events.record(this.#o.context(entry.cluster), {
         regarding: {
@@ -395,13 +455,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
           namespace: entry.ref.namespace,
           uid: entry.ref.uid,
         },
-        type: warning ? 'Warning' : 'Normal',
-        reason: described.step,
-        note: described.message,
-        action:
-          intents.length > 0
-            ? intents.map((i) => i.type.charAt(0).toUpperCase() + i.type.slice(1)).join(',')
-            : 'Observe',
+        ...event,
       });
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);

@@ -4,8 +4,9 @@
  * repeated watch event changes nothing. Pure: the caller stamps the time.
  */
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import type { EtcdCluster, EtcdMember } from '../api/v1alpha1/index.ts';
-import type { ClusterEvent, MemberEvent, MemberObservation } from '../machines/types.ts';
+import type { EtcdCluster, EtcdMember, EtcdSnapshot } from '../api/v1alpha1/index.ts';
+import type { ClusterEvent, MemberEvent, MemberObservation, PreUpgradeSnapshot } from '../machines/types.ts';
+import { LABEL } from '../effects/kubernetes/meta.ts';
 import { ConditionType } from '../api/conditions.ts';
 import { ETCD_CONTAINER } from '../effects/kubernetes/build-pod.ts';
 
@@ -19,7 +20,26 @@ export function clusterObserved(cluster: EtcdCluster, at: number): ClusterEvent 
     spec: { replicas, version },
     progressDeadlineSeconds,
     ...(cluster.spec.bootstrap?.restore ? { restore: true } : {}),
+    ...(cluster.spec.upgrade?.snapshot ? { upgradeSnapshot: true } : {}),
   };
+}
+
+/** The EtcdSnapshots this cluster's rolls took first (labelled with the version rolled to), by name. */
+export function upgradeSnapshotsListed(cluster: string, snapshots: readonly EtcdSnapshot[], at: number): ClusterEvent {
+  const listed: PreUpgradeSnapshot[] = snapshots
+    .filter((s) => s.metadata.labels?.[LABEL.cluster] === cluster && s.metadata.labels[LABEL.upgradeTo])
+    .map((s) => {
+      const phase = s.status?.phase ?? '';
+      const why = s.status?.conditions?.find((c) => c.type === ConditionType.Progressing)?.message;
+      return {
+        name: s.metadata.name ?? '',
+        version: s.metadata.labels?.[LABEL.upgradeTo] ?? '',
+        phase,
+        ...(phase === 'Failed' && why ? { message: why } : {}),
+      };
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+  return { type: 'k8s.upgradeSnapshots.listed', at, snapshots: listed };
 }
 
 /** The ordinal at the end of a member's name (`demo-12` -> 12); -1 when there is none. */

@@ -102,11 +102,17 @@ export const WATCHES = {
   snapshots: {
     resource: 'etcdsnapshots',
     collection: { api: 'custom', plural: PLURAL.snapshot },
-    // A snapshot a schedule made also concerns the schedule: its phase decides the next run and retention.
+    // A snapshot a schedule made also concerns the schedule: its phase decides the next run and
+    // retention; one a rolling upgrade takes first concerns its cluster, whose roll waits for it.
     route: (s) => {
       const n = s.metadata.namespace ?? '';
       const schedule = s.metadata.labels?.[LABEL.schedule];
-      return [snapshotKey(n, s.metadata.name ?? ''), ...(schedule ? [scheduleKey(n, schedule)] : [])];
+      const upgrading = s.metadata.labels?.[LABEL.upgradeTo] ? s.metadata.labels[LABEL.cluster] : undefined;
+      return [
+        snapshotKey(n, s.metadata.name ?? ''),
+        ...(schedule ? [scheduleKey(n, schedule)] : []),
+        ...(upgrading ? [clusterKey(n, upgrading)] : []),
+      ];
     },
   } satisfies WatchSpec<EtcdSnapshot>,
   schedules: {

@@ -1,7 +1,7 @@
 /** EtcdCluster: the user's request for an etcd cluster, and what the operator reports back. */
 import { s, type Kind } from '../schema.ts';
 import { conditions, DEFAULT_ETCD_VERSION, etcdID, etcdVersion, memberRole, storage, stringMap } from './common.ts';
-import { snapshotSource } from './etcdsnapshot.ts';
+import { snapshotDestination, snapshotSource } from './etcdsnapshot.ts';
 import { tls } from './tls.ts';
 
 /** Longest cluster name: member (`<name>-<n>`), Pod, PVC and Service names must stay DNS labels. */
@@ -187,6 +187,17 @@ const spec = s.object(
         name: 'BootstrapSpec',
         rules: [{ rule: 'self == oldSelf', message: 'spec.bootstrap cannot change after creation' }],
       },
+    ),
+    upgrade: s.object(
+      'How a change of spec.version rolls.',
+      {
+        snapshot: s.object(
+          'A snapshot before the roll: before the first member restarts on a new version, an EtcdSnapshot named <cluster>-pre-v<version> (dots as dashes) is taken to this destination, and the roll starts only once it succeeded. It is not owned by the cluster: it stays as the way back (restored into a new cluster) until you delete it. Left out, the roll starts without one, and the cluster says so.',
+          { destination: snapshotDestination },
+          { name: 'UpgradeSnapshot', required: ['destination'] },
+        ),
+      },
+      { name: 'UpgradeSpec' },
     ),
     progressDeadlineSeconds: s.integer(
       'Seconds one step (bootstrap a member, join a learner, promote, remove...) may take before the cluster reports the step as stuck in its Progressing and Degraded conditions. The step keeps trying.',

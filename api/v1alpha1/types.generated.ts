@@ -72,6 +72,8 @@ export interface EtcdClusterSpec {
   tls?: TLSSpec;
   /** How the cluster starts. Fixed at creation. */
   bootstrap?: BootstrapSpec;
+  /** How a change of spec.version rolls. */
+  upgrade?: UpgradeSpec;
   /** Seconds one step (bootstrap a member, join a learner, promote, remove...) may take before the cluster reports the step as stuck in its Progressing and Degraded conditions. The step keeps trying. */
   progressDeadlineSeconds: number;
 }
@@ -224,6 +226,52 @@ export interface PVCSource {
   path: string;
 }
 
+/** How a change of spec.version rolls. */
+export interface UpgradeSpec {
+  /** A snapshot before the roll: before the first member restarts on a new version, an EtcdSnapshot named <cluster>-pre-v<version> (dots as dashes) is taken to this destination, and the roll starts only once it succeeded. It is not owned by the cluster: it stays as the way back (restored into a new cluster) until you delete it. Left out, the roll starts without one, and the cluster says so. */
+  snapshot?: UpgradeSnapshot;
+}
+
+/** A snapshot before the roll: before the first member restarts on a new version, an EtcdSnapshot named <cluster>-pre-v<version> (dots as dashes) is taken to this destination, and the roll starts only once it succeeded. It is not owned by the cluster: it stays as the way back (restored into a new cluster) until you delete it. Left out, the roll starts without one, and the cluster says so. */
+export interface UpgradeSnapshot {
+  /** Where the snapshot is stored: exactly one of s3 and pvc. */
+  destination: SnapshotDestination;
+}
+
+/** Where the snapshot is stored: exactly one of s3 and pvc. */
+export interface SnapshotDestination {
+  /** An S3 bucket (AWS or any S3-compatible server). */
+  s3?: S3Destination;
+  /** A PersistentVolumeClaim in the same namespace; the snapshot is a file on it. */
+  pvc?: PVCDestination;
+}
+
+/** An S3 bucket (AWS or any S3-compatible server). */
+export interface S3Destination {
+  /** URL of an S3-compatible server, such as http://s3.storage.svc:7070. Left out, AWS S3 of the region. */
+  endpoint?: string;
+  /** Bucket name. It must exist. */
+  bucket: string;
+  /** Prefix of the object key. The key is <keyPrefix><namespace>/<cluster>/<snapshot name>-<uid prefix>.db. */
+  keyPrefix?: string;
+  /** Region of the bucket (default us-east-1). */
+  region?: string;
+  /** Address the bucket in the path (http://server/bucket/key) rather than in the host name; most S3-compatible servers need it. */
+  forcePathStyle: boolean;
+  /** A Secret in the same namespace holding the access key. Only the snapshot Job reads it, as environment variables; the manager never does. */
+  credentialsSecretRef: S3Credentials;
+  /** The CA that signed an S3 endpoint's TLS certificate, when no public CA did: a ConfigMap key in the same namespace holding it in PEM. The Jobs trust it besides the public CAs. */
+  caBundle?: CABundle;
+}
+
+/** A PersistentVolumeClaim in the same namespace; the snapshot is a file on it. */
+export interface PVCDestination {
+  /** PersistentVolumeClaim name. It must exist. */
+  claimName: string;
+  /** Directory inside the volume, relative (no leading /, no ..). The file is <subPath>/<namespace>-<cluster>-<snapshot name>-<uid prefix>.db. */
+  subPath?: string;
+}
+
 /** What the operator observed and is doing. */
 export interface EtcdClusterStatus {
   /** metadata.generation the operator last acted on. */
@@ -346,40 +394,6 @@ export interface EtcdSnapshotSpec {
 export interface ClusterReference {
   /** EtcdCluster name. */
   name: string;
-}
-
-/** Where the snapshot is stored: exactly one of s3 and pvc. */
-export interface SnapshotDestination {
-  /** An S3 bucket (AWS or any S3-compatible server). */
-  s3?: S3Destination;
-  /** A PersistentVolumeClaim in the same namespace; the snapshot is a file on it. */
-  pvc?: PVCDestination;
-}
-
-/** An S3 bucket (AWS or any S3-compatible server). */
-export interface S3Destination {
-  /** URL of an S3-compatible server, such as http://s3.storage.svc:7070. Left out, AWS S3 of the region. */
-  endpoint?: string;
-  /** Bucket name. It must exist. */
-  bucket: string;
-  /** Prefix of the object key. The key is <keyPrefix><namespace>/<cluster>/<snapshot name>-<uid prefix>.db. */
-  keyPrefix?: string;
-  /** Region of the bucket (default us-east-1). */
-  region?: string;
-  /** Address the bucket in the path (http://server/bucket/key) rather than in the host name; most S3-compatible servers need it. */
-  forcePathStyle: boolean;
-  /** A Secret in the same namespace holding the access key. Only the snapshot Job reads it, as environment variables; the manager never does. */
-  credentialsSecretRef: S3Credentials;
-  /** The CA that signed an S3 endpoint's TLS certificate, when no public CA did: a ConfigMap key in the same namespace holding it in PEM. The Jobs trust it besides the public CAs. */
-  caBundle?: CABundle;
-}
-
-/** A PersistentVolumeClaim in the same namespace; the snapshot is a file on it. */
-export interface PVCDestination {
-  /** PersistentVolumeClaim name. It must exist. */
-  claimName: string;
-  /** Directory inside the volume, relative (no leading /, no ..). The file is <subPath>/<namespace>-<cluster>-<snapshot name>-<uid prefix>.db. */
-  subPath?: string;
 }
 
 /** Where the snapshot machine stands, and what was stored. */

@@ -10,6 +10,7 @@ import { createRestoreJob } from './restore-job.ts';
 import { setDisruptionBudget } from './set-disruption-budget.ts';
 import { setDormant } from './set-dormant.ts';
 import { setMemberVersion } from './set-member-version.ts';
+import { createUpgradeSnapshot } from './upgrade-snapshot.ts';
 import { scheduleHandlers } from './schedule-handlers.ts';
 import { snapshotHandlers } from './snapshot-handlers.ts';
 
@@ -20,6 +21,7 @@ export const kubernetesHandlers = {
   deleteMember,
   setDormant,
   setMemberVersion,
+  createUpgradeSnapshot,
   createPVC,
   createPod,
   deletePod,

@@ -39,6 +39,8 @@ export const LABEL = {
   schedule: 'etcd-operator.dev/schedule',
   /** On an EtcdSnapshot an EtcdSnapshotSchedule made: the schedule's uid; only these are its to prune. */
   scheduleUid: 'etcd-operator.dev/schedule-uid',
+  /** On the EtcdSnapshot a rolling upgrade takes first: the version the roll goes to. */
+  upgradeTo: 'etcd-operator.dev/upgrade-to',
 } as const;
 
 /** Annotation on an EtcdSnapshot a schedule made: the fire time it was made for (RFC 3339). */

@@ -4,7 +4,7 @@
  * failpoint; when that manager dies by SIGKILL a new one starts on the same journal, and the
  * cluster must settle and check out as if nothing had happened.
  */
-import { copyFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Failpoint } from '../../manager/failpoints.ts';
 import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
@@ -41,6 +41,26 @@ export interface RunOptions {
   /** Where the manager appends every failpoint it reaches (the clean run counts them); copied to `<file>.done` once the action is done. */
   readonly countFile?: string;
   readonly settleMs: number;
+  /**
+   * What happens to the journal between the kill and the restart: kept (the default), deleted
+   * (a lost volume), or damaged (truncated to half, as a full disk can leave it).
+   */
+  readonly journal?: JournalFate;
+}
+
+/** What a run does to the journal of the killed manager. */
+export type JournalFate = 'keep' | 'delete' | 'damage';
+
+/** Deletes or damages the journal in `dir` (journal.db and its -wal and -shm). */
+function loseJournal(dir: string, fate: JournalFate): void {
+  const db = path.join(dir, 'journal.db');
+  if (fate === 'delete') for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
+  if (fate === 'damage' && existsSync(db)) {
+    // What the killed manager left in its WAL goes too: a bad volume loses both.
+    rmSync(`${db}-wal`, { force: true });
+    rmSync(`${db}-shm`, { force: true });
+    truncateSync(db, Math.floor(statSync(db).size / 2));
+  }
 }
 
 const KEYS = CRASH_KEYS;
@@ -90,6 +110,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     const restarted = armed.exited.then(async (how) => {
       died = how;
       if (how !== 'SIGKILL') throw new Error(`the armed manager exited with ${how}, not by its failpoint`);
+      loseJournal(o.dir, o.journal ?? 'keep');
       return start('restarted');
     });
     restarted.catch(() => undefined);

@@ -7,7 +7,9 @@
  *
  * Env, the same: CRASH_SCENARIO=NAME, CRASH_ALL=1, CRASH_PER_FAILPOINT=K (default 3: first,
  * middle and last n of each failpoint), CRASH_SETTLE_SECONDS (default 180), CRASH_BUDGET_MINUTES
- * (start no run after that; default none), LOCALCLUSTER_KUBECONFIG (use a running local cluster instead of starting one).
+ * (start no run after that; default none), CRASH_JOURNAL=keep|delete|damage (what happens to the
+ * killed manager's journal before the restart: kept, deleted, or truncated to half; default keep),
+ * LOCALCLUSTER_KUBECONFIG (use a running local cluster instead of starting one).
  * Results: test/crash/results/latest.json; each run's journal and logs under results/runs/.
  */
 import { spawnSync } from 'node:child_process';
@@ -21,7 +23,7 @@ import { installCrds } from '../cluster/crds.ts';
 import { kubectlFor, kubectlPath } from '../cluster/controlplane/index.ts';
 import { startLocalCluster, type LocalCluster } from '../cluster/index.ts';
 import { choosePoints, countReached, type CrashPoint } from './points.ts';
-import { runOnce, type RunResult } from './run.ts';
+import { runOnce, type JournalFate, type RunResult } from './run.ts';
 import { SCENARIOS, type Scenario } from './scenarios.ts';
 
 const { values: flags } = parseArgs({
@@ -33,6 +35,11 @@ const per =
     ? Infinity
     : Number(flags['per-failpoint'] ?? process.env.CRASH_PER_FAILPOINT ?? 3);
 const settleMs = Number(process.env.CRASH_SETTLE_SECONDS ?? 180) * 1000;
+const journal = (process.env.CRASH_JOURNAL ?? 'keep') as JournalFate;
+if (!['keep', 'delete', 'damage'].includes(journal)) {
+  console.error(`CRASH_JOURNAL must be keep, delete or damage, not ${journal}`);
+  process.exit(2);
+}
 const budgetMs = Number(process.env.CRASH_BUDGET_MINUTES ?? Infinity) * 60_000;
 const scenarios = SCENARIOS.filter((s) => !only || s.name === only);
 if (scenarios.length === 0 || !(per >= 1)) {
@@ -100,6 +107,7 @@ const run = async (scenario: Scenario, label: string, point?: CrashPoint, countF
     point,
     countFile,
     settleMs,
+    journal,
   });
   console.log(
     `${scenario.name.padEnd(12)} ${(point ? `${point.failpoint}:${point.n}` : 'clean').padEnd(24)} ${r.outcome.padEnd(11)} ${r.seconds.toFixed(1).padStart(6)} s${r.error ? `  ${r.error.slice(0, 400)}` : ''}`,
@@ -137,6 +145,7 @@ const save = (complete: boolean): void => {
     wallSeconds: Math.round((performance.now() - started) / 1000),
     perFailpoint: per === Infinity ? 'all' : per,
     settleSeconds: settleMs / 1000,
+    journal,
     budgetMinutes: budgetMs / 60_000,
     summary,
     runs,

@@ -4,7 +4,8 @@
  * foreign object is refused, and deleting the EtcdCluster takes everything with it.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { EtcdCluster, EtcdMember, EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { EventRecorder, kubernetesHandlers as h, patchClusterStatus } from '../../effects/kubernetes/index.ts';
 import type { KubeContext } from '../../effects/kubernetes/index.ts';
 import { FINALIZER } from '../../effects/kubernetes/meta.ts';
@@ -132,6 +133,41 @@ describe('Kubernetes handlers and writers', () => {
     const err = await h.ensureServices.run({ cluster: 'taken' }, contextFor(kube, other)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EffectError);
     expect(err).toMatchObject({ code: 'ERR_ENSURE_SERVICES_FOREIGN', retryable: false });
+  });
+
+  it("createUpgradeSnapshot makes the roll's EtcdSnapshot once, unowned; one of that name that is not the roll's is refused", async () => {
+    const p = { cluster: 'life', name: 'life-pre-v3-6-17', version: '3.6.17' };
+    // Without spec.upgrade.snapshot there is nothing to take (the machine goes on without one).
+    await expect(h.createUpgradeSnapshot.run(p, ctx())).rejects.toMatchObject({ code: 'ERR_CREATE_SNAPSHOT' });
+    await kube.custom.patchNamespacedCustomObject(
+      {
+        group: 'etcd-operator.dev',
+        version: 'v1alpha1',
+        namespace: ns,
+        plural: 'etcdclusters',
+        name: 'life',
+        body: { spec: { upgrade: { snapshot: { destination: { pvc: { claimName: 'backups' } } } } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    expect(await h.createUpgradeSnapshot.recover(p, ctx())).toEqual({ done: false });
+    const { uid } = await h.createUpgradeSnapshot.run(p, ctx());
+    expect(await h.createUpgradeSnapshot.run(p, ctx())).toEqual({ uid });
+    expect(await h.createUpgradeSnapshot.recover(p, ctx())).toEqual({ done: true, result: { uid } });
+    const made = (await kube.custom.getNamespacedCustomObject({
+      group: 'etcd-operator.dev',
+      version: 'v1alpha1',
+      namespace: ns,
+      plural: 'etcdsnapshots',
+      name: p.name,
+    })) as EtcdSnapshot;
+    expect(made.spec).toMatchObject({ clusterRef: { name: 'life' }, destination: { pvc: { claimName: 'backups' } } });
+    expect(made.metadata.ownerReferences ?? []).toEqual([]);
+    // The same name for another version is someone else's: never taken for this roll.
+    await expect(h.createUpgradeSnapshot.run({ ...p, version: '3.6.18' }, ctx())).rejects.toMatchObject({
+      code: 'ERR_CREATE_SNAPSHOT_FOREIGN',
+      retryable: false,
+    });
   });
 
   it('patchClusterStatus writes once and skips a status that did not change', async () => {

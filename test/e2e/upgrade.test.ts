@@ -1,7 +1,7 @@
 /**
  * Rolling upgrades on the local cluster with the manager, as a user does them: edit
  * spec.version and watch. 3.5.35 -> 3.6.16 under a writer and a watcher (no failed write,
- * every revision watched, every key read back); a version no member can start holds the roll
+ * every revision watched, every key read back), a snapshot to a PVC taken first; a version no member can start holds the roll
  * at its first member with the others serving, and going back to status.version undoes it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { startManager, type ManagerProcess } from './manager-process.ts';
+import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { Traffic } from './traffic.ts';
 
 const hasNode = inject('clusterHasNode');
@@ -45,8 +46,20 @@ describe.skipIf(!hasNode)('manager: rolling version upgrades', () => {
     await createNamespace(kube.core, ns);
     dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-upgrade-'));
     manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
+    await kube.core.createNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      body: {
+        metadata: { name: 'backups' },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } },
+      },
+    });
     demo = new ClusterUnderTest(kube, ns, 'demo');
-    await demo.create({ replicas: 3, version: '3.5.35', progressDeadlineSeconds: 30 });
+    await demo.create({
+      replicas: 3,
+      version: '3.5.35',
+      progressDeadlineSeconds: 30,
+      upgrade: { snapshot: { destination: { pvc: { claimName: 'backups' } } } },
+    });
     await demo.settled(3);
     await demo.write('before', KEYS);
   });
@@ -64,14 +77,15 @@ describe.skipIf(!hasNode)('manager: rolling version upgrades', () => {
     const traffic = new Traffic('during');
     await traffic.start(kube.core, ns, 'demo');
     const started = Date.now();
+    let failure: unknown;
     try {
       await demo.patchSpec({ version: '3.6.16' });
       // Progress is visible while it runs: which member, its place in the roll, the target.
-      const progressing = await until('an upgrading step', async () => {
+      const progressing = await until('an upgrading step past its snapshot', async () => {
         const p = await condition('Progressing')();
-        return p?.reason === 'Upgrading' ? p : undefined;
+        return p?.reason === 'Upgrading' && p.message.startsWith('upgrading demo-') ? p : undefined;
       });
-      expect(progressing.message).toMatch(/^upgrading demo-\d \([123] of 3\) from 3\.5\.35 to 3\.6\.16/);
+      expect(progressing.message).toMatch(/^upgrading demo-\d \([123] of 3\) from 3\.5\.35 to 3\.6\.16: /);
       await until('every member on 3.6.16', async () => {
         const v = await versions();
         return Object.values(v.answering).every((x) => x === '3.6.16') &&
@@ -80,18 +94,20 @@ describe.skipIf(!hasNode)('manager: rolling version upgrades', () => {
           : undefined;
       });
       await demo.settled(3);
-    } finally {
-      const report = await traffic.stop();
-      console.log(
-        `upgrade 3.5.35 -> 3.6.16 of 3 members: ${Date.now() - started} ms; ${report.acknowledged} writes, ` +
-          `${report.failed.length} failed, longest write ${report.longestStallMs} ms, ` +
-          `${report.unwatched.length} revisions unwatched, ${report.lost.length} keys lost, ${report.watchErrors} watch errors`,
-      );
-      expect(report.failed).toEqual([]);
-      expect(report.unwatched).toEqual([]);
-      expect(report.lost).toEqual([]);
-      expect(report.acknowledged).toBeGreaterThan(20);
+    } catch (err) {
+      failure = err;
     }
+    const report = await traffic.stop();
+    console.log(
+      `upgrade 3.5.35 -> 3.6.16 of 3 members, snapshot first: ${Date.now() - started} ms; ${report.acknowledged} writes, ` +
+        `${report.failed.length} failed, longest write ${report.longestStallMs} ms, ` +
+        `${report.unwatched.length} revisions unwatched, ${report.lost.length} keys lost, ${report.watchErrors} watch errors`,
+    );
+    if (failure !== undefined) throw failure instanceof Error ? failure : new Error(JSON.stringify(failure));
+    expect(report.failed).toEqual([]);
+    expect(report.unwatched).toEqual([]);
+    expect(report.lost).toEqual([]);
+    expect(report.acknowledged).toBeGreaterThan(20);
     // Same cluster, same members, same IDs: restarted in place, not replaced.
     const after = await demo.verify(3);
     expect(after.clusterID).toBe(before.clusterID);
@@ -106,6 +122,21 @@ describe.skipIf(!hasNode)('manager: rolling version upgrades', () => {
     );
     expect(lastSet.map((l) => l.member)).toHaveLength(3);
     expect(lastSet.at(-1)?.member).toBe(leaderName);
+    // The snapshot came first: taken from a member still on 3.5.35, finished before any member was set.
+    const snapshot = (await kube.custom.getNamespacedCustomObject({
+      group: 'etcd-operator.dev',
+      version: 'v1alpha1',
+      namespace: ns,
+      plural: 'etcdsnapshots',
+      name: 'demo-pre-v3-6-16',
+    })) as EtcdSnapshot;
+    expect(snapshot.status).toMatchObject({ phase: 'Succeeded', etcdVersion: '3.5.35' });
+    expect(snapshot.metadata.ownerReferences ?? []).toEqual([]);
+    const snapshotDone = Date.parse(snapshot.status?.completionTime ?? '');
+    expect(
+      lastSet.every((l) => Number(l.time) >= snapshotDone),
+      'members set after the snapshot',
+    ).toBe(true);
     const status = (await demo.get()).status;
     expect(status?.version).toBe('3.6.16');
     expect(status?.conditions?.find((c) => c.type === 'Upgraded')).toMatchObject({

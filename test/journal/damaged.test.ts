@@ -1,23 +1,24 @@
-import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, readdirSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runJournalCommand } from '../../journal/cli.ts';
 import { openReplacingDamaged } from '../../journal/damaged.ts';
+import { isDamage, type JournalError } from '../../journal/errors.ts';
 import { Journal } from '../../journal/journal.ts';
-import { demo, member, step, tempDb } from './helpers.ts';
+import { DAMAGES, damageWhileOpen, demo, member, scribble, step, tempDb } from './helpers.ts';
 
 const made: string[] = [];
 afterEach(() => {
   for (const path of made.splice(0)) rmSync(dirname(path), { recursive: true, force: true });
 });
 
-/** A closed journal with enough history to span many pages: a cluster and three members. */
-function filled(): string {
+/** A closed journal with enough history to span many pages (`steps` per object): a cluster and three members. */
+function filled(steps = 400): string {
   const path = tempDb();
   made.push(path);
   const j = Journal.open(path);
-  for (let i = 0; i < 400; i++) {
+  for (let i = 0; i < steps; i++) {
     for (const ref of [demo, member(0), member(1), member(2)]) {
       j.recordStep(ref, { ...step(`s${i}`, `s${i + 1}`, [{ type: 'createPod', params: { member: ref.name } }]) });
     }
@@ -26,21 +27,8 @@ function filled(): string {
   return path;
 }
 
-/** Overwrites `bytes` in the middle of the file with garbage, page-aligned, as a bad volume would. */
-function scribble(path: string, bytes: number): void {
-  const fd = openSync(path, 'r+');
-  const at = Math.floor(statSync(path).size / 2 / 4096) * 4096;
-  writeSync(fd, randomBytes(bytes), 0, bytes, at);
-  closeSync(fd);
-}
-
-const damages = {
-  'truncated to half': (path: string) => truncateSync(path, Math.floor(statSync(path).size / 2)),
-  '32 KiB of garbage in the middle': (path: string) => scribble(path, 32 * 1024),
-};
-
 describe('a damaged journal', () => {
-  for (const [what, damage] of Object.entries(damages)) {
+  for (const [what, damage] of Object.entries(DAMAGES)) {
     it(`${what}: refused with ERR_JOURNAL_DAMAGED, then moved aside and replaced by an empty journal`, () => {
       const path = filled();
       damage(path);
@@ -100,5 +88,66 @@ describe('a damaged journal', () => {
     expect(out).toBe('');
     expect(err).toMatch(/^etcd-operator journal: journal .* is damaged: .*moves it aside .* and starts a new journal/);
     expect(err.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('a journal damaged while open', () => {
+  for (const [what, damage] of Object.entries(DAMAGES)) {
+    it(`${what}: reads fail with SQLITE_CORRUPT and writes with ERR_JOURNAL_WRITE caused by it, both taken for damage`, () => {
+      const path = filled(10);
+      const j = Journal.open(path);
+      try {
+        damageWhileOpen(path, damage);
+        const failure = (use: () => unknown): unknown => {
+          try {
+            use();
+          } catch (err) {
+            return err;
+          }
+          return 'no error';
+        };
+        const reads = [failure(() => j.openIntents()), failure(() => j.timeline({ uid: demo.uid }))];
+        for (const err of reads) expect((err as { code?: string }).code).toMatch(/^SQLITE_CORRUPT/);
+        const write = failure(() => j.recordStep(demo, step('a', 'b')));
+        expect(write).toMatchObject({ code: 'ERR_JOURNAL_WRITE', message: /malformed/ });
+        for (const err of [...reads, write]) expect(isDamage(err, { whileOpen: true })).toBe(true);
+      } finally {
+        try {
+          j.close();
+        } catch {
+          // releasing the lease may meet the damage too; the file is closed all the same
+        }
+      }
+    });
+  }
+
+  it('a header overwritten while open (SQLITE_NOTADB) is damage; at open it is not (the path may name another file)', () => {
+    const notADatabase = Object.assign(new Error('file is not a database'), { code: 'SQLITE_NOTADB' });
+    const wrapped = new Error('journal x: write failed: file is not a database', { cause: notADatabase });
+    expect(isDamage(wrapped, { whileOpen: true })).toBe(true);
+    expect(isDamage(wrapped)).toBe(false);
+    expect(
+      isDamage(Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' }), { whileOpen: true }),
+    ).toBe(false);
+  });
+});
+
+describe('onWrite', () => {
+  it('is told of every committed write, and of a write that failed with its error', () => {
+    const path = tempDb();
+    const told: (JournalError | undefined)[] = [];
+    const j = Journal.open(path, { busyTimeoutMs: 20, onWrite: (failure) => told.push(failure) });
+    const other = new Database(path);
+    try {
+      j.recordStep(demo, step('Pending', 'Bootstrapping'));
+      other.exec('BEGIN EXCLUSIVE');
+      expect(() => j.recordStep(demo, step('Bootstrapping', 'Steady'))).toThrow(/database is locked/);
+      other.exec('COMMIT');
+      j.recordStep(demo, step('Bootstrapping', 'Steady'));
+      expect(told.map((f) => f?.code ?? 'ok')).toEqual(['ok', 'ERR_JOURNAL_WRITE', 'ok']);
+    } finally {
+      other.close();
+      j.close();
+    }
   });
 });

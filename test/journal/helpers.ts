@@ -1,11 +1,13 @@
-/** Shared test helpers: temp journal paths, sample refs and steps, and a writer child process. */
+/** Shared test helpers: temp journal paths, sample refs and steps, damage, and a writer child process. */
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdtempSync, openSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Interface } from 'node:readline';
+import Database from 'better-sqlite3';
 import type { ObjectRef, Step } from '../../journal/types.ts';
 import { afterAll } from 'vitest';
 import type { WriterCommand } from './fixtures/writer.ts';
@@ -47,6 +49,37 @@ export function step(
   type = 'k8s.cluster.updated',
 ): Step {
   return { machine: 'cluster', event: { type, at }, from, to, state: { value: to, context: { replicas: 3 } }, intents };
+}
+
+/** Overwrites `bytes` in the middle of the file with garbage, page-aligned, as a bad volume would. */
+export function scribble(path: string, bytes: number): void {
+  const fd = openSync(path, 'r+');
+  const at = Math.floor(statSync(path).size / 2 / 4096) * 4096;
+  writeSync(fd, randomBytes(bytes), 0, bytes, at);
+  closeSync(fd);
+}
+
+/** Ways a file gets damaged: 32 KiB of garbage in the middle (issue 14), or cut to half its size. */
+export const DAMAGES = {
+  '32 KiB of garbage in the middle': (path: string) => scribble(path, 32 * 1024),
+  'truncated to half': (path: string) => truncateSync(path, Math.floor(statSync(path).size / 2)),
+} as const;
+
+/**
+ * Damages the file of a journal that is open, as it would be found in a long-running manager:
+ * another connection first checkpoints the WAL into the file (SQLite does every 1,000 pages), and
+ * after the damage commits an unrelated change (the same user_version), so the open journal's next
+ * read finds its page cache stale and reads the file (a 2 MB cache holds little of a real journal).
+ */
+export function damageWhileOpen(path: string, damage: (path: string) => void): void {
+  const other = new Database(path);
+  try {
+    other.pragma('wal_checkpoint(TRUNCATE)');
+    damage(path);
+    other.pragma(`user_version = ${Number(other.pragma('user_version', { simple: true }))}`);
+  } finally {
+    other.close();
+  }
 }
 
 /** A journal writer running in a child Node process. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { clusterMachine } from '../../machines/cluster.ts';
 import { describeCluster } from '../../machines/describe.ts';
-import { peerURL, retryDelay, troubled } from '../../machines/policy.ts';
+import { peerURL, preUpgradeSnapshotName, retryDelay, troubled } from '../../machines/policy.ts';
 import type { ClusterEvent, EtcdObservation, MemberObservation } from '../../machines/types.ts';
 import { Driver, type Intent } from './harness.ts';
 
@@ -967,7 +967,7 @@ describe('cluster machine: rolling upgrades', () => {
     const d = onOld();
     play(d, [[spec(3, NEW), 'upgrading.settingVersion.running', [setVersion(1)]]]);
     expect(describeCluster(d.state, d.context).message).toBe(
-      "upgrading demo-1 (1 of 3) from 3.5.35 to 3.6.16: setting the EtcdMember's version",
+      "upgrading demo-1 (1 of 3) from 3.5.35 to 3.6.16 (no snapshot first: spec.upgrade.snapshot is not set): setting the EtcdMember's version",
     );
     play(d, [
       [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
@@ -1008,7 +1008,7 @@ describe('cluster machine: rolling upgrades', () => {
       [etcdAt([OLD, OLD, OLD], 0, { behind: [2] }), 'upgrading.awaitingHealth', []],
     ]);
     expect(describeCluster(d.state, d.context).message).toBe(
-      'upgrading demo-1 (1 of 3) from 3.5.35 to 3.6.16: waiting until every voter is healthy and in sync before its Pod stops',
+      'upgrading demo-1 (1 of 3) from 3.5.35 to 3.6.16 (no snapshot first: spec.upgrade.snapshot is not set): waiting until every voter is healthy and in sync before its Pod stops',
     );
     play(d, [[etcdAt([OLD, OLD, OLD], 0), 'upgrading.settingVersion.running', [setVersion(1)]]]);
   });
@@ -1047,5 +1047,78 @@ describe('cluster machine: rolling upgrades', () => {
         [createJoiner(3, ic)],
       ],
     ]);
+  });
+
+  const withSnapshot = (version: string): ClusterEvent => ({
+    type: 'k8s.cluster.updated',
+    at: now(),
+    spec: { replicas: 3, version },
+    progressDeadlineSeconds: 600,
+    upgradeSnapshot: true,
+  });
+  const snapshots = (phase: string | null, message?: string): ClusterEvent => ({
+    type: 'k8s.upgradeSnapshots.listed',
+    at: now(),
+    snapshots:
+      phase === null ? [] : [{ name: 'demo-pre-v3-6-16', version: NEW, phase, ...(message ? { message } : {}) }],
+  });
+  const takeSnapshot: Intent = {
+    type: 'createUpgradeSnapshot',
+    params: { cluster: 'demo', name: 'demo-pre-v3-6-16', version: NEW },
+  };
+
+  it('with spec.upgrade.snapshot, takes an EtcdSnapshot first and restarts no member before it succeeded', () => {
+    const d = onOld();
+    play(d, [
+      [withSnapshot(NEW), 'upgrading.snapshotting.creating.running', [takeSnapshot]],
+      [ok('createUpgradeSnapshot', { uid: 's1' }), 'upgrading.snapshotting.awaiting', []],
+      [snapshots('Running'), 'upgrading.snapshotting.awaiting', []],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toBe(
+      'upgrading to 3.6.16: waiting for EtcdSnapshot demo-pre-v3-6-16 (Running) before any member restarts',
+    );
+    play(d, [
+      [snapshots('Succeeded'), 'upgrading.settingVersion.running', [setVersion(1)]],
+      [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+      [listed([OLD, NEW, OLD]), 'upgrading.awaitingMember', []],
+      [etcdAt([OLD, NEW, OLD], 0), 'observing', []],
+      // The next member does not take another snapshot.
+      [etcdAt([OLD, NEW, OLD], 0), 'upgrading.settingVersion.running', [setVersion(2)]],
+    ]);
+  });
+
+  it('a failed snapshot holds the roll, says what to do, and is taken again once deleted; going back ends the roll', () => {
+    const d = onOld();
+    play(d, [
+      [withSnapshot(NEW), 'upgrading.snapshotting.creating.running', [takeSnapshot]],
+      [ok('createUpgradeSnapshot', { uid: 's1' }), 'upgrading.snapshotting.awaiting', []],
+      [snapshots('Failed', 'bucket backups does not exist'), 'upgrading.snapshotting.awaiting', []],
+      [tick(3_600_000), 'upgrading.snapshotting.awaiting', []],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toMatch(
+      /^upgrading to 3\.6\.16: EtcdSnapshot demo-pre-v3-6-16, taken before any member restarts, failed \(bucket backups does not exist\); no member was restarted\. Fix its destination and delete it/,
+    );
+    play(d, [
+      [snapshots(null), 'upgrading.snapshotting.creating.running', [takeSnapshot]],
+      [ok('createUpgradeSnapshot', { uid: 's2' }), 'upgrading.snapshotting.awaiting', []],
+      [snapshots('Failed', 'again'), 'upgrading.snapshotting.awaiting', []],
+      [withSnapshot(OLD), 'observing', []],
+      [etcdAt([OLD, OLD, OLD], 0), 'steady', []],
+    ]);
+    expect(d.context.members.every((m) => m.version === OLD)).toBe(true);
+  });
+});
+
+describe('the snapshot a roll takes first', () => {
+  it('is named after the cluster and version, within the 54 characters an EtcdSnapshot may have', () => {
+    expect(preUpgradeSnapshotName('demo', '3.6.16')).toBe('demo-pre-v3-6-16');
+    const long = 'a'.repeat(50);
+    const other = `${'a'.repeat(49)}b`;
+    for (const name of [long, other]) {
+      expect(preUpgradeSnapshotName(name, '3.6.16')).toHaveLength(54);
+      expect(preUpgradeSnapshotName(name, '3.6.16')).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+    }
+    // Cut to the same prefix, two clusters still get two names.
+    expect(preUpgradeSnapshotName(long, '3.6.16')).not.toBe(preUpgradeSnapshotName(other, '3.6.16'));
   });
 });

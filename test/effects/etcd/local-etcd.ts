@@ -132,13 +132,16 @@ export class LocalEtcd {
     await this.start(member, `${member}=${peerURL}`, 'new');
   }
 
-  /** Starts a member with the given `--initial-cluster` and waits until it answers a status call. */
-  async start(member: string, initialCluster: string, state: 'new' | 'existing'): Promise<void> {
+  /**
+   * Starts a member with the given `--initial-cluster` and waits until it answers a status call;
+   * `bin` runs another etcd binary than the cluster's (a member restarted on a new version).
+   */
+  async start(member: string, initialCluster: string, state: 'new' | 'existing', bin = this.#bin): Promise<void> {
     const m = this.#members.get(member);
     if (!m) throw new Error(`no ports allocated for ${member}`);
     const log = openSync(path.join(this.dir, `${member}.log`), 'a');
     m.proc = spawn(
-      this.#bin,
+      bin,
       [
         `--name=${member}`,
         `--data-dir=${path.join(this.dir, member)}`,
@@ -156,12 +159,12 @@ export class LocalEtcd {
     await this.waitAnswering(member);
   }
 
-  /** Kills a member (SIGKILL) and waits for it to exit. */
-  async kill(member: string): Promise<void> {
+  /** Kills a member (SIGKILL, or `signal`: SIGTERM stops etcd cleanly) and waits for it to exit. */
+  async kill(member: string, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     const proc = this.#members.get(member)?.proc;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
     const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill('SIGKILL');
+    proc.kill(signal);
     await exited;
   }
 
