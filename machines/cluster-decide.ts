@@ -15,12 +15,12 @@ import {
   voters,
 } from './policy.ts';
 import type {
+  ClusterObjectRef,
   ClusterTarget,
   EtcdMemberInfo,
   EtcdObservation,
   JobObservation,
   MemberObservation,
-  ObjectRef,
   PreUpgradeSnapshot,
 } from './types.ts';
 
@@ -46,7 +46,7 @@ export interface Upgradee {
 
 /** Everything the cluster machine knows. Plain JSON: journaled with every step. */
 export interface ClusterContext extends StepBookkeeping {
-  readonly cluster: ObjectRef;
+  readonly cluster: ClusterObjectRef;
   /** The latest spec observed. */
   readonly spec: ClusterTarget | null;
   /** The target latched when the current run of steps began; spec edits wait for it. */
@@ -97,7 +97,7 @@ export interface ClusterContext extends StepBookkeeping {
 }
 
 /** The context of a cluster the machine has not heard about yet. */
-export const initialClusterContext = (cluster: ObjectRef): ClusterContext => ({
+export const initialClusterContext = (cluster: ClusterObjectRef): ClusterContext => ({
   cluster,
   spec: null,
   target: null,

@@ -22,7 +22,7 @@ import { CLUSTER_INTENTS, type ClusterIntent } from './intents.ts';
 import * as kit from './kit.ts';
 import { etcdMemberFor } from './policy.ts';
 import { TAG } from './tags.ts';
-import type { ClusterEvent, ObjectRef } from './types.ts';
+import type { ClusterEvent, ClusterObjectRef } from './types.ts';
 
 type Ctx = { context: ClusterContext };
 
@@ -55,7 +55,7 @@ const machine = setup({
   types: {
     context: {} as ClusterContext,
     events: {} as ClusterEvent,
-    input: {} as { cluster: ObjectRef },
+    input: {} as { cluster: ClusterObjectRef },
   },
   actions: { ...kit.intentActions(CLUSTER_INTENTS), ...act.assigns },
   guards: {

@@ -62,6 +62,12 @@ export const ERR = {
   RESTORE_SOURCE: 'ERR_RESTORE_SOURCE',
   /** The snapshot a cluster is to be restored from failed its check: nothing is started from it. */
   RESTORE_VERIFY: 'ERR_RESTORE_VERIFY',
+  /**
+   * A Secret spec.tls names is missing, lacks tls.crt, tls.key or ca.crt, or holds a certificate
+   * that does not fit (another key, expired, not covering the member, wrong usage). Retried with
+   * back-off: the operator may only get Secrets, not watch them, so the fix is seen at the next try.
+   */
+  TLS_SECRET: 'ERR_TLS_SECRET',
   /** Nothing can be created in the namespace: it is being deleted. */
   NAMESPACE_TERMINATING: 'ERR_NAMESPACE_TERMINATING',
   /** The EtcdSnapshotSchedule is gone, or is another incarnation (uid) of its name. */

@@ -3,11 +3,11 @@
  * which step comes next. `deciding` and every resting state ask the same function.
  */
 import { NO_STEP, type StepBookkeeping } from './kit.ts';
-import type { EtcdMemberInfo, ObjectRef, PodObservation } from './types.ts';
+import type { ClusterObjectRef, EtcdMemberInfo, ObjectRef, PodObservation } from './types.ts';
 
 /** Everything the member machine knows. Plain JSON: journaled with every step. */
 export interface MemberContext extends StepBookkeeping {
-  readonly member: ObjectRef & { readonly cluster: string };
+  readonly member: ObjectRef & { readonly cluster: string } & Pick<ClusterObjectRef, 'peerTLS'>;
   readonly bootstrap: boolean;
   readonly medium: '' | 'Memory';
   readonly dormant: boolean;
@@ -42,7 +42,7 @@ export interface MemberContext extends StepBookkeeping {
 
 /** What a member machine starts from. */
 export interface MemberInput {
-  readonly member: ObjectRef & { readonly cluster: string };
+  readonly member: ObjectRef & { readonly cluster: string } & Pick<ClusterObjectRef, 'peerTLS'>;
   readonly bootstrap: boolean;
   readonly medium: '' | 'Memory';
 }

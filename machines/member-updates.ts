@@ -66,7 +66,10 @@ type Ctx = { context: MemberContext };
 export const params = {
   member: ({ context: c }: Ctx): MemberParams => ({ member: c.member.name }),
   removal: ({ context: c }: Ctx): RemoveEtcdMemberParams => ({
-    peerURL: peerURL({ namespace: c.member.namespace, name: c.member.cluster }, c.member.name),
+    peerURL: peerURL(
+      { namespace: c.member.namespace, name: c.member.cluster, peerTLS: c.member.peerTLS },
+      c.member.name,
+    ),
     memberID: c.etcd?.id ?? null,
     reason: 'its EtcdMember is being deleted',
   }),

@@ -3,7 +3,10 @@ import { ERR } from './error-codes.ts';
  * Pure rules the machines decide by: names, peer URLs, quorum arithmetic, which member to
  * remove. No I/O, no clock: everything arrives as arguments.
  */
-import type { EtcdMemberInfo, EtcdObservation, MemberObservation, ObjectRef } from './types.ts';
+import type { ClusterObjectRef, EtcdMemberInfo, EtcdObservation, MemberObservation } from './types.ts';
+
+/** What a peer URL is made of: the cluster's namespace and name, and whether its peers use TLS. */
+export type PeerRef = Pick<ClusterObjectRef, 'namespace' | 'name' | 'peerTLS'>;
 
 /** A member's name: the cluster's, then an ordinal that is never reused. */
 export const memberName = (cluster: string, ordinal: number): string => `${cluster}-${ordinal}`;
@@ -24,9 +27,13 @@ export function preUpgradeSnapshotName(cluster: string, version: string): string
   return `${cluster.slice(0, MAX_SNAPSHOT_NAME - suffix.length - tag.length).replace(/-+$/, '')}${tag}${suffix}`;
 }
 
-/** A member's peer URL: its Pod's DNS name under the cluster's headless Service. */
-export const peerURL = (cluster: Pick<ObjectRef, 'namespace' | 'name'>, member: string): string =>
-  `http://${member}.${cluster.name}.${cluster.namespace}.svc:2380`;
+/**
+ * A member's peer URL: its Pod's DNS name under the cluster's headless Service, https when the
+ * cluster's peers use TLS. It names the member in etcd's member list, so every comparison of
+ * peer URLs goes through here with the same cluster ref.
+ */
+export const peerURL = (cluster: PeerRef, member: string): string =>
+  `${cluster.peerTLS ? 'https' : 'http'}://${member}.${cluster.name}.${cluster.namespace}.svc:2380`;
 
 /** How many voters a cluster of `voters` needs to make progress. */
 export const quorum = (voters: number): number => Math.floor(voters / 2) + 1;
@@ -86,7 +93,7 @@ export const permanentFailure = (event: object): boolean =>
 
 /** The etcd member that belongs to this EtcdMember, found by peer URL. */
 export function etcdMemberFor(
-  cluster: ObjectRef,
+  cluster: PeerRef,
   etcd: EtcdObservation | null,
   member: string,
 ): EtcdMemberInfo | undefined {
@@ -96,7 +103,7 @@ export function etcdMemberFor(
 
 /** Voting members etcd reports, counting only those that still have a live EtcdMember. */
 export function voters(
-  cluster: ObjectRef,
+  cluster: PeerRef,
   members: readonly MemberObservation[],
   etcd: EtcdObservation | null,
 ): EtcdMemberInfo[] {
@@ -106,7 +113,7 @@ export function voters(
 
 /** etcd members no EtcdMember accounts for (a crash left them, or someone added them by hand). */
 export function orphans(
-  cluster: ObjectRef,
+  cluster: PeerRef,
   members: readonly MemberObservation[],
   etcd: EtcdObservation | null,
   joining: string | null,
@@ -130,7 +137,7 @@ export function canRemove(etcd: EtcdObservation | null, victim: EtcdMemberInfo |
  * the newest. Members already leaving are not candidates.
  */
 export function pickVictim(
-  cluster: ObjectRef,
+  cluster: PeerRef,
   members: readonly MemberObservation[],
   etcd: EtcdObservation | null,
 ): string | undefined {
@@ -144,5 +151,4 @@ export function pickVictim(
 }
 
 /** The `--initial-cluster` of a seed: just itself. */
-export const seedInitialCluster = (cluster: ObjectRef, member: string): string =>
-  `${member}=${peerURL(cluster, member)}`;
+export const seedInitialCluster = (cluster: PeerRef, member: string): string => `${member}=${peerURL(cluster, member)}`;

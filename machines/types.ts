@@ -19,6 +19,15 @@ export interface ObjectRef {
   readonly uid: string;
 }
 
+/**
+ * An EtcdCluster as its machines know it: the object, and whether its members talk to each other
+ * over TLS (spec.tls.peer, fixed at creation), which makes their peer URLs https.
+ */
+export interface ClusterObjectRef extends ObjectRef {
+  /** Absent: http (every cluster made before spec.tls existed). */
+  readonly peerTLS?: boolean;
+}
+
 /** The part of EtcdCluster.spec the cluster machine acts on. */
 export interface ClusterTarget {
   readonly replicas: number;

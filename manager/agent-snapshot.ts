@@ -5,7 +5,7 @@
  * (where the operator reads it from the Pod's status). The manager never holds the bytes, nor
  * the S3 credentials: the Job's Pod gets those from their Secret as environment variables.
  */
-import { closeSync, createReadStream, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, createReadStream, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DeleteObjectCommand, GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
@@ -35,8 +35,16 @@ type Destination =
     }
   | { readonly kind: 'file'; readonly path: string };
 
+/** The PEM files an https endpoint is called with: the CA to check it against, and the client certificate. */
+interface EtcdTLSFiles {
+  readonly cacert: string;
+  readonly cert: string;
+  readonly key: string;
+}
+
 interface SnapshotArgs {
   readonly endpoint: string;
+  readonly tls?: EtcdTLSFiles;
   readonly to: Destination;
   readonly timeoutMs: number;
 }
@@ -81,7 +89,14 @@ function destinationOf(command: string, values: DestinationValues): Destination 
 export function parseSnapshotArgs(argv: readonly string[]): SnapshotArgs {
   const { values } = parseArgs({
     args: [...argv],
-    options: { endpoint: { type: 'string' }, timeout: { type: 'string', default: '3600' }, ...destinationOptions },
+    options: {
+      endpoint: { type: 'string' },
+      cacert: { type: 'string' },
+      cert: { type: 'string' },
+      key: { type: 'string' },
+      timeout: { type: 'string', default: '3600' },
+      ...destinationOptions,
+    },
     strict: true,
     allowPositionals: false,
   });
@@ -90,7 +105,18 @@ export function parseSnapshotArgs(argv: readonly string[]): SnapshotArgs {
   const timeout = Number(values.timeout);
   if (!Number.isInteger(timeout) || timeout <= 0)
     throw new TypeError(`--timeout must be a whole number of seconds, not '${values.timeout}'`);
-  return { endpoint: values.endpoint, to, timeoutMs: timeout * 1000 };
+  const { cacert, cert, key } = values;
+  const tls = cacert !== undefined || cert !== undefined || key !== undefined;
+  if (tls && (!cacert || !cert || !key))
+    throw new TypeError('an https endpoint needs all of --cacert, --cert and --key (PEM files)');
+  if (tls && !values.endpoint.startsWith('https:'))
+    throw new TypeError('--cacert, --cert and --key go with an https --endpoint');
+  return {
+    endpoint: values.endpoint,
+    ...(cacert && cert && key ? { tls: { cacert, cert, key } } : {}),
+    to,
+    timeoutMs: timeout * 1000,
+  };
 }
 
 /** Parses the arguments of `delete-snapshot`; throws a TypeError that says what is wrong. */
@@ -129,7 +155,20 @@ export async function deleteSnapshot(to: Destination, env: NodeJS.ProcessEnv): P
 /** Streams the snapshot to its destination and checks it there. */
 export async function takeSnapshot(args: SnapshotArgs, env: NodeJS.ProcessEnv): Promise<SnapshotReport> {
   const signal = AbortSignal.timeout(args.timeoutMs);
-  const etcd = new Etcd3({ hosts: [args.endpoint], dialTimeout: 10_000 });
+  const tls = args.tls;
+  const etcd = new Etcd3({
+    hosts: [args.endpoint],
+    dialTimeout: 10_000,
+    ...(tls
+      ? {
+          credentials: {
+            rootCertificate: readFileSync(tls.cacert),
+            certChain: readFileSync(tls.cert),
+            privateKey: readFileSync(tls.key),
+          },
+        }
+      : {}),
+  });
   try {
     const info: SnapshotInfo = { bytes: 0 };
     const chunks = readSnapshot(etcd, info, signal);

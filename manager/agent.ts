@@ -22,9 +22,11 @@ Commands Pods run from the operator image.
   check-data    says whether DIR holds etcd data (member/wal/*.wal and member/snap/db).
                 With --expect-data (etcd ran on this volume before), no data means it
                 was lost: the message goes to ${TERMINATION_LOG} and stderr, exit ${DATA_LOST_EXIT_CODE}.
-  snapshot      --endpoint URL (--s3-bucket B --s3-key K [--s3-endpoint URL] [--s3-region R]
-                [--s3-force-path-style] | --file PATH) [--timeout SECONDS]
-                streams the snapshot of the etcd member at URL to S3 (credentials from
+  snapshot      --endpoint URL [--cacert FILE --cert FILE --key FILE] (--s3-bucket B
+                --s3-key K [--s3-endpoint URL] [--s3-region R] [--s3-force-path-style] |
+                --file PATH) [--timeout SECONDS]
+                streams the snapshot of the etcd member at URL (https: checked against the CA
+                in --cacert, called with the client certificate --cert/--key) to S3 (credentials from
                 AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) or to PATH, reads it back, and
                 prints {"location","size","sha256","revision","etcdVersion"} as one JSON line.
   delete-snapshot  (--s3-bucket B --s3-key K [--s3-endpoint URL] [--s3-region R]

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { EtcdCluster, EtcdMember, EtcdSnapshot, EtcdSnapshotSchedule } from '../api/v1alpha1/index.ts';
 import { EtcdClients, etcdHandlers, probeCluster, type EtcdContext } from '../effects/etcd/index.ts';
 import {
+  getSecret,
   kubeClients,
   kubernetesHandlers,
   pvcName,
@@ -21,7 +22,7 @@ import {
   type KubeContext,
 } from '../effects/kubernetes/index.ts';
 import type { ClusterRef, HandlerTable } from '../effects/types.ts';
-import type { EtcdObservation, ObjectRef, StepBookkeeping } from '../machines/index.ts';
+import type { ClusterObjectRef, EtcdObservation, StepBookkeeping } from '../machines/index.ts';
 import { etcdMemberFor, TAG } from '../machines/index.ts';
 import { Informer, type KubeObject } from './informer.ts';
 import type { JournalKeeper } from './journal-keeper.ts';
@@ -40,6 +41,7 @@ import { scheduledSnapshotsListed, scheduleObserved } from './observe-schedule.t
 import { nextScheduleTime } from '../machines/snapshot-schedule-decide.ts';
 import { ObjectRunners, type AnyEntry, type ClusterEntry } from './object-runners.ts';
 import { WorkQueue } from './queue.ts';
+import { OperatorCertificates } from './operator-certificates.ts';
 import { etcdResolver, type EtcdAddressMode } from './resolver.ts';
 import { collectionPath, listCollection, memberKey, snapshotKey, WATCHES, type WatchSpec } from './watches.ts';
 
@@ -78,6 +80,8 @@ export class Controller {
   readonly #o: ControllerOptions;
   readonly #kube: KubeClients;
   readonly #etcd: EtcdClients;
+  /** The operator's client certificate of each cluster with client TLS. */
+  readonly #certs: OperatorCertificates;
   readonly #queue: WorkQueue;
   readonly #clusters: Informer<EtcdCluster>;
   readonly #members: Informer<EtcdMember>;
@@ -96,10 +100,16 @@ export class Controller {
     this.#o = options;
     this.#now = options.now ?? Date.now;
     this.#kube = kubeClients(options.kubeConfig);
+    this.#certs = new OperatorCertificates(
+      (ns, name) => getSecret(this.#kube, ns, name, AbortSignal.timeout(options.effectTimeoutMs ?? 30_000)),
+      { now: this.#now },
+    );
     this.#etcd = new EtcdClients(
       etcdResolver(options.etcdAddress, {
         members: (ns, cluster) => this.#membersOf(ns, cluster),
         pod: (ns, name) => this.#pods.get(ns, name),
+        cluster: (ns, name) => this.#clusters.get(ns, name),
+        credentials: (uid) => this.#certs.get(uid),
       }),
       { callTimeoutMs: 3000 },
     );
@@ -221,8 +231,11 @@ export class Controller {
     if (!object) {
       const uid = this.#runners.drop(key);
       if (uid) this.#probes.delete(uid);
+      if (uid) this.#certs.forget(uid);
       return;
     }
+    // Before anything may call etcd (recovering an intent included): the certificate to call it with.
+    const tlsProblem = await this.#certs.refresh(object);
     const entry = await this.#runners.cluster(key, object);
     const before = entry.seq;
     await this.#retryIfDue(entry);
@@ -237,7 +250,7 @@ export class Controller {
     }
     const inNamespace = this.#snapshots.list().filter((s) => s.metadata.namespace === ns);
     await entry.runner.feed(upgradeSnapshotsListed(name, inNamespace, at));
-    if (!object.metadata.deletionTimestamp) await this.#probe(entry, object);
+    if (!object.metadata.deletionTimestamp) await this.#probe(entry, object, tlsProblem);
     await this.#runners.refreshClusterStatus(entry, object);
     const { snapshot } = entry.runner;
     const context = snapshot.context;
@@ -258,7 +271,8 @@ export class Controller {
       return;
     }
     const cluster = this.#clusters.get(ns, object.spec.cluster);
-    const entry = await this.#runners.member(key, object);
+    if (cluster) await this.#certs.refresh(cluster);
+    const entry = await this.#runners.member(key, object, cluster);
     const before = entry.seq;
     await this.#retryIfDue(entry);
     const at = this.#now();
@@ -271,7 +285,12 @@ export class Controller {
     if (lost) await entry.runner.feed(lost);
     const probe = this.#probes.get(entry.cluster.uid);
     if (probe) {
-      const ref: ObjectRef = { namespace: ns, name: object.spec.cluster, uid: entry.cluster.uid };
+      const ref: ClusterObjectRef = {
+        namespace: ns,
+        name: object.spec.cluster,
+        uid: entry.cluster.uid,
+        peerTLS: entry.runner.snapshot.context.member.peerTLS === true,
+      };
       await entry.runner.feed({ type: 'etcd.member.observed', at, member: etcdMemberFor(ref, probe, name) ?? null });
     }
     await this.#runners.refreshMemberStatus(entry, object);
@@ -324,11 +343,14 @@ export class Controller {
     if (entry.seq !== before) this.#queue.add(key);
   }
 
-  /** Asks etcd for the member list and health; members are worked again when it changed. */
-  async #probe(entry: ClusterEntry<ManagerContext>, cluster: EtcdCluster): Promise<void> {
+  /**
+   * Asks etcd for the member list and health; members are worked again when it changed. Without a
+   * usable client certificate nothing is asked: what is wrong with its Secret is what is observed.
+   */
+  async #probe(entry: ClusterEntry<ManagerContext>, cluster: EtcdCluster, tlsProblem: string | null): Promise<void> {
     const ref = entry.cluster;
     const at = this.#now();
-    const observed = await this.#observe(ref, entry.runner.snapshot.context.members.length > 0);
+    const observed = await this.#observe(ref, entry.runner.snapshot.context.members.length > 0, tlsProblem);
     if (observed === undefined) return;
     this.#o.metrics.probes.inc({ result: typeof observed === 'string' ? 'unreachable' : 'answered' });
     await entry.runner.feed(
@@ -348,10 +370,15 @@ export class Controller {
   }
 
   /** etcd's answer, or why there is none; undefined when there is nothing to ask yet. */
-  async #observe(ref: ClusterRef, hasMembers: boolean): Promise<EtcdObservation | string | undefined> {
+  async #observe(
+    ref: ClusterRef,
+    hasMembers: boolean,
+    tlsProblem: string | null,
+  ): Promise<EtcdObservation | string | undefined> {
     const endpoints = this.#etcd.endpoints(ref);
     // Dormant, or no Pod has an address yet: nothing to ask, and nothing is healthy.
     if (endpoints.length === 0) return hasMembers ? 'no member Pod runs' : undefined;
+    if (tlsProblem) return `the operator has no client certificate to call etcd with: ${tlsProblem}`;
     try {
       return await probeCluster(this.#etcd, ref, AbortSignal.timeout(10_000));
     } catch (err) {

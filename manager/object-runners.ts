@@ -169,13 +169,15 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
       name: object.metadata.name ?? '',
     };
     const cluster: ClusterRef = { namespace: ref.namespace, name: ref.name, uid: ref.uid };
-    const entry = await this.#entry(key, object, ref, cluster, clusterMachine, { cluster });
+    // Fixed at creation, so the input of a new machine says it once for the machine's life.
+    const input = { cluster: { ...cluster, ...(object.spec.tls?.peer ? { peerTLS: true } : {}) } };
+    const entry = await this.#entry(key, object, ref, cluster, clusterMachine, input);
     if (entry.kind !== 'EtcdCluster') throw new Error(`${key} runs a ${entry.kind}'s machine`);
     return entry;
   }
 
-  /** The member's runner, created and resumed on first use. */
-  async member(key: string, object: EtcdMember): Promise<MemberEntry<C>> {
+  /** The member's runner, created and resumed on first use; its cluster tells whether peer URLs are https. */
+  async member(key: string, object: EtcdMember, owner?: EtcdCluster): Promise<MemberEntry<C>> {
     const namespace = object.metadata.namespace ?? '';
     const name = object.metadata.name ?? '';
     const ref: ObjectRef = {
@@ -187,7 +189,13 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     };
     const cluster: ClusterRef = { namespace, name: object.spec.cluster, uid: controllerUid(object.metadata) ?? '' };
     const input = {
-      member: { namespace, name, uid: ref.uid, cluster: object.spec.cluster },
+      member: {
+        namespace,
+        name,
+        uid: ref.uid,
+        cluster: object.spec.cluster,
+        ...(owner?.spec.tls?.peer ? { peerTLS: true } : {}),
+      },
       bootstrap: object.spec.bootstrap,
       medium: object.spec.storage.medium ?? '',
     };

@@ -2,6 +2,7 @@
 import { s, type Kind } from '../schema.ts';
 import { conditions, DEFAULT_ETCD_VERSION, etcdID, etcdVersion, memberRole, storage, stringMap } from './common.ts';
 import { snapshotDestination, snapshotSource } from './etcdsnapshot.ts';
+import { tls } from './tls.ts';
 
 /** Longest cluster name: member (`<name>-<n>`), Pod, PVC and Service names must stay DNS labels. */
 export const MAX_CLUSTER_NAME = 50;
@@ -161,6 +162,7 @@ const spec = s.object(
       { name: 'PodTemplateOverrides' },
     ),
     options,
+    tls,
     bootstrap: s.object(
       'How the cluster starts. Fixed at creation.',
       {
@@ -235,6 +237,12 @@ const spec = s.object(
         rule: 'has(self.bootstrap) == has(oldSelf.bootstrap)',
         message: 'spec.bootstrap cannot be added or removed after creation',
         fieldPath: '.bootstrap',
+      },
+      {
+        rule: 'has(self.tls) == has(oldSelf.tls)',
+        message:
+          'spec.tls cannot be added or removed after creation: members cannot switch between http and https while running; create a new cluster with the TLS you want (a snapshot restores the data into it)',
+        fieldPath: '.tls',
       },
     ],
   },

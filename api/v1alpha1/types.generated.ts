@@ -68,6 +68,8 @@ export interface EtcdClusterSpec {
   podTemplate?: PodTemplateOverrides;
   /** etcd flags the operator sets on every member. Left out, etcd's own default applies. */
   options?: EtcdOptions;
+  /** TLS for clients and peers, from Secrets you create (see docs/security.md for what the certificates must cover). Fixed at creation: TLS cannot be added, removed or switched on a running cluster. Renewing a certificate inside the same Secret needs no change here. */
+  tls?: TLSSpec;
   /** How the cluster starts. Fixed at creation. */
   bootstrap?: BootstrapSpec;
   /** How a change of spec.version rolls. */
@@ -126,6 +128,34 @@ export interface EtcdOptions {
   electionTimeout?: number;
   /** How many learners etcd accepts at once (--max-learners). The operator adds one at a time; more only helps manual work. */
   maxLearners?: number;
+}
+
+/** TLS for clients and peers, from Secrets you create (see docs/security.md for what the certificates must cover). Fixed at creation: TLS cannot be added, removed or switched on a running cluster. Renewing a certificate inside the same Secret needs no change here. */
+export interface TLSSpec {
+  /** TLS on etcd's client port (2379). Members serve https with secretRef's certificate, which must cover every member's name (<member>.<cluster>.<namespace>.svc; a wildcard *.<cluster>.<namespace>.svc also covers the members to come) and allow server and client auth; they accept only clients whose certificate secretRef's ca.crt signed (--client-cert-auth). operatorSecretRef is the operator's own client certificate, signed by that CA and allowing client auth, used for every call the operator makes to etcd (probes, membership changes, snapshot Jobs); its ca.crt is the CA the operator checks the members' certificates against. */
+  client?: ClientTLS;
+  /** TLS between members (port 2380). Each member serves and dials its peers over https with secretRef's certificate, which must cover every member's name (<member>.<cluster>.<namespace>.svc; a wildcard *.<cluster>.<namespace>.svc also covers the members to come) and allow server and client auth; it accepts only peers whose certificate secretRef's ca.crt signed (--peer-client-cert-auth). */
+  peer?: PeerTLS;
+}
+
+/** TLS on etcd's client port (2379). Members serve https with secretRef's certificate, which must cover every member's name (<member>.<cluster>.<namespace>.svc; a wildcard *.<cluster>.<namespace>.svc also covers the members to come) and allow server and client auth; they accept only clients whose certificate secretRef's ca.crt signed (--client-cert-auth). operatorSecretRef is the operator's own client certificate, signed by that CA and allowing client auth, used for every call the operator makes to etcd (probes, membership changes, snapshot Jobs); its ca.crt is the CA the operator checks the members' certificates against. */
+export interface ClientTLS {
+  /** A kubernetes.io/tls Secret in the cluster's namespace holding tls.crt, tls.key and ca.crt (PEM). */
+  secretRef: TLSSecretReference;
+  /** A kubernetes.io/tls Secret in the cluster's namespace holding tls.crt, tls.key and ca.crt (PEM). */
+  operatorSecretRef?: TLSSecretReference;
+}
+
+/** A kubernetes.io/tls Secret in the cluster's namespace holding tls.crt, tls.key and ca.crt (PEM). */
+export interface TLSSecretReference {
+  /** Secret name. */
+  name: string;
+}
+
+/** TLS between members (port 2380). Each member serves and dials its peers over https with secretRef's certificate, which must cover every member's name (<member>.<cluster>.<namespace>.svc; a wildcard *.<cluster>.<namespace>.svc also covers the members to come) and allow server and client auth; it accepts only peers whose certificate secretRef's ca.crt signed (--peer-client-cert-auth). */
+export interface PeerTLS {
+  /** A kubernetes.io/tls Secret in the cluster's namespace holding tls.crt, tls.key and ca.crt (PEM). */
+  secretRef: TLSSecretReference;
 }
 
 /** How the cluster starts. Fixed at creation. */

@@ -1,17 +1,32 @@
 /**
  * etcd3 clients for the etcd handlers: one per cluster (every endpoint) and one per endpoint
- * (a member's own client URL). Cached, and replaced when the resolver gives other addresses,
- * so a scaled cluster is reached at its current endpoints.
+ * (a member's own client URL). Cached, and replaced when the resolver gives other addresses or
+ * another client certificate, so a scaled cluster is reached at its current endpoints and a
+ * renewed certificate is used from the next call on.
  */
 import { Etcd3, type IOptions } from 'etcd3';
-import type { ClusterRef, EffectContext } from '../types.ts';
+import { ERR } from '../../machines/error-codes.ts';
+import { EffectError, type ClusterRef, type EffectContext } from '../types.ts';
+
+/** The operator's client certificate for a cluster with client TLS, and the CA it checks members against (PEM). */
+export interface EtcdClientTLS {
+  readonly ca: Buffer;
+  readonly cert: Buffer;
+  readonly key: Buffer;
+}
 
 /** Where a cluster's members answer: the runtime knows (Service DNS names; 127.0.0.1 ports in tests). */
 export interface EtcdAddresses {
-  /** Client URLs of the cluster, e.g. `http://demo-0.demo.ns.svc:2379`. */
+  /** Client URLs of the cluster, e.g. `http://demo-0.demo.ns.svc:2379`; https with client TLS. */
   readonly endpoints: readonly string[];
   /** The client URL of one member, by its name. */
   clientURL(member: string): string;
+  /** The certificate https endpoints are called with; one object per content, so a new one means a renewal. */
+  readonly tls?: EtcdClientTLS;
+  /** Why there is no certificate for https endpoints (the Secret's problem), said instead of calling. */
+  readonly tlsProblem?: string;
+  /** The name a member's certificate is checked against when its URL holds an address, not that name. */
+  serverName?(url: string): string | undefined;
 }
 
 /** Resolves a cluster to its addresses. */
@@ -43,6 +58,8 @@ const passThrough = {
 interface Cached {
   readonly key: string;
   readonly client: Etcd3;
+  readonly tls: EtcdClientTLS | undefined;
+  readonly serverName: string | undefined;
 }
 
 /** Hands out cached etcd3 clients per cluster and per endpoint; `close()` closes them all. */
@@ -60,9 +77,10 @@ export class EtcdClients {
 
   /** A client over every endpoint of the cluster: each call goes to one of them, at random. */
   cluster(ref: ClusterRef): Etcd3 {
-    const endpoints = [...this.#resolve(ref).endpoints];
+    const addresses = this.#resolve(ref);
+    const endpoints = [...addresses.endpoints];
     if (endpoints.length === 0) throw new RangeError(`cluster ${ref.namespace}/${ref.name} has no etcd endpoints`);
-    return this.#cached(ref.uid, endpoints);
+    return this.#cached(ref, ref.uid, endpoints, addresses);
   }
 
   /** The cluster's client URLs, the one that last answered first. */
@@ -79,12 +97,14 @@ export class EtcdClients {
 
   /** A client that talks to one member only, by name: what it answers is that member's own view. */
   member(ref: ClusterRef, member: string): Etcd3 {
-    return this.endpoint(ref, this.#resolve(ref).clientURL(member));
+    const addresses = this.#resolve(ref);
+    const url = addresses.clientURL(member);
+    return this.#cached(ref, `${ref.uid} ${url}`, [url], addresses);
   }
 
   /** A client that talks to one client URL only. */
   endpoint(ref: ClusterRef, url: string): Etcd3 {
-    return this.#cached(`${ref.uid} ${url}`, [url]);
+    return this.#cached(ref, `${ref.uid} ${url}`, [url], this.#resolve(ref));
   }
 
   /** Closes every client. The object stays usable: the next call opens new ones. */
@@ -93,17 +113,29 @@ export class EtcdClients {
     this.#clients.clear();
   }
 
-  #cached(id: string, hosts: string[]): Etcd3 {
+  #cached(ref: ClusterRef, id: string, hosts: string[], addresses: EtcdAddresses): Etcd3 {
+    const secure = hosts.some((h) => h.startsWith('https:'));
+    const tls = secure ? addresses.tls : undefined;
+    if (secure && !tls)
+      throw new EffectError(
+        ERR.TLS_SECRET,
+        `no client certificate to call etcd of ${ref.namespace}/${ref.name} with: ${addresses.tlsProblem ?? 'its Secret was not read yet'}`,
+      );
+    const names = new Set(hosts.map((h) => addresses.serverName?.(h)));
+    const serverName = names.size === 1 ? [...names][0] : undefined;
     const key = [...hosts].sort().join(',');
     const found = this.#clients.get(id);
-    if (found?.key === key) return found.client;
+    if (found?.key === key && found.tls === tls && found.serverName === serverName) return found.client;
     found?.client.close();
     const client = new Etcd3({
       hosts,
       dialTimeout: this.callTimeoutMs,
       faultHandling: { global: passThrough, host: () => passThrough },
+      ...(tls ? { credentials: { rootCertificate: tls.ca, certChain: tls.cert, privateKey: tls.key } } : {}),
+      // A URL by address (pod-ip mode): the member's certificate is checked against its name instead.
+      ...(tls && serverName ? { grpcOptions: { 'grpc.ssl_target_name_override': serverName } } : {}),
     });
-    this.#clients.set(id, { key, client });
+    this.#clients.set(id, { key, client, tls, serverName });
     return client;
   }
 }

@@ -15,6 +15,7 @@ export { probeCluster } from './probe-cluster.ts';
 export {
   EtcdClients,
   type EtcdAddresses,
+  type EtcdClientTLS,
   type EtcdClientsOptions,
   type EtcdContext,
   type EtcdResolver,

@@ -5,6 +5,7 @@
 import type { EtcdCluster, EtcdMember, EtcdOptions } from '../../api/v1alpha1/index.ts';
 import { peerURL } from '../../machines/policy.ts';
 import { CLIENT_PORT, METRICS_PORT, memberClientURL, PEER_PORT } from './build-services.ts';
+import { etcdTLSFlags, tlsOf } from './build-tls.ts';
 
 /** Where the data volume is mounted in the etcd container. */
 export const DATA_MOUNT = '/var/lib/etcd';
@@ -58,24 +59,32 @@ export function optionFlags(options: EtcdOptions | undefined, version: string): 
   return flags;
 }
 
-/** The full etcd command of a member's container. `$(POD_IP)` is expanded by the kubelet. */
+/**
+ * The full etcd command of a member's container. `$(POD_IP)` is expanded by the kubelet. With
+ * TLS, the client and peer URLs are https and require a certificate; the metrics URL stays plain
+ * http on its own port, so the kubelet's probes and Prometheus need none (it serves health and
+ * metrics, never keys).
+ */
 export function etcdCommand(member: EtcdMember, cluster: EtcdCluster): string[] {
   const name = member.metadata.name ?? '';
   const ns = member.metadata.namespace ?? '';
-  const ref = { namespace: ns, name: member.spec.cluster };
+  const tls = tlsOf(cluster);
+  const ref = { namespace: ns, name: member.spec.cluster, peerTLS: tls.peer };
   const peer = peerURL(ref, name);
+  const scheme = (on: boolean): string => (on ? 'https' : 'http');
   return [
     ETCD_BINARY,
     `--name=${name}`,
     `--data-dir=${DATA_DIR}`,
-    `--listen-client-urls=http://$(POD_IP):${CLIENT_PORT}`,
-    `--listen-peer-urls=http://$(POD_IP):${PEER_PORT}`,
+    `--listen-client-urls=${scheme(tls.client)}://$(POD_IP):${CLIENT_PORT}`,
+    `--listen-peer-urls=${scheme(tls.peer)}://$(POD_IP):${PEER_PORT}`,
     `--listen-metrics-urls=http://$(POD_IP):${METRICS_PORT}`,
-    `--advertise-client-urls=${memberClientURL(ref, name)}`,
+    `--advertise-client-urls=${memberClientURL(ref, name, tls.client)}`,
     `--initial-advertise-peer-urls=${peer}`,
     `--initial-cluster=${member.spec.initialCluster || `${name}=${peer}`}`,
     `--initial-cluster-state=${member.spec.bootstrap ? 'new' : 'existing'}`,
     `--initial-cluster-token=${cluster.metadata.uid ?? ''}`,
+    ...etcdTLSFlags(cluster),
     ...optionFlags(cluster.spec.options, member.spec.version),
   ];
 }

@@ -4,13 +4,14 @@
  * refuses a wiped volume. The cluster's scheduling and podTemplate overrides are merged in;
  * the etcd and check-data containers, the data volume and the names stay ours.
  */
-import type { V1Container, V1Pod, V1PodSpec, V1Probe, V1Volume } from '@kubernetes/client-node';
+import type { V1Container, V1EnvVar, V1Pod, V1PodSpec, V1Probe, V1Volume } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
 import { DATA_DIR, DATA_MOUNT, etcdCommand } from './build-etcd-args.ts';
 import { restoreInitContainers } from './build-restore.ts';
 import { inMemory } from './build-pvc.ts';
 import { containerSecurityContext, podSecurityContext } from './build-security.ts';
-import { CLIENT_PORT, METRICS_PORT, PEER_PORT } from './build-services.ts';
+import { CLIENT_PORT, memberClientURL, METRICS_PORT, PEER_PORT } from './build-services.ts';
+import { CLIENT_TLS_DIR, memberTLSVolumes, tlsFiles, tlsOf } from './build-tls.ts';
 import { DEFAULT_AGENT_IMAGE } from './context.ts';
 import { memberLabels, ownedMeta, pvcName } from './meta.ts';
 
@@ -31,7 +32,8 @@ export const etcdImage = (version: string): string => `quay.io/coreos/etcd:v${ve
  * excluded so a started learner is ready too (checked on etcd 3.5.35 and 3.6.16: a learner fails
  * plain /readyz with "not supported for learner" and passes with the exclusion). Every second:
  * each step of a bootstrap or scale waits for a member to be seen ready (the probe's period was
- * most of a learner's start in `make bench`), and etcd's /readyz is cheap.
+ * most of a learner's start in `make bench`), and etcd's /readyz is cheap. On the metrics port,
+ * plain http also with client TLS: the kubelet has no client certificate for --client-cert-auth.
  */
 export const readinessProbe: V1Probe = {
   httpGet: { path: '/readyz?exclude=non_learner', port: METRICS_PORT, scheme: 'HTTP' },
@@ -47,21 +49,35 @@ function dataVolume(member: EtcdMember): V1Volume {
   return { name: DATA_VOLUME, persistentVolumeClaim: { claimName: pvcName(member.metadata.name ?? '') } };
 }
 
+/**
+ * etcdctl in the container (`kubectl exec`) reaches its own member: by Pod IP, or with client
+ * TLS by the member's name (which its certificate covers) with the member's own certificate,
+ * which anyone who may exec into the Pod can read anyway.
+ */
+function etcdctlEnv(member: EtcdMember, cluster: EtcdCluster): V1EnvVar[] {
+  const ref = { namespace: member.metadata.namespace ?? '', name: member.spec.cluster };
+  if (!tlsOf(cluster).client) return [{ name: 'ETCDCTL_ENDPOINTS', value: `http://$(POD_IP):${CLIENT_PORT}` }];
+  const f = tlsFiles(CLIENT_TLS_DIR);
+  return [
+    { name: 'ETCDCTL_ENDPOINTS', value: memberClientURL(ref, member.metadata.name ?? '', true) },
+    { name: 'ETCDCTL_CACERT', value: f.ca },
+    { name: 'ETCDCTL_CERT', value: f.cert },
+    { name: 'ETCDCTL_KEY', value: f.key },
+  ];
+}
+
 function etcdContainer(member: EtcdMember, cluster: EtcdCluster): V1Container {
   return {
     name: ETCD_CONTAINER,
     image: etcdImage(member.spec.version),
     command: etcdCommand(member, cluster),
-    env: [
-      { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-      { name: 'ETCDCTL_ENDPOINTS', value: `http://$(POD_IP):${CLIENT_PORT}` },
-    ],
+    env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }, ...etcdctlEnv(member, cluster)],
     ports: [
       { name: 'client', containerPort: CLIENT_PORT, protocol: 'TCP' },
       { name: 'peer', containerPort: PEER_PORT, protocol: 'TCP' },
       { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
     ],
-    volumeMounts: [{ name: DATA_VOLUME, mountPath: DATA_MOUNT }],
+    volumeMounts: [{ name: DATA_VOLUME, mountPath: DATA_MOUNT }, ...memberTLSVolumes(cluster).mounts],
     readinessProbe,
     securityContext: containerSecurityContext(),
     ...(cluster.spec.resources ? { resources: cluster.spec.resources } : {}),
@@ -102,6 +118,7 @@ export function buildPod(member: EtcdMember, cluster: EtcdCluster, agentImage = 
   const user: Partial<V1PodSpec> = template?.spec ?? {};
   // A restored cluster's seed: its data dir comes from the snapshot before etcd first starts.
   const restore = restoreInitContainers(member, cluster, agentImage, etcdImage(member.spec.version), DATA_VOLUME);
+  const tls = memberTLSVolumes(cluster);
   const spec: V1PodSpec = {
     restartPolicy: 'Always',
     terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
@@ -127,7 +144,10 @@ export function buildPod(member: EtcdMember, cluster: EtcdCluster, agentImage = 
     volumes: [
       dataVolume(member),
       ...restore.volumes,
-      ...(user.volumes ?? []).filter((v) => v.name !== DATA_VOLUME && !restore.volumes.some((r) => r.name === v.name)),
+      ...tls.volumes,
+      ...(user.volumes ?? []).filter(
+        (v) => ![dataVolume(member), ...restore.volumes, ...tls.volumes].some((o) => o.name === v.name),
+      ),
     ],
   };
   return { apiVersion: 'v1', kind: 'Pod', metadata: meta, spec };

@@ -15,6 +15,7 @@ import type { V1Container, V1Job, V1Volume, V1VolumeMount } from '@kubernetes/cl
 import type { EtcdCluster, EtcdMember, EtcdSnapshot, SnapshotSource } from '../../api/v1alpha1/index.ts';
 import { ERR } from '../../machines/error-codes.ts';
 import { peerURL } from '../../machines/policy.ts';
+import { tlsOf } from './build-tls.ts';
 import { EffectError } from '../types.ts';
 import { DATA_DIR, DATA_MOUNT } from './build-etcd-args.ts';
 import { containerSecurityContext } from './build-security.ts';
@@ -106,7 +107,7 @@ export function restoreInitContainers(
   const source = member.spec.restore;
   if (!source || !member.spec.bootstrap || member.status?.dataInitialized) return { containers: [], volumes: [] };
   const name = member.metadata.name ?? '';
-  const ref = { namespace: member.metadata.namespace ?? '', name: member.spec.cluster };
+  const ref = { namespace: member.metadata.namespace ?? '', name: member.spec.cluster, peerTLS: tlsOf(cluster).peer };
   const peer = peerURL(ref, name);
   const data: V1VolumeMount = { name: dataVolume, mountPath: DATA_MOUNT };
   const { args, env, volumes, mounts } = access(source);

@@ -8,11 +8,15 @@ import { clientServiceName, clusterLabels, ownedMeta } from './meta.ts';
 
 /** etcd's client port. */
 export const CLIENT_PORT = 2379;
-/** A member's client URL: its Pod's DNS name under the cluster's headless Service. */
+/** A member's DNS name under the cluster's headless Service (what its certificates must cover). */
+export const memberHost = (cluster: { readonly namespace: string; readonly name: string }, member: string): string =>
+  `${member}.${cluster.name}.${cluster.namespace}.svc`;
+/** A member's client URL: its DNS name, https when the cluster has client TLS. */
 export const memberClientURL = (
   cluster: { readonly namespace: string; readonly name: string },
   member: string,
-): string => `http://${member}.${cluster.name}.${cluster.namespace}.svc:${CLIENT_PORT}`;
+  tls = false,
+): string => `${tls ? 'https' : 'http'}://${memberHost(cluster, member)}:${CLIENT_PORT}`;
 /** etcd's peer port. */
 export const PEER_PORT = 2380;
 /** etcd's metrics and health port (--listen-metrics-urls). */

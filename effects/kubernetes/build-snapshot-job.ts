@@ -5,10 +5,11 @@
  * both Jobs (and a manager after a crash) name the same object.
  */
 import type { V1EnvVar, V1Job, V1ObjectMeta, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
+import type { EtcdCluster, EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { apiVersion } from '../../api/v1alpha1/index.ts';
 import { containerSecurityContext, podSecurityContext } from './build-security.ts';
 import { memberClientURL } from './build-services.ts';
+import { agentEtcdTLS, tlsOf } from './build-tls.ts';
 import { controllerRef, LABEL } from './meta.ts';
 
 /** Where a PVC destination is mounted in the Jobs' Pods. */
@@ -193,7 +194,14 @@ export function agentJob(j: AgentJob, image: string): V1Job {
   };
 }
 
-function job(s: EtcdSnapshot, name: string, role: 'snapshot' | 'delete', args: string[], image: string): V1Job {
+function job(
+  s: EtcdSnapshot,
+  name: string,
+  role: 'snapshot' | 'delete',
+  args: string[],
+  image: string,
+  extra: { volumes: V1Volume[]; mounts: V1VolumeMount[] } = { volumes: [], mounts: [] },
+): V1Job {
   const labels = {
     [LABEL.name]: 'etcd-snapshot',
     [LABEL.managedBy]: 'etcd-operator',
@@ -201,21 +209,33 @@ function job(s: EtcdSnapshot, name: string, role: 'snapshot' | 'delete', args: s
     [LABEL.job]: role,
   };
   const owner = { kind: 'EtcdSnapshot', metadata: s.metadata };
-  return agentJob({ name, namespace: s.metadata.namespace ?? '', labels, owner, args, ...access(s) }, image);
+  const a = access(s);
+  const volumes = [...a.volumes, ...extra.volumes];
+  const mounts = [...a.mounts, ...extra.mounts];
+  return agentJob(
+    { name, namespace: s.metadata.namespace ?? '', labels, owner, args, env: a.env, volumes, mounts },
+    image,
+  );
 }
 
-/** The Job that streams the snapshot from `member` and checks what it stored. */
-export function buildSnapshotJob(s: EtcdSnapshot, member: string, image: string): V1Job {
+/**
+ * The Job that streams the snapshot from `member` and checks what it stored. With client TLS it
+ * calls the member by its name over https with the operator's client certificate, mounted from
+ * its Secret (the manager never hands the Job the contents).
+ */
+export function buildSnapshotJob(s: EtcdSnapshot, member: string, image: string, cluster?: EtcdCluster): V1Job {
   const ns = s.metadata.namespace ?? '';
-  const endpoint = memberClientURL({ namespace: ns, name: s.spec.clusterRef.name }, member);
+  const tls = agentEtcdTLS(cluster);
+  const endpoint = memberClientURL({ namespace: ns, name: s.spec.clusterRef.name }, member, tlsOf(cluster).client);
   const args = [
     'agent',
     'snapshot',
     `--endpoint=${endpoint}`,
+    ...tls.args,
     ...storedAt(s).args,
     `--timeout=${SNAPSHOT_DEADLINE_SECONDS}`,
   ];
-  return job(s, snapshotJobName(s.metadata.name ?? ''), 'snapshot', args, image);
+  return job(s, snapshotJobName(s.metadata.name ?? ''), 'snapshot', args, image, tls);
 }
 
 /** The Job that deletes the stored snapshot (and any upload or partial file left behind). */

@@ -9,6 +9,7 @@ import { createOwned } from './create-owned.ts';
 import { controllerUid, PLURAL } from './meta.ts';
 import { customRef, readCluster, readMember } from './objects.ts';
 import { restoreSource } from './restore-source.ts';
+import { requireMemberTLS } from './tls-secrets.ts';
 
 /** The created (or found) EtcdMember's uid. */
 export type CreateMemberResult = { readonly uid: string };
@@ -18,6 +19,8 @@ export const createMember: IntentHandler<'createMember', CreateMemberResult, Kub
   kind: 'createMember',
   async run(params, ctx) {
     const cluster = await readCluster(ctx);
+    // A member whose certificates are missing or do not fit could never start: say so first.
+    await requireMemberTLS(ctx, cluster, params.member);
     // The seed of a restored cluster carries the snapshot its Pod restores from.
     const restore = params.bootstrap ? await restoreSource(ctx, cluster) : undefined;
     const body = buildEtcdMember(cluster, params, restore);

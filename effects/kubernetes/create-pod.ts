@@ -9,6 +9,7 @@ import type { KubeContext } from './context.ts';
 import { createOwned } from './create-owned.ts';
 import { controllerUid } from './meta.ts';
 import { readCluster, readMember, requireMember } from './objects.ts';
+import { requireMemberTLS } from './tls-secrets.ts';
 
 /** The Pod's uid. */
 export type CreatePodResult = { readonly uid: string };
@@ -24,7 +25,10 @@ export const createPod: IntentHandler<'createPod', CreatePodResult, KubeContext>
   kind: 'createPod',
   async run(params, ctx) {
     const member = await requireMember(ctx, params.member);
-    const body = buildPod(member, await readCluster(ctx), ctx.agentImage);
+    const cluster = await readCluster(ctx);
+    // A Pod whose Secret is missing a key would wait in ContainerCreating, saying so only in Events.
+    await requireMemberTLS(ctx, cluster, params.member);
+    const body = buildPod(member, cluster, ctx.agentImage);
     const namespace = ctx.cluster.namespace;
     const { object } = await createOwned<V1Pod>({
       what: `Pod ${namespace}/${params.member}`,

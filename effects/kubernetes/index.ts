@@ -56,4 +56,5 @@ export { buildPVC } from './build-pvc.ts';
 export { buildPod, CHECK_DATA_CONTAINER } from './build-pod.ts';
 export { storedAt, snapshotDeleteJobName, snapshotJobName } from './build-snapshot-job.ts';
 export { restoreJobName } from './build-restore.ts';
+export { checkTLSSecret, getSecret, operatorTLSUse, type TLSFiles, type TLSSecretUse } from './tls-secrets.ts';
 export { FINALIZER, SNAPSHOT_FINALIZER, SCHEDULED_AT, LABEL, clusterLabels, memberLabels, pvcName } from './meta.ts';

@@ -59,6 +59,19 @@ export async function readCluster(ctx: KubeContext): Promise<EtcdCluster> {
   return cluster;
 }
 
+/** The EtcdCluster `name` in the context's namespace, whichever incarnation, or null. */
+export function readClusterNamed(ctx: KubeContext, name: string): Promise<EtcdCluster | null> {
+  return readOrNull(
+    ERR.READ_CLUSTER,
+    `reading EtcdCluster ${name}`,
+    () =>
+      ctx.kube.custom.getNamespacedCustomObject(
+        customRef(ctx, PLURAL.cluster, name),
+        callOptions(ctx.signal),
+      ) as Promise<EtcdCluster>,
+  );
+}
+
 /** The EtcdSnapshot `name` in the context's namespace, or null. */
 export function readSnapshot(ctx: KubeContext, name: string): Promise<EtcdSnapshot | null> {
   return readOrNull(

@@ -17,7 +17,7 @@ import { DEFAULT_AGENT_IMAGE, type KubeContext } from './context.ts';
 import { createOwned } from './create-owned.ts';
 import { changeFinalizer, readFinalizers } from './finalizers.ts';
 import { controllerUid, PLURAL, SNAPSHOT_FINALIZER } from './meta.ts';
-import { requireSnapshot } from './objects.ts';
+import { readClusterNamed, requireSnapshot } from './objects.ts';
 
 /** Nothing to report. */
 export type NoResult = Record<string, never>;
@@ -106,7 +106,10 @@ export const createSnapshotJob: IntentHandler<'createSnapshotJob', JobResult, Ku
     if (!params.member)
       throw new EffectError(ERR.CREATE_JOB, 'no member was chosen to take the snapshot from', { retryable: false });
     const snapshot = await requireSnapshot(ctx, params.snapshot);
-    return createJob(ctx, snapshot.metadata.uid ?? '', buildSnapshotJob(snapshot, params.member, image(ctx)));
+    // Its spec.tls: with client TLS the Job calls the member with the operator's certificate.
+    const cluster = (await readClusterNamed(ctx, snapshot.spec.clusterRef.name)) ?? undefined;
+    const body = buildSnapshotJob(snapshot, params.member, image(ctx), cluster);
+    return createJob(ctx, snapshot.metadata.uid ?? '', body);
   },
   recover: (params, ctx) => recoverJob(ctx, params.snapshot, snapshotJobName(params.snapshot)),
 };

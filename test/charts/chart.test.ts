@@ -144,10 +144,12 @@ describe('chart with the default values', () => {
     });
   });
 
-  test('a ClusterRole bound to the ServiceAccount grants exactly the verbs the handlers use, and no Secret', () => {
+  test('a ClusterRole bound to the ServiceAccount grants exactly the verbs the handlers use, and Secrets by name only', () => {
     const role = one(objects, 'ClusterRole');
     expect(grants(rulesOf(role))).toEqual(neededGrants);
-    expect(allows(rulesOf(role), '', 'secrets', 'get')).toBe(false);
+    // Secrets by name only: never listed or watched, so the manager sees none it is not pointed at.
+    for (const verb of ['list', 'watch', 'create', 'update', 'patch', 'delete'])
+      expect(allows(rulesOf(role), '', 'secrets', verb), `${verb} secrets`).toBe(false);
     // Events are written as core/v1 Events only.
     expect(allows(rulesOf(role), 'events.k8s.io', 'events', 'create')).toBe(false);
     const binding = one(objects, 'ClusterRoleBinding') as unknown as {
@@ -188,20 +190,21 @@ describe('chart RBAC: least privilege', () => {
     ['the default values', {}],
     ['watchNamespace', { watchNamespace: 'apps' }],
     ['leader election off', { 'leaderElection.enabled': 'false' }],
-  ])('with %s, no rule has a wildcard verb, resource or API group, and none names Secrets', async (_, values) => {
-    const roles = (await renderChart(values, NS)).filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole');
-    expect(roles.length).toBeGreaterThan(0);
-    for (const role of roles)
-      for (const r of rulesOf(role)) {
-        const where = `${role.kind}/${role.metadata.name} ${JSON.stringify(r)}`;
-        for (const field of [r.verbs, r.resources, r.apiGroups]) expect(field, where).not.toContain('*');
-        expect(
-          r.resources.some((res) => res === 'secrets' || res.startsWith('secrets/')),
-          where,
-        ).toBe(false);
-        expect((r as { nonResourceURLs?: unknown }).nonResourceURLs, where).toBeUndefined();
-      }
-  });
+  ])(
+    'with %s, no rule has a wildcard verb, resource or API group, and Secrets are only read by name',
+    async (_, values) => {
+      const roles = (await renderChart(values, NS)).filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole');
+      expect(roles.length).toBeGreaterThan(0);
+      for (const role of roles)
+        for (const r of rulesOf(role)) {
+          const where = `${role.kind}/${role.metadata.name} ${JSON.stringify(r)}`;
+          for (const field of [r.verbs, r.resources, r.apiGroups]) expect(field, where).not.toContain('*');
+          if (r.resources.some((res) => res === 'secrets' || res.startsWith('secrets/')))
+            expect(r, where).toMatchObject({ apiGroups: [''], resources: ['secrets'], verbs: ['get'] });
+          expect((r as { nonResourceURLs?: unknown }).nonResourceURLs, where).toBeUndefined();
+        }
+    },
+  );
 });
 
 describe('chart with watchNamespace', () => {

@@ -23,15 +23,16 @@ export const MANAGER_RIGHTS: readonly (readonly [string, string, string])[] = [
   ['', 'services', 'get create patch'],
   ['', 'events', 'create patch'],
   ['policy', 'poddisruptionbudgets', 'get create update delete'],
+  // The TLS Secrets an EtcdCluster's spec.tls names, read by name: never listed or watched.
+  ['', 'secrets', 'get'],
 ];
 
 /**
- * (verb, resource, subresource) the manager must not hold anywhere: Secrets, a way into
+ * (verb, resource, subresource) the manager must not hold anywhere: Secrets beyond get by name, a way into
  * Pods or onto another identity, RBAC and cluster-wide objects, the user's own objects beyond
  * status, and anything at all on every resource.
  */
 export const FORBIDDEN_RIGHTS: readonly (readonly [string, string, string?])[] = [
-  ['get', 'secrets'],
   ['list', 'secrets'],
   ['watch', 'secrets'],
   ['create', 'pods', 'exec'],

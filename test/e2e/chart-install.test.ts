@@ -101,10 +101,11 @@ describe('chart: helm install into the local cluster', () => {
       }
     expect(await canI('update', `leases.coordination.k8s.io/${release}`, ns)).toBe('yes');
     expect(await canI('update', `leases.coordination.k8s.io/${release}`, 'anywhere')).toBe('no');
-    expect(await canI('get', 'secrets', ns)).toBe('no');
+    // Secrets by name only (spec.tls): never listed or watched.
+    expect(await canI('list', 'secrets', ns)).toBe('no');
   });
 
-  it("the manager's ServiceAccount holds nothing more: no Secret, no exec, no RBAC, no wildcard, not the user's specs", async () => {
+  it("the manager's ServiceAccount holds nothing more: no Secret listed, no exec, no RBAC, no wildcard, not the user's specs", async () => {
     const held: string[] = [];
     for (const [verb, resource, sub] of FORBIDDEN_RIGHTS)
       for (const namespace of [ns, 'anywhere']) {
@@ -194,7 +195,7 @@ describe('chart: helm install with watchNamespace', () => {
     expect(await canIAs(user, ['watch', 'etcdclusters.etcd-operator.dev'], watched)).toBe('yes');
     expect(await canIAs(user, ['create', 'pods'], watched)).toBe('yes');
     expect(await canIAs(user, ['create', 'pods'], 'elsewhere')).toBe('no');
-    expect(await canIAs(user, ['get', 'secrets'], watched)).toBe('no');
+    expect(await canIAs(user, ['list', 'secrets'], watched)).toBe('no');
     expect(await canIAs(user, ['update', `leases.coordination.k8s.io/${name}`], releaseNs)).toBe('yes');
     const ready = await until(async () => (await podsOf(releaseNs, name)).find(isReady), 500);
     expect(ready.spec.containers[0]!.args).toContain(`--namespace=${watched}`);

@@ -8,6 +8,7 @@ import type { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { Etcd3 } from 'etcd3';
 import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
+import type { EtcdClientTLS } from '../../effects/etcd/index.ts';
 import { hexID } from '../../effects/etcd/ids.ts';
 import { peerURL } from '../../machines/policy.ts';
 import { GROUP as API_GROUP, PLURAL, VERSION } from '../../effects/kubernetes/meta.ts';
@@ -28,16 +29,28 @@ export interface Clients {
   readonly custom: CustomObjectsApi;
 }
 
+/** How a test reaches a cluster with spec.tls. */
+export interface ClusterTLS {
+  /** With client TLS: the certificate the test calls etcd with. */
+  readonly client?: EtcdClientTLS;
+  /** A name every member's certificate covers (the client Service's), checked instead of the Pod IPs it dials. */
+  readonly serverName?: string;
+  /** Peer URLs are https. */
+  readonly peer?: boolean;
+}
+
 /** One EtcdCluster in one namespace. */
 export class ClusterUnderTest {
   readonly namespace: string;
   readonly name: string;
   readonly #c: Clients;
+  readonly #tls: ClusterTLS;
 
-  constructor(clients: Clients, namespace: string, name: string) {
+  constructor(clients: Clients, namespace: string, name: string, tls: ClusterTLS = {}) {
     this.#c = clients;
     this.namespace = namespace;
     this.name = name;
+    this.#tls = tls;
   }
 
   /** Creates the EtcdCluster: 3 members of etcd 3.6.16 with 64Mi volumes unless the spec says otherwise. */
@@ -117,17 +130,24 @@ export class ClusterUnderTest {
     );
   }
 
-  /** A client of the running members, by their Pod IPs (the host has no cluster DNS). */
+  /** A client of the running members, by their Pod IPs (the host has no cluster DNS); with client TLS, over https. */
   async client(): Promise<Etcd3> {
     const pods = await this.#c.core.listNamespacedPod({
       namespace: this.namespace,
       labelSelector: `etcd-operator.dev/cluster=${this.name}`,
     });
+    const tls = this.#tls.client;
     const hosts = pods.items
       .filter((p) => p.status?.podIP && !p.metadata?.deletionTimestamp)
-      .map((p) => `http://${p.status?.podIP}:2379`);
+      .map((p) => `${tls ? 'https' : 'http'}://${p.status?.podIP}:2379`);
     if (hosts.length === 0) throw new Error(`no Pod of ${this.name} has an IP`);
-    return new Etcd3({ hosts, dialTimeout: 3000 });
+    if (!tls) return new Etcd3({ hosts, dialTimeout: 3000 });
+    return new Etcd3({
+      hosts,
+      dialTimeout: 3000,
+      credentials: { rootCertificate: tls.ca, certChain: tls.cert, privateKey: tls.key },
+      ...(this.#tls.serverName ? { grpcOptions: { 'grpc.ssl_target_name_override': this.#tls.serverName } } : {}),
+    });
   }
 
   /**
@@ -153,7 +173,7 @@ export class ClusterUnderTest {
       const byName = new Map<string, string>();
       for (const m of members) {
         const name = m.metadata.name ?? '';
-        const url = peerURL({ namespace: this.namespace, name: this.name }, name);
+        const url = peerURL({ namespace: this.namespace, name: this.name, peerTLS: this.#tls.peer === true }, name);
         const found = list.members.filter((e) => e.peerURLs.includes(url));
         if (found.length !== 1) fail(`${found.length} etcd members have the peer URL of ${name}`);
         const id = hexID(found[0]!.ID);

@@ -120,6 +120,57 @@ describe('journal: redaction', () => {
     expect(fileBytes(path).includes(S.resultSecret)).toBe(false);
   });
 
+  test('TLS: references to the Secrets stay readable; certificates and keys never reach the database file', () => {
+    const path = tempDb();
+    const j = Journal.open(path);
+    const M = { key: 'tlskey-5eed1e55', cert: 'tlscrt-0b5e55ed', ca: 'cacrt-d15ea5ed', secret: 'dGxzLWtleS1kYXRh' };
+    const pem = (kind: string, body: string): string => `-----BEGIN ${kind}-----\n${body}\n-----END ${kind}-----`;
+    const tls = {
+      client: { secretRef: { name: 'demo-client-tls' }, operatorSecretRef: { name: 'demo-operator-tls' } },
+      peer: { secretRef: { name: 'demo-peer-tls' } },
+    };
+    const { intentIds } = j.recordStep(demo, {
+      machine: 'cluster',
+      event: {
+        type: 'k8s.cluster.updated',
+        at: new Date(),
+        spec: { replicas: 3, tls },
+        // Whatever a future event might carry by mistake: the operator's credentials, the Secret read.
+        operatorTLS: { ca: Buffer.from(M.ca), cert: Buffer.from(M.cert), key: Buffer.from(M.key) },
+        client: { ca: pem('CERTIFICATE', M.ca), cert: pem('CERTIFICATE', M.cert), key: pem('PRIVATE KEY', M.key) },
+        secret: { kind: 'Secret', metadata: { name: 'demo-operator-tls' }, data: { 'tls.key': M.secret } },
+      },
+      from: 'Pending',
+      to: 'Bootstrapping',
+      state: {
+        value: 'Bootstrapping',
+        context: { cluster: { namespace: 'ns', name: 'demo', uid: 'u', peerTLS: true } },
+      },
+      intents: [{ type: 'addLearner', params: { member: 'demo-1', peerURL: 'https://demo-1.demo.ns.svc:2380' } }],
+    });
+    const problem = 'Secret ns/demo-peer-tls (spec.tls.peer.secretRef) has no tls.key, ca.crt';
+    j.recordOutcome(demo, intentIds[0] ?? '', {
+      ok: false,
+      code: 'ERR_TLS_SECRET',
+      message: `member demo-1 cannot be started: ${problem}; got ${pem('EC PRIVATE KEY', M.key)}`,
+    });
+    const rows = j.timeline({ uid: demo.uid });
+    j.close();
+    const bytes = fileBytes(path);
+    for (const [name, value] of Object.entries(M)) expect(bytes.includes(value), `${name} in the file`).toBe(false);
+    for (const kept of ['demo-client-tls', 'demo-operator-tls', 'demo-peer-tls', 'https://demo-1.demo.ns.svc:2380'])
+      expect(bytes).toContain(kept);
+    expect(rows.find((r) => r.entry === 'event')?.data).toMatchObject({
+      spec: { tls },
+      operatorTLS: { ca: REDACTED, cert: REDACTED, key: REDACTED },
+      client: { ca: REDACTED, cert: REDACTED, key: REDACTED },
+      secret: { data: REDACTED },
+    });
+    expect(rows.find((r) => r.entry === 'outcome')?.message).toBe(
+      `member demo-1 cannot be started: ${problem}; got ${REDACTED}`,
+    );
+  });
+
   test('redact hides secret fields by name and keeps references to secrets', () => {
     expect(
       redact({

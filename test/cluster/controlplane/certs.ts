@@ -30,7 +30,8 @@ export interface Pki {
 export interface CertRequest {
   readonly name: string;
   readonly subject: string;
-  readonly usage: 'serverAuth' | 'clientAuth';
+  /** Extended key usage; etcd members need both (they serve, and dial peers and themselves). */
+  readonly usage: 'serverAuth' | 'clientAuth' | 'serverAuth,clientAuth';
   readonly sans?: readonly string[];
 }
 

@@ -1,7 +1,8 @@
 /**
  * Real etcd processes for the etcd handler tests: a seed started with `--initial-cluster-state
  * new`, the others with `existing` and the `--initial-cluster` addLearner returned. Everything
- * listens on 127.0.0.1 ports the kernel picks; data lives in a temp dir removed at stop.
+ * listens on 127.0.0.1 ports the kernel picks; data lives in a temp dir removed at stop. With
+ * `tls`, client (and peer) URLs are https with client certificates required, as spec.tls makes them.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, rmSync } from 'node:fs';
@@ -13,10 +14,12 @@ import {
   addLearner,
   EtcdClients,
   promoteLearner,
+  type EtcdClientTLS,
   type EtcdContext,
   type EtcdResolver,
 } from '../../../effects/etcd/index.ts';
 import { EffectError, type ClusterRef } from '../../../effects/types.ts';
+import type { Leaf } from './test-pki.ts';
 
 /** The etcd binary of a version, built (or found) by test/cluster/tools/build.sh. */
 export function etcdBinary(version?: string): string {
@@ -36,6 +39,18 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** TLS for a LocalEtcd: the members' certificate (client and peer), and what clients call with. */
+export interface LocalEtcdTLS {
+  /** The members' certificate and key, and the CA client and peer certificates must be signed by. */
+  readonly member: Leaf;
+  /** The certificate the handlers' clients call with. */
+  readonly client: EtcdClientTLS;
+  /** Peers over TLS too (default true). */
+  readonly peer?: boolean;
+  /** The name clients check members' certificates against instead of 127.0.0.1 (pod-ip mode). */
+  readonly serverName?: string;
+}
+
 interface Member {
   readonly clientURL: string;
   readonly peerURL: string;
@@ -49,16 +64,43 @@ export class LocalEtcd {
   readonly clients: EtcdClients;
   readonly #bin: string;
   readonly #members = new Map<string, Member>();
+  readonly #tls: LocalEtcdTLS | undefined;
   /** Addresses of the started members (killed ones stay listed, as a Service's DNS names would). */
   readonly resolve: EtcdResolver = () => ({
     endpoints: [...this.#members.values()].filter((m) => m.proc).map((m) => m.clientURL),
-    clientURL: (member) => this.#members.get(member)?.clientURL ?? 'http://127.0.0.1:1',
+    clientURL: (member) => this.#members.get(member)?.clientURL ?? `${this.#scheme(true)}://127.0.0.1:1`,
+    ...(this.#tls ? { tls: this.#tls.client } : {}),
+    ...(this.#tls?.serverName ? { serverName: () => this.#tls?.serverName } : {}),
   });
 
-  constructor(name: string, version?: string) {
+  constructor(name: string, version?: string, options: { tls?: LocalEtcdTLS } = {}) {
     this.#bin = etcdBinary(version);
+    this.#tls = options.tls;
     this.ref = { namespace: 'test', name, uid: `uid-${name}` };
     this.clients = new EtcdClients(this.resolve);
+  }
+
+  #scheme(client: boolean): 'http' | 'https' {
+    const on = client ? this.#tls !== undefined : this.#tls !== undefined && this.#tls.peer !== false;
+    return on ? 'https' : 'http';
+  }
+
+  /** etcd's TLS flags for the members' certificate on the planes that use it. */
+  #tlsFlags(): string[] {
+    const t = this.#tls;
+    if (!t) return [];
+    const m = t.member;
+    return [
+      ...[`--cert-file=${m.cert}`, `--key-file=${m.key}`, `--trusted-ca-file=${m.ca}`, '--client-cert-auth'],
+      ...(t.peer === false
+        ? []
+        : [
+            `--peer-cert-file=${m.cert}`,
+            `--peer-key-file=${m.key}`,
+            `--peer-trusted-ca-file=${m.ca}`,
+            '--peer-client-cert-auth',
+          ]),
+    ];
   }
 
   /** A context for one handler call, with a fresh deadline. */
@@ -70,7 +112,10 @@ export class LocalEtcd {
   /** Chooses a member's ports; returns its peer URL (what addLearner is given). */
   async allocate(member: string): Promise<string> {
     const [client, peer] = [await freePort(), await freePort()];
-    this.#members.set(member, { clientURL: `http://127.0.0.1:${client}`, peerURL: `http://127.0.0.1:${peer}` });
+    this.#members.set(member, {
+      clientURL: `${this.#scheme(true)}://127.0.0.1:${client}`,
+      peerURL: `${this.#scheme(false)}://127.0.0.1:${peer}`,
+    });
     return this.peerURL(member);
   }
 
@@ -107,6 +152,7 @@ export class LocalEtcd {
         `--initial-cluster=${initialCluster}`,
         `--initial-cluster-state=${state}`,
         `--initial-cluster-token=${this.ref.uid}`,
+        ...this.#tlsFlags(),
       ],
       { stdio: ['ignore', log, log] },
     );

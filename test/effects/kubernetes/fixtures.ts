@@ -16,7 +16,7 @@ export function cluster(spec: Partial<EtcdCluster['spec']> = {}): EtcdCluster {
 /** The member `demo-<ordinal>` built for `c`, as stored (with a uid). */
 export function member(c: EtcdCluster, ordinal = 0, bootstrap = ordinal === 0): EtcdMember {
   const name = `demo-${ordinal}`;
-  const ref = { namespace: 'ns', name: 'demo', uid: 'cluster-uid' };
+  const ref = { namespace: 'ns', name: 'demo', uid: 'cluster-uid', peerTLS: Boolean(c.spec.tls?.peer) };
   const built = buildEtcdMember(c, {
     member: name,
     ordinal,

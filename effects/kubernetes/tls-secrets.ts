@@ -1,0 +1,139 @@
+/**
+ * The TLS Secrets spec.tls names, checked before anything is built on them: each must exist and
+ * hold tls.crt, tls.key and ca.crt, its key must be tls.crt's, and tls.crt must be valid now,
+ * cover the names it is used for and allow the usages etcd needs. What is wrong is said with the
+ * Secret, the field naming it and the key, never with the contents.
+ */
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import type { V1Secret } from '@kubernetes/client-node';
+import { TLS_SECRET_KEYS, type EtcdCluster } from '../../api/v1alpha1/index.ts';
+import { ERR } from '../../machines/error-codes.ts';
+import { EffectError } from '../types.ts';
+import { callOptions, readOrNull } from './_util.ts';
+import { memberHost } from './build-services.ts';
+import type { KubeClients, KubeContext } from './context.ts';
+
+/** An extended key usage etcd needs of a certificate. */
+export type KeyUsage = 'serverAuth' | 'clientAuth';
+
+const USAGE_OID: Record<KeyUsage, string> = { serverAuth: '1.3.6.1.5.5.7.3.1', clientAuth: '1.3.6.1.5.5.7.3.2' };
+const ANY_USAGE_OID = '2.5.29.37.0';
+
+/** One Secret spec.tls names, and what its certificate is used for. */
+export interface TLSSecretUse {
+  readonly namespace: string;
+  readonly name: string;
+  /** The field that names it, such as spec.tls.peer.secretRef. */
+  readonly field: string;
+  /** DNS names tls.crt must cover. */
+  readonly hosts: readonly string[];
+  /** Extended key usages tls.crt must allow (a certificate without that extension allows all). */
+  readonly usages: readonly KeyUsage[];
+}
+
+/** The PEM contents of a TLS Secret. */
+export interface TLSFiles {
+  readonly cert: Buffer;
+  readonly key: Buffer;
+  readonly ca: Buffer;
+}
+
+/** The Secret's files, or what is wrong with it in words that name no secret byte. */
+export function checkTLSSecret(
+  secret: V1Secret | null,
+  use: TLSSecretUse,
+  now: number,
+): { readonly files: TLSFiles } | { readonly problem: string } {
+  const what = `Secret ${use.namespace}/${use.name} (${use.field})`;
+  if (!secret) return { problem: `${what} does not exist` };
+  const data = secret.data ?? {};
+  const missing = TLS_SECRET_KEYS.filter((k) => !data[k]);
+  if (missing.length > 0) return { problem: `${what} has no ${missing.join(', ')}` };
+  const [cert, key, ca] = TLS_SECRET_KEYS.map((k) => Buffer.from(data[k] ?? '', 'base64'));
+  const files = { cert: cert!, key: key!, ca: ca! };
+  const problem = certificateProblem(files, use, now);
+  return problem ? { problem: `${what}: ${problem}` } : { files };
+}
+
+function certificateProblem(files: TLSFiles, use: TLSSecretUse, now: number): string | null {
+  const parsed = <T>(f: () => T): T | null => {
+    try {
+      return f();
+    } catch {
+      return null;
+    }
+  };
+  const cert = parsed(() => new X509Certificate(files.cert));
+  if (!cert) return 'tls.crt is not a PEM certificate';
+  if (!parsed(() => new X509Certificate(files.ca))) return 'ca.crt is not a PEM certificate';
+  const key = parsed(() => createPrivateKey(files.key));
+  if (!key) return 'tls.key is not an unencrypted PEM private key';
+  if (!cert.checkPrivateKey(key)) return 'tls.key is not the private key of tls.crt';
+  if (now < Date.parse(cert.validFrom)) return `tls.crt is not valid before ${cert.validFrom}`;
+  if (now > Date.parse(cert.validTo)) return `tls.crt expired at ${cert.validTo}`;
+  const uncovered = use.hosts.filter((h) => cert.checkHost(h) === undefined);
+  if (uncovered.length > 0)
+    return `tls.crt does not cover ${uncovered.join(', ')} (it covers ${cert.subjectAltName ?? 'no subject alternative name'})`;
+  const allowed = cert.keyUsage;
+  const lacking = allowed?.includes(ANY_USAGE_OID)
+    ? []
+    : use.usages.filter((u) => allowed && !allowed.includes(USAGE_OID[u]));
+  if (lacking.length > 0) return `tls.crt does not allow ${lacking.join(' and ')} (extended key usage)`;
+  return null;
+}
+
+/** The Secrets a member of `cluster` named `member` is built on, and what each is used for. */
+export function memberTLSUses(cluster: EtcdCluster, member: string): TLSSecretUse[] {
+  const namespace = cluster.metadata.namespace ?? '';
+  const hosts = [memberHost({ namespace, name: cluster.metadata.name ?? '' }, member)];
+  const both: KeyUsage[] = ['serverAuth', 'clientAuth'];
+  const { client, peer } = cluster.spec.tls ?? {};
+  return [
+    ...(client
+      ? [{ namespace, name: client.secretRef.name, field: 'spec.tls.client.secretRef', hosts, usages: both }]
+      : []),
+    ...(client?.operatorSecretRef ? [operatorTLSUse(cluster)!] : []),
+    ...(peer ? [{ namespace, name: peer.secretRef.name, field: 'spec.tls.peer.secretRef', hosts, usages: both }] : []),
+  ];
+}
+
+/** The operator's client certificate of a cluster with client TLS; undefined without. */
+export function operatorTLSUse(cluster: EtcdCluster): TLSSecretUse | undefined {
+  const ref = cluster.spec.tls?.client?.operatorSecretRef;
+  if (!ref) return undefined;
+  return {
+    namespace: cluster.metadata.namespace ?? '',
+    name: ref.name,
+    field: 'spec.tls.client.operatorSecretRef',
+    hosts: [],
+    usages: ['clientAuth'],
+  };
+}
+
+/** Gets a Secret by name (the only access to Secrets the operator has); null when it does not exist. */
+export function getSecret(
+  kube: Pick<KubeClients, 'core'>,
+  namespace: string,
+  name: string,
+  signal: AbortSignal,
+): Promise<V1Secret | null> {
+  return readOrNull(ERR.TLS_SECRET, `reading Secret ${namespace}/${name}`, () =>
+    kube.core.readNamespacedSecret({ name, namespace }, callOptions(signal)),
+  );
+}
+
+/**
+ * Checks every Secret a member of `cluster` would be built on; throws ERR_TLS_SECRET naming each
+ * problem, so no member is made that could not start. Retryable: the fix is a Secret the
+ * operator cannot watch, so the next try is what sees it.
+ */
+export async function requireMemberTLS(ctx: KubeContext, cluster: EtcdCluster, member: string): Promise<void> {
+  const uses = memberTLSUses(cluster, member);
+  const problems: string[] = [];
+  for (const use of uses) {
+    const checked = checkTLSSecret(await getSecret(ctx.kube, use.namespace, use.name, ctx.signal), use, Date.now());
+    if ('problem' in checked) problems.push(checked.problem);
+  }
+  if (problems.length > 0)
+    throw new EffectError(ERR.TLS_SECRET, `member ${member} cannot be started: ${problems.join('; ')}`);
+}
