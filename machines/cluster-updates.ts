@@ -62,8 +62,9 @@ const updates = {
   },
   // A machine adopting a running cluster latches the ID its members answer with.
   observeEtcd: (c, e) => {
-    const { etcd } = e as Of<'etcd.members.listed'>;
+    const { sizes: _, ...etcd } = (e as Of<'etcd.members.listed'>).etcd;
     return {
+      // Sizes move with every write: kept, the context would change (and be journaled) at every probe.
       etcd,
       etcdStale: false,
       etcdError: null,

@@ -71,6 +71,14 @@ export interface EtcdObservation {
    * LAG_LIMIT entries, by ID (absent when none does): a member still catching up after a restart.
    */
   readonly behind?: readonly string[];
+  /**
+   * Each answering member's database by ID: bytes allocated (dbSize) and bytes holding data
+   * (dbSizeInUse); the rest is fragmentation, which defragmenting gives back. Raw: the cluster
+   * machine keeps only what its spec asks about (cluster-maintenance.ts), so it stays still at rest.
+   */
+  readonly sizes?: Readonly<Record<string, { readonly dbSize: number; readonly dbSizeInUse: number }>>;
+  /** etcd's raised alarms (`NOSPACE`, `CORRUPT`) and the member that raised each; absent when none. */
+  readonly alarms?: readonly { readonly memberID: string; readonly alarm: string }[];
 }
 
 /** A retryable failure reported by an effect handler. */

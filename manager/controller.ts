@@ -327,7 +327,8 @@ export class Controller {
         : { type: 'etcd.members.listed', at, etcd: observed },
     );
     const previous = this.#probes.get(ref.uid);
-    const now = typeof observed === 'string' ? null : observed;
+    // Database sizes move with every write, and no member or snapshot reads them.
+    const now = typeof observed === 'string' ? null : { ...observed, sizes: undefined };
     this.#probes.set(ref.uid, now);
     if (JSON.stringify(previous) !== JSON.stringify(now)) {
       for (const m of this.#membersOf(ref.namespace, cluster.metadata.name ?? ''))

@@ -48,6 +48,8 @@ export class LocalEtcd {
   readonly ref: ClusterRef;
   readonly clients: EtcdClients;
   readonly #bin: string;
+  /** Flags every member starts with, after the operator's (e.g. `--quota-backend-bytes=16777216`). */
+  readonly #flags: readonly string[];
   readonly #members = new Map<string, Member>();
   /** Addresses of the started members (killed ones stay listed, as a Service's DNS names would). */
   readonly resolve: EtcdResolver = () => ({
@@ -55,8 +57,9 @@ export class LocalEtcd {
     clientURL: (member) => this.#members.get(member)?.clientURL ?? 'http://127.0.0.1:1',
   });
 
-  constructor(name: string, version?: string) {
+  constructor(name: string, version?: string, flags: readonly string[] = []) {
     this.#bin = etcdBinary(version);
+    this.#flags = flags;
     this.ref = { namespace: 'test', name, uid: `uid-${name}` };
     this.clients = new EtcdClients(this.resolve);
   }
@@ -107,6 +110,7 @@ export class LocalEtcd {
         `--initial-cluster=${initialCluster}`,
         `--initial-cluster-state=${state}`,
         `--initial-cluster-token=${this.ref.uid}`,
+        ...this.#flags,
       ],
       { stdio: ['ignore', log, log] },
     );
