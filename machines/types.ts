@@ -41,6 +41,22 @@ export interface MemberObservation {
   readonly version?: string;
 }
 
+/** spec.maintenance.defrag as the cluster machine reads it; bytes as numbers. */
+export interface DefragSpec {
+  readonly schedule: string | null;
+  /** Null for UTC. */
+  readonly timeZone: string | null;
+  readonly fragmentedBytes: number | null;
+  readonly fragmentedPercent: number | null;
+}
+
+/** The part of EtcdCluster.spec maintenance acts on. */
+export interface MaintenanceSpec {
+  readonly defrag: DefragSpec | null;
+  /** spec.options.quotaBackendBytes in bytes; null when etcd's default applies. */
+  readonly quotaBytes: number | null;
+}
+
 /** One member as etcd's member list reports it. */
 export interface EtcdMemberInfo {
   /** Hexadecimal member ID. */
@@ -100,6 +116,8 @@ export type ClusterEvent =
       readonly restore?: boolean;
       /** spec.upgrade.snapshot is set: a roll to a new version takes a snapshot first. */
       readonly upgradeSnapshot?: boolean;
+      /** spec.maintenance and the backend quota (absent in older journals: none, etcd's default). */
+      readonly maintenance?: MaintenanceSpec;
     }
   | { readonly type: 'k8s.cluster.deleted'; readonly at: number }
   | { readonly type: 'k8s.members.listed'; readonly at: number; readonly members: readonly MemberObservation[] }
