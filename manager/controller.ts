@@ -38,6 +38,7 @@ import {
 import { jobObservation, snapshotClusterObserved, snapshotObserved } from './observe-snapshot.ts';
 import { scheduledSnapshotsListed, scheduleObserved } from './observe-schedule.ts';
 import { nextScheduleTime } from '../machines/snapshot-schedule-decide.ts';
+import { nextDefragTime } from '../machines/cluster-maintenance.ts';
 import { ObjectRunners, type AnyEntry, type ClusterEntry } from './object-runners.ts';
 import { WorkQueue } from './queue.ts';
 import { etcdResolver, type EtcdAddressMode } from './resolver.ts';
@@ -232,6 +233,10 @@ export class Controller {
     const { snapshot } = entry.runner;
     const context = snapshot.context;
     this.#timers(key, context);
+    // Woken at the next defragmentation fire time: what it is fed then carries that time (`at`).
+    const defragAt = nextDefragTime(context);
+    if (defragAt !== null)
+      this.#queue.addAfter(key, Math.min(Math.max(0, defragAt - this.#now()) + 1, SCHEDULE_LOOK_MS));
     if (entry.seq !== before) this.#queue.add(key);
     else if (snapshot.hasTag(TAG.idle)) this.#queue.addAfter(key, this.#o.resyncMs ?? 15_000);
     else
