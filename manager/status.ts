@@ -43,7 +43,8 @@ const COMPLETES: Readonly<
   defragmenting: {
     type: ConditionType.Defragmented,
     message: (c) => (c.lastDefrag ? defragSummary(c.lastDefrag) : 'no member needed it'),
-    done: (c) => !c.defrag,
+    // Finished in this run, not dropped for a spec edit (the summary is then an older run's).
+    done: (c) => !c.defrag && (c.lastDefrag?.finishedAt ?? -1) >= c.stepStartedAt,
   },
 };
 

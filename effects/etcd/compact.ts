@@ -64,7 +64,7 @@ export const compact: IntentHandler<'compact', CompactResult, EtcdContext> = {
       }
       const size = await sizeOf(ctx, m.name, hexID(m.ID), CODE);
       const result = { revision, member: m.name, dbSize: size.dbSize, dbSizeInUse: size.dbSizeInUse };
-      ctx.log.info({ reason: params.reason, ...result }, 'history compacted');
+      ctx.log.info({ cluster: ctx.cluster.name, reason: params.reason, ...result }, 'history compacted');
       return result;
     }
     throw etcdError(CODE, 'compacting the history', last);

@@ -40,7 +40,14 @@ export const defragment: IntentHandler<'defragment', DefragmentResult, EtcdConte
     const after = await sizeOf(ctx, params.member, id, CODE);
     const freed = Math.max(0, before.dbSize - after.dbSize);
     ctx.log.info(
-      { member: params.member, before: before.dbSize, after: after.dbSize, freed, ms: Date.now() - started },
+      {
+        cluster: ctx.cluster.name,
+        member: params.member,
+        before: before.dbSize,
+        after: after.dbSize,
+        freed,
+        ms: Date.now() - started,
+      },
       'member defragmented',
     );
     return { member: params.member, before: before.dbSize, after: after.dbSize, freed };

@@ -41,7 +41,10 @@ export const disarmAlarm: IntentHandler<'disarmAlarm', DisarmAlarmResult, EtcdCo
         throw etcdError(CODE, `disarming the NOSPACE alarm of member ${a.memberID}`, err);
       }
     }
-    ctx.log.info({ disarmed: raised.length, quota: params.quotaBytes }, 'NOSPACE alarm disarmed');
+    ctx.log.info(
+      { cluster: ctx.cluster.name, disarmed: raised.length, quota: params.quotaBytes },
+      'NOSPACE alarm disarmed',
+    );
     return { disarmed: raised.length };
   },
 
