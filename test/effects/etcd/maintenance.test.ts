@@ -91,8 +91,13 @@ describe('maintenance handlers against a real etcd 3.6.16', { timeout: 120_000 }
     const written = await fill(client, (i) => `fill/${i % 10}`);
     expect(written).toBeGreaterThan(10);
     const raised = await c.probe();
-    expect(raised.alarms).toEqual([expect.objectContaining({ alarm: 'NOSPACE' })]);
-    expect([...c.ids.values()]).toContain(raised.alarms![0]!.memberID);
+    // Each member that finds its database over the quota as it applies a write raises its own.
+    const alarms = raised.alarms ?? [];
+    expect(alarms.length).toBeGreaterThanOrEqual(1);
+    for (const a of alarms) {
+      expect(a.alarm).toBe('NOSPACE');
+      expect([...c.ids.values()]).toContain(a.memberID);
+    }
     await expect(client.put('refused').value('v')).rejects.toThrow(noSpace);
     // Nothing freed yet: disarming would only raise it again, so it is refused.
     await expect(disarmAlarm.run({ quotaBytes: QUOTA, limitBytes: LIMIT }, c.local.ctx())).rejects.toMatchObject({
@@ -109,7 +114,8 @@ describe('maintenance handlers against a real etcd 3.6.16', { timeout: 120_000 }
     // Compacting again: the history already starts at this revision, and nothing fails.
     expect((await compact.run({ reason: 'NOSPACE' }, c.local.ctx())).revision).toBe(compacted.revision);
 
-    expect(await disarmAlarm.run({ quotaBytes: QUOTA, limitBytes: LIMIT }, c.local.ctx())).toEqual({ disarmed: 1 });
+    const { disarmed } = await disarmAlarm.run({ quotaBytes: QUOTA, limitBytes: LIMIT }, c.local.ctx());
+    expect(disarmed).toBeGreaterThanOrEqual(alarms.length);
     expect((await c.probe()).alarms).toBeUndefined();
     await client.put('after').value('works');
     expect(await client.get('after').string()).toBe('works');
@@ -132,11 +138,13 @@ describe('maintenance handlers against a real etcd 3.6.16', { timeout: 120_000 }
         /databases still over 12\.8 MiB of the 16\.0 MiB quota: maint-\d \d+\.\d MiB/,
       ) as string,
     });
-    expect((await c.probe()).alarms).toEqual([expect.objectContaining({ alarm: 'NOSPACE' })]);
+    expect((await c.probe()).alarms?.[0]).toMatchObject({ alarm: 'NOSPACE' });
     // What the user is told to do works: deletes are allowed under the alarm, then recovery frees it.
     await client.delete().prefix('live/');
     await c.recover();
-    expect(await disarmAlarm.run({ quotaBytes: QUOTA, limitBytes: LIMIT }, c.local.ctx())).toEqual({ disarmed: 1 });
+    expect((await disarmAlarm.run({ quotaBytes: QUOTA, limitBytes: LIMIT }, c.local.ctx())).disarmed).toBeGreaterThan(
+      0,
+    );
     await client.put('after-delete').value('works');
     expect(written).toBeGreaterThan(50);
   });
