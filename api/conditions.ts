@@ -20,6 +20,10 @@ export const ConditionType = {
   ScaledDown: 'ScaledDown',
   /** The last rolling upgrade finished: every member runs the wanted version. */
   Upgraded: 'Upgraded',
+  /** The last defragmentation run finished: what it gave back, member by member. */
+  Defragmented: 'Defragmented',
+  /** etcd's NOSPACE alarm is raised (True: writes are refused) or was disarmed (False). */
+  SpaceAlarm: 'SpaceAlarm',
   /** The cluster is scaled to zero (True) or woke from it (False). */
   Dormant: 'Dormant',
   /** A member whose data was lost was replaced by a new one. */
@@ -77,6 +81,10 @@ export const ConditionReason = {
   SnapshotFailed: 'SnapshotFailed',
   /** EtcdSnapshotSchedule: no snapshot of it has finished yet. */
   NoSnapshotYet: 'NoSnapshotYet',
+  /** etcd raised its NOSPACE alarm: the database reached its quota and writes are refused. */
+  NoSpace: 'NoSpace',
+  /** The NOSPACE alarm was disarmed, or is no longer raised. */
+  NoAlarm: 'NoAlarm',
   /** A member runs in memory (storage.medium Memory) and has no volume to create. */
   NoVolumeNeeded: 'NoVolumeNeeded',
   /** Event: the journal was damaged and replaced while the manager ran; the object is adopted from what it shows. */

@@ -3,6 +3,7 @@
  * comes next. `deciding` and every resting state ask the same function, so they cannot
  * disagree (and cannot loop between each other).
  */
+import { defragDecision, spaceDecision, type MaintenanceContext } from './cluster-maintenance.ts';
 import { NO_STEP, type StepBookkeeping } from './kit.ts';
 import {
   budgetMinAvailable,
@@ -45,7 +46,7 @@ export interface Upgradee {
 }
 
 /** Everything the cluster machine knows. Plain JSON: journaled with every step. */
-export interface ClusterContext extends StepBookkeeping {
+export interface ClusterContext extends StepBookkeeping, MaintenanceContext {
   readonly cluster: ClusterObjectRef;
   /** The latest spec observed. */
   readonly spec: ClusterTarget | null;
@@ -133,7 +134,10 @@ export const DECISIONS = [
   'scalingUp',
   'scalingDown',
   'degraded',
+  'recoveringSpace',
+  'outOfSpace',
   'upgrading',
+  'defragmenting',
   'steady',
 ] as const;
 /** One of DECISIONS. */
@@ -222,6 +226,10 @@ export function decide(c: ClusterContext): Decision {
   if (count > target.replicas && removable(c, victim(c)?.member)) return 'scalingDown';
   const healthy = c.etcd.healthy.length;
   if (c.etcdError !== null || healthy < quorum(count)) return 'degraded';
+  // Writes are refused cluster-wide: before a roll, which can wait (cluster-maintenance.ts).
+  const space = spaceDecision(c);
+  if (space) return space;
   if (outdatedMembers(c).length > 0) return 'upgrading';
+  if (defragDecision(c)) return 'defragmenting';
   return 'steady';
 }

@@ -10,6 +10,8 @@ import {
   wantedBudget,
   type ClusterContext,
 } from './cluster-decide.ts';
+import { observeMaintenance, overThreshold } from './cluster-maintenance.ts';
+import { maintenanceUpdates } from './cluster-maintenance-steps.ts';
 import { stepUpdates, toAssigns, type Update } from './kit.ts';
 import { etcdMemberFor, memberName, peerURL, preUpgradeSnapshotName, seedInitialCluster } from './policy.ts';
 import type {
@@ -33,8 +35,9 @@ type Of<T extends ClusterEvent['type']> = Extract<ClusterEvent, { type: T }>;
 /** Context updates by name; each also moves `now` to the event's time (kit.ts). */
 const updates = {
   observeSpec: (c, e) => {
-    const { spec, progressDeadlineSeconds, restore, upgradeSnapshot } = e as Of<'k8s.cluster.updated'>;
+    const { spec, progressDeadlineSeconds, restore, upgradeSnapshot, maintenance } = e as Of<'k8s.cluster.updated'>;
     return {
+      ...observeMaintenance(c, maintenance, e.at),
       spec: { replicas: spec.replicas, version: spec.version },
       progressDeadlineSeconds,
       upgradeSnapshotWanted: upgradeSnapshot === true,
@@ -62,9 +65,12 @@ const updates = {
   },
   // A machine adopting a running cluster latches the ID its members answer with.
   observeEtcd: (c, e) => {
-    const { etcd } = e as Of<'etcd.members.listed'>;
+    const { sizes, ...etcd } = (e as Of<'etcd.members.listed'>).etcd;
     return {
+      // Sizes move with every write: kept, the context would change (and be journaled) at every
+      // probe. Only the members over the defragmentation threshold are kept, in whole MiB.
       etcd,
+      fragmented: overThreshold(sizes, c.maintenance?.defrag),
       etcdStale: false,
       etcdError: null,
       clusterID: c.clusterID ?? (c.members.length > 0 ? etcd.clusterID : null),
@@ -163,6 +169,7 @@ const updates = {
   },
   markBootstrapped: () => ({ bootstrapped: true }),
   markEtcdStale: () => ({ etcdStale: true }),
+  ...maintenanceUpdates,
 } satisfies Record<string, Update<ClusterContext, ClusterEvent>>;
 
 /** The updates as xstate assign actions, by name. */

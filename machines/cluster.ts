@@ -17,6 +17,7 @@ import {
   type ClusterContext,
   type Decision,
 } from './cluster-decide.ts';
+import * as maintenance from './cluster-maintenance-steps.ts';
 import * as act from './cluster-updates.ts';
 import { CLUSTER_INTENTS, type ClusterIntent } from './intents.ts';
 import * as kit from './kit.ts';
@@ -48,6 +49,9 @@ const STATE_OF: Record<Decision, string> = {
   scalingDown: '#cluster.scalingDown',
   degraded: '#cluster.degraded',
   upgrading: '#cluster.upgrading',
+  recoveringSpace: '#cluster.recoveringSpace',
+  outOfSpace: '#cluster.outOfSpace',
+  defragmenting: '#cluster.defragmenting',
   steady: '#cluster.steady',
 };
 
@@ -60,6 +64,7 @@ const machine = setup({
   actions: { ...kit.intentActions(CLUSTER_INTENTS), ...act.assigns },
   guards: {
     ...kit.stepGuards,
+    ...maintenance.maintenanceGuards,
     ...kit.decisionGuards(decide),
     targetOutdated: ({ context }) =>
       context.spec !== null &&
@@ -137,6 +142,8 @@ const machine = setup({
       c.spec !== null &&
       (c.spec.replicas !== c.target?.replicas || c.spec.version !== c.target.version) &&
       c.now - c.stepStartedAt >= c.progressDeadlineSeconds * 1000,
+    // Another step comes first (quorum lost, a member to replace...); etcd's list after a change is awaited, not that.
+    otherStep: ({ context }, p: { decision: Decision }) => ![p.decision, 'observing'].includes(decide(context)),
     allAwake: ({ context }) =>
       context.members.filter((m) => !m.deleting).every((m) => !m.dormant && m.state !== 'dormant'),
   },
@@ -187,6 +194,60 @@ function leaving(id: string, next: string, choose: 'chooseVictim' | 'chooseLost'
         { type: 'deleteMember', params: act.leavingParams },
       ),
       awaitingRemoval: { always: { guard: 'leaverGone', target: next, actions: 'finishLeave' } },
+    },
+  };
+}
+
+/**
+ * A run of defragmentation, one member at a time: wait until every voter is healthy and in sync,
+ * move leadership off the member if it leads, defragment it, and wait until it answers again.
+ * `decision` is the step it runs in: when decide wants another, the run waits for it to end.
+ */
+function defragWalk(id: string, decision: Decision, done: { target: string; actions?: ActionName[] }): StateConfig {
+  const gone = { guard: 'defrageeGone', target: `#${id}.next`, actions: ['skipDefragee'] } as const;
+  return {
+    id,
+    initial: 'next',
+    states: {
+      next: {
+        always: [
+          { guard: 'defragRunDone', target: done.target, actions: done.actions ?? [] },
+          { target: 'awaitingHealth', actions: ['chooseDefragee', 'beginStep'] },
+        ],
+      },
+      awaitingHealth: {
+        always: [
+          { guard: { type: 'otherStep', params: { decision } }, target: '#cluster.deciding' },
+          gone,
+          { guard: 'readyToDefrag', target: 'choosing' },
+          // A spec edit while the run waits for health goes first (a scheduled run is skipped).
+          ...(decision === 'defragmenting'
+            ? [
+                {
+                  guard: 'targetOutdated',
+                  target: '#cluster.deciding',
+                  actions: ['abandonDefrag', 'latchTarget'],
+                } as const,
+              ]
+            : []),
+        ],
+      },
+      choosing: { always: [{ guard: 'defrageeLeads', target: 'movingLeader' }, { target: 'running' }] },
+      movingLeader: attempt(
+        { target: `#${id}.awaitingLeader`, actions: ['markEtcdStale'] },
+        { type: 'moveLeader', params: maintenance.defragMoveLeaderParams },
+      ),
+      awaitingLeader: { always: [gone, { guard: 'defrageeLedOff', target: 'running' }] },
+      running: attempt(
+        { target: `#${id}.awaitingMember`, actions: ['recordDefragmented', 'markEtcdStale'] },
+        { type: 'defragment', params: maintenance.defragmentParams },
+      ),
+      awaitingMember: {
+        always: [
+          { guard: 'defrageeGone', target: 'next' },
+          { guard: 'defrageeAnswers', target: 'next' },
+        ],
+      },
     },
   };
 }
@@ -404,6 +465,52 @@ export const clusterMachine = machine.createMachine({
           ],
         },
       },
+    },
+    // etcd's NOSPACE alarm refuses writes: compact the history, and if that leaves the data well
+    // under the quota, defragment every member and disarm the alarm; else say what to do.
+    recoveringSpace: {
+      tags: [TAG.warning],
+      entry: ['beginSpaceRecovery', 'beginStep'],
+      initial: 'compacting',
+      states: {
+        compacting: attempt(
+          { target: '#cluster.recoveringSpace.checking', actions: ['recordCompaction'] },
+          { type: 'compact', params: maintenance.compactParams },
+        ),
+        checking: {
+          always: [
+            { guard: 'spaceFreeable', target: 'defragmenting', actions: 'beginSpaceDefrag' },
+            { target: '#cluster.outOfSpace', actions: 'markSpaceNotFreed' },
+          ],
+        },
+        defragmenting: defragWalk('spaceDefrag', 'recoveringSpace', { target: '#cluster.recoveringSpace.disarming' }),
+        disarming: kit.attempt(
+          'cluster',
+          { target: '#cluster.observing', actions: ['finishSpaceRecovery'] },
+          { type: 'disarmAlarm', params: maintenance.disarmParams },
+          [
+            {
+              guard: 'spaceNotFreedFirstPass',
+              target: '#cluster.recoveringSpace.compacting',
+              actions: ['beginSecondPass'],
+            },
+            { guard: 'spaceNotFreed', target: '#cluster.outOfSpace', actions: ['markSpaceNotFreed'] },
+          ],
+        ),
+      },
+    },
+    // NOSPACE, and what the data holds after compaction does not fit: the user raises the quota or
+    // deletes data. Tried again after SPACE_RECHECK_MS, or at once when the quota changes.
+    outOfSpace: {
+      tags: [TAG.resting, TAG.idle, TAG.warning],
+      always: [
+        { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },
+        { guard: kit.undecided('outOfSpace'), target: 'deciding' },
+      ],
+    },
+    defragmenting: {
+      entry: ['beginDefrag', 'beginStep'],
+      ...defragWalk('defragRun', 'defragmenting', { target: '#cluster.observing', actions: ['finishDefrag'] }),
     },
     steady: {
       tags: [TAG.resting, TAG.idle],

@@ -5,6 +5,7 @@
 import { clusterMachine } from './cluster.ts';
 import type { ClusterContext } from './cluster-decide.ts';
 import { liveVoters, preUpgradeSnapshot, wantedBudget } from './cluster-decide.ts';
+import { defragMessage, maintenanceNote, outOfSpaceMessage, spaceMessage } from './describe-maintenance.ts';
 import type { MemberContext } from './member-decide.ts';
 import { expectedWait, preUpgradeSnapshotName, type HoldCode, type StepFailures } from './policy.ts';
 import { pathHasTag, TAG } from './tags.ts';
@@ -169,6 +170,15 @@ export function describeCluster(path: string, c: ClusterContext): Described {
     case 'upgrading':
       message = upgradeMessage(sub, c);
       break;
+    case 'defragmenting':
+      message = defragMessage(sub, c);
+      break;
+    case 'recoveringSpace':
+      message = spaceMessage(sub, c);
+      break;
+    case 'outOfSpace':
+      message = outOfSpaceMessage(c);
+      break;
     case 'observing':
       message = `waiting for etcd's member list after the last change${retarget(c)}`;
       break;
@@ -180,7 +190,7 @@ export function describeCluster(path: string, c: ClusterContext): Described {
           : voters === 1
             ? 'one voter, healthy'
             : `${voters} voters, all healthy`;
-      message = `${health}${leaderOf(c)}`;
+      message = `${health}${leaderOf(c)}${maintenanceNote(c)}`;
       break;
     }
     case 'degraded':

@@ -62,6 +62,30 @@ export interface MoveLeaderParams {
   readonly toID: string;
 }
 
+/** Parameters of defragment: the member whose backend database is rebuilt (by name and hex ID). */
+export interface DefragmentParams {
+  readonly member: string;
+  readonly memberID: string;
+}
+
+/**
+ * Parameters of compact: why the key-value history is compacted to the current revision (only
+ * etcd's NOSPACE alarm asks for it; auto-compaction, when set, does the rest).
+ */
+export interface CompactParams {
+  readonly reason: 'NOSPACE';
+}
+
+/**
+ * Parameters of disarmAlarm: the NOSPACE alarm is disarmed only once every member's database is
+ * at most `limitBytes` (the quota less a margin), so the next writes do not raise it again at once.
+ */
+export interface DisarmAlarmParams {
+  /** The backend quota the members run with, in bytes (spec.options.quotaBackendBytes or etcd's 2 GiB). */
+  readonly quotaBytes: number;
+  readonly limitBytes: number;
+}
+
 /** Parameters of createUpgradeSnapshot: the snapshot a roll to `version` takes first. */
 export interface CreateUpgradeSnapshotParams {
   readonly cluster: string;
@@ -134,6 +158,9 @@ export interface IntentParams {
   readonly setDormant: SetDormantParams;
   readonly setMemberVersion: SetMemberVersionParams;
   readonly moveLeader: MoveLeaderParams;
+  readonly defragment: DefragmentParams;
+  readonly compact: CompactParams;
+  readonly disarmAlarm: DisarmAlarmParams;
   readonly createUpgradeSnapshot: CreateUpgradeSnapshotParams;
   readonly createRestoreJob: RestoreParams;
   readonly setDisruptionBudget: DisruptionBudgetParams;
@@ -169,6 +196,9 @@ export const CLUSTER_INTENTS = [
   'setDormant',
   'setMemberVersion',
   'moveLeader',
+  'defragment',
+  'compact',
+  'disarmAlarm',
   'createUpgradeSnapshot',
   'createRestoreJob',
   'setDisruptionBudget',

@@ -50,6 +50,22 @@ export interface MemberObservation {
   readonly version?: string;
 }
 
+/** spec.maintenance.defrag as the cluster machine reads it; bytes as numbers. */
+export interface DefragSpec {
+  readonly schedule: string | null;
+  /** Null for UTC. */
+  readonly timeZone: string | null;
+  readonly fragmentedBytes: number | null;
+  readonly fragmentedPercent: number | null;
+}
+
+/** The part of EtcdCluster.spec maintenance acts on. */
+export interface MaintenanceSpec {
+  readonly defrag: DefragSpec | null;
+  /** spec.options.quotaBackendBytes in bytes; null when etcd's default applies. */
+  readonly quotaBytes: number | null;
+}
+
 /** One member as etcd's member list reports it. */
 export interface EtcdMemberInfo {
   /** Hexadecimal member ID. */
@@ -80,6 +96,14 @@ export interface EtcdObservation {
    * LAG_LIMIT entries, by ID (absent when none does): a member still catching up after a restart.
    */
   readonly behind?: readonly string[];
+  /**
+   * Each answering member's database by ID: bytes allocated (dbSize) and bytes holding data
+   * (dbSizeInUse); the rest is fragmentation, which defragmenting gives back. Raw: the cluster
+   * machine keeps only what its spec asks about (cluster-maintenance.ts), so it stays still at rest.
+   */
+  readonly sizes?: Readonly<Record<string, { readonly dbSize: number; readonly dbSizeInUse: number }>>;
+  /** etcd's raised alarms (`NOSPACE`, `CORRUPT`) and the member that raised each; absent when none. */
+  readonly alarms?: readonly { readonly memberID: string; readonly alarm: string }[];
 }
 
 /** A retryable failure reported by an effect handler. */
@@ -101,6 +125,8 @@ export type ClusterEvent =
       readonly restore?: boolean;
       /** spec.upgrade.snapshot is set: a roll to a new version takes a snapshot first. */
       readonly upgradeSnapshot?: boolean;
+      /** spec.maintenance and the backend quota (absent in older journals: none, etcd's default). */
+      readonly maintenance?: MaintenanceSpec;
     }
   | { readonly type: 'k8s.cluster.deleted'; readonly at: number }
   | { readonly type: 'k8s.members.listed'; readonly at: number; readonly members: readonly MemberObservation[] }

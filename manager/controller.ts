@@ -39,6 +39,7 @@ import {
 import { jobObservation, snapshotClusterObserved, snapshotObserved } from './observe-snapshot.ts';
 import { scheduledSnapshotsListed, scheduleObserved } from './observe-schedule.ts';
 import { nextScheduleTime } from '../machines/snapshot-schedule-decide.ts';
+import { nextDefragTime } from '../machines/cluster-maintenance.ts';
 import { ObjectRunners, type AnyEntry, type ClusterEntry } from './object-runners.ts';
 import { WorkQueue } from './queue.ts';
 import { OperatorCertificates } from './operator-certificates.ts';
@@ -255,6 +256,10 @@ export class Controller {
     const { snapshot } = entry.runner;
     const context = snapshot.context;
     this.#timers(key, context);
+    // Woken at the next defragmentation fire time: what it is fed then carries that time (`at`).
+    const defragAt = nextDefragTime(context);
+    if (defragAt !== null)
+      this.#queue.addAfter(key, Math.min(Math.max(0, defragAt - this.#now()) + 1, SCHEDULE_LOOK_MS));
     if (entry.seq !== before) this.#queue.add(key);
     else if (snapshot.hasTag(TAG.idle)) this.#queue.addAfter(key, this.#o.resyncMs ?? 15_000);
     else
@@ -359,7 +364,8 @@ export class Controller {
         : { type: 'etcd.members.listed', at, etcd: observed },
     );
     const previous = this.#probes.get(ref.uid);
-    const now = typeof observed === 'string' ? null : observed;
+    // Database sizes move with every write, and no member or snapshot reads them.
+    const now = typeof observed === 'string' ? null : { ...observed, sizes: undefined };
     this.#probes.set(ref.uid, now);
     if (JSON.stringify(previous) !== JSON.stringify(now)) {
       for (const m of this.#membersOf(ref.namespace, cluster.metadata.name ?? ''))

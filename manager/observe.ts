@@ -5,7 +5,14 @@
  */
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdMember, EtcdSnapshot } from '../api/v1alpha1/index.ts';
-import type { ClusterEvent, MemberEvent, MemberObservation, PreUpgradeSnapshot } from '../machines/types.ts';
+import type {
+  ClusterEvent,
+  MaintenanceSpec,
+  MemberEvent,
+  MemberObservation,
+  PreUpgradeSnapshot,
+} from '../machines/types.ts';
+import { quantityBytes } from '../effects/kubernetes/build-etcd-args.ts';
 import { LABEL } from '../effects/kubernetes/meta.ts';
 import { ConditionType } from '../api/conditions.ts';
 import { ETCD_CONTAINER } from '../effects/kubernetes/build-pod.ts';
@@ -21,6 +28,33 @@ export function clusterObserved(cluster: EtcdCluster, at: number): ClusterEvent 
     progressDeadlineSeconds,
     ...(cluster.spec.bootstrap?.restore ? { restore: true } : {}),
     ...(cluster.spec.upgrade?.snapshot ? { upgradeSnapshot: true } : {}),
+    maintenance: maintenanceObserved(cluster.spec),
+  };
+}
+
+/** A quantity in bytes; null when absent (or not one the API server should have let through). */
+function bytes(q: string | number | undefined): number | null {
+  if (q === undefined) return null;
+  try {
+    return quantityBytes(q);
+  } catch {
+    return null;
+  }
+}
+
+/** spec.maintenance and the backend quota as the cluster machine reads them: bytes as numbers. */
+export function maintenanceObserved(spec: EtcdCluster['spec']): MaintenanceSpec {
+  const d = spec.maintenance?.defrag;
+  return {
+    defrag: d
+      ? {
+          schedule: d.schedule ?? null,
+          timeZone: d.timeZone ?? null,
+          fragmentedBytes: bytes(d.threshold?.fragmentedBytes),
+          fragmentedPercent: d.threshold?.fragmentedPercent ?? null,
+        }
+      : null,
+    quotaBytes: bytes(spec.options?.quotaBackendBytes),
   };
 }
 

@@ -5,15 +5,22 @@
  */
 import { ConditionReason, ConditionType, k8sTime, setConditions, type ConditionInput } from '../api/conditions.ts';
 import type { EtcdClusterStatus, MemberSummary } from '../api/v1alpha1/index.ts';
-import { liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
+import { liveVoters, outdatedMembers, type ClusterContext } from '../machines/cluster-decide.ts';
 import { clusterMachine } from '../machines/cluster.ts';
 import { describeCluster } from '../machines/describe.ts';
+import { noSpaceRaised } from '../machines/cluster-maintenance.ts';
+import { defragSummary, spaceAlarmMessage, spaceDisarmedMessage } from '../machines/describe-maintenance.ts';
 import { etcdMemberFor, quorum } from '../machines/policy.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
 import { LABEL } from '../effects/kubernetes/meta.ts';
 
-/** A step kind that, once left, is recorded as a condition of its own. */
-const COMPLETES: Readonly<Record<string, { type: string; message: (c: ClusterContext) => string }>> = {
+/**
+ * A step kind that, once left, is recorded as a condition of its own; `done` says whether it
+ * finished (a run left for a step that comes first is not).
+ */
+const COMPLETES: Readonly<
+  Record<string, { type: string; message: (c: ClusterContext) => string; done?: (c: ClusterContext) => boolean }>
+> = {
   bootstrapping: {
     type: ConditionType.Bootstrapped,
     message: (c) =>
@@ -28,10 +35,18 @@ const COMPLETES: Readonly<Record<string, { type: string; message: (c: ClusterCon
   upgrading: {
     type: ConditionType.Upgraded,
     message: (c) => `every member runs etcd ${c.target?.version ?? '?'}`,
+    // Left for another step with members still to go (a scale, a new spec): not done yet.
+    done: (c) => outdatedMembers(c).length === 0,
   },
   removingOrphan: {
     type: ConditionType.OrphanRemoved,
     message: () => 'an etcd member no EtcdMember accounted for was removed',
+  },
+  defragmenting: {
+    type: ConditionType.Defragmented,
+    message: (c) => (c.lastDefrag ? defragSummary(c.lastDefrag) : 'no member needed it'),
+    // Finished in this run, not dropped for a spec edit (the summary is then an older run's).
+    done: (c) => !c.defrag && (c.lastDefrag?.finishedAt ?? -1) >= c.stepStartedAt,
   },
 };
 
@@ -64,6 +79,14 @@ function degraded(
     const why = `EtcdMember ${failed.name} stopped: ${failed.failure ?? 'see kubectl describe etcdmember'}`;
     return { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.MemberFailed, message: why };
   }
+  // Writes are refused: whatever step is in flight, that is what needs attention.
+  if (noSpaceRaised(c))
+    return {
+      type: ConditionType.Degraded,
+      status: 'True',
+      reason: ConditionReason.NoSpace,
+      message: spaceAlarmMessage(c),
+    };
   if (overdueSince !== null) {
     const why = `step ${name} has taken longer than ${c.progressDeadlineSeconds}s${overdueSince}: ${message}`;
     return {
@@ -110,7 +133,8 @@ export function clusterStatus(
   // A step left for failed or deleting did not complete.
   const ended = ['failed', 'deleting'].includes(topState(step.to));
   const left = topState(step.from) !== topState(step.to) && !ended ? COMPLETES[topState(step.from)] : undefined;
-  if (left) set.push({ type: left.type, status: 'True', reason: ConditionReason.Completed, message: left.message(c) });
+  if (left && (left.done?.(c) ?? true))
+    set.push({ type: left.type, status: 'True', reason: ConditionReason.Completed, message: left.message(c) });
   if (topState(step.to) === 'dormant' || previous?.conditions?.some((x) => x.type === ConditionType.Dormant)) {
     const dormant = topState(step.to) === 'dormant';
     set.push({
@@ -121,6 +145,24 @@ export function clusterStatus(
     });
   }
 
+  // Shown from the first alarm on: True at once, whatever step is in flight; False once it is gone.
+  if (noSpaceRaised(c) || previous?.conditions?.some((x) => x.type === ConditionType.SpaceAlarm)) {
+    set.push(
+      noSpaceRaised(c)
+        ? {
+            type: ConditionType.SpaceAlarm,
+            status: 'True',
+            reason: ConditionReason.NoSpace,
+            message: spaceAlarmMessage(c),
+          }
+        : {
+            type: ConditionType.SpaceAlarm,
+            status: 'False',
+            reason: ConditionReason.NoAlarm,
+            message: spaceDisarmedMessage(c),
+          },
+    );
+  }
   const conditions = setConditions(previous?.conditions, set, step.generation, new Date(now));
   return {
     observedGeneration: step.generation,

@@ -74,6 +74,8 @@ export interface EtcdClusterSpec {
   bootstrap?: BootstrapSpec;
   /** How a change of spec.version rolls. */
   upgrade?: UpgradeSpec;
+  /** Maintenance the operator does on its own. Without it, still: when etcd raises its NOSPACE alarm (the database reached options.quotaBackendBytes), the history is compacted, every member defragmented and the alarm disarmed once the data fits well under the quota (see docs/maintenance.md). */
+  maintenance?: Maintenance;
   /** Seconds one step (bootstrap a member, join a learner, promote, remove...) may take before the cluster reports the step as stuck in its Progressing and Degraded conditions. The step keeps trying. */
   progressDeadlineSeconds: number;
 }
@@ -270,6 +272,30 @@ export interface PVCDestination {
   claimName: string;
   /** Directory inside the volume, relative (no leading /, no ..). The file is <subPath>/<namespace>-<cluster>-<snapshot name>-<uid prefix>.db. */
   subPath?: string;
+}
+
+/** Maintenance the operator does on its own. Without it, still: when etcd raises its NOSPACE alarm (the database reached options.quotaBackendBytes), the history is compacted, every member defragmented and the alarm disarmed once the data fits well under the quota (see docs/maintenance.md). */
+export interface Maintenance {
+  /** Defragmentation: each member's database rebuilt, giving back to the file system the space that compaction and deletes freed (etcd keeps it allocated otherwise). One member at a time, followers first, the leader last once leadership moved off it, each answering again before the next, and only while every voter is healthy: etcd blocks a member's reads and writes while it is rebuilt. Set a schedule, a threshold, or both. */
+  defrag?: Defragmentation;
+}
+
+/** Defragmentation: each member's database rebuilt, giving back to the file system the space that compaction and deletes freed (etcd keeps it allocated otherwise). One member at a time, followers first, the leader last once leadership moved off it, each answering again before the next, and only while every voter is healthy: etcd blocks a member's reads and writes while it is rebuilt. Set a schedule, a threshold, or both. */
+export interface Defragmentation {
+  /** When to defragment every member: a five-field cron expression (minute hour day-of-month month day-of-week) or a macro such as @daily, read in timeZone, as EtcdSnapshotSchedule reads it. A run due while a voter is unhealthy starts once all are. */
+  schedule?: string;
+  /** IANA time zone the schedule is read in, such as Europe/Berlin. Left out, UTC. */
+  timeZone?: string;
+  /** Defragment the members whose database is this fragmented (allocated but holding no data: etcd's dbSize - dbSizeInUse), looked at every health probe. With both fields set, a member must pass both. Less than 1Mi never counts, and a run for the threshold starts no sooner than 5 minutes after the last run ended. */
+  threshold?: DefragThreshold;
+}
+
+/** Defragment the members whose database is this fragmented (allocated but holding no data: etcd's dbSize - dbSizeInUse), looked at every health probe. With both fields set, a member must pass both. Less than 1Mi never counts, and a run for the threshold starts no sooner than 5 minutes after the last run ended. */
+export interface DefragThreshold {
+  /** Fragmented bytes, such as 64Mi. */
+  fragmentedBytes?: string | number;
+  /** Fragmented share of the database, in percent. */
+  fragmentedPercent?: number;
 }
 
 /** What the operator observed and is doing. */

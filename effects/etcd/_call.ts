@@ -65,6 +65,8 @@ export async function onCluster<T>(
   ctx: Pick<EtcdContext, 'etcd' | 'cluster' | 'signal'>,
   fn: (client: Etcd3, options: CallOptions) => Promise<T>,
   moveOn: (err: unknown) => boolean = () => false,
+  /** The gRPC deadline of each call; the clients' own by default. */
+  timeoutMs?: number,
 ): Promise<T> {
   const { etcd, cluster, signal } = ctx;
   const endpoints = etcd.endpoints(cluster);
@@ -73,7 +75,7 @@ export async function onCluster<T>(
   let last: unknown;
   for (const url of endpoints) {
     try {
-      const result = await call(signal, etcd.callTimeoutMs, (o) => fn(etcd.endpoint(cluster, url), o));
+      const result = await call(signal, timeoutMs ?? etcd.callTimeoutMs, (o) => fn(etcd.endpoint(cluster, url), o));
       etcd.answered(cluster, url);
       return result;
     } catch (err) {

@@ -3,11 +3,17 @@
  * `etcd.members.listed` / `etcd.unreachable` events.
  */
 import { addLearner } from './add-learner.ts';
+import { compact } from './compact.ts';
+import { defragment } from './defragment.ts';
+import { disarmAlarm } from './disarm-alarm.ts';
 import { moveLeader } from './move-leader.ts';
 import { promoteLearner } from './promote-learner.ts';
 import { removeEtcdMember } from './remove-member.ts';
 
 export { addLearner, type AddLearnerResult } from './add-learner.ts';
+export { compact, type CompactResult } from './compact.ts';
+export { defragment, type DefragmentResult } from './defragment.ts';
+export { disarmAlarm, type DisarmAlarmResult } from './disarm-alarm.ts';
 export { moveLeader, type MoveLeaderResult } from './move-leader.ts';
 export { promoteLearner, type PromoteLearnerResult } from './promote-learner.ts';
 export { removeEtcdMember, type RemoveEtcdMemberResult } from './remove-member.ts';
@@ -28,4 +34,7 @@ export const etcdHandlers = {
   promoteLearner,
   removeEtcdMember,
   moveLeader,
+  defragment,
+  compact,
+  disarmAlarm,
 } as const;

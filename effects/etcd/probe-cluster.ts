@@ -13,7 +13,9 @@ import { hexID } from './ids.ts';
 /**
  * Observes the cluster: ID, members (IDs in canonical hex, first peer URL, learner or not), the
  * IDs of members whose status call answered, the etcd version each runs, the leader they name,
- * the voters still catching up with it, and while there are learners how far each has applied the log. Throws ERR_ETCD_UNAVAILABLE when no endpoint answers.
+ * the voters still catching up with it, while there are learners how far each has applied the
+ * log, each member's database size, and etcd's raised alarms. Throws ERR_ETCD_UNAVAILABLE when
+ * no endpoint answers.
  */
 export async function probeCluster(
   clients: EtcdClients,
@@ -40,11 +42,13 @@ export async function probeCluster(
   const leaderIndex = statuses[members.findIndex((m) => m.id === leader)]?.raftIndex;
   const learners: Record<string, { applied: number; leader: number }> = {};
   const versions: Record<string, string> = {};
+  const sizes: Record<string, { dbSize: number; dbSizeInUse: number }> = {};
   const behind: string[] = [];
   members.forEach((m, i) => {
     const status = statuses[i];
     if (!status) return;
     versions[m.id] = status.version;
+    sizes[m.id] = { dbSize: status.dbSize, dbSizeInUse: status.dbSizeInUse };
     if (leaderIndex === undefined) return;
     if (m.learner) learners[m.id] = { applied: status.raftAppliedIndex, leader: leaderIndex };
     else if (status.raftAppliedIndex + LAG_LIMIT < leaderIndex) behind.push(m.id);
@@ -57,8 +61,33 @@ export async function probeCluster(
     ...(Object.keys(learners).length > 0 ? { learners } : {}),
     ...(Object.keys(versions).length > 0 ? { versions } : {}),
     ...(behind.length > 0 ? { behind } : {}),
+    ...(Object.keys(sizes).length > 0 ? { sizes } : {}),
+    ...alarmsOf(
+      statuses,
+      members.findIndex((m) => m.id === leader),
+    ),
   };
 }
+
+/**
+ * etcd's raised alarms as the leader's status call lists them (any member's, without a leader):
+ * every member applies the same alarms, and the leader first. Read from the status calls already
+ * made rather than from `alarm list`, which is a raft proposal: one per probe would grow the log.
+ */
+function alarmsOf(
+  statuses: readonly (MemberStatus | null)[],
+  leaderIndex: number,
+): { alarms?: { memberID: string; alarm: string }[] } {
+  const source = statuses[leaderIndex] ?? statuses.find((s) => s !== null);
+  const alarms = (source?.errors ?? []).flatMap((text) => {
+    const m = ALARM_TEXT.exec(text);
+    return m ? [{ memberID: hexID(m[1]!), alarm: m[2]! }] : [];
+  });
+  return alarms.length > 0 ? { alarms } : {};
+}
+
+/** An alarm as a status call lists it in `errors`: `memberID:18336802762895394288 alarm:NOSPACE `. */
+const ALARM_TEXT = /memberID:(\d+)\s+alarm:([A-Z]+)/;
 
 /**
  * How many log entries a voter may trail the leader's committed index and still count as in
@@ -72,6 +101,10 @@ interface MemberStatus {
   readonly leader: string;
   readonly raftIndex: number;
   readonly raftAppliedIndex: number;
+  readonly dbSize: number;
+  readonly dbSizeInUse: number;
+  /** What etcd lists besides: the alarms it has applied, and "no leader". */
+  readonly errors: readonly string[];
 }
 
 /** A member's status call. A member that never started has no name, so no address. */
@@ -92,6 +125,9 @@ async function memberStatus(
       leader: hexID(status.leader),
       raftIndex: Number(status.raftIndex),
       raftAppliedIndex: Number(status.raftAppliedIndex),
+      dbSize: Number(status.dbSize),
+      dbSizeInUse: Number(status.dbSizeInUse),
+      errors: status.errors ?? [],
     };
   } catch {
     return null;

@@ -20,6 +20,11 @@ describe('state tags: what a state means outside the machines', () => {
     ['parking.awaitingPark', []],
     ['updatingBudget.running', []],
     ['updatingBudget.backingOff', []],
+    ['defragmenting.running.running', []],
+    ['defragmenting.awaitingHealth', []],
+    ['recoveringSpace.compacting.running', ['warning']],
+    ['recoveringSpace.defragmenting.movingLeader.running', ['warning']],
+    ['outOfSpace', ['resting', 'idle', 'warning']],
     ['deleting', []],
   ])('cluster %s carries %j', (path, tags) => {
     expect(tagsAt(clusterMachine, path)).toEqual(tags);

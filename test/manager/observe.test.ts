@@ -39,10 +39,41 @@ describe('manager: what the watches see becomes machine events', () => {
       at: 7,
       spec: { replicas: 3, version: '3.6.16' },
       progressDeadlineSeconds: 600,
+      maintenance: { defrag: null, quotaBytes: null },
     });
     expect(clusterObserved(cluster({ deletionTimestamp: new Date() }), 7)).toEqual({
       type: 'k8s.cluster.deleted',
       at: 7,
+    });
+  });
+
+  it('spec.maintenance and the backend quota reach the cluster machine in bytes', () => {
+    const c = cluster();
+    c.spec.options = { quotaBackendBytes: '16Mi' };
+    c.spec.maintenance = {
+      defrag: {
+        schedule: '0 3 * * *',
+        timeZone: 'Europe/Berlin',
+        threshold: { fragmentedBytes: '64Mi', fragmentedPercent: 50 },
+      },
+    };
+    expect(clusterObserved(c, 7)).toMatchObject({
+      maintenance: {
+        defrag: {
+          schedule: '0 3 * * *',
+          timeZone: 'Europe/Berlin',
+          fragmentedBytes: 64 * 2 ** 20,
+          fragmentedPercent: 50,
+        },
+        quotaBytes: 16 * 2 ** 20,
+      },
+    });
+    c.spec.maintenance = { defrag: { threshold: { fragmentedPercent: 30 } } };
+    expect(clusterObserved(c, 7)).toMatchObject({
+      maintenance: {
+        defrag: { schedule: null, timeZone: null, fragmentedBytes: null, fragmentedPercent: 30 },
+        quotaBytes: 16 * 2 ** 20,
+      },
     });
   });
 

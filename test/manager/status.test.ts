@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EtcdClusterStatus } from '../../api/v1alpha1/index.ts';
 import { clusterMachine } from '../../machines/cluster.ts';
+import { initialClusterContext } from '../../machines/cluster-decide.ts';
 import { peerURL } from '../../machines/policy.ts';
 import type { ClusterEvent } from '../../machines/types.ts';
 import { clusterStatus } from '../../manager/status.ts';
@@ -320,5 +321,127 @@ describe('cluster status of a failed step', () => {
     expect(rolling.version).toBe('3.5.35');
     // Nobody answers: what was known stays.
     expect(statusAfter({ type: 'etcd.unreachable', at: at(), error: 'no endpoint' }, rolling).version).toBe('3.5.35');
+  });
+});
+
+describe('manager: the status of maintenance', () => {
+  const MiB = 2 ** 20;
+  /** etcd of the one member: its database sizes in MiB, and whether NOSPACE is raised. */
+  const probed = (size: number, inUse: number, noSpace = false): ClusterEvent => ({
+    type: 'etcd.members.listed',
+    at: at(),
+    etcd: {
+      clusterID: 'c1',
+      members: [{ id: 'a0', name: 'demo-0', peerURL: peerURL(ref, 'demo-0'), learner: false }],
+      healthy: ['a0'],
+      leader: 'a0',
+      sizes: { a0: { dbSize: size * MiB, dbSizeInUse: inUse * MiB } },
+      ...(noSpace ? { alarms: [{ memberID: 'a0', alarm: 'NOSPACE' }] } : {}),
+    },
+  });
+  const withSpec = (maintenance: object): ClusterEvent =>
+    ({
+      type: 'k8s.cluster.updated',
+      at: at(),
+      spec: { replicas: 1, version: '3.6.16' },
+      progressDeadlineSeconds: 600,
+      maintenance,
+    }) as ClusterEvent;
+
+  /** A steady one-member cluster, and a step function that records the status after each event. */
+  function cluster() {
+    const started = bootstrapOne();
+    const { d } = started;
+    let { status, seq } = started;
+    const step = (e: ClusterEvent): EtcdClusterStatus | undefined => {
+      const from = d.state;
+      d.send(e);
+      status = clusterStatus(status, { seq: ++seq, from, to: d.state, context: d.context, generation: 2 }, e.at);
+      return status;
+    };
+    return { d, step };
+  }
+
+  it('a finished defragmentation run is recorded as Defragmented, with what each member gave back', () => {
+    const { d, step } = cluster();
+    step(
+      withSpec({
+        defrag: { schedule: null, timeZone: null, fragmentedBytes: 64 * MiB, fragmentedPercent: null },
+        quotaBytes: null,
+      }),
+    );
+    const running = step(probed(200, 100));
+    expect(d.state).toBe('defragmenting.running.running');
+    expect(condition(running, 'Progressing')).toMatchObject({ status: 'True', reason: 'Defragmenting' });
+    expect(condition(running, 'Defragmented')).toBeUndefined();
+    step({ type: 'effect.defragment.succeeded', at: at(), result: { member: 'demo-0', freed: 100 * MiB } });
+    step(probed(100, 100));
+    const done = step(probed(100, 100));
+    expect(d.state).toBe('steady');
+    expect(condition(done, 'Defragmented')).toMatchObject({
+      status: 'True',
+      reason: 'Completed',
+      message: expect.stringMatching(
+        /^freed 100 MiB on 1 member \(demo-0 100 MiB\), over the threshold with 100 MiB fragmented, finished at 2026-11-21T12:\d\d:\d\dZ$/,
+      ) as string,
+    });
+  });
+
+  it('NOSPACE shows at once as SpaceAlarm and Degraded (NoSpace) naming the quota; SpaceAlarm is False once disarmed', () => {
+    const { step } = cluster();
+    const before = step(withSpec({ defrag: null, quotaBytes: 16 * MiB }));
+    expect(condition(before, 'SpaceAlarm')).toBeUndefined();
+    const raised = step(probed(17, 17, true));
+    const says =
+      'etcd raised its NOSPACE alarm: the database reached its quota of 16 MiB (spec.options.quotaBackendBytes) and every write is refused; the operator compacts the history, defragments every member and disarms the alarm once the data fits';
+    expect(condition(raised, 'SpaceAlarm')).toMatchObject({ status: 'True', reason: 'NoSpace', message: says });
+    expect(condition(raised, 'Degraded')).toMatchObject({ status: 'True', reason: 'NoSpace', message: says });
+    expect(condition(raised, 'Progressing')).toMatchObject({ status: 'True', reason: 'RecoveringSpace' });
+    step({
+      type: 'effect.compact.succeeded',
+      at: at(),
+      result: { revision: 99, member: 'demo-0', dbSizeInUse: 1 * MiB },
+    });
+    step({ type: 'effect.defragment.succeeded', at: at(), result: { member: 'demo-0', freed: 16 * MiB } });
+    step(probed(1, 1, true));
+    step({ type: 'effect.disarmAlarm.succeeded', at: at(), result: { disarmed: 1 } });
+    const disarmed = step(probed(1, 1));
+    expect(condition(disarmed, 'SpaceAlarm')).toMatchObject({
+      status: 'False',
+      reason: 'NoAlarm',
+      message: expect.stringMatching(
+        /^the NOSPACE alarm was disarmed at .* after compacting to revision 99 and defragmenting 1 member: 1 MiB in use of the 16 MiB quota$/,
+      ) as string,
+    });
+    expect(condition(disarmed, 'Degraded')).toMatchObject({ status: 'False' });
+  });
+
+  it('records Upgraded only when the roll is over, not each time a member of it is done', () => {
+    const member = (n: number, version: string) => ({
+      name: `demo-${n}`,
+      ordinal: n,
+      bootstrap: n === 0,
+      dormant: false,
+      state: 'voter',
+      deleting: false,
+      version,
+    });
+    const context = (versions: string[]) => ({
+      ...initialClusterContext(ref),
+      spec: { replicas: 2, version: '3.6.16' },
+      target: { replicas: 2, version: '3.6.16' },
+      members: versions.map((v, n) => member(n, v)),
+    });
+    const step = (versions: string[]) => ({
+      seq: 9,
+      from: 'upgrading.awaitingMember',
+      to: 'observing',
+      context: context(versions),
+      generation: 2,
+    });
+    const midway = clusterStatus(undefined, step(['3.5.35', '3.6.16']), at());
+    expect(condition(midway, 'Upgraded')).toBeUndefined();
+    const over = clusterStatus(midway, step(['3.6.16', '3.6.16']), at());
+    expect(condition(over, 'Upgraded')).toMatchObject({ status: 'True', message: 'every member runs etcd 3.6.16' });
   });
 });

@@ -63,6 +63,8 @@ export class LocalEtcd {
   readonly ref: ClusterRef;
   readonly clients: EtcdClients;
   readonly #bin: string;
+  /** Flags every member starts with, after the operator's (e.g. `--quota-backend-bytes=16777216`). */
+  readonly #flags: readonly string[];
   readonly #members = new Map<string, Member>();
   readonly #tls: LocalEtcdTLS | undefined;
   /** Addresses of the started members (killed ones stay listed, as a Service's DNS names would). */
@@ -73,9 +75,10 @@ export class LocalEtcd {
     ...(this.#tls?.serverName ? { serverName: () => this.#tls?.serverName } : {}),
   });
 
-  constructor(name: string, version?: string, options: { tls?: LocalEtcdTLS } = {}) {
+  constructor(name: string, version?: string, options: { tls?: LocalEtcdTLS; flags?: readonly string[] } = {}) {
     this.#bin = etcdBinary(version);
     this.#tls = options.tls;
+    this.#flags = options.flags ?? [];
     this.ref = { namespace: 'test', name, uid: `uid-${name}` };
     this.clients = new EtcdClients(this.resolve);
   }
@@ -153,6 +156,7 @@ export class LocalEtcd {
         `--initial-cluster-state=${state}`,
         `--initial-cluster-token=${this.ref.uid}`,
         ...this.#tlsFlags(),
+        ...this.#flags,
       ],
       { stdio: ['ignore', log, log] },
     );

@@ -51,6 +51,10 @@ describe('probeCluster against a real etcd', { timeout: 60_000 }, () => {
     // Each member that answers says which etcd it runs (the default of build.sh, 3.6.16).
     expect(after.versions).toEqual(Object.fromEntries(after.healthy.map((id) => [id, '3.6.16'])));
     expect(after.behind).toBeUndefined();
+    // Each member that answers says how large its database is and how much of it holds data; no alarm is raised.
+    expect(Object.keys(after.sizes ?? {}).sort()).toEqual([...after.healthy].sort());
+    for (const size of Object.values(after.sizes ?? {})) expect(size.dbSizeInUse).toBeLessThanOrEqual(size.dbSize);
+    expect(after.alarms).toBeUndefined();
     const progress = after.learners?.[learnerID];
     expect(progress?.leader).toBeGreaterThan(0);
     expect(progress?.applied).toBeGreaterThan(0);

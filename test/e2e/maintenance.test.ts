@@ -1,0 +1,227 @@
+/**
+ * Maintenance on the local cluster with the manager, as a user meets it. A database churned
+ * until fragmented is defragmented once spec.maintenance.defrag.threshold says so: one member
+ * at a time, followers first, the leader last after leadership moved, every member giving space
+ * back, under a writer and a watcher that lose nothing. A cluster with a 16Mi quota pushed into
+ * NOSPACE recovers without the user (compact, defragment, disarm) and writes work again; filled
+ * with live data it says what to do and does not loop, and once the user deletes data and
+ * raises the quota it recovers.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Etcd3 } from 'etcd3';
+import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { ClusterUnderTest } from './etcd-cluster.ts';
+import { startManager, type ManagerLine, type ManagerProcess } from './manager-process.ts';
+import { Traffic } from './traffic.ts';
+
+const hasNode = inject('clusterHasNode');
+const ns = `maintenance-${Date.now().toString(36)}`;
+const MiB = 2 ** 20;
+const VALUE = 'x'.repeat(100_000);
+const noSpace = /database space exceeded/;
+let kube: ReturnType<typeof clientsOf>;
+let manager: ManagerProcess;
+let dir: string;
+
+/** The manager's log lines with this message about this cluster, in the order written. */
+const logged = (msg: string, cluster: string): ManagerLine[] =>
+  manager.lines.filter((l) => l.msg === msg && l.cluster === cluster);
+
+const conditionOf = (c: ClusterUnderTest, type: string) => async () =>
+  (await c.get()).status?.conditions?.find((x) => x.type === type);
+
+/** Puts VALUE under key(0), key(1)... until etcd refuses with NOSPACE; returns how many went in. */
+async function fill(etcd: Etcd3, key: (i: number) => string): Promise<number> {
+  for (let i = 0; ; i++) {
+    try {
+      await etcd.put(key(i)).value(VALUE);
+    } catch (err) {
+      if (noSpace.test((err as Error).message)) return i;
+      throw err;
+    }
+  }
+}
+
+/** Whether a write goes through now. */
+const writes = async (etcd: Etcd3, key: string): Promise<true | undefined> => {
+  try {
+    await etcd.put(key).value('works');
+    return true;
+  } catch {
+    return undefined;
+  }
+};
+
+describe.skipIf(!hasNode)('manager: maintenance', () => {
+  beforeAll(async () => {
+    kube = clientsOf(inject('kubeconfig'));
+    await createNamespace(kube.core, ns);
+    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-maintenance-'));
+    manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
+  });
+  afterAll(async () => {
+    await manager?.stop();
+    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(
+    'defragments a churned database past the threshold: one member at a time, the leader last, every member gives space back',
+    { timeout: 300_000 },
+    async () => {
+      const frag = new ClusterUnderTest(kube, ns, 'frag');
+      await frag.create({ replicas: 3, storage: { size: '512Mi' } });
+      await frag.settled(3);
+      await frag.write('before', 20);
+      const etcd = await frag.client();
+      // Churn: ten keys overwritten 40 times (40 MB of history), then compacted away, as
+      // auto-compaction or kube-apiserver would: the pages it frees stay allocated until a defrag.
+      for (let round = 0; round < 40; round++)
+        await Promise.all(Array.from({ length: 10 }, (_, i) => etcd.put(`churn/${i}`).value(VALUE)));
+      const revision = (await etcd.maintenance.status()).header.revision;
+      await etcd.kv.compact({ revision, physical: true });
+      etcd.close();
+
+      const traffic = new Traffic('during');
+      await traffic.start(kube.core, ns, 'frag');
+      const started = Date.now();
+      let failure: unknown;
+      try {
+        // Low enough to fire on every member: each holds about 40 MB of free pages.
+        await frag.patchSpec({ maintenance: { defrag: { threshold: { fragmentedBytes: '8Mi' } } } });
+        const progressing = await until('a defragmenting step', async () => {
+          const p = await conditionOf(frag, 'Progressing')();
+          return p?.reason === 'Defragmenting' ? p : undefined;
+        });
+        expect(progressing.message).toMatch(/^defragmenting frag-\d \(1 of 3\), over the threshold/);
+        await until('the Defragmented condition', conditionOf(frag, 'Defragmented'));
+        await frag.settled(3);
+      } catch (err) {
+        failure = err;
+      }
+      const report = await traffic.stop();
+      const done = logged('member defragmented', 'frag');
+      console.log(
+        `defragmentation of 3 members: ${Date.now() - started} ms; ${done.map((l) => `${String(l.member)} ${Math.round(Number(l.freed) / MiB)} MiB in ${String(l.ms)} ms`).join(', ')}; ` +
+          `${report.acknowledged} writes, ${report.failed.length} failed, longest write ${report.longestStallMs} ms, ` +
+          `${report.unwatched.length} revisions unwatched, ${report.lost.length} keys lost`,
+      );
+      if (failure !== undefined) throw failure instanceof Error ? failure : new Error(JSON.stringify(failure));
+      expect(report.failed).toEqual([]);
+      expect(report.unwatched).toEqual([]);
+      expect(report.lost).toEqual([]);
+
+      // Every member, each once, each giving back more than the threshold.
+      expect(done.map((l) => l.member).sort()).toEqual(['frag-0', 'frag-1', 'frag-2']);
+      for (const l of done) expect(Number(l.freed), String(l.member)).toBeGreaterThan(8 * MiB);
+      // One at a time: each began after the one before had finished.
+      for (let i = 1; i < done.length; i++)
+        expect(Number(done[i]!.time) - Number(done[i]!.ms), `${String(done[i]!.member)} began`).toBeGreaterThanOrEqual(
+          Number(done[i - 1]!.time),
+        );
+      // The leader last, its leadership moved to a member already done before it was rebuilt.
+      const moved = manager.lines.filter((l) => l.msg === 'leadership moved' && String(l.from).startsWith('frag-'));
+      expect(moved.map((l) => l.from)).toEqual([done[2]!.member]);
+      expect(Number(moved[0]!.time)).toBeGreaterThanOrEqual(Number(done[1]!.time));
+
+      const condition = await conditionOf(frag, 'Defragmented')();
+      expect(condition).toMatchObject({ status: 'True', reason: 'Completed' });
+      expect(condition?.message).toMatch(
+        /^freed \d+(\.\d)? MiB on 3 members \(frag-\d [\d.]+ MiB, frag-\d [\d.]+ MiB, frag-\d [\d.]+ MiB\), over the threshold/,
+      );
+      await frag.verify(3);
+      expect(await frag.readBack('before', 20)).toBe(20);
+    },
+  );
+
+  it(
+    'a 16Mi quota pushed into NOSPACE: shown at once naming the quota, recovered without the user, writes work again',
+    { timeout: 300_000 },
+    async () => {
+      const full = new ClusterUnderTest(kube, ns, 'full');
+      // The quota must stay under the volume (a CEL rule): 16Mi of a 64Mi volume.
+      await full.create({ replicas: 3, storage: { size: '64Mi' }, options: { quotaBackendBytes: '16Mi' } });
+      await full.settled(3);
+      await full.write('before', 20);
+      const etcd = await full.client();
+      try {
+        // History fills the quota: ten keys overwritten until etcd refuses every write.
+        expect(await fill(etcd, (i) => `fill/${i % 10}`)).toBeGreaterThan(10);
+        await expect(etcd.put('refused').value('v')).rejects.toThrow(noSpace);
+
+        const alarm = await until('SpaceAlarm True', async () => {
+          const c = await conditionOf(full, 'SpaceAlarm')();
+          return c?.status === 'True' ? c : undefined;
+        });
+        expect(alarm).toMatchObject({ reason: 'NoSpace' });
+        expect(alarm.message).toContain('the database reached its quota of 16 MiB (spec.options.quotaBackendBytes)');
+        const events = await kube.core.listNamespacedEvent({
+          namespace: ns,
+          fieldSelector: 'involvedObject.name=full,involvedObject.kind=EtcdCluster',
+        });
+        expect(events.items.find((e) => e.reason === 'RecoveringSpace')).toMatchObject({
+          type: 'Warning',
+          message: expect.stringContaining('quota of 16 MiB') as string,
+        });
+
+        await until('writes work again', () => writes(etcd, 'after'), 180_000);
+        expect(await etcd.get('after').string()).toBe('works');
+        const disarmed = await until('SpaceAlarm False', async () => {
+          const c = await conditionOf(full, 'SpaceAlarm')();
+          return c?.status === 'False' ? c : undefined;
+        });
+        expect(disarmed.message).toMatch(
+          /^the NOSPACE alarm was disarmed at .* defragmenting 3 members: .* in use of the 16 MiB quota$/,
+        );
+        expect(
+          logged('member defragmented', 'full')
+            .map((l) => l.member)
+            .sort(),
+        ).toEqual(['full-0', 'full-1', 'full-2']);
+        await full.settled(3);
+        expect(await full.readBack('before', 20)).toBe(20);
+      } finally {
+        etcd.close();
+      }
+    },
+  );
+
+  it(
+    'live data filling the quota: says what to do and does not loop; once data is deleted and the quota raised, it recovers',
+    { timeout: 300_000 },
+    async () => {
+      const full = new ClusterUnderTest(kube, ns, 'full');
+      const etcd = await full.client();
+      try {
+        await fill(etcd, (i) => `live/${i}`);
+        const stuck = await until('the OutOfSpace step', async () => {
+          const p = await conditionOf(full, 'Progressing')();
+          return p?.reason === 'OutOfSpace' ? p : undefined;
+        });
+        expect(stuck.message).toContain('the operator cannot free enough');
+        expect(stuck.message).toContain('Raise spec.options.quotaBackendBytes');
+        expect(stuck.message).toContain('delete data');
+        expect((await conditionOf(full, 'Degraded')())?.reason).toBe('NoSpace');
+        // It does not loop: no compaction or defragmentation while it waits.
+        const compactions = logged('history compacted', 'full').length;
+        const defrags = logged('member defragmented', 'full').length;
+        await new Promise((r) => setTimeout(r, 30_000));
+        expect(logged('history compacted', 'full').length).toBe(compactions);
+        expect(logged('member defragmented', 'full').length).toBe(defrags);
+        await expect(etcd.put('refused').value('v')).rejects.toThrow(noSpace);
+
+        // What the message says: deletes go through while the alarm is raised; a new quota is tried at once.
+        await etcd.delete().prefix('live/');
+        await full.patchSpec({ options: { quotaBackendBytes: '32Mi' } });
+        await until('writes work again', () => writes(etcd, 'after-delete'), 180_000);
+        await full.settled(3);
+        expect(await full.readBack('before', 20)).toBe(20);
+      } finally {
+        etcd.close();
+      }
+    },
+  );
+});
