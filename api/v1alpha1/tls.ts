@@ -8,6 +8,9 @@ import { s } from '../schema.ts';
 /** The keys every TLS Secret the operator is given must hold (a kubernetes.io/tls Secret plus ca.crt). */
 export const TLS_SECRET_KEYS = ['tls.crt', 'tls.key', 'ca.crt'] as const;
 
+/** The etcd user (and role) the operator is with spec.auth.enabled: its client certificate's common name. */
+export const ROOT_USER = 'root';
+
 /** cert-manager's API group: the default group of an issuerRef. */
 export const CERT_MANAGER_GROUP = 'cert-manager.io';
 

@@ -3,11 +3,13 @@
  * `etcd.members.listed` / `etcd.unreachable` events.
  */
 import { addLearner } from './add-learner.ts';
+import { enableAuth } from './enable-auth.ts';
 import { moveLeader } from './move-leader.ts';
 import { promoteLearner } from './promote-learner.ts';
 import { removeEtcdMember } from './remove-member.ts';
 
 export { addLearner, type AddLearnerResult } from './add-learner.ts';
+export { authStatus, enableAuth, type EnableAuthResult } from './enable-auth.ts';
 export { moveLeader, type MoveLeaderResult } from './move-leader.ts';
 export { promoteLearner, type PromoteLearnerResult } from './promote-learner.ts';
 export { removeEtcdMember, type RemoveEtcdMemberResult } from './remove-member.ts';
@@ -28,4 +30,5 @@ export const etcdHandlers = {
   promoteLearner,
   removeEtcdMember,
   moveLeader,
+  enableAuth,
 } as const;

@@ -6,13 +6,13 @@
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
-import { TLS_SECRET_KEYS, type EtcdCluster } from '../../api/v1alpha1/index.ts';
+import { ROOT_USER, TLS_SECRET_KEYS, type EtcdCluster } from '../../api/v1alpha1/index.ts';
 import { ERR } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
 import { callOptions, readOrNull } from './_util.ts';
 import { memberHost } from './build-services.ts';
 import type { KubeClients, KubeContext } from './context.ts';
-import { authEnabled, ROOT_USER, tlsSources, type TLSSecretSource } from './tls-sources.ts';
+import { authEnabled, tlsSources, type TLSSecretSource } from './tls-sources.ts';
 
 /** An extended key usage etcd needs of a certificate. */
 export type KeyUsage = 'serverAuth' | 'clientAuth';

@@ -45,6 +45,3 @@ export function tlsSources(
 /** Whether etcd authentication is on (spec.auth.enabled, fixed at creation). */
 export const authEnabled = (cluster: Pick<EtcdCluster, 'spec'> | undefined): boolean =>
   cluster?.spec.auth?.enabled === true;
-
-/** The etcd user the operator is, by its client certificate's common name, when auth is on. */
-export const ROOT_USER = 'root';
