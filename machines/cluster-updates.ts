@@ -18,6 +18,8 @@ import type {
   CreateMemberParams,
   CreateUpgradeSnapshotParams,
   DisruptionBudgetParams,
+  EnableAuthParams,
+  EnsureCertificatesParams,
   EnsureServicesParams,
   MemberParams,
   MoveLeaderParams,
@@ -33,11 +35,14 @@ type Of<T extends ClusterEvent['type']> = Extract<ClusterEvent, { type: T }>;
 /** Context updates by name; each also moves `now` to the event's time (kit.ts). */
 const updates = {
   observeSpec: (c, e) => {
-    const { spec, progressDeadlineSeconds, restore, upgradeSnapshot } = e as Of<'k8s.cluster.updated'>;
+    const { spec, progressDeadlineSeconds, restore, upgradeSnapshot, certificates, auth } =
+      e as Of<'k8s.cluster.updated'>;
     return {
       spec: { replicas: spec.replicas, version: spec.version },
       progressDeadlineSeconds,
       upgradeSnapshotWanted: upgradeSnapshot === true,
+      certificatesWanted: certificates === true,
+      authWanted: auth === true,
       ...(restore && !c.restore ? { restore: { verified: false } } : {}),
     };
   },
@@ -162,6 +167,7 @@ const updates = {
     return { disruptionBudget: typeof set === 'number' || set === null ? set : wantedBudget(c) };
   },
   markBootstrapped: () => ({ bootstrapped: true }),
+  markAuthEnabled: () => ({ authEnabled: true }),
   markEtcdStale: () => ({ etcdStale: true }),
 } satisfies Record<string, Update<ClusterContext, ClusterEvent>>;
 
@@ -206,6 +212,12 @@ export const orphanParams = ({ context: c }: Ctx): RemoveEtcdMemberParams => ({
 
 /** ensureServices for this cluster. */
 export const servicesParams = ({ context: c }: Ctx): EnsureServicesParams => ({ cluster: c.cluster.name });
+
+/** ensureCertificates for this cluster. */
+export const certificatesParams = ({ context: c }: Ctx): EnsureCertificatesParams => ({ cluster: c.cluster.name });
+
+/** enableAuth for this cluster. */
+export const authParams = ({ context: c }: Ctx): EnableAuthParams => ({ cluster: c.cluster.name });
 
 /** setDormant for every member. */
 export const dormantParams =

@@ -101,6 +101,10 @@ export type ClusterEvent =
       readonly restore?: boolean;
       /** spec.upgrade.snapshot is set: a roll to a new version takes a snapshot first. */
       readonly upgradeSnapshot?: boolean;
+      /** spec.tls names an issuer: the seeding step makes cert-manager Certificates first. */
+      readonly certificates?: boolean;
+      /** spec.auth.enabled: etcd authentication is turned on once a quorum answers. */
+      readonly auth?: boolean;
     }
   | { readonly type: 'k8s.cluster.deleted'; readonly at: number }
   | { readonly type: 'k8s.members.listed'; readonly at: number; readonly members: readonly MemberObservation[] }

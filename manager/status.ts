@@ -33,6 +33,11 @@ const COMPLETES: Readonly<Record<string, { type: string; message: (c: ClusterCon
     type: ConditionType.OrphanRemoved,
     message: () => 'an etcd member no EtcdMember accounted for was removed',
   },
+  enablingAuth: {
+    type: ConditionType.AuthEnabled,
+    message: () =>
+      'etcd authentication is on: the user root (no password) has the role root, and the operator is root by its client certificate',
+  },
 };
 
 /** What one journaled step of the cluster machine gives the status. */
