@@ -34,12 +34,12 @@ function zoom() {
   svg.setAttribute('height', `${size.height * z}pt`);
 }
 
-/** A small label on the chart, under `box`. */
-function badge(box, text, cls) {
+/** A small label on the chart: right of `box` (an edge's label, so stacked labels stay clear), or under it. */
+function badge(box, text, cls, beside = true) {
   const b = box.getBBox();
   const t = document.createElementNS(SVG, 'text');
-  t.setAttribute('x', String(b.x));
-  t.setAttribute('y', String(b.y + b.height + 10));
+  t.setAttribute('x', String(beside ? b.x + b.width + 4 : b.x));
+  t.setAttribute('y', String(beside ? b.y + b.height - 2 : b.y + b.height + 10));
   t.setAttribute('class', `badge ${cls}`);
   t.textContent = text;
   return t;
@@ -66,7 +66,7 @@ function paint(o, seq) {
     }
   }
   for (const id of o.waiting) for (const g of svg.getElementsByClassName(id)) g.classList.add('waits');
-  if (node) node.append(badge(node, `NOW (step #${seq})`, 'here'));
+  if (node) node.append(badge(node, `NOW (step #${seq})`, 'here', false));
 }
 
 function show(view) {
@@ -90,8 +90,8 @@ function show(view) {
   if (view.overlay) current = view.overlay.current;
   const node = nodes.get(current);
   if (moved && node) {
-    node.classList.remove('moved');
-    void node.getBBox();
+    for (const e of svg.querySelectorAll('.moved')) e.classList.remove('moved');
+    void node.getBBox(); // a layout in between restarts the animation when it comes back
     node.classList.add('moved');
     if ($('follow').checked) node.scrollIntoView({ block: 'center', inline: 'center' });
   }
