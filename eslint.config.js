@@ -16,4 +16,30 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  {
+    // The debug page's own scripts run in the browser as they are (no build step): plain JavaScript.
+    files: ['manager/debug/static/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      parserOptions: { program: null, project: false, projectService: false },
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        [
+          'CustomEvent',
+          'DOMParser',
+          'EventSource',
+          'URL',
+          'clearInterval',
+          'document',
+          'fetch',
+          'location',
+          'performance',
+          'requestAnimationFrame',
+          'setInterval',
+          'setTimeout',
+          'window',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
 );

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the local cluster uses, when missing: nftables (Pod isolation).
-# Needs root; without it, says which packages to install and goes on (only isolation needs them).
+# Installs the Debian packages the project uses, when missing: nftables (Pod isolation in the
+# local cluster) and chromium (the real browser the debug page's tests drive, headless).
+# Needs root; without it, says which packages to install and goes on (the local cluster runs
+# without isolation; the browser tests say chromium is missing).
 set -euo pipefail
 missing=()
 command -v nft >/dev/null || missing+=(nftables)
+[[ -x /usr/bin/chromium ]] || missing+=(chromium)
 (( ${#missing[@]} == 0 )) && exit 0
 if [[ $(id -u) != 0 ]]; then
-  echo "system-deps: not root; install ${missing[*]} for Pod isolation in the local cluster" >&2
+  echo "system-deps: not root; install ${missing[*]} (apt-get install -y ${missing[*]})" >&2
   exit 0
 fi
 echo "system-deps: installing ${missing[*]}" >&2

@@ -1,6 +1,6 @@
 /** Private helpers: stored rows to public shapes, and times to ISO text. */
 import { JournalError } from './errors.ts';
-import type { ObjectKind, ObjectRef, OpenIntent, Snapshot, StateValue, TimelineRow } from './types.ts';
+import type { ObjectKind, ObjectOverview, ObjectRef, OpenIntent, Snapshot, StateValue, TimelineRow } from './types.ts';
 
 /** An `objects` row as stored. */
 export interface ObjectRow {
@@ -14,6 +14,35 @@ export interface ObjectRow {
   state: string | null;
   seq: number;
   updated_at: string;
+}
+
+/** An `objects` row with the lsns and count the overview query adds. */
+export interface OverviewRow extends ObjectRow {
+  moved_lsn: number | null;
+  failed_lsn: number | null;
+  outcome_lsn: number | null;
+  open_intents: number;
+}
+
+/** An overview row as the public shape; `entry` reads an entry by its lsn. */
+export function toOverview(row: OverviewRow, entry: (lsn: number | null) => EntryRow | undefined): ObjectOverview {
+  const moved = entry(row.moved_lsn);
+  const failed = entry(row.failed_lsn);
+  return {
+    ...toSnapshot(row),
+    entered: moved ? { seq: moved.seq, at: moved.at } : null,
+    lastError: failed
+      ? {
+          seq: failed.seq,
+          intent: failed.name,
+          code: failed.code ?? '',
+          message: failed.message ?? '',
+          at: failed.at,
+          current: row.failed_lsn === row.outcome_lsn,
+        }
+      : null,
+    openIntents: row.open_intents,
+  };
 }
 
 /** An `entries` row joined with its object's identity. */

@@ -12,6 +12,14 @@ export const UPSERT_OBJECT = `INSERT INTO objects (uid, kind, namespace, name, c
   VALUES (@uid, @kind, @namespace, @name, @cluster, @machine, @stage, @state, @seq, @writtenAt, @writtenAt)
   ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name, cluster = excluded.cluster,
     machine = excluded.machine, stage = excluded.stage, state = excluded.state, seq = excluded.seq, updated_at = excluded.updated_at`;
+/** Each object with the lsns of its last move, its last failed and last outcome, and its open intents (add WHERE). */
+export const OVERVIEW = `SELECT o.*,
+    (SELECT e.lsn FROM entries e WHERE e.uid = o.uid AND e.entry = 'transition' AND e.from_state <> e.to_state
+      ORDER BY e.lsn DESC LIMIT 1) AS moved_lsn,
+    (SELECT e.lsn FROM entries e WHERE e.uid = o.uid AND e.entry = 'outcome' AND e.ok = 0 ORDER BY e.lsn DESC LIMIT 1) AS failed_lsn,
+    (SELECT e.lsn FROM entries e WHERE e.uid = o.uid AND e.entry = 'outcome' ORDER BY e.lsn DESC LIMIT 1) AS outcome_lsn,
+    (SELECT COUNT(*) FROM open_intents oi WHERE oi.uid = o.uid) AS open_intents
+  FROM objects o`;
 /** The entry columns a row leaves empty unless it sets them. */
 export const NONE = {
   intentId: null,

@@ -6,9 +6,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
-import { ENTRY_COLUMNS, isoTime, stateName, toOpenIntent, toSnapshot, toTimelineRow } from './_rows.ts';
-import { ENTRY, NONE, UPSERT_OBJECT, checkIntact, openFile, openReader, wrapOpen } from './_sqlite.ts';
-import type { EntryRow, ObjectRow } from './_rows.ts';
+import { ENTRY_COLUMNS, isoTime, stateName, toOpenIntent, toOverview, toSnapshot, toTimelineRow } from './_rows.ts';
+import { ENTRY, NONE, OVERVIEW, UPSERT_OBJECT, checkIntact, openFile, openReader, wrapOpen } from './_sqlite.ts';
+import type { EntryRow, ObjectRow, OverviewRow } from './_rows.ts';
 import { JournalError } from './errors.ts';
 import { exactJson, redactText, redactedJson } from './redact.ts';
 import { LEASE_VERSION, migrate } from './schema.ts';
@@ -31,6 +31,9 @@ export class Journal {
   readonly #me: WriterIdentity | null;
   readonly #onWrite: JournalOptions['onWrite'];
   readonly #stmt: Map<string, Database.Statement> = new Map();
+  readonly #watchers = new Set<(change: T.JournalChange) => void>();
+  /** The lsns the write transaction in progress appended, first and last. */
+  #appended: [number, number] | null = null;
 
   private constructor(path: string, db: Database.Database, me: WriterIdentity | null, options: JournalOptions) {
     this.path = path;
@@ -88,19 +91,15 @@ export class Journal {
         at: isoTime(at, `event ${type} time`),
         writtenAt: new Date().toISOString(),
       };
-      const insert = this.#prep(ENTRY);
-      insert.run({ ...base, entry: 'event', name: type, data: redactedJson(fields) });
+      const insert = (row: Record<string, unknown>) => this.#appendedAt(this.#prep(ENTRY).run(row).lastInsertRowid);
+      insert({ ...base, entry: 'event', name: type, data: redactedJson(fields) });
       const [from, to] = [stateName(step.from), stateName(step.to)];
-      insert.run({ ...base, entry: 'transition', name: step.machine, from, to });
+      insert({ ...base, entry: 'transition', name: step.machine, from, to });
       const intentIds = step.intents.map((intent, index) => {
         const intentId = `${ref.uid}:${seq}:${index}`;
         const data = exactJson(intent.params ?? {}, `intent ${intent.type} of step ${seq} of ${ref.kind}/${ref.name}`);
-        const row = insert.run({ ...base, entry: 'intent', name: intent.type, intentId, data });
-        this.#prep('INSERT INTO open_intents (intent_id, uid, lsn) VALUES (?, ?, ?)').run(
-          intentId,
-          ref.uid,
-          row.lastInsertRowid,
-        );
+        const lsn = insert({ ...base, entry: 'intent', name: intent.type, intentId, data });
+        this.#prep('INSERT INTO open_intents (intent_id, uid, lsn) VALUES (?, ?, ?)').run(intentId, ref.uid, lsn);
         return intentId;
       });
       this.#prep(UPSERT_OBJECT).run({
@@ -131,7 +130,7 @@ export class Journal {
         { ok: number } | undefined;
       if (prior) return { recorded: false, ok: prior.ok === 1 };
       const writtenAt = new Date().toISOString();
-      this.#prep(ENTRY).run({
+      const row = this.#prep(ENTRY).run({
         ...NONE,
         uid: ref.uid,
         seq: intent.seq,
@@ -146,6 +145,7 @@ export class Journal {
         at: outcome.at === undefined ? writtenAt : isoTime(outcome.at, `outcome of ${intentId} time`),
         writtenAt,
       });
+      this.#appendedAt(row.lastInsertRowid);
       this.#prep('DELETE FROM open_intents WHERE intent_id = ?').run(intentId);
       return { recorded: true, ok: outcome.ok };
     });
@@ -180,17 +180,42 @@ export class Journal {
     // Only the filters asked for, so SQLite picks the (uid, lsn) index when following.
     const filters = [`e.uid IN (${uids.map(() => '?').join(', ')})`];
     const params: (string | number)[] = [...uids];
-    for (const [column, after] of [
-      ['e.seq', query.afterSeq],
-      ['e.lsn', query.afterLsn],
+    for (const [filter, value] of [
+      ['e.seq > ?', query.afterSeq],
+      ['e.seq < ?', query.beforeSeq],
+      ['e.lsn > ?', query.afterLsn],
     ] as const) {
-      if (after === undefined) continue;
-      filters.push(`${column} > ?`);
-      params.push(after);
+      if (value === undefined) continue;
+      filters.push(filter);
+      params.push(value);
     }
     const sql = `SELECT ${ENTRY_COLUMNS} FROM entries e JOIN objects o ON o.uid = e.uid WHERE ${filters.join(' AND ')} ORDER BY e.lsn LIMIT ?`;
     const rows = this.#db.prepare(sql).all(...params, query.limit ?? -1) as EntryRow[];
     return rows.map(toTimelineRow);
+  }
+
+  /** Every object (or the one with `uid`) with when it entered its state, its last error and open intents. */
+  overview(uid?: string): T.ObjectOverview[] {
+    const rows = this.#prep(
+      `${OVERVIEW} WHERE @uid IS NULL OR o.uid = @uid ORDER BY o.namespace, o.name, o.created_at`,
+    ).all({
+      uid: uid ?? null,
+    }) as OverviewRow[];
+    const entryAt = this.#prep(
+      `SELECT ${ENTRY_COLUMNS} FROM entries e JOIN objects o ON o.uid = e.uid WHERE e.lsn = ?`,
+    );
+    return rows.map((row) =>
+      toOverview(row, (lsn) => (lsn === null ? undefined : (entryAt.get(lsn) as EntryRow | undefined))),
+    );
+  }
+
+  /**
+   * Calls `listener` after each write this Journal object commits, with the rows it appended (as
+   * `timeline` reads them) or the object it forgot; in this process only. Returns the unsubscribe.
+   */
+  watch(listener: (change: T.JournalChange) => void): () => void {
+    this.#watchers.add(listener);
+    return () => this.#watchers.delete(listener);
   }
 
   /** Counts for /metrics: objects, rows, open intents and the main file's size in bytes. */
@@ -238,7 +263,7 @@ export class Journal {
 
   /** Deletes every row and the snapshot of an object gone from Kubernetes; refused while it has open intents. */
   forget(uid: string): number {
-    return this.#write(() => {
+    const deleted = this.#write(() => {
       const open = (this.#prep('SELECT COUNT(*) AS n FROM open_intents WHERE uid = ?').get(uid) as { n: number }).n;
       if (open > 0)
         throw new JournalError(
@@ -248,6 +273,8 @@ export class Journal {
       this.#prep('DELETE FROM objects WHERE uid = ?').run(uid);
       return this.#prep('DELETE FROM entries WHERE uid = ?').run(uid).changes;
     });
+    this.#tell({ kind: 'forgotten', uid });
+    return deleted;
   }
 
   /** Gives up the writer lease and closes the file (also when the lease cannot be given up: a damaged file). */
@@ -275,6 +302,7 @@ export class Journal {
     const me = this.#me;
     if (!me) throw new JournalError('ERR_JOURNAL_READONLY', `journal ${this.path} is open read-only`);
     let result: R;
+    this.#appended = null;
     try {
       result = this.#db
         .transaction(() => {
@@ -293,7 +321,31 @@ export class Journal {
       throw failure;
     }
     this.#onWrite?.();
+    // Set by the inserts inside fn (the compiler cannot see them through the callback).
+    const appended = this.#appended as [number, number] | null;
+    if (appended && this.#watchers.size > 0) {
+      const rows = this.#prep(
+        `SELECT ${ENTRY_COLUMNS} FROM entries e JOIN objects o ON o.uid = e.uid WHERE e.lsn BETWEEN ? AND ? ORDER BY e.lsn`,
+      ).all(...appended) as EntryRow[];
+      this.#tell({ kind: 'appended', rows: rows.map(toTimelineRow) });
+    }
     return result;
+  }
+
+  #appendedAt(rowid: number | bigint): number {
+    const lsn = Number(rowid);
+    this.#appended = [this.#appended?.[0] ?? lsn, lsn];
+    return lsn;
+  }
+
+  #tell(change: T.JournalChange): void {
+    for (const watcher of this.#watchers) {
+      try {
+        watcher(change);
+      } catch {
+        // A watcher's failure is its own: the write it hears about has committed.
+      }
+    }
   }
 
   #prep(sql: string): Database.Statement {

@@ -121,9 +121,33 @@ export interface TimelineRow {
 export interface TimelineQuery {
   /** Steps after this sequence number (per object). */
   readonly afterSeq?: number;
+  /** Steps before this sequence number (per object): a page of older steps. */
+  readonly beforeSeq?: number;
   /** Rows after this lsn (file-wide): what --follow uses. */
   readonly afterLsn?: number;
   readonly limit?: number;
+}
+
+/** What a committed write changed, as {@link Journal.watch} tells it. */
+export type JournalChange =
+  | { readonly kind: 'appended'; readonly rows: readonly TimelineRow[] }
+  | { readonly kind: 'forgotten'; readonly uid: string };
+
+/** An object's latest state with what a list of objects shows beside it (the debug page's index). */
+export interface ObjectOverview extends Snapshot {
+  /** The step whose transition moved it into its current state, and its time; null when no kept step moved it. */
+  readonly entered: { readonly seq: number; readonly at: string } | null;
+  /** Its newest failed outcome; `current` while no outcome of the object came after it. */
+  readonly lastError: {
+    readonly seq: number;
+    readonly intent: string;
+    readonly code: string;
+    readonly message: string;
+    readonly at: string;
+    readonly current: boolean;
+  } | null;
+  /** Intents journaled and not answered. */
+  readonly openIntents: number;
 }
 
 /** How to open a journal file. */

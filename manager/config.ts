@@ -10,6 +10,8 @@ export interface ManagerConfig {
   readonly journal: string;
   readonly listenHost: string;
   readonly listenPort: number;
+  /** Where the read-only debug page listens; undefined (the default) serves none. */
+  readonly debugListen?: { readonly host: string; readonly port: number };
   readonly leaderElect: boolean;
   readonly leaseName: string;
   readonly leaseNamespace: string;
@@ -27,6 +29,8 @@ export const MANAGER_USAGE = `usage: etcd-operator manager [flags]
   --namespace NS           watch one namespace (default: all)
   --journal PATH           the write-ahead journal (default /var/lib/etcd-operator/journal.db)
   --listen HOST:PORT       /metrics, /healthz, /readyz (default :8080; port 0 picks one)
+  --debug-listen HOST:PORT the read-only debug page: objects, live state charts, timelines
+                           (default: not served; e.g. 127.0.0.1:8081, reached with kubectl port-forward)
   --leader-elect BOOL      hold a Lease so one manager acts at a time (default true)
   --lease-name NAME        the Lease (default etcd-operator)
   --lease-namespace NS     its namespace (default $POD_NAMESPACE, else default)
@@ -61,6 +65,7 @@ export function parseManagerArgs(
     'namespace',
     'journal',
     'listen',
+    'debug-listen',
     'leader-elect',
     'lease-name',
     'lease-namespace',
@@ -85,11 +90,9 @@ export function parseManagerArgs(
     flags.set(name, value);
   }
 
-  const listen = flags.get('listen') ?? ':8080';
-  const colon = listen.lastIndexOf(':');
-  const port = Number(listen.slice(colon + 1));
-  if (colon < 0 || !Number.isInteger(port) || port < 0 || port > 65535)
-    throw new ConfigError(`--listen ${listen}: want HOST:PORT, e.g. :8080 or 127.0.0.1:0`);
+  const listen = hostPort('listen', flags.get('listen') ?? ':8080');
+  const debug = flags.get('debug-listen');
+  const debugListen = debug === undefined || debug === '' ? undefined : hostPort('debug-listen', debug);
   const elect = BOOL[(flags.get('leader-elect') ?? 'true').toLowerCase()];
   if (elect === undefined) throw new ConfigError(`--leader-elect ${flags.get('leader-elect')}: want true or false`);
   const address = flags.get('etcd-address') ?? 'dns';
@@ -104,8 +107,9 @@ export function parseManagerArgs(
     ...(flags.get('namespace') ? { namespace: flags.get('namespace') } : {}),
     ...(flags.get('agent-image') ? { agentImage: flags.get('agent-image') } : {}),
     journal,
-    listenHost: listen.slice(0, colon) || '0.0.0.0',
-    listenPort: port,
+    listenHost: listen.host,
+    listenPort: listen.port,
+    ...(debugListen ? { debugListen } : {}),
     leaderElect: elect,
     leaseName: flags.get('lease-name') ?? 'etcd-operator',
     leaseNamespace: flags.get('lease-namespace') ?? env.POD_NAMESPACE ?? 'default',
@@ -113,4 +117,13 @@ export function parseManagerArgs(
     logLevel: level,
     identity: env.POD_NAME ?? `${env.HOSTNAME ?? 'manager'}-${process.pid}`,
   };
+}
+
+/** HOST:PORT with an empty host meaning every interface; throws ConfigError naming the flag. */
+function hostPort(flag: string, value: string): { host: string; port: number } {
+  const colon = value.lastIndexOf(':');
+  const port = Number(value.slice(colon + 1));
+  if (colon < 0 || !Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError(`--${flag} ${value}: want HOST:PORT, e.g. :8080 or 127.0.0.1:0`);
+  return { host: value.slice(0, colon).replace(/^\[(.*)\]$/, '$1') || '0.0.0.0', port };
 }

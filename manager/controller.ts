@@ -172,6 +172,11 @@ export class Controller {
     );
   }
 
+  /** The uids of the objects whose machines run now (the debug page's index shows these). */
+  runningUids(): Set<string> {
+    return this.#runners.uids();
+  }
+
   /** Whether every informer has listed once. */
   get synced(): boolean {
     return this.#informers().every((i) => i.synced);

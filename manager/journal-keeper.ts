@@ -11,6 +11,7 @@ import {
   moveAside,
   openReplacingDamaged,
   type Journal,
+  type JournalChange,
   type JournalError,
   type JournalOptions,
   type ReplacedJournal,
@@ -40,6 +41,9 @@ export interface JournalKeeperOptions {
  */
 export type JournalVerdict = 'replaced' | 'stale' | 'failed' | 'unrelated';
 
+/** A write to the journal in use, or word that a new journal took the place of a damaged one. */
+export type KeeperChange = JournalChange | { readonly kind: 'replaced' };
+
 /** Holds the journal the manager writes, and replaces it when it is damaged. */
 export class JournalKeeper {
   /** The journal's file. */
@@ -52,6 +56,7 @@ export class JournalKeeper {
   /** When there is no journal: the last try to open one, and how it failed. */
   #lastTry: { at: number; error: unknown } | undefined;
   readonly #listeners: (() => void)[] = [];
+  readonly #watchers = new Set<(change: KeeperChange) => void>();
 
   constructor(options: JournalKeeperOptions) {
     this.#o = options;
@@ -75,6 +80,17 @@ export class JournalKeeper {
       this.#cannotWrite(`no journal: ${this.path} cannot be opened: ${messageOf(err)}`);
       throw err;
     }
+  }
+
+  /** The journal in use, without trying to open one: undefined before the start's open and while there is none. */
+  get current(): Journal | undefined {
+    return this.#journal;
+  }
+
+  /** Tells `listener` every write committed to the journal in use, whichever it is (see Journal.watch); returns the unsubscribe. */
+  watch(listener: (change: KeeperChange) => void): () => void {
+    this.#watchers.add(listener);
+    return () => this.#watchers.delete(listener);
   }
 
   /** How many journals were opened: work begun under one number and ended under another ran on a replaced one. */
@@ -136,7 +152,11 @@ export class JournalKeeper {
     this.#generation = generation;
     this.#lastTry = undefined;
     this.#wrote();
-    if (generation > 1) for (const listener of this.#listeners) listener();
+    opened.journal.watch((change) => this.#tell(change));
+    if (generation > 1) {
+      for (const listener of this.#listeners) listener();
+      this.#tell({ kind: 'replaced' });
+    }
     return opened.journal;
   }
 
@@ -167,6 +187,16 @@ export class JournalKeeper {
       { journal: this.path, movedTo: replaced.movedTo, reason: replaced.reason },
       'the journal was damaged: kept aside, a new one started; its objects are adopted from what they show',
     );
+  }
+
+  #tell(change: KeeperChange): void {
+    for (const watcher of this.#watchers) {
+      try {
+        watcher(change);
+      } catch {
+        // A watcher's failure is its own (Journal.watch says the same).
+      }
+    }
   }
 
   #wrote(failure?: JournalError): void {

@@ -1,7 +1,8 @@
 /**
  * `etcd-operator manager`: the process. Its steps, in order:
  *
- *   1. parse the flags; 2. serve /healthz, /readyz and /metrics; 3. lead (a Lease), or wait;
+ *   1. parse the flags; 2. serve /healthz, /readyz and /metrics (and the debug page, when
+ *   --debug-listen says where); 3. lead (a Lease), or wait;
  *   4. open the journal (one writer); 5. start the informers and the work queue, which resume
  *   every machine from the journal as its object is first seen; 6. on SIGTERM or SIGINT, stop
  *   taking work, let the steps in flight finish, release the Lease and close the journal.
@@ -17,6 +18,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { ConfigError, MANAGER_USAGE, parseManagerArgs, type ManagerConfig } from './config.ts';
 import { Controller } from './controller.ts';
+import { serveDebugPage, type DebugPage } from './debug/server.ts';
 import { JournalKeeper } from './journal-keeper.ts';
 import { LeaderElector } from './leader.ts';
 import { ManagerMetrics } from './metrics.ts';
@@ -49,6 +51,20 @@ export async function runManager(argv: readonly string[], env: NodeJS.ProcessEnv
     return keeper.unwritable;
   };
   const server = await serve(config, metrics, notReady, log);
+  let debugPage: DebugPage | undefined;
+  try {
+    debugPage =
+      config.debugListen &&
+      (await serveDebugPage({
+        ...config.debugListen,
+        source: keeper,
+        running: () => controller?.runningUids(),
+        log,
+      }));
+  } catch (err) {
+    server.close();
+    throw err;
+  }
 
   let stop!: (code: number) => void;
   const stopped = new Promise<number>((resolve) => (stop = resolve));
@@ -103,6 +119,7 @@ export async function runManager(argv: readonly string[], env: NodeJS.ProcessEnv
   } finally {
     await controller?.stop().catch((err: unknown) => log.warn({ err: String(err) }, 'stopping the controller failed'));
     await elector?.release();
+    await debugPage?.close();
     keeper.close();
     server.close();
     process.off('SIGTERM', onSignal);

@@ -153,6 +153,11 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     return [...this.#entries.keys()];
   }
 
+  /** The uids of the objects whose runners exist. */
+  uids(): Set<string> {
+    return new Set([...this.#entries.values()].map((e) => e.ref.uid));
+  }
+
   /** Forgets the runner of an object that is gone (its journal stays); returns the object's uid. */
   drop(key: string): string | undefined {
     const uid = this.#entries.get(key)?.ref.uid;

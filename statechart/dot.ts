@@ -42,8 +42,14 @@ function depthFill(path: string): string {
   return ['#f8fafc', '#f1f5f9', '#e8edf3', '#e2e8f0', '#cbd5e1'][Math.min(depth, 4)] ?? '#ffffff';
 }
 
+/** How the DOT is drawn beyond chart and overlay. */
+export interface DotOptions {
+  /** Give each transition's SVG element its chart edge id as a class (`class="edge e12"`), for the live page. */
+  readonly edgeClasses?: boolean;
+}
+
 /** The DOT text of a chart, with the overlay's path and current state when given. */
-export function toDot(chart: Chart, overlay?: Overlay): string {
+export function toDot(chart: Chart, overlay?: Overlay, options: DotOptions = {}): string {
   const byId = new Map(chart.states.map((s) => [s.id, s]));
   const children = new Map<string | null, ChartState[]>();
   for (const s of chart.states) children.set(s.parent, [...(children.get(s.parent) ?? []), s]);
@@ -98,7 +104,8 @@ export function toDot(chart: Chart, overlay?: Overlay): string {
     const src = byId.get(e.source);
     for (const target of e.targets) {
       const dst = byId.get(target);
-      lines.push(edgeLine(e, src ? nodeOf(src) : anyState, dst ? nodeOf(dst) : target, overlay));
+      const line = edgeLine(e, src ? nodeOf(src) : anyState, dst ? nodeOf(dst) : target, overlay);
+      lines.push(options.edgeClasses ? line.replace(/\];$/, `, class=${q(e.id)}];`) : line);
     }
   }
   lines.push('}');

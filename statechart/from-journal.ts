@@ -2,7 +2,7 @@
  * What the overlay needs from the journal, through its read API: the object, its steps
  * (event, from, to), its latest state and context, and whether an intent is open or failed.
  */
-import type { Journal, Snapshot, TimelineRow } from '../journal/index.ts';
+import type { Journal, OpenIntent, Snapshot, TimelineRow } from '../journal/index.ts';
 import { describeState, isMachineName, type MachineName } from './machines.ts';
 import type { JournalStep, OverlayInput } from './overlay.ts';
 
@@ -79,11 +79,17 @@ export function stepsOf(rows: readonly TimelineRow[]): JournalStep[] {
 
 /** An intent still without an outcome, or the last outcome when it failed. */
 function problemOf(journal: Journal, o: Snapshot, rows: readonly TimelineRow[]): string | null {
-  const open = journal.openIntents(o.ref.uid);
+  return problemText(journal.openIntents(o.ref.uid), rows.filter((r) => r.entry === 'outcome').at(-1));
+}
+
+/** In words: the intents still without an outcome, else the last outcome when it failed; null when neither. */
+export function problemText(
+  open: readonly Pick<OpenIntent, 'type' | 'seq'>[],
+  last: Pick<TimelineRow, 'name' | 'seq' | 'ok' | 'code' | 'message'> | undefined,
+): string | null {
   if (open.length > 0) {
     return `waiting on ${open.map((i) => `intent ${i.type} (asked at step #${i.seq})`).join(', ')}: no outcome yet`;
   }
-  const last = rows.filter((r) => r.entry === 'outcome').at(-1);
   if (last && last.ok === false) {
     return `last outcome: ${last.name} (step #${last.seq}) failed: ${last.code ?? ''} ${last.message ?? ''}`.trim();
   }

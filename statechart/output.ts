@@ -1,5 +1,5 @@
 /** A chart, with or without an overlay, in one of the output formats. */
-import { toDot } from './dot.ts';
+import { toDot, type DotOptions } from './dot.ts';
 import type { Chart } from './model.ts';
 import type { Overlay } from './overlay.ts';
 import { renderSvg } from './render.ts';
@@ -13,9 +13,14 @@ export type Format = (typeof FORMATS)[number];
 export const isFormat = (f: string): f is Format => (FORMATS as readonly string[]).includes(f);
 
 /** SVG laid out by Graphviz, the DOT it is laid out from, or the chart and overlay as JSON. */
-export async function renderChart(chart: Chart, format: Format, overlay?: Overlay): Promise<string> {
-  if (format === 'dot') return toDot(chart, overlay);
-  if (format === 'svg') return renderSvg(toDot(chart, overlay));
+export async function renderChart(
+  chart: Chart,
+  format: Format,
+  overlay?: Overlay,
+  options: DotOptions = {},
+): Promise<string> {
+  if (format === 'dot') return toDot(chart, overlay, options);
+  if (format === 'svg') return renderSvg(toDot(chart, overlay, options));
   const plain = overlay && {
     ...overlay,
     edges: Object.fromEntries(overlay.edges),

@@ -66,7 +66,7 @@ export function overlayOf(chart: Chart, input: OverlayInput): Overlay {
   const byPath = new Map(chart.states.map((s) => [s.path, s]));
   const current = byPath.get(input.stage);
   if (!current) throw new OverlayError(`state ${input.stage} is not in the ${chart.machine} machine's chart`);
-  const paths = input.steps.map((step) => ({ step, path: chainOf(chart, byPath, step) }));
+  const paths = input.steps.map((step) => ({ step, path: cachedChain(chart, byPath, step) }));
   const moving = paths.filter((p) => p.path !== null && p.path.length > 0);
   const last = input.last ?? 10;
   const numberOf = new Map(moving.slice(-last).map((p, i) => [p.step.seq, i + 1]));
@@ -102,6 +102,17 @@ export function overlayOf(chart: Chart, input: OverlayInput): Overlay {
     unmatched: paths.filter((p) => p.path === null).length,
     problem: input.problem,
   };
+}
+
+// Steps repeat (a retry loop, a steady probe): each (from, event, to) is searched once per chart.
+const chains = new WeakMap<Chart, Map<string, ChartEdge[] | null>>();
+
+function cachedChain(chart: Chart, byPath: Map<string, ChartState>, step: JournalStep): ChartEdge[] | null {
+  let known = chains.get(chart);
+  if (!known) chains.set(chart, (known = new Map<string, ChartEdge[] | null>()));
+  const key = `${step.from}\n${step.event}\n${step.to}`;
+  if (!known.has(key)) known.set(key, chainOf(chart, byPath, step));
+  return known.get(key) ?? null;
 }
 
 /** The transitions one step took, shortest chain first; null when the chart cannot explain it. */

@@ -207,6 +207,26 @@ describe('chart RBAC: least privilege', () => {
   );
 });
 
+describe('chart with the debug page', () => {
+  test('off by default; debug.enabled serves it on 127.0.0.1:8081 (port-forward only), a port of its own', async () => {
+    const off = manager(await renderChart({}, NS));
+    expect(off.args.some((a) => a.startsWith('--debug-listen'))).toBe(false);
+    expect(off.ports.map((p) => p.name)).toEqual(['http']);
+
+    const objects = await renderChart({ 'debug.enabled': 'true' }, NS);
+    const on = manager(objects);
+    expect(on.args).toContain('--debug-listen=127.0.0.1:8081');
+    expect(on.args).toContain('--listen=:8080');
+    expect(on.ports).toContainEqual(expect.objectContaining({ name: 'debug', containerPort: 8081 }));
+    // No Service sends to it: the metrics Service keeps to the metrics.
+    const svc = one(objects, 'Service') as unknown as { spec: { ports: { targetPort: string }[] } };
+    expect(svc.spec.ports.map((p) => p.targetPort)).toEqual(['http']);
+
+    const moved = manager(await renderChart({ 'debug.enabled': 'true', 'debug.host': '', 'debug.port': '9090' }, NS));
+    expect(moved.args).toContain('--debug-listen=:9090');
+  });
+});
+
 describe('chart with watchNamespace', () => {
   test('watches that namespace only, with a Role and RoleBinding there and the Lease Role at home', async () => {
     const objects = await renderChart({ watchNamespace: 'apps' }, NS);

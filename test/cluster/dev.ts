@@ -1,9 +1,10 @@
 /**
  * `make dev`: the main job on the local Kubernetes. A fresh local cluster, the CRDs, the
  * manager, then examples/etcdcluster.yaml applied (and an S3-compatible server for the
- * snapshot examples); every step of the machines is printed as it
- * happens, then how to use kubectl against it. With EXIT_WHEN_READY=1 it exits 0 once the
- * EtcdCluster is Available, printing the time taken (non-zero if it is not within 5 minutes).
+ * snapshot examples); every step of the machines is printed as it happens, then how to use
+ * kubectl against it, the statechart command and the debug page's address. With
+ * EXIT_WHEN_READY=1 it exits 0 once the EtcdCluster is Available, printing the time taken
+ * (non-zero if it is not within 5 minutes).
  *
  * Env: DEV_DIR (state dir, default <cache>/run/dev; emptied at start), EXIT_WHEN_READY=1.
  */
@@ -31,6 +32,8 @@ if (process.getuid?.() !== 0) {
 
 let cluster: LocalCluster | undefined;
 let manager: ManagerProcess | undefined;
+/** The debug page's port, from the manager's log line that says where it serves it. */
+let debugPort: number | undefined;
 let stopping = false;
 const stop = async (code: number): Promise<never> => {
   stopping = true;
@@ -43,6 +46,7 @@ process.on('SIGTERM', () => void stop(0));
 
 /** One line per machine step: which object, from where to where, on what, asking for what. */
 function printStep(line: ManagerLine): void {
+  if (typeof line.debugPort === 'number') debugPort = line.debugPort;
   if (line.msg !== 'step') {
     if (line.level >= 40)
       console.log(`${since()}  ! ${line.msg}${typeof line.err === 'string' ? `: ${line.err}` : ''}`);
@@ -70,6 +74,7 @@ try {
   manager = await startManager({
     kubeconfig: cluster.kubeconfigPath,
     dir: path.join(dir, 'manager'),
+    args: ['--debug-listen', '127.0.0.1:0'],
     onLine: printStep,
   });
   void manager.exited.then((code) => {
@@ -119,7 +124,9 @@ ${name} is Available with every member in: ${since(applyAt)} after kubectl apply
   kubectl apply -f examples/etcdsnapshot.yaml && kubectl get etcdsnapshots -w   # to S3 (s3.storage.svc)
   kubectl apply -f examples/etcdcluster-restored.yaml                          # a new cluster from it
   node manager/cli.ts journal ${name} --db ${path.join(dir, 'manager', 'journal.db')}
+  node manager/cli.ts statechart ${name} --db ${path.join(dir, 'manager', 'journal.db')} -o ${name}.svg   # its chart, its path overlaid
 
+The debug page (every object, its live state chart and timeline): ${debugPort === undefined ? '(not served: see the log above)' : `http://127.0.0.1:${debugPort}/`}
 The manager's /metrics, /healthz and /readyz: http://127.0.0.1:${manager!.port}
 ${exitWhenReady ? 'EXIT_WHEN_READY=1: stopping.' : 'Ctrl-C stops the manager and the cluster.'}`);
 if (exitWhenReady) await stop(0);

@@ -16,6 +16,17 @@ describe('manager flags', () => {
     });
     expect(c.namespace).toBeUndefined();
     expect(c.kubeconfig).toBeUndefined();
+    expect(c.debugListen).toBeUndefined();
+  });
+
+  it('serves the debug page only when --debug-listen says where', () => {
+    expect(parseManagerArgs(['--debug-listen', '127.0.0.1:8081'], {}).debugListen).toEqual({
+      host: '127.0.0.1',
+      port: 8081,
+    });
+    expect(parseManagerArgs(['--debug-listen=:0'], {}).debugListen).toEqual({ host: '0.0.0.0', port: 0 });
+    expect(parseManagerArgs(['--debug-listen=[::1]:8081'], {}).debugListen).toEqual({ host: '::1', port: 8081 });
+    expect(parseManagerArgs(['--debug-listen='], {}).debugListen).toBeUndefined();
   });
 
   it('takes --flag value and --flag=value, and a bare --leader-elect', () => {
@@ -47,6 +58,7 @@ describe('manager flags', () => {
     [['--nope'], 'unknown flag --nope'],
     [['--listen', '8080'], '--listen 8080: want HOST:PORT'],
     [['--listen', ':99999'], '--listen :99999: want HOST:PORT'],
+    [['--debug-listen', '8081'], '--debug-listen 8081: want HOST:PORT'],
     [['--leader-elect=maybe'], '--leader-elect maybe: want true or false'],
     [['--etcd-address', 'ip'], '--etcd-address ip: want dns or pod-ip'],
     [['--log-level', 'loud'], '--log-level loud: want one of'],

@@ -151,9 +151,12 @@ describe('journal keeper: a journal damaged while the manager runs', () => {
   for (const [what, damage] of Object.entries(DAMAGES)) {
     it(`${what}: the next step moves it aside once, goes on in a new journal, and says so once: log, metric, an Event per object`, async () => {
       const rt = runtime();
+      const heard: string[] = [];
+      rt.keeper.watch((c) => heard.push(c.kind === 'appended' ? `${c.kind} ${c.rows[0]?.ref.name}` : c.kind));
       expect(await rt.work('demo')).toBe('done');
       expect(await rt.work('other')).toBe('done');
       const before = rt.keeper.journal;
+      expect(rt.keeper.current).toBe(before);
       expect(before.objects().map((o) => o.ref.name)).toEqual(['demo', 'other']);
 
       damageWhileOpen(rt.path, damage);
@@ -184,6 +187,10 @@ describe('journal keeper: a journal damaged while the manager runs', () => {
       expect(rt.said(/the journal was damaged/)[0]?.reason).toMatch(/is damaged: .*malformed.*SQLITE_CORRUPT/);
       expect(rt.metrics.journalReplaced.get()).toBe(1);
       expect(rt.damagedFiles()).toEqual([file]);
+      // Whoever watches the keeper heard the writes to both journals, and the replacement between them.
+      const replaced = heard.indexOf('replaced');
+      expect(heard.slice(0, replaced)).toContain('appended demo');
+      expect(heard.slice(replaced + 1)).toEqual(expect.arrayContaining(['appended demo', 'appended other']));
     });
   }
 

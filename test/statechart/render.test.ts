@@ -51,6 +51,11 @@ describe.each(MACHINE_NAMES)('statechart: the %s machine', (name) => {
     expect(count(svg, 'class="node"')).toBe(found.states.length + 2);
   });
 
+  it('with edgeClasses, marks each SVG arrow of a transition with its chart edge id (the live page finds them so)', async () => {
+    const svg = await renderChart(chart, 'svg', undefined, { edgeClasses: true });
+    for (const e of chart.edges) expect(count(svg, `class="edge ${e.id}"`), e.id).toBe(e.targets.length);
+  });
+
   it('labels transitions with their event and guard, and shows the intents they emit', () => {
     const dot = toDot(chart);
     const intents = new Set([...chart.states, ...chart.edges].flatMap((x) => x.intents));
