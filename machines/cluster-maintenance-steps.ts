@@ -100,6 +100,30 @@ export const maintenanceUpdates = {
       },
     };
   },
+  // A threshold run takes in a member found over the threshold since it began (a follower's
+  // sizes show a compaction only after its next commit), so one run covers them all. Asked on
+  // the fresh probe after each member, before the next turn is chosen.
+  admitOverThreshold: (c) => {
+    const run = c.defrag;
+    if (run?.reason !== 'threshold') return {};
+    const joined = c.members
+      .filter((m) => !m.deleting && !m.dormant)
+      .map((m) => m.name)
+      .filter((m) => !run.remaining.includes(m) && !run.done.some((d) => d.member === m) && m !== run.member)
+      .filter((m) => c.fragmented?.[idOf(c, m) ?? ''] !== undefined);
+    if (joined.length === 0) return {};
+    return {
+      defrag: {
+        ...run,
+        remaining: [...run.remaining, ...joined],
+        total: run.total + joined.length,
+        fragmented: {
+          ...run.fragmented,
+          ...Object.fromEntries(joined.map((m) => [m, c.fragmented?.[idOf(c, m) ?? ''] ?? 0])),
+        },
+      },
+    };
+  },
   finishDefrag: (c) => ({
     defrag: null,
     lastDefrag: c.defrag ? summary(c.defrag, c.now) : (c.lastDefrag ?? null),

@@ -246,8 +246,8 @@ function defragWalk(id: string, decision: Decision, done: { target: string; acti
       ),
       awaitingMember: {
         always: [
-          { guard: 'defrageeGone', target: 'next' },
-          { guard: 'defrageeAnswers', target: 'next' },
+          { guard: 'defrageeGone', target: 'next', actions: ['admitOverThreshold'] },
+          { guard: 'defrageeAnswers', target: 'next', actions: ['admitOverThreshold'] },
         ],
       },
     },

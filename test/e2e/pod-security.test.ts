@@ -122,7 +122,11 @@ describe.skipIf(!hasNode)('pod security: the operator in a namespace enforcing r
       (err: { code?: number; body?: unknown }) => err,
     );
     expect(refused?.code, 'a plain Pod refused').toBe(403);
-    const why = typeof refused?.body === 'string' ? refused.body : JSON.stringify(refused?.body);
+    // The API server's Status, as the client hands it over (a JSON string): its message says why.
+    const status = (typeof refused?.body === 'string' ? JSON.parse(refused.body) : refused?.body) as {
+      message?: string;
+    };
+    const why = status.message ?? '';
     expect(why).toContain('violates PodSecurity "restricted:latest"');
     for (const field of [
       'allowPrivilegeEscalation != false',

@@ -220,6 +220,22 @@ describe('cluster machine: defragmentation', () => {
     ]);
   });
 
+  it('past a threshold: a member found over it during the run (its sizes late after a compaction) joins the same run', () => {
+    const d = steady({ defrag: defragSpec({ fragmentedBytes: 64 * MiB }), quotaBytes: null });
+    play(d, [
+      [etcd(0, { sizes: { 2: [180, 80] } }), 'defragmenting.running.running', [defrag(2)]],
+      [freed(100), 'defragmenting.awaitingMember', []],
+      // The fresh probe after demo-2 shows demo-1 over it too: its turn comes in this run.
+      [etcd(0, { sizes: { 1: [170, 80], 2: [80, 80] } }), 'defragmenting.running.running', [defrag(1)]],
+    ]);
+    expect(d.context.defrag).toMatchObject({ total: 2, remaining: ['demo-1'] });
+    play(d, [
+      [freed(90), 'defragmenting.awaitingMember', []],
+      [etcd(0, { sizes: { 1: [80, 80], 2: [80, 80] } }), 'observing', []],
+    ]);
+    expect(d.context.lastDefrag?.done.map((x) => x.member)).toEqual(['demo-2', 'demo-1']);
+  });
+
   it('a schedule the API server let through but cron cannot read is said, and never runs', () => {
     const d = steady({ defrag: defragSpec({ schedule: '61 * * * *' }), quotaBytes: null });
     play(d, [[tick(24 * 3600_000), 'steady', []]]);

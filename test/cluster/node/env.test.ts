@@ -51,6 +51,15 @@ describe('container environment', () => {
     });
   });
 
+  it('sets HOME as a container runtime does for images without a passwd entry: /root for root, / for another user', async () => {
+    const c = pod.spec!.containers[0]!;
+    expect((await containerEnv(pod, c, ctx)).HOME).toBe('/root');
+    const nonRoot = { ...pod, spec: { ...pod.spec!, securityContext: { runAsUser: 65532 } } };
+    expect((await containerEnv(nonRoot, c, ctx)).HOME).toBe('/');
+    const own = { ...c, env: [{ name: 'HOME', value: '/data' }] };
+    expect((await containerEnv(nonRoot, own, ctx)).HOME).toBe('/data');
+  });
+
   it('refuses to start a container whose Secret key is missing', async () => {
     const c = { name: 'c', env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 'gone', key: 'k' } } }] };
     await expect(containerEnv(pod, c, ctx)).rejects.toThrow(/couldn't find key k in Secret db\/gone/);

@@ -90,6 +90,10 @@ export async function containerEnv(
     KUBERNETES_SERVICE_PORT: ctx.apiPort,
     KUBERNETES_SERVICE_PORT_HTTPS: ctx.apiPort,
     KUBERNETES_PORT: `tcp://${ctx.apiHost}:${ctx.apiPort}`,
+    // As the container runtime sets it: the user's home from the image's passwd, else /. The
+    // images here have no passwd, so root gets /root and any other user / (Node's os.homedir(),
+    // which the AWS SDK calls, throws for a user without either).
+    HOME: (container.securityContext?.runAsUser ?? pod.spec?.securityContext?.runAsUser ?? 0) === 0 ? '/root' : '/',
   };
   for (const from of container.envFrom ?? []) {
     const ref = from.configMapRef ?? from.secretRef;
