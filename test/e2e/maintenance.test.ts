@@ -126,10 +126,20 @@ describe.skipIf(!hasNode)('manager: maintenance', () => {
         expect(Number(done[i]!.time) - Number(done[i]!.ms), `${String(done[i]!.member)} began`).toBeGreaterThanOrEqual(
           Number(done[i - 1]!.time),
         );
-      // The leader last, its leadership moved to a member already done before it was rebuilt.
+      // No member was rebuilt while it led: leadership moved off each leader just before its own
+      // turn (once more than the ideal when the run began with the leader alone, the followers'
+      // sizes not yet showing the compaction), and the last member rebuilt was one it moved off.
       const moved = manager.lines.filter((l) => l.msg === 'leadership moved' && String(l.from).startsWith('frag-'));
-      expect(moved.map((l) => l.from)).toEqual([done[2]!.member]);
-      expect(Number(moved[0]!.time)).toBeGreaterThanOrEqual(Number(done[1]!.time));
+      expect(moved.length, 'leadership moves').toBeGreaterThanOrEqual(1);
+      for (const m of moved) {
+        const own = done.findIndex((d) => d.member === m.from);
+        expect(own, `${String(m.from)} was defragmented`).toBeGreaterThanOrEqual(0);
+        expect(Number(m.time), `${String(m.from)} led off before its turn`).toBeLessThanOrEqual(
+          Number(done[own]!.time) - Number(done[own]!.ms),
+        );
+        if (own > 0) expect(Number(m.time)).toBeGreaterThanOrEqual(Number(done[own - 1]!.time));
+      }
+      expect(moved.map((l) => l.from)).toContain(done[2]!.member);
 
       const condition = await conditionOf(frag, 'Defragmented')();
       expect(condition).toMatchObject({ status: 'True', reason: 'Completed' });
