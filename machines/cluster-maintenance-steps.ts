@@ -17,6 +17,7 @@ import {
   type MaintenanceContext,
   type MaintenanceView,
 } from './cluster-maintenance.ts';
+import { leadsWithSuccessor, successor } from './policy.ts';
 import type { CompactParams, DefragmentParams, DisarmAlarmParams, MoveLeaderParams } from './intents.ts';
 import type { MemberObservation } from './types.ts';
 
@@ -39,10 +40,7 @@ export const maintenanceGuards = {
   defrageeGone: ({ context: c }: Ctx) =>
     defragee(c) === undefined || !c.etcd?.members.some((m) => m.id === c.defrag?.memberID),
   readyToDefrag: ({ context: c }: Ctx) => allHealthy(c),
-  defrageeLeads: ({ context: c }: Ctx) =>
-    c.etcd != null &&
-    c.etcd.leader === c.defrag?.memberID &&
-    c.etcd.members.some((m) => !m.learner && m.id !== c.defrag?.memberID && c.etcd?.healthy.includes(m.id)),
+  defrageeLeads: ({ context: c }: Ctx) => leadsWithSuccessor(c.etcd, c.defrag?.memberID),
   defrageeLedOff: ({ context: c }: Ctx) =>
     etcdFresh(c) && c.etcd?.leader != null && c.etcd.leader !== c.defrag?.memberID,
   defrageeAnswers: ({ context: c }: Ctx) =>
@@ -190,11 +188,8 @@ export const defragmentParams = ({ context: c }: Ctx): DefragmentParams => ({
 /** moveLeader off the member whose turn it is, to a healthy voter: one already done when there is one. */
 export function defragMoveLeaderParams({ context: c }: Ctx): MoveLeaderParams {
   const run = c.defrag;
-  const others = (c.etcd?.members ?? []).filter(
-    (m) => !m.learner && m.id !== run?.memberID && c.etcd?.healthy.includes(m.id),
-  );
   const doneIDs = new Set((run?.done ?? []).map((d) => idOf(c, d.member)));
-  const to = others.find((m) => doneIDs.has(m.id)) ?? others[0];
+  const to = successor(c.etcd, run?.memberID ?? '', (m) => doneIDs.has(m.id));
   return { member: run?.member ?? '', memberID: run?.memberID ?? '', toID: to?.id ?? '' };
 }
 

@@ -13,7 +13,7 @@ import {
 import { observeMaintenance, overThreshold } from './cluster-maintenance.ts';
 import { maintenanceUpdates } from './cluster-maintenance-steps.ts';
 import { stepUpdates, toAssigns, type Update } from './kit.ts';
-import { etcdMemberFor, memberName, peerURL, preUpgradeSnapshotName, seedInitialCluster } from './policy.ts';
+import { etcdMemberFor, memberName, peerURL, preUpgradeSnapshotName, seedInitialCluster, successor } from './policy.ts';
 import type {
   AddLearnerParams,
   ClusterEvent,
@@ -252,9 +252,6 @@ export const upgradeParams = ({ context: c }: Ctx): SetMemberVersionParams => ({
  */
 export const moveLeaderParams = ({ context: c }: Ctx): MoveLeaderParams => {
   const u = c.upgrade;
-  const others = (c.etcd?.members ?? []).filter(
-    (m) => !m.learner && m.id !== u?.memberID && c.etcd?.healthy.includes(m.id),
-  );
-  const upgraded = others.find((m) => c.etcd?.versions?.[m.id] === c.target?.version);
-  return { member: u?.member ?? '', memberID: u?.memberID ?? '', toID: (upgraded ?? others[0])?.id ?? '' };
+  const to = successor(c.etcd, u?.memberID ?? '', (m) => c.etcd?.versions?.[m.id] === c.target?.version);
+  return { member: u?.member ?? '', memberID: u?.memberID ?? '', toID: to?.id ?? '' };
 };

@@ -21,7 +21,7 @@ import * as maintenance from './cluster-maintenance-steps.ts';
 import * as act from './cluster-updates.ts';
 import { CLUSTER_INTENTS, type ClusterIntent } from './intents.ts';
 import * as kit from './kit.ts';
-import { etcdMemberFor } from './policy.ts';
+import { etcdMemberFor, leadsWithSuccessor } from './policy.ts';
 import { TAG } from './tags.ts';
 import type { ClusterEvent, ClusterObjectRef } from './types.ts';
 
@@ -117,10 +117,7 @@ const machine = setup({
         !c.etcd.members.some((m) => m.learner)
       );
     },
-    upgradeeLeads: ({ context: c }) =>
-      c.upgrade != null &&
-      c.etcd?.leader === c.upgrade.memberID &&
-      c.etcd.members.some((m) => !m.learner && m.id !== c.upgrade?.memberID && c.etcd?.healthy.includes(m.id)),
+    upgradeeLeads: ({ context: c }) => leadsWithSuccessor(c.etcd, c.upgrade?.memberID),
     leaderMoved: ({ context: c }) =>
       etcdFresh({ context: c }) && c.etcd?.leader != null && c.etcd.leader !== c.upgrade?.memberID,
     // Back on the new version: its Pod ready, etcd answering from it with that version, in sync.

@@ -152,3 +152,21 @@ export function pickVictim(
 
 /** The `--initial-cluster` of a seed: just itself. */
 export const seedInitialCluster = (cluster: PeerRef, member: string): string => `${member}=${peerURL(cluster, member)}`;
+
+/**
+ * The voter leadership goes to when the member `fromID` is taken down (a rolling upgrade, a
+ * defragmentation): a healthy voter other than it, the first `prefer` accepts (one already done,
+ * so it will not be taken down again in the same run) or else the first. Undefined when none.
+ */
+export function successor(
+  etcd: EtcdObservation | null | undefined,
+  fromID: string,
+  prefer: (m: EtcdMemberInfo) => boolean = () => false,
+): EtcdMemberInfo | undefined {
+  const others = (etcd?.members ?? []).filter((m) => !m.learner && m.id !== fromID && etcd?.healthy.includes(m.id));
+  return others.find(prefer) ?? others[0];
+}
+
+/** Whether `id` leads and another healthy voter could take over: leadership is moved off it first. */
+export const leadsWithSuccessor = (etcd: EtcdObservation | null | undefined, id: string | undefined): boolean =>
+  id !== undefined && etcd?.leader === id && successor(etcd, id) !== undefined;
