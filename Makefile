@@ -46,11 +46,12 @@ test: deps typecheck lint tools ## run every test: types, lint, unit and end-to-
 cluster: deps tools ## run the local Kubernetes in the foreground and print how to use kubectl with it
 	node test/cluster/main.ts
 
-bench: deps tools ## operator vs floor: apply -> Available (1, 3, 5), scale-up, replacement (needs root); snapshot and restore of 256 MiB vs etcdctl and etcdutl; a 3.5 -> 3.6 roll vs restarting by hand; writes test/bench/results/*.json
+bench: deps tools ## operator vs floor: apply -> Available (1, 3, 5), scale-up, replacement (needs root); snapshot and restore of 256 MiB vs etcdctl and etcdutl; a 3.5 -> 3.6 roll vs restarting by hand; a 3-member TLS bootstrap beside plaintext; defrag of a fragmented 256 MiB database vs etcd's own calls; writes test/bench/results/*.json
 	node test/bench/operator.ts
 	node test/bench/snapshot.ts
 	node test/bench/restore.ts
 	node test/bench/upgrade.ts
+	node test/bench/defrag.ts
 
 e2e-crash: deps tools ## kill the manager at every failpoint of bootstrap, scale, 3->0->3, replacement, an upgrade, snapshot, restore and schedule; check it converges (CRASH_SCENARIO=, CRASH_ALL=1)
 	node test/crash/sweep.ts

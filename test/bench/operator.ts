@@ -27,6 +27,8 @@ import {
   type OperatorRun,
 } from './operator/measure.ts';
 import { spread, type Spread } from './operator/poll.ts';
+import { measureTLSBootstrap } from './operator/tls.ts';
+import { TestPki } from '../effects/etcd/test-pki.ts';
 
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 const SIZES = (process.env.BENCH_SIZES ?? '1,3,5').split(',').map(Number);
@@ -108,6 +110,8 @@ async function main(): Promise<void> {
     const kube = clientsOf(kubeconfig);
     const floors: FloorResult[] = [];
     const runs: Measured[] = [];
+    const tlsRuns: OperatorRun[] = [];
+    const pki = await TestPki.create('etcd-operator-bench-pki-');
     const traces: Record<string, TraceRow[]> = {};
     const allRows: TimelineRow[] = [];
     const failures: Failure[] = [];
@@ -139,10 +143,23 @@ async function main(): Promise<void> {
           if (await dropCluster(kube, ons).catch(() => true))
             log(`operator ${size}: the EtcdCluster was not gone after its deletion; finalizers stripped`);
           await dropNamespace(kube.core, ons).catch((err: unknown) => log(String(err)));
+          if (size !== 3) continue;
+
+          // The same bootstrap with client and peer TLS, beside the plaintext one in this run.
+          const tns = `operator-tls-${size}-${rep}`;
+          await attempt(tns, failures, async () => {
+            const run = await measureTLSBootstrap(kube, pki, tns, size);
+            tlsRuns.push(run);
+            log(`operator ${size} with TLS: Available ${run.availableMs} ms`);
+          });
+          if (await dropCluster(kube, tns).catch(() => true))
+            log(`operator ${size} with TLS: the EtcdCluster was not gone after its deletion; finalizers stripped`);
+          await dropNamespace(kube.core, tns).catch((err: unknown) => log(String(err)));
         }
       }
       const metrics = await (await fetch(`http://127.0.0.1:${manager.port}/metrics`)).text();
-      report({ floors, runs, failures, traces, e2i: eventToIntent(allRows), metrics, startedLoad });
+      pki.remove();
+      report({ floors, runs, tlsRuns, failures, traces, e2i: eventToIntent(allRows), metrics, startedLoad });
     } finally {
       await manager.stop();
     }
@@ -160,6 +177,8 @@ interface Report {
   readonly failures: readonly Failure[];
   readonly floors: readonly FloorResult[];
   readonly runs: readonly Measured[];
+  /** The 3-member bootstraps with client and peer TLS. */
+  readonly tlsRuns: readonly OperatorRun[];
   readonly traces: Readonly<Record<string, TraceRow[]>>;
   readonly e2i: ReturnType<typeof eventToIntent>;
   readonly metrics: string;
@@ -182,6 +201,7 @@ function report(r: Report): void {
     floor: pick(r.floors.map((x) => x.scaleUp?.totalMs)),
   };
   const replacement = { operator: pick(r.runs.map((x) => x.replacementMs)) };
+  const tls = { operator: pick(r.tlsRuns.map((x) => x.availableMs)) };
   const histogram = {
     p50: histogramBucket(r.metrics, 'etcd_operator_event_to_intent_seconds', 0.5),
     p99: histogramBucket(r.metrics, 'etcd_operator_event_to_intent_seconds', 0.99),
@@ -199,10 +219,12 @@ function report(r: Report): void {
     available,
     scaleUp,
     replacement,
+    tlsAvailable3: tls,
     eventToIntentMs: { journal: r.e2i, histogram },
     failures: r.failures,
     floors: r.floors,
     runs: r.runs,
+    tlsRuns: r.tlsRuns,
     traces: r.traces,
   };
   const dir = join(import.meta.dirname, 'results');
@@ -217,6 +239,10 @@ function report(r: Report): void {
   for (const n of SIZES)
     console.log(
       `${`apply -> Available, ${n} member${n > 1 ? 's' : ''}`.padEnd(32)}${f(available[n]?.operator)}${f(available[n]?.floor)}${gap(available[n]!.operator, available[n]?.floor)}`,
+    );
+  if (SIZES.includes(3))
+    console.log(
+      `${'  the same, client+peer TLS'.padEnd(32)}${f(tls.operator)}${'-'.padStart(22)}${gap(tls.operator, available[3]?.operator)} of plaintext`,
     );
   console.log(
     `${'scale-up 3 -> 4, from rest'.padEnd(32)}${f(scaleUp.operator)}${f(scaleUp.floor)}${gap(scaleUp.operator, scaleUp.floor)}`,

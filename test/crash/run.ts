@@ -9,8 +9,10 @@ import path from 'node:path';
 import type { Failpoint } from '../../manager/failpoints.ts';
 import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
 import { startManager, type ManagerProcess } from '../e2e/manager-process.ts';
+import { createClusterSecrets } from '../e2e/tls-cluster.ts';
+import { TestPki } from '../effects/etcd/test-pki.ts';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
-import { CRASH_KEYS, type Scenario } from './scenarios.ts';
+import { CRASH_KEYS, type ActionContext, type Scenario } from './scenarios.ts';
 
 /** How a run ended. */
 export type Outcome = 'converged' | 'not-reached' | 'failed';
@@ -86,16 +88,25 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     seconds: Math.round((performance.now() - started) / 100) / 10,
   });
   const clients = clientsOf(o.kubeconfig);
-  const cut = new ClusterUnderTest(clients, o.namespace, CLUSTER);
+  let cut = new ClusterUnderTest(clients, o.namespace, CLUSTER);
+  let spec: ActionContext['spec'] = {};
+  let pki: TestPki | undefined;
   let died: string | number | undefined;
   try {
     await createNamespace(clients.core, o.namespace);
+    if (o.scenario.tls) {
+      pki = await TestPki.create('etcd-operator-crash-pki-');
+      const tls = await createClusterSecrets(clients, pki, o.namespace, CLUSTER);
+      cut = new ClusterUnderTest(clients, o.namespace, CLUSTER, tls.reach);
+      spec = { tls: tls.spec };
+    }
     let before: Converged | undefined;
     if (o.scenario.before !== undefined) {
       const setup = await start('setup');
       await cut.create({
         replicas: o.scenario.before,
         ...(o.scenario.version ? { version: o.scenario.version } : {}),
+        ...spec,
       });
       await cut.settled(o.scenario.before, o.settleMs);
       before = await cut.verify(o.scenario.before);
@@ -114,7 +125,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       return start('restarted');
     });
     restarted.catch(() => undefined);
-    await o.scenario.action(cut, { kubeconfig: o.kubeconfig, core: clients.core, settleMs: o.settleMs, before });
+    await o.scenario.action(cut, { kubeconfig: o.kubeconfig, core: clients.core, settleMs: o.settleMs, before, spec });
     if (died === undefined) await Promise.race([armed.exited, new Promise((r) => setTimeout(r, GRACE_MS))]);
     // An armed run counts as reached only up to here: so does the clean run count, not later.
     if (o.countFile) copyFileSync(o.countFile, `${o.countFile}.done`);
@@ -142,6 +153,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     for (const { name, m } of managers)
       writeFileSync(path.join(o.dir, `${name}.log`), m.lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
     await cleanUp(o.kubeconfig, o.namespace);
+    pki?.remove();
   }
 }
 

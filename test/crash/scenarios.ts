@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CoreV1Api } from '@kubernetes/client-node';
-import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
+import type { EtcdCluster, EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { GROUP, PLURAL, pvcName, VERSION } from '../../effects/kubernetes/meta.ts';
 import { wipeVolume } from '../cluster/storage/index.ts';
 import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
@@ -26,6 +26,8 @@ export interface ActionContext {
   readonly settleMs: number;
   /** What etcd said before the action (undefined for bootstrap). */
   readonly before?: Converged;
+  /** What the scenario's cluster is created with beyond replicas and version (its spec.tls). */
+  readonly spec: Partial<EtcdCluster['spec']>;
 }
 
 /** One scenario of the sweep. */
@@ -37,6 +39,8 @@ export interface Scenario {
   readonly after: number;
   /** The etcd version the cluster is created with before the action (the default when absent). */
   readonly version?: string;
+  /** With client and peer TLS from Secrets (test/e2e/tls-cluster.ts), reached over TLS. */
+  readonly tls?: boolean;
   /** Does what a user does and waits until the operator says it is done. */
   action(cut: ClusterUnderTest, ctx: ActionContext): Promise<void>;
   /** Throws when etcd after does not agree with etcd before in the way the scenario demands. */
@@ -181,6 +185,15 @@ export const SCENARIOS: readonly Scenario[] = [
     after: 3,
     action: async (cut, ctx) => {
       await cut.create({ replicas: 3 });
+      await cut.settled(3, ctx.settleMs);
+    },
+  },
+  {
+    name: 'bootstrap-tls',
+    after: 3,
+    tls: true,
+    action: async (cut, ctx) => {
+      await cut.create({ replicas: 3, ...ctx.spec });
       await cut.settled(3, ctx.settleMs);
     },
   },
