@@ -15,11 +15,12 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { Journal, type Intent } from '../../journal/index.ts';
 import { serveDebugPage } from '../../manager/debug/server.ts';
 import { MACHINE_NAMES } from '../../statechart/index.ts';
 import { renderSvg } from '../../statechart/render.ts';
+import { launchChromium } from '../chromium.ts';
 import { demoRef, journalBootstrap } from '../statechart/bootstrap.ts';
 
 const { values } = parseArgs({ options: { steps: { type: 'string' }, screenshot: { type: 'string' } } });
@@ -41,11 +42,7 @@ const served = await serveDebugPage({
   source: { current: journal, watch: (l) => journal.watch(l) },
   log: pino({ level: 'warn' }),
 });
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-});
+const browser = await launchChromium();
 
 const running = 'scalingUp.joining.promoting.running';
 const backingOff = 'scalingUp.joining.promoting.backingOff';

@@ -2,19 +2,14 @@
  * The debug page in a real browser: Debian's chromium (hack/system-deps.sh installs it), headless,
  * driven by playwright-core. Screenshots go to test/artifacts/debug-page/ (gitignored).
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ObjectView } from '../../../manager/debug/live-objects.ts';
+import { CHROMIUM, hasChromium, launchChromium } from '../../chromium.ts';
 import { ARTIFACTS, demoRef, servePage, type Served } from './helpers.ts';
 
-/** Where Debian puts chromium; the tests say it is missing rather than fail on machines without it. */
-export const CHROMIUM = '/usr/bin/chromium';
-/** How the tests and the bench start it. */
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
-
-const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium)
   console.warn(`debug page browser tests skipped: no ${CHROMIUM} (hack/system-deps.sh installs it, as root)`);
 
@@ -25,7 +20,7 @@ const pages: Page[] = [];
 beforeAll(async () => {
   if (!hasChromium) return;
   mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 afterAll(async () => browser?.close());
 afterEach(async () => {
