@@ -4,17 +4,17 @@
  * schedule's uid, so recover finds it by name and a repeated run finds it already there; a
  * snapshot by that name without the label is someone else's and is never touched.
  */
-import type { EtcdSnapshot, EtcdSnapshotSchedule } from '../../api/v1alpha1/index.ts';
+import type { EtcdSnapshotSchedule } from '../../api/v1alpha1/index.ts';
 import { ERR } from '../../machines/error-codes.ts';
 import { EffectError, type IntentHandler, type Recovered } from '../types.ts';
-import { apiError, callOptions, deleteOrGone, isConflict, readOrNull } from './_util.ts';
+import { callOptions, deleteOrGone, readOrNull } from './_util.ts';
 import { buildScheduledSnapshot, madeBy } from './build-scheduled-snapshot.ts';
 import type { KubeContext } from './context.ts';
 import { PLURAL } from './meta.ts';
 import { customRef, readSnapshot } from './objects.ts';
+import { createOwnSnapshot, recoverOwnSnapshot, type SnapshotResult } from './own-snapshot.ts';
 
-/** The EtcdSnapshot's uid. */
-export type SnapshotResult = { readonly uid: string };
+export type { SnapshotResult };
 /** Nothing to report. */
 export type NoResult = Record<string, never>;
 
@@ -37,33 +37,12 @@ export const createScheduledSnapshot: IntentHandler<'createScheduledSnapshot', S
   kind: 'createScheduledSnapshot',
   async run(params, ctx) {
     const schedule = await requireSchedule(ctx, params.schedule, params.scheduleUid);
-    const body = buildScheduledSnapshot(schedule, params.name, params.scheduledAt);
-    const what = `EtcdSnapshot ${ctx.cluster.namespace}/${params.name}`;
-    try {
-      const made = (await ctx.kube.custom.createNamespacedCustomObject(
-        { ...customRef(ctx, PLURAL.snapshot, params.name), body },
-        callOptions(ctx.signal),
-      )) as EtcdSnapshot;
-      return { uid: made.metadata.uid ?? '' };
-    } catch (err) {
-      if (!isConflict(err)) throw apiError(ERR.CREATE_SNAPSHOT, `creating ${what}`, err);
-    }
-    const existing = await readSnapshot(ctx, params.name);
-    if (!existing) throw new EffectError(ERR.CREATE_SNAPSHOT, `${what} was there and is gone now; retrying creates it`);
-    if (!madeBy(existing, params.scheduleUid))
-      throw new EffectError(
-        ERR.CREATE_SNAPSHOT_FOREIGN,
-        `${what} exists and was not made by EtcdSnapshotSchedule ${params.schedule}: delete or rename it`,
-        { retryable: false },
-      );
-    return { uid: existing.metadata.uid ?? '' };
+    return createOwnSnapshot(ctx, buildScheduledSnapshot(schedule, params.name, params.scheduledAt), {
+      ours: (s) => madeBy(s, params.scheduleUid),
+      whose: `one EtcdSnapshotSchedule ${params.schedule} made`,
+    });
   },
-  async recover(params, ctx): Promise<Recovered<SnapshotResult>> {
-    const existing = await readSnapshot(ctx, params.name);
-    return existing && madeBy(existing, params.scheduleUid)
-      ? { done: true, result: { uid: existing.metadata.uid ?? '' } }
-      : { done: false };
-  },
+  recover: (params, ctx) => recoverOwnSnapshot(ctx, params.name, (s) => madeBy(s, params.scheduleUid)),
 };
 
 /**

@@ -9,14 +9,14 @@ import type { EtcdCluster, EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { apiVersion } from '../../api/v1alpha1/index.ts';
 import { ERR } from '../../machines/error-codes.ts';
 import type { CreateUpgradeSnapshotParams } from '../../machines/intents.ts';
-import { EffectError, type IntentHandler, type Recovered } from '../types.ts';
-import { apiError, callOptions, isConflict } from './_util.ts';
+import { EffectError, type IntentHandler } from '../types.ts';
 import type { KubeContext } from './context.ts';
-import { LABEL, PLURAL } from './meta.ts';
-import { customRef, readCluster, readSnapshot } from './objects.ts';
+import { LABEL } from './meta.ts';
+import { readCluster } from './objects.ts';
+import { createOwnSnapshot, recoverOwnSnapshot, type SnapshotResult } from './own-snapshot.ts';
 
 /** The EtcdSnapshot's uid. */
-export type UpgradeSnapshotResult = { readonly uid: string };
+export type UpgradeSnapshotResult = SnapshotResult;
 
 /** Whether the snapshot is the one a roll of `cluster` to `version` takes. */
 const ours = (s: Pick<EtcdSnapshot, 'metadata'>, p: CreateUpgradeSnapshotParams): boolean =>
@@ -43,32 +43,12 @@ export function buildUpgradeSnapshot(cluster: EtcdCluster, p: CreateUpgradeSnaps
 export const createUpgradeSnapshot: IntentHandler<'createUpgradeSnapshot', UpgradeSnapshotResult, KubeContext> = {
   kind: 'createUpgradeSnapshot',
   async run(params, ctx) {
-    const body = buildUpgradeSnapshot(await readCluster(ctx), params);
-    const what = `EtcdSnapshot ${ctx.cluster.namespace}/${params.name}`;
-    try {
-      const made = (await ctx.kube.custom.createNamespacedCustomObject(
-        { ...customRef(ctx, PLURAL.snapshot, params.name), body },
-        callOptions(ctx.signal),
-      )) as EtcdSnapshot;
-      ctx.log.info({ snapshot: params.name, version: params.version }, 'snapshot before the upgrade created');
-      return { uid: made.metadata.uid ?? '' };
-    } catch (err) {
-      if (!isConflict(err)) throw apiError(ERR.CREATE_SNAPSHOT, `creating ${what}`, err);
-    }
-    const existing = await readSnapshot(ctx, params.name);
-    if (!existing) throw new EffectError(ERR.CREATE_SNAPSHOT, `${what} was there and is gone now; retrying creates it`);
-    if (!ours(existing, params))
-      throw new EffectError(
-        ERR.CREATE_SNAPSHOT_FOREIGN,
-        `${what} exists and is not the snapshot of ${params.cluster}'s upgrade to ${params.version}: delete or rename it`,
-        { retryable: false },
-      );
-    return { uid: existing.metadata.uid ?? '' };
+    const made = await createOwnSnapshot(ctx, buildUpgradeSnapshot(await readCluster(ctx), params), {
+      ours: (s) => ours(s, params),
+      whose: `the snapshot of ${params.cluster}'s upgrade to ${params.version}`,
+    });
+    ctx.log.info({ snapshot: params.name, version: params.version }, 'snapshot before the upgrade taken or found');
+    return made;
   },
-  async recover(params, ctx): Promise<Recovered<UpgradeSnapshotResult>> {
-    const existing = await readSnapshot(ctx, params.name);
-    return existing && ours(existing, params)
-      ? { done: true, result: { uid: existing.metadata.uid ?? '' } }
-      : { done: false };
-  },
+  recover: (params, ctx) => recoverOwnSnapshot(ctx, params.name, (s) => ours(s, params)),
 };
