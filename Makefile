@@ -12,7 +12,7 @@ export PATH := $(NODE_BIN):$(PATH)
 # Native modules (better-sqlite3) compile against this Node's own headers, offline.
 export npm_config_nodedir := $(abspath $(NODE_BIN)/..)
 
-.PHONY: help deps generate typecheck lint format unit test tools cluster dev e2e-crash bench
+.PHONY: help deps generate typecheck lint format unit test tools cluster dev e2e-crash bench bench-scale
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -52,6 +52,9 @@ bench: deps tools ## operator vs floor: apply -> Available (1, 3, 5), scale-up, 
 	node test/bench/restore.ts
 	node test/bench/upgrade.ts
 	node test/bench/defrag.ts
+
+bench-scale: deps tools ## the manager at scale: BENCH_SCALE_LIVE (50) one-member clusters + BENCH_SCALE_PARKED (950) parked, applied at once: time to settle, event -> intent, RSS, CPU at rest; writes test/bench/results/scale.json
+	node test/bench/scale.ts
 
 e2e-crash: deps tools ## kill the manager at every failpoint of bootstrap, scale, 3->0->3, replacement, an upgrade, snapshot, restore and schedule; check it converges (CRASH_SCENARIO=, CRASH_ALL=1)
 	node test/crash/sweep.ts

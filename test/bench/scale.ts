@@ -1,0 +1,147 @@
+/**
+ * The manager at scale, on the local cluster (needs root): BENCH_SCALE_LIVE (default 50)
+ * one-member EtcdClusters and BENCH_SCALE_PARKED (default 950) parked at 0, applied at once in one
+ * namespace, with one manager. Measured: the time until every cluster is settled (Steady with its
+ * member ready, or Dormant), event-to-intent p50/p99 from the journal over that load, the
+ * manager's peak RSS (VmHWM) and its RSS once settled and at rest, and its CPU over
+ * BENCH_SCALE_REST_S (default 60) seconds of rest.
+ * Run: make bench-scale → prints a table, writes test/bench/results/scale.json
+ */
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
+import { apiVersion } from '../../api/v1alpha1/index.ts';
+import { installCrds } from '../cluster/crds.ts';
+import { startLocalCluster } from '../cluster/index.ts';
+import { startManager, type ManagerProcess } from '../e2e/manager-process.ts';
+import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { eventToIntent, rowsOf } from './operator/journal-figures.ts';
+
+const LIVE = Number(process.env.BENCH_SCALE_LIVE ?? 50);
+const PARKED = Number(process.env.BENCH_SCALE_PARKED ?? 950);
+const REST_S = Number(process.env.BENCH_SCALE_REST_S ?? 60);
+const NS = 'scale';
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+const log = (line: string): void => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** VmRSS and VmHWM of a process, MiB. */
+function memory(pid: number): { rssMiB: number; peakMiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rssMiB: Math.round(kib('VmRSS') / 1024), peakMiB: Math.round(kib('VmHWM') / 1024) };
+}
+
+/** CPU seconds (user + system) a process has used. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+const cluster = (name: string, replicas: number): EtcdCluster =>
+  ({
+    apiVersion,
+    kind: 'EtcdCluster',
+    metadata: { name, namespace: NS },
+    spec: { replicas, storage: { size: '64Mi' } },
+  }) as EtcdCluster;
+
+const dir = mkdtempSync(join(tmpdir(), 'etcd-operator-scale-bench-'));
+log(`local cluster in ${dir}; ${LIVE} live and ${PARKED} parked clusters`);
+const local = await startLocalCluster({
+  dir,
+  node: true,
+  log: (l) => appendFileSync(join(dir, 'cluster.log'), `${l}\n`),
+});
+let manager: ManagerProcess | undefined;
+try {
+  await installCrds(local.kubectl);
+  const kube = clientsOf(local.kubeconfigPath);
+  await createNamespace(kube.core, NS);
+  manager = await startManager({
+    kubeconfig: local.kubeconfigPath,
+    dir: join(dir, 'manager'),
+    args: ['--namespace', NS],
+    onLine: (l) => {
+      if (l.level >= 40) appendFileSync(join(dir, 'manager.log'), `${JSON.stringify(l)}\n`);
+    },
+  });
+  const pid = manager.child.pid ?? 0;
+  const items = [
+    ...Array.from({ length: LIVE }, (_, i) => cluster(`live-${i}`, 1)),
+    ...Array.from({ length: PARKED }, (_, i) => cluster(`parked-${i}`, 0)),
+  ];
+  const t0 = performance.now();
+  const created = await local.kubectl(['create', '-f', '-'], {
+    input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }),
+  });
+  if (created.code !== 0) throw new Error(`kubectl create: ${created.stderr}`);
+  log(`${items.length} EtcdClusters created in ${Math.round(performance.now() - t0)} ms`);
+
+  let peakDuring = 0;
+  const settledMs = await until(
+    'every cluster settled',
+    async () => {
+      peakDuring = Math.max(peakDuring, memory(pid).rssMiB);
+      const list = (await kube.custom.listNamespacedCustomObject({
+        group: 'etcd-operator.dev',
+        version: 'v1alpha1',
+        namespace: NS,
+        plural: 'etcdclusters',
+      })) as { items: EtcdCluster[] };
+      const done = list.items.filter((c) => {
+        const s = c.status;
+        if (s === undefined || s.observedGeneration !== c.metadata.generation) return false;
+        return c.spec.replicas === 0
+          ? s.observed?.step === 'Dormant'
+          : s.observed?.step === 'Steady' && s.readyMembers === 1;
+      }).length;
+      return done === items.length ? performance.now() - t0 : undefined;
+    },
+    30 * 60_000,
+  );
+  const settled = memory(pid);
+  log(`all ${items.length} settled after ${Math.round(settledMs / 1000)} s; RSS ${settled.rssMiB} MiB`);
+
+  await sleep(10_000);
+  const cpu0 = cpuSeconds(pid);
+  const rest0 = performance.now();
+  await sleep(REST_S * 1000);
+  const restCpu = (cpuSeconds(pid) - cpu0) / ((performance.now() - rest0) / 1000);
+  const atRest = memory(pid);
+  const e2i = eventToIntent(rowsOf(join(dir, 'manager', 'journal.db'), NS));
+
+  const result = {
+    bench: 'scale',
+    at: new Date().toISOString(),
+    commit: execFileSync('git', ['rev-parse', 'HEAD'], { cwd: import.meta.dirname, encoding: 'utf8' }).trim(),
+    cpus: cpus().length,
+    live: LIVE,
+    parked: PARKED,
+    settledSeconds: Math.round(settledMs / 100) / 10,
+    eventToIntentMs: e2i,
+    rssMiB: {
+      peak: atRest.peakMiB,
+      sampledPeakWhileSettling: peakDuring,
+      settled: settled.rssMiB,
+      atRest: atRest.rssMiB,
+    },
+    cpuAtRest: { seconds: REST_S, shareOfACore: Math.round(restCpu * 1000) / 1000 },
+  };
+  console.log(`
+| ${LIVE} live + ${PARKED} parked EtcdClusters, one manager | |
+| --- | ---: |
+| applied -> all settled | ${result.settledSeconds} s |
+| event -> intent (journal) | p50 ${e2i.p50} ms, p99 ${e2i.p99} ms, max ${e2i.max} ms over ${e2i.steps} steps |
+| RSS peak (VmHWM) / settled / at rest | ${atRest.peakMiB} / ${settled.rssMiB} / ${atRest.rssMiB} MiB |
+| CPU at rest (${REST_S} s) | ${(restCpu * 100).toFixed(1)} % of a core |`);
+  const results = join(import.meta.dirname, 'results');
+  mkdirSync(results, { recursive: true });
+  writeFileSync(join(results, 'scale.json'), `${JSON.stringify(result, null, 2)}\n`);
+} finally {
+  await manager?.stop();
+  await local.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
