@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -170,6 +170,30 @@ describe.runIf(process.getuid?.() === 0)('kubelet streaming API (exec and port-f
     expect(c.text(stdout)).toMatch(/^\/dev\/pts\/\d+\r\n30 100\r\n$/);
     expect(JSON.parse(c.text(error))).toMatchObject({ details: { causes: [{ reason: 'ExitCode', message: '4' }] } });
     c.destroy();
+  });
+
+  it('a client that goes away takes its command with it', async () => {
+    const marker = `${(process.pid % 1000) + 100}.25`; // a sleep of its own, to find it
+    const c = new Client(
+      server.port,
+      `/exec/ns/here/main?command=sleep&command=${marker}&output=1`,
+      'v4.channel.k8s.io',
+    );
+    await c.open({ streamtype: 'error' });
+    await c.open({ streamtype: 'stdout' });
+    const running = (): boolean =>
+      readdirSync('/proc')
+        .filter((p) => /^\d+$/.test(p))
+        .some((p) => {
+          try {
+            return readFileSync(`/proc/${p}/cmdline`, 'utf8') === `sleep\0${marker}\0`;
+          } catch {
+            return false;
+          }
+        });
+    await until(running);
+    c.destroy();
+    await until(() => !running());
   });
 
   it('a command that succeeds reports Success', async () => {

@@ -22,6 +22,8 @@ export class SpdyStream extends Duplex {
     this.#session = session;
     this.id = id;
     this.headers = headers;
+    // A write after the connection went fails the stream; that must never throw in the node.
+    this.on('error', () => undefined);
   }
 
   override _read(): void {
