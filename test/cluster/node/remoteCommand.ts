@@ -144,7 +144,12 @@ export async function serveExec(
     child.stdin.on('error', () => undefined); // the command may exit without reading it all
     streams.stdin.pipe(child.stdin);
   }
-  const copied = [pipeOut(child.stdout, streams.stdout), pipeOut(child.stderr, streams.stderr)];
+  // With a terminal there is one output: what goes to stderr outside it (script's or nsenter's
+  // own errors) shows there too, as on a terminal.
+  const copied = [
+    pipeOut(child.stdout, streams.stdout),
+    pipeOut(child.stderr, opts.tty ? streams.stdout : streams.stderr),
+  ];
   if (streams.resize && child.pid) {
     const pid = child.pid;
     void (async () => {
