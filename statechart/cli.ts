@@ -54,7 +54,7 @@ export async function runStatechartCommand(
   if (args.fromCluster) {
     return fail(
       1,
-      '--from-cluster is not available yet: it reads the journal with `kubectl exec` into the manager, which the local node cannot run; copy the journal file and give --db PATH',
+      "--from-cluster is not available yet: run the command in the manager's Pod (kubectl exec deploy/RELEASE -- etcd-operator statechart NAME -n NAMESPACE > chart.svg), or copy the journal file and give --db PATH",
     );
   }
   const db = args.db ?? env.ETCD_OPERATOR_JOURNAL;

@@ -51,6 +51,19 @@ describe.runIf(process.getuid?.() === 0)('container process', () => {
     expect(readFileSync('/etc/hosts', 'utf8')).not.toContain('etcd-0.etcd.ns.svc');
   });
 
+  it('a mount point made under /dev (the termination log) keeps /dev/pts and /dev/shm in view', async () => {
+    const file = join(root, 'termination');
+    writeFileSync(file, '');
+    const p = run(
+      'dev',
+      `test -e /dev/pts/ptmx && echo pts; awk '$5 == "/dev/shm" {print "shm"; exit}' /proc/self/mountinfo; ls /dev/kexec-${process.pid}`,
+      [{ source: file, target: `/dev/kexec-${process.pid}` }],
+    );
+    expect((await p.exited).exitCode).toBe(0);
+    expect(readFileSync(join(root, 'dev', '0.log'), 'utf8')).toBe(`pts\nshm\n/dev/kexec-${process.pid}\n`);
+    expect(existsSync(`/dev/kexec-${process.pid}`)).toBe(false);
+  });
+
   it('cannot write a read-only mount', async () => {
     const ro = join(root, 'ro');
     mkdirSync(ro);

@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { Writable } from 'node:stream';
 import type { V1ContainerStateTerminated } from '@kubernetes/client-node';
 import { sandboxScript, type SandboxSpec } from './sandbox.ts';
 
@@ -20,6 +21,8 @@ export interface RunSpec extends SandboxSpec {
   readonly env: Readonly<Record<string, string>>;
   /** File the run's stdout and stderr go to (appended). */
   readonly logFile: string;
+  /** Keep a pipe to the command's stdin (the container's `stdin: true`); /dev/null otherwise. */
+  readonly stdin?: boolean;
 }
 
 /** A running container process. */
@@ -30,6 +33,8 @@ export interface ContainerProcess {
   readonly exited: Promise<ExitStatus>;
   /** Resolves once the mounts are made and the command runs (false: it exited before). */
   readonly sandboxed: Promise<boolean>;
+  /** The command's stdin, when the run keeps it open (for attach). */
+  readonly stdin?: Writable;
   /** Sends a signal to the container's whole process group; no-op once exited. */
   signal(sig: NodeJS.Signals): void;
 }
@@ -72,8 +77,9 @@ export function startContainerProcess(spec: RunSpec): ContainerProcess {
       'sh',
       ...spec.argv,
     ],
-    { env: { ...spec.env }, detached: true, stdio: ['ignore', out, out] },
+    { env: { ...spec.env }, detached: true, stdio: [spec.stdin ? 'pipe' : 'ignore', out, out] },
   );
+  child.stdin?.on('error', () => undefined); // a command that exits without reading it
   closeSync(out);
   const startedAt = new Date();
   let done = false;
@@ -95,6 +101,7 @@ export function startContainerProcess(spec: RunSpec): ContainerProcess {
   return {
     pid: child.pid ?? -1,
     startedAt,
+    ...(child.stdin ? { stdin: child.stdin } : {}),
     exited,
     sandboxed: child.pid ? whenSandboxed(child.pid, exited) : Promise.resolve(false),
     signal(sig) {

@@ -1,6 +1,7 @@
 /** Runs one container of a Pod again and again as its restart policy says, with probes and back-off. */
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Container, V1LifecycleHandler } from '@kubernetes/client-node';
 import { CrashBackoff, type BackoffOptions } from './backoff.ts';
@@ -57,6 +58,11 @@ export class ContainerRunner {
   /** Pid of the current run once its mounts are in place (what exec can enter), if running. */
   get pid(): number | undefined {
     return this.#sandboxed ? this.#proc?.pid : undefined;
+  }
+
+  /** The current run's stdin when the container keeps it open (`stdin: true`) and runs. */
+  get stdin(): Writable | undefined {
+    return this.#sandboxed ? this.#proc?.stdin : undefined;
   }
 
   /** Runs until the restart policy says stop (or stop() is called); true when the last exit was 0. */
@@ -159,6 +165,7 @@ export class ContainerRunner {
         argv: commandLine(this.spec, image, prepared.env),
         env: prepared.env,
         logFile: join(dir, `${run}.log`),
+        stdin: !!this.spec.stdin,
       });
     } catch (err) {
       // A mount source that is not there (a hostPath of type File, say): the kubelet's RunContainerError.

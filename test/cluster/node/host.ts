@@ -13,6 +13,8 @@ const tools: Readonly<Record<string, string>> = {
   mount: 'mount',
   umount: 'mount',
   openssl: 'openssl',
+  script: 'bsdutils', // kubectl exec -t: a pseudo-terminal
+  stty: 'coreutils', // and its size
 };
 
 /** Throws a NodeError that says what is missing: root, or a tool with its Debian package. */

@@ -18,7 +18,8 @@ import { registerNode } from './nodeObject.ts';
 import { PodWorker } from './podWorker.ts';
 import { Scheduler, unscheduled } from './scheduler.ts';
 import { checkHost } from './host.ts';
-import { asIdentity } from './securityContext.ts';
+import { execArgv, type ExecTarget } from './containerExec.ts';
+import type { ContainerRunner } from './containerRunner.ts';
 
 export { NodeError, ImagePullError, VolumeError } from './errors.ts';
 
@@ -36,6 +37,11 @@ export interface LocalNode extends NodeAgent {
 }
 
 const hostIP = '127.0.0.1';
+
+/** What an exec enters: the runner's current run. */
+function execTarget(runner: ContainerRunner, pid: number): ExecTarget {
+  return { pid, env: runner.env, identity: runner.identity, workingDir: runner.spec.workingDir ?? '/' };
+}
 
 /** Whether another live Pod (of any node) holds the address. */
 function podIPInUse(pods: readonly V1Pod[], ip: string, uid: string): boolean {
@@ -77,15 +83,38 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
       (w) =>
         w.pod.metadata?.namespace === namespace && w.pod.metadata?.name === pod && !w.pod.metadata?.deletionTimestamp,
     ) ?? [...workers.values()].find((w) => w.pod.metadata?.namespace === namespace && w.pod.metadata?.name === pod);
-  const kubelet = await startKubeletServer(dir, (namespace, pod, container, previous) => {
-    const worker = find(namespace, pod);
-    const podDir = worker?.dir ?? newestPodDir(podsDir, namespace, pod);
-    if (!podDir) return undefined;
-    const runner = worker?.runner(container);
-    const last = runner?.pid ? runner.rt.restartCount : latestRun(podDir, container);
-    const n = previous ? last - 1 : last;
-    const live = () => !!runner?.pid && runner.rt.restartCount === n;
-    return n < 0 ? undefined : { file: join(podDir, 'containers', container, `${n}.log`), live };
+  const kubelet = await startKubeletServer(dir, {
+    logFileOf(namespace, pod, container, previous) {
+      const worker = find(namespace, pod);
+      const podDir = worker?.dir ?? newestPodDir(podsDir, namespace, pod);
+      if (!podDir) return undefined;
+      const runner = worker?.runner(container);
+      const last = runner?.pid ? runner.rt.restartCount : latestRun(podDir, container);
+      const n = previous ? last - 1 : last;
+      const live = () => !!runner?.pid && runner.rt.restartCount === n;
+      return n < 0 ? undefined : { file: join(podDir, 'containers', container, `${n}.log`), live };
+    },
+    container(namespace, pod, container) {
+      const worker = find(namespace, pod);
+      if (!worker) return 'pod does not exist';
+      const runner = worker.runner(container);
+      if (runner?.spec.name !== container) return `container not found ("${container}")`;
+      const pid = runner.pid;
+      if (!pid) return `container ${container} is not running`;
+      const n = runner.rt.restartCount;
+      return {
+        ...execTarget(runner, pid),
+        log: { file: join(worker.dir, 'containers', container, `${n}.log`), live: () => runner.pid === pid },
+        ...(runner.stdin ? { stdin: runner.stdin } : {}),
+        stdinOnce: !!runner.spec.stdinOnce,
+      };
+    },
+    pod(namespace, pod) {
+      const p = find(namespace, pod)?.pod;
+      const ip = p?.status?.podIP;
+      if (!p || !ip) return 'pod does not exist';
+      return { name: pod, uid: p.metadata?.uid ?? '', addresses: ip === hostIP ? [ip] : [ip, hostIP] };
+    },
   });
   const stopHeartbeat = await registerNode(kc, core, name, hostIP, kubelet.port, log);
   const labels = { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' };
@@ -161,15 +190,11 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
       const runner = runnerOf(namespace, pod, container);
       if (!runner.pid)
         throw new NodeError('ERR_CONFIG', `container ${runner.spec.name} of pod ${namespace}/${pod} is not running`);
+      const [cmd, ...args] = execArgv(execTarget(runner, runner.pid), argv);
       return new Promise((done) => {
-        execFile(
-          'nsenter',
-          ['-t', String(runner.pid), '-m', '-u', '--', ...asIdentity(runner.identity, argv)],
-          { env: runner.env, maxBuffer: 64 << 20 },
-          (err, stdout, stderr) => {
-            done({ stdout, stderr, code: err ? (typeof err.code === 'number' ? err.code : 1) : 0 });
-          },
-        );
+        execFile(cmd!, args, { env: runner.env, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+          done({ stdout, stderr, code: err ? (typeof err.code === 'number' ? err.code : 1) : 0 });
+        });
       });
     },
     async stop() {

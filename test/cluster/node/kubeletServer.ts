@@ -1,15 +1,19 @@
 /**
- * The part of the kubelet API that is cheap to serve: /containerLogs, so `kubectl logs [-f]
- * [--previous] [--tail]` works. HTTPS on 127.0.0.1 with a self-signed certificate (the API
- * server does not check kubelet certificates unless told to); no exec, attach or port-forward.
+ * The kubelet API the API server proxies to: /containerLogs (`kubectl logs [-f] [--previous]
+ * [--tail]`), and /exec, /attach and /portForward, which the API server reaches with an HTTP
+ * upgrade to SPDY/3.1 (it translates kubectl's WebSockets, see docs/local-node.md). HTTPS on
+ * 127.0.0.1 with a self-signed certificate (the API server does not check kubelet certificates
+ * unless told to).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import { promisify } from 'node:util';
+import { followLog } from './logFollow.ts';
+import { serveStreaming, type StreamingBackend } from './kubeletStreaming.ts';
 
 const run = promisify(execFile);
 
@@ -59,8 +63,14 @@ function lastLines(text: string, n: number): string {
   return lines.slice(Math.max(0, lines.length - n)).join('');
 }
 
+/** What the server serves from: the containers' logs, and the running containers and Pods. */
+export interface KubeletBackend extends StreamingBackend {
+  readonly logFileOf: LogFileOf;
+}
+
 /** Starts the server on a free port of 127.0.0.1. */
-export async function startKubeletServer(dir: string, logFileOf: LogFileOf): Promise<KubeletServer> {
+export async function startKubeletServer(dir: string, backend: KubeletBackend): Promise<KubeletServer> {
+  const { logFileOf } = backend;
   const server = https.createServer(await certificate(dir), (req, res) => {
     const url = new URL(req.url ?? '/', 'https://127.0.0.1');
     const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(url.pathname);
@@ -80,7 +90,14 @@ export async function startKubeletServer(dir: string, logFileOf: LogFileOf): Pro
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.write(tail ? lastLines(text, Number(tail)) : text);
     if (url.searchParams.get('follow') !== 'true') return void res.end();
-    void follow(found.file, Buffer.byteLength(text), found.live, res, () => req.destroyed);
+    void followLog(found.file, Buffer.byteLength(text), found.live, res, () => req.destroyed);
+  });
+  // Upgraded connections leave the server's books: closed by hand when the node stops.
+  const upgraded = new Set<Duplex>();
+  server.on('upgrade', (req, socket: Duplex, head: Buffer) => {
+    upgraded.add(socket);
+    socket.once('close', () => upgraded.delete(socket));
+    serveStreaming(backend, req, socket, head);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -88,36 +105,8 @@ export async function startKubeletServer(dir: string, logFileOf: LogFileOf): Pro
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
+        for (const s of upgraded) s.destroy();
         server.close(() => resolve());
       }),
   };
-}
-
-/** Streams what is appended to the file until the run ends (and is read) or the client goes. */
-async function follow(
-  file: string,
-  from: number,
-  live: () => boolean,
-  res: NodeJS.WritableStream & { end(): void },
-  gone: () => boolean,
-): Promise<void> {
-  const fh = await open(file, 'r');
-  let pos = from;
-  try {
-    for (;;) {
-      const wasLive = live();
-      const { size } = await fh.stat();
-      if (size > pos) {
-        const buf = Buffer.alloc(size - pos);
-        await fh.read(buf, 0, buf.length, pos);
-        pos = size;
-        res.write(buf);
-      }
-      if (gone() || !wasLive) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  } finally {
-    await fh.close();
-    res.end();
-  }
 }

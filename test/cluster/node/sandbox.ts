@@ -3,7 +3,7 @@
  * volumes and image files bind-mounted at their real paths, then exec of the command, as the
  * container's user when its securityContext names one.
  */
-import { existsSync, mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, sep } from 'node:path';
 import { isRoot, setprivArgs, type Identity } from './securityContext.ts';
 
@@ -68,16 +68,49 @@ export function overlayDirs(spec: SandboxSpec): string[] {
   return sorted.filter((d, i) => !sorted.slice(0, i).some((outer) => within(d, outer)));
 }
 
+/** The machine's mount points (this process's view), from /proc/self/mountinfo. */
+export function mountPoints(): string[] {
+  let text: string;
+  try {
+    text = readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return [];
+  }
+  const unescape = (p: string): string =>
+    p.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+  return [...new Set(text.split('\n').flatMap((l) => (l ? [unescape(l.split(' ')[4] ?? '')] : [])))];
+}
+
+/**
+ * Mounts under an overlaid directory that the overlay would hide (an overlay shows its lower
+ * directory's own files, not what is mounted below it): /dev/pts and /dev/shm when /dev is
+ * overlaid for a mount point there. Only the outermost: each is carried over with its submounts.
+ */
+export function hiddenMounts(dirs: readonly string[], mounts: readonly string[]): string[] {
+  const under = mounts.filter((m) => dirs.some((d) => m !== d && within(m, d)));
+  return under.filter((m) => !under.some((outer) => outer !== m && within(m, outer)));
+}
+
 /** The script run by /bin/sh inside the new namespaces; "$@" is the command. */
 export function sandboxScript(spec: SandboxSpec): string {
   const q = shellQuote;
   const lines = ['set -e', `mount -t tmpfs -o size=64m,mode=700 tmpfs ${q(spec.scratch)}`];
-  overlayDirs(spec).forEach((dir, i) => {
+  const dirs = overlayDirs(spec);
+  const kept = hiddenMounts(dirs, mountPoints());
+  // Best effort: a mount that cannot be carried over stays hidden, as it was before.
+  const keep = (i: number): string => q(`${spec.scratch}/k${i}`);
+  kept.forEach((m, i) =>
+    lines.push(`mkdir -p ${keep(i)}`, `mount --rbind ${q(m)} ${keep(i)} 2>/dev/null || rmdir ${keep(i)}`),
+  );
+  dirs.forEach((dir, i) => {
     const up = `${spec.scratch}/u${i}`;
     const work = `${spec.scratch}/w${i}`;
     lines.push(`mkdir -p ${q(up)} ${q(work)}`);
     lines.push(`mount -t overlay overlay -o ${q(`lowerdir=${dir},upperdir=${up},workdir=${work}`)} ${q(dir)}`);
   });
+  kept.forEach((m, i) =>
+    lines.push(`if [ -d ${keep(i)} ]; then mkdir -p ${q(m)}; mount --move ${keep(i)} ${q(m)} || true; fi`),
+  );
   // Parents before children, so a volume at /data and a subPath at /data/x both show.
   const mounts = [...spec.mounts].sort((a, b) => a.target.split('/').length - b.target.split('/').length);
   for (const m of mounts) {

@@ -1,0 +1,127 @@
+/**
+ * The kubelet's port-forward protocol (portforward.k8s.io over SPDY/3.1): for each connection
+ * the client opens an error stream and a data stream with the same requestID and port; the
+ * kubelet connects to the port inside the Pod and pipes the data stream both ways. A connection
+ * that fails gets its message on the error stream and both streams reset.
+ */
+import net from 'node:net';
+import type { SpdyStream } from './spdySession.ts';
+
+/** The one port-forward protocol the kubelet speaks. */
+export const PORT_FORWARD_PROTOCOL = 'portforward.k8s.io';
+/** As the kubelet's streamCreationTimeout: how long half a pair waits for the other half. */
+const PAIR_MS = 30_000;
+
+/** The Pod connections go to. */
+export interface ForwardTarget {
+  readonly name: string;
+  readonly uid: string;
+  /**
+   * Addresses tried in order: the Pod's IP, then 127.0.0.1, since Pods here share the machine's
+   * network and a program bound to "localhost" in its Pod listens on the machine's loopback.
+   */
+  readonly addresses: readonly string[];
+}
+
+/** Why a stream is refused before any pairing, as the kubelet checks its headers. */
+export function streamHeaderError(stream: SpdyStream): string | undefined {
+  const port = stream.headers.port ?? '';
+  if (!port) return '"port" header is required';
+  if (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65535) return `unable to parse "${port}" as a port`;
+  const type = stream.headers.streamtype ?? '';
+  if (type !== 'error' && type !== 'data')
+    return type ? `invalid stream type "${type}"` : '"streamType" header is required';
+  return undefined;
+}
+
+/** Pairs the streams of one port-forward session and forwards each pair's connection. */
+export class PortForwarder {
+  readonly #target: ForwardTarget;
+  readonly #pairs = new Map<string, { error?: SpdyStream; data?: SpdyStream; timer: NodeJS.Timeout }>();
+
+  constructor(target: ForwardTarget) {
+    this.#target = target;
+  }
+
+  /** Takes a stream the client opened. */
+  add(stream: SpdyStream): void {
+    if (streamHeaderError(stream)) return stream.reset();
+    const type = stream.headers.streamtype as 'error' | 'data';
+    // Without a requestID the kubelet derives one from the stream IDs (data is error + 2).
+    const id = stream.headers.requestid ?? String(type === 'error' ? stream.id : stream.id - 2);
+    let pair = this.#pairs.get(id);
+    if (!pair) {
+      const timer = setTimeout(() => {
+        this.#pairs.get(id)?.error?.end(`timed out waiting for streams of request ${id}`);
+        this.#pairs.delete(id);
+      }, PAIR_MS);
+      pair = { timer };
+      this.#pairs.set(id, pair);
+    }
+    if (pair[type]) {
+      pair.error?.write(`error processing stream for request ${id}: ${type} stream already assigned`);
+      return stream.reset();
+    }
+    pair[type] = stream;
+    if (pair.error && pair.data) {
+      clearTimeout(pair.timer);
+      this.#pairs.delete(id);
+      void this.#forward(pair.error, pair.data, Number(stream.headers.port));
+    }
+  }
+
+  async #forward(error: SpdyStream, data: SpdyStream, port: number): Promise<void> {
+    error.resume(); // the client closes its side of the error stream at once
+    let sock: net.Socket | undefined;
+    let failure = '';
+    for (const host of this.#target.addresses) {
+      try {
+        sock = await connect(host, port);
+        break;
+      } catch (err) {
+        failure = `dial tcp4 ${host}:${port}: connect: ${(err as Error).message}`;
+      }
+    }
+    if (!sock) {
+      const { name, uid } = this.#target;
+      error.write(`error forwarding port ${port} to pod ${name}, uid ${uid}: ${failure}`, () => {
+        data.reset();
+        error.reset();
+      });
+      return;
+    }
+    const conn = sock;
+    conn.on('error', () => conn.destroy());
+    data.on('error', () => conn.destroy());
+    data.pipe(conn);
+    conn.pipe(data);
+    data.once('close', () => conn.destroy());
+    conn.once('close', () => {
+      if (!data.writableEnded) data.end();
+      error.end();
+    });
+  }
+
+  /** Drops pairs still waiting for their other half. */
+  close(): void {
+    for (const p of this.#pairs.values()) clearTimeout(p.timer);
+    this.#pairs.clear();
+  }
+}
+
+function connect(host: string, port: number): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect({ host, port, timeout: 10_000 });
+    sock.once('connect', () => {
+      sock.setTimeout(0);
+      resolve(sock);
+    });
+    sock.once('timeout', () => {
+      sock.destroy();
+      reject(new Error('i/o timeout'));
+    });
+    sock.once('error', (err: NodeJS.ErrnoException) => {
+      reject(new Error(err.code === 'ECONNREFUSED' ? 'connection refused' : err.message));
+    });
+  });
+}

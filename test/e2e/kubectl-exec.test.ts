@@ -1,0 +1,281 @@
+/**
+ * `kubectl exec`, `attach` and `port-forward` against the local cluster, as a user runs them:
+ * kubectl 1.34 talks WebSockets to the API server, which speaks SPDY/3.1 to the process node's
+ * kubelet API. Output, exit codes, stdin, a terminal and its size, a container's own stdin and
+ * output, forwarded connections (several at once, and one to a closed port), and the chart's
+ * `kubectl exec deploy/<release> -- etcd-operator journal <cluster>`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { kubeconfigArgs } from '../cluster/controlplane/kubectl.ts';
+import { createNamespace, deleteNamespace, etcdPod, isReady, podWhen, until } from '../cluster/node/testing.ts';
+import { chartDir, helm } from '../charts/helm.ts';
+import { applyManifest, kubectl } from './kube.ts';
+
+const ns = `kexec-${process.pid}`;
+const root = process.getuid?.() === 0;
+let core: CoreV1Api;
+
+/** kubectl as a long-running child (port-forward, attach), with what it printed so far. */
+function kubectlChild(args: readonly string[]): { child: ChildProcess; out: () => string; err: () => string } {
+  const child = spawn(inject('kubectlPath'), [...kubeconfigArgs(inject('kubeconfig')), ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+  return { child, out: () => out, err: () => err };
+}
+
+const exited = (child: ChildProcess): Promise<number> =>
+  child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise((r) => child.once('exit', (c) => r(c ?? 1)));
+
+/** `kubectl port-forward pod/NAME :PORT`; resolves to the local port once it forwards. */
+async function portForward(pod: string, port: number) {
+  const pf = kubectlChild(['port-forward', '-n', ns, `pod/${pod}`, `:${port}`]);
+  const local = await until(() => {
+    if (pf.child.exitCode !== null) throw new Error(`kubectl port-forward exited: ${pf.err()}`);
+    return Promise.resolve(/Forwarding from 127\.0\.0\.1:(\d+) ->/.exec(pf.out())?.[1]);
+  });
+  return { ...pf, local: Number(local) };
+}
+
+describe.runIf(root && inject('clusterHasNode'))('kubectl exec, attach and port-forward on the local node', () => {
+  beforeAll(async () => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(inject('kubeconfig'));
+    core = kc.makeApiClient(CoreV1Api);
+    await createNamespace(core, ns);
+    await core.createNamespacedPod({ namespace: ns, body: etcdPod({ name: 'etcd' }) });
+    await core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'shell' },
+        spec: {
+          terminationGracePeriodSeconds: 1,
+          containers: [
+            {
+              name: 'main',
+              image: 'quay.io/coreos/etcd:v3.6.16',
+              command: ['/bin/sh', '-c', 'echo started; exec sleep 3600'],
+              workingDir: `/var/lib/kexec-${process.pid}/work`,
+              env: [{ name: 'GREETING', value: 'hello from the container' }],
+              securityContext: { runAsUser: 4321, runAsGroup: 4321 },
+            },
+          ],
+        },
+      },
+    });
+    await podWhen(core, ns, 'shell', isReady);
+    await podWhen(core, ns, 'etcd', isReady);
+  });
+  afterAll(() => deleteNamespace(core, ns));
+
+  it('kubectl exec runs in the container (its env, user, working dir, mounts) and passes exit codes on', async () => {
+    const started = Date.now();
+    const r = await kubectl([
+      'exec',
+      '-n',
+      ns,
+      'shell',
+      '--',
+      '/bin/sh',
+      '-c',
+      'echo "$GREETING"; id -u; pwd; hostname; echo to-stderr >&2; exit 3',
+    ]);
+    console.log(`kubectl exec round trip: ${Date.now() - started} ms`);
+    expect(r.stdout.split('\n')).toEqual(
+      expect.arrayContaining(['hello from the container', '4321', `/var/lib/kexec-${process.pid}/work`, 'shell']),
+    );
+    expect(r.stderr).toContain('to-stderr');
+    expect(r.stderr).toContain('command terminated with exit code 3');
+    expect(r.code).toBe(3);
+    expect((await kubectl(['exec', '-n', ns, 'shell', '--', 'false'])).code).toBe(1);
+    expect(await kubectl(['exec', '-n', ns, 'shell', '--', 'true'])).toMatchObject({ code: 0, stdout: '' });
+    // The etcd image's tools, at the image's paths, talk to the member on its Pod IP.
+    const health = await kubectl([
+      'exec',
+      '-n',
+      ns,
+      'etcd',
+      '-c',
+      'etcd',
+      '--',
+      'sh',
+      '-c',
+      'etcdctl --endpoints=http://$POD_IP:2379 endpoint health',
+    ]);
+    expect(health).toMatchObject({ code: 0 });
+    expect(health.stdout + health.stderr).toContain('is healthy');
+    const missing = await kubectl(['exec', '-n', ns, 'shell', '--', 'no-such-command']);
+    expect(missing.code).not.toBe(0);
+  });
+
+  it('kubectl exec -i pipes stdin through, byte for byte, and ends it', async () => {
+    expect(
+      await kubectl(['exec', '-i', '-n', ns, 'shell', '--', 'cat'], { input: 'line one\nline two\n' }),
+    ).toMatchObject({ code: 0, stdout: 'line one\nline two\n' });
+    const big = Buffer.alloc(3 << 20);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 7919) % 251;
+    const text = big.toString('base64');
+    const sum = createHash('sha256').update(text).digest('hex');
+    const r = await kubectl(['exec', '-i', '-n', ns, 'shell', '--', 'sha256sum'], { input: text });
+    expect(r.stdout.split(' ')[0]).toBe(sum);
+  });
+
+  it("kubectl exec -it gets a terminal of the size of kubectl's own", async () => {
+    // kubectl needs a terminal of its own for -t: `script` gives it one, 30 rows by 100 columns.
+    const cmd = [
+      inject('kubectlPath'),
+      ...kubeconfigArgs(inject('kubeconfig')),
+      'exec',
+      '-it',
+      '-n',
+      ns,
+      'shell',
+      '--',
+      'sh',
+      '-c',
+      "'sleep 1; tty; stty size; exit 4'",
+    ].join(' ');
+    const run = spawn('script', ['--quiet', '--return', '--command', `stty rows 30 cols 100; ${cmd}`, '/dev/null'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    run.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    const code = await exited(run);
+    expect(out).toMatch(/\/dev\/pts\/\d+/);
+    expect(out).toContain('30 100');
+    expect(code).toBe(4);
+  });
+
+  it("kubectl attach -i reaches a container's own stdin and output", async () => {
+    await core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'reader' },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [
+            {
+              name: 'main',
+              image: 'quay.io/coreos/etcd:v3.6.16',
+              command: ['/bin/sh', '-c', 'echo waiting; read line; echo "got: $line"'],
+              stdin: true,
+              stdinOnce: true,
+            },
+          ],
+        },
+      },
+    });
+    await podWhen(core, ns, 'reader', isReady);
+    const r = await kubectl(['attach', '-i', '-n', ns, 'reader'], { input: 'over attach\n' });
+    expect(r.stdout).toContain('got: over attach');
+    const done = await podWhen(core, ns, 'reader', (p) => p.status?.phase === 'Succeeded');
+    expect(done.status!.containerStatuses![0]!.state!.terminated!.exitCode).toBe(0);
+  });
+
+  it('kubectl port-forward reaches a port the Pod serves, several connections at once', async () => {
+    const pf = await portForward('etcd', 2379);
+    try {
+      const started = Date.now();
+      const fetches = Array.from({ length: 6 }, () =>
+        fetch(`http://127.0.0.1:${pf.local}/health`, { headers: { connection: 'close' } }).then((r) => r.json()),
+      );
+      expect(await Promise.all(fetches)).toEqual(Array(6).fill({ health: 'true', reason: '' }));
+      console.log(`six forwarded /health fetches: ${Date.now() - started} ms`);
+      const version = (await (await fetch(`http://127.0.0.1:${pf.local}/version`)).json()) as { etcdserver: string };
+      expect(version.etcdserver).toBe('3.6.16');
+    } finally {
+      pf.child.kill();
+    }
+  });
+
+  it("a forwarded connection to a port nobody serves fails with the reason on kubectl's side", async () => {
+    const pf = await portForward('etcd', 1);
+    try {
+      await expect(fetch(`http://127.0.0.1:${pf.local}/`)).rejects.toThrow();
+      await until(() => Promise.resolve(pf.err().includes('connection refused') ? true : undefined));
+      expect(pf.err()).toMatch(/error forwarding port 1 to pod etcd, uid [0-9a-f-]+: .*connection refused/);
+    } finally {
+      pf.child.kill();
+    }
+  });
+
+  describe('a manager installed by Helm', () => {
+    const release = `etcd-operator-kexec-${process.pid}`;
+    const clusters = `kexec-clusters-${process.pid}`;
+    const debugPort = 20000 + (process.pid % 20000);
+    let home: string;
+    const kubeconfig = ['--kubeconfig', inject('kubeconfig')];
+    beforeAll(async () => {
+      home = mkdtempSync(path.join(os.tmpdir(), 'kexec-helm-'));
+      const sets = ['listen.host=$(POD_IP)', 'debug.enabled=true', `debug.port=${debugPort}`];
+      await helm(['install', release, chartDir, '-n', ns, ...sets.flatMap((s) => ['--set', s]), ...kubeconfig], {
+        home,
+      });
+      await createNamespace(core, clusters);
+    });
+    afterAll(async () => {
+      await kubectl(['delete', 'etcdclusters', '--all', '-n', clusters, '--wait=false']);
+      await deleteNamespace(core, clusters);
+      await helm(['uninstall', release, '-n', ns, '--ignore-not-found', ...kubeconfig], { home }).catch(
+        () => undefined,
+      );
+      rmSync(home, { recursive: true, force: true });
+    });
+
+    it('kubectl exec deploy/<release> -- etcd-operator journal <cluster> prints the timeline', async () => {
+      await until(async () => {
+        const pods = (
+          await core.listNamespacedPod({ namespace: ns, labelSelector: `app.kubernetes.io/instance=${release}` })
+        ).items;
+        return pods.find(isReady);
+      }, 500);
+      await applyManifest(
+        [
+          'apiVersion: etcd-operator.dev/v1alpha1',
+          'kind: EtcdCluster',
+          `metadata: {name: demo, namespace: ${clusters}}`,
+          'spec: {replicas: 1, version: 3.6.16, storage: {size: 1Gi}}',
+        ].join('\n'),
+      );
+      const journal = await until(async () => {
+        const r = await kubectl([
+          'exec',
+          '-n',
+          ns,
+          `deploy/${release}`,
+          '--',
+          'etcd-operator',
+          'journal',
+          'demo',
+          '-n',
+          clusters,
+        ]);
+        return r.code === 0 && /EtcdMember\/demo-0 #\d+ /.test(r.stdout) ? r : undefined;
+      }, 2000);
+      expect(journal.stdout).toMatch(new RegExp(`^# EtcdCluster ${clusters}/demo \\(uid `, 'm'));
+      expect(journal.stdout).toMatch(/^\S+ EtcdCluster\/demo #\d+ k8s\.cluster\.updated .* pending -> bootstrapping/m);
+      expect(journal.stdout).toMatch(/^ +intent createMember\{/m);
+    });
+
+    it("kubectl port-forward deploy/<release> reaches the manager's debug page, as the chart's NOTES say", async () => {
+      const pf = kubectlChild(['port-forward', '-n', ns, `deploy/${release}`, `:${debugPort}`]);
+      try {
+        const local = await until(() => Promise.resolve(/Forwarding from 127\.0\.0\.1:(\d+) ->/.exec(pf.out())?.[1]));
+        const page = await fetch(`http://127.0.0.1:${local}/api/objects`);
+        expect(page.status).toBe(200);
+        expect(JSON.stringify(await page.json())).toContain('demo');
+      } finally {
+        pf.child.kill();
+      }
+    });
+  });
+});
