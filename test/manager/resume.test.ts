@@ -266,6 +266,36 @@ describe('status.observed: a manager that lost its journal resumes mid-step', ()
     second.close();
   });
 
+  it('killed between the journal write and the status write: resumed from the step before, the lost step is taken again and its intent runs once', async () => {
+    const first = Journal.open(join(dir, 'first.db'));
+    let status: ObservedMachine | undefined;
+    const learner = addLearner(false);
+    const handlers = { ensureServices: ok('ensureServices').handler, createMember: ok('createMember').handler };
+    const r1 = runner(first, { ...handlers, addLearner: learner.handler }, (s) => {
+      // Killed after journaling the addLearner step, before its status: the status keeps the step before.
+      if (s.intents.some((i) => i.type === 'addLearner')) return new Promise(() => {});
+      status = throughApi(observedMachine(s.seq, s.snapshot, s.intents));
+      return Promise.resolve();
+    });
+    await upToAddLearner(r1);
+    expect(first.openIntents(clusterRef.uid).map((i) => i.type)).toEqual(['addLearner']);
+    expect(learner.calls.run).toBe(0);
+    first.close();
+
+    const second = Journal.open(join(dir, 'second.db'));
+    const point = readObserved(status)!;
+    expect(point.intents).toEqual([]);
+    journalObservedStep(second, clusterRef, 'cluster', clusterMachine, point, now());
+    const again = addLearner(false);
+    const r2 = runner(second, { ...handlers, addLearner: again.handler });
+    await r2.resume();
+    await r2.feed(voters0());
+    expect(again.calls).toEqual({ run: 1, recover: 0 });
+    expect([...etcd.values()]).toEqual(['b1']);
+    expect((r2.snapshot.context as typeof clusterContext).joining).toMatchObject({ member: 'demo-1', memberID: 'b1' });
+    second.close();
+  });
+
   it('a step whose status write fails runs none of its intents; the next feed publishes it, then runs them once', async () => {
     const journal = Journal.open(join(dir, 'journal.db'));
     let failing = false;
