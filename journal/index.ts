@@ -3,7 +3,7 @@ export { Journal, DEFAULT_RETAIN_STEPS } from './journal.ts';
 export { moveAside, openReplacingDamaged, type ReplacedJournal } from './damaged.ts';
 export { JournalError, JournalLockedError, isDamage, isJournalError } from './errors.ts';
 export type { JournalErrorCode } from './errors.ts';
-export { redact, redactReport, redactText, redactedJson, isSecretKey, REDACTED } from './redact.ts';
+export { exactJson, redact, redactReport, redactText, redactedJson, isSecretKey, REDACTED } from './redact.ts';
 export { TimelineFormatter, formatTimeline, compact } from './timeline.ts';
 export type { TimelineFormat, Cause } from './timeline.ts';
 export { runJournalCommand, JOURNAL_USAGE } from './cli.ts';

@@ -2,13 +2,16 @@
  * One Runner per EtcdCluster, EtcdMember and EtcdSnapshot, created on first sight and resumed from the
  * journal (open intents recovered first), and what each journaled step tells the world: the
  * object's status, an Event when the state changed, a log line and the metrics. A status or
- * Event that cannot be written is logged and written again by the next refresh; it never
- * stops a step, whose truth is in the journal. A runner made on a journal since replaced (it was
- * damaged) is made again on the new one, adopting the object, with a JournalReplaced Event.
+ * Event that cannot be written is logged and written again by the next refresh; it stops a
+ * step only when the step has intents: status.observed must carry them before they run, so a
+ * manager that loses its journal resumes from the status (resume.ts). A runner is made from the
+ * newer of the journal and status.observed. A runner made on a journal since replaced (it was
+ * damaged) is made again on the new one, from status.observed, with a JournalReplaced Event.
  */
 import type { Logger } from 'pino';
 import type { AnyStateMachine } from 'xstate';
 import type {
+  ObservedMachine,
   EtcdCluster,
   EtcdClusterStatus,
   EtcdMember,
@@ -44,7 +47,8 @@ import { memberStatus } from './member-status.ts';
 import { snapshotStatus } from './snapshot-status.ts';
 import type { JournalKeeper } from './journal-keeper.ts';
 import type { ManagerMetrics } from './metrics.ts';
-import { Runner, type Handlers, type RunnerStep } from './runner.ts';
+import { journalObservedStep, newerSource, observedMachine, readObserved } from './resume.ts';
+import { Runner, type Handlers, type PublishedStep, type RunnerStep } from './runner.ts';
 import { clusterStatus, topState } from './status.ts';
 
 /** A running machine and what the manager keeps beside it. */
@@ -61,6 +65,8 @@ export interface Entry<C extends EffectContext, M extends AnyStateMachine = AnyS
   journalFailed: boolean;
   /** Sequence number of the last journaled step. */
   seq: number;
+  /** The last journaled step as status.observed carries it; undefined until one is published. */
+  observed: Required<ObservedMachine> | undefined;
   resumed: boolean;
   /** The object as last seen by the informer. */
   object: EtcdCluster | EtcdMember | EtcdSnapshot | EtcdSnapshotSchedule;
@@ -282,8 +288,10 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     if (entry && entry.ref.uid !== ref.uid) entry = undefined; // deleted and created again: a new object
     const { journal, generation } = this.#o.journal;
     const readopted = entry !== undefined && entry.generation !== generation;
+    let resumedAt: number | undefined;
     if (!entry || readopted || entry.journalFailed) {
       const o = this.#o;
+      resumedAt = this.#fromStatus(ref, machine, entry?.written ?? object.status);
       // The machine is the one for ref.kind (cluster() and member() pass them together).
       const made = {
         kind: ref.kind,
@@ -293,7 +301,8 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
         object,
         generation,
         journalFailed: false,
-        written: undefined,
+        written: entry?.written,
+        observed: undefined,
         seq: journal.snapshot(ref.uid)?.seq ?? 0,
         resumed: false,
         runner: new Runner<C>({
@@ -305,6 +314,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
           handlers: o.handlers,
           context: () => o.context(cluster),
           now: o.now,
+          publish: (step) => this.#publish(made, step),
           onStep: (step) => this.#onStep(made, step),
           onOutcome: (r) => {
             o.metrics.intents.inc({ kind: r.type, result: r.recovered ? 'recovered' : r.ok ? 'succeeded' : 'failed' });
@@ -316,7 +326,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
       this.#entries.set(key, entry);
     }
     entry.object = object;
-    if (readopted) await this.#journalReplaced(entry);
+    if (readopted) await this.#journalReplaced(entry, resumedAt);
     if (!entry.resumed) {
       await entry.runner.resume();
       entry.resumed = true;
@@ -324,20 +334,61 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     return entry;
   }
 
-  /** Tells, on the object, that its machine starts over from what it shows: its journal was damaged. */
-  async #journalReplaced(entry: AnyEntry<C>): Promise<void> {
+  /**
+   * Journals the step status.observed carries when it is later than the journal's (the journal was
+   * lost or damaged), so the runner resumes from it; returns its sequence, undefined when the journal wins.
+   */
+  #fromStatus(ref: ObjectRef, machine: AnyStateMachine, status: { observed?: ObservedMachine } | undefined) {
+    const { journal } = this.#o.journal;
+    const point = readObserved(status?.observed);
+    if (!point || newerSource(journal.snapshot(ref.uid)?.seq, point) !== 'status') return undefined;
+    journalObservedStep(journal, ref, MACHINE_NAME[ref.kind], machine, point, this.#o.now());
+    this.#o.log.info(
+      {
+        machine: MACHINE_NAME[ref.kind],
+        object: `${ref.namespace}/${ref.name}`,
+        seq: point.seq,
+        state: stateName(point.value),
+        intents: point.intents.map((i) => i.type),
+      },
+      'resumed from status.observed: the journal does not have this step',
+    );
+    return point.seq;
+  }
+
+  /** Tells, on the object, that its journal was damaged, and where its machine goes on from. */
+  async #journalReplaced(entry: AnyEntry<C>, resumedAt: number | undefined): Promise<void> {
     const movedTo = this.#o.journal.replaced?.movedTo ?? 'aside';
+    const from =
+      resumedAt === undefined
+        ? `this ${entry.ref.kind} is adopted from what it shows`
+        : `this ${entry.ref.kind} resumes from step ${resumedAt} of its status.observed`;
     await this.#record(entry, {
       type: 'Warning',
       reason: ConditionReason.JournalReplaced,
-      note: `the journal was damaged and kept as ${movedTo}; a new one was started, and this ${entry.ref.kind} is adopted from what it shows`,
+      note: `the journal was damaged and kept as ${movedTo}; a new one was started, and ${from}`,
       action: 'ReplaceJournal',
     });
   }
 
+  /**
+   * Writes the step into status.observed (with the rest of the status) before its intents run; a
+   * write that fails throws when the step has intents, so none runs before the status carries it.
+   */
+  async #publish(entry: AnyEntry<C>, step: PublishedStep): Promise<void> {
+    entry.seq = step.seq;
+    entry.observed = observedMachine(step.seq, step.snapshot, step.intents);
+    const from = stateName(step.from as never);
+    const to = stateName(step.snapshot.value as never);
+    const strict = step.intents.length > 0;
+    if (entry.kind === 'EtcdCluster') await this.#writeClusterStatus(entry, entry.object, from, to, strict);
+    else if (entry.kind === 'EtcdMember') await this.#writeMemberStatus(entry, entry.object, to, strict);
+    else if (entry.kind === 'EtcdSnapshot') await this.#writeSnapshotStatus(entry, entry.object, to, strict);
+    else await this.#writeScheduleStatus(entry, entry.object, to, strict);
+  }
+
   async #onStep(entry: AnyEntry<C>, step: RunnerStep): Promise<void> {
     const o = this.#o;
-    entry.seq = step.seq;
     const from = stateName(step.from as never);
     const to = stateName(step.snapshot.value as never);
     const machine = MACHINE_NAME[entry.ref.kind];
@@ -355,63 +406,81 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
       },
       'step',
     );
-    if (entry.kind === 'EtcdCluster') await this.#writeClusterStatus(entry, entry.object, from, to);
-    else if (entry.kind === 'EtcdMember') await this.#writeMemberStatus(entry, entry.object, to);
-    else if (entry.kind === 'EtcdSnapshot') await this.#writeSnapshotStatus(entry, entry.object, to);
-    else await this.#writeScheduleStatus(entry, entry.object, to);
     if (from !== to) await this.#event(entry, to, step.intents);
   }
 
-  async #writeClusterStatus(entry: ClusterEntry<C>, object: EtcdCluster, from: string, to: string): Promise<void> {
+  async #writeClusterStatus(
+    entry: ClusterEntry<C>,
+    object: EtcdCluster,
+    from: string,
+    to: string,
+    strict = false,
+  ): Promise<void> {
     const current = entry.written ?? object.status;
     const context = entry.runner.snapshot.context;
-    const status = clusterStatus(
+    const built = clusterStatus(
       current,
       { seq: entry.seq, from, to, context, generation: object.metadata.generation ?? 0 },
       this.#o.now(),
     );
-    await this.#write(entry, status, () => patchClusterStatus(this.#o.context(entry.cluster), status, current));
+    const status = entry.observed ? { ...built, observed: { ...built.observed, ...entry.observed } } : built;
+    await this.#write(entry, status, strict, () => patchClusterStatus(this.#o.context(entry.cluster), status, current));
   }
 
-  async #writeMemberStatus(entry: MemberEntry<C>, object: EtcdMember, path: string): Promise<void> {
+  async #writeMemberStatus(entry: MemberEntry<C>, object: EtcdMember, path: string, strict = false): Promise<void> {
     const current = entry.written ?? object.status;
-    const status = memberStatus(
+    const built = memberStatus(
       current,
       { path, context: entry.runner.snapshot.context, generation: object.metadata.generation ?? 0 },
       this.#o.now(),
     );
-    await this.#write(entry, status, () =>
+    const status = entry.observed ? { ...built, observed: entry.observed } : built;
+    await this.#write(entry, status, strict, () =>
       patchMemberStatus(this.#o.context(entry.cluster), entry.ref.name, status, current),
     );
   }
 
-  async #writeSnapshotStatus(entry: SnapshotEntry<C>, object: EtcdSnapshot, path: string): Promise<void> {
+  async #writeSnapshotStatus(
+    entry: SnapshotEntry<C>,
+    object: EtcdSnapshot,
+    path: string,
+    strict = false,
+  ): Promise<void> {
     const current = entry.written ?? object.status;
-    const status = snapshotStatus(
+    const built = snapshotStatus(
       current,
       { path, context: entry.runner.snapshot.context, generation: object.metadata.generation ?? 0 },
       this.#o.now(),
     );
-    await this.#write(entry, status, () =>
+    const status = entry.observed ? { ...built, observed: entry.observed } : built;
+    await this.#write(entry, status, strict, () =>
       patchSnapshotStatus(this.#o.context(entry.cluster), entry.ref.name, status, current),
     );
   }
 
-  async #writeScheduleStatus(entry: ScheduleEntry<C>, object: EtcdSnapshotSchedule, path: string): Promise<void> {
+  async #writeScheduleStatus(
+    entry: ScheduleEntry<C>,
+    object: EtcdSnapshotSchedule,
+    path: string,
+    strict = false,
+  ): Promise<void> {
     const current = entry.written ?? object.status;
-    const status = scheduleStatus(
+    const built = scheduleStatus(
       current,
       { path, context: entry.runner.snapshot.context, generation: object.metadata.generation ?? 0 },
       this.#o.now(),
     );
-    await this.#write(entry, status, () =>
+    const status = entry.observed ? { ...built, observed: entry.observed } : built;
+    await this.#write(entry, status, strict, () =>
       patchScheduleStatus(this.#o.context(entry.cluster), entry.ref.name, status, current),
     );
   }
 
+  /** Writes a status; a failure is logged, and thrown too when `strict` (a step's intents wait for it). */
   async #write(
     entry: Entry<C>,
     status: EtcdClusterStatus | EtcdMemberStatus | EtcdSnapshotStatus | EtcdSnapshotScheduleStatus,
+    strict: boolean,
     patch: () => Promise<unknown>,
   ): Promise<void> {
     try {
@@ -422,6 +491,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
       entry.written = undefined;
       // An object that went (its finalizer released) has no status to write.
       if (err instanceof EffectError && err.code === ERR.PATCH_STATUS_GONE) return;
+      if (strict) throw err;
       this.#o.log.warn(
         { object: `${entry.ref.namespace}/${entry.ref.name}`, err: err instanceof Error ? err.message : String(err) },
         'status not written; the next refresh writes it',

@@ -6,6 +6,8 @@
  *
  * On start it resumes from the journal: every intent written but never answered goes to its
  * handler's `recover`, which observes whether it happened; only if it did not is it run.
+ * A step is published (status.observed) before any of its intents runs, so a manager that
+ * loses its journal resumes from the status with every intent that may have run (resume.ts).
  * One step at a time per object: `feed` calls queue behind each other.
  */
 import {
@@ -45,7 +47,12 @@ export interface RunnerOptions<C extends EffectContext, M extends AnyStateMachin
   readonly context: () => C;
   /** The clock, for stamping outcome events. */
   readonly now: () => number;
-  /** Called after every journaled step, e.g. to write status and an Event. */
+  /**
+   * Makes a journaled step known outside the journal (status.observed) before its intents run,
+   * and again on resume; rejecting keeps them from running until it succeeds.
+   */
+  readonly publish?: (step: PublishedStep) => Promise<void>;
+  /** Called after every journaled step is published, e.g. to log it and record an Event. */
   readonly onStep?: (step: RunnerStep) => Promise<void> | void;
   /** Called after every outcome is journaled: how the effect ended and how long it took. */
   readonly onOutcome?: (outcome: {
@@ -66,11 +73,22 @@ export interface RunnerStep {
   readonly intents: readonly { readonly type: string }[];
 }
 
+/** A journaled step as it is published: the machine's snapshot after it and its intents with their params. */
+export interface PublishedStep {
+  readonly seq: number;
+  /** The state before the step (the same as after, for a step published again on resume). */
+  readonly from: unknown;
+  readonly snapshot: AnyMachineSnapshot;
+  readonly intents: readonly { readonly type: string; readonly params: Readonly<Record<string, unknown>> }[];
+}
+
 /** One object's machine, driven through the journal; its snapshot is typed by the machine M. */
 export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStateMachine> {
   readonly #o: RunnerOptions<C, M>;
   #snapshot: AnyMachineSnapshot;
   #queue: Promise<void> = Promise.resolve();
+  /** A step was journaled and could not be published: it is finished (published, its intents run) before anything else. */
+  #unfinished = false;
 
   constructor(options: RunnerOptions<C, M>) {
     this.#o = options;
@@ -105,31 +123,42 @@ export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStat
    * handler's recover cannot tell what happened.
    */
   resume(): Promise<void> {
-    return this.#enqueue(async () => {
-      const { journal, ref } = this.#o;
-      const saved = journal.snapshot(ref.uid);
-      const open = journal.openIntents(ref.uid);
-      const last = saved
-        ? journal.timeline({ uid: ref.uid }, { afterSeq: saved.seq - 1 }).filter((r) => r.seq === saved.seq)
-        : [];
-      const answered = new Map(last.filter((r) => r.entry === 'outcome').map((r) => [r.intentId, r] as const));
-      const outcomes: RunnerEvent[] = [];
-      // Intents left open by an older step come first (none should: a step's outcomes are fed before the next).
-      for (const intent of open.filter((i) => i.seq !== saved?.seq)) outcomes.push(await this.#recoverOrRun(intent));
-      for (const row of last.filter((r) => r.entry === 'intent')) {
-        const outcome = answered.get(row.intentId);
-        if (outcome) outcomes.push(journaledOutcome(row.name, outcome));
-        else
-          outcomes.push(
-            await this.#recoverOrRun({
-              id: row.intentId ?? '',
-              type: row.name,
-              params: (row.data ?? {}) as Record<string, unknown>,
-            }),
-          );
-      }
-      for (const event of outcomes) await this.#step(event);
-    });
+    return this.#enqueue(null);
+  }
+
+  async #resume(): Promise<void> {
+    const { journal, ref } = this.#o;
+    const saved = journal.snapshot(ref.uid);
+    const open = journal.openIntents(ref.uid);
+    const last = saved
+      ? journal.timeline({ uid: ref.uid }, { afterSeq: saved.seq - 1 }).filter((r) => r.seq === saved.seq)
+      : [];
+    const answered = new Map(last.filter((r) => r.entry === 'outcome').map((r) => [r.intentId, r] as const));
+    const intents = last.filter((r) => r.entry === 'intent');
+    // Published again before any intent runs: the status may lag the journal (a crash or a failed write between).
+    if (saved)
+      await this.#publish({
+        seq: saved.seq,
+        from: this.#snapshot.value,
+        snapshot: this.#snapshot,
+        intents: intents.map((r) => ({ type: r.name, params: (r.data ?? {}) as Record<string, unknown> })),
+      });
+    const outcomes: RunnerEvent[] = [];
+    // Intents left open by an older step come first (none should: a step's outcomes are fed before the next).
+    for (const intent of open.filter((i) => i.seq !== saved?.seq)) outcomes.push(await this.#recoverOrRun(intent));
+    for (const row of intents) {
+      const outcome = answered.get(row.intentId);
+      if (outcome) outcomes.push(journaledOutcome(row.name, outcome));
+      else
+        outcomes.push(
+          await this.#recoverOrRun({
+            id: row.intentId ?? '',
+            type: row.name,
+            params: (row.data ?? {}) as Record<string, unknown>,
+          }),
+        );
+    }
+    for (const event of outcomes) await this.#step(event);
   }
 
   /** Feeds one event; resolves once it and every outcome it led to are journaled. */
@@ -137,8 +166,12 @@ export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStat
     return this.#enqueue(() => this.#step(event));
   }
 
-  #enqueue(work: () => Promise<void>): Promise<void> {
-    const next = this.#queue.then(work);
+  /** Queues work (null: resume); a step left unpublished is finished first, as on resume. */
+  #enqueue(work: (() => Promise<void>) | null): Promise<void> {
+    const next = this.#queue.then(async () => {
+      if (work === null || this.#unfinished) await this.#resume();
+      await work?.();
+    });
     this.#queue = next.catch(() => undefined);
     return next;
   }
@@ -170,6 +203,7 @@ export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStat
       intents,
     });
     failpoint('after-journal-step');
+    await this.#publish({ seq: recorded.seq, from, snapshot: next, intents });
     await this.#o.onStep?.({ seq: recorded.seq, from, snapshot: next, event, intents });
     failpoint('after-status');
     const outcomes: RunnerEvent[] = [];
@@ -177,6 +211,13 @@ export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStat
       outcomes.push(await this.#run({ id: recorded.intentIds[i]!, type: intent.type, params: intent.params }));
     }
     for (const outcome of outcomes) await this.#step(outcome);
+  }
+
+  /** Publishes a step; until that succeeds the step stays unfinished and its intents do not run. */
+  async #publish(step: PublishedStep): Promise<void> {
+    this.#unfinished = true;
+    await this.#o.publish?.(step);
+    this.#unfinished = false;
   }
 
   async #recoverOrRun(intent: Pick<OpenIntent, 'id' | 'type' | 'params'>): Promise<RunnerEvent> {

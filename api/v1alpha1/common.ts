@@ -100,3 +100,37 @@ export const memberRole = (description: string): Schema => s.string(description,
 
 /** An etcd member or cluster ID, in hexadecimal as etcdctl prints it. */
 export const etcdID = (description: string): Schema => s.string(description, { pattern: '^[0-9a-f]{1,16}$' });
+
+/**
+ * What a manager that lost its journal resumes from: the machine's state and context after the
+ * step numbered `sequence`, and that step's intents. The same values the journal holds for the
+ * step, so never a secret (the journal refuses one).
+ */
+export const resumeFields = {
+  state: s.string("The machine's state after the step, as a dotted path (scalingUp.joining.adding)."),
+  context: s.string("The machine's context after the step, as JSON: what it knows and has decided.", {
+    maxLength: 262144,
+  }),
+  intents: s.array(
+    "The step's intents, in order. Written before any of them runs; each may have run since, so a manager resuming from here asks its handler whether it did (recover) before running it.",
+    s.object(
+      'One intent.',
+      {
+        type: s.string('Intent kind, such as addLearner.'),
+        params: s.string('Its parameters, as JSON.', { maxLength: 8192 }),
+      },
+      { name: 'ObservedIntent', required: ['type', 'params'] },
+    ),
+    { maxItems: 32, listType: 'atomic' },
+  ),
+};
+
+/** status.observed of an object whose machine journals steps: the last step, for resuming without the journal. */
+export const observedMachine = s.object(
+  'The step the machine last journaled: a manager whose journal is lost or damaged resumes from it mid-step.',
+  {
+    sequence: s.integer('Number of the step, increasing by one per transition.', { format: 'int64' }),
+    ...resumeFields,
+  },
+  { name: 'ObservedMachine' },
+);

@@ -1,7 +1,16 @@
 /** EtcdCluster: the user's request for an etcd cluster, and what the operator reports back. */
 import { CRON_PATTERN, TIME_ZONE_PATTERN } from '../../machines/schedule/index.ts';
 import { s, type Kind } from '../schema.ts';
-import { conditions, DEFAULT_ETCD_VERSION, etcdID, etcdVersion, memberRole, storage, stringMap } from './common.ts';
+import {
+  conditions,
+  DEFAULT_ETCD_VERSION,
+  etcdID,
+  etcdVersion,
+  memberRole,
+  resumeFields,
+  storage,
+  stringMap,
+} from './common.ts';
 import { snapshotDestination, snapshotSource } from './etcdsnapshot.ts';
 import { tls } from './tls.ts';
 
@@ -323,6 +332,7 @@ const status = s.object(
         step: s.string("Current step, the cluster machine's state (Bootstrapping, ScalingUp, Steady...)."),
         sequence: s.integer('Number of the step, increasing by one per transition.', { format: 'int64' }),
         stepStartedAt: s.string('When the current step started.', { format: 'date-time' }),
+        ...resumeFields,
       },
       { name: 'ObservedStep' },
     ),

@@ -1,6 +1,6 @@
 /** EtcdMember: one etcd member, created and owned by the operator; it owns its Pod and PVC. */
 import { s, type Kind } from '../schema.ts';
-import { conditions, etcdID, etcdVersion, memberRole, storage } from './common.ts';
+import { conditions, etcdID, etcdVersion, memberRole, observedMachine, storage } from './common.ts';
 import { snapshotSource } from './etcdsnapshot.ts';
 
 const spec = s.object(
@@ -53,6 +53,7 @@ const status = s.object(
       "True once etcd has run on this member's volume: from then on an empty data directory means the data was lost, and the member is replaced instead of started. The Pod's check-data init container then fails with exit code 3 and says so in its termination message.",
     ),
     conditions,
+    observed: observedMachine,
   },
   { name: 'EtcdMemberStatus' },
 );

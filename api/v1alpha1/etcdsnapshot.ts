@@ -1,6 +1,6 @@
 /** EtcdSnapshot: one snapshot of an EtcdCluster, taken once and stored in S3 or on a PVC. */
 import { s, type Kind } from '../schema.ts';
-import { conditions } from './common.ts';
+import { conditions, observedMachine } from './common.ts';
 
 /** The Secret with an S3 access key. */
 const s3Credentials = s.object(
@@ -196,6 +196,7 @@ const status = s.object(
     }),
     etcdVersion: s.string('Version of the etcd member it was taken from.'),
     conditions,
+    observed: observedMachine,
   },
   { name: 'EtcdSnapshotStatus' },
 );

@@ -1,7 +1,7 @@
 /** EtcdSnapshotSchedule: EtcdSnapshots of an EtcdCluster on a cron schedule, pruned by a retention policy. */
 import { CRON_PATTERN, DURATION_PATTERN, TIME_ZONE_PATTERN } from '../../machines/schedule/index.ts';
 import { s, type Kind } from '../schema.ts';
-import { conditions } from './common.ts';
+import { conditions, observedMachine } from './common.ts';
 import { clusterReference, MAX_SNAPSHOT_NAME, snapshotDestination } from './etcdsnapshot.ts';
 
 /**
@@ -86,6 +86,7 @@ const status = s.object(
       { format: 'int64' },
     ),
     conditions,
+    observed: observedMachine,
   },
   { name: 'EtcdSnapshotScheduleStatus' },
 );

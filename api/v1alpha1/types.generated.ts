@@ -328,6 +328,12 @@ export interface ObservedStep {
   sequence?: number;
   /** When the current step started. */
   stepStartedAt?: string;
+  /** The machine's state after the step, as a dotted path (scalingUp.joining.adding). */
+  state?: string;
+  /** The machine's context after the step, as JSON: what it knows and has decided. */
+  context?: string;
+  /** The step's intents, in order. Written before any of them runs; each may have run since, so a manager resuming from here asks its handler whether it did (recover) before running it. */
+  intents?: ObservedIntent[];
 }
 
 /** The latched target. */
@@ -336,6 +342,14 @@ export interface ObservedTarget {
   replicas?: number;
   /** etcd version wanted. */
   version?: string;
+}
+
+/** One intent. */
+export interface ObservedIntent {
+  /** Intent kind, such as addLearner. */
+  type: string;
+  /** Its parameters, as JSON. */
+  params: string;
 }
 
 /** One aspect of the object's state. */
@@ -404,6 +418,20 @@ export interface EtcdMemberStatus {
   dataInitialized?: boolean;
   /** Conditions: Available, Progressing, Degraded and one per step kind, each with a reason and a human message. */
   conditions?: Condition[];
+  /** The step the machine last journaled: a manager whose journal is lost or damaged resumes from it mid-step. */
+  observed?: ObservedMachine;
+}
+
+/** The step the machine last journaled: a manager whose journal is lost or damaged resumes from it mid-step. */
+export interface ObservedMachine {
+  /** Number of the step, increasing by one per transition. */
+  sequence?: number;
+  /** The machine's state after the step, as a dotted path (scalingUp.joining.adding). */
+  state?: string;
+  /** The machine's context after the step, as JSON: what it knows and has decided. */
+  context?: string;
+  /** The step's intents, in order. Written before any of them runs; each may have run since, so a manager resuming from here asks its handler whether it did (recover) before running it. */
+  intents?: ObservedIntent[];
 }
 
 /** The snapshot to take. Fixed once created, except deletionPolicy. */
@@ -450,6 +478,8 @@ export interface EtcdSnapshotStatus {
   etcdVersion?: string;
   /** Conditions: Available, Progressing, Degraded and one per step kind, each with a reason and a human message. */
   conditions?: Condition[];
+  /** The step the machine last journaled: a manager whose journal is lost or damaged resumes from it mid-step. */
+  observed?: ObservedMachine;
 }
 
 /** When to take snapshots of which cluster, where to store them and how many to keep. */
@@ -504,4 +534,6 @@ export interface EtcdSnapshotScheduleStatus {
   missedRuns?: number;
   /** Conditions: Available, Progressing, Degraded and one per step kind, each with a reason and a human message. */
   conditions?: Condition[];
+  /** The step the machine last journaled: a manager whose journal is lost or damaged resumes from it mid-step. */
+  observed?: ObservedMachine;
 }

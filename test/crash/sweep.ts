@@ -9,6 +9,7 @@
  * middle and last n of each failpoint), CRASH_SETTLE_SECONDS (default 180), CRASH_BUDGET_MINUTES
  * (start no run after that; default none), CRASH_JOURNAL=keep|delete|damage (what happens to the
  * killed manager's journal before the restart: kept, deleted, or truncated to half; default keep),
+ * CRASH_POINTS=failpoint:n,... (run just these points of each scenario, without the counting run),
  * LOCALCLUSTER_KUBECONFIG (use a running local cluster instead of starting one).
  * Results: test/crash/results/latest.json; each run's journal and logs under results/runs/.
  */
@@ -41,6 +42,18 @@ if (!['keep', 'delete', 'damage'].includes(journal)) {
   process.exit(2);
 }
 const budgetMs = Number(process.env.CRASH_BUDGET_MINUTES ?? Infinity) * 60_000;
+// Given points (a window found in a clean run's log, such as a learner added and not yet answered).
+const given = (process.env.CRASH_POINTS ?? '')
+  .split(',')
+  .filter(Boolean)
+  .map((p): CrashPoint => {
+    const [failpoint = '', n = ''] = p.split(':');
+    if (!FAILPOINTS.includes(failpoint as never) || !(Number(n) >= 1)) {
+      console.error(`CRASH_POINTS: ${p} is not failpoint:n (failpoints: ${FAILPOINTS.join(', ')})`);
+      process.exit(2);
+    }
+    return { failpoint: failpoint as CrashPoint['failpoint'], n: Number(n) };
+  });
 const scenarios = SCENARIOS.filter((s) => !only || s.name === only);
 if (scenarios.length === 0 || !(per >= 1)) {
   console.error(
@@ -161,10 +174,11 @@ try {
     const countFile = path.join(runsDir, scenario.name, 'clean', 'reached.txt');
     mkdirSync(path.dirname(countFile), { recursive: true });
     writeFileSync(countFile, '');
-    const clean = await run(scenario, 'clean', undefined, countFile);
+    // Points given: no counting run.
+    const clean = given.length > 0 ? undefined : await run(scenario, 'clean', undefined, countFile);
     const done = `${countFile}.done`;
     const reached = countReached(existsSync(done) ? readFileSync(done, 'utf8') : '');
-    const points = clean.outcome === 'converged' ? choosePoints(reached, per) : [];
+    const points = !clean ? given : clean.outcome === 'converged' ? choosePoints(reached, per) : [];
     summary[scenario.name] = {
       reached,
       reachedPairs: Object.values(reached).reduce((a, b) => a + b, 0),
@@ -173,9 +187,9 @@ try {
       converged: 0,
       notReached: 0,
       failed: 0,
-      cleanSeconds: clean.seconds,
+      cleanSeconds: clean?.seconds ?? 0,
     };
-    if (clean.outcome !== 'converged') {
+    if (clean && clean.outcome !== 'converged') {
       console.log(`${scenario.name}: the clean run failed, so no failpoint is swept: ${clean.error}`);
       runs.push(clean);
     } else

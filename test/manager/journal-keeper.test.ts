@@ -14,6 +14,7 @@ import { serve } from '../../manager/main.ts';
 import { ManagerMetrics } from '../../manager/metrics.ts';
 import { ObjectRunners } from '../../manager/object-runners.ts';
 import { clusterObserved, membersListed } from '../../manager/observe.ts';
+import { RESUMED_EVENT } from '../../manager/resume.ts';
 import { DAMAGES, damageWhileOpen, tempDb } from '../journal/helpers.ts';
 
 const T0 = Date.parse('2026-11-24T08:30:00.000Z');
@@ -158,6 +159,7 @@ describe('journal keeper: a journal damaged while the manager runs', () => {
       const before = rt.keeper.journal;
       expect(rt.keeper.current).toBe(before);
       expect(before.objects().map((o) => o.ref.name)).toEqual(['demo', 'other']);
+      const lastSeq = Object.fromEntries(before.objects().map((o) => [o.ref.name, o.seq]));
 
       damageWhileOpen(rt.path, damage);
       rt.objects.set('demo', { ...cluster('demo'), spec: { ...cluster('demo').spec, replicas: 5 } });
@@ -169,7 +171,7 @@ describe('journal keeper: a journal damaged while the manager runs', () => {
       expect(rt.keeper.journal.objects()).toEqual([]);
       expect(rt.keeper.unwritable).toBeUndefined();
 
-      // Both objects are worked on the new journal: each adopted from what it shows, each told once.
+      // Both objects are worked on the new journal: each resumed from its status.observed, each told once.
       for (let round = 0; round < 3; round++) {
         expect(await rt.work('demo')).toBe('done');
         expect(await rt.work('other')).toBe('done');
@@ -178,11 +180,16 @@ describe('journal keeper: a journal damaged while the manager runs', () => {
         ['demo', true],
         ['other', true],
       ]);
+      // The new journal goes on from the step the status carries, in the same numbering.
+      const first = (uid: string) => rt.keeper.journal.timeline({ uid }, { limit: 1 })[0];
+      expect(first('uid-demo')).toMatchObject({ name: RESUMED_EVENT, seq: lastSeq.demo });
+      expect(first('uid-other')).toMatchObject({ name: RESUMED_EVENT, seq: lastSeq.other });
       expect(rt.replacedEvents().map((e) => [e.involvedObject.name, e.type])).toEqual([
         ['demo', 'Warning'],
         ['other', 'Warning'],
       ]);
       expect(rt.replacedEvents()[0]?.message).toContain(`${file}`);
+      expect(rt.replacedEvents()[0]?.message).toMatch(/resumes from step \d+ of its status.observed/);
       expect(rt.said(/the journal was damaged/)).toHaveLength(1);
       expect(rt.said(/the journal was damaged/)[0]?.reason).toMatch(/is damaged: .*malformed.*SQLITE_CORRUPT/);
       expect(rt.metrics.journalReplaced.get()).toBe(1);
