@@ -96,6 +96,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       await cut.create({
         replicas: o.scenario.before,
         ...(o.scenario.version ? { version: o.scenario.version } : {}),
+        ...(o.scenario.storage ? { storage: { ...o.scenario.storage } } : {}),
       });
       await cut.settled(o.scenario.before, o.settleMs);
       before = await cut.verify(o.scenario.before);
