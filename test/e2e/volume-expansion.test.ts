@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
-import { StorageV1Api } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, StorageV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
@@ -48,12 +48,18 @@ describe.skipIf(!hasNode)('manager: volume expansion', () => {
     manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
   });
   afterAll(async () => {
-    await storage?.patchStorageClass({ name: CLASS, body: { allowVolumeExpansion: true } }).catch(() => undefined);
+    if (storage) await expansion(true).catch(() => undefined);
     await manager?.stop();
     await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
+  /** Sets allowVolumeExpansion on the sized class (a merge patch, as kubectl patch does). */
+  const expansion = (allow: boolean) =>
+    storage.patchStorageClass(
+      { name: CLASS, body: { allowVolumeExpansion: allow } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   const pods = async (name: string): Promise<V1Pod[]> =>
     (await kube.core.listNamespacedPod({ namespace: ns, labelSelector: `etcd-operator.dev/cluster=${name}` })).items
       .filter((p) => !p.metadata?.deletionTimestamp)
@@ -138,7 +144,7 @@ describe.skipIf(!hasNode)('manager: volume expansion', () => {
       await fixed.create({ replicas: 1, storage: { size: '64Mi', storageClassName: CLASS } });
       await fixed.settled(1);
       await fixed.write('before', 10);
-      await storage.patchStorageClass({ name: CLASS, body: { allowVolumeExpansion: false } });
+      await expansion(false);
       await fixed.patchSpec({ storage: { size: '96Mi' } });
       const refused = await until(
         'VolumesExpanded False',
@@ -159,7 +165,21 @@ describe.skipIf(!hasNode)('manager: volume expansion', () => {
       expect(await claims('fixed')).toEqual([{ name: 'data-fixed-0', requested: '64Mi', capacity: '64Mi' }]);
 
       // The class allows it now; a new size is tried at once (the refused one after 5 minutes).
-      await storage.patchStorageClass({ name: CLASS, body: { allowVolumeExpansion: true } });
+      await expansion(true);
+      // The API server's admission reads classes from its cache: wait until it takes a larger claim (dry run).
+      await until('the API server allows the claim to grow', () =>
+        kube.core
+          .patchNamespacedPersistentVolumeClaim(
+            {
+              name: 'data-fixed-0',
+              namespace: ns,
+              dryRun: 'All',
+              body: { spec: { resources: { requests: { storage: '128Mi' } } } },
+            },
+            setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+          )
+          .then(() => true),
+      );
       await fixed.patchSpec({ storage: { size: '128Mi' } });
       await until(
         'VolumesExpanded True',
