@@ -24,6 +24,8 @@ export const ConditionType = {
   Defragmented: 'Defragmented',
   /** etcd's NOSPACE alarm is raised (True: writes are refused) or was disarmed (False). */
   SpaceAlarm: 'SpaceAlarm',
+  /** Every member's claim shows storage.size after it was raised (True), or why it cannot grow (False). */
+  VolumesExpanded: 'VolumesExpanded',
   /** The cluster is scaled to zero (True) or woke from it (False). */
   Dormant: 'Dormant',
   /** A member whose data was lost was replaced by a new one. */
@@ -85,6 +87,8 @@ export const ConditionReason = {
   NoSpace: 'NoSpace',
   /** The NOSPACE alarm was disarmed, or is no longer raised. */
   NoAlarm: 'NoAlarm',
+  /** A claim's StorageClass does not allow volume expansion: storage.size is not applied to it. */
+  ExpansionNotAllowed: 'ExpansionNotAllowed',
   /** A member runs in memory (storage.medium Memory) and has no volume to create. */
   NoVolumeNeeded: 'NoVolumeNeeded',
   /** Event: the journal was damaged and replaced while the manager ran; the object is adopted from what it shows. */

@@ -4,6 +4,7 @@
  * disagree (and cannot loop between each other).
  */
 import { defragDecision, spaceDecision, type MaintenanceContext } from './cluster-maintenance.ts';
+import { volumesDecision, type VolumesContext } from './cluster-volumes.ts';
 import { NO_STEP, type StepBookkeeping } from './kit.ts';
 import {
   budgetMinAvailable,
@@ -46,7 +47,7 @@ export interface Upgradee {
 }
 
 /** Everything the cluster machine knows. Plain JSON: journaled with every step. */
-export interface ClusterContext extends StepBookkeeping, MaintenanceContext {
+export interface ClusterContext extends StepBookkeeping, MaintenanceContext, VolumesContext {
   readonly cluster: ClusterObjectRef;
   /** The latest spec observed. */
   readonly spec: ClusterTarget | null;
@@ -136,8 +137,10 @@ export const DECISIONS = [
   'degraded',
   'recoveringSpace',
   'outOfSpace',
+  'resizingVolumes',
   'upgrading',
   'defragmenting',
+  'volumesRefused',
   'steady',
 ] as const;
 /** One of DECISIONS. */
@@ -229,7 +232,10 @@ export function decide(c: ClusterContext): Decision {
   // Writes are refused cluster-wide: before a roll, which can wait (cluster-maintenance.ts).
   const space = spaceDecision(c);
   if (space) return space;
+  // Growing volumes restarts nothing: before a roll. A refused one only reports, after the rest.
+  const volumes = volumesDecision(c);
+  if (volumes === 'resizingVolumes') return volumes;
   if (outdatedMembers(c).length > 0) return 'upgrading';
   if (defragDecision(c)) return 'defragmenting';
-  return 'steady';
+  return volumes ?? 'steady';
 }

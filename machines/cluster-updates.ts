@@ -12,6 +12,7 @@ import {
 } from './cluster-decide.ts';
 import { observeMaintenance, overThreshold } from './cluster-maintenance.ts';
 import { maintenanceUpdates } from './cluster-maintenance-steps.ts';
+import { volumeUpdates } from './cluster-volumes.ts';
 import { stepUpdates, toAssigns, type Update } from './kit.ts';
 import { etcdMemberFor, memberName, peerURL, preUpgradeSnapshotName, seedInitialCluster, successor } from './policy.ts';
 import type {
@@ -35,12 +36,14 @@ type Of<T extends ClusterEvent['type']> = Extract<ClusterEvent, { type: T }>;
 /** Context updates by name; each also moves `now` to the event's time (kit.ts). */
 const updates = {
   observeSpec: (c, e) => {
-    const { spec, progressDeadlineSeconds, restore, upgradeSnapshot, maintenance } = e as Of<'k8s.cluster.updated'>;
+    const { spec, progressDeadlineSeconds, restore, upgradeSnapshot, maintenance, volumeSize } =
+      e as Of<'k8s.cluster.updated'>;
     return {
       ...observeMaintenance(c, maintenance, e.at),
       spec: { replicas: spec.replicas, version: spec.version },
       progressDeadlineSeconds,
       upgradeSnapshotWanted: upgradeSnapshot === true,
+      ...(volumeSize !== undefined ? { volumeSize } : {}),
       ...(restore && !c.restore ? { restore: { verified: false } } : {}),
     };
   },
@@ -170,6 +173,7 @@ const updates = {
   markBootstrapped: () => ({ bootstrapped: true }),
   markEtcdStale: () => ({ etcdStale: true }),
   ...maintenanceUpdates,
+  ...volumeUpdates,
 } satisfies Record<string, Update<ClusterContext, ClusterEvent>>;
 
 /** The updates as xstate assign actions, by name. */

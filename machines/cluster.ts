@@ -18,6 +18,7 @@ import {
   type Decision,
 } from './cluster-decide.ts';
 import * as maintenance from './cluster-maintenance-steps.ts';
+import * as volumes from './cluster-volumes.ts';
 import * as act from './cluster-updates.ts';
 import { CLUSTER_INTENTS, type ClusterIntent } from './intents.ts';
 import * as kit from './kit.ts';
@@ -52,6 +53,8 @@ const STATE_OF: Record<Decision, string> = {
   recoveringSpace: '#cluster.recoveringSpace',
   outOfSpace: '#cluster.outOfSpace',
   defragmenting: '#cluster.defragmenting',
+  resizingVolumes: '#cluster.resizingVolumes',
+  volumesRefused: '#cluster.volumesRefused',
   steady: '#cluster.steady',
 };
 
@@ -65,6 +68,7 @@ const machine = setup({
   guards: {
     ...kit.stepGuards,
     ...maintenance.maintenanceGuards,
+    ...volumes.volumeGuards,
     ...kit.decisionGuards(decide),
     targetOutdated: ({ context }) =>
       context.spec !== null &&
@@ -262,6 +266,7 @@ export const clusterMachine = machine.createMachine({
     'etcd.unreachable': { actions: 'observeUnreachable' },
     'k8s.restoreJob.observed': { actions: 'observeRestoreJob' },
     'k8s.upgradeSnapshots.listed': { actions: 'observeUpgradeSnapshots' },
+    'k8s.claims.listed': { actions: 'observeClaims' },
     'timer.tick': { actions: 'observeTime' },
   },
   states: {
@@ -508,6 +513,43 @@ export const clusterMachine = machine.createMachine({
     defragmenting: {
       entry: ['beginDefrag', 'beginStep'],
       ...defragWalk('defragRun', 'defragmenting', { target: '#cluster.observing', actions: ['finishDefrag'] }),
+    },
+    // storage.size was raised: each member's claim is asked for it, one patch at a time, then every
+    // claim's capacity must show it (the node grew the file system the Pod sees). A spec edit while
+    // a slow resize is awaited is taken; the claims already asked are not asked again.
+    resizingVolumes: {
+      entry: ['beginGrow', 'beginStep'],
+      initial: 'next',
+      states: {
+        next: {
+          always: [
+            { guard: 'claimToPatch', target: 'patching', actions: ['chooseClaim'] },
+            { target: 'awaitingCapacity' },
+          ],
+        },
+        patching: kit.attempt(
+          'cluster',
+          { target: '#cluster.resizingVolumes.next', actions: ['recordPatched'] },
+          { type: 'growVolume', params: volumes.growVolumeParams },
+          [{ guard: 'expansionNotAllowed', target: '#cluster.deciding', actions: ['markGrowRefused'] }],
+        ),
+        awaitingCapacity: {
+          always: [
+            { guard: 'volumesGrown', target: '#cluster.observing', actions: 'finishGrow' },
+            { guard: 'targetOutdated', target: '#cluster.deciding', actions: 'latchTarget' },
+            { guard: { type: 'otherStep', params: { decision: 'resizingVolumes' } }, target: '#cluster.deciding' },
+          ],
+        },
+      },
+    },
+    // The StorageClass refuses expansion: said, and tried again after GROW_RECHECK_MS or when the
+    // size changes. Everything else goes on meanwhile; members made now get the new size.
+    volumesRefused: {
+      tags: [TAG.resting, TAG.idle, TAG.warning],
+      always: [
+        { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },
+        { guard: kit.undecided('volumesRefused'), target: 'deciding' },
+      ],
     },
     steady: {
       tags: [TAG.resting, TAG.idle],

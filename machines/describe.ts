@@ -6,6 +6,7 @@ import { clusterMachine } from './cluster.ts';
 import type { ClusterContext } from './cluster-decide.ts';
 import { liveVoters, preUpgradeSnapshot, wantedBudget } from './cluster-decide.ts';
 import { defragMessage, maintenanceNote, outOfSpaceMessage, spaceMessage } from './describe-maintenance.ts';
+import { growMessage, refusedMessage } from './cluster-volumes.ts';
 import type { MemberContext } from './member-decide.ts';
 import { expectedWait, preUpgradeSnapshotName, type HoldCode, type StepFailures } from './policy.ts';
 import { pathHasTag, TAG } from './tags.ts';
@@ -178,6 +179,12 @@ export function describeCluster(path: string, c: ClusterContext): Described {
       break;
     case 'outOfSpace':
       message = outOfSpaceMessage(c);
+      break;
+    case 'resizingVolumes':
+      message = growMessage(sub, c);
+      break;
+    case 'volumesRefused':
+      message = refusedMessage(c);
       break;
     case 'observing':
       message = `waiting for etcd's member list after the last change${retarget(c)}`;

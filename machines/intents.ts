@@ -53,6 +53,15 @@ export interface SetMemberVersionParams {
   readonly version: string;
 }
 
+/**
+ * Parameters of growVolume: the member whose PersistentVolumeClaim is asked to grow, and the size
+ * (a quantity, as spec.storage.size writes it). A claim already asking for as much is left alone.
+ */
+export interface GrowVolumeParams {
+  readonly member: string;
+  readonly size: string;
+}
+
 /** Parameters of moveLeader: the leader to move leadership off, and the voter to give it to. */
 export interface MoveLeaderParams {
   /** The member leadership moves off (by name and hex ID). */
@@ -157,6 +166,7 @@ export interface IntentParams {
   readonly removeEtcdMember: RemoveEtcdMemberParams;
   readonly setDormant: SetDormantParams;
   readonly setMemberVersion: SetMemberVersionParams;
+  readonly growVolume: GrowVolumeParams;
   readonly moveLeader: MoveLeaderParams;
   readonly defragment: DefragmentParams;
   readonly compact: CompactParams;
@@ -195,6 +205,7 @@ export const CLUSTER_INTENTS = [
   'removeEtcdMember',
   'setDormant',
   'setMemberVersion',
+  'growVolume',
   'moveLeader',
   'defragment',
   'compact',

@@ -8,7 +8,10 @@
  */
 
 import type { ClusterIntent, MemberIntent, ScheduleIntent, SnapshotIntent } from './intents.ts';
+import type { ClaimObservation, VolumeSize } from './cluster-volumes.ts';
 import type { OwnedSnapshot } from './schedule/index.ts';
+
+export type { ClaimObservation, VolumeSize } from './cluster-volumes.ts';
 
 export type * from './intents.ts';
 
@@ -127,6 +130,8 @@ export type ClusterEvent =
       readonly upgradeSnapshot?: boolean;
       /** spec.maintenance and the backend quota (absent in older journals: none, etcd's default). */
       readonly maintenance?: MaintenanceSpec;
+      /** spec.storage.size; null for storage.medium Memory (absent in older journals). */
+      readonly volumeSize?: VolumeSize | null;
     }
   | { readonly type: 'k8s.cluster.deleted'; readonly at: number }
   | { readonly type: 'k8s.members.listed'; readonly at: number; readonly members: readonly MemberObservation[] }
@@ -138,6 +143,7 @@ export type ClusterEvent =
       readonly at: number;
       readonly snapshots: readonly PreUpgradeSnapshot[];
     }
+  | { readonly type: 'k8s.claims.listed'; readonly at: number; readonly claims: readonly ClaimObservation[] }
   | { readonly type: 'timer.tick'; readonly at: number }
   | EffectOutcome<ClusterIntent['type']>;
 

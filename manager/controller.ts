@@ -29,6 +29,7 @@ import type { JournalKeeper } from './journal-keeper.ts';
 import type { ManagerMetrics } from './metrics.ts';
 import { dataLostObserved } from './data-check.ts';
 import {
+  claimsListed,
   clusterObserved,
   memberObserved,
   membersListed,
@@ -249,6 +250,13 @@ export class Controller {
     // The machine decides nothing until it has both (a journal-less one adopts what it finds).
     await entry.runner.feed(membersListed(name, this.#membersOf(ns, name), at));
     await entry.runner.feed(clusterObserved(object, at));
+    await entry.runner.feed(
+      claimsListed(
+        name,
+        this.#pvcs.list().filter((p) => p.metadata?.namespace === ns),
+        at,
+      ),
+    );
     if (object.spec.bootstrap?.restore) {
       const pods = this.#jobPods.list().filter((p) => p.metadata?.namespace === ns);
       const job = jobObservation(this.#jobs.get(ns, restoreJobName(name)), pods);

@@ -6,11 +6,13 @@
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdMember, EtcdSnapshot } from '../api/v1alpha1/index.ts';
 import type {
+  ClaimObservation,
   ClusterEvent,
   MaintenanceSpec,
   MemberEvent,
   MemberObservation,
   PreUpgradeSnapshot,
+  VolumeSize,
 } from '../machines/types.ts';
 import { quantityBytes } from '../effects/kubernetes/build-etcd-args.ts';
 import { LABEL } from '../effects/kubernetes/meta.ts';
@@ -29,7 +31,45 @@ export function clusterObserved(cluster: EtcdCluster, at: number): ClusterEvent 
     ...(cluster.spec.bootstrap?.restore ? { restore: true } : {}),
     ...(cluster.spec.upgrade?.snapshot ? { upgradeSnapshot: true } : {}),
     maintenance: maintenanceObserved(cluster.spec),
+    volumeSize: volumeSizeObserved(cluster.spec),
   };
+}
+
+/** spec.storage.size as written and in bytes; null for storage.medium Memory (no claims to grow). */
+export function volumeSizeObserved(spec: EtcdCluster['spec']): VolumeSize | null {
+  // The API server defaults it; an object built by hand (a test) may lack it.
+  const storage = spec.storage as EtcdCluster['spec']['storage'] | undefined;
+  if (!storage || storage.medium === 'Memory') return null;
+  const b = bytes(storage.size);
+  return b === null ? null : { quantity: String(storage.size), bytes: b };
+}
+
+/** Resize conditions that say the resize failed, as a claim reports them. */
+const RESIZE_ERRORS = ['ControllerResizeError', 'NodeResizeError'];
+
+/** The cluster machine's view of its members' claims (labelled with the cluster and a member), by member. */
+export function claimsListed(cluster: string, pvcs: readonly V1PersistentVolumeClaim[], at: number): ClusterEvent {
+  const claims: ClaimObservation[] = pvcs
+    .filter((p) => p.metadata?.labels?.[LABEL.cluster] === cluster && p.metadata.labels[LABEL.member])
+    .filter((p) => !p.metadata?.deletionTimestamp)
+    .map((p) => {
+      const bound = p.status?.phase === 'Bound';
+      const conditions = p.status?.conditions ?? [];
+      const error = conditions.find((c) => RESIZE_ERRORS.includes(c.type) && c.status === 'True');
+      const infeasible = Object.values(p.status?.allocatedResourceStatuses ?? {}).find((s) => s.endsWith('Infeasible'));
+      const failure = error ? `${error.type}: ${error.message ?? ''}` : infeasible;
+      const pending = conditions.some((c) => c.type === 'FileSystemResizePending' && c.status === 'True');
+      return {
+        member: p.metadata?.labels?.[LABEL.member] ?? '',
+        storageClass: p.spec?.storageClassName ?? '',
+        requested: bytes(p.spec?.resources?.requests?.['storage']) ?? 0,
+        capacity: bound ? bytes(p.status?.capacity?.['storage']) : null,
+        ...(pending ? { pending } : {}),
+        ...(failure ? { failure } : {}),
+      };
+    })
+    .sort((a, b) => a.member.localeCompare(b.member, 'en', { numeric: true }));
+  return { type: 'k8s.claims.listed', at, claims };
 }
 
 /** A quantity in bytes; null when absent (or not one the API server should have let through). */

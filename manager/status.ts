@@ -9,6 +9,7 @@ import { liveVoters, outdatedMembers, type ClusterContext } from '../machines/cl
 import { clusterMachine } from '../machines/cluster.ts';
 import { describeCluster } from '../machines/describe.ts';
 import { noSpaceRaised } from '../machines/cluster-maintenance.ts';
+import { growProgress, volumesDecision } from '../machines/cluster-volumes.ts';
 import { defragSummary, spaceAlarmMessage, spaceDisarmedMessage } from '../machines/describe-maintenance.ts';
 import { etcdMemberFor, quorum } from '../machines/policy.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
@@ -41,6 +42,13 @@ const COMPLETES: Readonly<
   removingOrphan: {
     type: ConditionType.OrphanRemoved,
     message: () => 'an etcd member no EtcdMember accounted for was removed',
+  },
+  resizingVolumes: {
+    type: ConditionType.VolumesExpanded,
+    message: (c) =>
+      `every member's volume claim shows ${c.volumeSize?.quantity ?? '?'}: ${c.volumeSize ? growProgress(c, c.volumeSize.bytes) : ''}`,
+    // Left for another step with claims still to grow: not done yet.
+    done: (c) => volumesDecision(c) === null,
   },
   defragmenting: {
     type: ConditionType.Defragmented,
@@ -145,6 +153,13 @@ export function clusterStatus(
     });
   }
 
+  if (topState(step.to) === 'volumesRefused')
+    set.push({
+      type: ConditionType.VolumesExpanded,
+      status: 'False',
+      reason: ConditionReason.ExpansionNotAllowed,
+      message,
+    });
   // Shown from the first alarm on: True at once, whatever step is in flight; False once it is gone.
   if (noSpaceRaised(c) || previous?.conditions?.some((x) => x.type === ConditionType.SpaceAlarm)) {
     set.push(

@@ -25,7 +25,7 @@ export const storage = s.object(
   'Where each member keeps its data directory.',
   {
     size: s.quantity(
-      "Size of each member's volume (PersistentVolumeClaim or Memory emptyDir size limit). May grow, never shrink.",
+      "Size of each member's volume (PersistentVolumeClaim or Memory emptyDir size limit). May grow, never shrink: raising it expands every member's claim in place, one claim at a time, where its StorageClass allows volume expansion (allowVolumeExpansion), and members made later get the new size. Fixed for storage.medium Memory.",
       {
         default: '1Gi',
         rules: [
@@ -35,7 +35,8 @@ export const storage = s.object(
           },
           {
             rule: '!isQuantity(string(self)) || quantity(string(self)).compareTo(quantity(string(oldSelf))) >= 0',
-            message: 'storage.size cannot shrink',
+            message:
+              'storage.size cannot shrink: a PersistentVolumeClaim can only grow, so a smaller size would never apply to the members that have one',
           },
         ],
       },
@@ -64,6 +65,12 @@ export const storage = s.object(
         rule: "(has(self.storageClassName) ? self.storageClassName : '') == (has(oldSelf.storageClassName) ? oldSelf.storageClassName : '')",
         message: 'storage.storageClassName cannot change after creation',
         fieldPath: '.storageClassName',
+      },
+      {
+        rule: "!has(self.medium) || self.medium != 'Memory' || !isQuantity(string(self.size)) || !isQuantity(string(oldSelf.size)) || quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) == 0",
+        message:
+          "storage.size cannot change with storage.medium Memory: each member's data lives in its Pod's memory, whose size limit is set when the Pod is made",
+        fieldPath: '.size',
       },
       {
         rule: "!has(self.medium) || self.medium != 'Memory' || !has(self.storageClassName) || self.storageClassName == ''",

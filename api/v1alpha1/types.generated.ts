@@ -82,7 +82,7 @@ export interface EtcdClusterSpec {
 
 /** Where each member keeps its data directory. */
 export interface StorageSpec {
-  /** Size of each member's volume (PersistentVolumeClaim or Memory emptyDir size limit). May grow, never shrink. */
+  /** Size of each member's volume (PersistentVolumeClaim or Memory emptyDir size limit). May grow, never shrink: raising it expands every member's claim in place, one claim at a time, where its StorageClass allows volume expansion (allowVolumeExpansion), and members made later get the new size. Fixed for storage.medium Memory. */
   size: string | number;
   /** Memory keeps the data directory in RAM (emptyDir medium Memory): fast, but a member whose Pod goes loses its data and is replaced. Empty means a PersistentVolumeClaim. Fixed at creation. */
   medium?: '' | 'Memory';

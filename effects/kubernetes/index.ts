@@ -5,6 +5,7 @@ import { createPVC } from './create-pvc.ts';
 import { deleteMember } from './delete-member.ts';
 import { deletePod } from './delete-pod.ts';
 import { ensureServices } from './ensure-services.ts';
+import { growVolume } from './grow-volume.ts';
 import { releaseFinalizer } from './release-finalizer.ts';
 import { createRestoreJob } from './restore-job.ts';
 import { setDisruptionBudget } from './set-disruption-budget.ts';
@@ -21,6 +22,7 @@ export const kubernetesHandlers = {
   deleteMember,
   setDormant,
   setMemberVersion,
+  growVolume,
   createUpgradeSnapshot,
   createPVC,
   createPod,

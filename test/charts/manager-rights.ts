@@ -19,7 +19,7 @@ export const MANAGER_RIGHTS: readonly (readonly [string, string, string])[] = [
   ['etcd-operator.dev', 'etcdsnapshotschedules/status', 'patch'],
   ['batch', 'jobs', 'get list watch create delete'],
   ['', 'pods', 'get list watch create delete'],
-  ['', 'persistentvolumeclaims', 'get list watch create'],
+  ['', 'persistentvolumeclaims', 'get list watch create patch'],
   ['', 'services', 'get create patch'],
   ['', 'events', 'create patch'],
   ['policy', 'poddisruptionbudgets', 'get create update delete'],

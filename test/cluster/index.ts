@@ -11,7 +11,7 @@ import { startControlPlane } from './controlplane/index.ts';
 import { startNetwork } from './network/index.ts';
 import type { LocalNetwork } from './network/index.ts';
 import { startNode } from './node/index.ts';
-import { startStorage } from './storage/index.ts';
+import { SIZED_SCOPE, startStorage } from './storage/index.ts';
 import type { Kubectl, Log, NodeAgent, Storage } from './types.ts';
 
 /** Options of startLocalCluster. */
@@ -72,6 +72,9 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     stops.push(() => network.stop());
     const storage = await startStorage({ dir: path.join(dir, 'storage'), kubeconfigPath, log });
     stops.push(() => storage.stop());
+    // Class local-sized: tmpfs volumes whose size a Pod sees (the node, hence root, is here).
+    const sized = await startStorage({ dir: path.join(dir, 'storage-sized'), kubeconfigPath, log }, SIZED_SCOPE);
+    stops.push(() => sized.stop());
     const hostsFile = network.hostsFile;
     const node = await startNode({ dir: path.join(dir, 'node'), kubeconfigPath, hostsFile, log });
     stops.push(() => node.stop());

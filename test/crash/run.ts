@@ -106,6 +106,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       await cut.create({
         replicas: o.scenario.before,
         ...(o.scenario.version ? { version: o.scenario.version } : {}),
+        ...(o.scenario.storage ? { storage: { ...o.scenario.storage } } : {}),
         ...spec,
       });
       await cut.settled(o.scenario.before, o.settleMs);

@@ -41,6 +41,8 @@ export interface Scenario {
   readonly version?: string;
   /** With client and peer TLS from Secrets (test/e2e/tls-cluster.ts), reached over TLS. */
   readonly tls?: boolean;
+  /** The storage the cluster is created with before the action (the default when absent). */
+  readonly storage?: { readonly size: string; readonly storageClassName?: string };
   /** Does what a user does and waits until the operator says it is done. */
   action(cut: ClusterUnderTest, ctx: ActionContext): Promise<void>;
   /** Throws when etcd after does not agree with etcd before in the way the scenario demands. */
@@ -178,6 +180,35 @@ async function scheduleEveryMinute(cut: ClusterUnderTest, ctx: ActionContext): P
     throw new Error(`unexpected snapshots ${names.join(', ')}`);
 }
 
+/** The same members with the same IDs before and after: restarted or grown in place, none replaced. */
+const sameMembers: NonNullable<Scenario['check']> = (before, after) => {
+  const was = JSON.stringify([...(before?.members ?? [])].sort());
+  const is = JSON.stringify([...after.members].sort());
+  if (was !== is) throw new Error(`members ${was} became ${is}`);
+};
+
+/** storage.size 64Mi -> 128Mi on the sized class: done once every claim asks for and shows 128Mi. */
+async function growVolumes(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  await cut.patchSpec({ storage: { size: '128Mi' } });
+  await until(
+    'every claim at 128Mi, VolumesExpanded True',
+    async () => {
+      const claims = await ctx.core.listNamespacedPersistentVolumeClaim({
+        namespace: cut.namespace,
+        labelSelector: `etcd-operator.dev/cluster=${cut.name}`,
+      });
+      const grown = claims.items.filter(
+        (c) => c.spec?.resources?.requests?.['storage'] === '128Mi' && c.status?.capacity?.['storage'] === '128Mi',
+      );
+      const c = await cut.get();
+      const expanded = c.status?.conditions?.some((x) => x.type === 'VolumesExpanded' && x.status === 'True');
+      return claims.items.length === 3 && grown.length === 3 && expanded ? true : undefined;
+    },
+    ctx.settleMs,
+  );
+  await cut.settled(3, ctx.settleMs);
+}
+
 /** The scenarios, in the order the sweep runs them. */
 export const SCENARIOS: readonly Scenario[] = [
   {
@@ -268,6 +299,14 @@ export const SCENARIOS: readonly Scenario[] = [
       const is = JSON.stringify([...after.members].sort());
       if (was !== is) throw new Error(`members ${was} became ${is}`);
     },
+  },
+  {
+    name: 'grow',
+    before: 3,
+    after: 3,
+    storage: { size: '64Mi', storageClassName: 'local-sized' },
+    action: growVolumes,
+    check: sameMembers,
   },
   { name: 'snapshot', before: 1, after: 1, action: snapshotToPVC },
   { name: 'restore', before: 1, after: 1, action: restoreFromSnapshot },

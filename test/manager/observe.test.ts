@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { LABEL } from '../../effects/kubernetes/meta.ts';
 import {
+  claimsListed,
   clusterObserved,
   memberObserved,
   membersListed,
@@ -40,10 +43,53 @@ describe('manager: what the watches see becomes machine events', () => {
       spec: { replicas: 3, version: '3.6.16' },
       progressDeadlineSeconds: 600,
       maintenance: { defrag: null, quotaBytes: null },
+      volumeSize: { quantity: '1Gi', bytes: 2 ** 30 },
     });
     expect(clusterObserved(cluster({ deletionTimestamp: new Date() }), 7)).toEqual({
       type: 'k8s.cluster.deleted',
       at: 7,
+    });
+  });
+
+  it("storage.size reaches the cluster machine in bytes (none in memory), and each member's claim as the claim says", () => {
+    const memory = cluster();
+    memory.spec.storage = { size: '256Mi', medium: 'Memory' };
+    expect(clusterObserved(memory, 7)).toMatchObject({ volumeSize: null });
+    const claim = (member: string, o: Partial<V1PersistentVolumeClaim['status']> & { request?: string } = {}) => ({
+      metadata: { name: `data-${member}`, labels: { [LABEL.cluster]: 'demo', [LABEL.member]: member } },
+      spec: { storageClassName: 'local-sized', resources: { requests: { storage: o.request ?? '128Mi' } } },
+      status: { phase: 'Bound', capacity: { storage: '64Mi' }, ...o },
+    });
+    const other = { ...claim('other-0'), metadata: { name: 'data-other-0', labels: { [LABEL.cluster]: 'other' } } };
+    const event = claimsListed(
+      'demo',
+      [
+        claim('demo-10', { capacity: { storage: '128Mi' } }),
+        claim('demo-2', {
+          conditions: [{ type: 'ControllerResizeError', status: 'True', message: 'quota exceeded' }],
+        }),
+        claim('demo-1', { conditions: [{ type: 'FileSystemResizePending', status: 'True' }] }),
+        { ...claim('demo-3'), status: { phase: 'Pending' } },
+        other,
+      ],
+      7,
+    );
+    const Mi = 2 ** 20;
+    expect(event).toEqual({
+      type: 'k8s.claims.listed',
+      at: 7,
+      claims: [
+        { member: 'demo-1', storageClass: 'local-sized', requested: 128 * Mi, capacity: 64 * Mi, pending: true },
+        {
+          member: 'demo-2',
+          storageClass: 'local-sized',
+          requested: 128 * Mi,
+          capacity: 64 * Mi,
+          failure: 'ControllerResizeError: quota exceeded',
+        },
+        { member: 'demo-3', storageClass: 'local-sized', requested: 128 * Mi, capacity: null },
+        { member: 'demo-10', storageClass: 'local-sized', requested: 128 * Mi, capacity: 128 * Mi },
+      ],
     });
   });
 

@@ -387,6 +387,63 @@ describe('manager: the status of maintenance', () => {
     });
   });
 
+  it('growing volumes says each member, then VolumesExpanded True; a refusing StorageClass is VolumesExpanded False (ExpansionNotAllowed)', () => {
+    const sized = (size: number): ClusterEvent => ({
+      type: 'k8s.cluster.updated',
+      at: at(),
+      spec: { replicas: 1, version: '3.6.16' },
+      progressDeadlineSeconds: 600,
+      volumeSize: { quantity: `${size}Mi`, bytes: size * MiB },
+    });
+    const claim = (requested: number, capacity: number): ClusterEvent => ({
+      type: 'k8s.claims.listed',
+      at: at(),
+      claims: [{ member: 'demo-0', storageClass: 'local-sized', requested: requested * MiB, capacity: capacity * MiB }],
+    });
+    const { d, step } = cluster();
+    step(claim(64, 64));
+    step(sized(64));
+    const asking = step(sized(128));
+    expect(d.state).toBe('resizingVolumes.patching.running');
+    expect(condition(asking, 'Progressing')).toMatchObject({
+      status: 'True',
+      reason: 'ResizingVolumes',
+      message: expect.stringMatching(
+        /^growing volumes to 128Mi: demo-0 to ask; asking the claim of demo-0 for 128Mi \(since .*\)$/,
+      ) as string,
+    });
+    step({ type: 'effect.growVolume.succeeded', at: at(), result: { patched: true } });
+    step(claim(128, 64));
+    const done = step(claim(128, 128));
+    expect(d.state).toBe('steady');
+    expect(condition(done, 'VolumesExpanded')).toMatchObject({
+      status: 'True',
+      reason: 'Completed',
+      message: "every member's volume claim shows 128Mi: demo-0 done",
+    });
+
+    step(sized(256));
+    const refused = step({
+      type: 'effect.growVolume.failed',
+      at: at(),
+      error: {
+        code: 'ERR_VOLUME_EXPANSION_NOT_ALLOWED',
+        message: 'StorageClass local-sized does not',
+        retryable: false,
+      },
+    });
+    expect(d.state).toBe('volumesRefused');
+    expect(condition(refused, 'VolumesExpanded')).toMatchObject({
+      status: 'False',
+      reason: 'ExpansionNotAllowed',
+      message: expect.stringContaining(
+        "storage.size 256Mi is not applied to the members' volumes: StorageClass local-sized does not. Tried again at",
+      ) as string,
+    });
+    expect(condition(refused, 'Progressing')).toMatchObject({ status: 'False', reason: 'VolumesRefused' });
+    expect(condition(refused, 'Available')).toMatchObject({ status: 'True' });
+  });
+
   it('NOSPACE shows at once as SpaceAlarm and Degraded (NoSpace) naming the quota; SpaceAlarm is False once disarmed', () => {
     const { step } = cluster();
     const before = step(withSpec({ defrag: null, quotaBytes: 16 * MiB }));

@@ -10,12 +10,14 @@ import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from
 import type { ControllerOptions, Storage } from '../types.ts';
 import { Serial, startInformer } from '../network/informer.ts';
 import { StorageError } from './errors.ts';
+import { mountedUnder, mountSized, resizeSized, restoreSaved, saveAndUnmount, unmountSized } from './tmpfs.ts';
 import { wipeVolume } from './wipeVolume.ts';
 import { DEFAULT_SCOPE, plan, storageClass } from './volumes.ts';
 import type { Action, Scope } from './volumes.ts';
 
 export { StorageError } from './errors.ts';
 export { wipeVolume } from './wipeVolume.ts';
+export { SIZED_SCOPE } from './volumes.ts';
 
 /**
  * Starts the provisioner; resolves once its StorageClass exists and claims and volumes are
@@ -60,9 +62,23 @@ export async function startStorage(opts: ControllerOptions, scope: Scope = DEFAU
     log,
   );
 
+  const sized = scope.sized === true;
+  const volumesDir = path.join(root, 'volumes');
+  /** Where a sized volume's data waits while the provisioner is stopped. */
+  const savedDir = (dir: string): string => path.join(root, 'saved', path.basename(dir));
+
   async function reconcile(): Promise<void> {
-    const dirs = await readdir(path.join(root, 'volumes'));
-    const input = { claims: claims.list(), volumes: volumes.list(), classes: classes.list(), root, dirs };
+    const dirs = await readdir(volumesDir);
+    const mounted = sized ? await mountedUnder(volumesDir) : [];
+    const input = {
+      claims: claims.list(),
+      volumes: volumes.list(),
+      classes: classes.list(),
+      root,
+      dirs,
+      mounted,
+      sized,
+    };
     for (const action of plan({ ...input, provisioner: scope.provisioner })) await apply(action);
   }
 
@@ -70,22 +86,31 @@ export async function startStorage(opts: ControllerOptions, scope: Scope = DEFAU
     switch (action.type) {
       case 'create':
         await mkdir(action.dir, { recursive: true });
+        if (action.bytes) await mountSized(action.dir, action.bytes);
         // A second pass may run before the volume informer has seen the first create: 409 is done.
         if (await ignore(409, core.createPersistentVolume({ body: action.volume }))) {
           log(`storage: provisioned ${action.volume.metadata?.name} for ${claimName(action.volume)}`);
         }
         return;
       case 'delete':
+        if (action.dir && sized) await unmountSized(action.dir);
         if (action.dir) await rm(action.dir, { recursive: true, force: true });
         await ignore(404, core.deletePersistentVolume({ name: action.name }));
         log(`storage: deleted ${action.name} and its data`);
         return;
       case 'sweep':
+        if (sized) await unmountSized(action.dir);
         await rm(action.dir, { recursive: true, force: true });
         log(`storage: removed ${action.dir}, which no claim or volume refers to`);
         return;
       case 'grow':
+        // The file system first: the claim says the new size only once the Pod can see it.
+        if (action.dir && action.bytes) await resizeSized(action.dir, action.bytes);
         await grow(action.volume, action.claim, action.size);
+        return;
+      case 'mount':
+        await mountSized(action.dir, action.bytes);
+        if (await restoreSaved(savedDir(action.dir), action.dir)) log(`storage: restored ${action.dir} from its copy`);
         return;
     }
   }
@@ -120,6 +145,14 @@ export async function startStorage(opts: ControllerOptions, scope: Scope = DEFAU
     async stop(): Promise<void> {
       await Promise.all([claims.stop(), volumes.stop(), classes.stop()]);
       await serial.close();
+      // A tmpfs would hold its data only as long as it is mounted: the data is copied out, and
+      // put back when the next start (same dir) mounts the volume again. Nothing stays mounted.
+      if (sized)
+        for (const uid of await mountedUnder(volumesDir)) {
+          const dir = path.join(volumesDir, uid);
+          await saveAndUnmount(dir, savedDir(dir));
+          log(`storage: unmounted ${dir}, its data kept in ${savedDir(dir)}`);
+        }
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { parseQuantity } from './quantity.ts';
-import { plan as planFor, volumeFor } from './volumes.ts';
+import { plan as planFor, SIZED_SCOPE, volumeFor } from './volumes.ts';
 
 const classes = [{ metadata: { name: 'local' }, provisioner: 'etcd-operator.dev/local-process' }];
 const plan = (claims: V1PersistentVolumeClaim[], volumes: V1PersistentVolume[], root: string) =>
@@ -88,6 +88,64 @@ describe('storage plan', () => {
     expect(plan([bigger], [bound(claim('1Gi'))], root)).toMatchObject([
       { type: 'grow', volume: 'pvc-c1', size: '2Gi' },
     ]);
+  });
+});
+
+describe('storage plan: the sized class (tmpfs volumes a Pod sees the size of)', () => {
+  const sizedClasses = [{ metadata: { name: 'local-sized' }, provisioner: SIZED_SCOPE.provisioner }];
+  const sizedClaim = (size: string) => claim(size, { storageClassName: 'local-sized' });
+  const sizedVolume = (size: string, phase = 'Bound') => ({
+    ...volumeFor(sizedClaim(size), root, SIZED_SCOPE.provisioner),
+    status: { phase },
+  });
+  const plan = (claims: V1PersistentVolumeClaim[], volumes: V1PersistentVolume[], mounted: string[] = ['c1']) =>
+    planFor({
+      claims,
+      volumes,
+      classes: sizedClasses,
+      root,
+      provisioner: SIZED_SCOPE.provisioner,
+      sized: true,
+      mounted,
+    });
+
+  it('provisions a tmpfs of the claimed size before the volume', () => {
+    expect(plan([sizedClaim('64Mi')], [], [])).toMatchObject([
+      {
+        type: 'create',
+        dir: '/data/volumes/c1',
+        bytes: 64 * 2 ** 20,
+        volume: { spec: { capacity: { storage: '64Mi' } } },
+      },
+    ]);
+  });
+
+  it('grows by remounting its directory at the new size, then the volume and claim say so', () => {
+    expect(plan([sizedClaim('128Mi')], [sizedVolume('64Mi')])).toEqual([
+      expect.objectContaining({ type: 'grow', size: '128Mi', dir: '/data/volumes/c1', bytes: 128 * 2 ** 20 }),
+    ]);
+  });
+
+  it('mounts again, at the volume size, a volume whose tmpfs is gone (a restart), and only then grows it', () => {
+    expect(plan([sizedClaim('64Mi')], [sizedVolume('64Mi')], [])).toEqual([
+      { type: 'mount', dir: '/data/volumes/c1', bytes: 64 * 2 ** 20 },
+    ]);
+    expect(plan([sizedClaim('128Mi')], [sizedVolume('64Mi')], []).map((a) => a.type)).toEqual(['mount', 'grow']);
+  });
+
+  it('a volume mounted at its size needs nothing; a released one is deleted (the provisioner unmounts it first)', () => {
+    expect(plan([sizedClaim('64Mi')], [sizedVolume('64Mi')])).toEqual([]);
+    expect(plan([], [sizedVolume('64Mi', 'Released')])).toEqual([
+      { type: 'delete', name: 'pvc-c1', dir: '/data/volumes/c1' },
+    ]);
+  });
+
+  it('the default class stays plain directories: no size, no mount', () => {
+    const [create] = planFor({ claims: [claim('64Mi')], volumes: [], classes, root });
+    expect(create).not.toHaveProperty('bytes');
+    expect(planFor({ claims: [claim('2Gi')], volumes: [bound(claim('1Gi'))], classes, root })[0]).not.toHaveProperty(
+      'dir',
+    );
   });
 });
 

@@ -12,12 +12,23 @@ export const PROVISIONER = 'etcd-operator.dev/local-process';
 export const STORAGE_CLASS = 'local';
 const PROVISIONED_BY = 'pv.kubernetes.io/provisioned-by';
 
-/** One step the provisioner takes. */
+/**
+ * One step the provisioner takes. `bytes` is set for a sized scope: the directory is then a tmpfs
+ * of that size (made, or remounted larger, before the volume or claim says so).
+ */
 export type Action =
-  | { readonly type: 'create'; readonly volume: V1PersistentVolume; readonly dir: string }
+  | { readonly type: 'create'; readonly volume: V1PersistentVolume; readonly dir: string; readonly bytes?: number }
   | { readonly type: 'delete'; readonly name: string; readonly dir: string }
   | { readonly type: 'sweep'; readonly dir: string }
-  | { readonly type: 'grow'; readonly volume: string; readonly claim: V1PersistentVolumeClaim; readonly size: string };
+  | {
+      readonly type: 'grow';
+      readonly volume: string;
+      readonly claim: V1PersistentVolumeClaim;
+      readonly size: string;
+      readonly dir?: string;
+      readonly bytes?: number;
+    }
+  | { readonly type: 'mount'; readonly dir: string; readonly bytes: number };
 
 /** Which claims a provisioner serves: those whose class names it. */
 export interface Scope {
@@ -25,10 +36,20 @@ export interface Scope {
   readonly storageClass: string;
   /** Whether the class is the cluster's default (claims without a class get it). */
   readonly isDefault: boolean;
+  /** Each volume is a tmpfs of the claim's size, so a Pod sees the size (statfs, df) and grows with it. */
+  readonly sized?: boolean;
 }
 
 /** The cluster's provisioner: class `local`, the default. */
 export const DEFAULT_SCOPE: Scope = { provisioner: PROVISIONER, storageClass: STORAGE_CLASS, isDefault: true };
+
+/** The class `local-sized`: volumes whose size the Pod sees, grown in place (needs root: mount). */
+export const SIZED_SCOPE: Scope = {
+  provisioner: 'etcd-operator.dev/local-sized',
+  storageClass: 'local-sized',
+  isDefault: false,
+  sized: true,
+};
 
 /** The StorageClass served by this provisioner. */
 export function storageClass(scope: Scope = DEFAULT_SCOPE): V1StorageClass {
@@ -102,11 +123,14 @@ export interface PlanInput {
   readonly provisioner?: string;
   /** Names of the directories under `root/volumes` (claim uids). */
   readonly dirs?: readonly string[];
+  /** Sized scope: the claim uids whose directory is mounted now (a tmpfs of ours). */
+  readonly mounted?: readonly string[];
+  readonly sized?: boolean;
 }
 
 /** The steps that bring volumes in line with claims: provision, reclaim, grow. */
 export function plan(input: PlanInput): Action[] {
-  const { claims, volumes, classes, root, provisioner = PROVISIONER, dirs = [] } = input;
+  const { claims, volumes, classes, root, provisioner = PROVISIONER, dirs = [], mounted = [], sized = false } = input;
   const actions: Action[] = [];
   const ours = (v: V1PersistentVolume): boolean => isOurs(v, provisioner);
   const byClaim = new Map(volumes.filter(ours).map((v) => [v.spec?.claimRef?.uid ?? '', v]));
@@ -117,14 +141,20 @@ export function plan(input: PlanInput): Action[] {
     if (!volume) {
       // A claim naming a volume or selecting by label asks for an existing one, not a new one.
       if (claim.spec?.volumeName || claim.spec?.selector) continue;
-      actions.push({ type: 'create', volume: volumeFor(claim, root, provisioner), dir: volumeDir(root, uid) });
+      const volume = volumeFor(claim, root, provisioner);
+      const bytes = sized ? parseQuantity(volume.spec?.capacity?.['storage'] ?? '0') : undefined;
+      actions.push({ type: 'create', volume, dir: volumeDir(root, uid), ...(bytes ? { bytes } : {}) });
       continue;
     }
-    const want = claim.spec?.resources?.requests?.['storage'];
+    // After a restart the tmpfs is gone: it is made again (with what was saved at the stop) first.
     const have = volume.spec?.capacity?.['storage'];
+    if (sized && have && !mounted.includes(uid) && !volume.metadata?.deletionTimestamp)
+      actions.push({ type: 'mount', dir: volumeDir(root, uid), bytes: parseQuantity(have) });
+    const want = claim.spec?.resources?.requests?.['storage'];
     const shown = claim.status?.phase === 'Bound' ? claim.status.capacity?.['storage'] : undefined;
     if (want && have && (smaller(have, want) || (shown !== undefined && smaller(shown, want)))) {
-      actions.push({ type: 'grow', volume: volume.metadata?.name ?? '', claim, size: want });
+      const resize = sized ? { dir: volumeDir(root, uid), bytes: parseQuantity(want) } : {};
+      actions.push({ type: 'grow', volume: volume.metadata?.name ?? '', claim, size: want, ...resize });
     }
   }
   for (const volume of volumes) {
