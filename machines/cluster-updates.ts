@@ -20,6 +20,8 @@ import type {
   CreateMemberParams,
   CreateUpgradeSnapshotParams,
   DisruptionBudgetParams,
+  EnableAuthParams,
+  EnsureCertificatesParams,
   EnsureServicesParams,
   MemberParams,
   MoveLeaderParams,
@@ -35,12 +37,15 @@ type Of<T extends ClusterEvent['type']> = Extract<ClusterEvent, { type: T }>;
 /** Context updates by name; each also moves `now` to the event's time (kit.ts). */
 const updates = {
   observeSpec: (c, e) => {
-    const { spec, progressDeadlineSeconds, restore, upgradeSnapshot, maintenance } = e as Of<'k8s.cluster.updated'>;
+    const { spec, progressDeadlineSeconds, restore, upgradeSnapshot, maintenance, certificates, auth } =
+      e as Of<'k8s.cluster.updated'>;
     return {
       ...observeMaintenance(c, maintenance, e.at),
       spec: { replicas: spec.replicas, version: spec.version },
       progressDeadlineSeconds,
       upgradeSnapshotWanted: upgradeSnapshot === true,
+      certificatesWanted: certificates === true,
+      authWanted: auth === true,
       ...(restore && !c.restore ? { restore: { verified: false } } : {}),
     };
   },
@@ -168,6 +173,7 @@ const updates = {
     return { disruptionBudget: typeof set === 'number' || set === null ? set : wantedBudget(c) };
   },
   markBootstrapped: () => ({ bootstrapped: true }),
+  markAuthEnabled: () => ({ authEnabled: true }),
   markEtcdStale: () => ({ etcdStale: true }),
   ...maintenanceUpdates,
 } satisfies Record<string, Update<ClusterContext, ClusterEvent>>;
@@ -213,6 +219,12 @@ export const orphanParams = ({ context: c }: Ctx): RemoveEtcdMemberParams => ({
 
 /** ensureServices for this cluster. */
 export const servicesParams = ({ context: c }: Ctx): EnsureServicesParams => ({ cluster: c.cluster.name });
+
+/** ensureCertificates for this cluster. */
+export const certificatesParams = ({ context: c }: Ctx): EnsureCertificatesParams => ({ cluster: c.cluster.name });
+
+/** enableAuth for this cluster. */
+export const authParams = ({ context: c }: Ctx): EnableAuthParams => ({ cluster: c.cluster.name });
 
 /** setDormant for every member. */
 export const dormantParams =

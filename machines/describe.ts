@@ -49,6 +49,8 @@ function seedingMessage(sub: string, c: ClusterContext): string {
   const from = c.restore ? ` from the snapshot${c.restore.location ? ` at ${c.restore.location}` : ''}` : '';
   if (sub.includes('creatingServices'))
     return 'creating the headless Service that gives members their DNS names, and the client Service';
+  if (sub.includes('creatingCertificates'))
+    return `creating the cert-manager Certificates of spec.tls (${c.cluster.name}-<client|peer|operator>-tls); the seed is created once cert-manager has written their Secrets`;
   if (sub.includes('verifyingRestore'))
     return `checking the snapshot${c.restore?.location ? ` at ${c.restore.location}` : ''} before any member starts: a Job reads it whole and checks its SHA-256 and etcd's own hash`;
   if (sub.includes('awaitingSeed'))
@@ -157,6 +159,10 @@ export function describeCluster(path: string, c: ClusterContext): Described {
       break;
     case 'updatingBudget':
       message = budgetMessage(c, voters);
+      break;
+    case 'enablingAuth':
+      message =
+        "enabling etcd authentication: adding the user root without a password (the operator is root by its client certificate's common name) with the role root, then turning auth on";
       break;
     case 'parking':
       message = "scaling to zero: stopping every member's Pod; volumes and member IDs are kept";

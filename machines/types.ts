@@ -127,6 +127,10 @@ export type ClusterEvent =
       readonly upgradeSnapshot?: boolean;
       /** spec.maintenance and the backend quota (absent in older journals: none, etcd's default). */
       readonly maintenance?: MaintenanceSpec;
+      /** spec.tls names an issuer: the seeding step makes cert-manager Certificates first. */
+      readonly certificates?: boolean;
+      /** spec.auth.enabled: etcd authentication is turned on once a quorum answers. */
+      readonly auth?: boolean;
     }
   | { readonly type: 'k8s.cluster.deleted'; readonly at: number }
   | { readonly type: 'k8s.members.listed'; readonly at: number; readonly members: readonly MemberObservation[] }

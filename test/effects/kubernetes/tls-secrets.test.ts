@@ -129,4 +129,26 @@ describe('TLS Secrets: checked before a member is built on them', () => {
     ]);
     expect(memberTLSUses({ ...cluster, spec: {} } as EtcdCluster, 'demo-3')).toEqual([]);
   });
+
+  it("with issuers: the Secrets of the Certificates the operator made, named after the cluster; the operator's common name root with auth", () => {
+    const ca = { name: 'ca', kind: 'Issuer', group: 'cert-manager.io' };
+    const cluster = {
+      metadata: { name: 'demo', namespace: 'ns' },
+      spec: { tls: { client: { issuerRef: ca }, peer: { issuerRef: ca } }, auth: { enabled: true } },
+    } as unknown as EtcdCluster;
+    const issued = (plane: string, field: string) => ({
+      name: `demo-${plane}-tls`,
+      certificate: `demo-${plane}-tls`,
+      field,
+    });
+    expect(memberTLSUses(cluster, 'demo-3')).toEqual([
+      { ...peerUse, ...issued('client', 'spec.tls.client.issuerRef') },
+      { ...operatorUse, ...issued('operator', 'spec.tls.client.issuerRef'), commonName: 'root' },
+      { ...peerUse, ...issued('peer', 'spec.tls.peer.issuerRef') },
+    ]);
+    const [use] = memberTLSUses(cluster, 'demo-3');
+    expect(problemOf(checkTLSSecret(null, use!, NOW))).toBe(
+      'Secret ns/demo-client-tls (Certificate demo-client-tls from spec.tls.client.issuerRef) does not exist yet: cert-manager has not issued it (kubectl describe certificate -n ns demo-client-tls)',
+    );
+  });
 });
