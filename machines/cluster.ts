@@ -288,11 +288,15 @@ export const clusterMachine = machine.createMachine({
             checkingCertificates: {
               always: [{ guard: 'certificatesWanted', target: 'creatingCertificates' }, { target: 'checkingRestore' }],
             },
-            // spec.tls names an issuer: its Certificates first. The seed's Secret check waits (with
-            // back-off) until cert-manager has written their Secrets.
+            // spec.tls names an issuer: its Certificates first, and the seed only once they are
+            // Ready (a hold while cert-manager issues; trouble, named, if it lasts).
             creatingCertificates: attempt(
-              { target: '#cluster.bootstrapping.seeding.checkingRestore' },
+              { target: '#cluster.bootstrapping.seeding.awaitingCertificates' },
               { type: 'ensureCertificates', params: act.certificatesParams },
+            ),
+            awaitingCertificates: attempt(
+              { target: '#cluster.bootstrapping.seeding.checkingRestore' },
+              { type: 'checkCertificates', params: act.certificatesParams },
             ),
             checkingRestore: {
               always: [{ guard: 'restoreUnverified', target: 'verifyingRestore' }, { target: 'creatingSeed' }],

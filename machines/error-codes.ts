@@ -59,6 +59,8 @@ export const ERR = {
   DELETE_SNAPSHOT: 'ERR_DELETE_SNAPSHOT',
   SET_DISRUPTION_BUDGET: 'ERR_SET_DISRUPTION_BUDGET',
   ENSURE_CERTIFICATES: 'ERR_ENSURE_CERTIFICATES',
+  /** Reading the cluster's cert-manager Certificates failed. */
+  CHECK_CERTIFICATES: 'ERR_CHECK_CERTIFICATES',
   /** Turning etcd authentication on failed (adding root, granting it the role root, or AuthEnable). */
   ENABLE_AUTH: 'ERR_ENABLE_AUTH',
   // Kubernetes objects not as an effect needs them.
@@ -81,6 +83,11 @@ export const ERR = {
    * not installed. Retried with back-off, so installing it is what the cluster waits for.
    */
   CERT_MANAGER_MISSING: 'ERR_CERT_MANAGER_MISSING',
+  /**
+   * A Certificate the operator made is not Ready yet (cert-manager issuing, or failing to): a hold
+   * the seeding step waits out, trouble once it lasts (policy.ts HOLD_TRIES).
+   */
+  CERTIFICATES_NOT_READY: 'ERR_CERTIFICATES_NOT_READY',
   /** Nothing can be created in the namespace: it is being deleted. */
   NAMESPACE_TERMINATING: 'ERR_NAMESPACE_TERMINATING',
   /** The EtcdSnapshotSchedule is gone, or is another incarnation (uid) of its name. */

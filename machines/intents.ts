@@ -19,6 +19,11 @@ export interface EnsureCertificatesParams {
   readonly cluster: string;
 }
 
+/** Parameters of checkCertificates: the cluster whose cert-manager Certificates must be Ready. */
+export interface CheckCertificatesParams {
+  readonly cluster: string;
+}
+
 /** Parameters of enableAuth: the cluster whose etcd gets the user root and authentication on. */
 export interface EnableAuthParams {
   readonly cluster: string;
@@ -161,6 +166,7 @@ export interface DeleteEtcdSnapshotParams extends ScheduledSnapshotParams {
 export interface IntentParams {
   readonly ensureServices: EnsureServicesParams;
   readonly ensureCertificates: EnsureCertificatesParams;
+  readonly checkCertificates: CheckCertificatesParams;
   readonly enableAuth: EnableAuthParams;
   readonly createMember: CreateMemberParams;
   readonly addLearner: AddLearnerParams;
@@ -201,6 +207,7 @@ export type Intent<K extends IntentKind = IntentKind> = {
 export const CLUSTER_INTENTS = [
   'ensureServices',
   'ensureCertificates',
+  'checkCertificates',
   'enableAuth',
   'createMember',
   'addLearner',

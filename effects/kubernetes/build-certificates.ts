@@ -30,7 +30,9 @@ export interface Certificate {
   readonly kind: 'Certificate';
   readonly metadata: V1ObjectMeta;
   readonly spec: CertificateSpec;
-  readonly status?: { readonly conditions?: readonly { type: string; status: string; message?: string }[] };
+  readonly status?: {
+    readonly conditions?: readonly { type: string; status: string; reason?: string; message?: string }[];
+  };
 }
 
 /** Common name of the operator's certificate without auth (etcd reads it only with auth on). */

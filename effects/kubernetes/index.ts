@@ -4,6 +4,7 @@ import { createPod } from './create-pod.ts';
 import { createPVC } from './create-pvc.ts';
 import { deleteMember } from './delete-member.ts';
 import { deletePod } from './delete-pod.ts';
+import { checkCertificates } from './check-certificates.ts';
 import { ensureCertificates } from './ensure-certificates.ts';
 import { ensureServices } from './ensure-services.ts';
 import { releaseFinalizer } from './release-finalizer.ts';
@@ -19,6 +20,7 @@ import { snapshotHandlers } from './snapshot-handlers.ts';
 export const kubernetesHandlers = {
   ensureServices,
   ensureCertificates,
+  checkCertificates,
   createMember,
   deleteMember,
   setDormant,
@@ -35,6 +37,7 @@ export const kubernetesHandlers = {
 } as const;
 
 export {
+  checkCertificates,
   createMember,
   createPod,
   createPVC,

@@ -1,6 +1,6 @@
 /**
  * The cluster machine with spec.tls from issuers and spec.auth.enabled: the seeding step makes the
- * cert-manager Certificates after the Services and before the seed, and auth is turned on once,
+ * cert-manager Certificates after the Services and waits for them Ready before the seed, and auth is turned on once,
  * as soon as the seed answers, before any other member joins.
  */
 import { describe, expect, it } from 'vitest';
@@ -57,6 +57,9 @@ function play(d: Driver<typeof clusterMachine>, steps: readonly Step[]): void {
 }
 
 const certificates: Intent = { type: 'ensureCertificates', params: { cluster: 'demo' } };
+const check: Intent = { type: 'checkCertificates', params: { cluster: 'demo' } };
+const notReady =
+  'Certificate demo-client-tls is not Ready (DoesNotExist: Issuing certificate as Secret does not exist) (kubectl describe certificate -n ns)';
 const enableAuth: Intent = { type: 'enableAuth', params: { cluster: 'demo' } };
 const seed: Intent = {
   type: 'createMember',
@@ -76,24 +79,53 @@ function newCluster(): Driver<typeof clusterMachine> {
 }
 
 describe('cluster machine: certificates from cert-manager and etcd auth', () => {
-  it('an issuer: Services, then the Certificates, then the seed (which waits for their Secrets with back-off)', () => {
+  it('an issuer: Services, then the Certificates, the seed once they are Ready', () => {
     const d = newCluster();
     play(d, [
       [spec({ certificates: true }), 'bootstrapping.seeding.creatingServices.running'],
       [ok('ensureServices'), 'bootstrapping.seeding.creatingCertificates.running', [certificates]],
-      [ok('ensureCertificates'), 'bootstrapping.seeding.creatingSeed.running', [seed]],
-      // cert-manager has not written the Secrets yet: the Secret check fails, and is tried again.
+      [ok('ensureCertificates'), 'bootstrapping.seeding.awaitingCertificates.running', [check]],
+      // cert-manager has not issued them yet: a hold, asked again within a second.
       [
-        failed('createMember', 'ERR_TLS_SECRET', 'Secret ns/demo-client-tls ... does not exist yet'),
-        'bootstrapping.seeding.creatingSeed.backingOff',
+        failed('checkCertificates', 'ERR_CERTIFICATES_NOT_READY', notReady),
+        'bootstrapping.seeding.awaitingCertificates.backingOff',
         [],
       ],
-      [{ type: 'timer.tick', at: (clock += 1_000) }, 'bootstrapping.seeding.creatingSeed.running', [seed]],
+      [{ type: 'timer.tick', at: (clock += 500) }, 'bootstrapping.seeding.awaitingCertificates.running', [check]],
+      [ok('checkCertificates', { ready: ['demo-client-tls'] }), 'bootstrapping.seeding.creatingSeed.running', [seed]],
       [ok('createMember'), 'bootstrapping.seeding.awaitingSeed', []],
     ]);
     expect(describeCluster('bootstrapping.seeding.creatingCertificates.running', d.context).message).toBe(
-      'creating the cert-manager Certificates of spec.tls (demo-<client|peer|operator>-tls); the seed is created once cert-manager has written their Secrets',
+      'creating the cert-manager Certificates of spec.tls (demo-<client|peer|operator>-tls)',
     );
+  });
+
+  it('a Certificate not Ready: a wait at first, then named with its reason as trouble', () => {
+    const d = newCluster();
+    play(d, [
+      [spec({ certificates: true }), 'bootstrapping.seeding.creatingServices.running'],
+      [ok('ensureServices'), 'bootstrapping.seeding.creatingCertificates.running'],
+      [ok('ensureCertificates'), 'bootstrapping.seeding.awaitingCertificates.running'],
+      [
+        failed('checkCertificates', 'ERR_CERTIFICATES_NOT_READY', notReady),
+        'bootstrapping.seeding.awaitingCertificates.backingOff',
+      ],
+    ]);
+    const waiting = describeCluster(d.state, d.context).message;
+    expect(waiting).toContain('waiting for cert-manager to issue them');
+    expect(waiting).not.toContain('DoesNotExist');
+    for (let i = 0; i < 20; i++)
+      play(d, [
+        [{ type: 'timer.tick', at: (clock += 60_000) }, 'bootstrapping.seeding.awaitingCertificates.running', [check]],
+        [
+          failed('checkCertificates', 'ERR_CERTIFICATES_NOT_READY', notReady),
+          'bootstrapping.seeding.awaitingCertificates.backingOff',
+        ],
+      ]);
+    expect(describeCluster(d.state, d.context).message).toContain(
+      `the last try failed (ERR_CERTIFICATES_NOT_READY: ${notReady}) and is retried with back-off`,
+    );
+    expect(d.context.retryAt! - d.context.now).toBeGreaterThan(500);
   });
 
   it('a failed Certificate create is retried with back-off; cert-manager missing is said', () => {
@@ -128,7 +160,8 @@ describe('cluster machine: certificates from cert-manager and etcd auth', () => 
     play(d, [
       [spec({ certificates: true, auth: true }), 'bootstrapping.seeding.creatingServices.running'],
       [ok('ensureServices'), 'bootstrapping.seeding.creatingCertificates.running'],
-      [ok('ensureCertificates'), 'bootstrapping.seeding.creatingSeed.running'],
+      [ok('ensureCertificates'), 'bootstrapping.seeding.awaitingCertificates.running'],
+      [ok('checkCertificates'), 'bootstrapping.seeding.creatingSeed.running'],
       [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
       [voters(0), 'observing', []],
       [voters(0), 'enablingAuth.running', [enableAuth]],
