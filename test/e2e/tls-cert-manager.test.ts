@@ -177,6 +177,34 @@ function servedSerial(host: string, port: number): Promise<string> {
 const secretSerial = async (name: string): Promise<string> =>
   serial(new X509Certificate((await secretPEM(name)).cert).serialNumber);
 
+/**
+ * What a stuck bring-up shows: the cluster's conditions, the Certificates' conditions, which
+ * Secrets exist (names only), the Pods' phases and the namespace's warning Events, and the
+ * manager's warnings and last lines.
+ */
+async function diagnose(): Promise<string> {
+  const out: string[] = [];
+  const get = async (args: string[]): Promise<string> => (await kubectl(['-n', ns, ...args])).stdout.trim();
+  out.push(`cluster conditions: ${JSON.stringify((await demo.get()).status?.conditions ?? [])}`);
+  out.push(
+    `certificates:\n${await get(['get', 'certificates', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.conditions}{"\\n"}{end}'])}`,
+  );
+  out.push(`secrets: ${await get(['get', 'secrets', '-o', 'jsonpath={.items[*].metadata.name}'])}`);
+  out.push(`pods:\n${await get(['get', 'pods', '-o', 'wide'])}`);
+  out.push(`events:\n${await get(['get', 'events', '--sort-by=.lastTimestamp'])}`);
+  const lines = manager.lines.map((l) => JSON.stringify(l));
+  out.push(
+    `manager warnings:\n${manager.lines
+      .filter((l) => l.level >= 40)
+      .slice(-40)
+      .map((l) => JSON.stringify(l))
+      .join('\n')}`,
+  );
+  out.push(`manager last lines:\n${lines.slice(-40).join('\n')}`);
+  out.push(`cert-manager last lines:\n${certManager.proc.lastLines().join('\n')}`);
+  return out.join('\n');
+}
+
 describe.skipIf(!hasNode)('TLS from cert-manager, with etcd auth', () => {
   beforeAll(async () => {
     kube = clientsOf(inject('kubeconfig'));
@@ -227,7 +255,12 @@ spec: { ca: { secretName: ca } }
       auth: { enabled: true },
     };
     await demo.create(spec);
-    await demo.settled(3);
+    try {
+      await demo.settled(3, 240_000);
+    } catch (err) {
+      console.log(await diagnose());
+      throw err;
+    }
   });
   afterAll(async () => {
     await manager?.stop();
