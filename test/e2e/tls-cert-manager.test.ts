@@ -386,9 +386,14 @@ spec: { ca: { secretName: ca } }
     },
   );
 
-  it('the manager logged no certificate or key', () => {
-    const text = manager.lines.map((l) => JSON.stringify(l)).join('\n');
-    expect(text).not.toContain('BEGIN');
-    expect(text).not.toContain('PRIVATE KEY');
+  it('no certificate or key in the manager’s log, the namespace’s Events or the cluster’s status', async () => {
+    const log = manager.lines.map((l) => JSON.stringify(l)).join('\n');
+    const events = (await kubectl(['get', 'events', '-n', ns, '-o', 'json'], { check: true })).stdout;
+    const status = JSON.stringify((await demo.get()).status);
+    for (const [where, text] of Object.entries({ log, events, status })) {
+      expect(text, where).not.toContain('BEGIN');
+      expect(text, where).not.toContain('PRIVATE KEY');
+    }
+    expect(events).toContain('demo');
   });
 });
