@@ -95,10 +95,13 @@ function certificateProblem(files: TLSFiles, use: TLSSecretUse, now: number): st
   return null;
 }
 
-/** The common name in an X.509 subject as node:crypto prints it (`CN=root` on a line of its own). */
-const commonNameOf = (subject: string): string | undefined =>
+/**
+ * The common name in an X.509 subject as node:crypto prints it (`CN=root` on a line of its own).
+ * An empty subject, as cert-manager issues a Certificate without commonName, is undefined there.
+ */
+const commonNameOf = (subject: string | undefined): string | undefined =>
   subject
-    .split('\n')
+    ?.split('\n')
     .find((l) => l.startsWith('CN='))
     ?.slice(3);
 
