@@ -31,7 +31,13 @@ export interface Certificate {
   readonly metadata: V1ObjectMeta;
   readonly spec: CertificateSpec;
   readonly status?: {
-    readonly conditions?: readonly { type: string; status: string; reason?: string; message?: string }[];
+    readonly conditions?: readonly {
+      type: string;
+      status: string;
+      reason?: string;
+      message?: string;
+      observedGeneration?: number;
+    }[];
   };
 }
 

@@ -18,7 +18,11 @@ export type CheckCertificatesResult = { readonly ready: readonly string[] };
 export function notReady(name: string, found: Certificate | null): string | null {
   if (!found) return `Certificate ${name} does not exist`;
   const ready = found.status?.conditions?.find((c) => c.type === 'Ready');
-  if (ready?.status === 'True') return null;
+  // A Ready of an older spec (one ensureCertificates just patched back) says nothing of this one.
+  const seen = ready?.observedGeneration;
+  const stale = seen !== undefined && seen < (found.metadata.generation ?? 0);
+  if (ready?.status === 'True' && !stale) return null;
+  if (ready?.status === 'True') return `Certificate ${name} is being issued again for its changed spec`;
   if (!ready) return `Certificate ${name} has no Ready condition yet (is cert-manager running?)`;
   return `Certificate ${name} is not Ready (${ready.reason ?? 'no reason'}: ${ready.message ?? 'no message'})`;
 }
