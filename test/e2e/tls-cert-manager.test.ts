@@ -191,6 +191,17 @@ async function diagnose(): Promise<string> {
   );
   out.push(`secrets: ${await get(['get', 'secrets', '-o', 'jsonpath={.items[*].metadata.name}'])}`);
   out.push(`pods:\n${await get(['get', 'pods', '-o', 'wide'])}`);
+  out.push(`cluster status: ${JSON.stringify({ ...(await demo.get()).status, conditions: undefined })}`);
+  for (const pod of (await get(['get', 'pods', '-o', 'jsonpath={.items[*].metadata.name}'])).split(' ').filter(Boolean))
+    out.push(`${pod} log:\n${await get(['logs', pod, '--tail=25'])}`);
+  const metrics = await fetch(`http://127.0.0.1:${manager.port}/metrics`).then((r) => r.text(), String);
+  out.push(
+    `manager probes:\n${metrics
+      .split('\n')
+      .filter((l) => /probe|step|queue/.test(l) && !l.startsWith('#'))
+      .slice(0, 30)
+      .join('\n')}`,
+  );
   out.push(`events:\n${await get(['get', 'events', '--sort-by=.lastTimestamp'])}`);
   const lines = manager.lines.map((l) => JSON.stringify(l));
   out.push(
