@@ -32,6 +32,8 @@ export const ConditionType = {
   MemberReplaced: 'MemberReplaced',
   /** An etcd member no EtcdMember accounts for was removed. */
   OrphanRemoved: 'OrphanRemoved',
+  /** etcd authentication was turned on (spec.auth.enabled): the user root exists with the role root. */
+  AuthEnabled: 'AuthEnabled',
   /** EtcdMember: the member's volume exists (or it needs none). */
   VolumeReady: 'VolumeReady',
   /** EtcdMember: the member joined etcd (as the seed or a learner). */

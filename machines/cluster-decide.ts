@@ -91,6 +91,12 @@ export interface ClusterContext extends StepBookkeeping, MaintenanceContext, Vol
     /** Where the snapshot is, once the Job was made. */
     readonly location?: string;
   };
+  /** spec.tls names an issuer: the seed waits for the cert-manager Certificates the operator makes. */
+  readonly certificatesWanted?: boolean;
+  /** spec.auth.enabled (fixed at creation). */
+  readonly authWanted?: boolean;
+  /** enableAuth succeeded: etcd's authentication is on. Absent: not known (a new machine asks again; it is idempotent). */
+  readonly authEnabled?: boolean;
   /**
    * The minAvailable of the cluster's PodDisruptionBudget as last set; null: it has none.
    * Absent: not known (a new machine, or a journal from before budgets), so it is set once.
@@ -129,6 +135,7 @@ export const DECISIONS = [
   'seeding',
   'observing',
   'removingOrphan',
+  'enablingAuth',
   'replacing',
   'updatingBudget',
   'bootstrapping',
@@ -220,6 +227,10 @@ export function decide(c: ClusterContext): Decision {
   // Another cluster answers at these addresses: act on nothing, report it.
   if (c.clusterID !== null && c.etcd.clusterID !== c.clusterID) return 'degraded';
   if (orphanMembers(c).length > 0) return 'removingOrphan';
+  // Auth goes on once, as soon as a quorum answers: at bootstrap, right after the seed started.
+  if (c.authWanted === true && c.authEnabled !== true && c.etcdError === null) {
+    if (c.etcd.healthy.length >= quorum(liveVoters(c).length)) return 'enablingAuth';
+  }
   const lost = lostMember(c);
   if (lost && removable(c, lost.name)) return 'replacing';
   // Only once the target was first reached: a bootstrap sets the budget once, at its end.

@@ -21,6 +21,8 @@ import type {
   CreateMemberParams,
   CreateUpgradeSnapshotParams,
   DisruptionBudgetParams,
+  EnableAuthParams,
+  EnsureCertificatesParams,
   EnsureServicesParams,
   MemberParams,
   MoveLeaderParams,
@@ -36,7 +38,7 @@ type Of<T extends ClusterEvent['type']> = Extract<ClusterEvent, { type: T }>;
 /** Context updates by name; each also moves `now` to the event's time (kit.ts). */
 const updates = {
   observeSpec: (c, e) => {
-    const { spec, progressDeadlineSeconds, restore, upgradeSnapshot, maintenance, volumeSize } =
+    const { spec, progressDeadlineSeconds, restore, upgradeSnapshot, maintenance, volumeSize, certificates, auth } =
       e as Of<'k8s.cluster.updated'>;
     return {
       ...observeMaintenance(c, maintenance, e.at),
@@ -44,6 +46,8 @@ const updates = {
       progressDeadlineSeconds,
       upgradeSnapshotWanted: upgradeSnapshot === true,
       ...(volumeSize !== undefined ? { volumeSize } : {}),
+      certificatesWanted: certificates === true,
+      authWanted: auth === true,
       ...(restore && !c.restore ? { restore: { verified: false } } : {}),
     };
   },
@@ -171,6 +175,7 @@ const updates = {
     return { disruptionBudget: typeof set === 'number' || set === null ? set : wantedBudget(c) };
   },
   markBootstrapped: () => ({ bootstrapped: true }),
+  markAuthEnabled: () => ({ authEnabled: true }),
   markEtcdStale: () => ({ etcdStale: true }),
   ...maintenanceUpdates,
   ...volumeUpdates,
@@ -217,6 +222,12 @@ export const orphanParams = ({ context: c }: Ctx): RemoveEtcdMemberParams => ({
 
 /** ensureServices for this cluster. */
 export const servicesParams = ({ context: c }: Ctx): EnsureServicesParams => ({ cluster: c.cluster.name });
+
+/** ensureCertificates for this cluster. */
+export const certificatesParams = ({ context: c }: Ctx): EnsureCertificatesParams => ({ cluster: c.cluster.name });
+
+/** enableAuth for this cluster. */
+export const authParams = ({ context: c }: Ctx): EnableAuthParams => ({ cluster: c.cluster.name });
 
 /** setDormant for every member. */
 export const dormantParams =

@@ -43,6 +43,7 @@ const STATE_OF: Record<Decision, string> = {
   seeding: '#cluster.bootstrapping.seeding',
   observing: '#cluster.observing',
   removingOrphan: '#cluster.removingOrphan',
+  enablingAuth: '#cluster.enablingAuth',
   replacing: '#cluster.replacing',
   updatingBudget: '#cluster.updatingBudget',
   bootstrapping: '#cluster.bootstrapping.joining',
@@ -74,6 +75,7 @@ const machine = setup({
       context.spec !== null &&
       (context.spec.replicas !== context.target?.replicas || context.spec.version !== context.target.version),
     observed: ({ context }) => context.spec !== null && context.membersSeen,
+    certificatesWanted: ({ context }) => context.certificatesWanted === true,
     etcdFresh,
     seedStarted: ({ context }) => {
       const seed = context.joining && etcdMemberFor(context.cluster, context.etcd, context.joining.member);
@@ -285,8 +287,21 @@ export const clusterMachine = machine.createMachine({
           states: {
             // The headless Service gives members the DNS names their peer URLs use.
             creatingServices: attempt(
-              { target: '#cluster.bootstrapping.seeding.checkingRestore' },
+              { target: '#cluster.bootstrapping.seeding.checkingCertificates' },
               { type: 'ensureServices', params: act.servicesParams },
+            ),
+            checkingCertificates: {
+              always: [{ guard: 'certificatesWanted', target: 'creatingCertificates' }, { target: 'checkingRestore' }],
+            },
+            // spec.tls names an issuer: its Certificates first, and the seed only once they are
+            // Ready (a hold while cert-manager issues; trouble, named, if it lasts).
+            creatingCertificates: attempt(
+              { target: '#cluster.bootstrapping.seeding.awaitingCertificates' },
+              { type: 'ensureCertificates', params: act.certificatesParams },
+            ),
+            awaitingCertificates: attempt(
+              { target: '#cluster.bootstrapping.seeding.checkingRestore' },
+              { type: 'checkCertificates', params: act.certificatesParams },
             ),
             checkingRestore: {
               always: [{ guard: 'restoreUnverified', target: 'verifyingRestore' }, { target: 'creatingSeed' }],
@@ -353,6 +368,14 @@ export const clusterMachine = machine.createMachine({
           { type: 'removeEtcdMember', params: act.orphanParams },
         ),
       },
+    },
+    // spec.auth.enabled: the user root and etcd's authentication, once a quorum answers.
+    enablingAuth: {
+      entry: 'beginStep',
+      ...attempt(
+        { target: '#cluster.deciding', actions: ['markAuthEnabled'] },
+        { type: 'enableAuth', params: act.authParams },
+      ),
     },
     // The PodDisruptionBudget over the member Pods, set to what decide wants (wantedBudget).
     updatingBudget: {

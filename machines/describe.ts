@@ -24,6 +24,7 @@ const WAITS_FOR: Readonly<Record<HoldCode, string>> = {
   ERR_ETCD_UNHEALTHY:
     'waiting for etcd to allow the next membership change, which it holds until its members have been connected for 5 s',
   ERR_LEARNER_NOT_IN_SYNC: "waiting for the learner to catch up with the leader's log: etcd promotes it only then",
+  ERR_CERTIFICATES_NOT_READY: 'waiting for cert-manager to issue them (their Ready condition)',
 };
 
 /** What a step whose last try failed waits for: the end of etcd's hold, or the retry of a failure. */
@@ -50,6 +51,10 @@ function seedingMessage(sub: string, c: ClusterContext): string {
   const from = c.restore ? ` from the snapshot${c.restore.location ? ` at ${c.restore.location}` : ''}` : '';
   if (sub.includes('creatingServices'))
     return 'creating the headless Service that gives members their DNS names, and the client Service';
+  if (sub.includes('creatingCertificates'))
+    return `creating the cert-manager Certificates of spec.tls (${c.cluster.name}-<client|peer|operator>-tls)`;
+  if (sub.includes('awaitingCertificates'))
+    return `checking that the cert-manager Certificates of spec.tls (${c.cluster.name}-<client|peer|operator>-tls) are Ready before the seed is built on their Secrets`;
   if (sub.includes('verifyingRestore'))
     return `checking the snapshot${c.restore?.location ? ` at ${c.restore.location}` : ''} before any member starts: a Job reads it whole and checks its SHA-256 and etcd's own hash`;
   if (sub.includes('awaitingSeed'))
@@ -158,6 +163,10 @@ export function describeCluster(path: string, c: ClusterContext): Described {
       break;
     case 'updatingBudget':
       message = budgetMessage(c, voters);
+      break;
+    case 'enablingAuth':
+      message =
+        "enabling etcd authentication: adding the user root without a password (the operator is root by its client certificate's common name) with the role root, then turning auth on";
       break;
     case 'parking':
       message = "scaling to zero: stopping every member's Pod; volumes and member IDs are kept";

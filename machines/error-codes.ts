@@ -61,6 +61,11 @@ export const ERR = {
   CREATE_SNAPSHOT: 'ERR_CREATE_SNAPSHOT',
   DELETE_SNAPSHOT: 'ERR_DELETE_SNAPSHOT',
   SET_DISRUPTION_BUDGET: 'ERR_SET_DISRUPTION_BUDGET',
+  ENSURE_CERTIFICATES: 'ERR_ENSURE_CERTIFICATES',
+  /** Reading the cluster's cert-manager Certificates failed. */
+  CHECK_CERTIFICATES: 'ERR_CHECK_CERTIFICATES',
+  /** Turning etcd authentication on failed (adding root, granting it the role root, or AuthEnable). */
+  ENABLE_AUTH: 'ERR_ENABLE_AUTH',
   // Kubernetes objects not as an effect needs them.
   /** The EtcdCluster is gone. */
   CLUSTER_GONE: 'ERR_CLUSTER_GONE',
@@ -76,6 +81,16 @@ export const ERR = {
    * back-off: the operator may only get Secrets, not watch them, so the fix is seen at the next try.
    */
   TLS_SECRET: 'ERR_TLS_SECRET',
+  /**
+   * cert-manager's Certificate API (certificates.cert-manager.io/v1) is not served: cert-manager is
+   * not installed. Retried with back-off, so installing it is what the cluster waits for.
+   */
+  CERT_MANAGER_MISSING: 'ERR_CERT_MANAGER_MISSING',
+  /**
+   * A Certificate the operator made is not Ready yet (cert-manager issuing, or failing to): a hold
+   * the seeding step waits out, trouble once it lasts (policy.ts HOLD_TRIES).
+   */
+  CERTIFICATES_NOT_READY: 'ERR_CERTIFICATES_NOT_READY',
   /** Nothing can be created in the namespace: it is being deleted. */
   NAMESPACE_TERMINATING: 'ERR_NAMESPACE_TERMINATING',
   /** The EtcdSnapshotSchedule is gone, or is another incarnation (uid) of its name. */
@@ -97,6 +112,7 @@ export const ERR = {
   CREATE_POD_FOREIGN: 'ERR_CREATE_POD_FOREIGN',
   CREATE_PVC_FOREIGN: 'ERR_CREATE_PVC_FOREIGN',
   ENSURE_SERVICES_FOREIGN: 'ERR_ENSURE_SERVICES_FOREIGN',
+  ENSURE_CERTIFICATES_FOREIGN: 'ERR_ENSURE_CERTIFICATES_FOREIGN',
   SET_DISRUPTION_BUDGET_FOREIGN: 'ERR_SET_DISRUPTION_BUDGET_FOREIGN',
   /** An EtcdMember by this name belongs to another EtcdCluster. */
   DELETE_MEMBER_FOREIGN: 'ERR_DELETE_MEMBER_FOREIGN',

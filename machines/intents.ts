@@ -14,6 +14,21 @@ export interface EnsureServicesParams {
   readonly cluster: string;
 }
 
+/** Parameters of ensureCertificates: the cluster whose cert-manager Certificates are made. */
+export interface EnsureCertificatesParams {
+  readonly cluster: string;
+}
+
+/** Parameters of checkCertificates: the cluster whose cert-manager Certificates must be Ready. */
+export interface CheckCertificatesParams {
+  readonly cluster: string;
+}
+
+/** Parameters of enableAuth: the cluster whose etcd gets the user root and authentication on. */
+export interface EnableAuthParams {
+  readonly cluster: string;
+}
+
 /** Parameters of createMember: everything the EtcdMember's spec is built from. */
 export interface CreateMemberParams {
   readonly member: string;
@@ -159,6 +174,9 @@ export interface DeleteEtcdSnapshotParams extends ScheduledSnapshotParams {
 /** Every intent kind, with its parameters. */
 export interface IntentParams {
   readonly ensureServices: EnsureServicesParams;
+  readonly ensureCertificates: EnsureCertificatesParams;
+  readonly checkCertificates: CheckCertificatesParams;
+  readonly enableAuth: EnableAuthParams;
   readonly createMember: CreateMemberParams;
   readonly addLearner: AddLearnerParams;
   readonly promoteLearner: PromoteLearnerParams;
@@ -198,6 +216,9 @@ export type Intent<K extends IntentKind = IntentKind> = {
 /** The intents the cluster machine asks for. */
 export const CLUSTER_INTENTS = [
   'ensureServices',
+  'ensureCertificates',
+  'checkCertificates',
+  'enableAuth',
   'createMember',
   'addLearner',
   'promoteLearner',

@@ -53,7 +53,7 @@ export const backoff = (attempts: number): number => Math.min(1000 * 2 ** Math.m
  * for about 5 s after the last one, and a learner is promoted only once in sync. They are
  * retried every 500 ms for their first 20 tries (10 s, twice etcd's hold), then with back-off.
  */
-export const HOLD_CODES = [ERR.ETCD_UNHEALTHY, ERR.LEARNER_NOT_IN_SYNC] as const;
+export const HOLD_CODES = [ERR.ETCD_UNHEALTHY, ERR.LEARNER_NOT_IN_SYNC, ERR.CERTIFICATES_NOT_READY] as const;
 /** One of HOLD_CODES. */
 export type HoldCode = (typeof HOLD_CODES)[number];
 const isHold = (code: string | undefined): code is HoldCode => (HOLD_CODES as readonly string[]).includes(code ?? '');

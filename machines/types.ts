@@ -132,6 +132,10 @@ export type ClusterEvent =
       readonly maintenance?: MaintenanceSpec;
       /** spec.storage.size; null for storage.medium Memory (absent in older journals). */
       readonly volumeSize?: VolumeSize | null;
+      /** spec.tls names an issuer: the seeding step makes cert-manager Certificates first. */
+      readonly certificates?: boolean;
+      /** spec.auth.enabled: etcd authentication is turned on once a quorum answers. */
+      readonly auth?: boolean;
     }
   | { readonly type: 'k8s.cluster.deleted'; readonly at: number }
   | { readonly type: 'k8s.members.listed'; readonly at: number; readonly members: readonly MemberObservation[] }

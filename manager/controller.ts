@@ -74,6 +74,8 @@ export type ManagerContext = KubeContext & EtcdContext;
 
 /** Longest a schedule sleeps before it is looked at again, however far its next fire time. */
 const SCHEDULE_LOOK_MS = 3_600_000;
+/** How soon a cluster whose etcd did not answer the probe is worked (and probed) again. */
+const UNANSWERED_PROBE_MS = 5_000;
 
 const HANDLERS = { ...kubernetesHandlers, ...etcdHandlers } satisfies HandlerTable<ManagerContext>;
 
@@ -265,6 +267,9 @@ export class Controller {
     const inNamespace = this.#snapshots.list().filter((s) => s.metadata.namespace === ns);
     await entry.runner.feed(upgradeSnapshotsListed(name, inNamespace, at));
     if (!object.metadata.deletionTimestamp) await this.#probe(entry, object, tlsProblem);
+    // etcd unanswered (not up yet, or no usable certificate: a Secret cert-manager is still
+    // writing): no watch event says when that changes, so ask again soon.
+    if (this.#probes.get(entry.cluster.uid) === null) this.#queue.addAfter(key, UNANSWERED_PROBE_MS);
     await this.#runners.refreshClusterStatus(entry, object);
     const { snapshot } = entry.runner;
     const context = snapshot.context;

@@ -30,6 +30,8 @@ export function clusterObserved(cluster: EtcdCluster, at: number): ClusterEvent 
     progressDeadlineSeconds,
     ...(cluster.spec.bootstrap?.restore ? { restore: true } : {}),
     ...(cluster.spec.upgrade?.snapshot ? { upgradeSnapshot: true } : {}),
+    ...(cluster.spec.tls?.client?.issuerRef || cluster.spec.tls?.peer?.issuerRef ? { certificates: true } : {}),
+    ...(cluster.spec.auth?.enabled ? { auth: true } : {}),
     maintenance: maintenanceObserved(cluster.spec),
     volumeSize: volumeSizeObserved(cluster.spec),
   };

@@ -2,8 +2,9 @@
  * The operator's own client certificate for each cluster with client TLS, read from the Secret
  * spec.tls.client.operatorSecretRef names. The manager may only get Secrets, by name (no list, no
  * watch: it never sees the others), so it reads this one again at most once a minute, which is
- * how a renewed certificate reaches it. The contents live in memory only, never in a log, the
- * journal or a status: what is wrong with the Secret is said by name and key.
+ * how a renewed certificate reaches it; one it could not use (not issued yet, say) is read again
+ * after 5 s. The contents live in memory only, never in a log, the journal or a status: what is
+ * wrong with the Secret is said by name and key.
  */
 import type { V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/v1alpha1/index.ts';
@@ -30,18 +31,21 @@ export class OperatorCertificates {
   readonly #read: SecretReader;
   readonly #now: () => number;
   readonly #maxAgeMs: number;
+  readonly #problemAgeMs: number;
   readonly #entries = new Map<string, Entry>();
 
-  constructor(read: SecretReader, options: { now?: () => number; maxAgeMs?: number } = {}) {
+  constructor(read: SecretReader, options: { now?: () => number; maxAgeMs?: number; problemAgeMs?: number } = {}) {
     this.#read = read;
     this.#now = options.now ?? Date.now;
     this.#maxAgeMs = options.maxAgeMs ?? 60_000;
+    this.#problemAgeMs = options.problemAgeMs ?? 5_000;
   }
 
   /**
-   * Reads the cluster's operator Secret unless it was read less than a minute ago; returns why
-   * there is no usable certificate, or null when there is one (or the cluster has no client TLS).
-   * A failed read (the API server away) keeps what was read before.
+   * Reads the cluster's operator Secret unless it was read less than a minute ago (5 s when it
+   * could not be used: cert-manager may be issuing it while the seed starts); returns why there is
+   * no usable certificate, or null when there is one (or the cluster has no client TLS). A failed
+   * read (the API server away) keeps what was read before.
    */
   async refresh(cluster: EtcdCluster): Promise<string | null> {
     const uid = cluster.metadata.uid ?? '';
@@ -52,7 +56,8 @@ export class OperatorCertificates {
     }
     const now = this.#now();
     const before = this.#entries.get(uid);
-    if (before && now - before.readAt < this.#maxAgeMs) return before.problem ?? null;
+    if (before && now - before.readAt < (before.tls ? this.#maxAgeMs : this.#problemAgeMs))
+      return before.problem ?? null;
     let secret: V1Secret | null;
     try {
       secret = await this.#read(use.namespace, use.name);

@@ -56,6 +56,11 @@ const COMPLETES: Readonly<
     // Finished in this run, not dropped for a spec edit (the summary is then an older run's).
     done: (c) => !c.defrag && (c.lastDefrag?.finishedAt ?? -1) >= c.stepStartedAt,
   },
+  enablingAuth: {
+    type: ConditionType.AuthEnabled,
+    message: () =>
+      'etcd authentication is on: the user root (no password) has the role root, and the operator is root by its client certificate',
+  },
 };
 
 /** What one journaled step of the cluster machine gives the status. */

@@ -12,7 +12,7 @@ import {
   stringMap,
 } from './common.ts';
 import { snapshotDestination, snapshotSource } from './etcdsnapshot.ts';
-import { tls } from './tls.ts';
+import { auth, tls } from './tls.ts';
 
 /** Longest cluster name: member (`<name>-<n>`), Pod, PVC and Service names must stay DNS labels. */
 export const MAX_CLUSTER_NAME = 50;
@@ -224,6 +224,7 @@ const spec = s.object(
     ),
     options,
     tls,
+    auth,
     bootstrap: s.object(
       'How the cluster starts. Fixed at creation.',
       {
@@ -309,6 +310,18 @@ const spec = s.object(
         message:
           'spec.tls cannot be added or removed after creation: members cannot switch between http and https while running; create a new cluster with the TLS you want (a snapshot restores the data into it)',
         fieldPath: '.tls',
+      },
+      {
+        rule: '!has(self.auth) || !self.auth.enabled || (has(self.tls) && has(self.tls.client))',
+        message:
+          'spec.auth.enabled needs spec.tls.client: the operator authenticates to etcd by its client certificate (common name root), and a password would cross the network in the clear without TLS',
+        fieldPath: '.auth.enabled',
+      },
+      {
+        rule: '(has(self.auth) && self.auth.enabled) == (has(oldSelf.auth) && oldSelf.auth.enabled)',
+        message:
+          'spec.auth.enabled cannot change after creation: the operator turns etcd authentication on when the cluster starts, and never off; create a new cluster with the setting you want (a snapshot restores the data into it, users and roles included)',
+        fieldPath: '.auth.enabled',
       },
     ],
   },

@@ -13,4 +13,4 @@ export { DEFAULT_ETCD_VERSION } from './common.ts';
 export { MAX_CLUSTER_NAME } from './etcdcluster.ts';
 export { MAX_SNAPSHOT_NAME } from './etcdsnapshot.ts';
 export { MAX_SCHEDULE_NAME } from './etcdsnapshotschedule.ts';
-export { TLS_SECRET_KEYS } from './tls.ts';
+export { ROOT_USER, TLS_SECRET_KEYS } from './tls.ts';

@@ -68,8 +68,10 @@ export interface EtcdClusterSpec {
   podTemplate?: PodTemplateOverrides;
   /** etcd flags the operator sets on every member. Left out, etcd's own default applies. */
   options?: EtcdOptions;
-  /** TLS for clients and peers, from Secrets you create (see docs/security.md for what the certificates must cover). Fixed at creation: TLS cannot be added, removed or switched on a running cluster. Renewing a certificate inside the same Secret needs no change here. */
+  /** TLS for clients and peers, from Secrets you create or issued by cert-manager (see docs/security.md for what the certificates must cover). Fixed at creation: TLS cannot be added, removed or switched on a running cluster. Renewing a certificate inside the same Secret (cert-manager does so by itself) needs no change here. */
   tls?: TLSSpec;
+  /** etcd's own authentication (users and roles). Needs client TLS: the operator is etcd's root user by its client certificate, whose common name is root, so it holds no password. Fixed at creation. */
+  auth?: AuthSpec;
   /** How the cluster starts. Fixed at creation. */
   bootstrap?: BootstrapSpec;
   /** How a change of spec.version rolls. */
@@ -132,18 +134,20 @@ export interface EtcdOptions {
   maxLearners?: number;
 }
 
-/** TLS for clients and peers, from Secrets you create (see docs/security.md for what the certificates must cover). Fixed at creation: TLS cannot be added, removed or switched on a running cluster. Renewing a certificate inside the same Secret needs no change here. */
+/** TLS for clients and peers, from Secrets you create or issued by cert-manager (see docs/security.md for what the certificates must cover). Fixed at creation: TLS cannot be added, removed or switched on a running cluster. Renewing a certificate inside the same Secret (cert-manager does so by itself) needs no change here. */
 export interface TLSSpec {
-  /** TLS on etcd's client port (2379). Members serve https with secretRef's certificate, which must cover every member's name (<member>.<cluster>.<namespace>.svc; a wildcard *.<cluster>.<namespace>.svc also covers the members to come) and allow server and client auth; they accept only clients whose certificate secretRef's ca.crt signed (--client-cert-auth). operatorSecretRef is the operator's own client certificate, signed by that CA and allowing client auth, used for every call the operator makes to etcd (probes, membership changes, snapshot Jobs); its ca.crt is the CA the operator checks the members' certificates against. */
+  /** TLS on etcd's client port (2379). Members serve https with the certificate of secretRef, or of a cert-manager Certificate from issuerRef; it must cover every member's name (<member>.<cluster>.<namespace>.svc; a wildcard *.<cluster>.<namespace>.svc also covers the members to come) and allow server and client auth. Members accept only clients whose certificate that ca.crt signed (--client-cert-auth). The operator calls etcd with its own client certificate: operatorSecretRef with secretRef (signed by that CA, allowing client auth; its ca.crt is the CA the operator checks members against), or, with issuerRef, one it has issued from the same issuer. */
   client?: ClientTLS;
-  /** TLS between members (port 2380). Each member serves and dials its peers over https with secretRef's certificate, which must cover every member's name (<member>.<cluster>.<namespace>.svc; a wildcard *.<cluster>.<namespace>.svc also covers the members to come) and allow server and client auth; it accepts only peers whose certificate secretRef's ca.crt signed (--peer-client-cert-auth). */
+  /** TLS between members (port 2380). Each member serves and dials its peers over https with the certificate of secretRef, or of a cert-manager Certificate from issuerRef; it must cover every member's name (<member>.<cluster>.<namespace>.svc; a wildcard *.<cluster>.<namespace>.svc also covers the members to come) and allow server and client auth. A member accepts only peers whose certificate that ca.crt signed (--peer-client-cert-auth). */
   peer?: PeerTLS;
 }
 
-/** TLS on etcd's client port (2379). Members serve https with secretRef's certificate, which must cover every member's name (<member>.<cluster>.<namespace>.svc; a wildcard *.<cluster>.<namespace>.svc also covers the members to come) and allow server and client auth; they accept only clients whose certificate secretRef's ca.crt signed (--client-cert-auth). operatorSecretRef is the operator's own client certificate, signed by that CA and allowing client auth, used for every call the operator makes to etcd (probes, membership changes, snapshot Jobs); its ca.crt is the CA the operator checks the members' certificates against. */
+/** TLS on etcd's client port (2379). Members serve https with the certificate of secretRef, or of a cert-manager Certificate from issuerRef; it must cover every member's name (<member>.<cluster>.<namespace>.svc; a wildcard *.<cluster>.<namespace>.svc also covers the members to come) and allow server and client auth. Members accept only clients whose certificate that ca.crt signed (--client-cert-auth). The operator calls etcd with its own client certificate: operatorSecretRef with secretRef (signed by that CA, allowing client auth; its ca.crt is the CA the operator checks members against), or, with issuerRef, one it has issued from the same issuer. */
 export interface ClientTLS {
   /** A kubernetes.io/tls Secret in the cluster's namespace holding tls.crt, tls.key and ca.crt (PEM). */
-  secretRef: TLSSecretReference;
+  secretRef?: TLSSecretReference;
+  /** A cert-manager issuer the operator asks for the certificates (it creates cert-manager Certificates owned by the EtcdCluster, and uses the Secrets cert-manager writes). It must write ca.crt into them (a CA issuer does; ACME issuers do not): that CA is the one etcd trusts. An Issuer is looked up in the cluster's namespace. */
+  issuerRef?: TLSIssuerReference;
   /** A kubernetes.io/tls Secret in the cluster's namespace holding tls.crt, tls.key and ca.crt (PEM). */
   operatorSecretRef?: TLSSecretReference;
 }
@@ -154,10 +158,28 @@ export interface TLSSecretReference {
   name: string;
 }
 
-/** TLS between members (port 2380). Each member serves and dials its peers over https with secretRef's certificate, which must cover every member's name (<member>.<cluster>.<namespace>.svc; a wildcard *.<cluster>.<namespace>.svc also covers the members to come) and allow server and client auth; it accepts only peers whose certificate secretRef's ca.crt signed (--peer-client-cert-auth). */
+/** A cert-manager issuer the operator asks for the certificates (it creates cert-manager Certificates owned by the EtcdCluster, and uses the Secrets cert-manager writes). It must write ca.crt into them (a CA issuer does; ACME issuers do not): that CA is the one etcd trusts. An Issuer is looked up in the cluster's namespace. */
+export interface TLSIssuerReference {
+  /** Name of the Issuer or ClusterIssuer. */
+  name: string;
+  /** Issuer (in the cluster's namespace) or ClusterIssuer; an external issuer's kind with its group. */
+  kind: string;
+  /** API group of the issuer. */
+  group: string;
+}
+
+/** TLS between members (port 2380). Each member serves and dials its peers over https with the certificate of secretRef, or of a cert-manager Certificate from issuerRef; it must cover every member's name (<member>.<cluster>.<namespace>.svc; a wildcard *.<cluster>.<namespace>.svc also covers the members to come) and allow server and client auth. A member accepts only peers whose certificate that ca.crt signed (--peer-client-cert-auth). */
 export interface PeerTLS {
   /** A kubernetes.io/tls Secret in the cluster's namespace holding tls.crt, tls.key and ca.crt (PEM). */
-  secretRef: TLSSecretReference;
+  secretRef?: TLSSecretReference;
+  /** A cert-manager issuer the operator asks for the certificates (it creates cert-manager Certificates owned by the EtcdCluster, and uses the Secrets cert-manager writes). It must write ca.crt into them (a CA issuer does; ACME issuers do not): that CA is the one etcd trusts. An Issuer is looked up in the cluster's namespace. */
+  issuerRef?: TLSIssuerReference;
+}
+
+/** etcd's own authentication (users and roles). Needs client TLS: the operator is etcd's root user by its client certificate, whose common name is root, so it holds no password. Fixed at creation. */
+export interface AuthSpec {
+  /** Turn etcd authentication on: once the seed member runs, the operator adds the user root (no password: it authenticates by certificate) with the role root, and enables auth. Every client then needs a user: a client certificate's common name is its user name, or a user name and password. With a Secret, the operator's certificate (tls.client.operatorSecretRef) must have the common name root; with an issuer, the operator issues it so. See docs/security.md for adding users and roles. */
+  enabled: boolean;
 }
 
 /** How the cluster starts. Fixed at creation. */

@@ -6,6 +6,7 @@ import { addLearner } from './add-learner.ts';
 import { compact } from './compact.ts';
 import { defragment } from './defragment.ts';
 import { disarmAlarm } from './disarm-alarm.ts';
+import { enableAuth } from './enable-auth.ts';
 import { moveLeader } from './move-leader.ts';
 import { promoteLearner } from './promote-learner.ts';
 import { removeEtcdMember } from './remove-member.ts';
@@ -14,6 +15,7 @@ export { addLearner, type AddLearnerResult } from './add-learner.ts';
 export { compact, type CompactResult } from './compact.ts';
 export { defragment, type DefragmentResult } from './defragment.ts';
 export { disarmAlarm, type DisarmAlarmResult } from './disarm-alarm.ts';
+export { authStatus, enableAuth, type EnableAuthResult } from './enable-auth.ts';
 export { moveLeader, type MoveLeaderResult } from './move-leader.ts';
 export { promoteLearner, type PromoteLearnerResult } from './promote-learner.ts';
 export { removeEtcdMember, type RemoveEtcdMemberResult } from './remove-member.ts';
@@ -37,4 +39,5 @@ export const etcdHandlers = {
   defragment,
   compact,
   disarmAlarm,
+  enableAuth,
 } as const;

@@ -5,6 +5,7 @@
  */
 import type { V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { TLS_SECRET_KEYS, type EtcdCluster } from '../../api/v1alpha1/index.ts';
+import { tlsSources } from './tls-sources.ts';
 
 /** Where the members' client certificate is mounted in the etcd container. */
 export const CLIENT_TLS_DIR = '/etc/etcd/tls/client';
@@ -39,10 +40,10 @@ export const tlsFiles = (dir: string): { cert: string; key: string; ca: string }
 
 /** The etcd container's TLS volumes and mounts, one per plane that has TLS. */
 export function memberTLSVolumes(cluster: EtcdCluster): { volumes: V1Volume[]; mounts: V1VolumeMount[] } {
-  const { client, peer } = cluster.spec.tls ?? {};
+  const { client, peer } = tlsSources(cluster);
   const planes = [
-    ...(client ? [{ volume: TLS_VOLUME.client, secret: client.secretRef.name, dir: CLIENT_TLS_DIR }] : []),
-    ...(peer ? [{ volume: TLS_VOLUME.peer, secret: peer.secretRef.name, dir: PEER_TLS_DIR }] : []),
+    ...(client ? [{ volume: TLS_VOLUME.client, secret: client.secret, dir: CLIENT_TLS_DIR }] : []),
+    ...(peer ? [{ volume: TLS_VOLUME.peer, secret: peer.secret, dir: PEER_TLS_DIR }] : []),
   ];
   return {
     volumes: planes.map((p) => tlsVolume(p.volume, p.secret)),
@@ -79,12 +80,12 @@ export function agentEtcdTLS(cluster: EtcdCluster | undefined): {
   volumes: V1Volume[];
   mounts: V1VolumeMount[];
 } {
-  const ref = cluster?.spec.tls?.client?.operatorSecretRef;
-  if (!ref) return { args: [], volumes: [], mounts: [] };
+  const operator = cluster ? tlsSources(cluster).operator : undefined;
+  if (!operator) return { args: [], volumes: [], mounts: [] };
   const f = tlsFiles(OPERATOR_TLS_DIR);
   return {
     args: [`--cacert=${f.ca}`, `--cert=${f.cert}`, `--key=${f.key}`],
-    volumes: [tlsVolume(TLS_VOLUME.operator, ref.name)],
+    volumes: [tlsVolume(TLS_VOLUME.operator, operator.secret)],
     mounts: [{ name: TLS_VOLUME.operator, mountPath: OPERATOR_TLS_DIR, readOnly: true }],
   };
 }

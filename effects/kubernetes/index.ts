@@ -4,6 +4,8 @@ import { createPod } from './create-pod.ts';
 import { createPVC } from './create-pvc.ts';
 import { deleteMember } from './delete-member.ts';
 import { deletePod } from './delete-pod.ts';
+import { checkCertificates } from './check-certificates.ts';
+import { ensureCertificates } from './ensure-certificates.ts';
 import { ensureServices } from './ensure-services.ts';
 import { growVolume } from './grow-volume.ts';
 import { releaseFinalizer } from './release-finalizer.ts';
@@ -18,6 +20,8 @@ import { snapshotHandlers } from './snapshot-handlers.ts';
 /** Every Kubernetes handler, keyed by the intent kind it carries out. */
 export const kubernetesHandlers = {
   ensureServices,
+  ensureCertificates,
+  checkCertificates,
   createMember,
   deleteMember,
   setDormant,
@@ -35,11 +39,13 @@ export const kubernetesHandlers = {
 } as const;
 
 export {
+  checkCertificates,
   createMember,
   createPod,
   createPVC,
   deleteMember,
   deletePod,
+  ensureCertificates,
   ensureServices,
   releaseFinalizer,
   setDisruptionBudget,
@@ -52,6 +58,8 @@ export type { StatusWrite } from './patch-status.ts';
 export { EventRecorder } from './record-event.ts';
 export type { EventInput, EventSubject, RecordedEvent } from './record-event.ts';
 export { buildClientService, buildHeadlessService } from './build-services.ts';
+export { buildCertificates, CERTIFICATES, type Certificate } from './build-certificates.ts';
+export { authEnabled, issuedName, tlsSources, type TLSPlane } from './tls-sources.ts';
 export { buildDisruptionBudget, disruptionBudgetName } from './build-disruption-budget.ts';
 export { buildEtcdMember } from './build-member.ts';
 export { buildPVC } from './build-pvc.ts';

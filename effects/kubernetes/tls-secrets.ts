@@ -6,12 +6,13 @@
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
-import { TLS_SECRET_KEYS, type EtcdCluster } from '../../api/v1alpha1/index.ts';
+import { ROOT_USER, TLS_SECRET_KEYS, type EtcdCluster } from '../../api/v1alpha1/index.ts';
 import { ERR } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
 import { callOptions, readOrNull } from './_util.ts';
 import { memberHost } from './build-services.ts';
 import type { KubeClients, KubeContext } from './context.ts';
+import { authEnabled, tlsSources, type TLSSecretSource } from './tls-sources.ts';
 
 /** An extended key usage etcd needs of a certificate. */
 export type KeyUsage = 'serverAuth' | 'clientAuth';
@@ -23,12 +24,16 @@ const ANY_USAGE_OID = '2.5.29.37.0';
 export interface TLSSecretUse {
   readonly namespace: string;
   readonly name: string;
-  /** The field that names it, such as spec.tls.peer.secretRef. */
+  /** The field that names it, such as spec.tls.peer.secretRef, or the issuerRef it is issued from. */
   readonly field: string;
+  /** The cert-manager Certificate that writes it, when the operator made one. */
+  readonly certificate?: string;
   /** DNS names tls.crt must cover. */
   readonly hosts: readonly string[];
   /** Extended key usages tls.crt must allow (a certificate without that extension allows all). */
   readonly usages: readonly KeyUsage[];
+  /** The subject's common name tls.crt must have (the operator's, with etcd auth: its user name). */
+  readonly commonName?: string;
 }
 
 /** The PEM contents of a TLS Secret. */
@@ -44,8 +49,13 @@ export function checkTLSSecret(
   use: TLSSecretUse,
   now: number,
 ): { readonly files: TLSFiles } | { readonly problem: string } {
-  const what = `Secret ${use.namespace}/${use.name} (${use.field})`;
-  if (!secret) return { problem: `${what} does not exist` };
+  const what = `Secret ${use.namespace}/${use.name} (${use.certificate ? `Certificate ${use.certificate} from ${use.field}` : use.field})`;
+  if (!secret)
+    return {
+      problem: use.certificate
+        ? `${what} does not exist yet: cert-manager has not issued it (kubectl describe certificate -n ${use.namespace} ${use.certificate})`
+        : `${what} does not exist`,
+    };
   const data = secret.data ?? {};
   const missing = TLS_SECRET_KEYS.filter((k) => !data[k]);
   if (missing.length > 0) return { problem: `${what} has no ${missing.join(', ')}` };
@@ -79,7 +89,32 @@ function certificateProblem(files: TLSFiles, use: TLSSecretUse, now: number): st
     ? []
     : use.usages.filter((u) => allowed && !allowed.includes(USAGE_OID[u]));
   if (lacking.length > 0) return `tls.crt does not allow ${lacking.join(' and ')} (extended key usage)`;
+  const cn = commonNameOf(cert.subject);
+  if (use.commonName !== undefined && cn !== use.commonName)
+    return `tls.crt has the common name ${cn ?? '(none)'}, not ${use.commonName}: with spec.auth.enabled the operator is etcd's user ${use.commonName} by its certificate's common name`;
   return null;
+}
+
+/**
+ * The common name in an X.509 subject as node:crypto prints it (`CN=root` on a line of its own).
+ * An empty subject, as cert-manager issues a Certificate without commonName, is undefined there.
+ */
+const commonNameOf = (subject: string | undefined): string | undefined =>
+  subject
+    ?.split('\n')
+    .find((l) => l.startsWith('CN='))
+    ?.slice(3);
+
+/** A use of the Secret `source` names. */
+function useOf(cluster: EtcdCluster, source: TLSSecretSource, hosts: string[], usages: KeyUsage[]): TLSSecretUse {
+  return {
+    namespace: cluster.metadata.namespace ?? '',
+    name: source.secret,
+    field: source.field,
+    ...(source.certificate ? { certificate: source.certificate } : {}),
+    hosts,
+    usages,
+  };
 }
 
 /** The Secrets a member of `cluster` named `member` is built on, and what each is used for. */
@@ -87,27 +122,20 @@ export function memberTLSUses(cluster: EtcdCluster, member: string): TLSSecretUs
   const namespace = cluster.metadata.namespace ?? '';
   const hosts = [memberHost({ namespace, name: cluster.metadata.name ?? '' }, member)];
   const both: KeyUsage[] = ['serverAuth', 'clientAuth'];
-  const { client, peer } = cluster.spec.tls ?? {};
+  const { client, peer, operator } = tlsSources(cluster);
   return [
-    ...(client
-      ? [{ namespace, name: client.secretRef.name, field: 'spec.tls.client.secretRef', hosts, usages: both }]
-      : []),
-    ...(client?.operatorSecretRef ? [operatorTLSUse(cluster)!] : []),
-    ...(peer ? [{ namespace, name: peer.secretRef.name, field: 'spec.tls.peer.secretRef', hosts, usages: both }] : []),
+    ...(client ? [useOf(cluster, client, hosts, both)] : []),
+    ...(operator ? [operatorTLSUse(cluster)!] : []),
+    ...(peer ? [useOf(cluster, peer, hosts, both)] : []),
   ];
 }
 
-/** The operator's client certificate of a cluster with client TLS; undefined without. */
+/** The operator's client certificate of a cluster with client TLS (common name root with auth); undefined without. */
 export function operatorTLSUse(cluster: EtcdCluster): TLSSecretUse | undefined {
-  const ref = cluster.spec.tls?.client?.operatorSecretRef;
-  if (!ref) return undefined;
-  return {
-    namespace: cluster.metadata.namespace ?? '',
-    name: ref.name,
-    field: 'spec.tls.client.operatorSecretRef',
-    hosts: [],
-    usages: ['clientAuth'],
-  };
+  const operator = tlsSources(cluster).operator;
+  if (!operator) return undefined;
+  const use = useOf(cluster, operator, [], ['clientAuth']);
+  return authEnabled(cluster) ? { ...use, commonName: ROOT_USER } : use;
 }
 
 /** Gets a Secret by name (the only access to Secrets the operator has); null when it does not exist. */

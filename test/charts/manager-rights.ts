@@ -23,6 +23,8 @@ export const MANAGER_RIGHTS: readonly (readonly [string, string, string])[] = [
   ['', 'services', 'get create patch'],
   ['', 'events', 'create patch'],
   ['policy', 'poddisruptionbudgets', 'get create update delete'],
+  // cert-manager Certificates of a cluster whose spec.tls names an issuer.
+  ['cert-manager.io', 'certificates', 'get create patch'],
   // The TLS Secrets an EtcdCluster's spec.tls names, read by name: never listed or watched.
   ['', 'secrets', 'get'],
 ];

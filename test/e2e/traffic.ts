@@ -7,7 +7,15 @@
  */
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { Etcd3, type Watcher } from 'etcd3';
+import type { EtcdClientTLS } from '../../effects/etcd/index.ts';
 import { clientServiceName } from '../../effects/kubernetes/meta.ts';
+
+/** How the traffic reaches a cluster with client TLS: its certificate, and the name members' certificates are checked against. */
+export interface TrafficTLS {
+  readonly client: EtcdClientTLS;
+  /** A name the members' certificates cover (the client Service's), checked instead of the ClusterIP dialled. */
+  readonly serverName: string;
+}
 
 /**
  * How long one write may keep being retried before it counts as failed: a client with a
@@ -48,11 +56,20 @@ export class Traffic {
     this.#prefix = prefix;
   }
 
-  /** Connects through the client Service's ClusterIP and starts writing and watching. */
-  async start(core: CoreV1Api, namespace: string, cluster: string): Promise<void> {
+  /** Connects through the client Service's ClusterIP (https with `tls`) and starts writing and watching. */
+  async start(core: CoreV1Api, namespace: string, cluster: string, tls?: TrafficTLS): Promise<void> {
     const svc = await core.readNamespacedService({ name: clientServiceName(cluster), namespace });
-    const host = `http://${svc.spec?.clusterIP}:2379`;
-    this.#client = new Etcd3({ hosts: [host], dialTimeout: 2000 });
+    const host = `${tls ? 'https' : 'http'}://${svc.spec?.clusterIP}:2379`;
+    this.#client = new Etcd3({
+      hosts: [host],
+      dialTimeout: 2000,
+      ...(tls
+        ? {
+            credentials: { rootCertificate: tls.client.ca, certChain: tls.client.cert, privateKey: tls.client.key },
+            grpcOptions: { 'grpc.ssl_target_name_override': tls.serverName },
+          }
+        : {}),
+    });
     const from = Number((await this.#client.maintenance.status()).header.revision) + 1;
     this.#watcher = await this.#client.watch().prefix(`${this.#prefix}/`).startRevision(String(from)).create();
     this.#watcher.on('put', (kv) => this.#watched.add(Number(kv.mod_revision)));

@@ -171,6 +171,53 @@ describe('journal: redaction', () => {
     );
   });
 
+  test('cert-manager and auth: issuers, Certificates, the auth steps and their context are journaled as they are; a PEM in a message is not', () => {
+    const path = tempDb();
+    const j = Journal.open(path);
+    const body = 'MIIBkTCB+wIJAKHHIG1c3rt';
+    const issuerRef = { name: 'ca', kind: 'Issuer', group: 'cert-manager.io' };
+    const tls = { client: { issuerRef }, peer: { issuerRef: { name: 'root-ca', kind: 'ClusterIssuer' } } };
+    const context = { certificatesWanted: true, authWanted: true, authEnabled: true };
+    // None of these fields looks secret to the journal, which refuses a step that holds one.
+    const { intentIds } = j.recordStep(demo, {
+      machine: 'cluster',
+      event: {
+        type: 'k8s.cluster.updated',
+        at: new Date(),
+        spec: { replicas: 3, tls, auth: { enabled: true } },
+        certificates: true,
+        auth: true,
+      },
+      from: 'Pending',
+      to: 'Bootstrapping',
+      state: { value: 'Bootstrapping', context },
+      intents: [
+        { type: 'ensureCertificates', params: { cluster: 'demo' } },
+        { type: 'checkCertificates', params: { cluster: 'demo' } },
+        { type: 'enableAuth', params: { cluster: 'demo' } },
+      ],
+    });
+    const names = ['demo-client-tls', 'demo-operator-tls', 'demo-peer-tls'];
+    j.recordOutcome(demo, intentIds[0] ?? '', { ok: true, result: { certificates: names } });
+    const notReady = `Certificate demo-peer-tls is not Ready (Failed: the issuer returned -----BEGIN CERTIFICATE-----\n${body}\n-----END CERTIFICATE-----)`;
+    j.recordOutcome(demo, intentIds[1] ?? '', { ok: false, code: 'ERR_CERTIFICATES_NOT_READY', message: notReady });
+    const did = ['user add root (no password)', 'role add root', 'grant the role root to root', 'auth enable'];
+    j.recordOutcome(demo, intentIds[2] ?? '', { ok: true, result: { enabled: true, did } });
+    const rows = j.timeline({ uid: demo.uid });
+    j.close();
+    const bytes = fileBytes(path);
+    expect(bytes.includes(body), 'the PEM body in the file').toBe(false);
+    expect(rows.find((r) => r.entry === 'event')?.data).toMatchObject({
+      spec: { tls, auth: { enabled: true } },
+      auth: true,
+    });
+    expect(rows.filter((r) => r.entry === 'outcome').map((r) => r.message ?? r.data)).toEqual([
+      { certificates: names },
+      `Certificate demo-peer-tls is not Ready (Failed: the issuer returned ${REDACTED})`,
+      { enabled: true, did },
+    ]);
+  });
+
   test('redact hides secret fields by name and keeps references to secrets', () => {
     expect(
       redact({

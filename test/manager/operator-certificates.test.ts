@@ -71,6 +71,36 @@ describe("the operator's client certificates", () => {
     );
   });
 
+  it('a Secret it could not use is read again after 5 s, not a minute: cert-manager may be issuing it', async () => {
+    const s = store(null);
+    await s.certs.refresh(cluster());
+    s.pass(4_000);
+    await s.certs.refresh(cluster());
+    expect(s.reads).toHaveLength(1);
+    s.set(tlsSecret('op', operator));
+    s.pass(1_500);
+    expect(await s.certs.refresh(cluster())).toBeNull();
+    expect(s.reads).toHaveLength(2);
+  });
+
+  it('with an issuer, reads the Secret of the Certificate it made; with auth, wants the common name root', async () => {
+    const issued = {
+      metadata: { name: 'demo', namespace: 'ns', uid: 'u1' },
+      spec: {
+        tls: { client: { issuerRef: { name: 'ca', kind: 'Issuer', group: 'cert-manager.io' } } },
+        auth: { enabled: true },
+      },
+    } as unknown as EtcdCluster;
+    const s = store(tlsSecret('demo-operator-tls', operator));
+    expect(await s.certs.refresh(issued)).toBe(
+      "Secret ns/demo-operator-tls (Certificate demo-operator-tls from spec.tls.client.issuerRef): tls.crt has the common name etcd-operator, not root: with spec.auth.enabled the operator is etcd's user root by its certificate's common name",
+    );
+    expect(s.reads).toEqual(['ns/demo-operator-tls']);
+    s.set(tlsSecret('demo-operator-tls', await pki.issue({ name: 'root', subject: '/CN=root', usage: 'clientAuth' })));
+    s.pass(5_000);
+    expect(await s.certs.refresh(issued)).toBeNull();
+  });
+
   it('reads nothing for a cluster without client TLS, and forgets a cluster that is gone', async () => {
     const s = store(tlsSecret('op', operator));
     expect(await s.certs.refresh(cluster(false))).toBeNull();

@@ -1,9 +1,10 @@
 /** Sets a Pod's volumes up as host directories that its containers bind-mount at their mountPaths. */
 import { execFile } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { CoreV1Api, V1KeyToPath, V1Pod, V1Volume, V1VolumeProjection } from '@kubernetes/client-node';
+import { writeAtomically, type PayloadFile } from './atomicWriter.ts';
 import { fieldValue } from './env.ts';
 import { VolumeError } from './errors.ts';
 import { setVolumeOwnership } from './volumeOwnership.ts';
@@ -34,20 +35,6 @@ export function quantityBytes(q: string): number {
   if (!m) throw new VolumeError('emptyDir', `cannot read quantity ${q}`);
   const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12 }[m[2] ?? ''] ?? 1;
   return Math.ceil(Number(m[1]) * unit);
-}
-
-/**
- * Writes one file atomically (a rename), so a container never reads half a token; with an
- * fsGroup the file is the group's and group-readable before it appears.
- */
-function put(dir: string, path: string, data: string | Buffer, mode = 0o644, fsGroup?: number): void {
-  const file = join(dir, path);
-  if (existsSync(file) && readFileSync(file).equals(Buffer.from(data))) return;
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(`${file}.tmp`, data);
-  chmodSync(`${file}.tmp`, fsGroup === undefined ? mode : mode | 0o440);
-  if (fsGroup !== undefined) chownSync(`${file}.tmp`, -1, fsGroup);
-  renameSync(`${file}.tmp`, file);
 }
 
 function pick(
@@ -100,11 +87,14 @@ export async function setUpVolumes(pod: V1Pod, podDir: string, ctx: VolumeContex
       throw new VolumeError(vol, `${kind.toLowerCase()} "${name}" not found`);
     }
   };
+  // Service account tokens by volume and path: fetched at set-up and again at 80% of their lifetime.
+  const tokens = new Map<string, Buffer>();
   const token = async (
-    dir: string,
+    key: string,
     src: NonNullable<V1VolumeProjection['serviceAccountToken']>,
     vol: string,
-  ): Promise<void> => {
+    rewrite: () => Promise<void>,
+  ): Promise<Buffer> => {
     const expirationSeconds = src.expirationSeconds ?? 3607;
     const tr = await ctx.core
       .createNamespacedServiceAccountToken({
@@ -125,25 +115,39 @@ export async function setUpVolumes(pod: V1Pod, podDir: string, ctx: VolumeContex
           { cause: err },
         );
       });
-    put(dir, src.path ?? 'token', tr.status?.token ?? '', 0o644, fsGroup);
+    const data = Buffer.from(tr.status?.token ?? '');
+    tokens.set(key, data);
     // The kubelet renews at 80% of the lifetime; so do we, while the Pod lives.
-    const t = setTimeout(() => void token(dir, src, vol).catch(() => undefined), expirationSeconds * 800);
+    const renew = async (): Promise<void> => {
+      await token(key, src, vol, rewrite);
+      await rewrite();
+    };
+    const t = setTimeout(() => void renew().catch(() => undefined), expirationSeconds * 800);
     t.unref();
     timers.push(t);
+    return data;
   };
-  const projected = async (dir: string, sources: V1VolumeProjection[], vol: string): Promise<void> => {
+  /** A projected (or downward API) volume's whole payload, written at once. */
+  const projected = async (dir: string, sources: V1VolumeProjection[], vol: string, mode = 0o644): Promise<void> => {
+    const files = new Map<string, PayloadFile>();
+    const rewrite = (): Promise<void> => projected(dir, sources, vol, mode);
     for (const s of sources) {
-      if (s.serviceAccountToken) await token(dir, s.serviceAccountToken, vol);
+      if (s.serviceAccountToken) {
+        const p = s.serviceAccountToken.path ?? 'token';
+        const key = join(dir, p);
+        files.set(p, { data: tokens.get(key) ?? (await token(key, s.serviceAccountToken, vol, rewrite)), mode });
+      }
       const ref = s.secret ?? s.configMap;
       if (ref) {
         const data = await keyData(s.secret ? 'Secret' : 'ConfigMap', ref.name!, ref.optional, vol);
-        for (const [p, v, mode] of pick(data, ref.items, vol)) put(dir, p, v, mode, fsGroup);
+        for (const [p, v, m] of pick(data, ref.items, vol)) files.set(p, { data: v, mode: m ?? mode });
       }
       for (const it of s.downwardAPI?.items ?? []) {
-        if (it.fieldRef) put(dir, it.path, fieldValue(pod, it.fieldRef.fieldPath, ctx), it.mode, fsGroup);
+        if (it.fieldRef)
+          files.set(it.path, { data: Buffer.from(fieldValue(pod, it.fieldRef.fieldPath, ctx)), mode: it.mode ?? mode });
       }
     }
-    own(dir, true);
+    if (writeAtomically(dir, files, fsGroup)) own(dir, true);
   };
   const refreshers: (() => Promise<void>)[] = [];
   const undo = async (): Promise<void> => {
@@ -156,8 +160,8 @@ export async function setUpVolumes(pod: V1Pod, podDir: string, ctx: VolumeContex
     await undo(); // the next attempt starts from scratch (no tmpfs mounted twice)
     throw err;
   }
-  // Like the kubelet's periodic sync: Secret and ConfigMap changes reach the files (keys added
-  // or changed; a deleted object leaves the last files in place).
+  // Like the kubelet's periodic sync: Secret and ConfigMap changes reach the files, all keys of
+  // a version at once (writeAtomically); a deleted object leaves the last files in place.
   const refresh = setInterval(() => refreshers.forEach((r) => void r().catch(() => undefined)), refreshMs);
   refresh.unref();
   timers.push(refresh);
@@ -199,20 +203,25 @@ export async function setUpVolumes(pod: V1Pod, podDir: string, ctx: VolumeContex
         : undefined;
     if (ref) {
       const write = async (): Promise<void> => {
-        for (const [p, data, mode] of pick(await keyData(ref.kind, ref.name, ref.optional, v.name), ref.items, v.name))
-          put(dir, p, data, mode ?? ref.mode, fsGroup);
-        own(dir, true);
+        const data = await keyData(ref.kind, ref.name, ref.optional, v.name);
+        const files = new Map(
+          pick(data, ref.items, v.name).map(([p, bytes, mode]) => [
+            p,
+            { data: bytes, mode: mode ?? ref.mode ?? 0o644 },
+          ]),
+        );
+        if (writeAtomically(dir, files, fsGroup)) own(dir, true);
       };
       await write();
       refreshers.push(write);
     }
     if (v.projected) {
       const sources = v.projected.sources ?? [];
-      await projected(dir, sources, v.name);
-      const keys = sources.filter((x) => x.secret || x.configMap);
-      if (keys.length) refreshers.push(() => projected(dir, keys, v.name));
+      const mode = v.projected.defaultMode ?? 0o644;
+      await projected(dir, sources, v.name, mode);
+      if (sources.some((x) => x.secret || x.configMap)) refreshers.push(() => projected(dir, sources, v.name, mode));
     }
-    if (v.downwardAPI) await projected(dir, [{ downwardAPI: v.downwardAPI }], v.name);
+    if (v.downwardAPI) await projected(dir, [{ downwardAPI: v.downwardAPI }], v.name, v.downwardAPI.defaultMode);
     return dir;
   }
   return {

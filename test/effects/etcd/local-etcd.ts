@@ -54,6 +54,8 @@ export interface LocalEtcdTLS {
 interface Member {
   readonly clientURL: string;
   readonly peerURL: string;
+  /** Plain http, as the members' port 2381: /metrics, /health, /readyz. */
+  readonly metricsURL: string;
   proc?: ChildProcess;
 }
 
@@ -114,12 +116,20 @@ export class LocalEtcd {
 
   /** Chooses a member's ports; returns its peer URL (what addLearner is given). */
   async allocate(member: string): Promise<string> {
-    const [client, peer] = [await freePort(), await freePort()];
+    const [client, peer, metrics] = [await freePort(), await freePort(), await freePort()];
     this.#members.set(member, {
       clientURL: `${this.#scheme(true)}://127.0.0.1:${client}`,
       peerURL: `${this.#scheme(false)}://127.0.0.1:${peer}`,
+      metricsURL: `http://127.0.0.1:${metrics}`,
     });
     return this.peerURL(member);
+  }
+
+  /** The plain http metrics and health URL of a member. */
+  metricsURL(member: string): string {
+    const m = this.#members.get(member);
+    if (!m) throw new Error(`no ports allocated for ${member}`);
+    return m.metricsURL;
   }
 
   /** The peer URL chosen for a member. */
@@ -155,6 +165,7 @@ export class LocalEtcd {
         `--initial-cluster=${initialCluster}`,
         `--initial-cluster-state=${state}`,
         `--initial-cluster-token=${this.ref.uid}`,
+        `--listen-metrics-urls=${m.metricsURL}`,
         ...this.#tlsFlags(),
         ...this.#flags,
       ],

@@ -113,6 +113,32 @@ describe('member Pod with TLS', () => {
   });
 });
 
+describe('member Pod and Job with certificates cert-manager issues', () => {
+  const ca = { name: 'ca', kind: 'ClusterIssuer', group: 'cert-manager.io' };
+  const c = cluster({ tls: { client: { issuerRef: ca }, peer: { issuerRef: ca } } });
+
+  it("mount the Secrets of the operator's Certificates, <cluster>-<plane>-tls, as they mount brought ones", () => {
+    const pod = buildPod(member(c), c, 'img');
+    expect(pod.spec?.volumes?.filter((v) => v.secret)).toEqual([
+      { name: 'tls-client', secret: { secretName: 'demo-client-tls', items } },
+      { name: 'tls-peer', secret: { secretName: 'demo-peer-tls', items } },
+    ]);
+    const job = buildSnapshotJob(
+      {
+        metadata: { name: 's', namespace: 'ns', uid: 'u' },
+        spec: { clusterRef: { name: 'demo' }, destination: { pvc: { claimName: 'backups' } } },
+      } as EtcdSnapshot,
+      'demo-1',
+      'img',
+      c,
+    );
+    expect(job.spec?.template.spec?.volumes).toContainEqual({
+      name: 'tls-operator',
+      secret: { secretName: 'demo-operator-tls', items },
+    });
+  });
+});
+
 describe('snapshot Job with client TLS', () => {
   const snapshot = {
     metadata: { name: 'nightly', namespace: 'ns', uid: '0123456789abcdef' },

@@ -9,6 +9,7 @@ let member: Leaf;
 let serverOnly: Leaf;
 let operator: Leaf;
 let other: Leaf;
+let nameless: Leaf;
 
 const NOW = Date.now();
 const peerUse: TLSSecretUse = {
@@ -33,6 +34,8 @@ beforeAll(async () => {
   serverOnly = await pki.issue({ name: 'server', subject: '/CN=server', usage: 'serverAuth', sans });
   operator = await pki.issue({ name: 'operator', subject: '/CN=etcd-operator', usage: 'clientAuth' });
   other = await pki.issue({ name: 'other', subject: '/CN=other', usage: 'serverAuth,clientAuth', sans: ['DNS:x.y'] });
+  // An empty subject, as cert-manager issues a Certificate without commonName (the members' own).
+  nameless = await pki.issue({ name: 'nameless', subject: '/', usage: 'serverAuth,clientAuth', sans });
 });
 afterAll(() => pki?.remove());
 
@@ -51,6 +54,13 @@ describe('TLS Secrets: checked before a member is built on them', () => {
     const r = checkTLSSecret(tlsSecret('demo-peer', member), peerUse, NOW);
     expect('files' in r && r.files.key.equals(readFileSync(member.key))).toBe(true);
     expect('files' in checkTLSSecret(tlsSecret('demo-operator', operator), operatorUse, NOW)).toBe(true);
+  });
+
+  it('a certificate with an empty subject (cert-manager without commonName) is checked, not thrown on', () => {
+    expect('files' in checkTLSSecret(tlsSecret('demo-peer', nameless), peerUse, NOW)).toBe(true);
+    expect(
+      problemOf(checkTLSSecret(tlsSecret('demo-peer', nameless), { ...peerUse, commonName: 'root' }, NOW)),
+    ).toContain('tls.crt has the common name (none), not root');
   });
 
   it.each([
@@ -128,5 +138,27 @@ describe('TLS Secrets: checked before a member is built on them', () => {
       peerUse,
     ]);
     expect(memberTLSUses({ ...cluster, spec: {} } as EtcdCluster, 'demo-3')).toEqual([]);
+  });
+
+  it("with issuers: the Secrets of the Certificates the operator made, named after the cluster; the operator's common name root with auth", () => {
+    const ca = { name: 'ca', kind: 'Issuer', group: 'cert-manager.io' };
+    const cluster = {
+      metadata: { name: 'demo', namespace: 'ns' },
+      spec: { tls: { client: { issuerRef: ca }, peer: { issuerRef: ca } }, auth: { enabled: true } },
+    } as unknown as EtcdCluster;
+    const issued = (plane: string, field: string) => ({
+      name: `demo-${plane}-tls`,
+      certificate: `demo-${plane}-tls`,
+      field,
+    });
+    expect(memberTLSUses(cluster, 'demo-3')).toEqual([
+      { ...peerUse, ...issued('client', 'spec.tls.client.issuerRef') },
+      { ...operatorUse, ...issued('operator', 'spec.tls.client.issuerRef'), commonName: 'root' },
+      { ...peerUse, ...issued('peer', 'spec.tls.peer.issuerRef') },
+    ]);
+    const [use] = memberTLSUses(cluster, 'demo-3');
+    expect(problemOf(checkTLSSecret(null, use!, NOW))).toBe(
+      'Secret ns/demo-client-tls (Certificate demo-client-tls from spec.tls.client.issuerRef) does not exist yet: cert-manager has not issued it (kubectl describe certificate -n ns demo-client-tls)',
+    );
   });
 });
