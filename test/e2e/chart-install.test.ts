@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { until } from '../cluster/node/testing.ts';
 import { chartDir, helm } from '../charts/helm.ts';
 import { canIArgs, FORBIDDEN_RIGHTS, MANAGER_RIGHTS } from '../charts/manager-rights.ts';
+import { installCertManagerCrds } from '../cluster/cert-manager/index.ts';
 import { getJson, kubectl } from './kube.ts';
 
 const ns = `chart-e2e-${process.pid}`;
@@ -60,8 +61,11 @@ const install = (name: string, namespace: string, ...sets: string[]) =>
     { home },
   );
 
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(path.join(os.tmpdir(), 'chart-e2e-'));
+  // The manager's rights on cert-manager's Certificates are asked of the authorizer by name, which
+  // kubectl resolves only for a kind the API server serves: as on a cluster that runs cert-manager.
+  await installCertManagerCrds(inject('kubeconfig'));
 });
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 

@@ -51,6 +51,15 @@ export interface CertManager {
 }
 
 /**
+ * The pinned release's CRDs alone (build.sh copies them beside the binary), served once this
+ * resolves: what a cluster that runs cert-manager has, for a test that asks about its kinds.
+ */
+export async function installCertManagerCrds(kubeconfigPath: string): Promise<void> {
+  const bin = await binary('cert-manager');
+  await installCrds(kubectlFor(kubeconfigPath), path.join(path.dirname(bin), 'crds'));
+}
+
+/**
  * Applies the pinned release's CRDs (waiting until they are served), makes the
  * `cert-manager` namespace, starts the controller and waits until its informers have synced.
  * The log is `<dir>/cert-manager.log`; a controller left running in dir is killed first.
@@ -67,8 +76,7 @@ export async function startCertManager(opts: CertManagerOptions): Promise<CertMa
   const bin = await binary('cert-manager');
   step('binary');
   const kubectl = kubectlFor(opts.kubeconfigPath);
-  // build.sh copies the CRDs of the same version beside the binary.
-  await installCrds(kubectl, path.join(path.dirname(bin), 'crds'));
+  await installCertManagerCrds(opts.kubeconfigPath);
   const ns = await kubectl(['create', 'namespace', clusterResourceNamespace]);
   if (ns.code !== 0 && !ns.stderr.includes('AlreadyExists'))
     throw new CertManagerSetupError(`kubectl create namespace ${clusterResourceNamespace}`, ns);
