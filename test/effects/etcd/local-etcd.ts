@@ -5,7 +5,7 @@
  * `tls`, client (and peer) URLs are https with client certificates required, as spec.tls makes them.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,16 +27,35 @@ export function etcdBinary(version?: string): string {
   return execFileSync(script, version ? ['etcd', version] : ['etcd'], { encoding: 'utf8' }).trim();
 }
 
-/** A port on 127.0.0.1 that nothing listens on now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** The lowest port the kernel hands out to outgoing connections (ip_local_port_range). */
+const EPHEMERAL_LOW = (() => {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32768;
+  } catch {
+    return 32768;
+  }
+})();
+
+/** Whether nothing listens on 127.0.0.1:port now. */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * A port on 127.0.0.1 that nothing listens on now, below the kernel's ephemeral range: a port
+ * the kernel chose (listen on 0) is one it may give the next outgoing connection of any process
+ * before etcd binds it, which under a busy suite left a member unable to start.
+ */
+export async function freePort(): Promise<number> {
+  const low = 10_000;
+  for (;;) {
+    const port = low + Math.floor(Math.random() * (EPHEMERAL_LOW - low));
+    if (await bindable(port)) return port;
+  }
 }
 
 /** TLS for a LocalEtcd: the members' certificate (client and peer), and what clients call with. */
