@@ -126,7 +126,14 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       return start('restarted');
     });
     restarted.catch(() => undefined);
-    await o.scenario.action(cut, { kubeconfig: o.kubeconfig, core: clients.core, settleMs: o.settleMs, before, spec });
+    await o.scenario.action(cut, {
+      kubeconfig: o.kubeconfig,
+      core: clients.core,
+      settleMs: o.settleMs,
+      before,
+      spec,
+      ...(pki ? { pki } : {}),
+    });
     if (died === undefined) await Promise.race([armed.exited, new Promise((r) => setTimeout(r, GRACE_MS))]);
     // An armed run counts as reached only up to here: so does the clean run count, not later.
     if (o.countFile) copyFileSync(o.countFile, `${o.countFile}.done`);

@@ -14,6 +14,8 @@ import { wipeVolume } from '../cluster/storage/index.ts';
 import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
 import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 import { createSnapshot, snapshotFinished } from '../e2e/s3-server.ts';
+import { renewClusterSecrets, servedSerial } from '../e2e/tls-cluster.ts';
+import type { TestPki } from '../effects/etcd/test-pki.ts';
 
 /** The keys the sweep writes before the action (run.ts), read back from a restored cluster. */
 export const CRASH_KEYS = { prefix: 'before-crash', count: 20 };
@@ -28,6 +30,8 @@ export interface ActionContext {
   readonly before?: Converged;
   /** What the scenario's cluster is created with beyond replicas and version (its spec.tls). */
   readonly spec: Partial<EtcdCluster['spec']>;
+  /** The CA that signed the cluster's certificates (scenarios with tls). */
+  readonly pki?: TestPki;
 }
 
 /** One scenario of the sweep. */
@@ -209,6 +213,40 @@ async function growVolumes(cut: ClusterUnderTest, ctx: ActionContext): Promise<v
   await cut.settled(3, ctx.settleMs);
 }
 
+/**
+ * A renewal by hand (new leaves from the same CA over the client, peer and operator Secrets)
+ * while the cluster grows from 3 to 4. A renewal alone runs no step of the operator (etcd loads
+ * its certificate files at each handshake, and the manager builds new clients when its Secret's
+ * resourceVersion changes), so the sweep kills the manager during the scale-up that runs while
+ * the new leaves roll out: the 4th member starts with the new certificate while the others still
+ * serve the old one, and a restarted manager reads the renewed Secret. Done when all 4 members
+ * serve the renewed certificate on 2379 and 2380 (the node rewrites Secret volumes every 10 s).
+ */
+async function renewWhileGrowing(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  const { pki } = ctx;
+  const creds = cut.tls.client;
+  if (!pki || !creds) throw new Error('renewal: the scenario needs tls: true');
+  const renewed = await renewClusterSecrets(clientsOf(ctx.kubeconfig), pki, cut.namespace, cut.name);
+  await cut.scale(4);
+  await cut.settled(4, ctx.settleMs);
+  let stale: string[] = [];
+  await until(
+    `every member serving certificate ${renewed} on 2379 and 2380`,
+    async () => {
+      stale = [];
+      for (const [pod, ip] of await cut.podIPs())
+        for (const port of [2379, 2380]) {
+          const served = await servedSerial(ip, port, creds).catch((err: Error) => err.message);
+          if (served !== renewed) stale.push(`${pod}:${port} ${served}`);
+        }
+      return stale.length === 0 ? true : undefined;
+    },
+    ctx.settleMs,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}; serving something else: ${stale.join(', ')}`);
+  });
+}
+
 /** The scenarios, in the order the sweep runs them. */
 export const SCENARIOS: readonly Scenario[] = [
   {
@@ -228,6 +266,7 @@ export const SCENARIOS: readonly Scenario[] = [
       await cut.settled(3, ctx.settleMs);
     },
   },
+  { name: 'renewal', before: 3, after: 4, tls: true, action: renewWhileGrowing },
   { name: 'scale-3-5', before: 3, after: 5, action: scaleTo(5) },
   { name: 'scale-5-3', before: 5, after: 3, action: scaleTo(3) },
   {

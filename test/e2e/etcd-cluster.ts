@@ -130,16 +130,28 @@ export class ClusterUnderTest {
     );
   }
 
-  /** A client of the running members, by their Pod IPs (the host has no cluster DNS); with client TLS, over https. */
-  async client(): Promise<Etcd3> {
+  /** How the test reaches the cluster (its client certificate with TLS). */
+  get tls(): ClusterTLS {
+    return this.#tls;
+  }
+
+  /** The IPs of the member Pods that have one and are not being deleted, by Pod name. */
+  async podIPs(): Promise<Map<string, string>> {
     const pods = await this.#c.core.listNamespacedPod({
       namespace: this.namespace,
       labelSelector: `etcd-operator.dev/cluster=${this.name}`,
     });
+    return new Map(
+      pods.items
+        .filter((p) => p.status?.podIP && !p.metadata?.deletionTimestamp)
+        .map((p) => [p.metadata?.name ?? '', p.status?.podIP ?? '']),
+    );
+  }
+
+  /** A client of the running members, by their Pod IPs (the host has no cluster DNS); with client TLS, over https. */
+  async client(): Promise<Etcd3> {
     const tls = this.#tls.client;
-    const hosts = pods.items
-      .filter((p) => p.status?.podIP && !p.metadata?.deletionTimestamp)
-      .map((p) => `${tls ? 'https' : 'http'}://${p.status?.podIP}:2379`);
+    const hosts = [...(await this.podIPs()).values()].map((ip) => `${tls ? 'https' : 'http'}://${ip}:2379`);
     if (hosts.length === 0) throw new Error(`no Pod of ${this.name} has an IP`);
     if (!tls) return new Etcd3({ hosts, dialTimeout: 3000 });
     return new Etcd3({

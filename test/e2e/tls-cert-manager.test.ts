@@ -13,7 +13,6 @@ import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { connect } from 'node:tls';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
@@ -22,6 +21,7 @@ import { startCertManager, type CertManager } from '../cluster/cert-manager/inde
 import { binary } from '../cluster/controlplane/tools.ts';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
+import { servedSerial, serialOf } from './tls-cluster.ts';
 import { applyManifest, getJson, kubectl } from './kube.ts';
 import { startManager, type ManagerProcess } from './manager-process.ts';
 import { Traffic } from './traffic.ts';
@@ -144,38 +144,8 @@ async function podIPs(): Promise<Map<string, string>> {
   return new Map(pods.items.map((p) => [p.metadata?.name ?? '', p.status?.podIP ?? '']));
 }
 
-/** A serial number as both node:tls and node:crypto print it, compared without leading zeros. */
-const serial = (s: string): string => s.toUpperCase().replace(/^0+/, '');
-
-/**
- * The serial of the certificate a member serves on `port`, read from a TLS handshake with the
- * root user's certificate (the port asks for one). The connection is closed at once: etcd's own
- * checks after the handshake (the peer port's address check) do not matter here.
- */
-function servedSerial(host: string, port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({
-      host,
-      port,
-      ca: root.tls.ca,
-      cert: root.tls.cert,
-      key: root.tls.key,
-      rejectUnauthorized: false,
-      ALPNProtocols: ['h2'],
-    });
-    socket.setTimeout(5_000, () => socket.destroy(new Error(`no TLS handshake with ${host}:${port} in 5 s`)));
-    socket.once('secureConnect', () => {
-      const served = socket.getPeerCertificate().serialNumber;
-      socket.destroy();
-      resolve(serial(served));
-    });
-    socket.once('error', reject);
-  });
-}
-
 /** The serial of the certificate in a Secret. */
-const secretSerial = async (name: string): Promise<string> =>
-  serial(new X509Certificate((await secretPEM(name)).cert).serialNumber);
+const secretSerial = async (name: string): Promise<string> => serialOf((await secretPEM(name)).cert);
 
 /**
  * What a stuck bring-up shows: the cluster's conditions, the Certificates' conditions, which
@@ -365,8 +335,8 @@ spec: { ca: { secretName: ca } }
           'every member serves the renewed client and peer certificates',
           async () => {
             for (const ip of (await podIPs()).values()) {
-              if ((await servedSerial(ip, 2379)) !== after.get('demo-client-tls')) return undefined;
-              if ((await servedSerial(ip, 2380)) !== after.get('demo-peer-tls')) return undefined;
+              if ((await servedSerial(ip, 2379, root.tls)) !== after.get('demo-client-tls')) return undefined;
+              if ((await servedSerial(ip, 2380, root.tls)) !== after.get('demo-peer-tls')) return undefined;
             }
             return true;
           },
