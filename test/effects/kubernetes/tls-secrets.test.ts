@@ -11,7 +11,8 @@ let operator: Leaf;
 let other: Leaf;
 let nameless: Leaf;
 
-const NOW = Date.now();
+/** When the checks run: after every leaf is issued (a leaf is valid from the second it was signed). */
+let NOW: number;
 const peerUse: TLSSecretUse = {
   namespace: 'ns',
   name: 'demo-peer',
@@ -36,6 +37,7 @@ beforeAll(async () => {
   other = await pki.issue({ name: 'other', subject: '/CN=other', usage: 'serverAuth,clientAuth', sans: ['DNS:x.y'] });
   // An empty subject, as cert-manager issues a Certificate without commonName (the members' own).
   nameless = await pki.issue({ name: 'nameless', subject: '/', usage: 'serverAuth,clientAuth', sans });
+  NOW = Date.now();
 });
 afterAll(() => pki?.remove());
 
