@@ -260,24 +260,26 @@ export class Controller {
     const entry = await this.#runners.cluster(key, object);
     const before = entry.seq;
     await this.#retryIfDue(entry);
-    const at = this.#now();
+    // Each observation is read from the caches as it is fed, and stamped then: one fed after the
+    // intents of an earlier one ran is as new as that, and its step is timed from it.
+    const now = this.#now;
     // The machine decides nothing until it has both (a journal-less one adopts what it finds).
-    await entry.runner.feed(membersListed(name, this.#membersOf(ns, name), at));
-    await entry.runner.feed(clusterObserved(object, at));
+    await entry.runner.feed(membersListed(name, this.#membersOf(ns, name), now()));
+    await entry.runner.feed(clusterObserved(object, now()));
     await entry.runner.feed(
       claimsListed(
         name,
         this.#pvcs.list().filter((p) => p.metadata?.namespace === ns),
-        at,
+        now(),
       ),
     );
     if (object.spec.bootstrap?.restore) {
       const pods = this.#jobPods.list().filter((p) => p.metadata?.namespace === ns);
       const job = jobObservation(this.#jobs.get(ns, restoreJobName(name)), pods);
-      await entry.runner.feed({ type: 'k8s.restoreJob.observed', at, job });
+      await entry.runner.feed({ type: 'k8s.restoreJob.observed', at: now(), job });
     }
     const inNamespace = this.#snapshots.list().filter((s) => s.metadata.namespace === ns);
-    await entry.runner.feed(upgradeSnapshotsListed(name, inNamespace, at));
+    await entry.runner.feed(upgradeSnapshotsListed(name, inNamespace, now()));
     const probed = object.metadata.deletionTimestamp ? 'none' : await this.#probe(entry, object, tlsProblem);
     // etcd unanswered (not up yet, or no usable certificate: a Secret cert-manager is still
     // writing): no watch event says when that changes, so ask again soon. No member Pod with an
@@ -315,13 +317,14 @@ export class Controller {
     const entry = await this.#runners.member(key, object, cluster);
     const before = entry.seq;
     await this.#retryIfDue(entry);
-    const at = this.#now();
+    // Stamped as each is fed (see #workCluster).
+    const now = this.#now;
     const pod = this.#pods.get(ns, name);
-    await entry.runner.feed(memberObserved(object, cluster, at));
-    await entry.runner.feed(podObserved(pod, at));
+    await entry.runner.feed(memberObserved(object, cluster, now()));
+    await entry.runner.feed(podObserved(pod, now()));
     if (object.spec.storage.medium !== 'Memory')
-      await entry.runner.feed(pvcObserved(this.#pvcs.get(ns, pvcName(name)), at));
-    const lost = dataLostObserved(pod, at);
+      await entry.runner.feed(pvcObserved(this.#pvcs.get(ns, pvcName(name)), now()));
+    const lost = dataLostObserved(pod, now());
     if (lost) await entry.runner.feed(lost);
     const probe = this.#probes.get(entry.cluster.uid);
     if (probe) {
@@ -331,7 +334,8 @@ export class Controller {
         uid: entry.cluster.uid,
         peerTLS: entry.runner.snapshot.context.member.peerTLS === true,
       };
-      await entry.runner.feed({ type: 'etcd.member.observed', at, member: etcdMemberFor(ref, probe, name) ?? null });
+      const member = etcdMemberFor(ref, probe, name) ?? null;
+      await entry.runner.feed({ type: 'etcd.member.observed', at: now(), member });
     }
     await this.#runners.refreshMemberStatus(entry, object);
     this.#timers(key, entry.runner.snapshot.context);
@@ -389,13 +393,14 @@ export class Controller {
    */
   async #probe(entry: ClusterEntry<ManagerContext>, cluster: EtcdCluster, tlsProblem: string | null): Promise<Probed> {
     const ref = entry.cluster;
-    const at = this.#now();
     const asked = this.#etcd.endpoints(ref).length > 0;
     // Parked, or no Pod has an address yet: its etcd clients wait for nothing, so they go.
     if (!asked) this.#etcd.forget(ref.uid);
     const observed = await this.#observe(ref, entry.runner.snapshot.context.members.length > 0, tlsProblem);
     if (observed === undefined) return 'none';
     this.#o.metrics.probes.inc({ result: typeof observed === 'string' ? 'unreachable' : 'answered' });
+    // Stamped once etcd answered: the step it leads to is timed from the answer, not from the question.
+    const at = this.#now();
     await entry.runner.feed(
       typeof observed === 'string'
         ? { type: 'etcd.unreachable', at, error: observed }
