@@ -27,6 +27,8 @@ const LIVE = Number(process.env.BENCH_SCALE_LIVE ?? 50);
 const PARKED = Number(process.env.BENCH_SCALE_PARKED ?? 950);
 const REST_S = Number(process.env.BENCH_SCALE_REST_S ?? 60);
 const HEAP_DIR = process.env.BENCH_SCALE_HEAP;
+/** The manager's Node flags, as its image runs it (ENV NODE_OPTIONS in the Dockerfile); BENCH_SCALE_NODE_OPTIONS overrides. */
+const NODE_OPTIONS = process.env.BENCH_SCALE_NODE_OPTIONS ?? '';
 const NS = 'scale';
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 const log = (line: string): void => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
@@ -110,7 +112,12 @@ try {
     kubeconfig: local.kubeconfigPath,
     dir: join(dir, 'manager'),
     args: ['--namespace', NS],
-    ...(HEAP_DIR ? { env: { NODE_OPTIONS: `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${HEAP_DIR}` } } : {}),
+    env: {
+      NODE_OPTIONS: [
+        NODE_OPTIONS,
+        ...(HEAP_DIR ? [`--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${HEAP_DIR}`] : []),
+      ].join(' '),
+    },
     onLine: (l) => {
       if (l.level >= 40) appendFileSync(join(dir, 'manager.log'), `${JSON.stringify(l)}\n`);
     },
@@ -165,6 +172,12 @@ try {
     ((await metric(manager.port, 'etcd_operator_etcd_probes_total')) - probes0) / (restSeconds / 60);
   const atRest = memory(pid);
   const loadAtRest = load();
+  const mib = async (name: string): Promise<number> => Math.round((await metric(manager!.port, name)) / 1048576);
+  const heap = {
+    usedMiB: await mib('nodejs_heap_size_used_bytes'),
+    committedMiB: await mib('nodejs_heap_size_total_bytes'),
+    externalMiB: await mib('nodejs_external_memory_bytes'),
+  };
   if (HEAP_DIR) {
     process.kill(pid, 'SIGUSR2');
     await sleep(30_000); // written synchronously by the manager; a few hundred MiB take a while
@@ -188,6 +201,7 @@ try {
       sampledPeakWhileSettling: peakDuring,
       settled: settled.rssMiB,
       atRest: atRest.rssMiB,
+      heapAtRest: heap,
     },
     cpuAtRest: {
       seconds: REST_S,
@@ -201,6 +215,7 @@ try {
 | applied -> all settled | ${result.settledSeconds} s |
 | event -> intent (journal) | p50 ${e2i.p50} ms, p99 ${e2i.p99} ms, max ${e2i.max} ms over ${e2i.steps} steps |
 | RSS peak (VmHWM) / settled / at rest | ${atRest.peakMiB} / ${settled.rssMiB} / ${atRest.rssMiB} MiB |
+| V8 heap at rest: used / committed; external | ${heap.usedMiB} / ${heap.committedMiB} MiB; ${heap.externalMiB} MiB |
 | CPU at rest (${REST_S} s) | ${(restCpu * 100).toFixed(1)} % of a core, ${result.cpuAtRest.etcdProbesPerMinute} etcd probes/min |
 | load average (1, 5, 15 min): start / settled / at rest | ${loadAtStart} / ${loadSettled} / ${loadAtRest} |`);
   console.log(JSON.stringify(result.eventToIntentMs.byEvent));
