@@ -11,6 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { runJournalCommand } from '../journal/index.ts';
 import { runAgentCommand } from './agent.ts';
 
@@ -44,6 +45,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         io.stdout(MANAGER_USAGE);
         return 0;
       }
+      // A long-running process whose live heap is small next to what V8 lets it grow to by default:
+      // favour memory over speed (docs/performance.md, "The manager at scale"). Set before the
+      // manager's modules load, so that its heap is sized this way from the start.
+      setFlagsFromString('--optimize-for-size');
       const { runManager } = await import('./main.ts');
       return runManager(rest);
     }

@@ -18,6 +18,8 @@ export interface ManagerConfig {
   readonly etcdAddress: EtcdAddressMode;
   readonly agentImage?: string;
   readonly logLevel: string;
+  /** The longest wait between two etcd probes of a steady cluster that stays the same, ms. */
+  readonly maxProbeIntervalMs: number;
   /** This manager's name: its Pod's, else host and pid. */
   readonly identity: string;
 }
@@ -37,6 +39,8 @@ export const MANAGER_USAGE = `usage: etcd-operator manager [flags]
   --etcd-address MODE      reach etcd members by dns names or pod-ip (default dns)
   --agent-image IMAGE      image of the check-data init container in etcd Pods
   --log-level LEVEL        trace, debug, info, warn or error (default info)
+  --max-probe-interval S   longest wait, in seconds, between two etcd probes of a steady cluster
+                           that stays the same (default 120; 15 probes every 15 s)
 `;
 
 /** A flag the manager does not understand, or a value it cannot use. */
@@ -72,6 +76,7 @@ export function parseManagerArgs(
     'etcd-address',
     'agent-image',
     'log-level',
+    'max-probe-interval',
   ];
   const flags = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
@@ -101,6 +106,9 @@ export function parseManagerArgs(
   if (!LEVELS.includes(level)) throw new ConfigError(`--log-level ${level}: want one of ${LEVELS.join(', ')}`);
   const journal = flags.get('journal') ?? '/var/lib/etcd-operator/journal.db';
   if (journal === '') throw new ConfigError('--journal cannot be empty');
+  const probeSeconds = Number(flags.get('max-probe-interval') ?? '120');
+  if (!Number.isInteger(probeSeconds) || probeSeconds < 15)
+    throw new ConfigError(`--max-probe-interval ${flags.get('max-probe-interval')}: want whole seconds, 15 or more`);
 
   return {
     ...(flags.has('kubeconfig') ? { kubeconfig: flags.get('kubeconfig') } : {}),
@@ -115,6 +123,7 @@ export function parseManagerArgs(
     leaseNamespace: flags.get('lease-namespace') ?? env.POD_NAMESPACE ?? 'default',
     etcdAddress: address,
     logLevel: level,
+    maxProbeIntervalMs: probeSeconds * 1000,
     identity: env.POD_NAME ?? `${env.HOSTNAME ?? 'manager'}-${process.pid}`,
   };
 }

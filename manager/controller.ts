@@ -4,7 +4,8 @@
  * cluster, a fresh etcd probe) to the object's Runner, which journals each step and runs its
  * intents. A key whose machine moved is worked again at once, so the loop goes on until
  * nothing changes: the happy path waits only for the world, never for a timer. Timers exist
- * for back-off retries, progress deadlines and the health probe of a cluster at rest.
+ * for back-off retries, progress deadlines and the health probe of a cluster at rest, which
+ * backs off while the cluster stays the same (probe-schedule.ts).
  */
 import type { KubeConfig, V1Job, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -44,6 +45,7 @@ import { nextDefragTime } from '../machines/cluster-maintenance.ts';
 import { ObjectRunners, type AnyEntry, type ClusterEntry } from './object-runners.ts';
 import { WorkQueue } from './queue.ts';
 import { OperatorCertificates } from './operator-certificates.ts';
+import { ProbeSchedule, type RestKind } from './probe-schedule.ts';
 import { etcdResolver, type EtcdAddressMode } from './resolver.ts';
 import { collectionPath, listCollection, memberKey, snapshotKey, WATCHES, type WatchSpec } from './watches.ts';
 
@@ -63,8 +65,10 @@ export interface ControllerOptions {
   readonly identity: string;
   /** Deadline of one effect call (default 30 s). */
   readonly effectTimeoutMs?: number;
-  /** How often a cluster at rest is probed (default 15 s). */
+  /** How soon a cluster at rest is probed again after a change (default 15 s). */
   readonly resyncMs?: number;
+  /** The longest wait between two probes of a steady cluster that stays the same (default 120 s). */
+  readonly maxResyncMs?: number;
   readonly concurrency?: number;
   readonly now?: () => number;
 }
@@ -76,6 +80,12 @@ export type ManagerContext = KubeContext & EtcdContext;
 const SCHEDULE_LOOK_MS = 3_600_000;
 /** How soon a cluster whose etcd did not answer the probe is worked (and probed) again. */
 const UNANSWERED_PROBE_MS = 5_000;
+
+/**
+ * What a cluster's probe found: nothing asked (no member Pod has an address, or the cluster
+ * goes), no answer, no certificate to ask with, or an answer the same as the last one or not.
+ */
+type Probed = 'none' | 'unanswered' | 'noCertificate' | 'same' | 'changed';
 
 const HANDLERS = { ...kubernetesHandlers, ...etcdHandlers } satisfies HandlerTable<ManagerContext>;
 
@@ -98,11 +108,14 @@ export class Controller {
   readonly #runners: ObjectRunners<ManagerContext>;
   /** The last etcd probe per cluster uid: null when no member answered. */
   readonly #probes = new Map<string, EtcdObservation | null>();
+  /** When each cluster at rest is probed next. */
+  readonly #schedule: ProbeSchedule;
   readonly #now: () => number;
 
   constructor(options: ControllerOptions) {
     this.#o = options;
     this.#now = options.now ?? Date.now;
+    this.#schedule = new ProbeSchedule({ baseMs: options.resyncMs ?? 15_000, maxMs: options.maxResyncMs ?? 120_000 });
     this.#kube = kubeClients(options.kubeConfig);
     this.#certs = new OperatorCertificates(
       (ns, name) => getSecret(this.#kube, ns, name, AbortSignal.timeout(options.effectTimeoutMs ?? 30_000)),
@@ -239,8 +252,7 @@ export class Controller {
     const object = this.#clusters.get(ns, name);
     if (!object) {
       const uid = this.#runners.drop(key);
-      if (uid) this.#probes.delete(uid);
-      if (uid) this.#certs.forget(uid);
+      if (uid) this.#forget(uid);
       return;
     }
     // Before anything may call etcd (recovering an intent included): the certificate to call it with.
@@ -248,28 +260,31 @@ export class Controller {
     const entry = await this.#runners.cluster(key, object);
     const before = entry.seq;
     await this.#retryIfDue(entry);
-    const at = this.#now();
+    // Each observation is read from the caches as it is fed, and stamped then: one fed after the
+    // intents of an earlier one ran is as new as that, and its step is timed from it.
+    const now = this.#now;
     // The machine decides nothing until it has both (a journal-less one adopts what it finds).
-    await entry.runner.feed(membersListed(name, this.#membersOf(ns, name), at));
-    await entry.runner.feed(clusterObserved(object, at));
+    await entry.runner.feed(membersListed(name, this.#membersOf(ns, name), now()));
+    await entry.runner.feed(clusterObserved(object, now()));
     await entry.runner.feed(
       claimsListed(
         name,
         this.#pvcs.list().filter((p) => p.metadata?.namespace === ns),
-        at,
+        now(),
       ),
     );
     if (object.spec.bootstrap?.restore) {
       const pods = this.#jobPods.list().filter((p) => p.metadata?.namespace === ns);
       const job = jobObservation(this.#jobs.get(ns, restoreJobName(name)), pods);
-      await entry.runner.feed({ type: 'k8s.restoreJob.observed', at, job });
+      await entry.runner.feed({ type: 'k8s.restoreJob.observed', at: now(), job });
     }
     const inNamespace = this.#snapshots.list().filter((s) => s.metadata.namespace === ns);
-    await entry.runner.feed(upgradeSnapshotsListed(name, inNamespace, at));
-    if (!object.metadata.deletionTimestamp) await this.#probe(entry, object, tlsProblem);
+    await entry.runner.feed(upgradeSnapshotsListed(name, inNamespace, now()));
+    const probed = object.metadata.deletionTimestamp ? 'none' : await this.#probe(entry, object, tlsProblem);
     // etcd unanswered (not up yet, or no usable certificate: a Secret cert-manager is still
-    // writing): no watch event says when that changes, so ask again soon.
-    if (this.#probes.get(entry.cluster.uid) === null) this.#queue.addAfter(key, UNANSWERED_PROBE_MS);
+    // writing): no watch event says when that changes, so ask again soon. No member Pod with an
+    // address is not such a case: the Pods' watch says when one has one.
+    if (probed === 'unanswered' || probed === 'noCertificate') this.#queue.addAfter(key, UNANSWERED_PROBE_MS);
     await this.#runners.refreshClusterStatus(entry, object);
     const { snapshot } = entry.runner;
     const context = snapshot.context;
@@ -278,9 +293,13 @@ export class Controller {
     const defragAt = nextDefragTime(context);
     if (defragAt !== null)
       this.#queue.addAfter(key, Math.min(Math.max(0, defragAt - this.#now()) + 1, SCHEDULE_LOOK_MS));
-    if (entry.seq !== before) this.#queue.add(key);
-    else if (snapshot.hasTag(TAG.idle)) this.#queue.addAfter(key, this.#o.resyncMs ?? 15_000);
-    else
+    if (entry.seq !== before) {
+      this.#schedule.reset(entry.cluster.uid);
+      this.#queue.add(key);
+    } else if (snapshot.hasTag(TAG.idle)) {
+      const delay = this.#schedule.next(entry.cluster.uid, restKind(snapshot, probed));
+      if (delay !== null) this.#queue.addAfter(key, delay);
+    } else
       this.#queue.addAfter(
         key,
         Math.max(0, context.stepStartedAt + context.progressDeadlineSeconds * 1000 - this.#now()) + 1000,
@@ -298,13 +317,14 @@ export class Controller {
     const entry = await this.#runners.member(key, object, cluster);
     const before = entry.seq;
     await this.#retryIfDue(entry);
-    const at = this.#now();
+    // Stamped as each is fed (see #workCluster).
+    const now = this.#now;
     const pod = this.#pods.get(ns, name);
-    await entry.runner.feed(memberObserved(object, cluster, at));
-    await entry.runner.feed(podObserved(pod, at));
+    await entry.runner.feed(memberObserved(object, cluster, now()));
+    await entry.runner.feed(podObserved(pod, now()));
     if (object.spec.storage.medium !== 'Memory')
-      await entry.runner.feed(pvcObserved(this.#pvcs.get(ns, pvcName(name)), at));
-    const lost = dataLostObserved(pod, at);
+      await entry.runner.feed(pvcObserved(this.#pvcs.get(ns, pvcName(name)), now()));
+    const lost = dataLostObserved(pod, now());
     if (lost) await entry.runner.feed(lost);
     const probe = this.#probes.get(entry.cluster.uid);
     if (probe) {
@@ -314,7 +334,8 @@ export class Controller {
         uid: entry.cluster.uid,
         peerTLS: entry.runner.snapshot.context.member.peerTLS === true,
       };
-      await entry.runner.feed({ type: 'etcd.member.observed', at, member: etcdMemberFor(ref, probe, name) ?? null });
+      const member = etcdMemberFor(ref, probe, name) ?? null;
+      await entry.runner.feed({ type: 'etcd.member.observed', at: now(), member });
     }
     await this.#runners.refreshMemberStatus(entry, object);
     this.#timers(key, entry.runner.snapshot.context);
@@ -370,12 +391,16 @@ export class Controller {
    * Asks etcd for the member list and health; members are worked again when it changed. Without a
    * usable client certificate nothing is asked: what is wrong with its Secret is what is observed.
    */
-  async #probe(entry: ClusterEntry<ManagerContext>, cluster: EtcdCluster, tlsProblem: string | null): Promise<void> {
+  async #probe(entry: ClusterEntry<ManagerContext>, cluster: EtcdCluster, tlsProblem: string | null): Promise<Probed> {
     const ref = entry.cluster;
-    const at = this.#now();
+    const asked = this.#etcd.endpoints(ref).length > 0;
+    // Parked, or no Pod has an address yet: its etcd clients wait for nothing, so they go.
+    if (!asked) this.#etcd.forget(ref.uid);
     const observed = await this.#observe(ref, entry.runner.snapshot.context.members.length > 0, tlsProblem);
-    if (observed === undefined) return;
+    if (observed === undefined) return 'none';
     this.#o.metrics.probes.inc({ result: typeof observed === 'string' ? 'unreachable' : 'answered' });
+    // Stamped once etcd answered: the step it leads to is timed from the answer, not from the question.
+    const at = this.#now();
     await entry.runner.feed(
       typeof observed === 'string'
         ? { type: 'etcd.unreachable', at, error: observed }
@@ -385,12 +410,23 @@ export class Controller {
     // Database sizes move with every write, and no member or snapshot reads them.
     const now = typeof observed === 'string' ? null : { ...observed, sizes: undefined };
     this.#probes.set(ref.uid, now);
-    if (JSON.stringify(previous) !== JSON.stringify(now)) {
+    const same = JSON.stringify(previous) === JSON.stringify(now);
+    if (!same) {
       for (const m of this.#membersOf(ref.namespace, cluster.metadata.name ?? ''))
         this.#queue.add(memberKey(ref.namespace, m.metadata.name ?? ''));
       for (const s of this.#snapshotsOf(ref.namespace, cluster.metadata.name ?? ''))
         this.#queue.add(snapshotKey(ref.namespace, s.metadata.name ?? ''));
     }
+    if (now !== null) return same ? 'same' : 'changed';
+    return !asked ? 'none' : tlsProblem ? 'noCertificate' : 'unanswered';
+  }
+
+  /** Forgets what is kept about a cluster that went: its last probe, schedule, certificate and etcd clients. */
+  #forget(uid: string): void {
+    this.#probes.delete(uid);
+    this.#schedule.reset(uid);
+    this.#certs.forget(uid);
+    this.#etcd.forget(uid);
   }
 
   /** etcd's answer, or why there is none; undefined when there is nothing to ask yet. */
@@ -451,4 +487,10 @@ export class Controller {
       ...(this.#o.agentImage ? { agentImage: this.#o.agentImage } : {}),
     };
   }
+}
+
+/** How the probe schedule reads a cluster at rest after its work. */
+function restKind(snapshot: { matches(state: 'dormant' | 'steady'): boolean }, probed: Probed): RestKind {
+  if (snapshot.matches('dormant') && probed === 'none') return 'dormant';
+  return snapshot.matches('steady') && probed === 'same' ? 'quiet' : 'resting';
 }

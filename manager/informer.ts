@@ -3,14 +3,23 @@
  * objects and calling back on every change. A watch that ends is resumed from the last
  * resourceVersion seen; one the API server answers with 410 Gone (the version is too old) is
  * replaced by a fresh list, whose differences from the cache are reported as changes, so no
- * deletion is missed. Failures back off (1 s doubling to 30 s) and never stop it.
+ * deletion is missed. Failures back off (1 s doubling to 30 s) and never stop it. Objects are
+ * cached without their managedFields, which nothing here reads and which are often the
+ * largest part of an object (client-go's informers drop them the same way).
  */
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Log } from '../effects/types.ts';
 
 /** The fields of an object the informer needs. */
 export interface KubeObject {
-  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
+  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string; managedFields?: unknown };
+}
+
+/** The object as the cache keeps it: without metadata.managedFields (the server-side apply bookkeeping). */
+export function trimmed<T extends KubeObject>(object: T): T {
+  // Set rather than deleted: the object keeps its shape (V8's hidden class), only the value goes.
+  if (object.metadata?.managedFields !== undefined) object.metadata.managedFields = undefined;
+  return object;
 }
 
 /** What changed. */
@@ -115,7 +124,7 @@ export class Informer<T extends KubeObject> {
       this.#o.log.warn({ informer: this.#o.name, err: String(err) }, 'list failed; retrying with back-off');
       return this.#retry(() => this.#relist());
     }
-    const fresh = new Map(listed.items.map((o) => [keyOf(o), o] as const));
+    const fresh = new Map(listed.items.map((o) => [keyOf(o), trimmed(o)] as const));
     const gone = [...this.#cache.entries()].filter(([key]) => !fresh.has(key));
     this.#cache.clear();
     for (const [key, o] of fresh) this.#cache.set(key, o);
@@ -149,7 +158,7 @@ export class Informer<T extends KubeObject> {
         this.#backoff = MIN_BACKOFF_MS;
         const rv = object.metadata?.resourceVersion;
         if (rv) this.#resourceVersion = rv;
-        if (phase !== 'BOOKMARK') this.#apply(phase, object);
+        if (phase !== 'BOOKMARK') this.#apply(phase, trimmed(object));
       };
       this.#watch(this.#o.path, query, (phase, object) => onEvent(phase, object as T & { code?: number }), resolve)
         .then((controller) => this.#abort.signal.addEventListener('abort', () => controller.abort(), { once: true }))

@@ -102,6 +102,7 @@ export async function runManager(argv: readonly string[], env: NodeJS.ProcessEnv
       etcdAddress: config.etcdAddress,
       identity: config.identity,
       agentImage: config.agentImage,
+      maxResyncMs: config.maxProbeIntervalMs,
     });
     // A signal while the caches fill (the API server may not answer) stops at once.
     const synced = controller

@@ -143,6 +143,14 @@ export class ManagerMetrics {
 
   constructor() {
     this.journalReplaced.inc({}, 0); // shown as 0 from the start, so an alert can compare
+    // The process's memory under the names Prometheus's own clients give it: the resident set
+    // beside the V8 heap's live objects and its committed size tell garbage from growth.
+    this.gauge('process_resident_memory_bytes', 'Resident memory size in bytes.', () => process.memoryUsage.rss());
+    this.gauge('nodejs_heap_size_total_bytes', 'V8 heap committed, bytes.', () => process.memoryUsage().heapTotal);
+    this.gauge('nodejs_heap_size_used_bytes', 'V8 heap in use, bytes.', () => process.memoryUsage().heapUsed);
+    this.gauge('nodejs_external_memory_bytes', 'Memory of C++ objects bound to JavaScript, bytes.', () => {
+      return process.memoryUsage().external;
+    });
   }
 
   /** Adds a gauge read at scrape time. */

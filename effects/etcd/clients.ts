@@ -2,7 +2,8 @@
  * etcd3 clients for the etcd handlers: one per cluster (every endpoint) and one per endpoint
  * (a member's own client URL). Cached, and replaced when the resolver gives other addresses or
  * another client certificate, so a scaled cluster is reached at its current endpoints and a
- * renewed certificate is used from the next call on.
+ * renewed certificate is used from the next call on. A cluster of one endpoint shares one
+ * client with that endpoint's, and a cluster's clients go when it has no endpoint (parked).
  */
 import { Etcd3, type IOptions } from 'etcd3';
 import { ERR } from '../../machines/error-codes.ts';
@@ -80,7 +81,9 @@ export class EtcdClients {
     const addresses = this.#resolve(ref);
     const endpoints = [...addresses.endpoints];
     if (endpoints.length === 0) throw new RangeError(`cluster ${ref.namespace}/${ref.name} has no etcd endpoints`);
-    return this.#cached(ref, ref.uid, endpoints, addresses);
+    // One endpoint: the same connection as the member's own client, rather than a second one to it.
+    const id = endpoints.length === 1 ? `${ref.uid} ${endpoints[0]}` : ref.uid;
+    return this.#cached(ref, id, endpoints, addresses);
   }
 
   /** The cluster's client URLs, the one that last answered first. */
@@ -105,6 +108,21 @@ export class EtcdClients {
   /** A client that talks to one client URL only. */
   endpoint(ref: ClusterRef, url: string): Etcd3 {
     return this.#cached(ref, `${ref.uid} ${url}`, [url], this.#resolve(ref));
+  }
+
+  /** Closes the clients of one cluster (by uid), e.g. once it has no endpoint; the next call opens new ones. */
+  forget(uid: string): void {
+    for (const [id, cached] of this.#clients)
+      if (id === uid || id.startsWith(`${uid} `)) {
+        cached.client.close();
+        this.#clients.delete(id);
+      }
+    this.#answered.delete(uid);
+  }
+
+  /** How many clients are open. */
+  get size(): number {
+    return this.#clients.size;
   }
 
   /** Closes every client. The object stays usable: the next call opens new ones. */

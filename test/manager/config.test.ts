@@ -13,6 +13,7 @@ describe('manager flags', () => {
       leaseNamespace: 'ops',
       etcdAddress: 'dns',
       identity: 'etcd-operator-abc',
+      maxProbeIntervalMs: 120_000,
     });
     expect(c.namespace).toBeUndefined();
     expect(c.kubeconfig).toBeUndefined();
@@ -53,6 +54,11 @@ describe('manager flags', () => {
     expect(parseManagerArgs(['--leader-elect=false'], {}).leaderElect).toBe(false);
   });
 
+  it('takes the longest wait between probes of a steady cluster in seconds: 15 probes as often as any cluster at rest', () => {
+    expect(parseManagerArgs(['--max-probe-interval', '15'], {}).maxProbeIntervalMs).toBe(15_000);
+    expect(parseManagerArgs(['--max-probe-interval=600'], {}).maxProbeIntervalMs).toBe(600_000);
+  });
+
   it.each([
     [['--nope', '1'], 'unknown flag --nope'],
     [['--nope'], 'unknown flag --nope'],
@@ -63,6 +69,8 @@ describe('manager flags', () => {
     [['--etcd-address', 'ip'], '--etcd-address ip: want dns or pod-ip'],
     [['--log-level', 'loud'], '--log-level loud: want one of'],
     [['--journal'], '--journal needs a value'],
+    [['--max-probe-interval', '5'], '--max-probe-interval 5: want whole seconds, 15 or more'],
+    [['--max-probe-interval', '1m'], '--max-probe-interval 1m: want whole seconds, 15 or more'],
     [['stray'], "unexpected argument 'stray'"],
   ])('refuses %j with a message saying what is wrong', (argv, message) => {
     expect(() => parseManagerArgs(argv, {})).toThrow(ConfigError);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Informer, type Listed, type WatchFn } from '../../manager/informer.ts';
 
 interface Obj {
-  metadata: { name: string; namespace: string; resourceVersion: string };
+  metadata: { name: string; namespace: string; resourceVersion: string; managedFields?: unknown };
 }
 const obj = (name: string, rv: string): Obj => ({ metadata: { name, namespace: 'ns', resourceVersion: rv } });
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -82,5 +82,26 @@ describe('informer', () => {
     expect(informer.get('ns', 'b')).toBeUndefined();
     expect(informer.get('ns', 'a')?.metadata.resourceVersion).toBe('20');
     expect(api.seen[1]).toBe('30');
+  });
+
+  it('caches objects without their managedFields, from the list and from the watch', async () => {
+    const managed = (name: string, rv: string): Obj => ({
+      metadata: { ...obj(name, rv).metadata, managedFields: [{ manager: 'kubectl', fieldsV1: { 'f:spec': {} } }] },
+    });
+    const api = scripted([{ items: [managed('a', '5')], resourceVersion: '10' }], [[['ADDED', managed('b', '11')]]]);
+    const informer = new Informer<Obj>({
+      name: 't',
+      kubeConfig: new KubeConfig(),
+      path: '/x',
+      log: quiet,
+      list: api.list,
+      watch: api.watch,
+      onChange: () => undefined,
+    });
+    await informer.start();
+    await settle(() => informer.get('ns', 'b') !== undefined);
+    informer.stop();
+    expect(informer.get('ns', 'a')?.metadata).toEqual(obj('a', '5').metadata);
+    expect(informer.get('ns', 'b')?.metadata).toEqual(obj('b', '11').metadata);
   });
 });

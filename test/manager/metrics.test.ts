@@ -26,4 +26,15 @@ describe('manager metrics', () => {
     m.errors.inc({ kind: 'a"b\\c' });
     expect(m.render()).toContain('etcd_operator_reconcile_errors_total{kind="a\\"b\\\\c"} 1');
   });
+
+  it("shows the process's resident memory and the V8 heap's used and committed size", () => {
+    const text = new ManagerMetrics().render();
+    for (const name of [
+      'process_resident_memory_bytes',
+      'nodejs_heap_size_total_bytes',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_external_memory_bytes',
+    ])
+      expect(Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1])).toBeGreaterThan(0);
+  });
 });
