@@ -34,7 +34,7 @@ table ip ${BRIDGE_TABLE} {
   }
   chain input {
     type filter hook input priority 0; policy accept;
-    iifname ${br} ip daddr 127.0.0.0/8 ct status != dnat drop
+    iifname ${br} ip daddr 127.0.0.0/8 ct status & dnat == 0 drop
   }
   chain postrouting {
     type nat hook postrouting priority 100; policy accept;
