@@ -58,17 +58,17 @@ function podIPInUse(pods: readonly V1Pod[], ip: string, uid: string): boolean {
 
 /** The `default/kubernetes` Service's ClusterIP and port (the API server makes it soon after it starts). */
 async function kubernetesService(core: CoreV1Api): Promise<{ host: string; port: string }> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const svc = await core.readNamespacedService({ name: 'kubernetes', namespace: 'default' });
-      const host = svc.spec?.clusterIP;
-      if (host) return { host, port: String(svc.spec?.ports?.[0]?.port ?? 443) };
-    } catch (err) {
-      if (attempt >= 60)
-        throw new NodeError('ERR_CONFIG', 'the API server has no default/kubernetes Service', { cause: err });
-    }
+  let last: unknown;
+  for (let attempt = 0; attempt < 60; attempt++) {
+    const svc = await core.readNamespacedService({ name: 'kubernetes', namespace: 'default' }).catch((err: unknown) => {
+      last = err;
+      return undefined;
+    });
+    const host = svc?.spec?.clusterIP;
+    if (host) return { host, port: String(svc.spec?.ports?.[0]?.port ?? 443) };
     await new Promise((r) => setTimeout(r, 500));
   }
+  throw new NodeError('ERR_CONFIG', 'the API server has no default/kubernetes Service', { cause: last });
 }
 
 /** Starts the node agent; resolves once the Node is registered and Pods are being watched. */
