@@ -3,7 +3,6 @@
  * DNAT to Pods in their own network namespaces behind one bridge, or a TCP proxy on loopback
  * addresses in the older loopback mode), and fault injection that cuts a Pod off its peers.
  */
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -14,13 +13,12 @@ import { renderHosts, writeInPlace } from './hosts.ts';
 import { Serial, startInformer } from './informer.ts';
 import { claimBridge, removePodNetwork } from './bridge.ts';
 import { startIsolation } from './isolator.ts';
-import { nft } from './nft.ts';
-import { podNetworkMode, TABLE_PREFIX } from './podNetwork.ts';
+import { podNetworkMode } from './podNetwork.ts';
 import { ServiceProxy } from './proxy.ts';
 import { routes } from './routes.ts';
-import type { Route, Target } from './routes.ts';
+import type { Target } from './routes.ts';
 import { ServiceAddresses } from './serviceAddresses.ts';
-import { removeServiceRules, renderServiceRules } from './serviceRules.ts';
+import { ServiceRules } from './serviceRules.ts';
 
 export { startIsolator } from './isolator.ts';
 export type { Isolator } from './isolator.ts';
@@ -131,31 +129,4 @@ export async function startNetwork(opts: ControllerOptions): Promise<LocalNetwor
 function serverTarget(server: string): Target {
   const url = new URL(server);
   return { ip: url.hostname, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) };
-}
-
-/** Services as nftables DNAT rules, in a table named after the network's directory. */
-class ServiceRules {
-  readonly #table: string;
-  #applied = '';
-  #served: string[] = [];
-
-  constructor(dir: string) {
-    this.#table = `${TABLE_PREFIX}svc_${createHash('sha256').update(dir).digest('hex').slice(0, 10)}`;
-  }
-
-  async apply(routes: readonly Route[]): Promise<void> {
-    const script = renderServiceRules(this.#table, routes);
-    if (script !== this.#applied) await nft(script);
-    this.#applied = script;
-    this.#served = routes.filter((r) => r.targets.length > 0).map((r) => `${r.ip}:${r.port}`);
-  }
-
-  addresses(): string[] {
-    return [...this.#served];
-  }
-
-  async close(): Promise<void> {
-    if (this.#applied) await nft(removeServiceRules(this.#table));
-    this.#applied = '';
-  }
 }

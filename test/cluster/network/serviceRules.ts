@@ -4,6 +4,9 @@
  * (output). Pure text, loaded atomically with `nft -f`. A port with no endpoint gets no rule:
  * the bridge's rules refuse it.
  */
+import { createHash } from 'node:crypto';
+import { nft } from './nft.ts';
+import { TABLE_PREFIX } from './podNetwork.ts';
 import type { Route } from './routes.ts';
 
 /** The `nft -f` script that replaces the table with these routes. */
@@ -36,4 +39,35 @@ export function renderServiceRules(table: string, routes: readonly Route[]): str
 /** The script that removes the table (and does nothing when there is none). */
 export function removeServiceRules(table: string): string {
   return `table ip ${table} {}\ndelete table ip ${table}\n`;
+}
+
+/** Services as nftables DNAT rules, in a table named after the network's directory. */
+export class ServiceRules {
+  readonly #table: string;
+  #applied = '';
+  #served: string[] = [];
+
+  /** Names the table after the network's directory. */
+  constructor(dir: string) {
+    this.#table = `${TABLE_PREFIX}svc_${createHash('sha256').update(dir).digest('hex').slice(0, 10)}`;
+  }
+
+  /** Replaces the rules with these routes (nothing is loaded when they did not change). */
+  async apply(routes: readonly Route[]): Promise<void> {
+    const script = renderServiceRules(this.#table, routes);
+    if (script !== this.#applied) await nft(script);
+    this.#applied = script;
+    this.#served = routes.filter((r) => r.targets.length > 0).map((r) => `${r.ip}:${r.port}`);
+  }
+
+  /** `ip:port` of every Service port that has an endpoint. */
+  addresses(): string[] {
+    return [...this.#served];
+  }
+
+  /** Removes the table. */
+  async close(): Promise<void> {
+    if (this.#applied) await nft(removeServiceRules(this.#table));
+    this.#applied = '';
+  }
 }
