@@ -1,8 +1,9 @@
 /**
  * The local cluster's network against the real API server: names in the hosts file, Services
- * through the proxy, and isolate()/heal() between real processes on their own 127.x addresses.
- * No node runs these Pods: each is bound to a node that does not exist and the test sets its
- * status (address, Ready) itself, as a kubelet would; its "container" is a process the test starts.
+ * through DNAT rules, and isolate()/heal() between real processes in their own network
+ * namespaces. No node runs these Pods: each is bound to a node that does not exist and the test
+ * sets its status (address, Ready) itself, as a kubelet would; its "container" is a process the
+ * test starts in a namespace it makes as a node does (PodNetns).
  */
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -15,10 +16,13 @@ import { promisify } from 'node:util';
 import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startNetwork } from '../cluster/network/index.ts';
+import { podNetworkMode, startNetwork } from '../cluster/network/index.ts';
 import type { LocalNetwork } from '../cluster/network/index.ts';
+import { PodNetns } from '../cluster/network/podNetns.ts';
 
 const ns = `net-${process.pid}`;
+const sandboxes = new PodNetns(`e2e-network-pods-${process.pid}`, () => undefined);
+const attached: string[] = [];
 let network: LocalNetwork;
 let dir: string;
 let core: CoreV1Api;
@@ -85,7 +89,8 @@ interface PodProcess {
 
 const POD_SCRIPT = `
 const net = require('node:net'); const [ip, port] = process.argv.slice(1);
-net.createServer((s) => s.end('hi from ' + ip + '\\n')).listen(Number(port), ip, () => console.log('ready'));
+const me = require('node:os').networkInterfaces().eth0?.find((a) => a.family === 'IPv4')?.address;
+net.createServer((s) => s.end('hi from ' + me + '\\n')).listen(Number(port), ip, () => console.log('ready'));
 require('node:readline').createInterface({ input: process.stdin }).on('line', (l) => {
   const [h, p] = l.split(' '); const c = net.connect({ host: h, port: Number(p), timeout: 1500 });
   c.on('data', (d) => { console.log('ok ' + d.toString().trim()); c.destroy(); });
@@ -93,13 +98,13 @@ require('node:readline').createInterface({ input: process.stdin }).on('line', (l
   c.on('error', (e) => console.log('fail ' + e.code));
 });`;
 
-/** Starts a Pod's process; given a cgroup directory, it enters it before exec, as a node can. */
-async function podProcess(ip: string, port: number, cgroup?: string): Promise<PodProcess> {
-  const argv = ['unshare', '--mount', '--propagation', 'private', process.execPath, '-e', POD_SCRIPT, ip, String(port)];
-  const enter = 'echo $$ > "$0/cgroup.procs" && exec "$@"';
-  const child = spawn(cgroup ? 'sh' : argv[0]!, cgroup ? ['-c', enter, cgroup, ...argv] : argv.slice(1), {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+/** Starts a Pod's process in a network namespace of its own with the Pod's address, listening on 0.0.0.0. */
+async function podProcess(ip: string, port: number): Promise<PodProcess> {
+  const uid = `${ns}-${ip}`;
+  const netns = await sandboxes.attach(uid, ip);
+  attached.push(uid);
+  const argv = ['--net=' + netns, '--', process.execPath, '-e', POD_SCRIPT, '0.0.0.0', String(port)];
+  const child = spawn('nsenter', argv, { stdio: ['pipe', 'pipe', 'inherit'] });
   children.push(child);
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const next = async (): Promise<string> => String((await lines.next()).value);
@@ -141,98 +146,96 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of children) c.kill('SIGKILL');
+  for (const uid of attached) await sandboxes.detach(uid);
   await core?.deleteNamespace({ name: ns }).catch(() => undefined);
   await network?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-describe('names (Pods given an address by the test)', () => {
-  it('a Pod is named by its dashed address once it has one, and by hostname.subdomain once its headless Service exists', async () => {
-    await fakePod('etcd-0', '127.77.0.1', { app: 'names' }, { hostname: 'etcd-0', subdomain: 'etcd' });
-    const before = await hostsWith(`127.77.0.1\t127-77-0-1.${ns}.pod`);
-    expect(before).not.toContain(`etcd-0.etcd.${ns}.svc`);
-    await core.createNamespacedService({
-      namespace: ns,
-      body: {
-        metadata: { name: 'etcd' },
-        spec: { clusterIP: 'None', selector: { app: 'names' }, ports: [{ port: 2380 }] },
-      },
+describe.runIf(process.getuid?.() === 0 && podNetworkMode() === 'netns')(
+  'the network of Pods given an address by the test',
+  () => {
+    it('a Pod is named by its dashed address once it has one, and by hostname.subdomain once its headless Service exists', async () => {
+      await fakePod('etcd-0', '10.244.253.1', { app: 'names' }, { hostname: 'etcd-0', subdomain: 'etcd' });
+      const before = await hostsWith(`10.244.253.1\t10-244-253-1.${ns}.pod`);
+      expect(before).not.toContain(`etcd-0.etcd.${ns}.svc`);
+      await core.createNamespacedService({
+        namespace: ns,
+        body: {
+          metadata: { name: 'etcd' },
+          spec: { clusterIP: 'None', selector: { app: 'names' }, ports: [{ port: 2380 }] },
+        },
+      });
+      await hostsWith(`etcd-0.etcd.${ns}.svc`);
+      expect(await resolveInPod(`etcd-0.etcd.${ns}.svc.cluster.local`)).toBe('10.244.253.1');
     });
-    await hostsWith(`etcd-0.etcd.${ns}.svc`);
-    expect(await resolveInPod(`etcd-0.etcd.${ns}.svc.cluster.local`)).toBe('127.77.0.1');
-  });
-});
 
-describe('services', () => {
-  it('a ClusterIP Service carries a TCP connection to the server of its Pod, and its name resolves to it', async () => {
-    const server = net.createServer((s) => s.end('hello through the service\n'));
-    await new Promise<void>((r) => server.listen(0, '127.77.0.2', r));
-    const port = (server.address() as net.AddressInfo).port;
-    await fakePod(
-      'web',
-      '127.77.0.2',
-      { app: 'web' },
-      { containers: [{ name: 'main', image: 'none', ports: [{ name: 'http', containerPort: port }] }] },
-    );
-    const svc = await core.createNamespacedService({
-      namespace: ns,
-      body: {
-        metadata: { name: 'web' },
-        spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 'http' }] },
-      },
+    it('a ClusterIP Service carries TCP connections from the host and from a Pod to its Pods, and its name resolves to it', async () => {
+      const web = await podProcess('10.244.253.2', 8080);
+      const client = await podProcess('10.244.253.3', 8080);
+      await fakePod(
+        'web',
+        '10.244.253.2',
+        { app: 'web' },
+        { containers: [{ name: 'main', image: 'none', ports: [{ name: 'http', containerPort: 8080 }] }] },
+      );
+      const svc = await core.createNamespacedService({
+        namespace: ns,
+        body: {
+          metadata: { name: 'web' },
+          spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 'http' }] },
+        },
+      });
+      const clusterIP = svc.spec?.clusterIP ?? '';
+      const reply = await until(async () => {
+        const r = await dialFromHost(clusterIP, 80);
+        return r.startsWith('ok') ? r : undefined;
+      });
+      expect(reply).toBe('ok hi from 10.244.253.2');
+      expect(await client.dial(clusterIP, 80)).toBe('ok hi from 10.244.253.2');
+      // Hairpin: the Pod behind the Service reaches itself through it.
+      expect(await web.dial(clusterIP, 80)).toBe('ok hi from 10.244.253.2');
+      await hostsWith(`web.${ns}.svc`);
+      expect(await resolveInPod(`web.${ns}.svc.cluster.local`)).toBe(clusterIP);
+      expect(network.serviceAddresses()).toContain(`${clusterIP}:80`);
     });
-    const clusterIP = svc.spec?.clusterIP ?? '';
-    const reply = await until(async () => {
-      const r = await dialFromHost(clusterIP, 80);
-      return r.startsWith('ok') ? r : undefined;
+
+    it('the kubernetes Service reaches the API server (from a Pod: pod-network.test.ts)', async () => {
+      const kc = new KubeConfig();
+      kc.loadFromFile(inject('kubeconfig'));
+      const kubernetes = await core.readNamespacedService({ name: 'kubernetes', namespace: 'default' });
+      const cluster = kc.getCurrentCluster();
+      kc.clusters = kc.clusters.map((c) =>
+        c === cluster ? { ...c, server: `https://${kubernetes.spec?.clusterIP}:443` } : c,
+      );
+      const version = await until(() => kc.makeApiClient(VersionApi).getCode());
+      expect(version.major).toBe('1');
     });
-    server.close();
-    expect(reply).toBe('ok hello through the service');
-    await hostsWith(`web.${ns}.svc`);
-    expect(await resolveInPod(`web.${ns}.svc.cluster.local`)).toBe(clusterIP);
-  });
 
-  it('the kubernetes Service reaches the API server', async () => {
-    const kc = new KubeConfig();
-    kc.loadFromFile(inject('kubeconfig'));
-    const kubernetes = await core.readNamespacedService({ name: 'kubernetes', namespace: 'default' });
-    const cluster = kc.getCurrentCluster();
-    kc.clusters = kc.clusters.map((c) =>
-      c === cluster ? { ...c, server: `https://${kubernetes.spec?.clusterIP}:443` } : c,
-    );
-    const version = await until(() => kc.makeApiClient(VersionApi).getCode());
-    expect(version.major).toBe('1');
-  });
-});
+    it('a ClusterIP with no ready Pod behind it refuses at once rather than leaving the machine', async () => {
+      const svc = await core.createNamespacedService({
+        namespace: ns,
+        body: { metadata: { name: 'empty' }, spec: { selector: { app: 'nobody' }, ports: [{ port: 80 }] } },
+      });
+      await network.synced();
+      expect(await dialFromHost(svc.spec?.clusterIP ?? '', 80)).toBe('fail ECONNREFUSED');
+    });
 
-describe('isolation', () => {
-  it('isolate() cuts a Pod off another Pod both ways but not off the host, and heal() restores it', async () => {
-    await fakePod('iso-a', '127.77.1.1', { app: 'iso' });
-    await fakePod('iso-b', '127.77.1.2', { app: 'iso' });
-    const a = await podProcess('127.77.1.1', 7000);
-    const b = await podProcess('127.77.1.2', 7000);
-    expect(await a.dial('127.77.1.2', 7000)).toBe('ok hi from 127.77.1.2');
-    await network.synced();
-    await network.isolate('127.77.1.1');
-    expect(await a.dial('127.77.1.2', 7000)).toBe('fail timeout');
-    expect(await b.dial('127.77.1.1', 7000)).toBe('fail timeout');
-    expect(await a.dial('127.77.1.1', 7000)).toBe('ok hi from 127.77.1.1');
-    expect(await dialFromHost('127.77.1.1', 7000)).toBe('ok hi from 127.77.1.1');
-    await network.heal('127.77.1.1');
-    expect(await a.dial('127.77.1.2', 7000)).toBe('ok hi from 127.77.1.2');
-    expect(await b.dial('127.77.1.1', 7000)).toBe('ok hi from 127.77.1.1');
-  });
-
-  it('a container started in the cgroup cgroupFor() names is cut off from its first packet', async () => {
-    await fakePod('iso-c', '127.77.1.3', { app: 'iso' });
-    await fakePod('iso-d', '127.77.1.4', { app: 'iso' });
-    const d = await podProcess('127.77.1.4', 7000);
-    await network.synced();
-    await network.isolate('127.77.1.3');
-    const c = await podProcess('127.77.1.3', 7000, await network.cgroupFor('127.77.1.3'));
-    expect(await c.dial('127.77.1.4', 7000)).toBe('fail timeout');
-    expect(await d.dial('127.77.1.3', 7000)).toBe('fail timeout');
-    await network.heal('127.77.1.3');
-    expect(await c.dial('127.77.1.4', 7000)).toBe('ok hi from 127.77.1.4');
-  });
-});
+    it('isolate() cuts a Pod off another Pod both ways but not off the host or itself, and heal() restores it', async () => {
+      await fakePod('iso-a', '10.244.253.11', { app: 'iso' });
+      await fakePod('iso-b', '10.244.253.12', { app: 'iso' });
+      const a = await podProcess('10.244.253.11', 7000);
+      const b = await podProcess('10.244.253.12', 7000);
+      expect(await a.dial('10.244.253.12', 7000)).toBe('ok hi from 10.244.253.12');
+      await network.isolate('10.244.253.11');
+      expect(await a.dial('10.244.253.12', 7000)).toBe('fail timeout');
+      expect(await b.dial('10.244.253.11', 7000)).toBe('fail timeout');
+      expect(await a.dial('127.0.0.1', 7000)).toBe('ok hi from 10.244.253.11');
+      expect(await a.dial('10.244.253.11', 7000)).toBe('ok hi from 10.244.253.11');
+      expect(await dialFromHost('10.244.253.11', 7000)).toBe('ok hi from 10.244.253.11');
+      await network.heal('10.244.253.11');
+      expect(await a.dial('10.244.253.12', 7000)).toBe('ok hi from 10.244.253.12');
+      expect(await b.dial('10.244.253.11', 7000)).toBe('ok hi from 10.244.253.11');
+    });
+  },
+);

@@ -31,8 +31,10 @@ export function apiserverArgs(opts: ApiserverOptions): string[] {
     // hold a loopback IP, so the reconciler of the `kubernetes` Endpoints is off (the Service stays).
     '--advertise-address=127.0.0.1',
     '--endpoint-reconciler-type=none',
-    // Services get ClusterIPs from a loopback range, so the network part can listen on them
-    // on this machine. The API server accepts it; only Endpoints/EndpointSlices refuse loopback IPs.
+    // Pods reach the API server through the `kubernetes` Service: the network part DNATs its
+    // ClusterIP (in the certificate's SANs) to this loopback address. In the older loopback
+    // mode ClusterIPs are loopback addresses the network part listens on (the API server
+    // accepts it; only Endpoints/EndpointSlices refuse loopback IPs).
     `--service-cluster-ip-range=${opts.serviceRange.cidr}`,
     `--tls-cert-file=${pki.apiserverCert}`,
     `--tls-private-key-file=${pki.apiserverKey}`,

@@ -1,11 +1,15 @@
-/** The loopback range Services get their ClusterIPs from, chosen once per dir. */
+/**
+ * The range Services get their ClusterIPs from, chosen once per dir: the network part's
+ * SERVICE_CIDR when Pods have their own network namespaces (the default), else a loopback /16.
+ */
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { podNetworkMode, SERVICE_CIDR } from '../network/podNetwork.ts';
 import { NoServiceRangeError } from './errors.ts';
 
-/** A /16 of 127.0.0.0/8 for ClusterIPs, and the `kubernetes` Service's address in it. */
+/** A /16 for ClusterIPs, and the `kubernetes` Service's address in it. */
 export interface ServiceRange {
   /** e.g. 127.96.0.0/16 */
   readonly cidr: string;
@@ -26,7 +30,11 @@ export async function chooseServiceRange(dir: string): Promise<ServiceRange> {
   const file = path.join(dir, 'service-range');
   if (existsSync(file)) return rangeOf((await readFile(file, 'utf8')).trim());
   // A dir whose etcd predates this file has its Services in the range that was fixed then.
-  const chosen = existsSync(path.join(dir, 'etcd')) ? rangeOf(`127.${firstOctet}.0.0/16`) : await firstUnused();
+  const chosen = existsSync(path.join(dir, 'etcd'))
+    ? rangeOf(`127.${firstOctet}.0.0/16`)
+    : podNetworkMode() === 'netns'
+      ? rangeOf(SERVICE_CIDR)
+      : await firstUnused();
   await writeFile(file, chosen.cidr + '\n');
   return chosen;
 }

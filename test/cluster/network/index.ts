@@ -1,6 +1,7 @@
 /**
- * The local cluster's network: a hosts file that answers like the cluster DNS, a TCP proxy
- * for Services on loopback addresses, and fault injection that cuts a Pod off its peers.
+ * The local cluster's network: a hosts file that answers like the cluster DNS, Services (nftables
+ * DNAT to Pods in their own network namespaces behind one bridge, or a TCP proxy on loopback
+ * addresses in the older loopback mode), and fault injection that cuts a Pod off its peers.
  */
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -10,25 +11,30 @@ import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node'
 import type { ControllerOptions, Network } from '../types.ts';
 import { renderHosts, writeInPlace } from './hosts.ts';
 import { Serial, startInformer } from './informer.ts';
-import { Isolation } from './isolation.ts';
+import { claimBridge, removePodNetwork } from './bridge.ts';
+import { startIsolation } from './isolator.ts';
+import { podNetworkMode } from './podNetwork.ts';
 import { ServiceProxy } from './proxy.ts';
 import { routes } from './routes.ts';
 import type { Target } from './routes.ts';
 import { ServiceAddresses } from './serviceAddresses.ts';
+import { ServiceRules } from './serviceRules.ts';
 
 export { startIsolator } from './isolator.ts';
 export type { Isolator } from './isolator.ts';
+export { podNetworkMode } from './podNetwork.ts';
+export type { PodNetworkMode } from './podNetwork.ts';
 
 /** The running network, with what tests may want to look at. */
 export interface LocalNetwork extends Network {
-  /** `ip:port` of every Service address the proxy listens on. */
+  /** `ip:port` of every Service address served (by the proxy, or by DNAT rules). */
   serviceAddresses(): string[];
   /** Resolves once the hosts file, proxy and rules reflect everything watched so far. */
   synced(): Promise<void>;
   /**
    * The cgroup directory a container of the Pod at this address should start in (its pid
    * written to cgroup.procs before exec), so isolate() needs no rescan to catch a restarted
-   * container; undefined when the machine has no cgroup v2 tree.
+   * container; undefined when the machine has no cgroup v2 tree or Pods have their own namespaces.
    */
   cgroupFor(podIP: string): Promise<string | undefined>;
 }
@@ -46,12 +52,16 @@ export async function startNetwork(opts: ControllerOptions): Promise<LocalNetwor
   const discovery = kc.makeApiClient(DiscoveryV1Api);
 
   let stopped = false;
-  const addresses = new ServiceAddresses();
-  const isolation = await Isolation.start(dir, (line) => log(`network: ${line}`));
-  const proxy = new ServiceProxy(
-    (line) => log(`network: ${line}`),
-    (ip) => isolation.isIsolated(ip),
-  );
+  const netns = podNetworkMode() === 'netns';
+  const owned = netns && (await claimBridge((line) => log(`network: ${line}`)));
+  const addresses = new ServiceAddresses(netns);
+  const isolation = await startIsolation(dir, (line) => log(`network: ${line}`));
+  const services = netns
+    ? new ServiceRules(dir)
+    : new ServiceProxy(
+        (line) => log(`network: ${line}`),
+        (ip) => isolation.isIsolated(ip),
+      );
   // A restart keeps the names Pods already resolve until the first reconcile rewrites them.
   if (!existsSync(hostsFile))
     await writeInPlace(hostsFile, renderHosts({ pods: [], services: [], serviceAddress: () => undefined }));
@@ -64,7 +74,7 @@ export async function startNetwork(opts: ControllerOptions): Promise<LocalNetwor
   let listed = false;
   const kick = (): void => void (listed && serial.kick());
   const pods = await startInformer<V1Pod>(kc, '/api/v1/pods', () => core.listPodForAllNamespaces(), kick, log);
-  const services = await startInformer<V1Service>(
+  const serviceObjects = await startInformer<V1Service>(
     kc,
     '/api/v1/services',
     () => core.listServiceForAllNamespaces(),
@@ -81,12 +91,12 @@ export async function startNetwork(opts: ControllerOptions): Promise<LocalNetwor
 
   async function reconcile(): Promise<void> {
     if (stopped) return;
-    addresses.update(services.list());
+    addresses.update(serviceObjects.list());
     const serviceAddress = (s: V1Service): string | undefined => addresses.get(s);
-    const input = { pods: pods.list(), services: services.list(), serviceAddress };
+    const input = { pods: pods.list(), services: serviceObjects.list(), serviceAddress };
     if (await writeInPlace(hostsFile, renderHosts(input))) log('network: hosts file updated');
-    await proxy.apply(routes({ ...input, slices: slices.list(), apiServer }));
-    const kubernetes = services
+    await services.apply(routes({ ...input, slices: slices.list(), apiServer }));
+    const kubernetes = serviceObjects
       .list()
       .find((s) => s.metadata?.namespace === 'default' && s.metadata.name === 'kubernetes');
     const host = [apiServer.ip, ...(kubernetes ? [addresses.get(kubernetes) ?? ''] : [])].filter(Boolean);
@@ -100,7 +110,7 @@ export async function startNetwork(opts: ControllerOptions): Promise<LocalNetwor
   await serial.kick();
   return {
     hostsFile,
-    serviceAddresses: () => proxy.addresses(),
+    serviceAddresses: () => services.addresses(),
     synced: () => serial.kick(),
     cgroupFor: (podIP: string) => isolation.cgroupFor(podIP),
     isolate: (podIP: string) => isolation.isolate(podIP),
@@ -108,9 +118,10 @@ export async function startNetwork(opts: ControllerOptions): Promise<LocalNetwor
     async stop(): Promise<void> {
       stopped = true;
       await serial.close();
-      await Promise.all([pods.stop(), services.stop(), slices.stop()]);
-      await proxy.close();
+      await Promise.all([pods.stop(), serviceObjects.stop(), slices.stop()]);
+      await services.close();
       await isolation.stop();
+      if (owned) await removePodNetwork((line) => log(`network: ${line}`));
     },
   };
 }

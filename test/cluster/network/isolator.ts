@@ -6,9 +6,11 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
-import type { ControllerOptions, Network } from '../types.ts';
+import type { ControllerOptions, Log, Network } from '../types.ts';
 import { Serial, startInformer } from './informer.ts';
 import { Isolation } from './isolation.ts';
+import { NetnsIsolation } from './netnsIsolation.ts';
+import { podNetworkMode } from './podNetwork.ts';
 
 /** The fault half of the network. */
 export type Isolator = Pick<Network, 'isolate' | 'heal' | 'stop'> & {
@@ -16,11 +18,28 @@ export type Isolator = Pick<Network, 'isolate' | 'heal' | 'stop'> & {
   cgroupFor(podIP: string): Promise<string | undefined>;
 };
 
-/** Watches Pods (and the kubernetes Service) so isolate() knows every Pod; serves nothing. */
+/** The isolation rules of the pod network mode in use, in tables named after `dir`. */
+export function startIsolation(dir: string, log: Log): Promise<Isolation | NetnsIsolation> {
+  return podNetworkMode() === 'netns' ? NetnsIsolation.start(dir, log) : Isolation.start(dir, log);
+}
+
+/**
+ * Watches Pods (and the kubernetes Service) so isolate() knows every Pod; serves nothing. With
+ * Pods in their own network namespaces nothing needs watching: the rules name addresses only.
+ */
 export async function startIsolator(opts: ControllerOptions): Promise<Isolator> {
   const log = opts.log ?? (() => {});
   const dir = path.resolve(opts.dir);
   await mkdir(dir, { recursive: true });
+  if (podNetworkMode() === 'netns') {
+    const isolation = await NetnsIsolation.start(dir, (line) => log(`isolator: ${line}`));
+    return {
+      isolate: (podIP: string) => isolation.isolate(podIP),
+      heal: (podIP: string) => isolation.heal(podIP),
+      cgroupFor: () => isolation.cgroupFor(),
+      stop: () => isolation.stop(),
+    };
+  }
   const kc = new KubeConfig();
   kc.loadFromFile(opts.kubeconfigPath);
   const core = kc.makeApiClient(CoreV1Api);

@@ -60,3 +60,14 @@ export async function nft(script: string): Promise<void> {
     child.stdin?.end(script);
   });
 }
+
+/** The tables nft lists now (none when nft is missing). */
+export async function nftTables(): Promise<{ family: string; name: string }[]> {
+  const stdout = await new Promise<string>((resolve) => {
+    execFile('nft', ['list', 'tables'], { env: env() }, (_err, out) => resolve(out ?? ''));
+  });
+  return stdout.split('\n').flatMap((line) => {
+    const [word, family, name] = line.trim().split(/\s+/);
+    return word === 'table' && family && name ? [{ family, name }] : [];
+  });
+}

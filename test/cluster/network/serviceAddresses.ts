@@ -21,9 +21,17 @@ export class AddressPoolError extends Error {
   override readonly name = 'AddressPoolError';
 }
 
-/** Keeps one loopback address per Service (by uid) while the Service exists. */
+/**
+ * Keeps one loopback address per Service (by uid) while the Service exists. With `asIs` (Pods
+ * in their own network namespaces, Services DNATed by the kernel) every ClusterIP is served as it is.
+ */
 export class ServiceAddresses {
   readonly #chosen = new Map<string, string>();
+  readonly #asIs: boolean;
+
+  constructor(asIs = false) {
+    this.#asIs = asIs;
+  }
 
   /** Forgets Services that are gone and chooses addresses for new ones. */
   update(services: readonly V1Service[]): void {
@@ -31,7 +39,7 @@ export class ServiceAddresses {
     for (const uid of this.#chosen.keys()) if (!live.has(uid)) this.#chosen.delete(uid);
     for (const service of services) {
       const uid = service.metadata?.uid ?? '';
-      if (!needsOwn(service) || this.#chosen.has(uid)) continue;
+      if (this.#asIs || !needsOwn(service) || this.#chosen.has(uid)) continue;
       this.#chosen.set(uid, this.#next());
     }
   }
@@ -40,7 +48,7 @@ export class ServiceAddresses {
   get(service: V1Service): string | undefined {
     const ip = service.spec?.clusterIP ?? '';
     if (isHeadless(service) || service.spec?.type === 'ExternalName' || !ip) return undefined;
-    return isLoopback(ip) ? ip : this.#chosen.get(service.metadata?.uid ?? '');
+    return this.#asIs || isLoopback(ip) ? ip : this.#chosen.get(service.metadata?.uid ?? '');
   }
 
   #next(): string {

@@ -1,6 +1,6 @@
 /**
- * A command run inside a running container, as a runtime's exec: in the container's mount and UTS
- * namespaces (nsenter into its process), with its environment, as its user, in its working
+ * A command run inside a running container, as a runtime's exec: in the container's mount, UTS
+ * and network namespaces (nsenter into its process), with its environment, as its user, in its working
  * directory; with a terminal (a pseudo-terminal made by util-linux `script`) when asked.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -35,7 +35,7 @@ export function execArgv(t: ExecTarget, argv: readonly string[], tty = false): s
   const command = tty
     ? ['script', '--quiet', '--return', '--command', `exec ${argv.map(shellQuote).join(' ')}`, '/dev/null']
     : argv;
-  return ['nsenter', '-t', String(t.pid), '-m', '-u', `--wd=${wd}`, '--', ...asIdentity(t.identity, command)];
+  return ['nsenter', '-t', String(t.pid), '-m', '-u', '-n', `--wd=${wd}`, '--', ...asIdentity(t.identity, command)];
 }
 
 /** The environment of an exec: the container's, and TERM for a terminal as runtimes set it. */

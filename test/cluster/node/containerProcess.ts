@@ -1,4 +1,7 @@
-/** One run of a container: a process in its own mount and UTS namespaces, output to a file. */
+/**
+ * One run of a container: a process in its own mount and UTS namespaces (and its Pod's network
+ * namespace), output to a file.
+ */
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -65,6 +68,7 @@ export function startContainerProcess(spec: RunSpec): ContainerProcess {
       '--pdeathsig',
       'KILL',
       '--',
+      ...(spec.netns ? ['nsenter', `--net=${spec.netns}`, '--'] : []),
       'unshare',
       '--mount',
       '--uts',
@@ -159,7 +163,10 @@ async function whenSandboxed(pid: number, exited: Promise<ExitStatus>): Promise<
       return false;
     }
     const setup =
-      argv[0] === 'setpriv' || argv[0] === 'unshare' || (argv[0] === '/bin/sh' && argv[2]?.startsWith('set -e\n'));
+      argv[0] === 'setpriv' ||
+      argv[0] === 'nsenter' ||
+      argv[0] === 'unshare' ||
+      (argv[0] === '/bin/sh' && argv[2]?.startsWith('set -e\n'));
     if (argv[0] && !setup) return true;
     await new Promise((r) => setTimeout(r, 10));
   }

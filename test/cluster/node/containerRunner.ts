@@ -18,6 +18,8 @@ import { ROOT, type Identity } from './securityContext.ts';
 export interface RunnerDeps {
   readonly podDir: string;
   readonly podIP: string;
+  /** The Pod's network namespace (a path), entered by every run, exec, probe and hook. */
+  readonly netns?: string;
   readonly hostname: string;
   /** Always, OnFailure or Never; init containers pass OnFailure or Never. */
   readonly restartPolicy: string;
@@ -166,6 +168,7 @@ export class ContainerRunner {
         env: prepared.env,
         logFile: join(dir, `${run}.log`),
         stdin: !!this.spec.stdin,
+        ...(this.#deps.netns ? { netns: this.#deps.netns } : {}),
       });
     } catch (err) {
       // A mount source that is not there (a hostPath of type File, say): the kubelet's RunContainerError.

@@ -15,6 +15,7 @@ const tools: Readonly<Record<string, string>> = {
   openssl: 'openssl',
   script: 'bsdutils', // kubectl exec -t: a pseudo-terminal
   stty: 'coreutils', // and its size
+  ip: 'iproute2', // each Pod's network namespace, veth and routes
 };
 
 /** Throws a NodeError that says what is missing: root, or a tool with its Debian package. */
@@ -22,7 +23,7 @@ export async function checkHost(): Promise<void> {
   if (process.getuid?.() !== 0) {
     throw new NodeError(
       'ERR_NODE_NOT_ROOT',
-      'the local node must run as root: it gives every container its own mount namespace and bind mounts (run the tests as root, e.g. in a VM or CI container)',
+      'the local node must run as root: it gives every Pod its own network namespace and every container its own mount namespace and bind mounts (run the tests as root, e.g. in a VM or CI container)',
     );
   }
   for (const [tool, pkg] of Object.entries(tools)) {

@@ -7,6 +7,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CoreV1Api, KubeConfig, makeInformer, type V1Pod } from '@kubernetes/client-node';
+import { PodNetns } from '../network/podNetns.ts';
+import { podNetworkMode } from '../network/podNetwork.ts';
 import type { NodeAgent, NodeOptions } from '../types.ts';
 import { AddressPool } from './addresses.ts';
 import { kubeletBackoff } from './backoff.ts';
@@ -54,6 +56,21 @@ function podIPInUse(pods: readonly V1Pod[], ip: string, uid: string): boolean {
   );
 }
 
+/** The `default/kubernetes` Service's ClusterIP and port (the API server makes it soon after it starts). */
+async function kubernetesService(core: CoreV1Api): Promise<{ host: string; port: string }> {
+  let last: unknown;
+  for (let attempt = 0; attempt < 60; attempt++) {
+    const svc = await core.readNamespacedService({ name: 'kubernetes', namespace: 'default' }).catch((err: unknown) => {
+      last = err;
+      return undefined;
+    });
+    const host = svc?.spec?.clusterIP;
+    if (host) return { host, port: String(svc.spec?.ports?.[0]?.port ?? 443) };
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new NodeError('ERR_CONFIG', 'the API server has no default/kubernetes Service', { cause: last });
+}
+
 /** Starts the node agent; resolves once the Node is registered and Pods are being watched. */
 export async function startNode(opts: NodeOptions): Promise<LocalNode> {
   await checkHost();
@@ -63,6 +80,8 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
   const podsDir = join(dir, 'pods');
   mkdirSync(podsDir, { recursive: true });
   await unmountLeftovers(podsDir);
+  const netns = podNetworkMode() === 'netns' ? new PodNetns(name, log) : undefined;
+  await netns?.removeLeftovers();
   if (!existsSync(opts.hostsFile)) writeFileSync(opts.hostsFile, '127.0.0.1 localhost\n');
 
   const kc = new KubeConfig();
@@ -113,23 +132,29 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
       const p = find(namespace, pod)?.pod;
       const ip = p?.status?.podIP;
       if (!p || !ip) return 'pod does not exist';
-      return { name: pod, uid: p.metadata?.uid ?? '', addresses: ip === hostIP ? [ip] : [ip, hostIP] };
+      const uid = p.metadata?.uid ?? '';
+      if (netns && !p.spec?.hostNetwork)
+        return { name: pod, uid, addresses: [ip], netns: `/run/netns/${netns.name(uid)}` };
+      return { name: pod, uid, addresses: ip === hostIP ? [ip] : [ip, hostIP] };
     },
   });
   const stopHeartbeat = await registerNode(kc, core, name, hostIP, kubelet.port, log);
   const labels = { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' };
   const scheduler = new Scheduler(kc, core, name, labels, log);
   const informer = makeInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces());
+  // In their own network namespaces Pods reach the API server as in a cluster: its Service.
+  const api = netns ? await kubernetesService(core) : undefined;
   const ctx = {
     core,
     nodeName: name,
     hostIP,
-    apiHost: server.hostname,
-    apiPort: server.port || '443',
+    apiHost: api?.host ?? server.hostname,
+    apiPort: api?.port ?? (server.port || '443'),
     caData,
     hostsFile: opts.hostsFile,
     podsDir,
     addresses: new AddressPool(dir, name, (ip, uid) => podIPInUse(informer.list(), ip, uid)),
+    ...(netns ? { netns } : {}),
     backoff: kubeletBackoff,
     lookup: keyLookup(core),
     event: eventRecorder(core, name, 'kubelet', log),

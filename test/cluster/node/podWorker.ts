@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CoreV1Api, V1Container, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import type { PodNetns } from '../network/podNetns.ts';
 import type { Log } from '../types.ts';
 import type { AddressPool } from './addresses.ts';
 import type { BackoffOptions } from './backoff.ts';
@@ -27,6 +28,8 @@ export interface PodWorkerContext {
   readonly hostsFile: string;
   readonly podsDir: string;
   readonly addresses: AddressPool;
+  /** Makes each Pod's network namespace; absent in the loopback mode (Pods share the host's). */
+  readonly netns?: PodNetns;
   readonly backoff: BackoffOptions;
   readonly lookup: KeyLookup;
   readonly event: RecordEvent;
@@ -75,6 +78,9 @@ export class PodWorker {
   readonly #abort = new AbortController();
   #runners: ContainerRunner[] = [];
   #volumes: PodVolumes | undefined;
+  /** The Pod's network namespace being made, then made (its path). */
+  #sandbox: Promise<string | undefined> | undefined;
+  #netns: string | undefined;
   #terminating: Promise<void> | undefined;
 
   constructor(pod: V1Pod, ctx: PodWorkerContext) {
@@ -128,6 +134,9 @@ export class PodWorker {
       ? this.#ctx.hostIP
       : this.#ctx.addresses.allocate(this.pod.metadata!.uid!, this.pod.status?.podIP);
     this.#status.changed();
+    this.#sandbox = this.#makeSandbox();
+    this.#netns = await this.#sandbox;
+    if (signal.aborted) return;
     while (!signal.aborted && !this.#volumes) {
       try {
         const volumes = await setUpVolumes(withToken(this.pod), this.dir, { ...this.#ctx, podIP: this.#rt.podIP });
@@ -182,6 +191,7 @@ export class PodWorker {
     return new ContainerRunner(spec, rt, {
       podDir: this.dir,
       podIP: this.#rt.podIP!,
+      ...(this.#netns ? { netns: this.#netns } : {}),
       hostname,
       restartPolicy,
       backoff: this.#ctx.backoff,
@@ -265,6 +275,24 @@ export class PodWorker {
     this.#abort.abort();
     await Promise.all(this.#runners.map((r) => r.stop(graceMs)));
     await this.#volumes?.close();
+    if (await this.#sandbox) await this.#ctx.netns?.detach(this.pod.metadata!.uid!);
     this.#ctx.addresses.release(this.pod.metadata!.uid!);
+  }
+
+  /** The Pod's network namespace, tried again every second until made (a kubelet retries a failed sandbox). */
+  async #makeSandbox(): Promise<string | undefined> {
+    const netns = this.#ctx.netns;
+    if (!netns || this.pod.spec?.hostNetwork) return undefined;
+    const signal = this.#abort.signal;
+    while (!signal.aborted) {
+      try {
+        return await netns.attach(this.pod.metadata!.uid!, this.#rt.podIP!);
+      } catch (err) {
+        const message = `Failed to create pod sandbox: ${(err as Error).message}`;
+        this.#ctx.event(this.pod, 'Warning', 'FailedCreatePodSandBox', message);
+        await sleep(1000, undefined, { signal }).catch(() => undefined);
+      }
+    }
+    return undefined;
   }
 }

@@ -4,7 +4,10 @@
  * kubelet connects to the port inside the Pod and pipes the data stream both ways. A connection
  * that fails gets its message on the error stream and both streams reset.
  */
+import { spawn } from 'node:child_process';
 import net from 'node:net';
+import { createInterface } from 'node:readline';
+import { Duplex } from 'node:stream';
 import type { SpdyStream } from './spdySession.ts';
 
 /** The one port-forward protocol the kubelet speaks. */
@@ -17,10 +20,15 @@ export interface ForwardTarget {
   readonly name: string;
   readonly uid: string;
   /**
-   * Addresses tried in order: the Pod's IP, then 127.0.0.1, since Pods here share the machine's
-   * network and a program bound to "localhost" in its Pod listens on the machine's loopback.
+   * Addresses tried in order from the host: the Pod's IP, then (in the loopback mode, where
+   * Pods share the machine's network) 127.0.0.1.
    */
   readonly addresses: readonly string[];
+  /**
+   * The Pod's network namespace: when its IP refuses, 127.0.0.1 is dialled inside it, as a
+   * kubelet does, so a program bound to "localhost" in its Pod is reached.
+   */
+  readonly netns?: string;
 }
 
 /** Why a stream is refused before any pairing, as the kubelet checks its headers. */
@@ -72,7 +80,7 @@ export class PortForwarder {
 
   async #forward(error: SpdyStream, data: SpdyStream, port: number): Promise<void> {
     error.resume(); // the client closes its side of the error stream at once
-    let sock: net.Socket | undefined;
+    let sock: Duplex | undefined;
     let failure = '';
     for (const host of this.#target.addresses) {
       try {
@@ -81,6 +89,12 @@ export class PortForwarder {
       } catch (err) {
         failure = `dial tcp4 ${host}:${port}: connect: ${(err as Error).message}`;
       }
+    }
+    if (!sock && this.#target.netns) {
+      sock = await connectInside(this.#target.netns, port).catch((err: unknown) => {
+        failure = `dial tcp4 127.0.0.1:${port}: connect: ${(err as Error).message}`;
+        return undefined;
+      });
     }
     if (!sock) {
       const { name, uid } = this.#target;
@@ -107,6 +121,29 @@ export class PortForwarder {
     for (const p of this.#pairs.values()) clearTimeout(p.timer);
     this.#pairs.clear();
   }
+}
+
+/** Dials 127.0.0.1 inside the namespace and pipes stdin and stdout to the connection. */
+const INSIDE = `const s = require('node:net').connect({ host: '127.0.0.1', port: Number(process.argv[1]) });
+s.once('connect', () => { process.stderr.write('connected\\n'); process.stdin.pipe(s); s.pipe(process.stdout); });
+s.once('error', (e) => { process.stderr.write((e.code === 'ECONNREFUSED' ? 'connection refused' : e.message) + '\\n'); process.exit(1); });`;
+
+/** A connection to 127.0.0.1:port inside a network namespace, through a small Node process there. */
+function connectInside(netns: string, port: number): Promise<Duplex> {
+  const child = spawn('nsenter', [`--net=${netns}`, '--', process.execPath, '-e', INSIDE, String(port)], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stderr });
+    child.once('error', (err) => reject(err));
+    lines.once('line', (line) => {
+      if (line !== 'connected') return reject(new Error(line));
+      const conn = Duplex.from({ readable: child.stdout, writable: child.stdin });
+      conn.once('close', () => child.kill('SIGKILL'));
+      resolve(conn);
+    });
+    child.once('exit', () => reject(new Error('connection refused')));
+  });
 }
 
 function connect(host: string, port: number): Promise<net.Socket> {

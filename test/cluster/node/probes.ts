@@ -10,7 +10,7 @@ import { asIdentity, type Identity } from './securityContext.ts';
 export interface ProbeTarget {
   readonly podIP: string;
   readonly container: V1Container;
-  /** Pid of the container's process, for exec probes (nsenter into its mount namespace). */
+  /** Pid of the container's process, for exec probes (nsenter into its mount and network namespaces). */
   readonly pid: () => number | undefined;
   readonly env: Readonly<Record<string, string>>;
   /** Who exec probes and hooks run as: the container's user; root when absent. */
@@ -78,7 +78,7 @@ export async function probeOnce(probe: V1Probe, target: ProbeTarget): Promise<Pr
     if (!pid) return { ok: false, message: 'container is not running' };
     return new Promise((resolve) => {
       const command = target.identity ? asIdentity(target.identity, probe.exec!.command!) : probe.exec!.command!;
-      const cmd = ['-t', String(pid), '-m', '-u', '--', ...command];
+      const cmd = ['-t', String(pid), '-m', '-u', '-n', '--', ...command];
       execFile('nsenter', cmd, { env: { ...target.env }, timeout: timeoutMs }, (err, stdout, stderr) => {
         resolve({ ok: !err, message: err ? `exec probe failed: ${(stderr || stdout || err.message).trim()}` : 'ok' });
       });

@@ -23,6 +23,8 @@ export interface SandboxSpec {
   readonly workingDir: string;
   /** Who the command runs as; root when absent. */
   readonly identity?: Identity;
+  /** The Pod's network namespace (a path under /run/netns) the run enters; the host's when absent. */
+  readonly netns?: string;
 }
 
 /** Quotes a string for /bin/sh. */

@@ -1,0 +1,213 @@
+/**
+ * Each Pod in its own network namespace on the local cluster: two unmodified etcd Pods listening
+ * on 0.0.0.0:2379 and a third program on the same port run side by side; a ClusterIP Service
+ * reaches each etcd, from the host and from a Pod; a headless Service's name resolves to both;
+ * the host reaches Pod IPs; a Pod reaches the API server through the `kubernetes` Service; and
+ * port-forward reaches a program bound to 127.0.0.1 inside its Pod.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { kubeconfigArgs } from '../cluster/controlplane/kubectl.ts';
+import { podNetworkMode } from '../cluster/network/index.ts';
+import { createNamespace, deleteNamespace, isReady, podWhen, until } from '../cluster/node/testing.ts';
+import { applyManifest, kubectl } from './kube.ts';
+
+const ns = `podnet-${process.pid}`;
+const ETCD = 'quay.io/coreos/etcd:v3.6.16';
+let core: CoreV1Api;
+
+/** An etcd as most charts run it: listening on every address of its Pod. */
+function etcdOnAllAddresses(name: string): string {
+  return `apiVersion: v1
+kind: Pod
+metadata: { name: ${name}, namespace: ${ns}, labels: { app: pn-etcd } }
+spec:
+  hostname: ${name}
+  subdomain: pn-peers
+  terminationGracePeriodSeconds: 5
+  containers:
+  - name: etcd
+    image: ${ETCD}
+    command: [/usr/local/bin/etcd]
+    args:
+    - --name=${name}
+    - --data-dir=/tmp/data
+    - --listen-client-urls=http://0.0.0.0:2379
+    - --advertise-client-urls=http://${name}.pn-peers.${ns}.svc:2379
+    - --listen-peer-urls=http://0.0.0.0:2380
+    - --initial-advertise-peer-urls=http://${name}.pn-peers.${ns}.svc:2380
+    - --initial-cluster=${name}=http://${name}.pn-peers.${ns}.svc:2380
+    ports: [{ name: client, containerPort: 2379 }]
+    readinessProbe: { httpGet: { path: /readyz, port: client }, periodSeconds: 1 }
+    volumeMounts: [{ name: data, mountPath: /tmp/data }]
+  volumes: [{ name: data, emptyDir: {} }]
+`;
+}
+
+/** A program on the etcd Pods' port too, and on 127.0.0.1:8080 of its own Pod only. */
+const WEB = `
+const http = require('node:http');
+http.createServer((q, s) => s.end('web on 0.0.0.0\\n')).listen(2379, '0.0.0.0');
+http.createServer((q, s) => s.end('web on its loopback\\n')).listen(8080, '127.0.0.1');`;
+
+function manifest(): string {
+  const web = `apiVersion: v1
+kind: Pod
+metadata: { name: web, namespace: ${ns}, labels: { app: pn-web } }
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: web
+    image: ${ETCD}
+    command: [${JSON.stringify(process.execPath)}, -e, ${JSON.stringify(WEB)}]
+    readinessProbe: { tcpSocket: { port: 2379 }, periodSeconds: 1 }
+`;
+  const services = `apiVersion: v1
+kind: Service
+metadata: { name: pn-etcd, namespace: ${ns} }
+spec:
+  selector: { app: pn-etcd }
+  ports: [{ port: 2379, targetPort: client }]
+---
+apiVersion: v1
+kind: Service
+metadata: { name: pn-peers, namespace: ${ns} }
+spec:
+  clusterIP: None
+  selector: { app: pn-etcd }
+  ports: [{ port: 2380 }]
+`;
+  return [etcdOnAllAddresses('etcd-a'), etcdOnAllAddresses('etcd-b'), web, services].join('---\n');
+}
+
+/** The member ID an etcd answers with, from a fresh connection to `url`. */
+async function memberID(url: string): Promise<string> {
+  const r = await fetch(`${url}/v3/maintenance/status`, {
+    method: 'POST',
+    body: '{}',
+    headers: { connection: 'close' },
+  });
+  return ((await r.json()) as { header: { member_id: string } }).header.member_id;
+}
+
+/** Runs a Node script in the web Pod through `kubectl exec`; returns what it printed. */
+async function inWeb(script: string): Promise<string> {
+  const r = await kubectl(['exec', '-n', ns, 'web', '--', process.execPath, '-e', script], { check: true });
+  return r.stdout.trim();
+}
+
+/** `kubectl port-forward pod/NAME :PORT`; resolves to the local port once it forwards. */
+async function portForward(pod: string, port: number): Promise<{ child: ChildProcess; local: number }> {
+  const child = spawn(
+    inject('kubectlPath'),
+    [...kubeconfigArgs(inject('kubeconfig')), 'port-forward', '-n', ns, `pod/${pod}`, `:${port}`],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+  const local = await until(() => {
+    if (child.exitCode !== null) throw new Error('kubectl port-forward exited');
+    return Promise.resolve(/Forwarding from 127\.0\.0\.1:(\d+) ->/.exec(out)?.[1]);
+  });
+  return { child, local: Number(local) };
+}
+
+describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode') && podNetworkMode() === 'netns')(
+  'a network namespace per Pod',
+  () => {
+    const pods: Record<string, V1Pod> = {};
+
+    beforeAll(async () => {
+      const kc = new KubeConfig();
+      kc.loadFromFile(inject('kubeconfig'));
+      core = kc.makeApiClient(CoreV1Api);
+      await createNamespace(core, ns);
+      await applyManifest(manifest());
+      for (const name of ['etcd-a', 'etcd-b', 'web']) pods[name] = await podWhen(core, ns, name, isReady);
+    });
+
+    afterAll(async () => {
+      if (core) await deleteNamespace(core, ns);
+    });
+
+    it('two etcd Pods and another program all listen on 0.0.0.0:2379, each at its own Pod IP, reached from the host', async () => {
+      const ips = Object.values(pods).map((p) => p.status?.podIP ?? '');
+      expect(new Set(ips).size).toBe(3);
+      expect(ips.every((ip) => ip.startsWith('10.244.'))).toBe(true);
+      const [a, b] = await Promise.all(
+        ['etcd-a', 'etcd-b'].map((n) => memberID(`http://${pods[n]!.status!.podIP}:2379`)),
+      );
+      expect(a).not.toBe(b);
+      const web = await fetch(`http://${pods.web!.status!.podIP}:2379/`);
+      expect(await web.text()).toBe('web on 0.0.0.0\n');
+    });
+
+    it('a ClusterIP Service reaches each of its Pods, from the host by its ClusterIP and from a Pod by its name', async () => {
+      const svc = await core.readNamespacedService({ name: 'pn-etcd', namespace: ns });
+      const clusterIP = svc.spec?.clusterIP ?? '';
+      const expected = new Set(
+        await Promise.all(['etcd-a', 'etcd-b'].map((n) => memberID(`http://${pods[n]!.status!.podIP}:2379`))),
+      );
+      const fromHost = await until(async () => {
+        const seen = new Set<string>();
+        for (let i = 0; i < 6; i++) seen.add(await memberID(`http://${clusterIP}:2379`));
+        return seen.size === 2 ? seen : undefined;
+      });
+      expect(fromHost).toEqual(expected);
+      const fromPod = await inWeb(`(async () => {
+        const seen = new Set();
+        for (let i = 0; i < 6; i++) {
+          const r = await fetch('http://pn-etcd.${ns}.svc:2379/v3/maintenance/status', { method: 'POST', body: '{}', headers: { connection: 'close' } });
+          seen.add((await r.json()).header.member_id);
+        }
+        console.log([...seen].sort().join(' '));
+      })()`);
+      expect(fromPod).toBe([...expected].sort().join(' '));
+    });
+
+    it("a headless Service's names resolve in a Pod to the Pods it selects", async () => {
+      const r = await kubectl(['exec', '-n', ns, 'web', '--', 'getent', 'ahostsv4', `pn-peers.${ns}.svc`], {
+        check: true,
+      });
+      const found = new Set(r.stdout.split('\n').flatMap((l) => (l ? [l.split(/\s+/)[0]] : [])));
+      expect(found).toEqual(new Set([pods['etcd-a']!.status!.podIP, pods['etcd-b']!.status!.podIP]));
+      const own = await kubectl(['exec', '-n', ns, 'web', '--', 'getent', 'ahostsv4', `etcd-b.pn-peers.${ns}.svc`]);
+      expect(own.stdout.split(/\s+/)[0]).toBe(pods['etcd-b']!.status!.podIP);
+    });
+
+    it('a Pod reaches the API server through the kubernetes Service, its certificate valid for that address', async () => {
+      const out = await inWeb(`
+        const fs = require('node:fs');
+        const dir = '/var/run/secrets/kubernetes.io/serviceaccount';
+        const host = process.env.KUBERNETES_SERVICE_HOST, port = process.env.KUBERNETES_SERVICE_PORT;
+        require('node:https').get({ host, port, path: '/version', ca: fs.readFileSync(dir + '/ca.crt'),
+          headers: { authorization: 'Bearer ' + fs.readFileSync(dir + '/token', 'utf8') } }, (r) => {
+          let body = ''; r.on('data', (d) => (body += d)); r.on('end', () => console.log(host, r.statusCode, JSON.parse(body).major));
+        }).on('error', (e) => console.log('error', e.message));`);
+      const kubernetes = await core.readNamespacedService({ name: 'kubernetes', namespace: 'default' });
+      expect(out).toBe(`${kubernetes.spec?.clusterIP} 200 1`);
+    });
+
+    it('each Pod has its own loopback: port-forward reaches a program bound to 127.0.0.1 in its Pod', async () => {
+      const inside = await kubectl([
+        'exec',
+        '-n',
+        ns,
+        'etcd-a',
+        '--',
+        process.execPath,
+        '-e',
+        "fetch('http://127.0.0.1:2379/version').then((r) => r.json()).then((v) => console.log(v.etcdserver))",
+      ]);
+      expect(inside.stdout.trim()).toBe('3.6.16');
+      const pf = await portForward('web', 8080);
+      try {
+        const r = await fetch(`http://127.0.0.1:${pf.local}/`, { headers: { connection: 'close' } });
+        expect(await r.text()).toBe('web on its loopback\n');
+      } finally {
+        pf.child.kill();
+      }
+    });
+  },
+);
