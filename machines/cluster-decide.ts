@@ -169,9 +169,9 @@ export const liveVoters = (c: ClusterContext): EtcdMemberInfo[] => voters(c.clus
 export const orphanMembers = (c: ClusterContext): EtcdMemberInfo[] =>
   orphans(c.cluster, accountedFor(c), c.etcd, c.joining?.member ?? null);
 
-/** A member whose data is gone and waits to be replaced. */
+/** A member whose data is gone, or whose node is down, and waits to be replaced. */
 export const lostMember = (c: ClusterContext): MemberObservation | undefined =>
-  c.members.find((m) => m.state === 'replacing' && !m.deleting);
+  c.members.find((m) => (m.state === 'replacing' || m.state === 'nodeLost') && !m.deleting);
 
 /** The member scaling down would remove, and its peer URL. */
 export function victim(c: ClusterContext): { member: string; peerURL: string } | null {

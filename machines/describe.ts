@@ -150,8 +150,8 @@ export function describeCluster(path: string, c: ClusterContext): Described {
     case 'replacing':
       message =
         rest[0] === 'joining'
-          ? `replacing a member whose data was lost: ${joinMessage(rest.slice(2).join('.'), c)}`
-          : `removing ${leaving}, whose data is gone, before a new member joins`;
+          ? `replacing a member whose data was lost or whose node is down: ${joinMessage(rest.slice(2).join('.'), c)}`
+          : `removing ${leaving}, whose data is gone or whose node is down, before a new member joins`;
       break;
     case 'scalingDown':
       message = sub.includes('awaitingRemoval')
@@ -284,7 +284,11 @@ export function describeMember(path: string, c: MemberContext): Described & { re
         ? 'dormant: no Pod runs; the volume and member ID are kept'
         : 'stopping the Pod for scale to zero; the volume stays',
     replacing: `its data is gone (${c.dataLost ?? 'unknown'}); the cluster replaces it with a new member`,
-    removing: 'leaving etcd before its Pod and volume go',
+    nodeLost: `its node ${c.pod?.evictedFromNode ?? '?'} is down and Kubernetes evicts its Pod; the cluster replaces it with a new member on a live node while a quorum remains`,
+    removing:
+      sub === 'forcingPod' || sub === 'clearing'
+        ? `out of etcd; deleting its Pod on the lost node ${c.pod?.evictedFromNode ?? '?'} at once, as no kubelet will confirm it gone`
+        : 'leaving etcd before its Pod and volume go',
     removed: 'removed from etcd',
     failed: failure(c, 'the EtcdMember or its EtcdCluster changes'),
   };

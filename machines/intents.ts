@@ -9,6 +9,11 @@ export interface MemberParams {
   readonly member: string;
 }
 
+/** Parameters of forceDeletePod: the member, and the uid of the Pod its lost node can no longer confirm gone. */
+export interface ForceDeletePodParams extends MemberParams {
+  readonly uid: string;
+}
+
 /** Parameters of ensureServices: the cluster whose Services are made. */
 export interface EnsureServicesParams {
   readonly cluster: string;
@@ -195,6 +200,7 @@ export interface IntentParams {
   readonly createPVC: MemberParams;
   readonly createPod: MemberParams;
   readonly deletePod: MemberParams;
+  readonly forceDeletePod: ForceDeletePodParams;
   readonly releaseFinalizer: MemberParams;
   readonly addSnapshotFinalizer: SnapshotParams;
   readonly createSnapshotJob: CreateSnapshotJobParams;
@@ -241,6 +247,7 @@ export const MEMBER_INTENTS = [
   'createPVC',
   'createPod',
   'deletePod',
+  'forceDeletePod',
   'removeEtcdMember',
   'releaseFinalizer',
 ] as const satisfies readonly IntentKind[];

@@ -96,6 +96,10 @@ export const guards = {
       c.pod && !c.pod.deleting && c.podRestarts?.uid === c.pod.uid && (c.pod.restarts ?? 0) > c.podRestarts.count,
     ),
   failureOutdated: ({ context: c }: Ctx) => c.failedWith !== failureKey(c),
+  // Its node is down past the Pod's toleration: Kubernetes evicts the Pod, which no kubelet will
+  // confirm gone. The cluster replaces the member (while a quorum remains); nothing is latched, so
+  // a node back before that lets the Pod go and the member restart there from its volume.
+  nodeLost: ({ context: c }: Ctx) => Boolean(c.pod?.evictedFromNode),
   // The member ran another version than its spec asks: a rolling upgrade (or its undoing) restarts it.
   versionOutdated: ({ context: c }: Ctx) =>
     c.version !== undefined && c.ranVersion !== undefined && c.ranVersion !== c.version,
@@ -108,6 +112,7 @@ export const guards = {
 export const MEMBER_DECISIONS = [
   'removing',
   'replacing',
+  'nodeLost',
   'parking',
   'creatingVolume',
   'bootstrapping',
@@ -126,6 +131,7 @@ export function decideMember(c: MemberContext): MemberDecision {
   const g = { context: c };
   if (c.deleting) return 'removing';
   if (guards.dataLost(g) || guards.memoryLost(g) || guards.volumeLost(g)) return 'replacing';
+  if (guards.nodeLost(g)) return 'nodeLost';
   if (c.dormant) return 'parking';
   if (guards.needsVolume(g)) return 'creatingVolume';
   if (!c.everRan) return c.bootstrap ? 'bootstrapping' : 'joiningLearner';

@@ -5,6 +5,7 @@
 import { stepUpdates, toAssigns, type Update } from './kit.ts';
 import { failureKey, type MemberContext } from './member-decide.ts';
 import { backoff, peerURL } from './policy.ts';
+import type { ForceDeletePodParams } from './intents.ts';
 import type { MemberEvent, MemberParams, RemoveEtcdMemberParams } from './types.ts';
 
 type Of<T extends MemberEvent['type']> = Extract<MemberEvent, { type: T }>;
@@ -65,6 +66,7 @@ type Ctx = { context: MemberContext };
 /** Parameters of the intents, from the context. */
 export const params = {
   member: ({ context: c }: Ctx): MemberParams => ({ member: c.member.name }),
+  forced: ({ context: c }: Ctx): ForceDeletePodParams => ({ member: c.member.name, uid: c.pod?.uid ?? '' }),
   removal: ({ context: c }: Ctx): RemoveEtcdMemberParams => ({
     peerURL: peerURL(
       { namespace: c.member.namespace, name: c.member.cluster, peerTLS: c.member.peerTLS },

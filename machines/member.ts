@@ -28,6 +28,7 @@ export { MEMBER_DECISIONS, decideMember, type MemberDecision } from './member-de
 const STATE_OF: Record<MemberDecision, string> = {
   removing: '#member.removing',
   replacing: '#member.replacing',
+  nodeLost: '#member.nodeLost',
   parking: '#member.parking',
   creatingVolume: '#member.creatingVolume',
   bootstrapping: '#member.bootstrapping',
@@ -193,17 +194,25 @@ export const memberMachine = machine.createMachine({
     parking: stopped('park', 'parking', [TAG.resting]),
     // Waits, Pod stopped, for the cluster machine to delete this EtcdMember and join a new one.
     replacing: { ...stopped('replace', 'replacing'), tags: [TAG.warning], entry: ['markLost', 'beginStep'] },
+    // Its node is down and Kubernetes evicts its Pod: it waits, as `replacing` does, for the
+    // cluster machine to delete this EtcdMember and join a new one on a live node.
+    nodeLost: { ...rest('nodeLost', [TAG.warning]), entry: 'beginStep' },
     removing: {
       entry: 'beginStep',
       initial: 'choosing',
       states: {
         choosing: { always: [{ guard: 'clusterDeleting', target: 'releasing' }, { target: 'leavingEtcd' }] },
         leavingEtcd: {
-          ...attempt('#member.removing.releasing', { type: 'removeEtcdMember', params: act.params.removal }),
+          ...attempt('#member.removing.clearing', { type: 'removeEtcdMember', params: act.params.removal }),
           // The whole cluster went meanwhile (deleted, or its namespace): there is no etcd to leave,
           // and waiting for one would hold the finalizer, and the namespace, for ever.
           always: { guard: 'clusterDeleting', target: '#member.removing.releasing' },
         },
+        // Out of etcd now: a Pod left on a lost node is deleted at once (grace 0), since no kubelet
+        // will confirm it gone, and it would hold its claim (and the data) for ever. Should the node
+        // come back, nothing of this member runs again there.
+        clearing: { always: [{ guard: 'nodeLost', target: 'forcingPod' }, { target: 'releasing' }] },
+        forcingPod: attempt('#member.removing.releasing', { type: 'forceDeletePod', params: act.params.forced }),
         releasing: attempt('#member.removed', {
           type: 'releaseFinalizer',
           params: act.params.member,

@@ -176,6 +176,12 @@ export interface PodObservation {
   readonly restarts?: number;
   /** The etcd version of its etcd container's image (absent when the image names none). */
   readonly version?: string;
+  /**
+   * The node it is bound to, when Kubernetes evicts it from there because the node is down: the
+   * node lifecycle controller tainted the node NotReady or unreachable, and the Pod's toleration
+   * of that (300 s unless its spec says otherwise) ran out. Absent otherwise.
+   */
+  readonly evictedFromNode?: string;
 }
 
 /** Member machine events. */

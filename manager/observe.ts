@@ -166,6 +166,7 @@ export function podObserved(pod: V1Pod | undefined, at: number): MemberEvent {
   const ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
   const restarts = pod.status?.containerStatuses?.find((c) => c.name === ETCD_CONTAINER)?.restartCount ?? 0;
   const version = versionOfImage(pod.spec?.containers.find((c) => c.name === ETCD_CONTAINER)?.image);
+  const evictedFromNode = evictedFromLostNode(pod);
   return {
     type: 'k8s.pod.observed',
     at,
@@ -176,8 +177,21 @@ export function podObserved(pod: V1Pod | undefined, at: number): MemberEvent {
       deleting: Boolean(pod.metadata?.deletionTimestamp),
       restarts,
       ...(version ? { version } : {}),
+      ...(evictedFromNode ? { evictedFromNode } : {}),
     },
   };
+}
+
+/**
+ * The node a Pod is being evicted from because the node is down: kube-controller-manager's taint
+ * eviction marks it DisruptionTarget (DeletionByTaintManager) and deletes it once the node's
+ * NotReady or unreachable taint outlasts the Pod's toleration.
+ */
+function evictedFromLostNode(pod: V1Pod): string | undefined {
+  const evicted = pod.status?.conditions?.some(
+    (c) => c.type === 'DisruptionTarget' && c.status === 'True' && c.reason === 'DeletionByTaintManager',
+  );
+  return evicted && pod.metadata?.deletionTimestamp ? pod.spec?.nodeName : undefined;
 }
 
 /** The etcd version an image's tag names (`quay.io/coreos/etcd:v3.6.16` -> 3.6.16), if any. */

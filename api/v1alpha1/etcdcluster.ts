@@ -199,7 +199,10 @@ const spec = s.object(
     ),
     storage,
     resources: s.external('CPU and memory requests and limits of the etcd container.', 'V1ResourceRequirements'),
-    affinity: s.external('Scheduling affinity of member Pods (a core/v1 Affinity).', 'V1Affinity'),
+    affinity: s.external(
+      'Scheduling affinity of member Pods (a core/v1 Affinity). When neither this, topologySpreadConstraints nor the podTemplate sets any, each member prefers a node (kubernetes.io/hostname) no other member of the cluster runs on: one member per node when there are enough nodes, and still a place for a replacement when one is down.',
+      'V1Affinity',
+    ),
     topologySpreadConstraints: s.external(
       'How member Pods spread across topology domains (core/v1 TopologySpreadConstraints).',
       'V1TopologySpreadConstraint',

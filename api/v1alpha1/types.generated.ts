@@ -58,7 +58,7 @@ export interface EtcdClusterSpec {
   storage: StorageSpec;
   /** CPU and memory requests and limits of the etcd container. */
   resources?: V1ResourceRequirements;
-  /** Scheduling affinity of member Pods (a core/v1 Affinity). */
+  /** Scheduling affinity of member Pods (a core/v1 Affinity). When neither this, topologySpreadConstraints nor the podTemplate sets any, each member prefers a node (kubernetes.io/hostname) no other member of the cluster runs on: one member per node when there are enough nodes, and still a place for a replacement when one is down. */
   affinity?: V1Affinity;
   /** How member Pods spread across topology domains (core/v1 TopologySpreadConstraints). */
   topologySpreadConstraints?: V1TopologySpreadConstraint[];

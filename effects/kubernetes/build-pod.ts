@@ -1,8 +1,9 @@
 /**
  * A member's Pod: one etcd container run from the member's volume, named so the headless
  * Service gives it `<member>.<cluster>.<ns>.svc`, after a check-data init container that
- * refuses a wiped volume. The cluster's scheduling and podTemplate overrides are merged in;
- * the etcd and check-data containers, the data volume and the names stay ours.
+ * refuses a wiped volume. The cluster's scheduling (by default members prefer distinct nodes)
+ * and podTemplate overrides are merged in; the etcd and check-data containers, the data volume
+ * and the names stay ours.
  */
 import type { V1Container, V1EnvVar, V1Pod, V1PodSpec, V1Probe, V1Volume } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
@@ -10,6 +11,7 @@ import { DATA_DIR, DATA_MOUNT, etcdCommand } from './build-etcd-args.ts';
 import { restoreInitContainers } from './build-restore.ts';
 import { inMemory } from './build-pvc.ts';
 import { containerSecurityContext, podSecurityContext } from './build-security.ts';
+import { scheduling } from './build-scheduling.ts';
 import { CLIENT_PORT, memberClientURL, METRICS_PORT, PEER_PORT } from './build-services.ts';
 import { CLIENT_TLS_DIR, memberTLSVolumes, tlsFiles, tlsOf } from './build-tls.ts';
 import { DEFAULT_AGENT_IMAGE } from './context.ts';
@@ -126,10 +128,8 @@ export function buildPod(member: EtcdMember, cluster: EtcdCluster, agentImage = 
     // Neither etcd nor the agent calls the API server; a template's sidecar that does may turn it on.
     automountServiceAccountToken: false,
     ...user,
-    ...(cluster.spec.affinity ? { affinity: cluster.spec.affinity } : {}),
-    ...(cluster.spec.topologySpreadConstraints
-      ? { topologySpreadConstraints: cluster.spec.topologySpreadConstraints }
-      : {}),
+    // The cluster's affinity and spread, or members preferring distinct nodes (build-scheduling.ts).
+    ...scheduling(cluster, user),
     // The restricted Pod Security Standard; a template's fields (another runAsUser, say) win.
     securityContext: { ...podSecurityContext(), ...user.securityContext },
     // What makes this Pod a member stays ours whatever the template says.

@@ -4,6 +4,7 @@ import { createPod } from './create-pod.ts';
 import { createPVC } from './create-pvc.ts';
 import { deleteMember } from './delete-member.ts';
 import { deletePod } from './delete-pod.ts';
+import { forceDeletePod } from './force-delete-pod.ts';
 import { checkCertificates } from './check-certificates.ts';
 import { ensureCertificates } from './ensure-certificates.ts';
 import { ensureServices } from './ensure-services.ts';
@@ -31,6 +32,7 @@ export const kubernetesHandlers = {
   createPVC,
   createPod,
   deletePod,
+  forceDeletePod,
   releaseFinalizer,
   createRestoreJob,
   setDisruptionBudget,
@@ -46,6 +48,7 @@ export {
   deleteMember,
   deletePod,
   ensureCertificates,
+  forceDeletePod,
   ensureServices,
   releaseFinalizer,
   setDisruptionBudget,

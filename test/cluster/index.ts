@@ -1,6 +1,7 @@
 /**
  * The local Kubernetes: the control plane, then (with node) the network, the storage
- * provisioner and the process node, each keeping its state in a folder of one dir.
+ * provisioner and the process nodes (node-a, node-b, node-c by default, one zone each), each
+ * keeping its state in a folder of one dir.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -10,7 +11,7 @@ import type { LocalControlPlane } from './controlplane/index.ts';
 import { startControlPlane } from './controlplane/index.ts';
 import { startNetwork } from './network/index.ts';
 import type { LocalNetwork } from './network/index.ts';
-import { startNode } from './node/index.ts';
+import { startNode, type LocalNode } from './node/index.ts';
 import { SIZED_SCOPE, startStorage } from './storage/index.ts';
 import type { Kubectl, Log, NodeAgent, Storage } from './types.ts';
 
@@ -20,6 +21,8 @@ export interface LocalClusterOptions {
   readonly dir?: string;
   /** Start the network, storage and process node too (the node needs root); default true. */
   readonly node?: boolean;
+  /** How many process nodes: node-a, node-b... each in its zone (zone-a...); default 3. */
+  readonly nodes?: number;
   /** Start cert-manager (its CRDs and controller) after the control plane; default false. */
   readonly certManager?: boolean;
   readonly log?: Log;
@@ -33,7 +36,10 @@ export interface LocalCluster {
   readonly kubectl: Kubectl;
   readonly network?: LocalNetwork;
   readonly storage?: Storage;
+  /** The first node (node-a). */
   readonly node?: NodeAgent;
+  /** Every node, in name order; a stopped one is started again with startClusterNode. */
+  readonly nodes?: readonly LocalNode[];
   readonly certManager?: CertManager;
   /** Stops every part, the last started first. */
   stop(): Promise<void>;
@@ -75,12 +81,38 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     // Class local-sized: tmpfs volumes whose size a Pod sees (the node, hence root, is here).
     const sized = await startStorage({ dir: path.join(dir, 'storage-sized'), kubeconfigPath, log }, SIZED_SCOPE);
     stops.push(() => sized.stop());
-    const hostsFile = network.hostsFile;
-    const node = await startNode({ dir: path.join(dir, 'node'), kubeconfigPath, hostsFile, log });
-    stops.push(() => node.stop());
-    return { ...base, network, storage, node };
+    const nodes: LocalNode[] = [];
+    for (const name of nodeNames(opts.nodes ?? 3)) {
+      const node = await startClusterNode(dir, name, kubeconfigPath, network.hostsFile, log);
+      stops.push(() => node.stop());
+      nodes.push(node);
+    }
+    return { ...base, network, storage, node: nodes[0], nodes };
   } catch (err) {
     await stop().catch(() => undefined);
     throw err;
   }
+}
+
+/** The names of n nodes: node-a, node-b... */
+export function nodeNames(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `node-${String.fromCharCode(97 + i)}`);
+}
+
+/** The zone label of a cluster node: zone-a for node-a. */
+export const zoneOf = (name: string): string => name.replace(/^node-/, 'zone-');
+
+/**
+ * Starts (or, after its stop(), starts again) the cluster node `name`, its state in `dir/<name>`,
+ * labelled with its zone (topology.kubernetes.io/zone).
+ */
+export function startClusterNode(
+  dir: string,
+  name: string,
+  kubeconfigPath: string,
+  hostsFile: string,
+  log?: Log,
+): Promise<LocalNode> {
+  const labels = { 'topology.kubernetes.io/zone': zoneOf(name) };
+  return startNode({ dir: path.join(dir, name), kubeconfigPath, hostsFile, name, labels, log });
 }

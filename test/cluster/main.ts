@@ -4,7 +4,7 @@
  *   node test/cluster/main.ts [--control-plane-only]
  *
  * Env: LOCALCLUSTER_DIR (state dir, default <cache>/run/local-cluster), LOCALCLUSTER_NODE=0
- * (same as --control-plane-only), LOCALCLUSTER_VERBOSE=1 (print every part's log here too),
+ * (same as --control-plane-only), LOCALCLUSTER_NODES (how many process nodes, default 3), LOCALCLUSTER_VERBOSE=1 (print every part's log here too),
  * LOCALCLUSTER_CERT_MANAGER=1 (cert-manager's CRDs and controller too).
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
@@ -57,11 +57,12 @@ process.on('SIGTERM', () => shutdown('SIGTERM'));
 
 const started = Date.now();
 console.log(
-  `starting the local cluster in ${dir} (${withNode ? 'control plane and process node' : 'control plane only'})`,
+  `starting the local cluster in ${dir} (${withNode ? 'control plane and process nodes' : 'control plane only'})`,
 );
 try {
   const certManager = process.env.LOCALCLUSTER_CERT_MANAGER === '1';
-  cluster = await startLocalCluster({ dir, node: withNode, certManager, log });
+  const nodes = process.env.LOCALCLUSTER_NODES ? Number(process.env.LOCALCLUSTER_NODES) : undefined;
+  cluster = await startLocalCluster({ dir, node: withNode, nodes, certManager, log });
   await installCrds(cluster.kubectl);
 } catch (err) {
   console.error(`make cluster: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,7 +1,7 @@
 /**
  * A node that goes down is seen as a real cluster sees it: its Lease stops being renewed, the
  * node lifecycle controller (kube-controller-manager) marks the Node NotReady and its Pods not
- * Ready; a node started again reports Ready and runs the Pods again. About a minute of waiting.
+ * Ready; a node started again reports Ready and runs the Pods again. About 15 s of waiting.
  */
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -31,7 +31,7 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     await podWhen(core, ns, 'member', isReady);
     expect(await nodeReady()).toBe('True');
     await node.stop();
-    // The lifecycle controller waits its grace period (40-50 s) after the last Lease renewal.
+    // The lifecycle controller waits its grace period (12 s here) after the last Lease renewal.
     expect(await until(async () => ((await nodeReady()) === 'Unknown' ? 'Unknown' : undefined), 1000)).toBe('Unknown');
     const down = await podWhen(core, ns, 'member', (p) => !isReady(p));
     expect(readyStatus(down)).toBe('False');

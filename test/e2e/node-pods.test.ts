@@ -3,7 +3,7 @@
  * data across Pod deletion, restart when killed, stop gracefully, and come back with the node.
  * This file runs its own node (pods are pinned to it by nodeName), beside the cluster's.
  */
-import type { CoreV1Api } from '@kubernetes/client-node';
+import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { podNetworkMode } from '../cluster/network/index.ts';
 import type { LocalNode } from '../cluster/node/index.ts';
@@ -36,8 +36,15 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
     };
     await core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim });
+    // The default class waits for the claim's first consumer: kube-scheduler places the Pod (a
+    // Pod given a nodeName skips it, and its claim would stay Pending, as on any cluster).
+    const keep = (): Promise<V1Pod> => {
+      const body = etcdPod({ name: 'keep', claim: 'data-keep' });
+      body.spec!.nodeSelector = { 'kubernetes.io/hostname': nodeName };
+      return core.createNamespacedPod({ namespace: ns, body });
+    };
     const created = Date.now();
-    await create({ name: 'keep', claim: 'data-keep' });
+    await keep();
     const pod = await podWhen(core, ns, 'keep', isReady);
     console.log(`etcd Pod with a claim: create -> Ready in ${Date.now() - created} ms`);
     const ip = pod.status!.podIP!;
@@ -48,7 +55,7 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
 
     await core.deleteNamespacedPod({ name: 'keep', namespace: ns });
     await podGone(core, ns, 'keep');
-    await create({ name: 'keep', claim: 'data-keep' });
+    await keep();
     const again = await podWhen(core, ns, 'keep', isReady);
     const read = await etcdctl('keep', again.status!.podIP!, 'get', 'greeting', '--print-value-only');
     expect(read.stdout.trim()).toBe('hello');

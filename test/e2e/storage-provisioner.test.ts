@@ -123,8 +123,24 @@ describe('storage provisioner', () => {
           spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '8Mi' } } },
         },
       });
+      // The default class waits for the claim's first consumer: kube-scheduler places this Pod,
+      // names its node on the claim, and the volume is made for that node.
+      await core.createNamespacedPod({
+        namespace: ns,
+        body: {
+          metadata: { name: 'consumer' },
+          spec: {
+            containers: [{ name: 'main', image: 'none' }],
+            volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data-default' } }],
+          },
+        },
+      });
       const pvc = await bound('data-default');
       expect(pvc.spec?.storageClassName).toBe('local');
+      const node = (await core.readNamespacedPod({ name: 'consumer', namespace: ns })).spec?.nodeName;
+      expect(pvc.metadata?.annotations?.['volume.kubernetes.io/selected-node']).toBe(node);
+      const pv = await core.readPersistentVolume({ name: pvc.spec?.volumeName ?? '' });
+      expect(pv.spec?.nodeAffinity?.required?.nodeSelectorTerms[0]?.matchExpressions?.[0]?.values).toEqual([node]);
       const data = await hostDir(pvc);
       await writeFile(path.join(data, 'db'), 'x');
       expect(await wipeVolume(inject('kubeconfig'), ns, 'data-default')).toBe(data);

@@ -585,6 +585,21 @@ describe('cluster machine', () => {
     ]);
   });
 
+  it('replaces a member whose node is down (nodeLost) as one whose data is gone', () => {
+    const d = steadyCluster(3);
+    play(d, [
+      [
+        members([
+          [0, 'voter'],
+          [1, 'nodeLost'],
+          [2, 'voter'],
+        ]),
+        'replacing.removing.deletingMember.running',
+        [{ type: 'deleteMember', params: { member: 'demo-1' } }],
+      ],
+    ]);
+  });
+
   it('does not replace a lost member when removing it would lose quorum', () => {
     const d = steadyCluster(3);
     play(d, [

@@ -31,6 +31,12 @@ const podGoing = (uid: string): MemberEvent => ({
   pod: { uid, phase: 'Running', ready: false, deleting: true, restarts: 0 },
 });
 const noPod = (): MemberEvent => ({ type: 'k8s.pod.observed', at: at(), pod: null });
+/** Its Pod, on node-b, being evicted by Kubernetes because node-b is down. */
+const podEvicted = (uid = 'p1'): MemberEvent => ({
+  type: 'k8s.pod.observed',
+  at: at(),
+  pod: { uid, phase: 'Running', ready: false, deleting: true, restarts: 0, evictedFromNode: 'node-b' },
+});
 const pvc = (bound: boolean | null): MemberEvent => ({ type: 'k8s.pvc.observed', at: at(), bound });
 const etcd = (learner: boolean | null): MemberEvent => ({
   type: 'etcd.member.observed',
@@ -255,6 +261,37 @@ describe('member machine', () => {
         [intent('removeEtcdMember', { peerURL: peer, memberID: 'b1', reason: 'its EtcdMember is being deleted' })],
       ],
     ]);
+  });
+
+  it('a member whose node is down waits as nodeLost; deleted, it leaves etcd, then force-deletes its Pod', () => {
+    const d = runningVoter();
+    play(d, [
+      [pod(false), 'restarting.awaitingReady', []],
+      [podEvicted(), 'nodeLost', []],
+      [
+        updated({ deleting: true }),
+        'removing.leavingEtcd.running',
+        [intent('removeEtcdMember', { peerURL: peer, memberID: 'b1', reason: 'its EtcdMember is being deleted' })],
+      ],
+      [
+        ok('removeEtcdMember'),
+        'removing.forcingPod.running',
+        [intent('forceDeletePod', { member: 'demo-1', uid: 'p1' })],
+      ],
+      [failed('forceDeletePod'), 'removing.forcingPod.backingOff', []],
+      [tick(60_000), 'removing.forcingPod.running', [intent('forceDeletePod', { member: 'demo-1', uid: 'p1' })]],
+      [ok('forceDeletePod'), 'removing.releasing.running', [intent('releaseFinalizer')]],
+    ]);
+    expect(describeMember('nodeLost', d.context).message).toContain('node-b is down');
+  });
+
+  it('a member whose node comes back before it is replaced restarts there from its volume', () => {
+    const d = runningVoter();
+    play(d, [
+      [podEvicted(), 'nodeLost', []],
+      [noPod(), 'restarting.creatingPod.running', [intent('createPod')]],
+    ]);
+    expect(d.context.dataLost).toBeNull();
   });
 
   it('parks: its Pod goes, its volume stays, and it restarts from it when woken', () => {

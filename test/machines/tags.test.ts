@@ -35,6 +35,8 @@ describe('state tags: what a state means outside the machines', () => {
     ['parking.stopped', ['resting']],
     ['parking.stoppingPod.running', []],
     ['replacing.stopped', ['warning']],
+    ['nodeLost', ['warning']],
+    ['removing.forcingPod.running', []],
     ['joiningLearner.catchingUp', []],
     ['removed', ['resting']],
     ['failed', ['resting']],

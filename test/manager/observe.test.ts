@@ -161,6 +161,24 @@ describe('manager: what the watches see becomes machine events', () => {
     expect(memberObserved(member('demo-1'), cluster(), 2)).toMatchObject({ version: '3.6.16' });
   });
 
+  it('a Pod that Kubernetes evicts from a down node (taint eviction) names that node', () => {
+    const evicted = {
+      metadata: { uid: 'p1', deletionTimestamp: new Date() },
+      spec: { nodeName: 'node-b', containers: [{ name: 'etcd', image: 'quay.io/coreos/etcd:v3.6.16' }] },
+      status: {
+        conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'DeletionByTaintManager' }],
+      },
+    };
+    expect(podObserved(evicted, 1)).toMatchObject({ pod: { evictedFromNode: 'node-b', deleting: true } });
+    const evicting = { ...evicted, metadata: { uid: 'p1' } };
+    expect(podObserved(evicting, 1)).not.toHaveProperty('pod.evictedFromNode');
+    const drained = {
+      ...evicted,
+      status: { conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI' }] },
+    };
+    expect(podObserved(drained, 1)).not.toHaveProperty('pod.evictedFromNode');
+  });
+
   it("reads ordinals only from the cluster's own naming", () => {
     expect([
       ordinalOf('demo', 'demo-4'),

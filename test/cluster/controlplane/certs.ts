@@ -17,6 +17,10 @@ export interface Pki {
   readonly kcmKey: string;
   readonly kcmServingCert: string;
   readonly kcmServingKey: string;
+  readonly schedulerCert: string;
+  readonly schedulerKey: string;
+  readonly schedulerServingCert: string;
+  readonly schedulerServingKey: string;
   readonly kubeletClientCert: string;
   readonly kubeletClientKey: string;
   readonly frontProxyClientCert: string;
@@ -49,9 +53,16 @@ export async function ensurePki(dir: string, kubernetesServiceIP: string): Promi
   // A new CA invalidates every leaf, so the leaves are made again with it.
   if (!existsSync(f('ca.crt')) || !existsSync(f('ca.key'))) {
     await Promise.all(
-      ['apiserver', 'admin', 'kcm', 'kcm-serving', 'kubelet-client', 'front-proxy-client'].map((n) =>
-        rm(f(`${n}.crt`), { force: true }),
-      ),
+      [
+        'apiserver',
+        'admin',
+        'kcm',
+        'kcm-serving',
+        'scheduler',
+        'scheduler-serving',
+        'kubelet-client',
+        'front-proxy-client',
+      ].map((n) => rm(f(`${n}.crt`), { force: true })),
     );
     await makeCa(pki);
   }
@@ -62,6 +73,13 @@ export async function ensurePki(dir: string, kubernetesServiceIP: string): Promi
     {
       name: 'kcm-serving',
       subject: '/CN=kube-controller-manager',
+      usage: 'serverAuth',
+      sans: ['IP:127.0.0.1', 'DNS:localhost'],
+    },
+    { name: 'scheduler', subject: '/CN=system:kube-scheduler', usage: 'clientAuth' },
+    {
+      name: 'scheduler-serving',
+      subject: '/CN=kube-scheduler',
       usage: 'serverAuth',
       sans: ['IP:127.0.0.1', 'DNS:localhost'],
     },
@@ -82,6 +100,10 @@ export async function ensurePki(dir: string, kubernetesServiceIP: string): Promi
     kcmKey: f('kcm.key'),
     kcmServingCert: f('kcm-serving.crt'),
     kcmServingKey: f('kcm-serving.key'),
+    schedulerCert: f('scheduler.crt'),
+    schedulerKey: f('scheduler.key'),
+    schedulerServingCert: f('scheduler-serving.crt'),
+    schedulerServingKey: f('scheduler-serving.key'),
     kubeletClientCert: f('kubelet-client.crt'),
     kubeletClientKey: f('kubelet-client.key'),
     frontProxyClientCert: f('front-proxy-client.crt'),

@@ -1,4 +1,4 @@
-/** The local control plane: etcd, kube-apiserver and kube-controller-manager on loopback ports. */
+/** The local control plane: etcd, kube-apiserver, kube-controller-manager and kube-scheduler on loopback ports. */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { ControlPlane, PartOptions } from '../types.ts';
@@ -7,6 +7,7 @@ import type { Pki } from './certs.ts';
 import { ensurePki } from './certs.ts';
 import { startControllerManager } from './controller-manager.ts';
 import { controlPlaneEtcdVersion, startEtcd } from './etcd.ts';
+import { startScheduler } from './scheduler.ts';
 import { kubectlFor } from './kubectl.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import type { Ports } from './ports.ts';
@@ -32,6 +33,8 @@ const binaryOf = (tool: string): Promise<string> => binary(tool, tool === 'etcd'
 export interface ControlPlaneOptions extends PartOptions {
   /** Start kube-controller-manager too; default true. */
   readonly controllerManager?: boolean;
+  /** Start kube-scheduler too; default true. */
+  readonly scheduler?: boolean;
 }
 
 /** The running control plane, with what the other parts may need to know about it. */
@@ -40,14 +43,14 @@ export interface LocalControlPlane extends ControlPlane {
   readonly pki: Pki;
   /** Where Services get their ClusterIPs (a /16 of 127.0.0.0/8, chosen once per dir). */
   readonly serviceRange: ServiceRange;
-  /** Log files of etcd, kube-apiserver and kube-controller-manager, by process name. */
+  /** Log files of etcd, kube-apiserver, kube-controller-manager and kube-scheduler, by process name. */
   readonly logs: Readonly<Record<string, string>>;
-  /** Milliseconds each start step took: pki, etcd, apiserver (to /readyz ok), controllerManager. */
+  /** Milliseconds each start step took: pki, etcd, apiserver (to /readyz ok), controllerManager, scheduler. */
   readonly timings: Readonly<Record<string, number>>;
 }
 
 /**
- * Starts etcd, kube-apiserver (ready) and kube-controller-manager (healthy), in that order.
+ * Starts etcd, kube-apiserver (ready), kube-controller-manager and kube-scheduler (healthy), in that order.
  * Certificates, ports and etcd data in dir are reused, so a restart keeps every object.
  */
 export async function startControlPlane(opts: ControlPlaneOptions): Promise<LocalControlPlane> {
@@ -62,7 +65,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Loca
   // Before the ports are chosen: a leftover still holds the ones this dir used last time.
   await killLeftovers(
     dir,
-    await Promise.all(['etcd', 'kube-apiserver', 'kube-controller-manager'].map((t) => binaryOf(t))),
+    await Promise.all(['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].map((t) => binaryOf(t))),
   );
   const serviceRange = await chooseServiceRange(dir);
   const pki = await ensurePki(dir, serviceRange.kubernetesServiceIP);
@@ -80,7 +83,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Loca
 
   const procs: Proc[] = [];
   const stop = async (): Promise<void> => {
-    // Reverse order: the controller manager, then the API server, then its storage.
+    // Reverse order: the scheduler and controller manager, then the API server, then its storage.
     for (const proc of procs.splice(0).reverse()) await proc.stop();
   };
   try {
@@ -94,6 +97,10 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Loca
     if (opts.controllerManager !== false) {
       procs.push(await startControllerManager({ dir, port: ports.controllerManager, server, pki, log: opts.log }));
       step('controllerManager');
+    }
+    if (opts.scheduler !== false) {
+      procs.push(await startScheduler({ dir, port: ports.scheduler, server, pki, log: opts.log }));
+      step('scheduler');
     }
   } catch (err) {
     await stop();

@@ -10,9 +10,10 @@ export interface Ports {
   readonly etcdPeer: number;
   readonly apiserver: number;
   readonly controllerManager: number;
+  readonly scheduler: number;
 }
 
-const names = ['etcdClient', 'etcdPeer', 'apiserver', 'controllerManager'] as const;
+const names = ['etcdClient', 'etcdPeer', 'apiserver', 'controllerManager', 'scheduler'] as const;
 
 /**
  * The ports used last time in this dir when they are still free, else new free ones.

@@ -1,6 +1,6 @@
 /**
- * The process node of the local cluster: registers a Node, binds unscheduled Pods to itself
- * and runs them as local processes, each Pod with its own loopback address and each container
+ * The process node of the local cluster: registers a Node and runs the Pods kube-scheduler
+ * binds to it as local processes, each Pod with its own loopback address and each container
  * in its own mount namespace. See docs/local-node.md.
  */
 import { execFile } from 'node:child_process';
@@ -18,7 +18,6 @@ import { NodeError } from './errors.ts';
 import { eventRecorder } from './events.ts';
 import { registerNode } from './nodeObject.ts';
 import { PodWorker } from './podWorker.ts';
-import { Scheduler, unscheduled } from './scheduler.ts';
 import { checkHost } from './host.ts';
 import { execArgv, type ExecTarget } from './containerExec.ts';
 import type { ContainerRunner } from './containerRunner.ts';
@@ -30,6 +29,12 @@ export interface ExecResult {
   readonly stdout: string;
   readonly stderr: string;
   readonly code: number;
+}
+
+/** Options of startNode beyond the shared contract. */
+export interface LocalNodeOptions extends NodeOptions {
+  /** Labels the Node gets besides kubernetes.io/hostname, os and arch (its zone, say). */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 /** The node agent, with what tests use beyond the shared contract. */
@@ -72,7 +77,7 @@ async function kubernetesService(core: CoreV1Api): Promise<{ host: string; port:
 }
 
 /** Starts the node agent; resolves once the Node is registered and Pods are being watched. */
-export async function startNode(opts: NodeOptions): Promise<LocalNode> {
+export async function startNode(opts: LocalNodeOptions): Promise<LocalNode> {
   await checkHost();
   const name = opts.name ?? 'local-node';
   const log = opts.log ?? (() => undefined);
@@ -138,9 +143,7 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
       return { name: pod, uid, addresses: ip === hostIP ? [ip] : [ip, hostIP] };
     },
   });
-  const stopHeartbeat = await registerNode(kc, core, name, hostIP, kubelet.port, log);
-  const labels = { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' };
-  const scheduler = new Scheduler(kc, core, name, labels, log);
+  const stopHeartbeat = await registerNode(kc, core, name, hostIP, kubelet.port, log, opts.labels);
   const informer = makeInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces());
   // In their own network namespaces Pods reach the API server as in a cluster: its Service.
   const api = netns ? await kubernetesService(core) : undefined;
@@ -164,7 +167,6 @@ export async function startNode(opts: NodeOptions): Promise<LocalNode> {
 
   const onPod = (pod: V1Pod): void => {
     if (stopped) return;
-    if (unscheduled(pod)) return void scheduler.schedule(pod);
     if (pod.spec?.nodeName !== name) return;
     const uid = pod.metadata!.uid!;
     let worker = workers.get(uid);

@@ -158,8 +158,16 @@ export async function startStorage(opts: ControllerOptions, scope: Scope = DEFAU
 }
 
 async function ensureStorageClass(api: StorageV1Api, scope: Scope): Promise<void> {
-  await ignore(409, api.createStorageClass({ body: storageClass(scope) }));
-  const current = await api.readStorageClass({ name: scope.storageClass });
+  const wanted = storageClass(scope);
+  await ignore(409, api.createStorageClass({ body: wanted }));
+  let current = await api.readStorageClass({ name: scope.storageClass });
+  // A class made by an older start binds Immediately; the mode is immutable, so it is made again
+  // (volumes already bound keep theirs).
+  if (current.provisioner === scope.provisioner && current.volumeBindingMode !== wanted.volumeBindingMode) {
+    await ignore(404, api.deleteStorageClass({ name: scope.storageClass }));
+    await api.createStorageClass({ body: wanted });
+    current = await api.readStorageClass({ name: scope.storageClass });
+  }
   if (current.provisioner !== scope.provisioner) {
     throw new StorageError(
       'ERR_STORAGE_CLASS',

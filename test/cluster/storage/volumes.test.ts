@@ -42,6 +42,21 @@ describe('storage plan', () => {
     });
   });
 
+  it('with WaitForFirstConsumer provisions only once a node is selected, and binds the volume to that node', () => {
+    const wffc = [{ ...classes[0]!, volumeBindingMode: 'WaitForFirstConsumer' }];
+    expect(planFor({ claims: [claim()], volumes: [], classes: wffc, root })).toEqual([]);
+    const selected = claim();
+    selected.metadata!.annotations = { 'volume.kubernetes.io/selected-node': 'node-b' };
+    const [action] = planFor({ claims: [selected], volumes: [], classes: wffc, root });
+    expect(action?.type === 'create' && action.volume.spec?.nodeAffinity).toEqual({
+      required: {
+        nodeSelectorTerms: [
+          { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-b'] }] },
+        ],
+      },
+    });
+  });
+
   it('does nothing more once the claim has its volume', () => {
     expect(plan([claim()], [bound(claim())], root)).toEqual([]);
   });

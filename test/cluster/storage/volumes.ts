@@ -11,6 +11,8 @@ export const PROVISIONER = 'etcd-operator.dev/local-process';
 /** The default StorageClass created at start. */
 export const STORAGE_CLASS = 'local';
 const PROVISIONED_BY = 'pv.kubernetes.io/provisioned-by';
+/** Where kube-scheduler writes the node it chose for the first Pod of a WaitForFirstConsumer claim. */
+export const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
 
 /**
  * One step the provisioner takes. `bytes` is set for a sized scope: the directory is then a tmpfs
@@ -38,10 +40,17 @@ export interface Scope {
   readonly isDefault: boolean;
   /** Each volume is a tmpfs of the claim's size, so a Pod sees the size (statfs, df) and grows with it. */
   readonly sized?: boolean;
+  /** The class is WaitForFirstConsumer: volumes belong to the node of the claim's first Pod. Default: Immediate. */
+  readonly waitForConsumer?: boolean;
 }
 
 /** The cluster's provisioner: class `local`, the default. */
-export const DEFAULT_SCOPE: Scope = { provisioner: PROVISIONER, storageClass: STORAGE_CLASS, isDefault: true };
+export const DEFAULT_SCOPE: Scope = {
+  provisioner: PROVISIONER,
+  storageClass: STORAGE_CLASS,
+  isDefault: true,
+  waitForConsumer: true,
+};
 
 /** The class `local-sized`: volumes whose size the Pod sees, grown in place (needs root: mount). */
 export const SIZED_SCOPE: Scope = {
@@ -49,9 +58,13 @@ export const SIZED_SCOPE: Scope = {
   storageClass: 'local-sized',
   isDefault: false,
   sized: true,
+  waitForConsumer: true,
 };
 
-/** The StorageClass served by this provisioner. */
+/**
+ * The StorageClass served by this provisioner. With waitForConsumer volumes belong to a node, as
+ * kind's local-path ones do: a claim waits for its first Pod to be scheduled, and its volume is that node's.
+ */
 export function storageClass(scope: Scope = DEFAULT_SCOPE): V1StorageClass {
   const annotations: Record<string, string> = scope.isDefault
     ? { 'storageclass.kubernetes.io/is-default-class': 'true' }
@@ -62,7 +75,7 @@ export function storageClass(scope: Scope = DEFAULT_SCOPE): V1StorageClass {
     metadata: { name: scope.storageClass, annotations },
     provisioner: scope.provisioner,
     reclaimPolicy: 'Delete',
-    volumeBindingMode: 'Immediate',
+    volumeBindingMode: scope.waitForConsumer ? 'WaitForFirstConsumer' : 'Immediate',
     allowVolumeExpansion: true,
   };
 }
@@ -72,9 +85,17 @@ export function volumeDir(root: string, claimUid: string): string {
   return path.join(root, 'volumes', claimUid);
 }
 
-/** The PersistentVolume provisioned for a claim: a host directory of the requested size. */
+/**
+ * The PersistentVolume provisioned for a claim: a host directory of the requested size, bound by
+ * nodeAffinity to the node kube-scheduler selected, so a Pod using the claim goes back there.
+ */
 export function volumeFor(claim: V1PersistentVolumeClaim, root: string, provisioner = PROVISIONER): V1PersistentVolume {
   const uid = claim.metadata?.uid ?? '';
+  const node = claim.metadata?.annotations?.[SELECTED_NODE];
+  const hostname = { key: 'kubernetes.io/hostname', operator: 'In', values: [node ?? ''] };
+  const nodeAffinity = node
+    ? { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [hostname] }] } } }
+    : {};
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolume',
@@ -86,6 +107,7 @@ export function volumeFor(claim: V1PersistentVolumeClaim, root: string, provisio
       storageClassName: claim.spec?.storageClassName ?? '',
       persistentVolumeReclaimPolicy: 'Delete',
       hostPath: { path: volumeDir(root, uid), type: 'DirectoryOrCreate' },
+      ...nodeAffinity,
       claimRef: {
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
@@ -141,6 +163,7 @@ export function plan(input: PlanInput): Action[] {
     if (!volume) {
       // A claim naming a volume or selecting by label asks for an existing one, not a new one.
       if (claim.spec?.volumeName || claim.spec?.selector) continue;
+      if (waitsForConsumer(claim, classes)) continue;
       const volume = volumeFor(claim, root, provisioner);
       const bytes = sized ? parseQuantity(volume.spec?.capacity?.['storage'] ?? '0') : undefined;
       actions.push({ type: 'create', volume, dir: volumeDir(root, uid), ...(bytes ? { bytes } : {}) });
@@ -172,6 +195,12 @@ export function plan(input: PlanInput): Action[] {
   const claimed = new Set([...claims.map((c) => c.metadata?.uid), ...volumes.map((v) => v.spec?.claimRef?.uid)]);
   for (const uid of dirs) if (!claimed.has(uid)) actions.push({ type: 'sweep', dir: volumeDir(root, uid) });
   return actions;
+}
+
+/** A claim of a WaitForFirstConsumer class whose first Pod has no node yet: provisioned once it has. */
+function waitsForConsumer(claim: V1PersistentVolumeClaim, classes: readonly V1StorageClass[]): boolean {
+  const cls = classes.find((c) => c.metadata?.name === claim.spec?.storageClassName);
+  return cls?.volumeBindingMode === 'WaitForFirstConsumer' && !claim.metadata?.annotations?.[SELECTED_NODE];
 }
 
 function smaller(a: string, b: string): boolean {

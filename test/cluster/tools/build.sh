@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds (once) and prints the path of a pinned local-cluster binary.
 #
-#   test/cluster/tools/build.sh kube-apiserver|kube-controller-manager|kubectl|etcd|etcdctl|etcdutl|helm|versitygw|cert-manager [etcd-version]
+#   test/cluster/tools/build.sh kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|etcd|etcdctl|etcdutl|helm|versitygw|cert-manager [etcd-version]
 #   test/cluster/tools/build.sh all     every binary the tests use (etcd of every wrapper module)
 #
 # cert-manager is the controller of the wrapper module cert-manager/ (its main.go), with the
@@ -9,8 +9,8 @@
 #
 # Binaries are cached per version under $ETCD_OPERATOR_CACHE (default ~/.cache/etcd-operator),
 # outside the repo, so a second run (and CI on the same machine) reuses them. Set
-# LOCALCLUSTER_BINARIES=path to take kube-apiserver, kube-controller-manager, kubectl, etcd
-# and helm from PATH (or from $KUBEBUILDER_ASSETS when set) instead of building them;
+# LOCALCLUSTER_BINARIES=path to take kube-apiserver, kube-controller-manager, kube-scheduler,
+# kubectl, etcd and helm from PATH (or from $KUBEBUILDER_ASSETS when set) instead of building them;
 # cert-manager is built all the same (no released binary takes our main.go's flags).
 set -euo pipefail
 
@@ -27,7 +27,7 @@ tool=${1:?usage: build.sh TOOL [etcd-version]}
 log() { echo "build.sh: $*" >&2; }
 
 if [[ $tool == all ]]; then
-  for t in kube-apiserver kube-controller-manager kubectl helm versitygw cert-manager; do "$0" "$t"; done
+  for t in kube-apiserver kube-controller-manager kube-scheduler kubectl helm versitygw cert-manager; do "$0" "$t"; done
   for mod in "$here"/etcd-*/go.mod; do
     v=$(sed -n 's#^\tgo.etcd.io/etcd/server/v3 v\([0-9.]*\).*#\1#p' "$mod")
     for t in etcd etcdctl etcdutl; do "$0" "$t" "$v"; done
@@ -71,7 +71,7 @@ go_installed() { # name, version, package path
 }
 
 case "$tool" in
-  kube-apiserver|kube-controller-manager|kubectl)
+  kube-apiserver|kube-controller-manager|kube-scheduler|kubectl)
     dir=$cache/kubernetes-$K8S_VERSION
     if [[ ! -x $dir/$tool ]]; then
       log "building $tool $K8S_VERSION from Go modules (first time only; several minutes)"

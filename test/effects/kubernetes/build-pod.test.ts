@@ -124,6 +124,27 @@ describe('member Pod', () => {
     expect(pod.spec?.volumes?.[0]?.persistentVolumeClaim?.claimName).toBe('data-demo-0');
   });
 
+  it('by default prefers a node no other member of the cluster runs on; any affinity or spread of the cluster replaces that', () => {
+    const c = cluster();
+    expect(buildPod(member(c), c).spec?.affinity?.podAntiAffinity).toEqual({
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        {
+          weight: 100,
+          podAffinityTerm: {
+            labelSelector: { matchLabels: { 'etcd-operator.dev/cluster': 'demo' } },
+            topologyKey: 'kubernetes.io/hostname',
+          },
+        },
+      ],
+    });
+    const spread = [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule' }];
+    const spreading = cluster({ topologySpreadConstraints: spread });
+    expect(buildPod(member(spreading), spreading).spec).toMatchObject({ topologySpreadConstraints: spread });
+    expect(buildPod(member(spreading), spreading).spec?.affinity).toBeUndefined();
+    const templated = cluster({ podTemplate: { spec: { affinity: { nodeAffinity: {} } } } });
+    expect(buildPod(member(templated), templated).spec?.affinity).toEqual({ nodeAffinity: {} });
+  });
+
   it("checks the data dir from the operator image before etcd starts, on the same read-only mount, as etcd's user", () => {
     const c = cluster();
     const init = buildPod(member(c), c, 'example.com/etcd-operator:1.2.3').spec?.initContainers;

@@ -1,4 +1,4 @@
-// Wrapper module: builds kube-apiserver, kube-controller-manager and kubectl
+// Wrapper module: builds kube-apiserver, kube-controller-manager, kube-scheduler and kubectl
 // at a pinned Kubernetes release for the local cluster (see docs/development.md).
 module etcd-operator.dev/localcluster/k8s
 
@@ -7,6 +7,7 @@ go 1.24.0
 tool (
 	k8s.io/kubernetes/cmd/kube-apiserver
 	k8s.io/kubernetes/cmd/kube-controller-manager
+	k8s.io/kubernetes/cmd/kube-scheduler
 	k8s.io/kubernetes/cmd/kubectl
 )
 

@@ -1,0 +1,168 @@
+/**
+ * A node lost under an EtcdCluster, as when a machine dies: the test runs three nodes of its
+ * own (zones a, b, c) and pins the cluster to them, so it can stop one. The node goes NotReady,
+ * Kubernetes evicts its Pods once their toleration (10 s here, from the podTemplate) runs out,
+ * and the operator replaces the member there with a new one on a live node while the cluster
+ * keeps serving; the old member is gone from etcd, and the node, back, runs nothing of it.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startNetwork, type LocalNetwork } from '../cluster/network/index.ts';
+import { startNode, type LocalNode } from '../cluster/node/index.ts';
+import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { ClusterUnderTest } from './etcd-cluster.ts';
+import { startManager, type ManagerProcess } from './manager-process.ts';
+import { Traffic } from './traffic.ts';
+
+const hasNode = inject('clusterHasNode') && process.getuid?.() === 0;
+const id = Date.now().toString(36);
+const ns = `node-loss-${id}`;
+const POOL = 'etcd-operator.dev/e2e-pool';
+const names = ['a', 'b', 'c'].map((z) => `loss-${id}-${z}`);
+const SELECTOR = 'etcd-operator.dev/cluster=demo';
+let kube: ReturnType<typeof clientsOf>;
+let manager: ManagerProcess;
+let dir: string;
+let demo: ClusterUnderTest;
+const nodes = new Map<string, LocalNode>();
+let hostsFile: string;
+let network: LocalNetwork | undefined;
+
+/**
+ * The hosts file of the cluster's network (`<dir>/network/hosts` beside `<dir>/controlplane`),
+ * so members on these nodes resolve each other as on the cluster's own; a network of the
+ * test's own when the cluster has none there.
+ */
+async function clusterHostsFile(): Promise<string> {
+  const shared = path.join(path.dirname(path.dirname(inject('kubeconfig'))), 'network', 'hosts');
+  if (existsSync(shared)) return shared;
+  network = await startNetwork({ dir: path.join(dir, 'network'), kubeconfigPath: inject('kubeconfig') });
+  return network.hostsFile;
+}
+
+/** Starts (or starts again) the test node `name`, labelled with its zone and the pool the cluster is pinned to. */
+async function start(name: string): Promise<void> {
+  const labels = { 'topology.kubernetes.io/zone': `zone-${name.slice(-1)}`, [POOL]: id };
+  const nodeDir = path.join(dir, name);
+  const node = await startNode({
+    dir: nodeDir,
+    kubeconfigPath: inject('kubeconfig'),
+    hostsFile,
+    name,
+    labels,
+  });
+  nodes.set(name, node);
+}
+
+/** The member Pods not being deleted, by member name. */
+const memberPods = async (): Promise<Map<string, V1Pod>> => {
+  const list = await kube.core.listNamespacedPod({ namespace: ns, labelSelector: SELECTOR });
+  return new Map(list.items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => [p.metadata?.name ?? '', p]));
+};
+
+const nodeReady = async (name: string): Promise<string | undefined> =>
+  (await kube.core.readNode({ name })).status?.conditions?.find((c) => c.type === 'Ready')?.status;
+
+describe.skipIf(!hasNode)('a node lost under a 3-member cluster', () => {
+  beforeAll(async () => {
+    kube = clientsOf(inject('kubeconfig'));
+    await createNamespace(kube.core, ns);
+    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-node-loss-'));
+    hostsFile = await clusterHostsFile();
+    for (const name of names) await start(name);
+    manager = await startManager({
+      kubeconfig: inject('kubeconfig'),
+      dir: path.join(dir, 'manager'),
+      args: ['--namespace', ns],
+    });
+    demo = new ClusterUnderTest(kube, ns, 'demo');
+    // Kubernetes evicts a Pod from a NotReady or unreachable node after its toleration: 300 s by
+    // default, 10 s here so the test takes well under a minute.
+    const tolerations = ['node.kubernetes.io/unreachable', 'node.kubernetes.io/not-ready'].map((key) => ({
+      key,
+      operator: 'Exists',
+      effect: 'NoExecute',
+      tolerationSeconds: 10,
+    }));
+    await demo.create({ replicas: 3, podTemplate: { spec: { nodeSelector: { [POOL]: id }, tolerations } } });
+    await demo.settled(3);
+  });
+  afterAll(async () => {
+    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
+    // The namespace's members go first (the manager releases their finalizers, their nodes
+    // finish their Pods), then the manager and the nodes.
+    await until(
+      'the namespace gone',
+      async () =>
+        await kube.core.readNamespace({ name: ns }).then(
+          () => undefined,
+          () => true,
+        ),
+      120_000,
+    ).catch(() => undefined);
+    await manager?.stop();
+    for (const [name, node] of nodes) {
+      await node.stop();
+      await kube?.core.deleteNode({ name }).catch(() => undefined);
+    }
+    await network?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('spreads the members over the three nodes', async () => {
+    const on = [...(await memberPods()).values()].map((p) => p.spec?.nodeName).sort();
+    expect(on).toEqual(names);
+  });
+
+  it('a stopped node: writes go on, its member is replaced on a live node and leaves etcd; back, the node runs nothing of it', async () => {
+    const before = await demo.verify(3);
+    const pods = await memberPods();
+    const [lost, pod] = [...pods.entries()].find(([, p]) => p.spec?.nodeName === names[2])!;
+    const lostID = before.members.get(lost);
+    const claim = pod.spec?.volumes?.find((v) => v.persistentVolumeClaim)?.persistentVolumeClaim?.claimName ?? '';
+    const traffic = new Traffic('node-loss');
+    await traffic.start(kube.core, ns, 'demo');
+    try {
+      await nodes.get(names[2]!)!.stop();
+      nodes.delete(names[2]!);
+      await demo.replaced(lost, 3);
+      await demo.settled(3);
+    } finally {
+      const report = await traffic.stop();
+      console.log(
+        `node loss: ${report.acknowledged} writes, ${report.failed.length} failed, longest write ${report.longestStallMs} ms`,
+      );
+      expect(report.failed).toEqual([]);
+      expect(report.lost).toEqual([]);
+      expect(report.acknowledged).toBeGreaterThan(5);
+    }
+    const after = await demo.verify(3);
+    expect([...after.members.values()]).not.toContain(lostID);
+    const now = await memberPods();
+    expect(now.has(lost)).toBe(false);
+    for (const p of now.values()) expect(names.slice(0, 2)).toContain(p.spec?.nodeName);
+    // The old Pod was deleted at once (its node could not confirm it), and its claim with it.
+    await until(`Pod ${lost} gone`, async () =>
+      kube.core.readNamespacedPod({ name: lost, namespace: ns }).then(
+        () => undefined,
+        () => true,
+      ),
+    );
+    await until(`claim ${claim} gone`, async () =>
+      kube.core.readNamespacedPersistentVolumeClaim({ name: claim, namespace: ns }).then(
+        () => undefined,
+        () => true,
+      ),
+    );
+
+    await start(names[2]!);
+    await until('the node Ready again', async () => ((await nodeReady(names[2]!)) === 'True' ? true : undefined));
+    await demo.settled(3);
+    const back = await demo.verify(3);
+    expect([...back.members.values()]).not.toContain(lostID);
+    expect((await memberPods()).has(lost)).toBe(false);
+  });
+});
