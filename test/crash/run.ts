@@ -12,7 +12,7 @@ import { startManager, type ManagerProcess } from '../e2e/manager-process.ts';
 import { createClusterSecrets } from '../e2e/tls-cluster.ts';
 import { TestPki } from '../effects/etcd/test-pki.ts';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
-import { CRASH_KEYS, type ActionContext, type Scenario } from './scenarios.ts';
+import { CRASH_KEYS, type ActionContext, type NodeControl, type Scenario } from './scenarios.ts';
 
 /** How a run ended. */
 export type Outcome = 'converged' | 'not-reached' | 'failed';
@@ -48,6 +48,8 @@ export interface RunOptions {
    * (a lost volume), or damaged (truncated to half, as a full disk can leave it).
    */
   readonly journal?: JournalFate;
+  /** The local cluster's nodes, when the sweep started it (scenarios that lose a node). */
+  readonly nodes?: NodeControl;
 }
 
 /** What a run does to the journal of the killed manager. */
@@ -107,6 +109,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
         replicas: o.scenario.before,
         ...(o.scenario.version ? { version: o.scenario.version } : {}),
         ...(o.scenario.storage ? { storage: { ...o.scenario.storage } } : {}),
+        ...(o.scenario.podTemplate ? { podTemplate: o.scenario.podTemplate } : {}),
         ...spec,
       });
       await cut.settled(o.scenario.before, o.settleMs);
@@ -133,6 +136,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       before,
       spec,
       ...(pki ? { pki } : {}),
+      ...(o.nodes ? { nodes: o.nodes } : {}),
     });
     if (died === undefined) await Promise.race([armed.exited, new Promise((r) => setTimeout(r, GRACE_MS))]);
     // An armed run counts as reached only up to here: so does the clean run count, not later.

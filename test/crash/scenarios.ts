@@ -32,6 +32,15 @@ export interface ActionContext {
   readonly spec: Partial<EtcdCluster['spec']>;
   /** The CA that signed the cluster's certificates (scenarios with tls). */
   readonly pki?: TestPki;
+  /** Stops and starts the local cluster's nodes: only when the sweep started the cluster itself. */
+  readonly nodes?: NodeControl;
+}
+
+/** A node of the sweep's local cluster stopped as a machine dies, and started again. */
+export interface NodeControl {
+  stop(name: string): Promise<void>;
+  /** Starts the node again and waits until it is Ready. */
+  start(name: string): Promise<void>;
 }
 
 /** One scenario of the sweep. */
@@ -47,6 +56,8 @@ export interface Scenario {
   readonly tls?: boolean;
   /** The storage the cluster is created with before the action (the default when absent). */
   readonly storage?: { readonly size: string; readonly storageClassName?: string };
+  /** The podTemplate the cluster is created with before the action (none when absent). */
+  readonly podTemplate?: EtcdCluster['spec']['podTemplate'];
   /** Does what a user does and waits until the operator says it is done. */
   action(cut: ClusterUnderTest, ctx: ActionContext): Promise<void>;
   /** Throws when etcd after does not agree with etcd before in the way the scenario demands. */
@@ -247,6 +258,51 @@ async function renewWhileGrowing(cut: ClusterUnderTest, ctx: ActionContext): Pro
   });
 }
 
+/**
+ * Kubernetes evicts a Pod from a NotReady or unreachable node after its toleration of that: 300 s
+ * by default, 10 s for the node-loss scenario so that a run takes about a minute.
+ */
+const SHORT_TOLERATIONS = ['node.kubernetes.io/unreachable', 'node.kubernetes.io/not-ready'].map((key) => ({
+  key,
+  operator: 'Exists',
+  effect: 'NoExecute',
+  tolerationSeconds: 10,
+}));
+
+/**
+ * The node of the first member stops, as a machine dies: the member is replaced on a live node
+ * (its Pod force-deleted once it is out of etcd), then the node starts again and must run
+ * nothing of it. The node is started again whatever happens, so the next run has three.
+ */
+async function loseANode(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  const { nodes } = ctx;
+  if (!nodes)
+    throw new Error('node-loss: needs the nodes of a local cluster the sweep started (no LOCALCLUSTER_KUBECONFIG)');
+  const [name, id] = victim(ctx.before);
+  const pod = await ctx.core.readNamespacedPod({ name, namespace: cut.namespace });
+  const node = pod.spec?.nodeName;
+  if (!node) throw new Error(`node-loss: Pod ${name} runs on no node`);
+  await nodes.stop(node);
+  try {
+    await until(
+      `member ${id} (${name}, on the stopped ${node}) gone from etcd`,
+      async () => ([...(await cut.verify(3)).members.values()].includes(id) ? undefined : true),
+      ctx.settleMs,
+    );
+    await cut.settled(3, ctx.settleMs);
+  } finally {
+    await nodes.start(node);
+  }
+  await until(
+    `Pod ${name} of the lost member gone`,
+    () =>
+      ctx.core
+        .listNamespacedPod({ namespace: cut.namespace, fieldSelector: `spec.nodeName=${node}` })
+        .then((l) => (l.items.some((p) => p.metadata?.uid === pod.metadata?.uid) ? undefined : true)),
+    ctx.settleMs,
+  );
+}
+
 /** The scenarios, in the order the sweep runs them. */
 export const SCENARIOS: readonly Scenario[] = [
   {
@@ -346,6 +402,17 @@ export const SCENARIOS: readonly Scenario[] = [
     storage: { size: '64Mi', storageClassName: 'local-sized' },
     action: growVolumes,
     check: sameMembers,
+  },
+  {
+    name: 'node-loss',
+    before: 3,
+    after: 3,
+    podTemplate: { spec: { tolerations: SHORT_TOLERATIONS } },
+    action: loseANode,
+    check: (before, after) => {
+      const [name, id] = victim(before);
+      if ([...after.members.values()].includes(id)) throw new Error(`the lost member ${name} (${id}) is still in etcd`);
+    },
   },
   { name: 'snapshot', before: 1, after: 1, action: snapshotToPVC },
   { name: 'restore', before: 1, after: 1, action: restoreFromSnapshot },

@@ -22,10 +22,12 @@ import { parseArgs } from 'node:util';
 import { FAILPOINTS } from '../../manager/failpoints.ts';
 import { installCrds } from '../cluster/crds.ts';
 import { kubectlFor, kubectlPath } from '../cluster/controlplane/index.ts';
-import { startLocalCluster, type LocalCluster } from '../cluster/index.ts';
+import { startClusterNode, startLocalCluster, type LocalCluster } from '../cluster/index.ts';
+import type { LocalNode } from '../cluster/node/index.ts';
 import { choosePoints, countReached, type CrashPoint } from './points.ts';
 import { runOnce, type JournalFate, type RunResult } from './run.ts';
-import { SCENARIOS, type Scenario } from './scenarios.ts';
+import { SCENARIOS, type NodeControl, type Scenario } from './scenarios.ts';
+import { clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
 
 const { values: flags } = parseArgs({
   options: { scenario: { type: 'string' }, all: { type: 'boolean' }, 'per-failpoint': { type: 'string' } },
@@ -102,6 +104,31 @@ if (kubeconfig) {
   await installCrds(cluster.kubectl);
   kubeconfig = cluster.kubeconfigPath;
 }
+/** The cluster's nodes by name, a stopped one started again in its place (stopped at the end). */
+const running = new Map<string, LocalNode>((cluster?.nodes ?? []).map((n) => [n.name, n]));
+const restartedNodes = new Set<LocalNode>();
+const nodes: NodeControl | undefined = cluster
+  ? {
+      async stop(name) {
+        await running.get(name)?.stop();
+        running.delete(name);
+      },
+      async start(name) {
+        if (running.has(name) || !cluster?.network || !clusterDir) return;
+        const log = (line: string): void => appendFileSync(path.join(clusterDir ?? '', 'cluster.log'), line + '\n');
+        const node = await startClusterNode(clusterDir, name, cluster.kubeconfigPath, cluster.network.hostsFile, log);
+        running.set(name, node);
+        restartedNodes.add(node);
+        const { core } = clientsOf(cluster.kubeconfigPath);
+        await until(`node ${name} Ready again`, async () =>
+          (await core.readNode({ name })).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+            ? true
+            : undefined,
+        );
+      },
+    }
+  : undefined;
+
 console.log(
   `crash sweep: ${scenarios.map((s) => s.name).join(', ')}; ${per === Infinity ? 'every n' : `at most ${per} n per failpoint`}; runs in ${path.relative(process.cwd(), runsDir)}`,
 );
@@ -121,6 +148,7 @@ const run = async (scenario: Scenario, label: string, point?: CrashPoint, countF
     countFile,
     settleMs,
     journal,
+    ...(nodes ? { nodes } : {}),
   });
   console.log(
     `${scenario.name.padEnd(12)} ${(point ? `${point.failpoint}:${point.n}` : 'clean').padEnd(24)} ${r.outcome.padEnd(11)} ${r.seconds.toFixed(1).padStart(6)} s${r.error ? `  ${r.error.slice(0, 400)}` : ''}`,
@@ -224,6 +252,8 @@ try {
     save(false);
   }
 } finally {
+  for (const node of restartedNodes)
+    await node.stop().catch((err: unknown) => console.error(`stopping a node: ${String(err)}`));
   await cluster?.stop().catch((err: unknown) => console.error(`stopping the local cluster: ${String(err)}`));
   if (clusterDir && process.env.LOCALCLUSTER_KEEP !== '1') await rm(clusterDir, { recursive: true, force: true });
 }

@@ -225,6 +225,8 @@ export async function startNode(opts: LocalNodeOptions): Promise<LocalNode> {
       });
     },
     async stop() {
+      // Once: a cluster node stopped by a test is stopped again with the cluster.
+      if (stopped) return;
       stopped = true;
       stopHeartbeat();
       await kubelet.close();
