@@ -137,7 +137,11 @@ describe('storage provisioner', () => {
       });
       const pvc = await bound('data-default');
       expect(pvc.spec?.storageClassName).toBe('local');
-      const node = (await core.readNamespacedPod({ name: 'consumer', namespace: ns })).spec?.nodeName;
+      // kube-scheduler binds the Pod once its claim is bound: wait for that, not just the claim.
+      const node = await until(
+        'the consumer Pod bound to a node',
+        async () => (await core.readNamespacedPod({ name: 'consumer', namespace: ns })).spec?.nodeName,
+      );
       expect(pvc.metadata?.annotations?.['volume.kubernetes.io/selected-node']).toBe(node);
       const pv = await core.readPersistentVolume({ name: pvc.spec?.volumeName ?? '' });
       expect(pv.spec?.nodeAffinity?.required?.nodeSelectorTerms[0]?.matchExpressions?.[0]?.values).toEqual([node]);
