@@ -2,10 +2,10 @@ import { ERR } from '../../machines/error-codes.ts';
 /** deletePod: stops a member's etcd by deleting its Pod (the volume stays). */
 import { EffectError } from '../types.ts';
 import type { IntentHandler, Recovered } from '../types.ts';
-import { callOptions, deleteOrGone, readOrNull } from './_util.ts';
+import { callOptions, deleteOrGone } from './_util.ts';
 import type { KubeContext } from './context.ts';
 import { controllerUid } from './meta.ts';
-import { readMember } from './objects.ts';
+import { readMember, readMemberPod } from './objects.ts';
 
 /** Nothing to report. */
 export type DeletePodResult = Record<string, never>;
@@ -16,9 +16,7 @@ export const deletePod: IntentHandler<'deletePod', DeletePodResult, KubeContext>
   async run(params, ctx) {
     const namespace = ctx.cluster.namespace;
     const name = params.member;
-    const pod = await readOrNull(ERR.DELETE_POD, `reading Pod ${name}`, () =>
-      ctx.kube.core.readNamespacedPod({ name, namespace }, callOptions(ctx.signal)),
-    );
+    const pod = await readMemberPod(ctx, name);
     if (!pod || pod.metadata?.deletionTimestamp) return {};
     const member = await readMember(ctx, name);
     if (!member || controllerUid(pod.metadata) !== member.metadata.uid) {
@@ -33,12 +31,7 @@ export const deletePod: IntentHandler<'deletePod', DeletePodResult, KubeContext>
     return {};
   },
   async recover(params, ctx): Promise<Recovered<DeletePodResult>> {
-    const pod = await readOrNull(ERR.DELETE_POD, `reading Pod ${params.member}`, () =>
-      ctx.kube.core.readNamespacedPod(
-        { name: params.member, namespace: ctx.cluster.namespace },
-        callOptions(ctx.signal),
-      ),
-    );
+    const pod = await readMemberPod(ctx, params.member);
     return !pod || pod.metadata?.deletionTimestamp ? { done: true, result: {} } : { done: false };
   },
 };

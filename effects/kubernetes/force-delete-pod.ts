@@ -2,10 +2,10 @@
 import { ERR } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
 import type { IntentHandler, Recovered } from '../types.ts';
-import { callOptions, deleteOrGone, readOrNull } from './_util.ts';
+import { callOptions, deleteOrGone } from './_util.ts';
 import type { KubeContext } from './context.ts';
 import { controllerUid } from './meta.ts';
-import { readMember } from './objects.ts';
+import { readMember, readMemberPod } from './objects.ts';
 
 /** Nothing to report. */
 export type ForceDeletePodResult = Record<string, never>;
@@ -19,9 +19,7 @@ export const forceDeletePod: IntentHandler<'forceDeletePod', ForceDeletePodResul
   async run(params, ctx) {
     const namespace = ctx.cluster.namespace;
     const name = params.member;
-    const pod = await readOrNull(ERR.DELETE_POD, `reading Pod ${name}`, () =>
-      ctx.kube.core.readNamespacedPod({ name, namespace }, callOptions(ctx.signal)),
-    );
+    const pod = await readMemberPod(ctx, name);
     if (!pod || pod.metadata?.uid !== params.uid) return {};
     const member = await readMember(ctx, name);
     if (member && controllerUid(pod.metadata) !== member.metadata.uid) {
@@ -36,12 +34,7 @@ export const forceDeletePod: IntentHandler<'forceDeletePod', ForceDeletePodResul
     return {};
   },
   async recover(params, ctx): Promise<Recovered<ForceDeletePodResult>> {
-    const pod = await readOrNull(ERR.DELETE_POD, `reading Pod ${params.member}`, () =>
-      ctx.kube.core.readNamespacedPod(
-        { name: params.member, namespace: ctx.cluster.namespace },
-        callOptions(ctx.signal),
-      ),
-    );
+    const pod = await readMemberPod(ctx, params.member);
     return !pod || pod.metadata?.uid !== params.uid ? { done: true, result: {} } : { done: false };
   },
 };

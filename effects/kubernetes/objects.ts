@@ -1,7 +1,9 @@
 /**
- * Reads of the operator's own kinds (EtcdCluster, EtcdMember) through the custom objects API,
- * each with the call's deadline, and the check that the cluster is still the incarnation asked for.
+ * Reads of the operator's own kinds (EtcdCluster, EtcdMember) through the custom objects API, and
+ * of a member's Pod, each with the call's deadline, and the check that the cluster is still the
+ * incarnation asked for.
  */
+import type { V1Pod } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdMember, EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { ERR } from '../../machines/error-codes.ts';
 import { EffectError } from '../types.ts';
@@ -23,6 +25,13 @@ export async function readMember(ctx: KubeContext, name: string): Promise<EtcdMe
         customRef(ctx, PLURAL.member, name),
         callOptions(ctx.signal),
       ) as Promise<EtcdMember>,
+  );
+}
+
+/** The Pod of member `name` (named as the member) in the cluster's namespace, or null. */
+export function readMemberPod(ctx: KubeContext, name: string): Promise<V1Pod | null> {
+  return readOrNull(ERR.DELETE_POD, `reading Pod ${name}`, () =>
+    ctx.kube.core.readNamespacedPod({ name, namespace: ctx.cluster.namespace }, callOptions(ctx.signal)),
   );
 }
 
