@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the project uses, when missing: nftables (Pod isolation in the
-# local cluster) and chromium (the real browser the debug page's tests drive, headless).
+# Installs the Debian packages the project uses, when missing: nftables and iproute2 (the local
+# cluster's Service DNAT, Pod isolation, and each Pod's network namespace) and chromium (the real browser the debug page's tests drive, headless).
 # Needs root; without it, says which packages to install and goes on (the local cluster runs
 # without isolation; the browser tests say chromium is missing).
 set -euo pipefail
 missing=()
 command -v nft >/dev/null || missing+=(nftables)
+command -v ip >/dev/null || missing+=(iproute2)
 [[ -x /usr/bin/chromium ]] || missing+=(chromium)
 (( ${#missing[@]} == 0 )) && exit 0
 if [[ $(id -u) != 0 ]]; then
