@@ -41,6 +41,8 @@ export interface Upgradee {
   /** Its etcd member ID (hex); empty when etcd does not list it. */
   readonly memberID: string;
   readonly from: string;
+  /** It restarts to trust other CAs (a CA changed in the cluster's Secrets); absent: no. */
+  readonly newTrust?: boolean;
   /** 1 for the first member of the roll. */
   readonly position: number;
   readonly total: number;
@@ -183,8 +185,22 @@ export function victim(c: ClusterContext): { member: string; peerURL: string } |
 export const preUpgradeSnapshot = (c: ClusterContext): PreUpgradeSnapshot | undefined =>
   c.preUpgrade?.find((s) => s.version === c.target?.version);
 
+/** The member's EtcdMember names other CAs to trust than the target's (a CA changed in its Secrets). */
+export const trustOutdated = (c: ClusterContext, m: MemberObservation): boolean =>
+  c.target?.trust !== undefined && m.trust !== c.target.trust;
+
 /**
- * Members whose EtcdMember runs another version than the target, in the order a roll takes
+ * The spec observed asks for another target than the one latched: replicas, version, or the CAs
+ * to trust (a digest not yet read leaves the latched one).
+ */
+export const retargeted = (c: ClusterContext): boolean =>
+  c.spec !== null &&
+  (c.spec.replicas !== c.target?.replicas ||
+    c.spec.version !== c.target.version ||
+    (c.spec.trust !== undefined && c.spec.trust !== c.target.trust));
+
+/**
+ * Members whose EtcdMember runs another version than the target, or trusts other CAs, in the order a roll takes
  * them: followers by ordinal, the leader last (so leadership moves once, at the end).
  */
 export function outdatedMembers(c: ClusterContext): MemberObservation[] {
@@ -193,7 +209,7 @@ export function outdatedMembers(c: ClusterContext): MemberObservation[] {
   const leads = (m: MemberObservation): boolean =>
     c.etcd?.leader != null && etcdMemberFor(c.cluster, c.etcd, m.name)?.id === c.etcd.leader;
   return c.members
-    .filter((m) => !m.deleting && m.version !== undefined && m.version !== version)
+    .filter((m) => !m.deleting && m.version !== undefined && (m.version !== version || trustOutdated(c, m)))
     .sort((a, b) => Number(leads(a)) - Number(leads(b)) || a.ordinal - b.ordinal);
 }
 

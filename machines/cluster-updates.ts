@@ -6,6 +6,7 @@ import {
   lostMember,
   orphanMembers,
   outdatedMembers,
+  trustOutdated,
   victim,
   wantedBudget,
   type ClusterContext,
@@ -42,7 +43,11 @@ const updates = {
       e as Of<'k8s.cluster.updated'>;
     return {
       ...observeMaintenance(c, maintenance, e.at),
-      spec: { replicas: spec.replicas, version: spec.version },
+      spec: {
+        replicas: spec.replicas,
+        version: spec.version,
+        ...(spec.trust !== undefined ? { trust: spec.trust } : {}),
+      },
       progressDeadlineSeconds,
       upgradeSnapshotWanted: upgradeSnapshot === true,
       ...(volumeSize !== undefined ? { volumeSize } : {}),
@@ -85,7 +90,13 @@ const updates = {
   },
   observeUnreachable: (_, e) => ({ etcdError: (e as Of<'etcd.unreachable'>).error }),
   observeTime: () => ({}),
-  latchTarget: (c) => ({ target: c.spec }),
+  // A CA digest not read yet (no TLS, or its Secrets away) leaves the one latched before.
+  latchTarget: (c) => ({
+    target: c.spec && {
+      ...c.spec,
+      ...(c.spec.trust === undefined && c.target?.trust !== undefined ? { trust: c.target.trust } : {}),
+    },
+  }),
   ...stepUpdates,
   // Nothing is retried in `failed`: no back-off is left for the runtime to wake the machine for.
   markFailed: () => ({ retryAt: null }),
@@ -162,6 +173,7 @@ const updates = {
             member: next.name,
             memberID: etcdMemberFor(c.cluster, c.etcd, next.name)?.id ?? '',
             from: next.version ?? '',
+            ...(trustOutdated(c, next) ? { newTrust: true } : {}),
             position: total - outdated.length + 1,
             total,
           }
@@ -195,6 +207,7 @@ export const createMemberParams = ({ context: c }: Ctx): CreateMemberParams => {
     bootstrap: j.bootstrap,
     initialCluster: j.bootstrap ? seedInitialCluster(c.cluster, j.member) : (j.initialCluster ?? ''),
     version: c.target?.version ?? c.spec?.version ?? '',
+    ...(c.target?.trust !== undefined ? { trust: c.target.trust } : {}),
   };
 };
 
@@ -259,6 +272,7 @@ export const upgradeSnapshotParams = ({ context: c }: Ctx): CreateUpgradeSnapsho
 export const upgradeParams = ({ context: c }: Ctx): SetMemberVersionParams => ({
   member: c.upgrade?.member ?? '',
   version: c.target?.version ?? '',
+  ...(c.target?.trust !== undefined ? { trust: c.target.trust } : {}),
 });
 
 /**

@@ -13,7 +13,9 @@ import {
   decide,
   initialClusterContext,
   liveVoters,
+  outdatedMembers,
   preUpgradeSnapshot,
+  retargeted,
   type ClusterContext,
   type Decision,
 } from './cluster-decide.ts';
@@ -71,9 +73,7 @@ const machine = setup({
     ...maintenance.maintenanceGuards,
     ...volumes.volumeGuards,
     ...kit.decisionGuards(decide),
-    targetOutdated: ({ context }) =>
-      context.spec !== null &&
-      (context.spec.replicas !== context.target?.replicas || context.spec.version !== context.target.version),
+    targetOutdated: ({ context }) => retargeted(context),
     observed: ({ context }) => context.spec !== null && context.membersSeen,
     certificatesWanted: ({ context }) => context.certificatesWanted === true,
     etcdFresh,
@@ -96,8 +96,10 @@ const machine = setup({
     restoreJobFailed: ({ context }) => Boolean(context.restore?.job && context.restore.job.failed !== null),
     upgradeeGone: ({ context }) => upgradee(context) === undefined,
     // A roll takes its snapshot once, before its first member, unless told to go without.
+    // Only a new version takes it: a roll onto new CAs changes no data.
     upgradeSnapshotNeeded: ({ context: c }) =>
       c.upgradeSnapshotWanted === true &&
+      outdatedMembers(c).some((m) => m.version !== c.target?.version) &&
       c.preUpgradeDone !== c.target?.version &&
       preUpgradeSnapshot(c)?.phase !== 'Succeeded',
     upgradeSnapshotUnwanted: ({ context: c }) => c.upgradeSnapshotWanted !== true,
@@ -107,10 +109,7 @@ const machine = setup({
     upgradeSnapshotRetry: ({ context: c }) =>
       c.preUpgradeFailed === c.target?.version && preUpgradeSnapshot(c) === undefined,
     // A failed snapshot holds the roll until the spec changes (another version, or back).
-    upgradeSnapshotFailedRetargeted: ({ context: c }) =>
-      preUpgradeSnapshot(c)?.phase === 'Failed' &&
-      c.spec !== null &&
-      (c.spec.replicas !== c.target?.replicas || c.spec.version !== c.target.version),
+    upgradeSnapshotFailedRetargeted: ({ context: c }) => preUpgradeSnapshot(c)?.phase === 'Failed' && retargeted(c),
     // A member is taken down only when every other voter answers, none trails the leader, and no
     // learner joins. Its own health does not count: one that does not run (an upgrade it could not
     // start, being undone) loses nothing by a restart.
@@ -126,13 +125,15 @@ const machine = setup({
     upgradeeLeads: ({ context: c }) => leadsWithSuccessor(c.etcd, c.upgrade?.memberID),
     leaderMoved: ({ context: c }) =>
       etcdFresh({ context: c }) && c.etcd?.leader != null && c.etcd.leader !== c.upgrade?.memberID,
-    // Back on the new version: its Pod ready, etcd answering from it with that version, in sync.
+    // Back on the new version and CAs: its Pod started with them and ready, etcd answering from
+    // it with that version, in sync.
     upgradeeUpgraded: ({ context: c }) => {
       const id = c.upgrade?.memberID ?? '';
       const m = upgradee(c);
       return (
         m?.state === 'voter' &&
         m.version === c.target?.version &&
+        (c.target?.trust === undefined || (m.trust === c.target.trust && m.podTrust === c.target.trust)) &&
         c.etcd !== null &&
         c.etcd.healthy.includes(id) &&
         c.etcd.versions?.[id] === m.version &&
@@ -142,9 +143,7 @@ const machine = setup({
     // A member that does not come back past the deadline holds the roll; a new spec (a fix, or
     // the version it left) is taken then instead of waiting for ever.
     stuckAndRetargeted: ({ context: c }) =>
-      c.spec !== null &&
-      (c.spec.replicas !== c.target?.replicas || c.spec.version !== c.target.version) &&
-      c.now - c.stepStartedAt >= c.progressDeadlineSeconds * 1000,
+      retargeted(c) && c.now - c.stepStartedAt >= c.progressDeadlineSeconds * 1000,
     // Another step comes first (quorum lost, a member to replace...); etcd's list after a change is awaited, not that.
     otherStep: ({ context }, p: { decision: Decision }) => ![p.decision, 'observing'].includes(decide(context)),
     allAwake: ({ context }) =>

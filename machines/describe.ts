@@ -82,13 +82,17 @@ function upgradeMessage(sub: string, c: ClusterContext): string {
     u.position === 1 && c.upgradeSnapshotWanted !== true
       ? ' (no snapshot first: spec.upgrade.snapshot is not set)'
       : '';
-  const head = `upgrading ${u.member} (${u.position} of ${u.total}) from ${u.from} to ${to}${without}`;
+  const head =
+    u.from === to
+      ? `restarting ${u.member} (${u.position} of ${u.total}) to trust the CA certificates now in the cluster's Secrets (ca.crt changed)`
+      : `upgrading ${u.member} (${u.position} of ${u.total}) from ${u.from} to ${to}${u.newTrust ? ', trusting the CA certificates now in its Secrets' : ''}${without}`;
   if (sub.startsWith('awaitingHealth'))
     return `${head}: waiting until every voter is healthy and in sync before its Pod stops`;
   if (sub.startsWith('movingLeader') || sub.startsWith('awaitingLeader'))
     return `${head}: moving leadership to another voter before its Pod stops`;
-  if (sub.startsWith('settingVersion')) return `${head}: setting the EtcdMember's version`;
-  return `${head}: waiting for it to restart on the new version, answer and catch up with the leader`;
+  if (sub.startsWith('settingVersion'))
+    return `${head}: setting the EtcdMember's ${u.from === to ? 'spec.trust' : 'version'}`;
+  return `${head}: waiting for it to restart ${u.from === to ? 'with them' : 'on the new version'}, answer and catch up with the leader`;
 }
 
 /** What the budget step sets: how many member Pods an eviction (a node drain) must leave running. */
@@ -271,7 +275,7 @@ export function describeMember(path: string, c: MemberContext): Described & { re
     restarting: "etcd's Pod is gone or not ready: starting it again from the member's volume",
     notReady:
       'etcd runs in its Pod but does not report healthy (its readiness probe fails): it waits for a quorum of its cluster, or is still starting',
-    upgrading: `restarting on etcd ${c.version ?? '?'}${c.ranVersion && c.ranVersion !== c.version ? ` (it ran ${c.ranVersion})` : ''} with the same volume and member ID: ${
+    upgrading: `restarting on etcd ${c.version ?? '?'}${c.ranVersion && c.ranVersion !== c.version ? ` (it ran ${c.ranVersion})` : ''}${c.trust !== undefined && c.pod && c.pod.trust !== c.trust ? ' to trust the CA certificates now in its Secrets' : ''} with the same volume and member ID: ${
       sub === 'stoppingPod' || sub === 'awaitingGone'
         ? 'stopping the Pod'
         : sub === 'awaitingReady'

@@ -41,6 +41,8 @@ export interface CreateMemberParams {
   readonly bootstrap: boolean;
   readonly initialCluster: string;
   readonly version: string;
+  /** The CA digest its Pod starts with (ClusterTarget.trust); absent without TLS. */
+  readonly trust?: string;
 }
 
 /** Parameters of addLearner: the member to add and the peer URL it will listen on. */
@@ -67,10 +69,15 @@ export interface RemoveEtcdMemberParams {
   readonly reason: string;
 }
 
-/** Parameters of setMemberVersion: the member whose Pod is to run another etcd version. */
+/**
+ * Parameters of setMemberVersion: the member whose Pod is to run another etcd version, or start
+ * again to trust other CAs (a new digest of its Secrets' ca.crt), or both at once.
+ */
 export interface SetMemberVersionParams {
   readonly member: string;
   readonly version: string;
+  /** Absent: its trust is left as it is (no TLS). */
+  readonly trust?: string;
 }
 
 /**

@@ -34,6 +34,8 @@ export interface MemberContext extends StepBookkeeping {
   readonly generations?: string;
   /** EtcdMember.spec.version: the etcd version its Pod is to run. */
   readonly version?: string;
+  /** EtcdMember.spec.trust: the CA digest its Pod is to start with; absent without TLS. */
+  readonly trust?: string;
   /** The etcd version of the last Pod seen ready: differs from `version` until an upgrade is done. */
   readonly ranVersion?: string;
   /** Set by a failure retrying cannot fix: what it failed with (see failureKey). */
@@ -103,9 +105,15 @@ export const guards = {
   // The member ran another version than its spec asks: a rolling upgrade (or its undoing) restarts it.
   versionOutdated: ({ context: c }: Ctx) =>
     c.version !== undefined && c.ranVersion !== undefined && c.ranVersion !== c.version,
-  // Its Pod runs another version than the spec: it is stopped and made again.
+  // Its Pod runs another version than the spec, or started trusting other CAs (etcd reads its CA
+  // files once, at start): it is stopped and made again.
   podOutdated: ({ context: c }: Ctx) =>
-    Boolean(c.pod && !c.pod.deleting && c.pod.version !== undefined && c.pod.version !== c.version),
+    Boolean(
+      c.pod &&
+      !c.pod.deleting &&
+      ((c.pod.version !== undefined && c.pod.version !== c.version) ||
+        (c.trust !== undefined && c.pod.trust !== c.trust)),
+    ),
 };
 
 /** The steps `decideMember` can choose. */

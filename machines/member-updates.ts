@@ -13,7 +13,7 @@ type Of<T extends MemberEvent['type']> = Extract<MemberEvent, { type: T }>;
 /** Context updates by name; each also moves `now` to the event's time (kit.ts). */
 const updates = {
   observeMember: (_, e) => {
-    const { dormant, deleting, clusterDeleting, generation, clusterGeneration, version } =
+    const { dormant, deleting, clusterDeleting, generation, clusterGeneration, version, trust } =
       e as Of<'k8s.member.updated'>;
     return {
       dormant,
@@ -21,6 +21,7 @@ const updates = {
       clusterDeleting,
       generations: `${generation}/${clusterGeneration}`,
       ...(version !== undefined ? { version } : {}),
+      ...(trust !== undefined ? { trust } : {}),
     };
   },
   observePod: (c, e) => {

@@ -35,6 +35,12 @@ export interface ClusterObjectRef extends ObjectRef {
 export interface ClusterTarget {
   readonly replicas: number;
   readonly version: string;
+  /**
+   * The CA certificates members are to trust, as a digest of the ca.crt of the client and peer
+   * Secrets (effects/kubernetes/trust.ts). Absent: no TLS, or the Secrets not read yet (then the
+   * last known digest stays). etcd reads its CA files once, at start: a new digest rolls the members.
+   */
+  readonly trust?: string;
 }
 
 /** An EtcdMember as the cluster machine sees it (object plus its member machine's state). */
@@ -51,6 +57,10 @@ export interface MemberObservation {
   readonly failure?: string;
   /** EtcdMember.spec.version: the etcd version its Pod is built with (absent in older journals). */
   readonly version?: string;
+  /** EtcdMember.spec.trust: the CA digest its Pod is to start with (absent without TLS). */
+  readonly trust?: string;
+  /** The CA digest its Pod started with (the Pod's trust annotation); absent without a Pod. */
+  readonly podTrust?: string;
 }
 
 /** spec.maintenance.defrag as the cluster machine reads it; bytes as numbers. */
@@ -176,6 +186,8 @@ export interface PodObservation {
   readonly restarts?: number;
   /** The etcd version of its etcd container's image (absent when the image names none). */
   readonly version?: string;
+  /** The CA digest it started with, from its trust annotation (absent without TLS). */
+  readonly trust?: string;
   /**
    * The node it is bound to, when Kubernetes evicts it from there because the node is down: the
    * node lifecycle controller tainted the node NotReady or unreachable, and the Pod's toleration
@@ -198,6 +210,8 @@ export type MemberEvent =
       readonly clusterGeneration: number;
       /** spec.version: the etcd version the member's Pod is to run. */
       readonly version?: string;
+      /** spec.trust: the CA digest the member's Pod is to start with. */
+      readonly trust?: string;
     }
   | { readonly type: 'k8s.pod.observed'; readonly at: number; readonly pod: PodObservation | null }
   | { readonly type: 'k8s.pvc.observed'; readonly at: number; readonly bound: boolean | null }

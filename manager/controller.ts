@@ -44,6 +44,7 @@ import { nextScheduleTime } from '../machines/snapshot-schedule-decide.ts';
 import { nextDefragTime } from '../machines/cluster-maintenance.ts';
 import { ObjectRunners, type AnyEntry, type ClusterEntry } from './object-runners.ts';
 import { WorkQueue } from './queue.ts';
+import { ClusterTrust } from './cluster-trust.ts';
 import { OperatorCertificates } from './operator-certificates.ts';
 import { ProbeSchedule, type RestKind } from './probe-schedule.ts';
 import { etcdResolver, type EtcdAddressMode } from './resolver.ts';
@@ -96,6 +97,7 @@ export class Controller {
   readonly #etcd: EtcdClients;
   /** The operator's client certificate of each cluster with client TLS. */
   readonly #certs: OperatorCertificates;
+  readonly #trust: ClusterTrust;
   readonly #queue: WorkQueue;
   readonly #clusters: Informer<EtcdCluster>;
   readonly #members: Informer<EtcdMember>;
@@ -117,10 +119,10 @@ export class Controller {
     this.#now = options.now ?? Date.now;
     this.#schedule = new ProbeSchedule({ baseMs: options.resyncMs ?? 15_000, maxMs: options.maxResyncMs ?? 120_000 });
     this.#kube = kubeClients(options.kubeConfig);
-    this.#certs = new OperatorCertificates(
-      (ns, name) => getSecret(this.#kube, ns, name, AbortSignal.timeout(options.effectTimeoutMs ?? 30_000)),
-      { now: this.#now },
-    );
+    const readSecret = (ns: string, name: string) =>
+      getSecret(this.#kube, ns, name, AbortSignal.timeout(options.effectTimeoutMs ?? 30_000));
+    this.#certs = new OperatorCertificates(readSecret, { now: this.#now });
+    this.#trust = new ClusterTrust(readSecret, { now: this.#now });
     this.#etcd = new EtcdClients(
       etcdResolver(options.etcdAddress, {
         members: (ns, cluster) => this.#membersOf(ns, cluster),
@@ -257,6 +259,7 @@ export class Controller {
     }
     // Before anything may call etcd (recovering an intent included): the certificate to call it with.
     const tlsProblem = await this.#certs.refresh(object);
+    const trust = await this.#trust.refresh(object);
     const entry = await this.#runners.cluster(key, object);
     const before = entry.seq;
     await this.#retryIfDue(entry);
@@ -264,8 +267,10 @@ export class Controller {
     // intents of an earlier one ran is as new as that, and its step is timed from it.
     const now = this.#now;
     // The machine decides nothing until it has both (a journal-less one adopts what it finds).
-    await entry.runner.feed(membersListed(name, this.#membersOf(ns, name), now()));
-    await entry.runner.feed(clusterObserved(object, now()));
+    await entry.runner.feed(
+      membersListed(name, this.#membersOf(ns, name), now(), (member) => this.#pods.get(ns, member)),
+    );
+    await entry.runner.feed(clusterObserved(object, now(), trust));
     await entry.runner.feed(
       claimsListed(
         name,
@@ -426,6 +431,7 @@ export class Controller {
     this.#probes.delete(uid);
     this.#schedule.reset(uid);
     this.#certs.forget(uid);
+    this.#trust.forget(uid);
     this.#etcd.forget(uid);
   }
 

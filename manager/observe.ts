@@ -15,18 +15,21 @@ import type {
   VolumeSize,
 } from '../machines/types.ts';
 import { quantityBytes } from '../effects/kubernetes/build-etcd-args.ts';
-import { LABEL } from '../effects/kubernetes/meta.ts';
+import { LABEL, TRUST_ANNOTATION } from '../effects/kubernetes/meta.ts';
 import { ConditionType } from '../api/conditions.ts';
 import { ETCD_CONTAINER } from '../effects/kubernetes/build-pod.ts';
 
-/** The cluster machine's view of its EtcdCluster. */
-export function clusterObserved(cluster: EtcdCluster, at: number): ClusterEvent {
+/**
+ * The cluster machine's view of its EtcdCluster, and of the CA digest of its Secrets (read by the
+ * manager, manager/cluster-trust.ts; undefined without TLS or while not known).
+ */
+export function clusterObserved(cluster: EtcdCluster, at: number, trust?: string): ClusterEvent {
   if (cluster.metadata.deletionTimestamp) return { type: 'k8s.cluster.deleted', at };
   const { replicas, version, progressDeadlineSeconds } = cluster.spec;
   return {
     type: 'k8s.cluster.updated',
     at,
-    spec: { replicas, version },
+    spec: { replicas, version, ...(trust !== undefined ? { trust } : {}) },
     progressDeadlineSeconds,
     ...(cluster.spec.bootstrap?.restore ? { restore: true } : {}),
     ...(cluster.spec.upgrade?.snapshot ? { upgradeSnapshot: true } : {}),
@@ -125,19 +128,29 @@ export function ordinalOf(cluster: string, member: string): number {
 }
 
 /** The cluster machine's view of every EtcdMember of its cluster. */
-export function membersListed(cluster: string, members: readonly EtcdMember[], at: number): ClusterEvent {
+export function membersListed(
+  cluster: string,
+  members: readonly EtcdMember[],
+  at: number,
+  podOf: (member: string) => V1Pod | undefined = () => undefined,
+): ClusterEvent {
   const observed: MemberObservation[] = members
     .filter((m) => m.spec.cluster === cluster)
-    .map((m) => ({
-      name: m.metadata.name ?? '',
-      ordinal: ordinalOf(cluster, m.metadata.name ?? ''),
-      bootstrap: m.spec.bootstrap,
-      dormant: m.spec.dormant,
-      state: m.status?.state ?? 'pending',
-      deleting: Boolean(m.metadata.deletionTimestamp),
-      version: m.spec.version,
-      ...(m.status?.state === 'failed' ? { failure: failureOf(m) } : {}),
-    }))
+    .map((m) => {
+      const podTrust = podOf(m.metadata.name ?? '')?.metadata?.annotations?.[TRUST_ANNOTATION];
+      return {
+        name: m.metadata.name ?? '',
+        ordinal: ordinalOf(cluster, m.metadata.name ?? ''),
+        bootstrap: m.spec.bootstrap,
+        dormant: m.spec.dormant,
+        state: m.status?.state ?? 'pending',
+        deleting: Boolean(m.metadata.deletionTimestamp),
+        version: m.spec.version,
+        ...(m.spec.trust !== undefined ? { trust: m.spec.trust } : {}),
+        ...(podTrust !== undefined ? { podTrust } : {}),
+        ...(m.status?.state === 'failed' ? { failure: failureOf(m) } : {}),
+      };
+    })
     .sort((a, b) => a.ordinal - b.ordinal || a.name.localeCompare(b.name));
   return { type: 'k8s.members.listed', at, members: observed };
 }
@@ -157,6 +170,7 @@ export function memberObserved(member: EtcdMember, cluster: EtcdCluster | undefi
     generation: member.metadata.generation ?? 0,
     clusterGeneration: cluster?.metadata.generation ?? 0,
     version: member.spec.version,
+    ...(member.spec.trust !== undefined ? { trust: member.spec.trust } : {}),
   };
 }
 
@@ -167,6 +181,7 @@ export function podObserved(pod: V1Pod | undefined, at: number): MemberEvent {
   const restarts = pod.status?.containerStatuses?.find((c) => c.name === ETCD_CONTAINER)?.restartCount ?? 0;
   const version = versionOfImage(pod.spec?.containers.find((c) => c.name === ETCD_CONTAINER)?.image);
   const evictedFromNode = evictedFromLostNode(pod);
+  const trust = pod.metadata?.annotations?.[TRUST_ANNOTATION];
   return {
     type: 'k8s.pod.observed',
     at,
@@ -177,6 +192,7 @@ export function podObserved(pod: V1Pod | undefined, at: number): MemberEvent {
       deleting: Boolean(pod.metadata?.deletionTimestamp),
       restarts,
       ...(version ? { version } : {}),
+      ...(trust !== undefined ? { trust } : {}),
       ...(evictedFromNode ? { evictedFromNode } : {}),
     },
   };

@@ -410,6 +410,8 @@ export interface EtcdMemberSpec {
   cluster: string;
   /** etcd version this member runs. Set by the cluster's rolling upgrade, one member at a time: a new value restarts the member's Pod on that version with the same volume and member ID. */
   version: string;
+  /** Digest of the CA certificates this member's Pod trusts: the ca.crt of the cluster's client and peer Secrets when the operator last read them. etcd reads its CA files only at start, so the cluster's roll sets a new value one member at a time when a ca.crt changes, and a new value restarts the member's Pod with the same volume and member ID. Absent without TLS. */
+  trust?: string;
   /** Where each member keeps its data directory. */
   storage: StorageSpec;
   /** True for the seed: the one member that starts a new cluster (--initial-cluster-state new), from spec.restore when that is set. Every other member joins an existing cluster as a learner. */

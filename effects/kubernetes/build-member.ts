@@ -28,6 +28,7 @@ export function buildEtcdMember(
     spec: {
       cluster: clusterName,
       version: params.version,
+      ...(params.trust !== undefined ? { trust: params.trust } : {}),
       storage: { ...cluster.spec.storage },
       bootstrap: params.bootstrap,
       initialCluster: params.initialCluster,

@@ -15,7 +15,7 @@ import { scheduling } from './build-scheduling.ts';
 import { CLIENT_PORT, memberClientURL, METRICS_PORT, PEER_PORT } from './build-services.ts';
 import { CLIENT_TLS_DIR, memberTLSVolumes, tlsFiles, tlsOf } from './build-tls.ts';
 import { DEFAULT_AGENT_IMAGE } from './context.ts';
-import { memberLabels, ownedMeta, pvcName } from './meta.ts';
+import { memberLabels, ownedMeta, pvcName, TRUST_ANNOTATION } from './meta.ts';
 
 /** Name of the etcd container. */
 export const ETCD_CONTAINER = 'etcd';
@@ -115,7 +115,11 @@ export function buildPod(member: EtcdMember, cluster: EtcdCluster, agentImage = 
   const ours = memberLabels(member.spec.cluster, name);
   const meta = ownedMeta(name, member.metadata.namespace ?? '', ours, member, {
     labels: { ...extra?.labels, ...template?.metadata?.labels },
-    annotations: { ...extra?.annotations, ...template?.metadata?.annotations },
+    annotations: {
+      ...extra?.annotations,
+      ...template?.metadata?.annotations,
+      ...(member.spec.trust !== undefined ? { [TRUST_ANNOTATION]: member.spec.trust } : {}),
+    },
   });
   const user: Partial<V1PodSpec> = template?.spec ?? {};
   // A restored cluster's seed: its data dir comes from the snapshot before etcd first starts.

@@ -20,10 +20,13 @@ export const createMember: IntentHandler<'createMember', CreateMemberResult, Kub
   async run(params, ctx) {
     const cluster = await readCluster(ctx);
     // A member whose certificates are missing or do not fit could never start: say so first.
-    await requireMemberTLS(ctx, cluster, params.member);
+    const read = await requireMemberTLS(ctx, cluster, params.member);
     // The seed of a restored cluster carries the snapshot its Pod restores from.
     const restore = params.bootstrap ? await restoreSource(ctx, cluster) : undefined;
-    const body = buildEtcdMember(cluster, params, restore);
+    // The cluster machine may not know the CA digest yet (cert-manager wrote the Secrets since it
+    // last read them): the one just read is what the Pod starts with.
+    const trust = params.trust ?? read;
+    const body = buildEtcdMember(cluster, { ...params, ...(trust !== undefined ? { trust } : {}) }, restore);
     const ref = customRef(ctx, PLURAL.member, params.member);
     const { object } = await createOwned<EtcdMember>({
       what: `EtcdMember ${ctx.cluster.namespace}/${params.member}`,

@@ -43,6 +43,12 @@ export const LABEL = {
   upgradeTo: 'etcd-operator.dev/upgrade-to',
 } as const;
 
+/**
+ * Annotation on a member Pod: the CA digest (EtcdMember spec.trust) it was made with. etcd reads
+ * its CA files once, at start, so a Pod whose digest differs from its member's is made again.
+ */
+export const TRUST_ANNOTATION = 'etcd-operator.dev/trust';
+
 /** Annotation on an EtcdSnapshot a schedule made: the fire time it was made for (RFC 3339). */
 export const SCHEDULED_AT = 'etcd-operator.dev/scheduled-at';
 

@@ -13,6 +13,7 @@ import { callOptions, readOrNull } from './_util.ts';
 import { memberHost } from './build-services.ts';
 import type { KubeClients, KubeContext } from './context.ts';
 import { authEnabled, tlsSources, type TLSSecretSource } from './tls-sources.ts';
+import { trustDigest } from './trust.ts';
 
 /** An extended key usage etcd needs of a certificate. */
 export type KeyUsage = 'serverAuth' | 'clientAuth';
@@ -153,15 +154,26 @@ export function getSecret(
 /**
  * Checks every Secret a member of `cluster` would be built on; throws ERR_TLS_SECRET naming each
  * problem, so no member is made that could not start. Retryable: the fix is a Secret the
- * operator cannot watch, so the next try is what sees it.
+ * operator cannot watch, so the next try is what sees it. Returns the CA digest of the client and
+ * peer Secrets as read (trust.ts); undefined without TLS.
  */
-export async function requireMemberTLS(ctx: KubeContext, cluster: EtcdCluster, member: string): Promise<void> {
+export async function requireMemberTLS(
+  ctx: KubeContext,
+  cluster: EtcdCluster,
+  member: string,
+): Promise<string | undefined> {
   const uses = memberTLSUses(cluster, member);
   const problems: string[] = [];
+  const cas = new Map<string, Buffer>();
   for (const use of uses) {
     const checked = checkTLSSecret(await getSecret(ctx.kube, use.namespace, use.name, ctx.signal), use, Date.now());
     if ('problem' in checked) problems.push(checked.problem);
+    else cas.set(use.name, checked.files.ca);
   }
   if (problems.length > 0)
     throw new EffectError(ERR.TLS_SECRET, `member ${member} cannot be started: ${problems.join('; ')}`);
+  const { client, peer } = tlsSources(cluster);
+  const clientCA = client && cas.get(client.secret);
+  const peerCA = peer && cas.get(peer.secret);
+  return trustDigest({ ...(clientCA ? { client: clientCA } : {}), ...(peerCA ? { peer: peerCA } : {}) }) ?? undefined;
 }

@@ -1081,6 +1081,127 @@ describe('cluster machine: rolling upgrades', () => {
     ]);
   });
 
+  describe('a CA change in the Secrets', () => {
+    /** The spec at 3 members on OLD, with the CA digest the manager read from the Secrets. */
+    const trusting = (trust: string | undefined, o: { upgradeSnapshot?: boolean } = {}): ClusterEvent => ({
+      type: 'k8s.cluster.updated',
+      at: now(),
+      spec: { replicas: 3, version: OLD, ...(trust !== undefined ? { trust } : {}) },
+      progressDeadlineSeconds: 600,
+      ...(o.upgradeSnapshot ? { upgradeSnapshot: true } : {}),
+    });
+    /** EtcdMembers 0..2 on OLD: each one's spec.trust, and the trust its Pod was made with. */
+    const trusts = (specs: readonly string[], pods: readonly string[] = specs): ClusterEvent =>
+      members(
+        specs.map((t, n): [number, string, Partial<MemberObservation>] => [
+          n,
+          'voter',
+          { version: OLD, trust: t, podTrust: pods[n]! },
+        ]),
+      );
+    const setTrust = (n: number, trust: string): Intent => ({
+      type: 'setMemberVersion',
+      params: { member: `demo-${n}`, version: OLD, trust },
+    });
+    function trustingA(o: { upgradeSnapshot?: boolean } = {}): Driver<typeof clusterMachine> {
+      const d = steadyCluster(3);
+      play(d, [
+        [trusting('a', o), 'steady'],
+        [trusts(['a', 'a', 'a']), 'steady'],
+        [etcdAt([OLD, OLD, OLD], 0), 'steady'],
+      ]);
+      return d;
+    }
+
+    it('restarts one member at a time onto the new CAs, each only done once its new Pod started with them', () => {
+      const d = trustingA();
+      play(d, [[trusting('b'), 'upgrading.settingVersion.running', [setTrust(1, 'b')]]]);
+      expect(describeCluster(d.state, d.context).message).toBe(
+        "restarting demo-1 (1 of 3) to trust the CA certificates now in the cluster's Secrets (ca.crt changed): setting the EtcdMember's spec.trust",
+      );
+      play(d, [
+        [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+        // Its EtcdMember names the new digest, but its Pod still runs with the old CAs: not done,
+        // however healthy etcd says it is.
+        [trusts(['a', 'b', 'a'], ['a', 'a', 'a']), 'upgrading.awaitingMember', []],
+        [etcdAt([OLD, OLD, OLD], 0), 'upgrading.awaitingMember', []],
+        // Its Pod stops; the new one, made with the new digest, is not answering yet.
+        [etcdAt([OLD, OLD, OLD], 0, { unhealthy: [1] }), 'upgrading.awaitingMember', []],
+        [trusts(['a', 'b', 'a']), 'upgrading.awaitingMember', []],
+        [etcdAt([OLD, OLD, OLD], 0, { behind: [1] }), 'upgrading.awaitingMember', []],
+        [etcdAt([OLD, OLD, OLD], 0), 'observing', []],
+        [etcdAt([OLD, OLD, OLD], 0), 'upgrading.settingVersion.running', [setTrust(2, 'b')]],
+        [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+        [trusts(['a', 'b', 'b']), 'observing', []],
+        [
+          etcdAt([OLD, OLD, OLD], 0),
+          'upgrading.movingLeader.running',
+          [{ type: 'moveLeader', params: { member: 'demo-0', memberID: id(0), toID: id(1) } }],
+        ],
+        [ok('moveLeader', { leader: id(1) }), 'upgrading.awaitingLeader', []],
+        [etcdAt([OLD, OLD, OLD], 1), 'upgrading.settingVersion.running', [setTrust(0, 'b')]],
+        [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+        [trusts(['b', 'b', 'b']), 'observing', []],
+        [etcdAt([OLD, OLD, OLD], 1), 'steady', []],
+      ]);
+    });
+
+    it('a digest not known (a Secret away, or not read yet) keeps the one it had: nothing restarts', () => {
+      const d = trustingA();
+      play(d, [[trusting(undefined), 'steady', []]]);
+      expect(d.context.target?.trust).toBe('a');
+    });
+
+    it('takes no snapshot first (spec.upgrade.snapshot is for new versions), and a new version with new CAs restarts each member once', () => {
+      const d = trustingA({ upgradeSnapshot: true });
+      play(d, [[trusting('b', { upgradeSnapshot: true }), 'upgrading.settingVersion.running', [setTrust(1, 'b')]]]);
+      const both: ClusterEvent = {
+        type: 'k8s.cluster.updated',
+        at: now(),
+        spec: { replicas: 3, version: NEW, trust: 'c' },
+        progressDeadlineSeconds: 600,
+      };
+      play(d, [
+        [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+        [trusts(['a', 'b', 'a']), 'observing', []],
+        [both, 'observing', []],
+        [
+          etcdAt([OLD, OLD, OLD], 0),
+          'upgrading.settingVersion.running',
+          [{ type: 'setMemberVersion', params: { member: 'demo-1', version: NEW, trust: 'c' } }],
+        ],
+      ]);
+      expect(describeCluster(d.state, d.context).message).toBe(
+        "upgrading demo-1 (1 of 3) from 3.5.35 to 3.6.16, trusting the CA certificates now in its Secrets (no snapshot first: spec.upgrade.snapshot is not set): setting the EtcdMember's version",
+      );
+    });
+
+    it('the members it adds start with the CAs of the digest it knows', () => {
+      const d = trustingA();
+      play(d, [
+        [
+          { ...trusting('a'), spec: { replicas: 4, version: OLD, trust: 'a' } } as ClusterEvent,
+          'updatingBudget.running',
+          [budget(3)],
+        ],
+        [budgetSet(3), 'scalingUp.joining.addingLearner.running'],
+      ]);
+      const ic = joinedAfter([0, 1, 2, 3]);
+      play(d, [
+        [
+          ok('addLearner', { memberID: id(3), initialCluster: ic }),
+          'scalingUp.joining.creatingMember.running',
+          [
+            {
+              type: 'createMember',
+              params: { member: 'demo-3', ordinal: 3, bootstrap: false, initialCluster: ic, version: OLD, trust: 'a' },
+            },
+          ],
+        ],
+      ]);
+    });
+  });
+
   const withSnapshot = (version: string): ClusterEvent => ({
     type: 'k8s.cluster.updated',
     at: now(),

@@ -373,6 +373,44 @@ describe('member machine', () => {
   });
 });
 
+describe('member machine: new CAs to trust', () => {
+  const trusting = (trust: string): MemberEvent => ({ ...updated(), version: '3.6.16', trust }) as MemberEvent;
+  const podTrusting = (trust: string | undefined, ready: boolean, uid: string, deleting = false): MemberEvent => ({
+    type: 'k8s.pod.observed',
+    at: at(),
+    pod: { uid, phase: 'Running', ready, deleting, restarts: 0, version: '3.6.16', ...(trust ? { trust } : {}) },
+  });
+
+  it('a Pod made with another CA digest than its spec names is made again (etcd reads its CA files only at start)', () => {
+    const d = runningVoter();
+    play(d, [
+      [{ ...updated(), version: '3.6.16' } as MemberEvent, 'voter'],
+      [podTrusting('a', true, 'p1'), 'voter'],
+      [trusting('a'), 'voter', []],
+      [trusting('b'), 'upgrading.stoppingPod.running', [intent('deletePod')]],
+    ]);
+    expect(describeMember(d.state, d.context).message).toBe(
+      'restarting on etcd 3.6.16 to trust the CA certificates now in its Secrets with the same volume and member ID: stopping the Pod',
+    );
+    play(d, [
+      [ok('deletePod'), 'upgrading.awaitingGone', []],
+      [noPod(), 'restarting.creatingPod.running', [intent('createPod')]],
+      [ok('createPod', { uid: 'p2' }), 'restarting.awaitingReady', []],
+      [podTrusting('b', true, 'p2'), 'voter', []],
+    ]);
+  });
+
+  it('a Pod from before digests (no annotation) is made again once its spec names one; without TLS nothing restarts', () => {
+    const d = runningVoter();
+    play(d, [
+      [{ ...updated(), version: '3.6.16' } as MemberEvent, 'voter'],
+      [podTrusting(undefined, true, 'p1'), 'voter', []],
+      [tick(60_000), 'voter', []],
+      [trusting('a'), 'upgrading.stoppingPod.running', [intent('deletePod')]],
+    ]);
+  });
+});
+
 describe('member machine: what a user reads', () => {
   it('a parked member shows as dormant only once its Pod is gone', () => {
     const d = runningVoter();

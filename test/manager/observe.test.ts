@@ -161,6 +161,26 @@ describe('manager: what the watches see becomes machine events', () => {
     expect(memberObserved(member('demo-1'), cluster(), 2)).toMatchObject({ version: '3.6.16' });
   });
 
+  it('the CA digest the manager read reaches the cluster machine; a member and its Pod say which digest each has', () => {
+    expect(clusterObserved(cluster(), 7, 'abc')).toMatchObject({
+      spec: { replicas: 3, version: '3.6.16', trust: 'abc' },
+    });
+    expect(clusterObserved(cluster(), 7)).not.toHaveProperty('spec.trust');
+    const trusting = { ...member('demo-1', { state: 'voter' }) };
+    trusting.spec = { ...trusting.spec, trust: 'new' };
+    const podOf = (name: string) =>
+      name === 'demo-1' ? { metadata: { uid: 'p1', annotations: { 'etcd-operator.dev/trust': 'old' } } } : undefined;
+    expect(membersListed('demo', [trusting, member('demo-2')], 1, podOf)).toMatchObject({
+      members: [
+        { name: 'demo-1', trust: 'new', podTrust: 'old' },
+        { name: 'demo-2', version: '3.6.16' },
+      ],
+    });
+    expect(membersListed('demo', [member('demo-2')], 1, podOf)).not.toHaveProperty('members.0.trust');
+    expect(memberObserved(trusting, cluster(), 2)).toMatchObject({ trust: 'new' });
+    expect(podObserved(podOf('demo-1'), 3)).toMatchObject({ pod: { trust: 'old' } });
+  });
+
   it('a Pod that Kubernetes evicts from a down node (taint eviction) names that node', () => {
     const evicted = {
       metadata: { uid: 'p1', deletionTimestamp: new Date() },

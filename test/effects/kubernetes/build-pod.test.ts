@@ -27,6 +27,15 @@ describe('member Pod', () => {
     });
   });
 
+  it("carries the member's CA digest as an annotation (none without one), beside the user's annotations", () => {
+    const c = cluster();
+    c.spec.additionalMetadata = { annotations: { team: 'db' } };
+    const m = member(c);
+    expect(buildPod(m, c).metadata?.annotations).toEqual({ team: 'db' });
+    m.spec.trust = '0123456789abcdef';
+    expect(buildPod(m, c).metadata?.annotations).toEqual({ team: 'db', 'etcd-operator.dev/trust': '0123456789abcdef' });
+  });
+
   it('runs the etcd image of the member version from /usr/local/bin/etcd, listening on its Pod IP', () => {
     const c = cluster({ version: '3.5.35' });
     const etcd = buildPod(member(c), c).spec?.containers[0];

@@ -1,0 +1,74 @@
+/**
+ * The CA digest of each cluster with TLS (effects/kubernetes/trust.ts): the ca.crt of its client
+ * and peer Secrets, read by name (the manager may only get Secrets) at most once a minute, 5 s
+ * while one is missing or holds no CA. Only ca.crt is looked at, and only its digest is kept.
+ * A changed digest rolls the members onto the new CAs; none known (not read yet, or a Secret away)
+ * rolls nothing.
+ */
+import type { EtcdCluster } from '../api/v1alpha1/index.ts';
+import { tlsSources } from '../effects/kubernetes/index.ts';
+import { trustDigest } from '../effects/kubernetes/trust.ts';
+import type { SecretReader } from './operator-certificates.ts';
+
+interface Entry {
+  readonly readAt: number;
+  readonly digest: string | null;
+}
+
+/** The CA digests of the clusters, by cluster uid. */
+export class ClusterTrust {
+  readonly #read: SecretReader;
+  readonly #now: () => number;
+  readonly #maxAgeMs: number;
+  readonly #missingAgeMs: number;
+  readonly #entries = new Map<string, Entry>();
+
+  constructor(read: SecretReader, options: { now?: () => number; maxAgeMs?: number; missingAgeMs?: number } = {}) {
+    this.#read = read;
+    this.#now = options.now ?? Date.now;
+    this.#maxAgeMs = options.maxAgeMs ?? 60_000;
+    this.#missingAgeMs = options.missingAgeMs ?? 5_000;
+  }
+
+  /**
+   * The cluster's digest, its Secrets read again when the last read is over a minute old (5 s
+   * when it gave none); undefined without TLS or while none is known. A failed read (the API
+   * server away) keeps the digest read before.
+   */
+  async refresh(cluster: EtcdCluster): Promise<string | undefined> {
+    const uid = cluster.metadata.uid ?? '';
+    const { client, peer } = tlsSources(cluster);
+    if (!client && !peer) {
+      this.#entries.delete(uid);
+      return undefined;
+    }
+    const now = this.#now();
+    const before = this.#entries.get(uid);
+    if (before && now - before.readAt < (before.digest ? this.#maxAgeMs : this.#missingAgeMs))
+      return before.digest ?? undefined;
+    const namespace = cluster.metadata.namespace ?? '';
+    const caOf = async (secret: string | undefined): Promise<Buffer | null | undefined> => {
+      if (secret === undefined) return undefined;
+      const ca = (await this.#read(namespace, secret))?.data?.['ca.crt'];
+      return ca ? Buffer.from(ca, 'base64') : null;
+    };
+    let digest: string | null;
+    try {
+      const [clientCA, peerCA] = await Promise.all([caOf(client?.secret), caOf(peer?.secret)]);
+      digest =
+        clientCA === null || peerCA === null
+          ? null
+          : trustDigest({ ...(clientCA ? { client: clientCA } : {}), ...(peerCA ? { peer: peerCA } : {}) });
+    } catch {
+      return before?.digest ?? undefined;
+    }
+    // A Secret missing for now (cert-manager issuing it) keeps the digest known before.
+    this.#entries.set(uid, { readAt: now, digest: digest ?? before?.digest ?? null });
+    return digest ?? before?.digest ?? undefined;
+  }
+
+  /** Forgets a cluster that is gone. */
+  forget(uid: string): void {
+    this.#entries.delete(uid);
+  }
+}
