@@ -79,6 +79,13 @@ export const etcdMember: Kind = {
     { name: 'Role', type: 'string', jsonPath: '.status.role', description: 'voter or learner' },
     { name: 'MemberID', type: 'string', jsonPath: '.status.memberID', description: 'etcd member ID', priority: 1 },
     { name: 'Version', type: 'string', jsonPath: '.spec.version', description: 'etcd version' },
+    {
+      name: 'Trust',
+      type: 'string',
+      jsonPath: '.spec.trust',
+      description: 'Digest of the CA certificates its Pod trusts',
+      priority: 1,
+    },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Age' },
   ],
 };

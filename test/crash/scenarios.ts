@@ -14,8 +14,8 @@ import { wipeVolume } from '../cluster/storage/index.ts';
 import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
 import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 import { createSnapshot, snapshotFinished } from '../e2e/s3-server.ts';
-import { renewClusterSecrets, servedSerial } from '../e2e/tls-cluster.ts';
-import type { TestPki } from '../effects/etcd/test-pki.ts';
+import { renewClusterSecrets, servedSerial, trustRolled, writeClusterCA } from '../e2e/tls-cluster.ts';
+import { TestPki } from '../effects/etcd/test-pki.ts';
 
 /** The keys the sweep writes before the action (run.ts), read back from a restored cluster. */
 export const CRASH_KEYS = { prefix: 'before-crash', count: 20 };
@@ -259,6 +259,28 @@ async function renewWhileGrowing(cut: ClusterUnderTest, ctx: ActionContext): Pro
 }
 
 /**
+ * The first step of a CA change (docs/security.md): ca.crt of the client, peer and operator
+ * Secrets becomes a bundle of the old CA and a new one, the leaves kept. etcd reads its CA files
+ * only at start, so the operator restarts the members one at a time (moving leadership first),
+ * each back healthy and in sync before the next; the sweep kills the manager in that roll. Done
+ * when every member's Pod was made again with the bundle's digest and the cluster is settled.
+ */
+async function changeCA(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  const { pki } = ctx;
+  if (!pki) throw new Error('ca-change: the scenario needs tls: true');
+  const from = (await cut.members())[0]?.spec.trust;
+  const next = await TestPki.create('etcd-operator-crash-new-ca-');
+  try {
+    const ca = (p: TestPki): string => readFileSync(path.join(p.dir, 'ca.crt'), 'utf8');
+    await writeClusterCA(clientsOf(ctx.kubeconfig), cut.namespace, cut.name, ca(pki) + ca(next));
+    // A roll begins at the manager's next read of the Secrets: a minute at most.
+    await trustRolled(cut, ctx.core, from, 3, ctx.settleMs + 60_000);
+  } finally {
+    next.remove();
+  }
+}
+
+/**
  * Kubernetes evicts a Pod from a NotReady or unreachable node after its toleration of that: 300 s
  * by default, 10 s for the node-loss scenario so that a run takes about a minute.
  */
@@ -323,6 +345,7 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   { name: 'renewal', before: 3, after: 4, tls: true, action: renewWhileGrowing },
+  { name: 'ca-change', before: 3, after: 3, tls: true, action: changeCA, check: sameMembers },
   { name: 'scale-3-5', before: 3, after: 5, action: scaleTo(5) },
   { name: 'scale-5-3', before: 5, after: 3, action: scaleTo(3) },
   {

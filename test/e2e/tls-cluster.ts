@@ -7,10 +7,13 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:tls';
+import type { V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
 import type { EtcdClientTLS } from '../../effects/etcd/index.ts';
+import { LABEL, TRUST_ANNOTATION } from '../../effects/kubernetes/meta.ts';
 import { credentialsOf, tlsSecret, type Leaf, type TestPki } from '../effects/etcd/test-pki.ts';
-import type { Clients, ClusterTLS } from './etcd-cluster.ts';
+import { until } from '../effects/kubernetes/e2e-context.ts';
+import type { Clients, ClusterTLS, ClusterUnderTest } from './etcd-cluster.ts';
 
 /** What the Secrets give: the spec to create the cluster with, and how a test reaches it. */
 export interface ClusterSecrets {
@@ -42,7 +45,7 @@ async function issueLeaves(pki: TestPki, ns: string, name: string): Promise<{ me
 }
 
 /** The Secrets of cluster `name` and the leaf each holds. */
-const secretsOf = (name: string, leaves: { member: Leaf; operator: Leaf }): [string, Leaf][] => [
+const secretsOf = <L>(name: string, leaves: { member: L; operator: L }): [string, L][] => [
   [`${name}-client-tls`, leaves.member],
   [`${name}-peer-tls`, leaves.member],
   [`${name}-operator-tls`, leaves.operator],
@@ -67,15 +70,90 @@ export async function createClusterSecrets(
   };
 }
 
+/** A Secret of `leaf` whose ca.crt is `ca` (PEM: one CA or a bundle) instead of the leaf's CA. */
+function secretWithCA(name: string, leaf: Leaf, ns: string, ca: string | undefined): V1Secret {
+  const secret = tlsSecret(name, leaf, ns);
+  return ca === undefined
+    ? secret
+    : { ...secret, data: { ...secret.data, 'ca.crt': Buffer.from(ca).toString('base64') } };
+}
+
 /**
- * Renews the certificates of cluster `name` as a user renewing by hand does: new leaves from the
- * same CA written over the three Secrets. Resolves to the new member certificate's serial.
+ * Renews the certificates of cluster `name` as a user renewing by hand does: new leaves from
+ * `pki` written over the three Secrets, with `ca` as their ca.crt when given (a bundle of the old
+ * and the new CA, during a CA change). Resolves to the new member certificate's serial.
  */
-export async function renewClusterSecrets(kube: Clients, pki: TestPki, ns: string, name: string): Promise<string> {
+export async function renewClusterSecrets(
+  kube: Clients,
+  pki: TestPki,
+  ns: string,
+  name: string,
+  ca?: string,
+): Promise<string> {
   const leaves = await issueLeaves(pki, ns, name);
   for (const [secret, leaf] of secretsOf(name, leaves))
-    await kube.core.replaceNamespacedSecret({ name: secret, namespace: ns, body: tlsSecret(secret, leaf, ns) });
+    await kube.core.replaceNamespacedSecret({ name: secret, namespace: ns, body: secretWithCA(secret, leaf, ns, ca) });
   return serialOf(readFileSync(leaves.member.cert, 'utf8'));
+}
+
+/** Writes `ca` (PEM: one CA or a bundle) as ca.crt of the three Secrets of cluster `name`, keeping their leaves. */
+export async function writeClusterCA(kube: Clients, ns: string, name: string, ca: string): Promise<void> {
+  for (const [secret] of secretsOf(name, { member: undefined, operator: undefined })) {
+    const found = await kube.core.readNamespacedSecret({ name: secret, namespace: ns });
+    const data = { ...found.data, 'ca.crt': Buffer.from(ca).toString('base64') };
+    await kube.core.replaceNamespacedSecret({ name: secret, namespace: ns, body: { ...found, data } });
+  }
+}
+
+/**
+ * Waits until cluster `name` rolled onto a CA digest other than `from`: every one of its
+ * `replicas` EtcdMembers names the same new spec.trust, each member's Pod was made with it
+ * (its trust annotation) and is ready, and the operator reports it settled. Resolves to the digest.
+ */
+export async function trustRolled(
+  cut: ClusterUnderTest,
+  core: Clients['core'],
+  from: string | undefined,
+  replicas: number,
+  timeoutMs: number,
+): Promise<string> {
+  let seen = '';
+  const digest = await until(
+    `${cut.name}'s members restarted onto CAs other than digest ${from}`,
+    async () => {
+      const members = (await cut.members()).filter((m) => !m.metadata.deletionTimestamp);
+      const pods = (
+        await core.listNamespacedPod({ namespace: cut.namespace, labelSelector: `${LABEL.cluster}=${cut.name}` })
+      ).items;
+      seen = members
+        .map((m) => {
+          const pod = pods.find((p) => p.metadata?.name === m.metadata.name);
+          const ready = pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+          return `${m.metadata.name}: ${m.spec.trust} (Pod ${pod?.metadata?.annotations?.[TRUST_ANNOTATION]}${ready ? ', ready' : ''})`;
+        })
+        .join('; ');
+      const trust = members[0]?.spec.trust;
+      const done =
+        members.length === replicas &&
+        trust !== undefined &&
+        trust !== from &&
+        members.every((m) => {
+          const pod = pods.find((p) => p.metadata?.name === m.metadata.name);
+          return (
+            m.spec.trust === trust &&
+            pod?.metadata?.annotations?.[TRUST_ANNOTATION] === trust &&
+            !pod.metadata.deletionTimestamp &&
+            pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+          );
+        });
+      return done ? trust : undefined;
+    },
+    timeoutMs,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}; members: ${seen}`);
+  });
+  await cut.settled(replicas, timeoutMs);
+  return digest;
 }
 
 /** A serial number as both node:tls and node:crypto print it, compared without leading zeros. */
