@@ -11,6 +11,9 @@ export default defineConfig({
           name: 'unit',
           include: ['test/**/*.test.ts'],
           exclude: ['test/e2e/**', 'node_modules/**'],
+          // Some unit files start real etcd processes or lay out SVGs in WebAssembly; with the
+          // cluster project running beside them on two cores, 5 s was seen to run out.
+          testTimeout: 30_000,
         },
       },
       {
