@@ -8,7 +8,7 @@
 import type { EtcdCluster } from '../api/v1alpha1/index.ts';
 import { tlsSources } from '../effects/kubernetes/index.ts';
 import { trustDigest } from '../effects/kubernetes/trust.ts';
-import type { SecretReader } from './operator-certificates.ts';
+import { SecretReads } from './operator-certificates.ts';
 
 interface Entry {
   readonly readAt: number;
@@ -16,19 +16,8 @@ interface Entry {
 }
 
 /** The CA digests of the clusters, by cluster uid. */
-export class ClusterTrust {
-  readonly #read: SecretReader;
-  readonly #now: () => number;
-  readonly #maxAgeMs: number;
-  readonly #missingAgeMs: number;
+export class ClusterTrust extends SecretReads {
   readonly #entries = new Map<string, Entry>();
-
-  constructor(read: SecretReader, options: { now?: () => number; maxAgeMs?: number; missingAgeMs?: number } = {}) {
-    this.#read = read;
-    this.#now = options.now ?? Date.now;
-    this.#maxAgeMs = options.maxAgeMs ?? 60_000;
-    this.#missingAgeMs = options.missingAgeMs ?? 5_000;
-  }
 
   /**
    * The cluster's digest, its Secrets read again when the last read is over a minute old (5 s
@@ -42,14 +31,13 @@ export class ClusterTrust {
       this.#entries.delete(uid);
       return undefined;
     }
-    const now = this.#now();
+    const now = this.now();
     const before = this.#entries.get(uid);
-    if (before && now - before.readAt < (before.digest ? this.#maxAgeMs : this.#missingAgeMs))
-      return before.digest ?? undefined;
+    if (before && this.fresh(before.readAt, before.digest !== null, now)) return before.digest ?? undefined;
     const namespace = cluster.metadata.namespace ?? '';
     const caOf = async (secret: string | undefined): Promise<Buffer | null | undefined> => {
       if (secret === undefined) return undefined;
-      const ca = (await this.#read(namespace, secret))?.data?.['ca.crt'];
+      const ca = (await this.read(namespace, secret))?.data?.['ca.crt'];
       return ca ? Buffer.from(ca, 'base64') : null;
     };
     let digest: string | null;

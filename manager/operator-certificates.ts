@@ -26,20 +26,38 @@ interface Entry extends OperatorCredentials {
 /** Reads a Secret by namespace and name; null when it does not exist. */
 export type SecretReader = (namespace: string, name: string) => Promise<V1Secret | null>;
 
-/** The operator's client certificates, by cluster uid. */
-export class OperatorCertificates {
-  readonly #read: SecretReader;
-  readonly #now: () => number;
+/** How often the Secrets of a cluster are read again: the manager cannot watch them. */
+export interface SecretReadOptions {
+  readonly now?: () => number;
+  /** After a read that gave something usable (default a minute). */
+  readonly maxAgeMs?: number;
+  /** After one that did not: a Secret not there yet, or wrong (default 5 s). */
+  readonly problemAgeMs?: number;
+}
+
+/** What reads Secrets by name at most once per age, sooner while what it read is unusable. */
+export abstract class SecretReads {
+  protected readonly read: SecretReader;
+  protected readonly now: () => number;
   readonly #maxAgeMs: number;
   readonly #problemAgeMs: number;
-  readonly #entries = new Map<string, Entry>();
 
-  constructor(read: SecretReader, options: { now?: () => number; maxAgeMs?: number; problemAgeMs?: number } = {}) {
-    this.#read = read;
-    this.#now = options.now ?? Date.now;
+  constructor(read: SecretReader, options: SecretReadOptions = {}) {
+    this.read = read;
+    this.now = options.now ?? Date.now;
     this.#maxAgeMs = options.maxAgeMs ?? 60_000;
     this.#problemAgeMs = options.problemAgeMs ?? 5_000;
   }
+
+  /** Whether a read made at `readAt`, usable or not, still stands at `now`. */
+  protected fresh(readAt: number, usable: boolean, now: number): boolean {
+    return now - readAt < (usable ? this.#maxAgeMs : this.#problemAgeMs);
+  }
+}
+
+/** The operator's client certificates, by cluster uid. */
+export class OperatorCertificates extends SecretReads {
+  readonly #entries = new Map<string, Entry>();
 
   /**
    * Reads the cluster's operator Secret unless it was read less than a minute ago (5 s when it
@@ -54,13 +72,12 @@ export class OperatorCertificates {
       this.#entries.delete(uid);
       return null;
     }
-    const now = this.#now();
+    const now = this.now();
     const before = this.#entries.get(uid);
-    if (before && now - before.readAt < (before.tls ? this.#maxAgeMs : this.#problemAgeMs))
-      return before.problem ?? null;
+    if (before && this.fresh(before.readAt, before.tls !== undefined, now)) return before.problem ?? null;
     let secret: V1Secret | null;
     try {
-      secret = await this.#read(use.namespace, use.name);
+      secret = await this.read(use.namespace, use.name);
     } catch (err) {
       if (before?.tls) return null;
       const problem = `reading Secret ${use.namespace}/${use.name} (${use.field}) failed: ${err instanceof Error ? err.message : String(err)}`;
