@@ -8,22 +8,25 @@
  * whole time (its certificate moved to the new CA before step 3, as the docs say): no write fails.
  * In the end a client certificate from the old CA is refused and one from the new CA is served.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdClientTLS } from '../../effects/etcd/index.ts';
-import { binary } from '../cluster/controlplane/tools.ts';
 import { credentialsOf, TestPki, type Leaf } from '../effects/etcd/test-pki.ts';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { startManager, type ManagerProcess } from './manager-process.ts';
-import { createClusterSecrets, renewClusterSecrets, servedSerial, trustRolled, writeClusterCA } from './tls-cluster.ts';
+import {
+  createClusterSecrets,
+  etcdctl,
+  renewClusterSecrets,
+  servedSerial,
+  trustRolled,
+  writeClusterCA,
+} from './tls-cluster.ts';
 import { Traffic, type TrafficReport } from './traffic.ts';
 
-const exec = promisify(execFile);
 const hasNode = inject('clusterHasNode');
 const ns = `ca-change-${Date.now().toString(36)}`;
 const KEYS = 20;
@@ -70,27 +73,15 @@ async function underTraffic(what: string, creds: EtcdClientTLS, during: () => Pr
   return report;
 }
 
-/** etcdctl 3.6.16 at a member with a client certificate; its output, or the error it exited with. */
-async function etcdctl(
-  endpoint: string,
-  ca: string,
-  leaf: Leaf,
-  args: string[],
-): Promise<{ ok: boolean; out: string }> {
-  const bin = await binary('etcdctl', '3.6.16');
-  // The Pod IP dialled is not a name the members' certificates cover: the server check is skipped
-  // (the servers' leaves are checked by servedSerial); the member still checks the client's.
-  const tls = [`--cacert=${ca}`, `--cert=${leaf.cert}`, `--key=${leaf.key}`, '--insecure-skip-tls-verify'];
-  try {
-    const { stdout, stderr } = await exec(bin, [`--endpoints=${endpoint}`, '--dial-timeout=3s', ...tls, ...args], {
-      timeout: 20_000,
-    });
-    return { ok: true, out: stdout + stderr };
-  } catch (e) {
-    const err = e as { stdout?: string; stderr?: string; message: string };
-    return { ok: false, out: `${err.stdout ?? ''}${err.stderr ?? err.message}` };
-  }
-}
+/** `--cacert --cert --key` of a client certificate, checked against `ca`. The Pod IP dialled is not a
+ * name the members' certificates cover: the server check is skipped (servedSerial checks the
+ * servers' leaves); the member still checks the client's certificate. */
+const certArgs = (ca: string, leaf: Leaf): string[] => [
+  `--cacert=${ca}`,
+  `--cert=${leaf.cert}`,
+  `--key=${leaf.key}`,
+  '--insecure-skip-tls-verify',
+];
 
 describe.skipIf(!hasNode)('TLS: a CA change, rolled by the operator', () => {
   beforeAll(async () => {
@@ -171,13 +162,14 @@ describe.skipIf(!hasNode)('TLS: a CA change, rolled by the operator', () => {
       const newCAFile = path.join(dir, 'new-ca.crt');
       writeFileSync(newCAFile, newCA);
       const endpoint = `https://${[...(await demo.podIPs()).values()][0]}:2379`;
-      const refused = await etcdctl(endpoint, newCAFile, operatorLeaf(oldPki), ['get', 'before/0']);
+      const refused = await etcdctl(endpoint, [...certArgs(newCAFile, operatorLeaf(oldPki)), 'get', 'before/0']);
       console.log(`a client certificate of the old CA: ${refused.out.trim().split('\n').pop()}`);
       expect(refused.ok, refused.out).toBe(false);
       expect(refused.out).toMatch(
         /bad certificate|unknown certificate|certificate required|handshake|deadline exceeded/i,
       );
-      const served = await etcdctl(endpoint, newCAFile, operatorLeaf(newPki), [
+      const served = await etcdctl(endpoint, [
+        ...certArgs(newCAFile, operatorLeaf(newPki)),
         'get',
         '--print-value-only',
         'before/0',

@@ -8,25 +8,21 @@
  * puts keys through the client Service: no write fails, and the members serve the new
  * certificates afterwards, without a restart.
  */
-import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
 import type { EtcdClientTLS } from '../../effects/etcd/index.ts';
 import { startCertManager, type CertManager } from '../cluster/cert-manager/index.ts';
-import { binary } from '../cluster/controlplane/tools.ts';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
-import { servedSerial, serialOf } from './tls-cluster.ts';
+import { etcdctl, servedSerial, serialOf } from './tls-cluster.ts';
 import { applyManifest, getJson, kubectl } from './kube.ts';
 import { startManager, type ManagerProcess } from './manager-process.ts';
 import { Traffic } from './traffic.ts';
 
-const exec = promisify(execFile);
 const hasNode = inject('clusterHasNode');
 const ns = `tls-cm-${Date.now().toString(36)}`;
 const clusterIssuer = `selfsigned-${ns}`;
@@ -114,20 +110,6 @@ spec:
   writeFileSync(files.cert, tls.cert);
   writeFileSync(files.key, tls.key, { mode: 0o600 });
   return { files, tls };
-}
-
-/** etcdctl 3.6.16 against `endpoint`; its output, or the error it exited with. */
-async function etcdctl(endpoint: string, args: string[]): Promise<{ ok: boolean; out: string }> {
-  const bin = await binary('etcdctl', '3.6.16');
-  try {
-    const { stdout, stderr } = await exec(bin, [`--endpoints=${endpoint}`, '--dial-timeout=3s', ...args], {
-      timeout: 20_000,
-    });
-    return { ok: true, out: stdout + stderr };
-  } catch (e) {
-    const err = e as { stdout?: string; stderr?: string; message: string };
-    return { ok: false, out: `${err.stdout ?? ''}${err.stderr ?? err.message}` };
-  }
 }
 
 /** `--cacert --cert --key` of a user certificate; the server check skipped (it does not cover Pod IPs). */

@@ -4,16 +4,21 @@
  * peers dial on the local cluster) and the operator's client certificate, as kubernetes.io/tls
  * Secrets named `<cluster>-client-tls`, `<cluster>-peer-tls` and `<cluster>-operator-tls`.
  */
+import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:tls';
+import { promisify } from 'node:util';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
 import type { EtcdClientTLS } from '../../effects/etcd/index.ts';
 import { LABEL, TRUST_ANNOTATION } from '../../effects/kubernetes/meta.ts';
+import { binary } from '../cluster/controlplane/tools.ts';
 import { credentialsOf, tlsSecret, type Leaf, type TestPki } from '../effects/etcd/test-pki.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import type { Clients, ClusterTLS, ClusterUnderTest } from './etcd-cluster.ts';
+
+const exec = promisify(execFile);
 
 /** What the Secrets give: the spec to create the cluster with, and how a test reaches it. */
 export interface ClusterSecrets {
@@ -186,4 +191,18 @@ export function servedSerial(host: string, port: number, creds: EtcdClientTLS): 
     });
     socket.once('error', reject);
   });
+}
+
+/** etcdctl 3.6.16 against `endpoint` (https with `--cacert --cert --key` in `args`): its output, or the error it exited with. */
+export async function etcdctl(endpoint: string, args: string[]): Promise<{ ok: boolean; out: string }> {
+  const bin = await binary('etcdctl', '3.6.16');
+  try {
+    const { stdout, stderr } = await exec(bin, [`--endpoints=${endpoint}`, '--dial-timeout=3s', ...args], {
+      timeout: 20_000,
+    });
+    return { ok: true, out: stdout + stderr };
+  } catch (e) {
+    const err = e as { stdout?: string; stderr?: string; message: string };
+    return { ok: false, out: `${err.stdout ?? ''}${err.stderr ?? err.message}` };
+  }
 }

@@ -7,21 +7,18 @@
  * Secret lacks ca.crt: no member is made, the cluster says which Secret and key, and it starts
  * once the Secret is fixed.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
-import { binary } from '../cluster/controlplane/tools.ts';
 import { credentialsOf, TestPki, tlsSecret, type Leaf } from '../effects/etcd/test-pki.ts';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
+import { etcdctl } from './tls-cluster.ts';
 import { startManager, type ManagerProcess } from './manager-process.ts';
 import { createSnapshot, snapshotFinished } from './s3-server.ts';
 
-const exec = promisify(execFile);
 const hasNode = inject('clusterHasNode');
 const ns = `tls-${Date.now().toString(36)}`;
 const KEYS = 20;
@@ -58,20 +55,6 @@ const tlsSpec = (name: string): EtcdCluster['spec']['tls'] => ({
   client: { secretRef: { name: `${name}-client-tls` }, operatorSecretRef: { name: `${name}-operator-tls` } },
   peer: { secretRef: { name: `${name}-peer-tls` } },
 });
-
-/** etcdctl 3.6.16 against `endpoint`; its output, or the error it exited with. */
-async function etcdctl(endpoint: string, args: string[]): Promise<{ ok: boolean; out: string }> {
-  const bin = await binary('etcdctl', '3.6.16');
-  try {
-    const { stdout, stderr } = await exec(bin, [`--endpoints=${endpoint}`, '--dial-timeout=3s', ...args], {
-      timeout: 20_000,
-    });
-    return { ok: true, out: stdout + stderr };
-  } catch (e) {
-    const err = e as { stdout?: string; stderr?: string; message: string };
-    return { ok: false, out: `${err.stdout ?? ''}${err.stderr ?? err.message}` };
-  }
-}
 
 /** The Pod IP of a member. */
 async function podIP(name: string): Promise<string> {
