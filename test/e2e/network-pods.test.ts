@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { podNetworkMode, startNetwork } from '../cluster/network/index.ts';
+import { startNetwork } from '../cluster/network/index.ts';
 import type { LocalNetwork } from '../cluster/network/index.ts';
 import { PodNetns } from '../cluster/network/podNetns.ts';
 
@@ -152,90 +152,87 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-describe.runIf(process.getuid?.() === 0 && podNetworkMode() === 'netns')(
-  'the network of Pods given an address by the test',
-  () => {
-    it('a Pod is named by its dashed address once it has one, and by hostname.subdomain once its headless Service exists', async () => {
-      await fakePod('etcd-0', '10.244.253.1', { app: 'names' }, { hostname: 'etcd-0', subdomain: 'etcd' });
-      const before = await hostsWith(`10.244.253.1\t10-244-253-1.${ns}.pod`);
-      expect(before).not.toContain(`etcd-0.etcd.${ns}.svc`);
-      await core.createNamespacedService({
-        namespace: ns,
-        body: {
-          metadata: { name: 'etcd' },
-          spec: { clusterIP: 'None', selector: { app: 'names' }, ports: [{ port: 2380 }] },
-        },
-      });
-      await hostsWith(`etcd-0.etcd.${ns}.svc`);
-      expect(await resolveInPod(`etcd-0.etcd.${ns}.svc.cluster.local`)).toBe('10.244.253.1');
+describe.runIf(process.getuid?.() === 0)('the network of Pods given an address by the test', () => {
+  it('a Pod is named by its dashed address once it has one, and by hostname.subdomain once its headless Service exists', async () => {
+    await fakePod('etcd-0', '10.244.253.1', { app: 'names' }, { hostname: 'etcd-0', subdomain: 'etcd' });
+    const before = await hostsWith(`10.244.253.1\t10-244-253-1.${ns}.pod`);
+    expect(before).not.toContain(`etcd-0.etcd.${ns}.svc`);
+    await core.createNamespacedService({
+      namespace: ns,
+      body: {
+        metadata: { name: 'etcd' },
+        spec: { clusterIP: 'None', selector: { app: 'names' }, ports: [{ port: 2380 }] },
+      },
     });
+    await hostsWith(`etcd-0.etcd.${ns}.svc`);
+    expect(await resolveInPod(`etcd-0.etcd.${ns}.svc.cluster.local`)).toBe('10.244.253.1');
+  });
 
-    it('a ClusterIP Service carries TCP connections from the host and from a Pod to its Pods, and its name resolves to it', async () => {
-      const web = await podProcess('10.244.253.2', 8080);
-      const client = await podProcess('10.244.253.3', 8080);
-      await fakePod(
-        'web',
-        '10.244.253.2',
-        { app: 'web' },
-        { containers: [{ name: 'main', image: 'none', ports: [{ name: 'http', containerPort: 8080 }] }] },
-      );
-      const svc = await core.createNamespacedService({
-        namespace: ns,
-        body: {
-          metadata: { name: 'web' },
-          spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 'http' }] },
-        },
-      });
-      const clusterIP = svc.spec?.clusterIP ?? '';
-      const reply = await until(async () => {
-        const r = await dialFromHost(clusterIP, 80);
-        return r.startsWith('ok') ? r : undefined;
-      });
-      expect(reply).toBe('ok hi from 10.244.253.2');
-      expect(await client.dial(clusterIP, 80)).toBe('ok hi from 10.244.253.2');
-      // Hairpin: the Pod behind the Service reaches itself through it.
-      expect(await web.dial(clusterIP, 80)).toBe('ok hi from 10.244.253.2');
-      await hostsWith(`web.${ns}.svc`);
-      expect(await resolveInPod(`web.${ns}.svc.cluster.local`)).toBe(clusterIP);
-      expect(network.serviceAddresses()).toContain(`${clusterIP}:80`);
+  it('a ClusterIP Service carries TCP connections from the host and from a Pod to its Pods, and its name resolves to it', async () => {
+    const web = await podProcess('10.244.253.2', 8080);
+    const client = await podProcess('10.244.253.3', 8080);
+    await fakePod(
+      'web',
+      '10.244.253.2',
+      { app: 'web' },
+      { containers: [{ name: 'main', image: 'none', ports: [{ name: 'http', containerPort: 8080 }] }] },
+    );
+    const svc = await core.createNamespacedService({
+      namespace: ns,
+      body: {
+        metadata: { name: 'web' },
+        spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 'http' }] },
+      },
     });
+    const clusterIP = svc.spec?.clusterIP ?? '';
+    const reply = await until(async () => {
+      const r = await dialFromHost(clusterIP, 80);
+      return r.startsWith('ok') ? r : undefined;
+    });
+    expect(reply).toBe('ok hi from 10.244.253.2');
+    expect(await client.dial(clusterIP, 80)).toBe('ok hi from 10.244.253.2');
+    // Hairpin: the Pod behind the Service reaches itself through it.
+    expect(await web.dial(clusterIP, 80)).toBe('ok hi from 10.244.253.2');
+    await hostsWith(`web.${ns}.svc`);
+    expect(await resolveInPod(`web.${ns}.svc.cluster.local`)).toBe(clusterIP);
+    expect(network.serviceAddresses()).toContain(`${clusterIP}:80`);
+  });
 
-    it('the kubernetes Service reaches the API server (from a Pod: pod-network.test.ts)', async () => {
-      const kc = new KubeConfig();
-      kc.loadFromFile(inject('kubeconfig'));
-      const kubernetes = await core.readNamespacedService({ name: 'kubernetes', namespace: 'default' });
-      const cluster = kc.getCurrentCluster();
-      kc.clusters = kc.clusters.map((c) =>
-        c === cluster ? { ...c, server: `https://${kubernetes.spec?.clusterIP}:443` } : c,
-      );
-      const version = await until(() => kc.makeApiClient(VersionApi).getCode());
-      expect(version.major).toBe('1');
-    });
+  it('the kubernetes Service reaches the API server (from a Pod: pod-network.test.ts)', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(inject('kubeconfig'));
+    const kubernetes = await core.readNamespacedService({ name: 'kubernetes', namespace: 'default' });
+    const cluster = kc.getCurrentCluster();
+    kc.clusters = kc.clusters.map((c) =>
+      c === cluster ? { ...c, server: `https://${kubernetes.spec?.clusterIP}:443` } : c,
+    );
+    const version = await until(() => kc.makeApiClient(VersionApi).getCode());
+    expect(version.major).toBe('1');
+  });
 
-    it('a ClusterIP with no ready Pod behind it refuses at once rather than leaving the machine', async () => {
-      const svc = await core.createNamespacedService({
-        namespace: ns,
-        body: { metadata: { name: 'empty' }, spec: { selector: { app: 'nobody' }, ports: [{ port: 80 }] } },
-      });
-      await network.synced();
-      expect(await dialFromHost(svc.spec?.clusterIP ?? '', 80)).toBe('fail ECONNREFUSED');
+  it('a ClusterIP with no ready Pod behind it refuses at once rather than leaving the machine', async () => {
+    const svc = await core.createNamespacedService({
+      namespace: ns,
+      body: { metadata: { name: 'empty' }, spec: { selector: { app: 'nobody' }, ports: [{ port: 80 }] } },
     });
+    await network.synced();
+    expect(await dialFromHost(svc.spec?.clusterIP ?? '', 80)).toBe('fail ECONNREFUSED');
+  });
 
-    it('isolate() cuts a Pod off another Pod both ways but not off the host or itself, and heal() restores it', async () => {
-      await fakePod('iso-a', '10.244.253.11', { app: 'iso' });
-      await fakePod('iso-b', '10.244.253.12', { app: 'iso' });
-      const a = await podProcess('10.244.253.11', 7000);
-      const b = await podProcess('10.244.253.12', 7000);
-      expect(await a.dial('10.244.253.12', 7000)).toBe('ok hi from 10.244.253.12');
-      await network.isolate('10.244.253.11');
-      expect(await a.dial('10.244.253.12', 7000)).toBe('fail timeout');
-      expect(await b.dial('10.244.253.11', 7000)).toBe('fail timeout');
-      expect(await a.dial('127.0.0.1', 7000)).toBe('ok hi from 10.244.253.11');
-      expect(await a.dial('10.244.253.11', 7000)).toBe('ok hi from 10.244.253.11');
-      expect(await dialFromHost('10.244.253.11', 7000)).toBe('ok hi from 10.244.253.11');
-      await network.heal('10.244.253.11');
-      expect(await a.dial('10.244.253.12', 7000)).toBe('ok hi from 10.244.253.12');
-      expect(await b.dial('10.244.253.11', 7000)).toBe('ok hi from 10.244.253.11');
-    });
-  },
-);
+  it('isolate() cuts a Pod off another Pod both ways but not off the host or itself, and heal() restores it', async () => {
+    await fakePod('iso-a', '10.244.253.11', { app: 'iso' });
+    await fakePod('iso-b', '10.244.253.12', { app: 'iso' });
+    const a = await podProcess('10.244.253.11', 7000);
+    const b = await podProcess('10.244.253.12', 7000);
+    expect(await a.dial('10.244.253.12', 7000)).toBe('ok hi from 10.244.253.12');
+    await network.isolate('10.244.253.11');
+    expect(await a.dial('10.244.253.12', 7000)).toBe('fail timeout');
+    expect(await b.dial('10.244.253.11', 7000)).toBe('fail timeout');
+    expect(await a.dial('127.0.0.1', 7000)).toBe('ok hi from 10.244.253.11');
+    expect(await a.dial('10.244.253.11', 7000)).toBe('ok hi from 10.244.253.11');
+    expect(await dialFromHost('10.244.253.11', 7000)).toBe('ok hi from 10.244.253.11');
+    await network.heal('10.244.253.11');
+    expect(await a.dial('10.244.253.12', 7000)).toBe('ok hi from 10.244.253.12');
+    expect(await b.dial('10.244.253.11', 7000)).toBe('ok hi from 10.244.253.11');
+  });
+});

@@ -5,7 +5,6 @@
  */
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { podNetworkMode } from '../cluster/network/index.ts';
 import type { LocalNode } from '../cluster/node/index.ts';
 import { etcdPod, isReady, podGone, podWhen, until } from '../cluster/node/testing.ts';
 import { setUpNode, startTestNode, tearDownNode } from './node-fixture.ts';
@@ -48,8 +47,8 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
     const pod = await podWhen(core, ns, 'keep', isReady);
     console.log(`etcd Pod with a claim: create -> Ready in ${Date.now() - created} ms`);
     const ip = pod.status!.podIP!;
-    // Its own address on the Pod network's bridge (a loopback one in the loopback mode).
-    expect(ip).toMatch(podNetworkMode() === 'netns' ? /^10\.244\.\d+\.\d+$/ : /^127\.10\.\d+\.\d+$/);
+    // Its own address on the Pod network's bridge.
+    expect(ip).toMatch(/^10\.244\.\d+\.\d+$/);
     expect(pod.status).toMatchObject({ phase: 'Running', hostIP: '127.0.0.1', podIPs: [{ ip }] });
     expect(await etcdctl('keep', ip, 'put', 'greeting', 'hello')).toMatchObject({ code: 0 });
 

@@ -9,7 +9,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { kubeconfigArgs } from '../cluster/controlplane/kubectl.ts';
-import { podNetworkMode } from '../cluster/network/index.ts';
 import { createNamespace, deleteNamespace, isReady, podWhen, until } from '../cluster/node/testing.ts';
 import { applyManifest, kubectl } from './kube.ts';
 
@@ -113,49 +112,47 @@ async function portForward(pod: string, port: number): Promise<{ child: ChildPro
   return { child, local: Number(local) };
 }
 
-describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode') && podNetworkMode() === 'netns')(
-  'a network namespace per Pod',
-  () => {
-    const pods: Record<string, V1Pod> = {};
+describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('a network namespace per Pod', () => {
+  const pods: Record<string, V1Pod> = {};
 
-    beforeAll(async () => {
-      const kc = new KubeConfig();
-      kc.loadFromFile(inject('kubeconfig'));
-      core = kc.makeApiClient(CoreV1Api);
-      await createNamespace(core, ns);
-      await applyManifest(manifest());
-      for (const name of ['etcd-a', 'etcd-b', 'web']) pods[name] = await podWhen(core, ns, name, isReady);
+  beforeAll(async () => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(inject('kubeconfig'));
+    core = kc.makeApiClient(CoreV1Api);
+    await createNamespace(core, ns);
+    await applyManifest(manifest());
+    for (const name of ['etcd-a', 'etcd-b', 'web']) pods[name] = await podWhen(core, ns, name, isReady);
+  });
+
+  afterAll(async () => {
+    if (core) await deleteNamespace(core, ns);
+  });
+
+  it('two etcd Pods and another program all listen on 0.0.0.0:2379, each at its own Pod IP, reached from the host', async () => {
+    const ips = Object.values(pods).map((p) => p.status?.podIP ?? '');
+    expect(new Set(ips).size).toBe(3);
+    expect(ips.every((ip) => ip.startsWith('10.244.'))).toBe(true);
+    const [a, b] = await Promise.all(
+      ['etcd-a', 'etcd-b'].map((n) => memberID(`http://${pods[n]!.status!.podIP}:2379`)),
+    );
+    expect(a).not.toBe(b);
+    const web = await fetch(`http://${pods.web!.status!.podIP}:2379/`);
+    expect(await web.text()).toBe('web on 0.0.0.0\n');
+  });
+
+  it('a ClusterIP Service reaches each of its Pods, from the host by its ClusterIP and from a Pod by its name', async () => {
+    const svc = await core.readNamespacedService({ name: 'pn-etcd', namespace: ns });
+    const clusterIP = svc.spec?.clusterIP ?? '';
+    const expected = new Set(
+      await Promise.all(['etcd-a', 'etcd-b'].map((n) => memberID(`http://${pods[n]!.status!.podIP}:2379`))),
+    );
+    const fromHost = await until(async () => {
+      const seen = new Set<string>();
+      for (let i = 0; i < 6; i++) seen.add(await memberID(`http://${clusterIP}:2379`));
+      return seen.size === 2 ? seen : undefined;
     });
-
-    afterAll(async () => {
-      if (core) await deleteNamespace(core, ns);
-    });
-
-    it('two etcd Pods and another program all listen on 0.0.0.0:2379, each at its own Pod IP, reached from the host', async () => {
-      const ips = Object.values(pods).map((p) => p.status?.podIP ?? '');
-      expect(new Set(ips).size).toBe(3);
-      expect(ips.every((ip) => ip.startsWith('10.244.'))).toBe(true);
-      const [a, b] = await Promise.all(
-        ['etcd-a', 'etcd-b'].map((n) => memberID(`http://${pods[n]!.status!.podIP}:2379`)),
-      );
-      expect(a).not.toBe(b);
-      const web = await fetch(`http://${pods.web!.status!.podIP}:2379/`);
-      expect(await web.text()).toBe('web on 0.0.0.0\n');
-    });
-
-    it('a ClusterIP Service reaches each of its Pods, from the host by its ClusterIP and from a Pod by its name', async () => {
-      const svc = await core.readNamespacedService({ name: 'pn-etcd', namespace: ns });
-      const clusterIP = svc.spec?.clusterIP ?? '';
-      const expected = new Set(
-        await Promise.all(['etcd-a', 'etcd-b'].map((n) => memberID(`http://${pods[n]!.status!.podIP}:2379`))),
-      );
-      const fromHost = await until(async () => {
-        const seen = new Set<string>();
-        for (let i = 0; i < 6; i++) seen.add(await memberID(`http://${clusterIP}:2379`));
-        return seen.size === 2 ? seen : undefined;
-      });
-      expect(fromHost).toEqual(expected);
-      const fromPod = await inWeb(`(async () => {
+    expect(fromHost).toEqual(expected);
+    const fromPod = await inWeb(`(async () => {
         const seen = new Set();
         for (let i = 0; i < 6; i++) {
           const r = await fetch('http://pn-etcd.${ns}.svc:2379/v3/maintenance/status', { method: 'POST', body: '{}', headers: { connection: 'close' } });
@@ -163,21 +160,21 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode') && podNetwor
         }
         console.log([...seen].sort().join(' '));
       })()`);
-      expect(fromPod).toBe([...expected].sort().join(' '));
-    });
+    expect(fromPod).toBe([...expected].sort().join(' '));
+  });
 
-    it("a headless Service's names resolve in a Pod to the Pods it selects", async () => {
-      const r = await kubectl(['exec', '-n', ns, 'web', '--', 'getent', 'ahostsv4', `pn-peers.${ns}.svc`], {
-        check: true,
-      });
-      const found = new Set(r.stdout.split('\n').flatMap((l) => (l ? [l.split(/\s+/)[0]] : [])));
-      expect(found).toEqual(new Set([pods['etcd-a']!.status!.podIP, pods['etcd-b']!.status!.podIP]));
-      const own = await kubectl(['exec', '-n', ns, 'web', '--', 'getent', 'ahostsv4', `etcd-b.pn-peers.${ns}.svc`]);
-      expect(own.stdout.split(/\s+/)[0]).toBe(pods['etcd-b']!.status!.podIP);
+  it("a headless Service's names resolve in a Pod to the Pods it selects", async () => {
+    const r = await kubectl(['exec', '-n', ns, 'web', '--', 'getent', 'ahostsv4', `pn-peers.${ns}.svc`], {
+      check: true,
     });
+    const found = new Set(r.stdout.split('\n').flatMap((l) => (l ? [l.split(/\s+/)[0]] : [])));
+    expect(found).toEqual(new Set([pods['etcd-a']!.status!.podIP, pods['etcd-b']!.status!.podIP]));
+    const own = await kubectl(['exec', '-n', ns, 'web', '--', 'getent', 'ahostsv4', `etcd-b.pn-peers.${ns}.svc`]);
+    expect(own.stdout.split(/\s+/)[0]).toBe(pods['etcd-b']!.status!.podIP);
+  });
 
-    it('a Pod reaches the API server through the kubernetes Service, its certificate valid for that address', async () => {
-      const out = await inWeb(`
+  it('a Pod reaches the API server through the kubernetes Service, its certificate valid for that address', async () => {
+    const out = await inWeb(`
         const fs = require('node:fs');
         const dir = '/var/run/secrets/kubernetes.io/serviceaccount';
         const host = process.env.KUBERNETES_SERVICE_HOST, port = process.env.KUBERNETES_SERVICE_PORT;
@@ -185,29 +182,28 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode') && podNetwor
           headers: { authorization: 'Bearer ' + fs.readFileSync(dir + '/token', 'utf8') } }, (r) => {
           let body = ''; r.on('data', (d) => (body += d)); r.on('end', () => console.log(host, r.statusCode, JSON.parse(body).major));
         }).on('error', (e) => console.log('error', e.message));`);
-      const kubernetes = await core.readNamespacedService({ name: 'kubernetes', namespace: 'default' });
-      expect(out).toBe(`${kubernetes.spec?.clusterIP} 200 1`);
-    });
+    const kubernetes = await core.readNamespacedService({ name: 'kubernetes', namespace: 'default' });
+    expect(out).toBe(`${kubernetes.spec?.clusterIP} 200 1`);
+  });
 
-    it('each Pod has its own loopback: port-forward reaches a program bound to 127.0.0.1 in its Pod', async () => {
-      const inside = await kubectl([
-        'exec',
-        '-n',
-        ns,
-        'etcd-a',
-        '--',
-        process.execPath,
-        '-e',
-        "fetch('http://127.0.0.1:2379/version').then((r) => r.json()).then((v) => console.log(v.etcdserver))",
-      ]);
-      expect(inside.stdout.trim()).toBe('3.6.16');
-      const pf = await portForward('web', 8080);
-      try {
-        const r = await fetch(`http://127.0.0.1:${pf.local}/`, { headers: { connection: 'close' } });
-        expect(await r.text()).toBe('web on its loopback\n');
-      } finally {
-        pf.child.kill();
-      }
-    });
-  },
-);
+  it('each Pod has its own loopback: port-forward reaches a program bound to 127.0.0.1 in its Pod', async () => {
+    const inside = await kubectl([
+      'exec',
+      '-n',
+      ns,
+      'etcd-a',
+      '--',
+      process.execPath,
+      '-e',
+      "fetch('http://127.0.0.1:2379/version').then((r) => r.json()).then((v) => console.log(v.etcdserver))",
+    ]);
+    expect(inside.stdout.trim()).toBe('3.6.16');
+    const pf = await portForward('web', 8080);
+    try {
+      const r = await fetch(`http://127.0.0.1:${pf.local}/`, { headers: { connection: 'close' } });
+      expect(await r.text()).toBe('web on its loopback\n');
+    } finally {
+      pf.child.kill();
+    }
+  });
+});

@@ -32,9 +32,7 @@ export function apiserverArgs(opts: ApiserverOptions): string[] {
     '--advertise-address=127.0.0.1',
     '--endpoint-reconciler-type=none',
     // Pods reach the API server through the `kubernetes` Service: the network part DNATs its
-    // ClusterIP (in the certificate's SANs) to this loopback address. In the older loopback
-    // mode ClusterIPs are loopback addresses the network part listens on (the API server
-    // accepts it; only Endpoints/EndpointSlices refuse loopback IPs).
+    // ClusterIP (in the certificate's SANs) to this loopback address.
     `--service-cluster-ip-range=${opts.serviceRange.cidr}`,
     `--tls-cert-file=${pki.apiserverCert}`,
     `--tls-private-key-file=${pki.apiserverKey}`,

@@ -40,7 +40,7 @@ export class ToolError extends Error {
   }
 }
 
-/** Every loopback range for Service ClusterIPs is taken by other local clusters on this machine. */
+/** The dir's cluster has its Services in a range the Pod network cannot serve. */
 export class NoServiceRangeError extends Error {
   override readonly name = 'NoServiceRangeError';
   readonly code = 'ERR_NO_SERVICE_RANGE';

@@ -1,7 +1,7 @@
 /**
- * Measures a Service's two shapes side by side and prints JSON: nftables DNAT (what the network
- * does with a network namespace per Pod) and the userspace proxy (the loopback mode), against a
- * direct connection to the Pod. A benchmark, not a test; needs root, starts no cluster:
+ * Measures a Service's DNAT (nftables, what the network does for every ClusterIP) against a
+ * direct connection to the Pod and prints JSON. A benchmark, not a test; needs root, starts no
+ * cluster:
  *
  *   node test/cluster/network/bench.ts [connections] [round trips]
  *
@@ -16,14 +16,12 @@ import { BRIDGE_TABLE } from './bridge.ts';
 import { ip, links } from './ip.ts';
 import { nft } from './nft.ts';
 import { PodNetns } from './podNetns.ts';
-import { ServiceProxy } from './proxy.ts';
 import { removeServiceRules, renderServiceRules } from './serviceRules.ts';
 
 const connections = Number(process.argv[2] ?? 2000);
 const roundTrips = Number(process.argv[3] ?? 5000);
 const POD = { ip: '10.244.252.1', port: 7000 };
 const CLUSTER_IP = { ip: '10.96.255.250', port: 80 };
-const PROXY = { ip: '127.253.255.250', port: 8000 };
 const TABLE = `${TABLE_PREFIX}svc_bench`;
 
 /** One byte there and back on a new connection. */
@@ -85,24 +83,17 @@ const echo = `require('node:net').createServer((s) => { s.setNoDelay(true); s.pi
 const server = spawn('nsenter', [`--net=${netns}`, '--', process.execPath, '-e', echo], {
   stdio: ['ignore', 'pipe', 'inherit'],
 });
-const proxy = new ServiceProxy(
-  () => undefined,
-  () => false,
-);
 try {
   await new Promise((r) => server.stdout.once('data', r));
   await nft(renderServiceRules(TABLE, [{ service: 'bench', ...CLUSTER_IP, targets: [POD] }]));
-  await proxy.apply([{ service: 'bench', ...PROXY, targets: [POD] }]);
   const result = {
     connections,
     roundTrips,
     direct: await measure(POD.ip, POD.port),
     dnat: await measure(CLUSTER_IP.ip, CLUSTER_IP.port),
-    userspaceProxy: await measure(PROXY.ip, PROXY.port),
   };
   console.log(JSON.stringify(result, null, 2));
 } finally {
-  await proxy.close();
   server.kill('SIGKILL');
   await nft(removeServiceRules(TABLE)).catch(() => undefined);
   await pods.detach(uid);

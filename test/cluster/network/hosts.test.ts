@@ -24,12 +24,7 @@ function service(name: string, clusterIP: string, publishNotReady = false): V1Se
   };
 }
 
-const render = (pods: V1Pod[], services: V1Service[]): string =>
-  renderHosts({
-    pods,
-    services,
-    serviceAddress: (s) => (s.spec?.clusterIP === 'None' ? undefined : s.spec?.clusterIP),
-  });
+const render = (pods: V1Pod[], services: V1Service[]): string => renderHosts({ pods, services });
 
 describe('hosts file', () => {
   it('starts with localhost and names every Pod by its dashed address', () => {
@@ -62,10 +57,12 @@ describe('hosts file', () => {
     expect(text).toContain('127.1.0.6\tetcd.db.svc etcd.db.svc.cluster.local');
   });
 
-  it('maps a ClusterIP Service to the address the proxy serves it on', () => {
-    expect(render([], [service('etcd-client', '127.96.0.20')])).toContain(
-      '127.96.0.20\tetcd-client.db.svc etcd-client.db.svc.cluster.local',
+  it('maps a ClusterIP Service to its ClusterIP, and an ExternalName Service to nothing', () => {
+    expect(render([], [service('etcd-client', '10.96.0.20')])).toContain(
+      '10.96.0.20\tetcd-client.db.svc etcd-client.db.svc.cluster.local',
     );
+    const external: V1Service = { metadata: { name: 'far', namespace: 'db' }, spec: { type: 'ExternalName' } };
+    expect(render([], [external])).not.toContain('far.db.svc');
   });
 
   it('drops a Pod without an address or one that has finished', () => {

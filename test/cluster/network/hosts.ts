@@ -5,7 +5,7 @@
  */
 import { open, readFile } from 'node:fs/promises';
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
-import { byName, endpointPods, isHeadless, isRunning } from './selection.ts';
+import { byName, clusterAddress, endpointPods, isHeadless, isRunning } from './selection.ts';
 
 const HEADER = ['127.0.0.1\tlocalhost', '::1\tlocalhost ip6-localhost ip6-loopback'];
 
@@ -13,8 +13,6 @@ const HEADER = ['127.0.0.1\tlocalhost', '::1\tlocalhost ip6-localhost ip6-loopba
 export interface HostsInput {
   readonly pods: readonly V1Pod[];
   readonly services: readonly V1Service[];
-  /** The loopback address the proxy serves a Service on, if any. */
-  readonly serviceAddress: (service: V1Service) => string | undefined;
 }
 
 /** Both names Kubernetes DNS gives a name under a namespace: `x.ns.kind` and `x.ns.kind.cluster.local`. */
@@ -36,7 +34,7 @@ export function renderHosts(input: HostsInput): string {
     const ns = service.metadata?.namespace ?? 'default';
     const name = service.metadata?.name ?? '';
     if (!isHeadless(service)) {
-      const address = input.serviceAddress(service);
+      const address = clusterAddress(service);
       if (address) lines.push(`${address}\t${names(name, ns, 'svc').join(' ')}`);
       continue;
     }

@@ -56,21 +56,6 @@ export class NetnsIsolation {
     return isolation;
   }
 
-  /** Whether this address is cut off now. */
-  isIsolated(ip: string): boolean {
-    return this.#isolated.has(ip);
-  }
-
-  /** Nothing to follow: the rules name addresses only. */
-  update(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  /** No cgroup is needed: a Pod's own namespace tells its packets apart. */
-  cgroupFor(): Promise<string | undefined> {
-    return Promise.resolve(undefined);
-  }
-
   /** Cuts every packet between this address and other Pods; resolves once the rules are loaded. */
   async isolate(ip: string): Promise<void> {
     await ensureNft(this.#log);

@@ -1,17 +1,8 @@
 /**
  * The shape of the Pod network on this machine: one Linux bridge with the gateway address,
  * each Pod in its own network namespace behind a veth, Services as nftables DNAT. Nothing here
- * is routed off the machine. LOCALCLUSTER_POD_NETWORK=loopback selects the older shape (every
- * Pod on a loopback address of the host's namespace, Services through a userspace proxy).
+ * is routed off the machine.
  */
-
-/** How Pods are connected: their own network namespace (default) or a loopback address of the host's. */
-export type PodNetworkMode = 'netns' | 'loopback';
-
-/** The mode every part of the local cluster uses, from LOCALCLUSTER_POD_NETWORK. */
-export function podNetworkMode(): PodNetworkMode {
-  return process.env.LOCALCLUSTER_POD_NETWORK === 'loopback' ? 'loopback' : 'netns';
-}
 
 /** The bridge every Pod's veth is a port of (at most 15 characters, as the kernel wants). */
 export const BRIDGE = 'eo-pods0';

@@ -1,7 +1,6 @@
 import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { routes } from './routes.ts';
-import { ServiceAddresses } from './serviceAddresses.ts';
 
 const apiServer = { ip: '127.0.0.1', port: 6443 };
 
@@ -15,7 +14,7 @@ function pod(name: string, ip: string, ready = true): V1Pod {
 
 const svc = (targetPort: number | string | undefined): V1Service => ({
   metadata: { name: 'etcd-client', namespace: 'db', uid: 'u1' },
-  spec: { clusterIP: '127.96.0.9', selector: { app: 'etcd' }, ports: [{ port: 80, targetPort }] },
+  spec: { clusterIP: '10.96.0.9', selector: { app: 'etcd' }, ports: [{ port: 80, targetPort }] },
 });
 
 const input = (services: V1Service[], pods: V1Pod[], slices: V1EndpointSlice[] = []) => ({
@@ -23,7 +22,6 @@ const input = (services: V1Service[], pods: V1Pod[], slices: V1EndpointSlice[] =
   pods,
   slices,
   apiServer,
-  serviceAddress: (s: V1Service) => s.spec?.clusterIP,
 });
 
 describe('service routes', () => {
@@ -31,7 +29,7 @@ describe('service routes', () => {
     const [route] = routes(input([svc('client')], [pod('a', '127.1.0.1'), pod('b', '127.1.0.2', false)]));
     expect(route).toEqual({
       service: 'db/etcd-client:80',
-      ip: '127.96.0.9',
+      ip: '10.96.0.9',
       port: 80,
       targets: [{ ip: '127.1.0.1', port: 2379 }],
     });
@@ -47,7 +45,7 @@ describe('service routes', () => {
   it('sends default/kubernetes to the API server', () => {
     const kubernetes: V1Service = {
       metadata: { name: 'kubernetes', namespace: 'default' },
-      spec: { clusterIP: '127.96.0.1', ports: [{ name: 'https', port: 443 }] },
+      spec: { clusterIP: '10.96.0.1', ports: [{ name: 'https', port: 443 }] },
     };
     expect(routes(input([kubernetes], []))[0]?.targets).toEqual([apiServer]);
   });
@@ -55,7 +53,7 @@ describe('service routes', () => {
   it('reads a Service without a selector from its EndpointSlices, skipping not-ready endpoints', () => {
     const manual: V1Service = {
       metadata: { name: 'm', namespace: 'db' },
-      spec: { clusterIP: '127.96.0.3', ports: [{ name: 'x', port: 1 }] },
+      spec: { clusterIP: '10.96.0.3', ports: [{ name: 'x', port: 1 }] },
     };
     const slice: V1EndpointSlice = {
       addressType: 'IPv4',
@@ -65,21 +63,12 @@ describe('service routes', () => {
     };
     expect(routes(input([manual], [], [slice]))[0]?.targets).toEqual([{ ip: '127.1.0.7', port: 9000 }]);
   });
-});
 
-describe('service addresses', () => {
-  it('keeps a loopback ClusterIP and gives any other Service its own loopback address, stable while it lives', () => {
-    const loop: V1Service = { metadata: { uid: 'a' }, spec: { clusterIP: '127.96.0.4' } };
-    const far: V1Service = { metadata: { uid: 'b' }, spec: { clusterIP: '10.0.0.4' } };
-    const headless: V1Service = { metadata: { uid: 'c' }, spec: { clusterIP: 'None' } };
-    const addresses = new ServiceAddresses();
-    addresses.update([loop, far, headless]);
-    expect(addresses.get(loop)).toBe('127.96.0.4');
-    expect(addresses.get(far)).toBe('127.253.0.1');
-    expect(addresses.get(headless)).toBeUndefined();
-    const other: V1Service = { metadata: { uid: 'd' }, spec: { clusterIP: '10.0.0.5' } };
-    addresses.update([far, other]);
-    expect(addresses.get(far)).toBe('127.253.0.1');
-    expect(addresses.get(other)).toBe('127.253.0.2');
+  it('gives a headless Service no route', () => {
+    const headless: V1Service = {
+      metadata: { name: 'etcd', namespace: 'db' },
+      spec: { clusterIP: 'None', selector: { app: 'etcd' }, ports: [{ port: 2379 }] },
+    };
+    expect(routes(input([headless], [pod('a', '10.244.0.5')]))).toEqual([]);
   });
 });

@@ -1,18 +1,18 @@
 /**
- * Where the proxy sends each Service port: the Pods the Service selects (what the EndpointSlice
- * controller would list, read from Pods directly since slices refuse loopback addresses), the
- * EndpointSlices of a Service without a selector, and the API server for `default/kubernetes`.
+ * Where each Service port is DNATed to: the Pods the Service selects (what the EndpointSlice
+ * controller would list, read from Pods directly), the EndpointSlices of a Service without a
+ * selector, and the API server for `default/kubernetes`.
  */
 import type { V1EndpointSlice, V1Pod, V1Service, V1ServicePort } from '@kubernetes/client-node';
-import { byName, endpointPods } from './selection.ts';
+import { byName, clusterAddress, endpointPods } from './selection.ts';
 
-/** An address and port the proxy connects to. */
+/** An address and port connections are DNATed to. */
 export interface Target {
   readonly ip: string;
   readonly port: number;
 }
 
-/** One listening address of the proxy and where its connections go. */
+/** One ClusterIP and port, and where its connections go. */
 export interface Route {
   /** `namespace/name:port`, for logs. */
   readonly service: string;
@@ -26,16 +26,15 @@ export interface RoutesInput {
   readonly services: readonly V1Service[];
   readonly pods: readonly V1Pod[];
   readonly slices: readonly V1EndpointSlice[];
-  readonly serviceAddress: (service: V1Service) => string | undefined;
   /** host and port of the API server, the backend of `default/kubernetes`. */
   readonly apiServer: Target;
 }
 
-/** Every TCP route of every Service that has a proxy address. */
+/** Every TCP route of every Service that has a ClusterIP. */
 export function routes(input: RoutesInput): Route[] {
   const out: Route[] = [];
   for (const service of [...input.services].sort(byName)) {
-    const ip = input.serviceAddress(service);
+    const ip = clusterAddress(service);
     if (!ip) continue;
     const ns = service.metadata?.namespace ?? '';
     const name = service.metadata?.name ?? '';

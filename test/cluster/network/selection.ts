@@ -21,6 +21,13 @@ export function isHeadless(service: V1Service): boolean {
   return service.spec?.clusterIP === 'None';
 }
 
+/** The ClusterIP a Service is reached at (DNATed to its Pods); none when headless or ExternalName. */
+export function clusterAddress(service: V1Service): string | undefined {
+  const ip = service.spec?.clusterIP;
+  if (!ip || isHeadless(service) || service.spec?.type === 'ExternalName') return undefined;
+  return ip;
+}
+
 /** Whether the Service's selector picks this Pod (a Service without a selector picks none). */
 export function selects(service: V1Service, pod: V1Pod): boolean {
   const selector = service.spec?.selector;

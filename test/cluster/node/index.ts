@@ -1,6 +1,6 @@
 /**
  * The process node of the local cluster: registers a Node and runs the Pods kube-scheduler
- * binds to it as local processes, each Pod with its own loopback address and each container
+ * binds to it as local processes, each Pod in its own network namespace and each container
  * in its own mount namespace. See docs/local-node.md.
  */
 import { execFile } from 'node:child_process';
@@ -8,7 +8,6 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CoreV1Api, KubeConfig, makeInformer, type V1Pod } from '@kubernetes/client-node';
 import { PodNetns } from '../network/podNetns.ts';
-import { podNetworkMode } from '../network/podNetwork.ts';
 import type { NodeAgent, NodeOptions } from '../types.ts';
 import { AddressPool } from './addresses.ts';
 import { kubeletBackoff } from './backoff.ts';
@@ -85,15 +84,14 @@ export async function startNode(opts: LocalNodeOptions): Promise<LocalNode> {
   const podsDir = join(dir, 'pods');
   mkdirSync(podsDir, { recursive: true });
   await unmountLeftovers(podsDir);
-  const netns = podNetworkMode() === 'netns' ? new PodNetns(name, log) : undefined;
-  await netns?.removeLeftovers();
+  const netns = new PodNetns(name, log);
+  await netns.removeLeftovers();
   if (!existsSync(opts.hostsFile)) writeFileSync(opts.hostsFile, '127.0.0.1 localhost\n');
 
   const kc = new KubeConfig();
   kc.loadFromFile(opts.kubeconfigPath);
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new NodeError('ERR_CONFIG', `${opts.kubeconfigPath} has no current cluster`);
-  const server = new URL(cluster.server);
   const caData = cluster.caData
     ? Buffer.from(cluster.caData, 'base64').toString()
     : cluster.caFile
@@ -138,26 +136,25 @@ export async function startNode(opts: LocalNodeOptions): Promise<LocalNode> {
       const ip = p?.status?.podIP;
       if (!p || !ip) return 'pod does not exist';
       const uid = p.metadata?.uid ?? '';
-      if (netns && !p.spec?.hostNetwork)
-        return { name: pod, uid, addresses: [ip], netns: `/run/netns/${netns.name(uid)}` };
+      if (!p.spec?.hostNetwork) return { name: pod, uid, addresses: [ip], netns: `/run/netns/${netns.name(uid)}` };
       return { name: pod, uid, addresses: ip === hostIP ? [ip] : [ip, hostIP] };
     },
   });
   const stopHeartbeat = await registerNode(kc, core, name, hostIP, kubelet.port, log, opts.labels);
   const informer = makeInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces());
   // In their own network namespaces Pods reach the API server as in a cluster: its Service.
-  const api = netns ? await kubernetesService(core) : undefined;
+  const api = await kubernetesService(core);
   const ctx = {
     core,
     nodeName: name,
     hostIP,
-    apiHost: api?.host ?? server.hostname,
-    apiPort: api?.port ?? (server.port || '443'),
+    apiHost: api.host,
+    apiPort: api.port,
     caData,
     hostsFile: opts.hostsFile,
     podsDir,
     addresses: new AddressPool(dir, name, (ip, uid) => podIPInUse(informer.list(), ip, uid)),
-    ...(netns ? { netns } : {}),
+    netns,
     backoff: kubeletBackoff,
     lookup: keyLookup(core),
     event: eventRecorder(core, name, 'kubelet', log),

@@ -28,8 +28,8 @@ export interface PodWorkerContext {
   readonly hostsFile: string;
   readonly podsDir: string;
   readonly addresses: AddressPool;
-  /** Makes each Pod's network namespace; absent in the loopback mode (Pods share the host's). */
-  readonly netns?: PodNetns;
+  /** Makes each Pod's network namespace. */
+  readonly netns: PodNetns;
   readonly backoff: BackoffOptions;
   readonly lookup: KeyLookup;
   readonly event: RecordEvent;
@@ -275,14 +275,14 @@ export class PodWorker {
     this.#abort.abort();
     await Promise.all(this.#runners.map((r) => r.stop(graceMs)));
     await this.#volumes?.close();
-    if (await this.#sandbox) await this.#ctx.netns?.detach(this.pod.metadata!.uid!);
+    if (await this.#sandbox) await this.#ctx.netns.detach(this.pod.metadata!.uid!);
     this.#ctx.addresses.release(this.pod.metadata!.uid!);
   }
 
   /** The Pod's network namespace, tried again every second until made (a kubelet retries a failed sandbox). */
   async #makeSandbox(): Promise<string | undefined> {
     const netns = this.#ctx.netns;
-    if (!netns || this.pod.spec?.hostNetwork) return undefined;
+    if (this.pod.spec?.hostNetwork) return undefined;
     const signal = this.#abort.signal;
     while (!signal.aborted) {
       try {

@@ -20,13 +20,14 @@ export interface ForwardTarget {
   readonly name: string;
   readonly uid: string;
   /**
-   * Addresses tried in order from the host: the Pod's IP, then (in the loopback mode, where
-   * Pods share the machine's network) 127.0.0.1.
+   * Addresses tried in order from the host: the Pod's IP, then (for a Pod on the host's
+   * network) the host's address.
    */
   readonly addresses: readonly string[];
   /**
-   * The Pod's network namespace: when its IP refuses, 127.0.0.1 is dialled inside it, as a
-   * kubelet does, so a program bound to "localhost" in its Pod is reached.
+   * The Pod's network namespace (none for a Pod on the host's network): when its IP refuses,
+   * 127.0.0.1 is dialled inside it, as a kubelet does, so a program bound to "localhost" in its
+   * Pod is reached.
    */
   readonly netns?: string;
 }
