@@ -37,7 +37,7 @@ describe('node: Secret volumes written as the kubelet writes them (..data swappe
     expect(statSync(join(dir, 'tls.crt')).mode & 0o777).toBe(0o644);
   });
 
-  it('writes nothing when the payload is the same; a new version replaces the old directory', () => {
+  it('writes nothing when the payload is the same; a new version replaces the old, whose directory goes at the next write', () => {
     const dir = join(root, 'versions');
     writeAtomically(dir, secret(1));
     const first = readlinkSync(join(dir, '..data'));
@@ -45,8 +45,13 @@ describe('node: Secret volumes written as the kubelet writes them (..data swappe
     expect(readlinkSync(join(dir, '..data'))).toBe(first);
     expect(writeAtomically(dir, secret(2))).toBe(true);
     expect(readFileSync(join(dir, 'tls.crt'), 'utf8')).toMatch(/^cert 2\n/);
+    const second = readlinkSync(join(dir, '..data'));
+    expect(readdirSync(dir).sort()).toEqual(['..data', first, second, 'tls.crt', 'tls.key'].sort());
+    expect(writeAtomically(dir, secret(3))).toBe(true);
     expect(existsSync(join(dir, first))).toBe(false);
-    expect(readdirSync(dir).sort()).toEqual(['..data', readlinkSync(join(dir, '..data')), 'tls.crt', 'tls.key'].sort());
+    expect(readdirSync(dir).sort()).toEqual(
+      ['..data', second, readlinkSync(join(dir, '..data')), 'tls.crt', 'tls.key'].sort(),
+    );
   });
 
   it('a key gone from the Secret is gone from the volume; a nested path is reached through its top directory', () => {

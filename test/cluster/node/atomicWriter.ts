@@ -2,7 +2,7 @@
  * The kubelet's AtomicWriter (pkg/volume/util/atomic_writer.go) for Secret, ConfigMap,
  * projected and downward API volumes: a payload is written into a fresh timestamped directory,
  * the `..data` symlink is swapped to it with one rename, and each visible name is a symlink
- * through `..data`. A reader sees the whole old payload or the whole new one, never tls.crt of
+ * through `..data`. Unlike the kubelet, the previous version's directory stays until the next write. A reader sees the whole old payload or the whole new one, never tls.crt of
  * one Secret version beside tls.key of another.
  */
 import {
@@ -91,9 +91,14 @@ export function writeAtomically(dir: string, payload: Payload, group?: number): 
     if (st) rmSync(link, { recursive: true, force: true }); // a file the node wrote before it wrote this way
     symlinkSync(join(DATA, name), link);
   }
-  // Names the payload no longer has, and the previous version's directory.
-  for (const name of readdirSync(dir))
-    if ((!name.startsWith('..') && !visible.has(name)) || (name === old && old !== stamp))
+  // Names the payload no longer has, and every version's directory but this one and the one
+  // before. The kubelet removes the one before at once; a reader that had resolved `..data` to it
+  // and not yet opened its file then fails (seen under load). Kept until the next write, a reader
+  // misses a file only if it stalls across a whole write.
+  for (const name of readdirSync(dir)) {
+    const version = name.startsWith('..') && name !== DATA && name !== DATA_TMP;
+    if ((!name.startsWith('..') && !visible.has(name)) || (version && name !== stamp && name !== old))
       rmSync(join(dir, name), { recursive: true, force: true });
+  }
   return true;
 }
