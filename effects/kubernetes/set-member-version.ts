@@ -38,7 +38,7 @@ export const setMemberVersion: IntentHandler<'setMemberVersion', SetMemberVersio
     } catch (err) {
       throw apiError(ERR.SET_MEMBER_VERSION, `setting EtcdMember ${params.member} to etcd ${params.version}`, err);
     }
-    ctx.log.info(spec, `member ${params.member} set to restart on this etcd version and CA digest`);
+    ctx.log.info({ member: params.member, ...spec }, 'member set to a new etcd version');
     return {};
   },
   async recover(params, ctx): Promise<Recovered<SetMemberVersionResult>> {
