@@ -119,7 +119,9 @@ describe('maintenance handlers against a real etcd 3.6.16', { timeout: 120_000 }
     const { compacted, freed } = await c.recover();
     expect(compacted.revision).toBeGreaterThan(written);
     expect(compacted.dbSize).toBeGreaterThan(QUOTA * 0.9);
-    expect(compacted.dbSizeInUse).toBeLessThan(2 * MiB);
+    // What compaction freed is measured after defragmenting: the in-use size compact reports
+    // can trail the member's next backend commit on a loaded machine (16.3 MB seen once in a full
+    // run; the cluster machine's second pass is for that), the defragmented size does not.
     expect(freed.map((f) => f.member)).toEqual(c.names);
     for (const f of freed) expect(f.after, `${f.member} after`).toBeLessThan(2 * MiB);
     // Compacting again: the history already starts at this revision, and nothing fails.
@@ -140,8 +142,9 @@ describe('maintenance handlers against a real etcd 3.6.16', { timeout: 120_000 }
     const client = c.client();
     const written = await fill(client, (i) => `live/${i}`);
     const { compacted, freed } = await c.recover();
-    // Every key is live: the space in use stays over the limit, whatever defragmenting does.
-    expect(compacted.dbSizeInUse).toBeGreaterThan(LIMIT);
+    // Every key is live: the space in use stays over the limit, whatever defragmenting does (read
+    // from the defragmented sizes: compact's in-use report can trail a backend commit under load).
+    expect(compacted.revision).toBeGreaterThan(0);
     for (const f of freed) expect(f.after).toBeGreaterThan(LIMIT);
     await expect(disarmAlarm.run({ quotaBytes: QUOTA, limitBytes: LIMIT }, c.local.ctx())).rejects.toMatchObject({
       code: 'ERR_SPACE_NOT_FREED',
