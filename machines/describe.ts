@@ -82,17 +82,17 @@ function upgradeMessage(sub: string, c: ClusterContext): string {
     u.position === 1 && c.upgradeSnapshotWanted !== true
       ? ' (no snapshot first: spec.upgrade.snapshot is not set)'
       : '';
-  const head =
-    u.from === to
-      ? `restarting ${u.member} (${u.position} of ${u.total}) to trust the CA certificates now in the cluster's Secrets (ca.crt changed)`
-      : `upgrading ${u.member} (${u.position} of ${u.total}) from ${u.from} to ${to}${u.newTrust ? ', trusting the CA certificates now in its Secrets' : ''}${without}`;
+  // Only the CAs change: the member restarts on the version it runs.
+  const caOnly = u.from === to;
+  const head = caOnly
+    ? `restarting ${u.member} (${u.position} of ${u.total}) to trust the CA certificates now in the cluster's Secrets (ca.crt changed)`
+    : `upgrading ${u.member} (${u.position} of ${u.total}) from ${u.from} to ${to}${u.newTrust ? ', trusting the CA certificates now in its Secrets' : ''}${without}`;
   if (sub.startsWith('awaitingHealth'))
     return `${head}: waiting until every voter is healthy and in sync before its Pod stops`;
   if (sub.startsWith('movingLeader') || sub.startsWith('awaitingLeader'))
     return `${head}: moving leadership to another voter before its Pod stops`;
-  if (sub.startsWith('settingVersion'))
-    return `${head}: setting the EtcdMember's ${u.from === to ? 'spec.trust' : 'version'}`;
-  return `${head}: waiting for it to restart ${u.from === to ? 'with them' : 'on the new version'}, answer and catch up with the leader`;
+  if (sub.startsWith('settingVersion')) return `${head}: setting the EtcdMember's ${caOnly ? 'spec.trust' : 'version'}`;
+  return `${head}: waiting for it to restart ${caOnly ? 'with them' : 'on the new version'}, answer and catch up with the leader`;
 }
 
 /** What the budget step sets: how many member Pods an eviction (a node drain) must leave running. */

@@ -7,7 +7,7 @@
  */
 import type { EtcdCluster } from '../api/v1alpha1/index.ts';
 import { tlsSources } from '../effects/kubernetes/index.ts';
-import { trustDigest } from '../effects/kubernetes/trust.ts';
+import { clusterTrustDigest } from '../effects/kubernetes/trust.ts';
 import { SecretReads } from './operator-certificates.ts';
 
 interface Entry {
@@ -35,18 +35,14 @@ export class ClusterTrust extends SecretReads {
     const before = this.#entries.get(uid);
     if (before && this.fresh(before.readAt, before.digest !== null, now)) return before.digest ?? undefined;
     const namespace = cluster.metadata.namespace ?? '';
-    const caOf = async (secret: string | undefined): Promise<Buffer | null | undefined> => {
-      if (secret === undefined) return undefined;
-      const ca = (await this.read(namespace, secret))?.data?.['ca.crt'];
-      return ca ? Buffer.from(ca, 'base64') : null;
-    };
+    const cas = new Map<string, Buffer>();
     let digest: string | null;
     try {
-      const [clientCA, peerCA] = await Promise.all([caOf(client?.secret), caOf(peer?.secret)]);
-      digest =
-        clientCA === null || peerCA === null
-          ? null
-          : trustDigest({ ...(clientCA ? { client: clientCA } : {}), ...(peerCA ? { peer: peerCA } : {}) });
+      for (const source of [client, peer]) {
+        const ca = source && (await this.read(namespace, source.secret))?.data?.['ca.crt'];
+        if (source && ca) cas.set(source.secret, Buffer.from(ca, 'base64'));
+      }
+      digest = clusterTrustDigest(cluster, (secret) => cas.get(secret));
     } catch {
       return before?.digest ?? undefined;
     }

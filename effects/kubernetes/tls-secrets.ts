@@ -13,7 +13,7 @@ import { callOptions, readOrNull } from './_util.ts';
 import { memberHost } from './build-services.ts';
 import type { KubeClients, KubeContext } from './context.ts';
 import { authEnabled, tlsSources, type TLSSecretSource } from './tls-sources.ts';
-import { trustDigest } from './trust.ts';
+import { clusterTrustDigest } from './trust.ts';
 
 /** An extended key usage etcd needs of a certificate. */
 export type KeyUsage = 'serverAuth' | 'clientAuth';
@@ -172,8 +172,5 @@ export async function requireMemberTLS(
   }
   if (problems.length > 0)
     throw new EffectError(ERR.TLS_SECRET, `member ${member} cannot be started: ${problems.join('; ')}`);
-  const { client, peer } = tlsSources(cluster);
-  const clientCA = client && cas.get(client.secret);
-  const peerCA = peer && cas.get(peer.secret);
-  return trustDigest({ ...(clientCA ? { client: clientCA } : {}), ...(peerCA ? { peer: peerCA } : {}) }) ?? undefined;
+  return clusterTrustDigest(cluster, (secret) => cas.get(secret)) ?? undefined;
 }

@@ -8,6 +8,8 @@
  * written again (re-encoded, reordered, another line ending) roll nothing.
  */
 import { createHash, X509Certificate } from 'node:crypto';
+import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
+import { tlsSources } from './tls-sources.ts';
 
 const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
 
@@ -31,8 +33,8 @@ export function bundleFingerprints(pem: Buffer | string): string[] | null {
  * wrong one, which would restart every member for nothing.
  */
 export function trustDigest(bundles: {
-  readonly client?: Buffer | string;
-  readonly peer?: Buffer | string;
+  readonly client?: Buffer | string | undefined;
+  readonly peer?: Buffer | string | undefined;
 }): string | null {
   const parts: string[] = [];
   for (const plane of ['client', 'peer'] as const) {
@@ -44,4 +46,20 @@ export function trustDigest(bundles: {
   }
   if (parts.length === 0) return null;
   return createHash('sha256').update(parts.join(';')).digest('hex').slice(0, 16);
+}
+
+/**
+ * The digest of `cluster`'s client and peer Secrets, their ca.crt looked up by Secret name; null
+ * without TLS, or when a Secret the cluster names has no ca.crt (yet): a plane left out would be
+ * another, wrong digest.
+ */
+export function clusterTrustDigest(
+  cluster: Pick<EtcdCluster, 'metadata' | 'spec'>,
+  caOf: (secret: string) => Buffer | undefined,
+): string | null {
+  const { client, peer } = tlsSources(cluster);
+  const clientCA = client && caOf(client.secret);
+  const peerCA = peer && caOf(peer.secret);
+  if ((client && !clientCA) || (peer && !peerCA)) return null;
+  return trustDigest({ client: clientCA, peer: peerCA });
 }
