@@ -158,11 +158,19 @@ describe.skipIf(!hasNode)('manager: maintenance', () => {
         });
         expect(alarm).toMatchObject({ reason: 'NoSpace' });
         expect(alarm.message).toContain('the database reached its quota of 16 MiB (spec.options.quotaBackendBytes)');
-        const events = await kube.core.listNamespacedEvent({
-          namespace: ns,
-          fieldSelector: 'involvedObject.name=full,involvedObject.kind=EtcdCluster',
-        });
-        expect(events.items.find((e) => e.reason === 'RecoveringSpace')).toMatchObject({
+        // The Event is written after the step's status, so it may trail the condition a little.
+        const recovering = await until(
+          'a RecoveringSpace Event',
+          async () =>
+            (
+              await kube.core.listNamespacedEvent({
+                namespace: ns,
+                fieldSelector: 'involvedObject.name=full,involvedObject.kind=EtcdCluster',
+              })
+            ).items.find((e) => e.reason === 'RecoveringSpace'),
+          30_000,
+        );
+        expect(recovering).toMatchObject({
           type: 'Warning',
           message: expect.stringContaining('quota of 16 MiB') as string,
         });

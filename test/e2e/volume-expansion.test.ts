@@ -161,7 +161,13 @@ describe.skipIf(!hasNode)('manager: volume expansion', () => {
       const c = await fixed.get();
       expect(c.status?.observed?.step).toBe('VolumesRefused');
       expect(c.status?.conditions?.find((x) => x.type === 'Available')?.status).toBe('True');
-      expect((await events('fixed', 'VolumesRefused'))[0]?.type).toBe('Warning');
+      // The Event is written after the step's status, so it may trail the condition a little.
+      const warning = await until(
+        'a VolumesRefused Event',
+        async () => (await events('fixed', 'VolumesRefused'))[0],
+        30_000,
+      );
+      expect(warning.type).toBe('Warning');
       expect(await claims('fixed')).toEqual([{ name: 'data-fixed-0', requested: '64Mi', capacity: '64Mi' }]);
 
       // The class allows it now; a new size is tried at once (the refused one after 5 minutes).
