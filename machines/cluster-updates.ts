@@ -242,12 +242,13 @@ export const certificatesParams = ({ context: c }: Ctx): EnsureCertificatesParam
 /** enableAuth for this cluster. */
 export const authParams = ({ context: c }: Ctx): EnableAuthParams => ({ cluster: c.cluster.name });
 
-/** setDormant for every member. */
+/** setDormant for every member; waking, with the CA digest the cluster knows now. */
 export const dormantParams =
   (dormant: boolean) =>
   ({ context: c }: Ctx): SetDormantParams => ({
     members: c.members.filter((m) => !m.deleting).map((m) => m.name),
     dormant,
+    ...(!dormant && c.target?.trust !== undefined ? { trust: c.target.trust } : {}),
   });
 
 /** setDisruptionBudget: the budget the cluster wants now. */

@@ -133,6 +133,11 @@ export interface CreateUpgradeSnapshotParams {
 export interface SetDormantParams {
   readonly members: readonly string[];
   readonly dormant: boolean;
+  /**
+   * Waking: the CA digest their Pods are to start with, set in the same patch, so CAs changed
+   * while the cluster was parked cost no roll after it wakes. Absent without TLS, and parking.
+   */
+  readonly trust?: string;
 }
 
 /**

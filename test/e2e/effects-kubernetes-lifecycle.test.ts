@@ -62,7 +62,7 @@ describe('Kubernetes handlers take members away', () => {
     expect(await h.deleteMember.recover({ member: 'life-9' }, ctx())).toEqual({ done: true, result: {} });
   });
 
-  it('setDormant twice marks the members once, skips missing ones, and recover agrees', async () => {
+  it('setDormant twice marks the members once, skips missing ones, and recover agrees; waking sets the CA digest too', async () => {
     const p = { members: ['life-0', 'life-1', 'life-9'], dormant: true };
     expect(await h.setDormant.recover(p, ctx())).toEqual({ done: false });
     expect(await h.setDormant.run(p, ctx())).toEqual({ members: ['life-0', 'life-1'] });
@@ -70,8 +70,16 @@ describe('Kubernetes handlers take members away', () => {
     expect(await h.setDormant.run(p, ctx())).toEqual({ members: ['life-0', 'life-1'] });
     expect((await readMember('life-0')).metadata.resourceVersion).toBe(rv);
     expect(await h.setDormant.recover(p, ctx())).toEqual({ done: true, result: { members: ['life-0', 'life-1'] } });
-    await h.setDormant.run({ members: ['life-0', 'life-1'], dormant: false }, ctx());
-    expect((await readMember('life-1')).spec.dormant).toBe(false);
+    // Waking with a CA digest sets both; recover reads both; a run with nothing to change writes nothing.
+    const wake = { members: ['life-0', 'life-1'], dormant: false, trust: '0123456789abcdef' };
+    expect(await h.setDormant.recover(wake, ctx())).toEqual({ done: false });
+    await h.setDormant.run(wake, ctx());
+    const woken = await readMember('life-1');
+    expect(woken.spec).toMatchObject({ dormant: false, trust: '0123456789abcdef' });
+    expect(await h.setDormant.recover(wake, ctx())).toEqual({ done: true, result: { members: ['life-0', 'life-1'] } });
+    expect(await h.setDormant.recover({ ...wake, trust: 'fedcba9876543210' }, ctx())).toEqual({ done: false });
+    expect(await h.setDormant.run({ members: ['life-1'], dormant: false }, ctx())).toEqual({ members: ['life-1'] });
+    expect((await readMember('life-1')).metadata.resourceVersion).toBe(woken.metadata.resourceVersion);
   });
 
   it('setMemberVersion sets one member to a new etcd version once; a member that is gone is refused for good', async () => {

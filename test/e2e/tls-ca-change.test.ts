@@ -7,6 +7,7 @@
  * the new CA alone, and the operator rolls again. A writer through the client Service runs the
  * whole time (its certificate moved to the new CA before step 3, as the docs say): no write fails.
  * In the end a client certificate from the old CA is refused and one from the new CA is served.
+ * Then the cluster is parked, its CAs change while nothing runs, and it wakes onto them: no roll.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -48,6 +49,12 @@ const podUIDs = async (): Promise<string[]> =>
     .filter((p) => !p.metadata?.deletionTimestamp)
     .map((p) => p.metadata?.uid ?? '')
     .sort();
+
+/** The Events of the roll steps that restart a member onto new CAs. */
+const restartsForCAs = async (): Promise<string[]> =>
+  (await kube.core.listNamespacedEvent({ namespace: ns })).items
+    .map((e) => e.message ?? '')
+    .filter((m) => m.includes('to trust the CA certificates'));
 
 /** Runs `during` under a writer with `creds`; rethrows what it threw after reporting the traffic. */
 async function underTraffic(what: string, creds: EtcdClientTLS, during: () => Promise<void>): Promise<TrafficReport> {
@@ -178,8 +185,53 @@ describe.skipIf(!hasNode)('TLS: a CA change, rolled by the operator', () => {
       const now = new ClusterUnderTest(kube, ns, 'demo', { client: newClient, serverName, peer: true });
       await now.verify(3);
       expect(await now.readBack('before', KEYS)).toBe(KEYS);
-      const events = (await kube.core.listNamespacedEvent({ namespace: ns })).items.map((e) => e.message ?? '');
-      expect(events.some((m) => m.includes('to trust the CA certificates'))).toBe(true);
+      expect((await restartsForCAs()).length).toBeGreaterThan(0);
+    },
+  );
+
+  // Goes on from the cluster the test above left: on the new CA alone, leaves from it.
+  it(
+    'CAs changed while the cluster is parked: its members wake onto them, each Pod made once, and no roll follows',
+    { timeout: 600_000 },
+    async () => {
+      const oldCA = readFileSync(operatorLeaf(oldPki).ca, 'utf8');
+      const newCA = readFileSync(operatorLeaf(newPki).ca, 'utf8');
+      const parkedOn = (await demo.members())[0]?.spec.trust;
+      await demo.patchSpec({ replicas: 0 });
+      await demo.settled(0, 300_000);
+      expect(await podUIDs()).toEqual([]);
+      // A user adds the next CA while nothing runs; the manager reads a cluster's Secrets at most
+      // once a minute, so the wake comes after that minute: it is what the wake must start with.
+      await writeClusterCA(kube, ns, 'demo', newCA + oldCA);
+      await new Promise((r) => setTimeout(r, 65_000));
+      const rolls = (await restartsForCAs()).length;
+
+      // Every member Pod seen from the wake on (a roll would make each one again: six in all).
+      const seen = new Set<string>();
+      let watching = true;
+      const watch = (async () => {
+        while (watching) {
+          for (const uid of await podUIDs().catch(() => [])) seen.add(uid);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      })();
+      const began = Date.now();
+      let woken: string;
+      try {
+        await demo.patchSpec({ replicas: 3 });
+        woken = await trustRolled(demo, kube.core, parkedOn, 3, 300_000);
+      } finally {
+        watching = false;
+        await watch;
+      }
+      console.log(`woken onto the CAs changed while parked: ${Date.now() - began} ms, ${seen.size} Pods made`);
+      expect(seen.size, 'member Pods made from the wake on').toBe(3);
+      expect(await restartsForCAs()).toHaveLength(rolls);
+      expect((await demo.members()).map((m) => m.spec.trust)).toEqual([woken, woken, woken]);
+      const creds = credentialsOf(operatorLeaf(newPki));
+      const now = new ClusterUnderTest(kube, ns, 'demo', { client: creds, serverName, peer: true });
+      await now.verify(3);
+      expect(await now.readBack('before', KEYS)).toBe(KEYS);
     },
   );
 });

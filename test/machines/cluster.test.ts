@@ -1176,6 +1176,34 @@ describe('cluster machine: rolling upgrades', () => {
       );
     });
 
+    it('CAs changed while parked: waking sets the new digest in the same patch, and no roll follows', () => {
+      const d = trustingA();
+      const all = ['demo-0', 'demo-1', 'demo-2'];
+      const parked = (trust: string): ClusterEvent =>
+        members(range(3).map((n) => [n, 'dormant', { dormant: true, version: OLD, trust, podTrust: trust }]));
+      play(d, [
+        [
+          { ...trusting('a'), spec: { replicas: 0, version: OLD, trust: 'a' } } as ClusterEvent,
+          'parking.parkingMembers.running',
+          [{ type: 'setDormant', params: { members: all, dormant: true } }],
+        ],
+        [ok('setDormant'), 'parking.awaitingPark', []],
+        [parked('a'), 'updatingBudget.running', [budget(null)]],
+        [budgetSet(null), 'dormant', []],
+        // The CAs change while nothing runs: nothing to restart.
+        [{ ...trusting('b'), spec: { replicas: 0, version: OLD, trust: 'b' } } as ClusterEvent, 'dormant', []],
+        [
+          trusting('b'),
+          'waking.wakingMembers.running',
+          [{ type: 'setDormant', params: { members: all, dormant: false, trust: 'b' } }],
+        ],
+        [ok('setDormant'), 'waking.awaitingWake', []],
+        [trusts(['b', 'b', 'b']), 'observing', []],
+        [etcdAt([OLD, OLD, OLD], 0), 'updatingBudget.running', [budget(2)]],
+        [budgetSet(2), 'steady', []],
+      ]);
+    });
+
     it('the members it adds start with the CAs of the digest it knows', () => {
       const d = trustingA();
       play(d, [
