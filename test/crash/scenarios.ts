@@ -281,6 +281,30 @@ async function changeCA(cut: ClusterUnderTest, ctx: ActionContext): Promise<void
 }
 
 /**
+ * CAs changed while the cluster is parked (docs/security.md): 3 -> 0, ca.crt of its Secrets
+ * becomes a bundle of the old CA and a new one, and once the manager's minute between reads of
+ * the Secrets is over, 0 -> 3. The members wake with the bundle's digest, set in the patch that
+ * wakes them; the sweep kills the manager while it parks and wakes. Done when every member's Pod
+ * was made with the new digest and the cluster is settled.
+ */
+async function changeCAParked(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  const { pki } = ctx;
+  if (!pki) throw new Error('ca-change-parked: the scenario needs tls: true');
+  const from = (await cut.members())[0]?.spec.trust;
+  await scaleTo(0)(cut, ctx);
+  const next = await TestPki.create('etcd-operator-crash-new-ca-');
+  try {
+    const ca = (p: TestPki): string => readFileSync(path.join(p.dir, 'ca.crt'), 'utf8');
+    await writeClusterCA(clientsOf(ctx.kubeconfig), cut.namespace, cut.name, ca(pki) + ca(next));
+  } finally {
+    next.remove();
+  }
+  await new Promise((r) => setTimeout(r, 65_000));
+  await cut.scale(3);
+  await trustRolled(cut, ctx.core, from, 3, ctx.settleMs + 60_000);
+}
+
+/**
  * Kubernetes evicts a Pod from a NotReady or unreachable node after its toleration of that: 300 s
  * by default, 10 s for the node-loss scenario so that a run takes about a minute.
  */
@@ -346,6 +370,7 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   { name: 'renewal', before: 3, after: 4, tls: true, action: renewWhileGrowing },
   { name: 'ca-change', before: 3, after: 3, tls: true, action: changeCA, check: sameMembers },
+  { name: 'ca-change-parked', before: 3, after: 3, tls: true, action: changeCAParked, check: sameMembers },
   { name: 'scale-3-5', before: 3, after: 5, action: scaleTo(5) },
   { name: 'scale-5-3', before: 5, after: 3, action: scaleTo(3) },
   {
