@@ -266,15 +266,20 @@ async function renewWhileGrowing(cut: ClusterUnderTest, ctx: ActionContext): Pro
  * when every member's Pod was made again with the bundle's digest and the cluster is settled.
  */
 async function changeCA(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
-  const { pki } = ctx;
-  if (!pki) throw new Error('ca-change: the scenario needs tls: true');
   const from = (await cut.members())[0]?.spec.trust;
+  await writeCABundle(cut, ctx, 'ca-change');
+  // A roll begins at the manager's next read of the Secrets: a minute at most.
+  await trustRolled(cut, ctx.core, from, 3, ctx.settleMs + 60_000);
+}
+
+/** Writes ca.crt of the cluster's Secrets as a bundle of its CA and a new one, the leaves kept. */
+async function writeCABundle(cut: ClusterUnderTest, ctx: ActionContext, scenario: string): Promise<void> {
+  const { pki } = ctx;
+  if (!pki) throw new Error(`${scenario}: the scenario needs tls: true`);
   const next = await TestPki.create('etcd-operator-crash-new-ca-');
   try {
     const ca = (p: TestPki): string => readFileSync(path.join(p.dir, 'ca.crt'), 'utf8');
     await writeClusterCA(clientsOf(ctx.kubeconfig), cut.namespace, cut.name, ca(pki) + ca(next));
-    // A roll begins at the manager's next read of the Secrets: a minute at most.
-    await trustRolled(cut, ctx.core, from, 3, ctx.settleMs + 60_000);
   } finally {
     next.remove();
   }
@@ -288,17 +293,10 @@ async function changeCA(cut: ClusterUnderTest, ctx: ActionContext): Promise<void
  * was made with the new digest and the cluster is settled.
  */
 async function changeCAParked(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
-  const { pki } = ctx;
-  if (!pki) throw new Error('ca-change-parked: the scenario needs tls: true');
+  if (!ctx.pki) throw new Error('ca-change-parked: the scenario needs tls: true');
   const from = (await cut.members())[0]?.spec.trust;
   await scaleTo(0)(cut, ctx);
-  const next = await TestPki.create('etcd-operator-crash-new-ca-');
-  try {
-    const ca = (p: TestPki): string => readFileSync(path.join(p.dir, 'ca.crt'), 'utf8');
-    await writeClusterCA(clientsOf(ctx.kubeconfig), cut.namespace, cut.name, ca(pki) + ca(next));
-  } finally {
-    next.remove();
-  }
+  await writeCABundle(cut, ctx, 'ca-change-parked');
   await new Promise((r) => setTimeout(r, 65_000));
   await cut.scale(3);
   await trustRolled(cut, ctx.core, from, 3, ctx.settleMs + 60_000);

@@ -44,6 +44,8 @@ let demo: ClusterUnderTest;
 const serverName = `demo-client.${ns}.svc`;
 /** The operator's leaf a PKI issued for the cluster (createClusterSecrets' and renewClusterSecrets' naming). */
 const operatorLeaf = (pki: TestPki): Leaf => pki.leaf(`${ns}-demo-operator`);
+/** A PKI's CA certificate, PEM. */
+const caOf = (pki: TestPki): string => readFileSync(operatorLeaf(pki).ca, 'utf8');
 const podUIDs = async (): Promise<string[]> =>
   (await kube.core.listNamespacedPod({ namespace: ns, labelSelector: 'etcd-operator.dev/cluster=demo' })).items
     .filter((p) => !p.metadata?.deletionTimestamp)
@@ -116,8 +118,7 @@ describe.skipIf(!hasNode)('TLS: a CA change, rolled by the operator', () => {
     'bundle, new leaves, new CA alone: each member restarted once per CA change, one at a time, and no write failed',
     { timeout: 1_200_000 },
     async () => {
-      const oldCA = readFileSync(operatorLeaf(oldPki).ca, 'utf8');
-      const newCA = readFileSync(operatorLeaf(newPki).ca, 'utf8');
+      const [oldCA, newCA] = [caOf(oldPki), caOf(newPki)];
       const bundle = oldCA + newCA;
       const first = (await demo.members()).map((m) => m.spec.trust);
       expect(new Set(first).size, `members' spec.trust: ${first.join(', ')}`).toBe(1);
@@ -194,8 +195,7 @@ describe.skipIf(!hasNode)('TLS: a CA change, rolled by the operator', () => {
     'CAs changed while the cluster is parked: its members wake onto them, each Pod made once, and no roll follows',
     { timeout: 600_000 },
     async () => {
-      const oldCA = readFileSync(operatorLeaf(oldPki).ca, 'utf8');
-      const newCA = readFileSync(operatorLeaf(newPki).ca, 'utf8');
+      const [oldCA, newCA] = [caOf(oldPki), caOf(newPki)];
       const parkedOn = (await demo.members())[0]?.spec.trust;
       await demo.patchSpec({ replicas: 0 });
       await demo.settled(0, 300_000);
