@@ -1,5 +1,11 @@
-/** Prints one plain closing line, `vitest: N passed, N failed, N skipped`, that CI reads. */
+/**
+ * Prints the ten slowest test files (where the time goes, for whoever speeds the suite up next)
+ * and one plain closing line, `vitest: N passed, N failed, N skipped`, that CI reads.
+ */
 import type { Reporter, TestModule } from 'vitest/node';
+
+/** How many of the slowest files are listed. */
+const SLOWEST = 10;
 
 /** The closing-line reporter, used beside vitest's default one. */
 export default class SummaryReporter implements Reporter {
@@ -16,6 +22,18 @@ export default class SummaryReporter implements Reporter {
       if (m.state() === 'failed' && [...m.children.allTests()].length === 0) count.failed++;
     }
     count.failed += errors.length;
+    console.log(slowest(modules));
     console.log(`\nvitest: ${count.passed} passed, ${count.failed} failed, ${count.skipped} skipped`);
   }
+}
+
+/** The slowest files by the time their tests and hooks took, with their project. */
+function slowest(modules: ReadonlyArray<TestModule>): string {
+  const rows = modules
+    .map((m) => ({ file: m.relativeModuleId, project: m.project.name, ms: m.diagnostic().duration }))
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, SLOWEST);
+  const width = Math.max(0, ...rows.map((r) => r.file.length));
+  const lines = rows.map((r) => `  ${(r.ms / 1000).toFixed(1).padStart(7)} s  ${r.file.padEnd(width)}  ${r.project}`);
+  return `\nslowest files (tests and hooks):\n${lines.join('\n')}`;
 }

@@ -3,11 +3,13 @@ import net from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startKubeletServer, type KubeletServer } from './kubeletServer.ts';
 import type { StreamingBackend } from './kubeletStreaming.ts';
 import { ROOT } from './securityContext.ts';
 import { SpdyDecoder, SpdyEncoder, type SpdyFrame, type SpdyHeaders } from './spdyFrames.ts';
+
+const clients: Client[] = [];
 
 /**
  * The API server's side of the kubelet streaming API, as spdystream speaks it: an HTTP upgrade,
@@ -20,12 +22,17 @@ class Client {
   readonly reset = new Set<number>();
   readonly replied = new Set<number>();
   readonly closed: Promise<void>;
+  /** What went wrong reading frames while the client was still there (checked after each test). */
+  readonly errors: unknown[] = [];
   readonly #sock: tls.TLSSocket;
   readonly #enc = new SpdyEncoder();
   readonly #dec = new SpdyDecoder();
   #next = 1;
+  #gone = false;
+  #reading: Promise<void> = Promise.resolve();
 
   constructor(port: number, path: string, protocol: string | undefined) {
+    clients.push(this);
     this.#sock = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false });
     const headers = [
       'Connection: Upgrade',
@@ -33,12 +40,13 @@ class Client {
       ...(protocol ? [`X-Stream-Protocol-Version: ${protocol}`] : []),
     ];
     this.#sock.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers.join('\r\n')}\r\n\r\n`);
-    this.closed = new Promise((r) => this.#sock.once('close', () => r()));
+    // Closed once the socket is and every byte it brought is decoded (decoding is asynchronous).
+    this.closed = new Promise<void>((r) => this.#sock.once('close', () => r())).then(() => this.#reading);
     this.status = new Promise((resolve) => {
       let buf = Buffer.alloc(0);
       let upgraded = false;
       this.#sock.on('data', (chunk: Buffer) => {
-        if (upgraded) return void this.#frames(chunk);
+        if (upgraded) return this.#frames(chunk);
         buf = Buffer.concat([buf, chunk]);
         const end = buf.indexOf('\r\n\r\n');
         if (end < 0) return;
@@ -46,13 +54,21 @@ class Client {
         const code = Number(head.split(' ')[1]);
         upgraded = code === 101;
         resolve({ code, head: buf.toString() });
-        if (upgraded) void this.#frames(buf.subarray(end + 4));
+        if (upgraded) this.#frames(buf.subarray(end + 4));
       });
     });
   }
 
-  async #frames(chunk: Buffer): Promise<void> {
-    for (const f of await this.#dec.push(chunk)) this.#on(f);
+  /** Decodes in arrival order; once destroyed, bytes still in flight are dropped, as a closed client would. */
+  #frames(chunk: Buffer): void {
+    this.#reading = this.#reading
+      .then(async () => {
+        if (this.#gone) return;
+        for (const f of await this.#dec.push(chunk)) if (!this.#gone) this.#on(f);
+      })
+      .catch((err: unknown) => {
+        if (!this.#gone) this.errors.push(err);
+      });
   }
 
   #on(f: SpdyFrame): void {
@@ -81,6 +97,7 @@ class Client {
   }
 
   destroy(): void {
+    this.#gone = true;
     this.#sock.destroy();
     this.#enc.close();
     this.#dec.close();
@@ -121,6 +138,10 @@ describe.runIf(process.getuid?.() === 0)('kubelet streaming API (exec and port-f
     echo = net.createServer((s) => s.pipe(s));
     await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
     echoPort = (echo.address() as net.AddressInfo).port;
+  });
+  afterEach(() => {
+    // A frame the client could not decode is a failure of this test, not a stray rejection later.
+    for (const c of clients.splice(0)) expect(c.errors).toEqual([]);
   });
   afterAll(async () => {
     await server.close();

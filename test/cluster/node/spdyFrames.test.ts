@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { encodePlain, SPDY3_DICTIONARY, SpdyDecoder, SpdyEncoder, type SpdyFrame } from './spdyFrames.ts';
+import {
+  encodePlain,
+  parseHeaderBlock,
+  SPDY3_DICTIONARY,
+  SpdyClosedError,
+  SpdyDecoder,
+  SpdyEncoder,
+  type SpdyFrame,
+} from './spdyFrames.ts';
 
 // Written by moby/spdystream's framer (the one kube-apiserver and kubectl use): SYN_STREAM 1
 // {streamType: error}, SYN_STREAM 3 {streamType: data, port: 2379, requestID: 0} with FIN,
@@ -73,5 +81,31 @@ describe('SPDY/3.1 frames', () => {
 
   it('frames with a header block need the encoder, which keeps their order', () => {
     expect(() => encodePlain({ type: 'synReply', streamId: 1, fin: false, headers: {} })).toThrow(/SpdyEncoder/);
+  });
+
+  it('pushes that overlap (data events do not wait) give their frames in the order the bytes came', async () => {
+    const d = new SpdyDecoder();
+    const bytes = Buffer.from(fromGo, 'hex');
+    const parts = [bytes.subarray(0, 30), bytes.subarray(30, 61), bytes.subarray(61, 100), bytes.subarray(100)];
+    const got = (await Promise.all(parts.map((p) => d.push(p)))).flat();
+    d.close();
+    expect(got).toEqual(await decodeAll(bytes));
+  });
+
+  it('a header block still in flight when the connection closes fails as closed, not as a buffer error', async () => {
+    const enc = new SpdyEncoder();
+    const first = await enc.encode({ type: 'synReply', streamId: 1, fin: false, headers: { a: 'b' } });
+    const second = await enc.encode({ type: 'synReply', streamId: 3, fin: false, headers: { c: 'd' } });
+    enc.close();
+    const d = new SpdyDecoder();
+    const pending = [d.push(first), d.push(second)];
+    d.close();
+    for (const p of pending) await expect(p).rejects.toBeInstanceOf(SpdyClosedError);
+    await expect(d.push(first)).rejects.toMatchObject({ code: 'ERR_SPDY_CLOSED' });
+  });
+
+  it('a header block cut short is refused as truncated', () => {
+    expect(() => parseHeaderBlock(Buffer.alloc(0))).toThrow('SPDY header block is truncated');
+    expect(() => parseHeaderBlock(Buffer.from([0, 0, 0, 1, 0, 0]))).toThrow('SPDY header block is truncated');
   });
 });

@@ -58,26 +58,39 @@ export type SpdyFrame =
 const TYPE = { synStream: 1, synReply: 2, rstStream: 3, settings: 4, ping: 6, goAway: 7, headers: 8, windowUpdate: 9 };
 const VERSION = 3;
 
+/** A header block was given to a compression context already closed (its connection went away). */
+export class SpdyClosedError extends Error {
+  override readonly name = 'SpdyClosedError';
+  readonly code = 'ERR_SPDY_CLOSED';
+  constructor() {
+    super('the SPDY connection is closed: its header compression context is gone');
+  }
+}
+
 /** Runs a zlib stream one sync-flushed block at a time, in order, keeping its context across blocks. */
 class ZlibBlocks {
   readonly #z: zlib.Deflate | zlib.Inflate;
   #chain: Promise<unknown> = Promise.resolve();
+  #closed = false;
 
   constructor(z: zlib.Deflate | zlib.Inflate) {
     this.#z = z;
     z.on('error', () => undefined); // reported to the block that failed, below
   }
 
+  /** The block's output; rejects with SpdyClosedError once closed (a closed zlib stream flushes nothing). */
   run(input: Buffer): Promise<Buffer> {
     const z = this.#z;
     const done = this.#chain.then(
       () =>
         new Promise<Buffer>((resolve, reject) => {
+          if (this.#closed) return reject(new SpdyClosedError());
           const failed = (err: Error): void => reject(err);
           z.once('error', failed);
           z.write(input);
-          z.flush(zlib.constants.Z_SYNC_FLUSH, () => {
+          z.flush(zlib.constants.Z_SYNC_FLUSH, (err?: Error | null) => {
             z.off('error', failed);
+            if (err) return reject(err);
             const out: Buffer[] = [];
             for (let b = z.read() as Buffer | null; b; b = z.read() as Buffer | null) out.push(b);
             resolve(Buffer.concat(out));
@@ -89,6 +102,7 @@ class ZlibBlocks {
   }
 
   close(): void {
+    this.#closed = true;
     this.#z.close();
   }
 }
@@ -107,8 +121,10 @@ export function headerBlock(headers: SpdyHeaders): Buffer {
 /** Reads an uncompressed header block; names are lower-cased. */
 export function parseHeaderBlock(block: Buffer): Record<string, string> {
   const headers: Record<string, string> = {};
+  if (block.length < 4) throw new RangeError('SPDY header block is truncated');
   let pos = 4;
   const take = (): Buffer => {
+    if (block.length < pos + 4) throw new RangeError('SPDY header block is truncated');
     const len = block.readUInt32BE(pos);
     const out = block.subarray(pos + 4, pos + 4 + len);
     if (out.length !== len) throw new RangeError('SPDY header block is truncated');
@@ -196,8 +212,20 @@ export class SpdyDecoder {
   readonly #inflate = new ZlibBlocks(zlib.createInflate({ dictionary: SPDY3_DICTIONARY }));
   #buffered: Buffer = Buffer.alloc(0);
 
-  /** Takes the next bytes; resolves to the frames they complete, in order. */
-  async push(chunk: Buffer): Promise<SpdyFrame[]> {
+  #chain: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Takes the next bytes; resolves to the frames they complete, in order. Calls may overlap (a
+   * socket's 'data' events do not wait): each waits for the one before it, so frames come out in
+   * the order their bytes came in.
+   */
+  push(chunk: Buffer): Promise<SpdyFrame[]> {
+    const done = this.#chain.then(() => this.#take(chunk));
+    this.#chain = done.catch(() => undefined);
+    return done;
+  }
+
+  async #take(chunk: Buffer): Promise<SpdyFrame[]> {
     this.#buffered = this.#buffered.length ? Buffer.concat([this.#buffered, chunk]) : chunk;
     const frames: SpdyFrame[] = [];
     while (this.#buffered.length >= 8) {
