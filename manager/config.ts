@@ -20,6 +20,8 @@ export interface ManagerConfig {
   readonly logLevel: string;
   /** The longest wait between two etcd probes of a steady cluster that stays the same, ms. */
   readonly maxProbeIntervalMs: number;
+  /** How long a usable read of a cluster's Secrets (operator certificate, CAs) stands, ms. */
+  readonly secretReadIntervalMs: number;
   /** This manager's name: its Pod's, else host and pid. */
   readonly identity: string;
 }
@@ -41,6 +43,8 @@ export const MANAGER_USAGE = `usage: etcd-operator manager [flags]
   --log-level LEVEL        trace, debug, info, warn or error (default info)
   --max-probe-interval S   longest wait, in seconds, between two etcd probes of a steady cluster
                            that stays the same (default 120; 15 probes every 15 s)
+  --secret-read-interval S how often, in seconds, a cluster's TLS Secrets are read again for a new
+                           operator certificate or CA (default 60)
 `;
 
 /** A flag the manager does not understand, or a value it cannot use. */
@@ -77,6 +81,7 @@ export function parseManagerArgs(
     'agent-image',
     'log-level',
     'max-probe-interval',
+    'secret-read-interval',
   ];
   const flags = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
@@ -109,6 +114,9 @@ export function parseManagerArgs(
   const probeSeconds = Number(flags.get('max-probe-interval') ?? '120');
   if (!Number.isInteger(probeSeconds) || probeSeconds < 15)
     throw new ConfigError(`--max-probe-interval ${flags.get('max-probe-interval')}: want whole seconds, 15 or more`);
+  const secretSeconds = Number(flags.get('secret-read-interval') ?? '60');
+  if (!Number.isInteger(secretSeconds) || secretSeconds < 1)
+    throw new ConfigError(`--secret-read-interval ${flags.get('secret-read-interval')}: want whole seconds, 1 or more`);
 
   return {
     ...(flags.has('kubeconfig') ? { kubeconfig: flags.get('kubeconfig') } : {}),
@@ -124,6 +132,7 @@ export function parseManagerArgs(
     etcdAddress: address,
     logLevel: level,
     maxProbeIntervalMs: probeSeconds * 1000,
+    secretReadIntervalMs: secretSeconds * 1000,
     identity: env.POD_NAME ?? `${env.HOSTNAME ?? 'manager'}-${process.pid}`,
   };
 }

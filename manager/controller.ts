@@ -70,6 +70,8 @@ export interface ControllerOptions {
   readonly resyncMs?: number;
   /** The longest wait between two probes of a steady cluster that stays the same (default 120 s). */
   readonly maxResyncMs?: number;
+  /** How long a usable read of a cluster's TLS Secrets stands (default a minute). */
+  readonly secretReadMs?: number;
   readonly concurrency?: number;
   readonly now?: () => number;
 }
@@ -121,8 +123,9 @@ export class Controller {
     this.#kube = kubeClients(options.kubeConfig);
     const readSecret = (ns: string, name: string) =>
       getSecret(this.#kube, ns, name, AbortSignal.timeout(options.effectTimeoutMs ?? 30_000));
-    this.#certs = new OperatorCertificates(readSecret, { now: this.#now });
-    this.#trust = new ClusterTrust(readSecret, { now: this.#now });
+    const reads = { now: this.#now, ...(options.secretReadMs ? { maxAgeMs: options.secretReadMs } : {}) };
+    this.#certs = new OperatorCertificates(readSecret, reads);
+    this.#trust = new ClusterTrust(readSecret, reads);
     this.#etcd = new EtcdClients(
       etcdResolver(options.etcdAddress, {
         members: (ns, cluster) => this.#membersOf(ns, cluster),

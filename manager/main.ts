@@ -103,6 +103,7 @@ export async function runManager(argv: readonly string[], env: NodeJS.ProcessEnv
       identity: config.identity,
       agentImage: config.agentImage,
       maxResyncMs: config.maxProbeIntervalMs,
+      secretReadMs: config.secretReadIntervalMs,
     });
     // A signal while the caches fill (the API server may not answer) stops at once.
     const synced = controller

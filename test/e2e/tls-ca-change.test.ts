@@ -31,7 +31,9 @@ import { Traffic, type TrafficReport } from './traffic.ts';
 const hasNode = inject('clusterHasNode');
 const ns = `ca-change-${Date.now().toString(36)}`;
 const KEYS = 20;
-/** A roll: the manager's next read of the Secrets (a minute at most), then three restarts. */
+/** How often the manager reads the Secrets again (--secret-read-interval), seconds. */
+const SECRET_READ_S = 5;
+/** A roll: the manager's next read of the Secrets, then three restarts. */
 const ROLL_MS = 420_000;
 
 let kube: ReturnType<typeof clientsOf>;
@@ -100,7 +102,12 @@ describe.skipIf(!hasNode)('TLS: a CA change, rolled by the operator', () => {
     oldPki = await TestPki.create('etcd-operator-old-ca-');
     newPki = await TestPki.create('etcd-operator-new-ca-');
     const secrets = await createClusterSecrets(kube, oldPki, ns, 'demo');
-    manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
+    // The manager reads a cluster's Secrets again every SECRET_READ_S (a minute by default).
+    manager = await startManager({
+      kubeconfig: inject('kubeconfig'),
+      dir,
+      args: ['--namespace', ns, '--secret-read-interval', String(SECRET_READ_S)],
+    });
     demo = new ClusterUnderTest(kube, ns, 'demo', secrets.reach);
     await demo.create({ replicas: 3, tls: secrets.spec });
     await demo.settled(3);
@@ -201,9 +208,9 @@ describe.skipIf(!hasNode)('TLS: a CA change, rolled by the operator', () => {
       await demo.settled(0, 300_000);
       expect(await podUIDs()).toEqual([]);
       // A user adds the next CA while nothing runs; the manager reads a cluster's Secrets at most
-      // once a minute, so the wake comes after that minute: it is what the wake must start with.
+      // once per interval, so the wake comes after it: it is what the wake must start with.
       await writeClusterCA(kube, ns, 'demo', newCA + oldCA);
-      await new Promise((r) => setTimeout(r, 65_000));
+      await new Promise((r) => setTimeout(r, (SECRET_READ_S + 5) * 1000));
       const rolls = (await restartsForCAs()).length;
 
       // Every member Pod seen from the wake on (a roll would make each one again: six in all).

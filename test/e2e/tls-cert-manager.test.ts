@@ -33,6 +33,8 @@ const KEYS = 20;
 
 let kube: ReturnType<typeof clientsOf>;
 let certManager: CertManager;
+/** How often the manager reads a cluster's Secrets again (--secret-read-interval; a minute by default), seconds. */
+const SECRET_READ_S = 5;
 let manager: ManagerProcess;
 let dir: string;
 let demo: ClusterUnderTest;
@@ -205,7 +207,11 @@ spec: { ca: { secretName: ca } }
     await kubectl(['wait', 'issuer/ca', '-n', ns, '--for=condition=Ready', '--timeout=60s'], { check: true });
     root = await userCertificate('user-root', 'root');
     nobody = await userCertificate('user-nobody', 'nobody');
-    manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
+    manager = await startManager({
+      kubeconfig: inject('kubeconfig'),
+      dir,
+      args: ['--namespace', ns, '--secret-read-interval', String(SECRET_READ_S)],
+    });
     // The test's own calls go as root: with auth on, etcd takes the user from the common name.
     demo = new ClusterUnderTest(kube, ns, 'demo', {
       client: root.tls,
@@ -324,8 +330,8 @@ spec: { ca: { secretName: ca } }
           },
           120_000,
         );
-        // A while longer under traffic, past the operator's next read of its own renewed Secret (a minute).
-        await new Promise((r) => setTimeout(r, 65_000));
+        // A while longer under traffic, past the operator's next read of its own renewed Secret.
+        await new Promise((r) => setTimeout(r, (SECRET_READ_S + 5) * 1000));
         await demo.settled(3, 60_000);
       } catch (err) {
         failure = err;

@@ -14,6 +14,7 @@ describe('manager flags', () => {
       etcdAddress: 'dns',
       identity: 'etcd-operator-abc',
       maxProbeIntervalMs: 120_000,
+      secretReadIntervalMs: 60_000,
     });
     expect(c.namespace).toBeUndefined();
     expect(c.kubeconfig).toBeUndefined();
@@ -59,6 +60,10 @@ describe('manager flags', () => {
     expect(parseManagerArgs(['--max-probe-interval=600'], {}).maxProbeIntervalMs).toBe(600_000);
   });
 
+  it('takes how often TLS Secrets are read again in seconds', () => {
+    expect(parseManagerArgs(['--secret-read-interval', '5'], {}).secretReadIntervalMs).toBe(5_000);
+  });
+
   it.each([
     [['--nope', '1'], 'unknown flag --nope'],
     [['--nope'], 'unknown flag --nope'],
@@ -71,6 +76,8 @@ describe('manager flags', () => {
     [['--journal'], '--journal needs a value'],
     [['--max-probe-interval', '5'], '--max-probe-interval 5: want whole seconds, 15 or more'],
     [['--max-probe-interval', '1m'], '--max-probe-interval 1m: want whole seconds, 15 or more'],
+    [['--secret-read-interval', '0'], '--secret-read-interval 0: want whole seconds, 1 or more'],
+    [['--secret-read-interval', '0.5'], '--secret-read-interval 0.5: want whole seconds, 1 or more'],
     [['stray'], "unexpected argument 'stray'"],
   ])('refuses %j with a message saying what is wrong', (argv, message) => {
     expect(() => parseManagerArgs(argv, {})).toThrow(ConfigError);
