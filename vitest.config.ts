@@ -1,7 +1,36 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `unit` needs nothing but Node; `cluster` runs against the real local
-// Kubernetes (control plane from Go modules, process node) that test/e2e/setup.ts starts once.
+/**
+ * e2e files that need the whole local cluster to themselves: they stop, drain or cordon
+ * nodes (every Pod on them is moved or lost), install cluster-wide objects a second copy
+ * would fight over (a manager watching every namespace, cert-manager's controller), or start
+ * a second control plane. They run one at a time, after the rest. Every other e2e file works
+ * in namespaces of its own, with its own manager scoped to them, and runs beside the others.
+ */
+const WHOLE_CLUSTER = [
+  'test/e2e/node-down.test.ts', // stops a node
+  'test/e2e/node-loss.test.ts', // stops the node a member runs on
+  'test/e2e/node-pods.test.ts', // stops a node
+  'test/e2e/nodes-spread-drain.test.ts', // cordons and drains nodes
+  'test/e2e/disruption-budget.test.ts', // drains a node
+  'test/e2e/chart-install.test.ts', // a manager watching every namespace
+  'test/e2e/cert-manager.test.ts', // cert-manager's controller and CRDs, cluster-wide
+  'test/e2e/tls-cert-manager.test.ts', // the same
+  'test/e2e/controlplane.test.ts', // a second control plane beside the shared one
+];
+
+/** Files running at once in the first group (unit files and the shared-cluster e2e files). */
+const WORKERS = Number(process.env.E2E_WORKERS ?? 3);
+
+const cluster = {
+  globalSetup: ['test/e2e/setup.ts'],
+  testTimeout: 180_000,
+  hookTimeout: 300_000,
+};
+
+// Three projects in two groups. First `unit` (needs nothing but Node) and `cluster` (e2e on
+// the shared local Kubernetes, WORKERS files at once); then `cluster-serial`, one file at a time.
+// Both e2e projects share one local cluster, started once by test/e2e/setup.ts.
 export default defineConfig({
   test: {
     reporters: ['default', './test/summary-reporter.ts'],
@@ -14,17 +43,27 @@ export default defineConfig({
           // Some unit files start real etcd processes or lay out SVGs in WebAssembly; with the
           // cluster project running beside them on two cores, 5 s was seen to run out.
           testTimeout: 30_000,
+          maxWorkers: WORKERS,
+          sequence: { groupOrder: 0 },
         },
       },
       {
         test: {
           name: 'cluster',
           include: ['test/e2e/**/*.test.ts'],
-          globalSetup: ['test/e2e/setup.ts'],
-          testTimeout: 180_000,
-          hookTimeout: 300_000,
-          // One local cluster, one API server: the files share it and run one after another.
+          exclude: WHOLE_CLUSTER,
+          ...cluster,
+          maxWorkers: WORKERS,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: {
+          name: 'cluster-serial',
+          include: WHOLE_CLUSTER,
+          ...cluster,
           fileParallelism: false,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

@@ -216,14 +216,21 @@ describe.runIf(root && inject('clusterHasNode'))('kubectl exec, attach and port-
     const kubeconfig = ['--kubeconfig', inject('kubeconfig')];
     beforeAll(async () => {
       home = mkdtempSync(path.join(os.tmpdir(), 'kexec-helm-'));
-      const sets = ['listen.host=$(POD_IP)', 'debug.enabled=true', `debug.port=${debugPort}`];
+      // Scoped to its namespace: other e2e files run their own managers beside this one.
+      await createNamespace(core, clusters);
+      const sets = [
+        'listen.host=$(POD_IP)',
+        'debug.enabled=true',
+        `debug.port=${debugPort}`,
+        `watchNamespace=${clusters}`,
+      ];
       await helm(['install', release, chartDir, '-n', ns, ...sets.flatMap((s) => ['--set', s]), ...kubeconfig], {
         home,
       });
-      await createNamespace(core, clusters);
     });
     afterAll(async () => {
-      await kubectl(['delete', 'etcdclusters', '--all', '-n', clusters, '--wait=false']);
+      // Gone before their namespace, whose deletion takes the manager's Role (and rights) with it.
+      await kubectl(['delete', 'etcdclusters', '--all', '-n', clusters, '--timeout=120s']);
       await deleteNamespace(core, clusters);
       await helm(['uninstall', release, '-n', ns, '--ignore-not-found', ...kubeconfig], { home }).catch(
         () => undefined,

@@ -1,5 +1,5 @@
 /**
- * globalSetup of the `cluster` test project: starts the local Kubernetes once in a fresh temp
+ * globalSetup of the `cluster` and `cluster-serial` test projects: starts the local Kubernetes once in a fresh temp
  * dir (or uses the one LOCALCLUSTER_KUBECONFIG points to), installs the CRDs, hands the
  * kubeconfig and kubectl to the tests with `inject`, and stops everything afterwards.
  *
@@ -27,17 +27,45 @@ declare module 'vitest' {
   }
 }
 
+/** What setup() hands to a project: the kubeconfig, and whether Pods start. */
+interface Shared {
+  readonly kubeconfig: string;
+  readonly hasNode: boolean;
+}
+
+/** A started (or joined) local cluster and how to stop it. */
+interface Started {
+  readonly shared: Shared;
+  readonly stop: () => Promise<void>;
+}
+
+// Two projects (`cluster` and `cluster-serial`) name this file; both run in the one vitest
+// process, and the second joins the cluster the first started instead of starting another.
+const STARTED = Symbol.for('etcd-operator.e2e.localCluster');
+type WithStarted = typeof globalThis & { [STARTED]?: Promise<Started> };
+
 /** Starts (or joins) the local cluster; the returned function stops what was started. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const kubectlBin = await kubectlPath();
   project.provide('kubectlPath', kubectlBin);
+  const g = globalThis as WithStarted;
+  const first = !g[STARTED];
+  g[STARTED] ??= start(kubectlBin);
+  const { shared, stop } = await g[STARTED];
+  project.provide('kubeconfig', shared.kubeconfig);
+  project.provide('clusterHasNode', shared.hasNode);
+  return first ? stop : () => Promise.resolve();
+}
 
+/** The cluster LOCALCLUSTER_KUBECONFIG names (CRDs installed), or a new one in a temp dir. */
+async function start(kubectlBin: string): Promise<Started> {
   const given = process.env.LOCALCLUSTER_KUBECONFIG;
   if (given) {
     await installCrds(kubectlFor(given, kubectlBin));
-    project.provide('kubeconfig', path.resolve(given));
-    project.provide('clusterHasNode', process.env.LOCALCLUSTER_NODE !== '0');
-    return () => Promise.resolve();
+    return {
+      shared: { kubeconfig: path.resolve(given), hasNode: process.env.LOCALCLUSTER_NODE !== '0' },
+      stop: () => Promise.resolve(),
+    };
   }
 
   const dir = await mkdtemp(path.join(os.tmpdir(), 'etcd-operator-e2e-'));
@@ -59,10 +87,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
     `local cluster ready in ${Date.now() - started} ms (${node ? 'with' : 'without'} the process node), ` +
       `Services in ${cluster.controlPlane.serviceRange.cidr}, dir ${dir}`,
   );
-  project.provide('kubeconfig', cluster.kubeconfigPath);
-  project.provide('clusterHasNode', node);
-  return async () => {
-    await cluster.stop();
-    if (process.env.LOCALCLUSTER_KEEP !== '1') await rm(dir, { recursive: true, force: true });
+  return {
+    shared: { kubeconfig: cluster.kubeconfigPath, hasNode: node },
+    stop: async () => {
+      await cluster.stop();
+      if (process.env.LOCALCLUSTER_KEEP !== '1') await rm(dir, { recursive: true, force: true });
+    },
   };
 }
