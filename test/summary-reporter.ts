@@ -18,8 +18,10 @@ export default class SummaryReporter implements Reporter {
         else if (state === 'failed') count.failed++;
         else count.skipped++;
       }
-      // A file that failed to load has no tests but must not pass quietly.
-      if (m.state() === 'failed' && [...m.children.allTests()].length === 0) count.failed++;
+      // A file that failed to load, or whose hook failed (its tests then count as skipped), has
+      // no failed test but must not pass quietly.
+      if (m.state() === 'failed' && ![...m.children.allTests()].some((t) => t.result().state === 'failed'))
+        count.failed++;
     }
     count.failed += errors.length;
     console.log(slowest(modules));

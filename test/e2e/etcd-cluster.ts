@@ -111,11 +111,13 @@ export class ClusterUnderTest {
 
   /** Waits until the operator reports the target reached: Steady with `replicas` ready voters (Dormant for 0). */
   async settled(replicas: number, timeoutMs = Infinity): Promise<EtcdCluster> {
+    let seen = 'no status yet';
     return until(
-      `${this.name} settled at ${replicas}`,
+      () => `${this.name} settled at ${replicas} (now ${seen})`,
       async () => {
         const c = await this.get();
         const s = c.status;
+        seen = describeStatus(c);
         const step = replicas === 0 ? 'Dormant' : 'Steady';
         const ok =
           s !== undefined &&
@@ -218,4 +220,19 @@ export class ClusterUnderTest {
       etcd.close();
     }
   }
+}
+
+/** Where a cluster stands, in one line: its step, ready members and the conditions not as wished. */
+function describeStatus(c: EtcdCluster): string {
+  const s = c.status;
+  if (!s) return 'no status yet';
+  const notFine = (s.conditions ?? [])
+    .filter((x) => (x.type === 'Degraded' ? x.status !== 'False' : x.status !== 'True'))
+    .map((x) => `${x.type}=${x.status} ${x.reason}: ${x.message}`);
+  return [
+    `step ${s.observed?.step ?? '?'} (${s.observed?.state ?? '?'})`,
+    `ready ${s.readyMembers ?? 0}`,
+    `generation ${s.observedGeneration ?? '?'}/${c.metadata.generation ?? '?'}`,
+    ...notFine,
+  ].join('; ');
 }

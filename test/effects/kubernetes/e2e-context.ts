@@ -52,13 +52,18 @@ export async function createCluster(
 }
 
 /** Polls until probe gives a value (a throw counts as not yet); the test's timeout bounds the wait, or timeoutMs. */
-export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = Infinity): Promise<T> {
+export async function until<T>(
+  what: string | (() => string),
+  probe: () => Promise<T | undefined>,
+  timeoutMs = Infinity,
+): Promise<T> {
   const deadline = performance.now() + timeoutMs;
+  const say = typeof what === 'string' ? () => what : what;
   for (let tries = 1; ; tries++) {
     const value = await probe().catch(() => undefined);
     if (value !== undefined) return value;
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    if (tries % 100 === 0) console.log(`still waiting for ${what}`);
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${say()}`);
+    if (tries % 100 === 0) console.log(`still waiting for ${say()}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
