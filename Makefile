@@ -12,7 +12,7 @@ export PATH := $(NODE_BIN):$(PATH)
 # Native modules (better-sqlite3) compile against this Node's own headers, offline.
 export npm_config_nodedir := $(abspath $(NODE_BIN)/..)
 
-.PHONY: help deps generate typecheck lint format unit test tools cluster dev e2e-crash bench bench-scale
+.PHONY: help deps generate typecheck lint format unit test tools cluster dev e2e-crash bench bench-scale image
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -32,6 +32,9 @@ lint: deps ## lint every TypeScript file, and check it is formatted (make format
 
 format: deps ## format every TypeScript file with prettier
 	npx prettier --write --log-level warn .
+
+image: deps ## build the operator's OCI image without Docker (build/image/*.oci.tar) and print its digest (docs/install.md)
+	node hack/image/build.ts
 
 tools: ## build the local cluster's binaries into the cache (first time only), and its Debian packages
 	@hack/system-deps.sh
