@@ -5,8 +5,8 @@
  * bundle) and the non-root user. Each package's copyright file is kept, and a dpkg status entry
  * per package so that image scanners see what is inside.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { USER_ID, JOURNAL_DIR } from './spec.ts';
 import { treeEntries, type EntryMap, addEntry } from './tree.ts';
@@ -57,6 +57,13 @@ export function unpacked(pkg: DebianPackage, cacheDir: string): string {
   const tmp = `${dir}.tmp`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
+  for (const cmd of ['apt-get', 'dpkg-deb']) {
+    const found = spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+    if (!found)
+      throw new Error(
+        `make image takes its base from Debian packages: it needs ${cmd}, with Debian 12 (bookworm) in its apt sources`,
+      );
+  }
   try {
     execFileSync('apt-get', ['download', '-q', `${pkg.name}=${pkg.version}`], { cwd: tmp, stdio: 'pipe' });
   } catch (err) {
@@ -70,7 +77,7 @@ export function unpacked(pkg: DebianPackage, cacheDir: string): string {
   const deb = readdirSync(tmp).find((f) => f.endsWith('.deb'));
   if (!deb) throw new Error(`apt-get download ${pkg.name} wrote no .deb`);
   execFileSync('dpkg-deb', ['-x', join(tmp, deb), join(tmp, 'root')]);
-  execFileSync('sh', ['-c', `dpkg-deb -f "$1" > "$2"`, 'sh', join(tmp, deb), join(tmp, 'control')]);
+  writeFileSync(join(tmp, 'control'), execFileSync('dpkg-deb', ['-f', join(tmp, deb)]));
   rmSync(join(tmp, deb));
   rmSync(dir, { recursive: true, force: true });
   renameSync(tmp, dir);
@@ -109,7 +116,7 @@ export function baseEntries(cacheDir: string): EntryMap {
     .sort()
     .map((f) => readFileSync(join(mozilla, f), 'utf8').replace(/\n?$/, '\n'))
     .join('');
-  for (const [path] of entries) if (path.startsWith('usr/share/ca-certificates/mozilla/')) entries.delete(path);
+  for (const [path] of entries) if (path.startsWith('usr/share/ca-certificates')) entries.delete(path);
   addEntry(entries, {
     path: 'etc/ssl/certs/ca-certificates.crt',
     type: 'file',
