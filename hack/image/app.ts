@@ -5,7 +5,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { cachedDir } from './cache.ts';
 import { join } from 'node:path';
 import { APP_DIR, APP_FOLDERS, CLI_LINK } from './spec.ts';
 import { addEntry, fileMode, treeEntries, type EntryMap } from './tree.ts';
@@ -52,24 +53,19 @@ export function productionModules(repo: string, nodeBin: string, cacheDir: strin
     .update(node)
     .digest('hex');
   const dir = join(cacheDir, `npm-${key.slice(0, 16)}`);
-  if (existsSync(join(dir, 'done'))) return join(dir, 'node_modules');
-  const tmp = `${dir}.tmp`;
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  cpSync(join(repo, 'package.json'), join(tmp, 'package.json'));
-  cpSync(join(repo, 'package-lock.json'), join(tmp, 'package-lock.json'));
-  const env = { ...process.env, PATH: `${nodeBin}:${process.env.PATH ?? ''}` };
-  // No install scripts: the one package that needs native code (better-sqlite3) ships N-API builds.
-  execFileSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], {
-    cwd: tmp,
-    env,
-    stdio: ['ignore', 'ignore', 'inherit'],
+  cachedDir(dir, (tmp) => {
+    cpSync(join(repo, 'package.json'), join(tmp, 'package.json'));
+    cpSync(join(repo, 'package-lock.json'), join(tmp, 'package-lock.json'));
+    const env = { ...process.env, PATH: `${nodeBin}:${process.env.PATH ?? ''}` };
+    // No install scripts: the one package that needs native code (better-sqlite3) ships N-API builds.
+    execFileSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], {
+      cwd: tmp,
+      env,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const check = "new (require('better-sqlite3'))(':memory:').prepare('select sqlite_version() v').get().v";
+    execFileSync(join(nodeBin, 'node'), ['-p', check], { cwd: tmp, env, stdio: 'pipe' });
   });
-  const check = "new (require('better-sqlite3'))(':memory:').prepare('select sqlite_version() v').get().v";
-  execFileSync(join(nodeBin, 'node'), ['-p', check], { cwd: tmp, env, stdio: 'pipe' });
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(tmp, dir);
-  execFileSync('touch', [join(dir, 'done')]);
   return join(dir, 'node_modules');
 }
 

@@ -6,7 +6,8 @@
  * per package so that image scanners see what is inside.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cachedDir } from './cache.ts';
 import { join } from 'node:path';
 import { USER_ID, JOURNAL_DIR } from './spec.ts';
 import { treeEntries, type EntryMap, addEntry } from './tree.ts';
@@ -53,35 +54,30 @@ const DROPPED = [
 /** Downloads (once, into cacheDir) and unpacks a package; returns the directory it unpacked to. */
 export function unpacked(pkg: DebianPackage, cacheDir: string): string {
   const dir = join(cacheDir, 'debian', `${pkg.name}_${pkg.version}`);
-  if (existsSync(join(dir, 'control'))) return dir;
-  const tmp = `${dir}.tmp`;
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  for (const cmd of ['apt-get', 'dpkg-deb']) {
-    const found = spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
-    if (!found)
+  return cachedDir(dir, (tmp) => {
+    for (const cmd of ['apt-get', 'dpkg-deb']) {
+      const found = spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+      if (!found)
+        throw new Error(
+          `make image takes its base from Debian packages: it needs ${cmd}, with Debian 12 (bookworm) in its apt sources`,
+        );
+    }
+    try {
+      execFileSync('apt-get', ['download', '-q', `${pkg.name}=${pkg.version}`], { cwd: tmp, stdio: 'pipe' });
+    } catch (err) {
+      const stderr = String((err as { stderr?: Buffer }).stderr ?? '');
       throw new Error(
-        `make image takes its base from Debian packages: it needs ${cmd}, with Debian 12 (bookworm) in its apt sources`,
+        `apt-get download ${pkg.name}=${pkg.version} failed (a newer point release replaced it? ` +
+          `\`apt-cache policy ${pkg.name}\` shows the current one; pin it in hack/image/debian.ts): ${stderr.trim()}`,
+        { cause: err },
       );
-  }
-  try {
-    execFileSync('apt-get', ['download', '-q', `${pkg.name}=${pkg.version}`], { cwd: tmp, stdio: 'pipe' });
-  } catch (err) {
-    const stderr = String((err as { stderr?: Buffer }).stderr ?? '');
-    throw new Error(
-      `apt-get download ${pkg.name}=${pkg.version} failed (a newer point release replaced it? ` +
-        `\`apt-cache policy ${pkg.name}\` shows the current one; pin it in hack/image/debian.ts): ${stderr.trim()}`,
-      { cause: err },
-    );
-  }
-  const deb = readdirSync(tmp).find((f) => f.endsWith('.deb'));
-  if (!deb) throw new Error(`apt-get download ${pkg.name} wrote no .deb`);
-  execFileSync('dpkg-deb', ['-x', join(tmp, deb), join(tmp, 'root')]);
-  writeFileSync(join(tmp, 'control'), execFileSync('dpkg-deb', ['-f', join(tmp, deb)]));
-  rmSync(join(tmp, deb));
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(tmp, dir);
-  return dir;
+    }
+    const deb = readdirSync(tmp).find((f) => f.endsWith('.deb'));
+    if (!deb) throw new Error(`apt-get download ${pkg.name} wrote no .deb`);
+    execFileSync('dpkg-deb', ['-x', join(tmp, deb), join(tmp, 'root')]);
+    writeFileSync(join(tmp, 'control'), execFileSync('dpkg-deb', ['-f', join(tmp, deb)]));
+    rmSync(join(tmp, deb));
+  });
 }
 
 /** The base layer's entries: the packages' files, the CA bundle, the users, and the writable dirs. */
