@@ -30,14 +30,34 @@ export async function unpack(layout: string, rootfs: string): Promise<void> {
   for (const layer of manifest.layers) await run('tar', ['-xzf', blob(layer.digest), '-C', rootfs]);
 }
 
-/** Runs a command in rootfs as the image's user, in new mount and PID namespaces, with the image's Env. */
-async function inImage(rootfs: string, argv: readonly string[]): Promise<{ code: number; out: string }> {
-  const ns = ['--mount', '--pid', '--fork', `--root=${rootfs}`, `--wd=${IMAGE_CONFIG.WorkingDir}`];
-  const user = [`--setuid=${USER_ID}`, `--setgid=${USER_ID}`];
+/** How inImage runs: readOnly remounts the root read-only with tmpfs volumes as the chart mounts them. */
+interface RunOptions {
+  readonly readOnly?: boolean;
+}
+
+/**
+ * Runs a command in rootfs as the image's user, in new mount and PID namespaces, with the image's
+ * Env; readOnly as the chart runs the manager: readOnlyRootFilesystem, the journal directory and
+ * /var/tmp (TMPDIR) on volumes of their own.
+ */
+async function inImage(
+  rootfs: string,
+  argv: readonly string[],
+  opts: RunOptions = {},
+): Promise<{ code: number; out: string }> {
+  const root = [`--root=${rootfs}`, `--wd=${IMAGE_CONFIG.WorkingDir}`, `--setuid=${USER_ID}`, `--setgid=${USER_ID}`];
+  const volumes = [
+    'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0"',
+    `mount -t tmpfs -o uid=${USER_ID},gid=${USER_ID} journal "$0${JOURNAL_DIR}"`,
+    'mount -t tmpfs -o mode=1777 tmp "$0/var/tmp"',
+    'exec unshare "$@"',
+  ].join(' && ');
+  const args = opts.readOnly
+    ? ['--mount', '--pid', '--fork', 'sh', '-c', volumes, rootfs, ...root, ...argv]
+    : ['--mount', '--pid', '--fork', ...root, ...argv];
+  const env = [...IMAGE_CONFIG.Env, ...(opts.readOnly ? ['TMPDIR=/var/tmp'] : [])];
   try {
-    const { stdout, stderr } = await run('env', ['-i', ...IMAGE_CONFIG.Env, 'unshare', ...ns, ...user, ...argv], {
-      timeout: 60_000,
-    });
+    const { stdout, stderr } = await run('env', ['-i', ...env, 'unshare', ...args], { timeout: 60_000 });
     return { code: 0, out: stdout + stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };
@@ -102,6 +122,18 @@ describe.runIf(process.getuid?.() === 0)('the operator image, built without Dock
     const r = await inImage(rootfs, ['/usr/local/bin/node', '-e', open]);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^3\.\d+\.\d+\n$/);
+  });
+
+  it('starts on a read-only root, as the chart runs it, and opens its journal on the volume', async () => {
+    const script = [
+      "const { Journal } = await import('/opt/etcd-operator/journal/index.ts');",
+      `Journal.open('${JOURNAL_DIR}/journal.db').close();`,
+      "const fs = await import('node:fs');",
+      "try { fs.writeFileSync('/opt/etcd-operator/x', ''); } catch (e) { console.log(e.code); }",
+      `console.log(fs.readdirSync('${JOURNAL_DIR}').sort().join(' '));`,
+    ].join(' ');
+    const r = await inImage(rootfs, ['/usr/local/bin/node', '--input-type=module', '-e', script], { readOnly: true });
+    expect(r).toEqual({ code: 0, out: 'EROFS\njournal.db\n' });
   });
 
   it("runs the agent's check-data as a member's init container does (exit 3: the data is gone)", async () => {
