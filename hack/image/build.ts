@@ -91,7 +91,7 @@ export async function buildImage(out: string): Promise<BuiltImage> {
     },
   ];
   const layers = await Promise.all(parts.map((p) => writeLayer(layout, sortedEntries(p.entries), p.mtime)));
-  const manifest = writeImage(layout, {
+  const { manifest, config } = writeImage(layout, {
     layers,
     config: { ...IMAGE_CONFIG, Labels: labels(pkg.version, revision, created) },
     created,
@@ -100,17 +100,14 @@ export async function buildImage(out: string): Promise<BuiltImage> {
     tag: pkg.version,
   });
   const archive = join(out, `etcd-operator-${pkg.version}.oci.tar`);
-  const blobs = [...layers.map((l) => l.blob.digest), manifest.digest];
-  const config = JSON.parse(readFileSync(join(layout, 'blobs/sha256', manifest.digest.slice(7)), 'utf8')) as {
-    config: { digest: string; size: number };
-  };
-  await writeArchive(layout, [...blobs, config.config.digest], archive, epoch);
+  const blobs = [...layers.map((l) => l.blob.digest), config.digest, manifest.digest];
+  await writeArchive(layout, blobs, archive, epoch);
   const built: BuiltImage = {
     digest: manifest.digest,
     tag: pkg.version,
     archive,
     layout,
-    compressedBytes: manifest.size + config.config.size + layers.reduce((n, l) => n + l.blob.size, 0),
+    compressedBytes: manifest.size + config.size + layers.reduce((n, l) => n + l.blob.size, 0),
     unpackedBytes: layers.reduce((n, l) => n + l.unpackedSize, 0),
     layers: layers.map((l, i) => ({
       name: parts[i]!.name,

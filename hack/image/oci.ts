@@ -89,8 +89,8 @@ export interface ImageParts {
   readonly tag: string;
 }
 
-/** Writes the config, the manifest, index.json and oci-layout; returns the manifest's descriptor. */
-export function writeImage(layout: string, parts: ImageParts): Descriptor {
+/** Writes the config, the manifest, index.json and oci-layout; returns the manifest's and the config's descriptors. */
+export function writeImage(layout: string, parts: ImageParts): { manifest: Descriptor; config: Descriptor } {
   const config = writeJSONBlob(layout, 'application/vnd.oci.image.config.v1+json', {
     created: parts.created,
     architecture: 'amd64',
@@ -112,7 +112,7 @@ export function writeImage(layout: string, parts: ImageParts): Descriptor {
     JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.oci.image.index.v1+json', manifests: [named] }),
   );
   writeFileSync(join(layout, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
-  return manifest;
+  return { manifest, config };
 }
 
 /** The layout as one uncompressed tar, its entries in path order with one mtime. */
