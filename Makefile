@@ -12,7 +12,7 @@ export PATH := $(NODE_BIN):$(PATH)
 # Native modules (better-sqlite3) compile against this Node's own headers, offline.
 export npm_config_nodedir := $(abspath $(NODE_BIN)/..)
 
-.PHONY: help deps generate typecheck lint format unit test tools cluster dev e2e-crash bench bench-scale
+.PHONY: help deps generate typecheck lint format unit test tools cluster dev e2e-crash bench bench-scale image image-test push
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -32,6 +32,17 @@ lint: deps ## lint every TypeScript file, and check it is formatted (make format
 
 format: deps ## format every TypeScript file with prettier
 	npx prettier --write --log-level warn .
+
+image: deps ## build the operator's OCI image without Docker (build/image/*.oci.tar) and print its digest (docs/install.md)
+	node hack/image/build.ts
+
+push: deps ## push the image and the chart to TO=REGISTRY/ORG (PLAIN_HTTP=1 without TLS), read both back, print the helm install line
+	@[[ -n "$${TO:-}" ]] || { echo "make push TO=REGISTRY/ORG (e.g. ghcr.io/you); make image first" >&2; exit 2; }
+	node hack/release.ts --to "$$TO" $${PLAIN_HTTP:+--plain-http}
+
+image-test: deps ## build the image twice (same digest?), run it unpacked as uid 65532 (needs root), push it and the chart to a local registry and pull them back
+	@test/cluster/tools/build.sh crane >/dev/null && test/cluster/tools/build.sh registry >/dev/null && test/cluster/tools/build.sh helm >/dev/null
+	npx vitest run --project image
 
 tools: ## build the local cluster's binaries into the cache (first time only), and its Debian packages
 	@hack/system-deps.sh

@@ -28,8 +28,9 @@ const cluster = {
   hookTimeout: 300_000,
 };
 
-// Three projects in two groups. First `unit` (needs nothing but Node) and `cluster` (e2e on
-// the shared local Kubernetes, WORKERS files at once); then `cluster-serial`, one file at a time.
+// Four projects in two groups. First `unit` (needs nothing but Node), `image` (builds the
+// operator image, runs it unpacked and pushes it to a local registry; root) and `cluster` (e2e on
+// the shared local Kubernetes), WORKERS files at once; then `cluster-serial`, one file at a time.
 // Both e2e projects share one local cluster, started once by test/e2e/setup.ts.
 export default defineConfig({
   test: {
@@ -39,7 +40,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/e2e/**', 'node_modules/**'],
+          exclude: ['test/e2e/**', 'test/image/**', 'node_modules/**'],
           // Some unit files start real etcd processes or lay out SVGs in WebAssembly; with the
           // cluster project running beside them on two cores, 5 s was seen to run out.
           testTimeout: 30_000,
@@ -64,6 +65,17 @@ export default defineConfig({
           ...cluster,
           fileParallelism: false,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: 'image',
+          include: ['test/image/**/*.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 900_000,
+          // Both files build the image (each fills the cache in a dir of its own, renamed into place).
+          maxWorkers: WORKERS,
+          sequence: { groupOrder: 0 },
         },
       },
     ],

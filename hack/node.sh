@@ -5,14 +5,15 @@
 # as better-sqlite3 compile against them offline). Otherwise the pinned Node below is taken
 # from the npm registry (package node-linux-<arch>, which carries bin/node and include/) and
 # unpacked into $ETCD_OPERATOR_CACHE (default ~/.cache/etcd-operator), where later runs reuse it.
-# Says on stderr, in one line, which Node is used.
+# Says on stderr, in one line, which Node is used. `hack/node.sh --pinned` always prints the
+# pinned Node's (the one the operator image ships, hack/image/build.ts).
 set -euo pipefail
 
 NODE_VERSION=24.21.0
 MIN_MAJOR=24
 cache=${ETCD_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/etcd-operator}
 
-if machine=$(command -v node 2>/dev/null); then
+if [[ ${1:-} != --pinned ]] && machine=$(command -v node 2>/dev/null); then
   version=$("$machine" -p 'process.versions.node' 2>/dev/null || echo 0)
   prefix=$(cd "$(dirname "$machine")/.." && pwd)
   if (( ${version%%.*} >= MIN_MAJOR )) && [[ -f $prefix/include/node/node_version.h ]]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds (once) and prints the path of a pinned local-cluster binary.
 #
-#   test/cluster/tools/build.sh kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|etcd|etcdctl|etcdutl|helm|versitygw|cert-manager [etcd-version]
+#   test/cluster/tools/build.sh kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|etcd|etcdctl|etcdutl|helm|versitygw|cert-manager|crane|registry [etcd-version]
 #   test/cluster/tools/build.sh all     every binary the tests use (etcd of every wrapper module)
 #
 # cert-manager is the controller of the wrapper module cert-manager/ (its main.go), with the
@@ -18,6 +18,10 @@ K8S_VERSION=v1.34.4
 HELM_VERSION=v3.19.0
 # The S3-compatible server the snapshot tests store to (Apache-2.0).
 VERSITYGW_VERSION=v1.8.0
+# The release path: crane pushes and pulls OCI images, registry is distribution's (the
+# reference OCI registry, CNCF), run locally by test/release/ to push the image and the chart to.
+CRANE_VERSION=v0.22.1
+REGISTRY_VERSION=v3.1.2
 DEFAULT_ETCD=3.6.16
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -27,7 +31,7 @@ tool=${1:?usage: build.sh TOOL [etcd-version]}
 log() { echo "build.sh: $*" >&2; }
 
 if [[ $tool == all ]]; then
-  for t in kube-apiserver kube-controller-manager kube-scheduler kubectl helm versitygw cert-manager; do "$0" "$t"; done
+  for t in kube-apiserver kube-controller-manager kube-scheduler kubectl helm versitygw cert-manager crane registry; do "$0" "$t"; done
   for mod in "$here"/etcd-*/go.mod; do
     v=$(sed -n 's#^\tgo.etcd.io/etcd/server/v3 v\([0-9.]*\).*#\1#p' "$mod")
     for t in etcd etcdctl etcdutl; do "$0" "$t" "$v"; done
@@ -122,5 +126,7 @@ case "$tool" in
     echo "$dir/cert-manager" ;;
   helm) go_installed helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
   versitygw) go_installed versitygw "$VERSITYGW_VERSION" github.com/versity/versitygw/cmd/versitygw ;;
+  crane) go_installed crane "$CRANE_VERSION" github.com/google/go-containerregistry/cmd/crane ;;
+  registry) go_installed registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry ;;
   *) log "unknown tool '$tool'"; exit 2 ;;
 esac
