@@ -12,11 +12,11 @@ export const ConditionType = {
   Progressing: 'Progressing',
   /** Something needs attention: a step is past its deadline, etcd does not answer, quorum is lost. */
   Degraded: 'Degraded',
-  /** The seed started a new etcd cluster. */
+  /** The seed started a new etcd cluster and it grew to the target's voters (set once, when reached). */
   Bootstrapped: 'Bootstrapped',
-  /** The last scale-up finished: every wanted voter joined and was promoted. */
+  /** The last scale-up finished: every wanted voter joined and was promoted (False with ScalingUp until then). */
   ScaledUp: 'ScaledUp',
-  /** The last scale-down finished: the removed members left etcd and went. */
+  /** The last scale-down finished: the removed members left etcd and went (False with ScalingDown until then). */
   ScaledDown: 'ScaledDown',
   /** The last rolling upgrade finished: every member runs the wanted version. */
   Upgraded: 'Upgraded',
@@ -53,6 +53,8 @@ export type ConditionTypeName = (typeof ConditionType)[keyof typeof ConditionTyp
 export const ConditionReason = {
   /** The step finished. */
   Completed: 'Completed',
+  /** A scaling run was overtaken by the opposite one (replicas changed direction) before it finished. */
+  Superseded: 'Superseded',
   /** Every voter is healthy and the target is reached. */
   Steady: 'Steady',
   /** A quorum answers. */

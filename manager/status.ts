@@ -14,21 +14,16 @@ import { defragSummary, spaceAlarmMessage, spaceDisarmedMessage } from '../machi
 import { etcdMemberFor, quorum } from '../machines/policy.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
 import { LABEL } from '../effects/kubernetes/meta.ts';
+import { membershipConditions } from './status-membership.ts';
 
 /**
  * A step kind that, once left, is recorded as a condition of its own; `done` says whether it
- * finished (a run left for a step that comes first is not).
+ * finished (a run left for a step that comes first is not). Membership runs, which leave their
+ * step between members, are status-membership.ts's.
  */
 const COMPLETES: Readonly<
   Record<string, { type: string; message: (c: ClusterContext) => string; done?: (c: ClusterContext) => boolean }>
 > = {
-  bootstrapping: {
-    type: ConditionType.Bootstrapped,
-    message: (c) =>
-      `etcd cluster ${c.clusterID ?? '?'} started from a seed and grew to ${c.target?.replicas ?? 0} voters`,
-  },
-  scalingUp: { type: ConditionType.ScaledUp, message: (c) => `scaled up to ${c.target?.replicas ?? 0} voters` },
-  scalingDown: { type: ConditionType.ScaledDown, message: (c) => `scaled down to ${c.target?.replicas ?? 0} voters` },
   replacing: {
     type: ConditionType.MemberReplaced,
     message: () => 'a member whose data was lost was replaced by a new one',
@@ -148,6 +143,7 @@ export function clusterStatus(
   const left = topState(step.from) !== topState(step.to) && !ended ? COMPLETES[topState(step.from)] : undefined;
   if (left && (left.done?.(c) ?? true))
     set.push({ type: left.type, status: 'True', reason: ConditionReason.Completed, message: left.message(c) });
+  set.push(...membershipConditions(previous?.conditions, step.from, step.to, c));
   if (topState(step.to) === 'dormant' || previous?.conditions?.some((x) => x.type === ConditionType.Dormant)) {
     const dormant = topState(step.to) === 'dormant';
     set.push({
