@@ -10,7 +10,10 @@ export const ConditionType = {
   Available: 'Available',
   /** A step is in flight (True) or the target is reached (False). */
   Progressing: 'Progressing',
-  /** Something needs attention: a step is past its deadline, etcd does not answer, quorum is lost. */
+  /**
+   * Something needs attention: a step failed, is past its deadline or keeps failing; an object the
+   * spec names is wrong; a member stopped; a voter is unhealthy past a short grace; quorum is at risk.
+   */
   Degraded: 'Degraded',
   /** The seed started a new etcd cluster and it grew to the target's voters (set once, when reached). */
   Bootstrapped: 'Bootstrapped',
@@ -63,6 +66,12 @@ export const ConditionReason = {
   QuorumLost: 'QuorumLost',
   /** No member answered. */
   EtcdUnreachable: 'EtcdUnreachable',
+  /** Degraded: healthy voters are exactly a quorum; one more down loses it. */
+  QuorumAtRisk: 'QuorumAtRisk',
+  /** Degraded: a voter has not answered healthy for longer than a short grace; quorum holds with room. */
+  MemberUnhealthy: 'MemberUnhealthy',
+  /** Degraded: an object the spec names is wrong (a TLS Secret without ca.crt, a restore source that cannot be used). */
+  InvalidReference: 'InvalidReference',
   /** etcd reports another cluster ID than the one latched at bootstrap. */
   ClusterIDMismatch: 'ClusterIDMismatch',
   /** The step in flight took longer than progressDeadlineSeconds. */

@@ -14,6 +14,7 @@ import { defragSummary, spaceAlarmMessage, spaceDisarmedMessage } from '../machi
 import { etcdMemberFor, quorum } from '../machines/policy.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
 import { LABEL } from '../effects/kubernetes/meta.ts';
+import { degradedCondition } from './status-degraded.ts';
 import { membershipConditions } from './status-membership.ts';
 
 /**
@@ -72,47 +73,6 @@ const iso = (ms: number): string => k8sTime(new Date(ms));
 /** The top-level state of a dotted state path: the step kind (`scalingUp.joining...` -> `scalingUp`). */
 export const topState = (path: string): string => path.split('.')[0] ?? path;
 
-/** The Degraded condition: a step overdue or failed, a failed member, or the degraded step itself. */
-function degraded(
-  c: ClusterContext,
-  to: string,
-  name: string,
-  message: string,
-  overdueSince: string | null,
-): ConditionInput {
-  const failed = c.members.find((m) => m.state === 'failed' && !m.deleting);
-  if (topState(to) === 'failed')
-    return { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.StepFailed, message };
-  if (failed) {
-    const why = `EtcdMember ${failed.name} stopped: ${failed.failure ?? 'see kubectl describe etcdmember'}`;
-    return { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.MemberFailed, message: why };
-  }
-  // Writes are refused: whatever step is in flight, that is what needs attention.
-  if (noSpaceRaised(c))
-    return {
-      type: ConditionType.Degraded,
-      status: 'True',
-      reason: ConditionReason.NoSpace,
-      message: spaceAlarmMessage(c),
-    };
-  if (overdueSince !== null) {
-    const why = `step ${name} has taken longer than ${c.progressDeadlineSeconds}s${overdueSince}: ${message}`;
-    return {
-      type: ConditionType.Degraded,
-      status: 'True',
-      reason: ConditionReason.ProgressDeadlineExceeded,
-      message: why,
-    };
-  }
-  if (topState(to) === 'degraded') return { type: ConditionType.Degraded, status: 'True', reason: name, message };
-  return {
-    type: ConditionType.Degraded,
-    status: 'False',
-    reason: ConditionReason.Steady,
-    message: 'nothing needs attention',
-  };
-}
-
 /** The status to write after `step`, given the status the object has now. */
 export function clusterStatus(
   previous: EtcdClusterStatus | undefined,
@@ -136,7 +96,7 @@ export function clusterStatus(
       message: resting ? message : `${message}${since}`,
     },
     available(c, step.to, voters.length, healthy),
-    degraded(c, step.to, name, message, overdue ? since : null),
+    degradedCondition(c, step.to, name, message, overdue ? since : null, now),
   ];
   // A step left for failed or deleting did not complete.
   const ended = ['failed', 'deleting'].includes(topState(step.to));
