@@ -41,6 +41,12 @@ export const ConditionType = {
   VolumeReady: 'VolumeReady',
   /** EtcdMember: the member joined etcd (as the seed or a learner). */
   Joined: 'Joined',
+  /**
+   * EtcdMember: something keeps its Pod or claim from running (True, Kubernetes' reason: Unschedulable,
+   * ErrImagePull, ImagePullBackOff, CrashLoopBackOff, ClaimPending... and its message), or no longer (False).
+   * Shown from the first time it was stuck on.
+   */
+  Stuck: 'Stuck',
   /** EtcdMember: the learner was promoted to a voter. */
   Promoted: 'Promoted',
   /** EtcdSnapshot: stored and read back whole (True), or not yet or never (False, with why). */
@@ -70,6 +76,10 @@ export const ConditionReason = {
   QuorumAtRisk: 'QuorumAtRisk',
   /** Degraded: a voter has not answered healthy for longer than a short grace; quorum holds with room. */
   MemberUnhealthy: 'MemberUnhealthy',
+  /** Degraded: a member's Pod or claim is stuck past a short grace (its Stuck condition says why). */
+  MemberStuck: 'MemberStuck',
+  /** EtcdMember Stuck False: nothing keeps its Pod from running any more. */
+  Unstuck: 'Unstuck',
   /** Degraded: an object the spec names is wrong (a TLS Secret without ca.crt, a restore source that cannot be used). */
   InvalidReference: 'InvalidReference',
   /** etcd reports another cluster ID than the one latched at bootstrap. */

@@ -3,7 +3,7 @@
  * which step comes next. `deciding` and every resting state ask the same function.
  */
 import { NO_STEP, type StepBookkeeping } from './kit.ts';
-import type { ClusterObjectRef, EtcdMemberInfo, ObjectRef, PodObservation } from './types.ts';
+import type { ClusterObjectRef, EtcdMemberInfo, ObjectRef, PodObservation, Trouble } from './types.ts';
 
 /** Everything the member machine knows. Plain JSON: journaled with every step. */
 export interface MemberContext extends StepBookkeeping {
@@ -16,6 +16,8 @@ export interface MemberContext extends StepBookkeeping {
   /** Absent until observed; null when there is none. */
   readonly pod?: PodObservation | null;
   readonly pvcBound?: boolean | null;
+  /** Why the claim is not bound yet; null or absent: nothing to say. */
+  readonly pvcTrouble?: Trouble | null;
   readonly etcd?: EtcdMemberInfo | null;
   /** The Pod this machine created or adopted, and whether it has been seen since. */
   readonly podUID: string | null;
@@ -148,3 +150,7 @@ export function decideMember(c: MemberContext): MemberDecision {
   if (guards.notRunning(g)) return 'restarting';
   return guards.learner(g) ? 'catchingUp' : 'voter';
 }
+
+/** What keeps the member's Pod or claim from running now, if anything: the claim first, then the Pod. */
+export const memberTrouble = (c: MemberContext): Trouble | undefined =>
+  c.pvcTrouble ?? (c.pod && !c.pod.deleting ? c.pod.trouble : undefined);

@@ -32,7 +32,10 @@ const updates = {
     const ran = pod.ready && !pod.deleting && pod.version !== undefined ? { ranVersion: pod.version } : {};
     return { pod, podUID: pod.uid, podSeen: true, podRestarts, ...ran };
   },
-  observePVC: (_, e) => ({ pvcBound: (e as Of<'k8s.pvc.observed'>).bound }),
+  observePVC: (_, e) => {
+    const { bound, trouble } = e as Of<'k8s.pvc.observed'>;
+    return { pvcBound: bound, pvcTrouble: trouble ?? null };
+  },
   observeEtcd: (_, e) => ({ etcd: (e as Of<'etcd.member.observed'>).member }),
   observeDataLost: (_, e) => ({ dataLost: (e as Of<'member.data.lost'>).reason }),
   observeTime: () => ({}),

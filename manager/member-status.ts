@@ -8,7 +8,7 @@ import type { EtcdMemberStatus } from '../api/v1alpha1/index.ts';
 import { describeMember } from '../machines/describe.ts';
 import { memberMachine } from '../machines/member.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
-import type { MemberContext } from '../machines/member-decide.ts';
+import { memberTrouble, type MemberContext } from '../machines/member-decide.ts';
 import type { EtcdMemberInfo } from '../machines/types.ts';
 import { pvcName } from '../effects/kubernetes/meta.ts';
 
@@ -48,6 +48,19 @@ export function memberStatus(previous: EtcdMemberStatus | undefined, step: Membe
             message: `PersistentVolumeClaim ${pvcName(c.member.name)} is ${c.pvcBound === false ? 'not bound yet' : 'missing'}`,
           },
   ];
+  // Shown from the first time something kept its Pod or claim from running on.
+  const trouble = memberTrouble(c);
+  if (trouble || previous?.conditions?.some((x) => x.type === ConditionType.Stuck))
+    set.push(
+      trouble
+        ? { type: ConditionType.Stuck, status: 'True', reason: trouble.reason, message: trouble.message }
+        : {
+            type: ConditionType.Stuck,
+            status: 'False',
+            reason: ConditionReason.Unstuck,
+            message: 'nothing keeps its Pod or volume claim from running',
+          },
+    );
   if (c.everRan)
     set.push({
       type: ConditionType.Joined,

@@ -1,7 +1,7 @@
 /**
  * The Degraded condition of an EtcdCluster: True with a reason whenever something needs a
  * person's attention (a step failed, overdue or retrying on trouble, an object the spec names
- * is wrong, a member stopped, a voter unhealthy past a short grace, quorum at risk or lost,
+ * is wrong, a member stopped or stuck, a voter unhealthy past a short grace, quorum at risk or lost,
  * writes refused); False only when nothing does. Pure: the caller gives the time.
  */
 import { ConditionReason, ConditionType, k8sTime, type ConditionInput } from '../api/conditions.ts';
@@ -88,6 +88,12 @@ export function degradedCondition(
       `step ${name} has taken longer than ${c.progressDeadlineSeconds}s${overdueSince}: ${message}`,
     );
   if (top(to) === 'degraded') return degraded(name, message);
+  const stuck = c.members.find((m) => m.trouble && !m.deleting && now - m.trouble.since >= UNWELL_GRACE_MS);
+  if (stuck?.trouble)
+    return degraded(
+      ConditionReason.MemberStuck,
+      `EtcdMember ${stuck.name} stuck since ${iso(stuck.trouble.since)} (${stuck.trouble.reason}): ${stuck.trouble.message}`,
+    );
   const down = unwell(c, now);
   if (down) return down;
   if (wrong) return wrong;
