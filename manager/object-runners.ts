@@ -318,6 +318,10 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
           publish: (step) => this.#publish(made, step),
           onStep: (step) => this.#onStep(made, step),
           onOutcome: (r) => {
+            o.log.debug(
+              { object: `${ref.namespace}/${ref.name}`, intent: r.type, ok: r.ok, recovered: r.recovered, ms: r.ms },
+              'intent outcome',
+            );
             o.metrics.intents.inc({ kind: r.type, result: r.recovered ? 'recovered' : r.ok ? 'succeeded' : 'failed' });
             o.metrics.intentSeconds.observe(r.ms / 1000, { kind: r.type });
           },
