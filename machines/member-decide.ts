@@ -18,6 +18,8 @@ export interface MemberContext extends StepBookkeeping {
   readonly pvcBound?: boolean | null;
   /** Why the claim is not bound yet; null or absent: nothing to say. */
   readonly pvcTrouble?: Trouble | null;
+  /** Since when (event time) memberTrouble has given this reason; null or absent: no trouble. */
+  readonly troubleSince?: { readonly reason: string; readonly at: number } | null;
   readonly etcd?: EtcdMemberInfo | null;
   /** The Pod this machine created or adopted, and whether it has been seen since. */
   readonly podUID: string | null;
@@ -154,3 +156,10 @@ export function decideMember(c: MemberContext): MemberDecision {
 /** What keeps the member's Pod or claim from running now, if anything: the claim first, then the Pod. */
 export const memberTrouble = (c: MemberContext): Trouble | undefined =>
   c.pvcTrouble ?? (c.pod && !c.pod.deleting ? c.pod.trouble : undefined);
+
+/** The next `troubleSince` once `c` is what is observed at `at`: kept while the reason holds. */
+export function troubleSince(c: MemberContext, at: number): MemberContext['troubleSince'] {
+  const t = memberTrouble(c);
+  if (!t) return null;
+  return c.troubleSince?.reason === t.reason ? c.troubleSince : { reason: t.reason, at };
+}

@@ -12,6 +12,11 @@ import { memberTrouble, type MemberContext } from '../machines/member-decide.ts'
 import type { EtcdMemberInfo } from '../machines/types.ts';
 import { pvcName } from '../effects/kubernetes/meta.ts';
 
+/** Reasons every start meets for a moment (scheduling, a claim binding): stuck only past STUCK_AFTER_MS. */
+const PASSING = new Set(['Unschedulable', 'SchedulerError', 'ClaimPending']);
+/** How long a passing reason may last before the member is Stuck. */
+export const STUCK_AFTER_MS = 30_000;
+
 /** What one step (or a refresh) of the member machine gives the status. */
 export interface MemberStep {
   readonly path: string;
@@ -48,8 +53,12 @@ export function memberStatus(previous: EtcdMemberStatus | undefined, step: Membe
             message: `PersistentVolumeClaim ${pvcName(c.member.name)} is ${c.pvcBound === false ? 'not bound yet' : 'missing'}`,
           },
   ];
-  // Shown from the first time something kept its Pod or claim from running on.
-  const trouble = memberTrouble(c);
+  // Shown from the first time something kept its Pod or claim from running on. Waiting to be
+  // scheduled or for a claim to bind is part of every start: stuck only once it lasts.
+  const found = memberTrouble(c);
+  const lasting =
+    found && (!PASSING.has(found.reason) || (c.troubleSince != null && now - c.troubleSince.at >= STUCK_AFTER_MS));
+  const trouble = lasting ? found : undefined;
   if (trouble || previous?.conditions?.some((x) => x.type === ConditionType.Stuck))
     set.push(
       trouble

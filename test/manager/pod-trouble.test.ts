@@ -2,7 +2,7 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { initialMemberContext, type MemberContext } from '../../machines/member-decide.ts';
-import { memberStatus } from '../../manager/member-status.ts';
+import { memberStatus, STUCK_AFTER_MS } from '../../manager/member-status.ts';
 import { stuckOf } from '../../manager/debug/views.ts';
 import { newlyStuck } from '../../manager/object-runners.ts';
 import { membersListed, podObserved, pvcObserved } from '../../manager/observe.ts';
@@ -121,6 +121,25 @@ describe('a stuck member says why', () => {
     );
     expect(cond('Stuck', ok)).toMatchObject({ status: 'False', reason: 'Unstuck' });
     expect(newlyStuck(s.conditions, ok.conditions)).toBeUndefined();
+  });
+
+  it('waiting to be scheduled or for a claim to bind is part of every start: Stuck only once it lasts 30 s', () => {
+    const trouble = podTrouble(unschedulable)!;
+    const c: MemberContext = {
+      ...base,
+      pvcBound: true,
+      pod: { uid: 'p0', phase: 'Pending', ready: false, deleting: false, trouble },
+      troubleSince: { reason: 'Unschedulable', at: NOW },
+    };
+    const step = { path: 'bootstrapping.awaitingReady', context: c, generation: 1 };
+    const fresh = memberStatus(undefined, step, NOW + 5_000);
+    expect(fresh.conditions?.find((x) => x.type === 'Stuck')).toBeUndefined();
+    expect(fresh.conditions?.find((x) => x.type === 'Progressing')?.message).toContain('not scheduled');
+    const lasting = memberStatus(fresh, step, NOW + STUCK_AFTER_MS);
+    expect(lasting.conditions?.find((x) => x.type === 'Stuck')).toMatchObject({
+      status: 'True',
+      reason: 'Unschedulable',
+    });
   });
 
   it("the cluster's Progressing names it at once, and Degraded says MemberStuck past the grace", () => {
