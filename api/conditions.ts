@@ -10,13 +10,16 @@ export const ConditionType = {
   Available: 'Available',
   /** A step is in flight (True) or the target is reached (False). */
   Progressing: 'Progressing',
-  /** Something needs attention: a step is past its deadline, etcd does not answer, quorum is lost. */
+  /**
+   * Something needs attention: a step failed, is past its deadline or keeps failing; an object the
+   * spec names is wrong; a member stopped; a voter is unhealthy past a short grace; quorum is at risk.
+   */
   Degraded: 'Degraded',
-  /** The seed started a new etcd cluster. */
+  /** The seed started a new etcd cluster and it grew to the target's voters (set once, when reached). */
   Bootstrapped: 'Bootstrapped',
-  /** The last scale-up finished: every wanted voter joined and was promoted. */
+  /** The last scale-up finished: every wanted voter joined and was promoted (False with ScalingUp until then). */
   ScaledUp: 'ScaledUp',
-  /** The last scale-down finished: the removed members left etcd and went. */
+  /** The last scale-down finished: the removed members left etcd and went (False with ScalingDown until then). */
   ScaledDown: 'ScaledDown',
   /** The last rolling upgrade finished: every member runs the wanted version. */
   Upgraded: 'Upgraded',
@@ -38,6 +41,12 @@ export const ConditionType = {
   VolumeReady: 'VolumeReady',
   /** EtcdMember: the member joined etcd (as the seed or a learner). */
   Joined: 'Joined',
+  /**
+   * EtcdMember: something keeps its Pod or claim from running (True, Kubernetes' reason: Unschedulable,
+   * ErrImagePull, ImagePullBackOff, CrashLoopBackOff, ClaimPending... and its message), or no longer (False).
+   * Shown from the first time it was stuck on.
+   */
+  Stuck: 'Stuck',
   /** EtcdMember: the learner was promoted to a voter. */
   Promoted: 'Promoted',
   /** EtcdSnapshot: stored and read back whole (True), or not yet or never (False, with why). */
@@ -53,6 +62,8 @@ export type ConditionTypeName = (typeof ConditionType)[keyof typeof ConditionTyp
 export const ConditionReason = {
   /** The step finished. */
   Completed: 'Completed',
+  /** A scaling run was overtaken by the opposite one (replicas changed direction) before it finished. */
+  Superseded: 'Superseded',
   /** Every voter is healthy and the target is reached. */
   Steady: 'Steady',
   /** A quorum answers. */
@@ -61,6 +72,16 @@ export const ConditionReason = {
   QuorumLost: 'QuorumLost',
   /** No member answered. */
   EtcdUnreachable: 'EtcdUnreachable',
+  /** Degraded: healthy voters are exactly a quorum; one more down loses it. */
+  QuorumAtRisk: 'QuorumAtRisk',
+  /** Degraded: a voter has not answered healthy for longer than a short grace; quorum holds with room. */
+  MemberUnhealthy: 'MemberUnhealthy',
+  /** Degraded: a member's Pod or claim is stuck past a short grace (its Stuck condition says why). */
+  MemberStuck: 'MemberStuck',
+  /** EtcdMember Stuck False: nothing keeps its Pod from running any more. */
+  Unstuck: 'Unstuck',
+  /** Degraded: an object the spec names is wrong (a TLS Secret without ca.crt, a restore source that cannot be used). */
+  InvalidReference: 'InvalidReference',
   /** etcd reports another cluster ID than the one latched at bootstrap. */
   ClusterIDMismatch: 'ClusterIDMismatch',
   /** The step in flight took longer than progressDeadlineSeconds. */

@@ -8,6 +8,8 @@ import type { IntentKind, IntentParams } from '../machines/intents.ts';
 
 /** Structured log, pino-compatible. Secrets never go in. */
 export interface Log {
+  /** What a person debugging wants (each watch event, each work, each intent's outcome); `--log-level debug`. */
+  debug?(obj: object, msg?: string): void;
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;

@@ -104,6 +104,11 @@ export interface ClusterContext extends StepBookkeeping, MaintenanceContext, Vol
    * Absent: not known (a new machine, or a journal from before budgets), so it is set once.
    */
   readonly disruptionBudget?: number | null;
+  /**
+   * Since when a live voter has not answered healthy (or etcd not at all); null while every one
+   * does. Absent: not tracked yet (a journal from before it). Status reads it against a grace.
+   */
+  readonly unwellSince?: number | null;
 }
 
 /** The context of a cluster the machine has not heard about yet. */
@@ -166,6 +171,16 @@ const accountedFor = (c: ClusterContext): MemberObservation[] => {
 
 /** Voting members that belong to a live EtcdMember. */
 export const liveVoters = (c: ClusterContext): EtcdMemberInfo[] => voters(c.cluster, accountedFor(c), c.etcd);
+
+/** Live voters etcd does not report healthy (all of them while etcd does not answer). */
+export const unhealthyVoters = (c: ClusterContext): EtcdMemberInfo[] =>
+  c.etcd ? liveVoters(c).filter((v) => c.etcdError !== null || !c.etcd?.healthy.includes(v.id)) : [];
+
+/** The next `unwellSince` once `c` is what is observed at `at`: kept while unwell, null once well. */
+export function unwellSince(c: ClusterContext, at: number): number | null {
+  const unwell = c.etcdError !== null || unhealthyVoters(c).length > 0;
+  return unwell ? (c.unwellSince ?? at) : null;
+}
 
 /** etcd members no EtcdMember accounts for. */
 export const orphanMembers = (c: ClusterContext): EtcdMemberInfo[] =>

@@ -7,6 +7,7 @@ import {
   orphanMembers,
   outdatedMembers,
   trustOutdated,
+  unwellSince,
   victim,
   wantedBudget,
   type ClusterContext,
@@ -73,12 +74,18 @@ const updates = {
   // machine that starts without its journal and adopts a running cluster.
   observeMembers: (c, e) => {
     const { members } = e as Of<'k8s.members.listed'>;
-    return { members, membersSeen: true, nextOrdinal: Math.max(c.nextOrdinal, ...members.map((m) => m.ordinal + 1)) };
+    return {
+      members,
+      membersSeen: true,
+      nextOrdinal: Math.max(c.nextOrdinal, ...members.map((m) => m.ordinal + 1)),
+      unwellSince: unwellSince({ ...c, members }, e.at),
+    };
   },
   // A machine adopting a running cluster latches the ID its members answer with.
   observeEtcd: (c, e) => {
     const { sizes, ...etcd } = (e as Of<'etcd.members.listed'>).etcd;
     return {
+      unwellSince: unwellSince({ ...c, etcd, etcdError: null }, e.at),
       // Sizes move with every write: kept, the context would change (and be journaled) at every
       // probe. Only the members over the defragmentation threshold are kept, in whole MiB.
       etcd,
@@ -88,7 +95,10 @@ const updates = {
       clusterID: c.clusterID ?? (c.members.length > 0 ? etcd.clusterID : null),
     };
   },
-  observeUnreachable: (_, e) => ({ etcdError: (e as Of<'etcd.unreachable'>).error }),
+  observeUnreachable: (c, e) => ({
+    etcdError: (e as Of<'etcd.unreachable'>).error,
+    unwellSince: c.unwellSince ?? e.at,
+  }),
   observeTime: () => ({}),
   // A CA digest not read yet (no TLS, or its Secrets away) leaves the one latched before.
   latchTarget: (c) => ({

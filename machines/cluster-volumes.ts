@@ -177,9 +177,10 @@ export const growVolumeParams = ({ context: c }: Ctx): GrowVolumeParams => ({
 /** A step of an expansion: `growing volumes to 128Mi: demo-0 done, demo-1 waiting`. */
 export function growMessage(sub: string, c: VolumesView): string {
   const g = c.grow;
-  if (!g) return `growing volumes to ${c.volumeSize?.quantity ?? '?'}`;
+  if (!g) return c.volumeSize ? `growing volumes to ${c.volumeSize.quantity}` : 'growing volumes to storage.size';
   const head = `growing volumes to ${g.size.quantity}: ${growProgress(c, g.size.bytes)}`;
-  if (sub.startsWith('patching')) return `${head}; asking the claim of ${g.member ?? '?'} for ${g.size.quantity}`;
+  if (sub.startsWith('patching'))
+    return `${head}; asking the claim of ${g.member ?? 'the next member'} for ${g.size.quantity}`;
   return `${head}; waiting until every claim's capacity shows it (the volume and its file system grown)`;
 }
 

@@ -7,7 +7,7 @@ import type { ClusterContext } from './cluster-decide.ts';
 import { liveVoters, preUpgradeSnapshot, wantedBudget } from './cluster-decide.ts';
 import { defragMessage, maintenanceNote, outOfSpaceMessage, spaceMessage } from './describe-maintenance.ts';
 import { growMessage, refusedMessage } from './cluster-volumes.ts';
-import type { MemberContext } from './member-decide.ts';
+import { memberTrouble, type MemberContext } from './member-decide.ts';
 import { expectedWait, preUpgradeSnapshotName, type HoldCode, type StepFailures } from './policy.ts';
 import { pathHasTag, TAG } from './tags.ts';
 
@@ -38,7 +38,8 @@ function retrying(c: StepFailures & { lastError: { code: string; message: string
 function joinMessage(sub: string, c: ClusterContext): string {
   const m = c.joining?.member ?? 'the new member';
   if (sub.startsWith('addingLearner')) return `adding ${m} to etcd as a learner`;
-  if (sub.startsWith('creatingMember')) return `creating EtcdMember ${m} (etcd member ${c.joining?.memberID ?? '?'})`;
+  if (sub.startsWith('creatingMember'))
+    return `creating EtcdMember ${m}${c.joining?.memberID ? ` (etcd member ${c.joining.memberID})` : ''}`;
   if (sub.startsWith('awaitingStart')) return `waiting for learner ${m} to start etcd`;
   const progress = c.joining?.memberID ? c.etcd?.learners?.[c.joining.memberID] : undefined;
   const where = progress ? ` (applied index ${progress.applied} of the leader's ${progress.leader})` : '';
@@ -67,8 +68,8 @@ function seedingMessage(sub: string, c: ClusterContext): string {
 /** What a step of a rolling upgrade does: `upgrading demo-1 (2 of 3) to 3.6.16: ...`. */
 function upgradeMessage(sub: string, c: ClusterContext): string {
   const u = c.upgrade;
-  if (!u) return `upgrading to etcd ${c.target?.version ?? '?'}`;
-  const to = c.target?.version ?? '?';
+  if (!u) return c.target?.version ? `upgrading to etcd ${c.target.version}` : 'upgrading to the target version';
+  const to = c.target?.version ?? 'the target version';
   if (sub.startsWith('snapshotting')) {
     const name = preUpgradeSnapshotName(c.cluster.name, to);
     const s = preUpgradeSnapshot(c);
@@ -239,12 +240,19 @@ export function describeCluster(path: string, c: ClusterContext): Described {
       message = path;
   }
   const resting = pathHasTag(clusterMachine, path, TAG.resting);
-  return { step: camel(top), message: `${message}${resting ? '' : retrying(c)}` };
+  return { step: camel(top), message: `${message}${stuckMembers(c)}${resting ? '' : retrying(c)}` };
 }
+
+/** `; EtcdMember demo-0: <why its Pod does not run>` for each member whose Pod or claim is stuck. */
+const stuckMembers = (c: ClusterContext): string =>
+  c.members
+    .filter((m) => m.trouble && !m.deleting)
+    .map((m) => `; EtcdMember ${m.name}: ${m.trouble?.message ?? ''}`)
+    .join('');
 
 /** A `failed` state's message: the error, and what makes the machine try again. */
 const failure = (c: { lastError: { code: string; message: string } | null }, until: string): string =>
-  `a step failed in a way trying again cannot fix (${c.lastError?.code ?? '?'}: ${c.lastError?.message ?? ''}); nothing more is done until ${until}`;
+  `a step failed in a way trying again cannot fix${c.lastError ? ` (${c.lastError.code}: ${c.lastError.message})` : ''}; nothing more is done until ${until}`;
 
 /** The step and message of a member machine state; `state` is what EtcdMember.status.state shows. */
 export function describeMember(path: string, c: MemberContext): Described & { readonly state: string } {
@@ -275,7 +283,7 @@ export function describeMember(path: string, c: MemberContext): Described & { re
     restarting: "etcd's Pod is gone or not ready: starting it again from the member's volume",
     notReady:
       'etcd runs in its Pod but does not report healthy (its readiness probe fails): it waits for a quorum of its cluster, or is still starting',
-    upgrading: `restarting on etcd ${c.version ?? '?'}${c.ranVersion && c.ranVersion !== c.version ? ` (it ran ${c.ranVersion})` : ''}${c.trust !== undefined && c.pod && c.pod.trust !== c.trust ? ' to trust the CA certificates now in its Secrets' : ''} with the same volume and member ID: ${
+    upgrading: `restarting${c.version ? ` on etcd ${c.version}` : ''}${c.ranVersion && c.ranVersion !== c.version ? ` (it ran ${c.ranVersion})` : ''}${c.trust !== undefined && c.pod && c.pod.trust !== c.trust ? ' to trust the CA certificates now in its Secrets' : ''} with the same volume and member ID: ${
       sub === 'stoppingPod' || sub === 'awaitingGone'
         ? 'stopping the Pod'
         : sub === 'awaitingReady'
@@ -288,17 +296,20 @@ export function describeMember(path: string, c: MemberContext): Described & { re
         ? 'dormant: no Pod runs; the volume and member ID are kept'
         : 'stopping the Pod for scale to zero; the volume stays',
     replacing: `its data is gone (${c.dataLost ?? 'unknown'}); the cluster replaces it with a new member`,
-    nodeLost: `its node ${c.pod?.evictedFromNode ?? '?'} is down and Kubernetes evicts its Pod; the cluster replaces it with a new member on a live node while a quorum remains`,
+    nodeLost: `its node${c.pod?.evictedFromNode ? ` ${c.pod.evictedFromNode}` : ''} is down and Kubernetes evicts its Pod; the cluster replaces it with a new member on a live node while a quorum remains`,
     removing:
       sub === 'forcingPod' || sub === 'clearing'
-        ? `out of etcd; deleting its Pod on the lost node ${c.pod?.evictedFromNode ?? '?'} at once, as no kubelet will confirm it gone`
+        ? `out of etcd; deleting its Pod on the lost node${c.pod?.evictedFromNode ? ` ${c.pod.evictedFromNode}` : ''} at once, as no kubelet will confirm it gone`
         : 'leaving etcd before its Pod and volume go',
     removed: 'removed from etcd',
     failed: failure(c, 'the EtcdMember or its EtcdCluster changes'),
   };
+  // What keeps its Pod or claim from running, in Kubernetes' words, whatever the step waits for.
+  const trouble = memberTrouble(c);
+  const stuck = trouble && !['failed', 'removed', 'dormant', 'parking'].includes(state) ? `; ${trouble.message}` : '';
   return {
     state,
     step: camel(state),
-    message: `${messages[state] ?? messages[top] ?? path}${top === 'failed' ? '' : retrying(c)}`,
+    message: `${messages[state] ?? messages[top] ?? path}${stuck}${top === 'failed' ? '' : retrying(c)}`,
   };
 }

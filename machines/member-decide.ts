@@ -3,7 +3,7 @@
  * which step comes next. `deciding` and every resting state ask the same function.
  */
 import { NO_STEP, type StepBookkeeping } from './kit.ts';
-import type { ClusterObjectRef, EtcdMemberInfo, ObjectRef, PodObservation } from './types.ts';
+import type { ClusterObjectRef, EtcdMemberInfo, ObjectRef, PodObservation, Trouble } from './types.ts';
 
 /** Everything the member machine knows. Plain JSON: journaled with every step. */
 export interface MemberContext extends StepBookkeeping {
@@ -16,6 +16,10 @@ export interface MemberContext extends StepBookkeeping {
   /** Absent until observed; null when there is none. */
   readonly pod?: PodObservation | null;
   readonly pvcBound?: boolean | null;
+  /** Why the claim is not bound yet; null or absent: nothing to say. */
+  readonly pvcTrouble?: Trouble | null;
+  /** Since when (event time) memberTrouble has given this reason; null or absent: no trouble. */
+  readonly troubleSince?: { readonly reason: string; readonly at: number } | null;
   readonly etcd?: EtcdMemberInfo | null;
   /** The Pod this machine created or adopted, and whether it has been seen since. */
   readonly podUID: string | null;
@@ -147,4 +151,15 @@ export function decideMember(c: MemberContext): MemberDecision {
   if (guards.restartedInPlace(g)) return 'rechecking';
   if (guards.notRunning(g)) return 'restarting';
   return guards.learner(g) ? 'catchingUp' : 'voter';
+}
+
+/** What keeps the member's Pod or claim from running now, if anything: the claim first, then the Pod. */
+export const memberTrouble = (c: MemberContext): Trouble | undefined =>
+  c.pvcTrouble ?? (c.pod && !c.pod.deleting ? c.pod.trouble : undefined);
+
+/** The next `troubleSince` once `c` is what is observed at `at`: kept while the reason holds. */
+export function troubleSince(c: MemberContext, at: number): MemberContext['troubleSince'] {
+  const t = memberTrouble(c);
+  if (!t) return null;
+  return c.troubleSince?.reason === t.reason ? c.troubleSince : { reason: t.reason, at };
 }

@@ -3,7 +3,7 @@
  * as small pure functions of (context, event).
  */
 import { stepUpdates, toAssigns, type Update } from './kit.ts';
-import { failureKey, type MemberContext } from './member-decide.ts';
+import { failureKey, troubleSince, type MemberContext } from './member-decide.ts';
 import { backoff, peerURL } from './policy.ts';
 import type { ForceDeletePodParams } from './intents.ts';
 import type { MemberEvent, MemberParams, RemoveEtcdMemberParams } from './types.ts';
@@ -26,13 +26,24 @@ const updates = {
   },
   observePod: (c, e) => {
     const { pod } = e as Of<'k8s.pod.observed'>;
-    if (!pod) return { pod, podSeen: c.podSeen && c.podUID !== null };
+    if (!pod) return { pod, podSeen: c.podSeen && c.podUID !== null, troubleSince: troubleSince({ ...c, pod }, e.at) };
     const podRestarts = c.podRestarts?.uid === pod.uid ? c.podRestarts : { uid: pod.uid, count: pod.restarts ?? 0 };
     // What a ready Pod runs is what the member runs: an upgrade is done once its new Pod is ready.
     const ran = pod.ready && !pod.deleting && pod.version !== undefined ? { ranVersion: pod.version } : {};
-    return { pod, podUID: pod.uid, podSeen: true, podRestarts, ...ran };
+    return {
+      pod,
+      podUID: pod.uid,
+      podSeen: true,
+      podRestarts,
+      ...ran,
+      troubleSince: troubleSince({ ...c, pod }, e.at),
+    };
   },
-  observePVC: (_, e) => ({ pvcBound: (e as Of<'k8s.pvc.observed'>).bound }),
+  observePVC: (c, e) => {
+    const { bound, trouble } = e as Of<'k8s.pvc.observed'>;
+    const pvcTrouble = trouble ?? null;
+    return { pvcBound: bound, pvcTrouble, troubleSince: troubleSince({ ...c, pvcTrouble }, e.at) };
+  },
   observeEtcd: (_, e) => ({ etcd: (e as Of<'etcd.member.observed'>).member }),
   observeDataLost: (_, e) => ({ dataLost: (e as Of<'member.data.lost'>).reason }),
   observeTime: () => ({}),

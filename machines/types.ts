@@ -55,6 +55,8 @@ export interface MemberObservation {
   readonly deleting: boolean;
   /** Why the member machine stopped trying, when its state is 'failed'. */
   readonly failure?: string;
+  /** What keeps its Pod or claim from running (its Stuck condition), and since when (ms); absent: nothing. */
+  readonly trouble?: Trouble & { readonly since: number };
   /** EtcdMember.spec.version: the etcd version its Pod is built with (absent in older journals). */
   readonly version?: string;
   /** EtcdMember.spec.trust: the CA digest its Pod is to start with (absent without TLS). */
@@ -177,6 +179,13 @@ export type EffectOutcome<K extends string> =
   | { readonly type: `effect.${K}.failed`; readonly at: number; readonly error: EffectFailure };
 
 /** A Pod as the member machine sees it. */
+/** What keeps a member's Pod or claim from running, in Kubernetes' words: its reason and message. */
+export interface Trouble {
+  /** Kubernetes' reason: Unschedulable, ErrImagePull, ImagePullBackOff, CrashLoopBackOff, ClaimPending... */
+  readonly reason: string;
+  readonly message: string;
+}
+
 export interface PodObservation {
   readonly uid: string;
   readonly phase: string;
@@ -194,6 +203,8 @@ export interface PodObservation {
    * of that (300 s unless its spec says otherwise) ran out. Absent otherwise.
    */
   readonly evictedFromNode?: string;
+  /** What keeps it from running (not scheduled, an image it cannot pull, a crash loop); absent: nothing. */
+  readonly trouble?: Trouble;
 }
 
 /** Member machine events. */
@@ -214,7 +225,13 @@ export type MemberEvent =
       readonly trust?: string;
     }
   | { readonly type: 'k8s.pod.observed'; readonly at: number; readonly pod: PodObservation | null }
-  | { readonly type: 'k8s.pvc.observed'; readonly at: number; readonly bound: boolean | null }
+  | {
+      readonly type: 'k8s.pvc.observed';
+      readonly at: number;
+      readonly bound: boolean | null;
+      /** Why it is not bound yet (Pending); absent: nothing to say. */
+      readonly trouble?: Trouble;
+    }
   | { readonly type: 'etcd.member.observed'; readonly at: number; readonly member: EtcdMemberInfo | null }
   | { readonly type: 'member.data.lost'; readonly at: number; readonly reason: string }
   | { readonly type: 'timer.tick'; readonly at: number }

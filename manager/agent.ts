@@ -4,13 +4,30 @@
  * data dir for a new member, and a seed would even bootstrap a second cluster. `snapshot` is what
  * a snapshot Job runs, and `delete-snapshot` what deletes a stored one (agent-snapshot.ts).
  */
-import { closeSync, ftruncateSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  readdirSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CommandIO } from '../journal/index.ts';
 
 /** Exit code of `check-data --expect-data` when the data dir holds no etcd data. */
 export const DATA_LOST_EXIT_CODE = 3;
+/**
+ * The guard check-data writes at a member's first start, holding its EtcdMember's uid. etcd
+ * started on an emptied volume writes a WAL and a db again (under the same member ID, which it
+ * learns from its peers), but never this file: data without it is not the member's own.
+ */
+export const DATA_GUARD_FILE = 'member/etcd-operator-guard';
 /** Where Kubernetes reads a container's termination message (terminationMessagePath's default). */
 export const TERMINATION_LOG = '/dev/termination-log';
 
@@ -19,9 +36,12 @@ export const AGENT_USAGE = `usage: etcd-operator agent check-data|snapshot|delet
 
 Commands Pods run from the operator image.
 
-  check-data    says whether DIR holds etcd data (member/wal/*.wal and member/snap/db).
+  check-data    --data-dir DIR [--expect-data] [--guard ID]
+                says whether DIR holds etcd data (member/wal/*.wal and member/snap/db).
                 With --expect-data (etcd ran on this volume before), no data means it
                 was lost: the message goes to ${TERMINATION_LOG} and stderr, exit ${DATA_LOST_EXIT_CODE}.
+                --guard ID: without --expect-data, writes ID to DIR/${DATA_GUARD_FILE};
+                with it, data without that file holding ID is lost too.
   snapshot      --endpoint URL [--cacert FILE --cert FILE --key FILE] (--s3-bucket B
                 --s3-key K [--s3-endpoint URL] [--s3-region R] [--s3-force-path-style] |
                 --file PATH) [--timeout SECONDS]
@@ -90,30 +110,80 @@ function writeTerminationMessage(path: string, message: string): void {
   }
 }
 
-function parseCheckData(argv: readonly string[]): { dir: string; expectData: boolean } {
+/** The guard's content in `dataDir`, or null when it is not there. */
+export function readGuard(dataDir: string): string | null {
+  try {
+    return readFileSync(join(dataDir, DATA_GUARD_FILE), 'utf8').trim();
+  } catch (err) {
+    if (['ENOENT', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '')) return null;
+    throw err;
+  }
+}
+
+/** Writes the guard whole (a temporary file renamed over it, both synced), creating member/ as etcd would (0700). */
+export function writeGuard(dataDir: string, id: string): void {
+  const file = join(dataDir, DATA_GUARD_FILE);
+  mkdirSync(join(file, '..'), { recursive: true, mode: 0o700 });
+  const fd = openSync(`${file}.tmp`, 'w', 0o600);
+  try {
+    writeSync(fd, `${id}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(`${file}.tmp`, file);
+  const dir = openSync(join(file, '..'), 'r');
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
+  }
+}
+
+function parseCheckData(argv: readonly string[]): { dir: string; expectData: boolean; guard?: string } {
   const { values } = parseArgs({
     args: [...argv],
-    options: { 'data-dir': { type: 'string' }, 'expect-data': { type: 'boolean', default: false } },
+    options: {
+      'data-dir': { type: 'string' },
+      'expect-data': { type: 'boolean', default: false },
+      guard: { type: 'string' },
+    },
     strict: true,
     allowPositionals: false,
   });
   if (!values['data-dir']) throw new TypeError('check-data needs --data-dir DIR');
-  return { dir: values['data-dir'], expectData: values['expect-data'] };
+  return {
+    dir: values['data-dir'],
+    expectData: values['expect-data'],
+    ...(values.guard ? { guard: values.guard } : {}),
+  };
 }
 
-function checkData(dir: string, expectData: boolean, io: CommandIO, opts: AgentOptions): number {
+function checkData(
+  { dir, expectData, guard }: ReturnType<typeof parseCheckData>,
+  io: CommandIO,
+  opts: AgentOptions,
+): number {
   let found: EtcdData;
+  let guarded: string | null = null;
   try {
     found = findEtcdData(dir);
+    if (guard !== undefined && expectData) guarded = readGuard(dir);
+    else if (guard !== undefined) writeGuard(dir, guard);
   } catch (err) {
     io.stderr(`etcd-operator agent check-data: cannot read ${dir}: ${(err as Error).message}\n`);
     return 1;
   }
   const whole = found.walFiles > 0 && found.db;
   const what = `${found.walFiles} WAL file(s), ${found.db ? 'a' : 'no'} member/snap/db`;
-  if (expectData && !whole) {
+  // Data etcd wrote anew on an emptied volume: the guard the member's first start wrote is gone.
+  const foreign = whole && guard !== undefined && expectData && guarded !== guard;
+  if (expectData && (!whole || foreign)) {
+    const held = foreign
+      ? `${what} but ${guarded === null ? 'not' : 'another'} ${DATA_GUARD_FILE} (this member's first start wrote ${guard}): etcd started anew on an emptied volume`
+      : what;
     const message =
-      `etcd data lost: ${dir} holds ${what}, though etcd ran on this member's volume before; ` +
+      `etcd data lost: ${dir} holds ${held}, though etcd ran on this member's volume before; ` +
       'the member is not started empty, the operator replaces it with a new member while quorum holds';
     writeTerminationMessage(opts.terminationLog ?? TERMINATION_LOG, message);
     io.stderr(`${message}\n`);
@@ -121,7 +191,7 @@ function checkData(dir: string, expectData: boolean, io: CommandIO, opts: AgentO
   }
   io.stdout(
     whole
-      ? `check-data: ${dir} holds etcd data (${what})\n`
+      ? `check-data: ${dir} holds etcd data (${what}${guard !== undefined && expectData ? ', its guard' : ''})\n`
       : `check-data: ${dir} holds no etcd data yet (${what}): etcd starts a new member there\n`,
   );
   return 0;
@@ -192,5 +262,5 @@ export async function runAgentCommand(
     io.stderr(`etcd-operator agent check-data: ${(err as Error).message}\n${AGENT_USAGE}`);
     return 2;
   }
-  return checkData(args.dir, args.expectData, io, opts);
+  return checkData(args, io, opts);
 }

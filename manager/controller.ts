@@ -247,6 +247,7 @@ export class Controller {
   async #workKey(key: string): Promise<void> {
     const [kind, ns = '', name = ''] = key.split('/');
     if (!this.synced) return this.#queue.addAfter(key, 100);
+    this.#o.log.debug({ key }, 'work');
     if (kind === 'EtcdCluster') return this.#workCluster(key, ns, name);
     if (kind === 'EtcdSnapshot') return this.#workSnapshot(key, ns, name);
     if (kind === 'EtcdSnapshotSchedule') return this.#workSchedule(key, ns, name);

@@ -182,6 +182,10 @@ export class Informer<T extends KubeObject> {
 
   #apply(phase: string, object: T): void {
     const key = keyOf(object);
+    this.#o.log.debug?.(
+      { informer: this.#o.name, event: phase, object: key, resourceVersion: object.metadata?.resourceVersion },
+      'watch event',
+    );
     if (phase === 'DELETED') {
       this.#cache.delete(key);
       this.#o.onChange('deleted', object);

@@ -8,9 +8,14 @@ import type { EtcdMemberStatus } from '../api/v1alpha1/index.ts';
 import { describeMember } from '../machines/describe.ts';
 import { memberMachine } from '../machines/member.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
-import type { MemberContext } from '../machines/member-decide.ts';
+import { memberTrouble, type MemberContext } from '../machines/member-decide.ts';
 import type { EtcdMemberInfo } from '../machines/types.ts';
 import { pvcName } from '../effects/kubernetes/meta.ts';
+
+/** Reasons every start meets for a moment (scheduling, a claim binding): stuck only past STUCK_AFTER_MS. */
+const PASSING = new Set(['Unschedulable', 'SchedulerError', 'ClaimPending']);
+/** How long a passing reason may last before the member is Stuck. */
+export const STUCK_AFTER_MS = 30_000;
 
 /** What one step (or a refresh) of the member machine gives the status. */
 export interface MemberStep {
@@ -48,6 +53,23 @@ export function memberStatus(previous: EtcdMemberStatus | undefined, step: Membe
             message: `PersistentVolumeClaim ${pvcName(c.member.name)} is ${c.pvcBound === false ? 'not bound yet' : 'missing'}`,
           },
   ];
+  // Shown from the first time something kept its Pod or claim from running on. Waiting to be
+  // scheduled or for a claim to bind is part of every start: stuck only once it lasts.
+  const found = memberTrouble(c);
+  const lasting =
+    found && (!PASSING.has(found.reason) || (c.troubleSince != null && now - c.troubleSince.at >= STUCK_AFTER_MS));
+  const trouble = lasting ? found : undefined;
+  if (trouble || previous?.conditions?.some((x) => x.type === ConditionType.Stuck))
+    set.push(
+      trouble
+        ? { type: ConditionType.Stuck, status: 'True', reason: trouble.reason, message: trouble.message }
+        : {
+            type: ConditionType.Stuck,
+            status: 'False',
+            reason: ConditionReason.Unstuck,
+            message: 'nothing keeps its Pod or volume claim from running',
+          },
+    );
   if (c.everRan)
     set.push({
       type: ConditionType.Joined,

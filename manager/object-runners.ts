@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { AnyStateMachine } from 'xstate';
 import type {
   ObservedMachine,
+  Condition,
   EtcdCluster,
   EtcdClusterStatus,
   EtcdMember,
@@ -22,7 +23,7 @@ import type {
   EtcdSnapshotStatus,
 } from '../api/v1alpha1/index.ts';
 import { apiVersion } from '../api/v1alpha1/index.ts';
-import { ConditionReason } from '../api/conditions.ts';
+import { ConditionReason, ConditionType } from '../api/conditions.ts';
 import {
   EventRecorder,
   patchClusterStatus,
@@ -317,6 +318,10 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
           publish: (step) => this.#publish(made, step),
           onStep: (step) => this.#onStep(made, step),
           onOutcome: (r) => {
+            o.log.debug(
+              { object: `${ref.namespace}/${ref.name}`, intent: r.type, ok: r.ok, recovered: r.recovered, ms: r.ms },
+              'intent outcome',
+            );
             o.metrics.intents.inc({ kind: r.type, result: r.recovered ? 'recovered' : r.ok ? 'succeeded' : 'failed' });
             o.metrics.intentSeconds.observe(r.ms / 1000, { kind: r.type });
           },
@@ -438,6 +443,10 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     await this.#write(entry, status, strict, () =>
       patchMemberStatus(this.#o.context(entry.cluster), entry.ref.name, status, current),
     );
+    // One Warning when its Pod or claim gets stuck, or stuck for another reason: the why, at once.
+    const stuck = newlyStuck(current?.conditions, status.conditions);
+    if (stuck)
+      await this.#record(entry, { type: 'Warning', reason: stuck.reason, note: stuck.message, action: 'Observe' });
   }
 
   async #writeSnapshotStatus(
@@ -539,4 +548,15 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
       this.#o.log.warn({ object: `${entry.ref.namespace}/${entry.ref.name}`, err: message }, 'Event not recorded');
     }
   }
+}
+
+/** The Stuck condition when it just turned True or changed its reason; undefined otherwise. */
+export function newlyStuck(
+  before: readonly Condition[] | undefined,
+  after: readonly Condition[] | undefined,
+): Condition | undefined {
+  const was = before?.find((c) => c.type === ConditionType.Stuck);
+  const now = after?.find((c) => c.type === ConditionType.Stuck);
+  if (now?.status !== 'True') return undefined;
+  return was?.status === 'True' && was.reason === now.reason ? undefined : now;
 }

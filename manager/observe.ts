@@ -18,6 +18,7 @@ import { quantityBytes } from '../effects/kubernetes/build-etcd-args.ts';
 import { LABEL, TRUST_ANNOTATION } from '../effects/kubernetes/meta.ts';
 import { ConditionType } from '../api/conditions.ts';
 import { ETCD_CONTAINER } from '../effects/kubernetes/build-pod.ts';
+import { claimTrouble, podTrouble } from './pod-trouble.ts';
 
 /**
  * The cluster machine's view of its EtcdCluster, and of the CA digest of its Secrets (read by the
@@ -149,10 +150,20 @@ export function membersListed(
         ...(m.spec.trust !== undefined ? { trust: m.spec.trust } : {}),
         ...(podTrust !== undefined ? { podTrust } : {}),
         ...(m.status?.state === 'failed' ? { failure: failureOf(m) } : {}),
+        ...stuckOf(m),
       };
     })
     .sort((a, b) => a.ordinal - b.ordinal || a.name.localeCompare(b.name));
   return { type: 'k8s.members.listed', at, members: observed };
+}
+
+/** What keeps a member's Pod from running, as its Stuck condition says, and since when. */
+function stuckOf(m: EtcdMember): { trouble?: MemberObservation['trouble'] } {
+  const stuck = m.status?.conditions?.find((c) => c.type === ConditionType.Stuck && c.status === 'True');
+  if (!stuck) return {};
+  return {
+    trouble: { reason: stuck.reason, message: stuck.message, since: Date.parse(stuck.lastTransitionTime) || 0 },
+  };
 }
 
 /** Why a failed member stopped, as its Progressing condition says. */
@@ -182,6 +193,7 @@ export function podObserved(pod: V1Pod | undefined, at: number): MemberEvent {
   const version = versionOfImage(pod.spec?.containers.find((c) => c.name === ETCD_CONTAINER)?.image);
   const evictedFromNode = evictedFromLostNode(pod);
   const trust = pod.metadata?.annotations?.[TRUST_ANNOTATION];
+  const trouble = podTrouble(pod);
   return {
     type: 'k8s.pod.observed',
     at,
@@ -194,6 +206,7 @@ export function podObserved(pod: V1Pod | undefined, at: number): MemberEvent {
       ...(version ? { version } : {}),
       ...(trust !== undefined ? { trust } : {}),
       ...(evictedFromNode ? { evictedFromNode } : {}),
+      ...(trouble ? { trouble } : {}),
     },
   };
 }
@@ -219,5 +232,6 @@ export function versionOfImage(image: string | undefined): string | undefined {
 export function pvcObserved(pvc: V1PersistentVolumeClaim | undefined, at: number): MemberEvent {
   // A claim being deleted holds no data the member may count on.
   if (!pvc || pvc.metadata?.deletionTimestamp) return { type: 'k8s.pvc.observed', at, bound: null };
-  return { type: 'k8s.pvc.observed', at, bound: pvc.status?.phase === 'Bound' };
+  const trouble = claimTrouble(pvc);
+  return { type: 'k8s.pvc.observed', at, bound: pvc.status?.phase === 'Bound', ...(trouble ? { trouble } : {}) };
 }

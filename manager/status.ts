@@ -14,21 +14,17 @@ import { defragSummary, spaceAlarmMessage, spaceDisarmedMessage } from '../machi
 import { etcdMemberFor, quorum } from '../machines/policy.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
 import { LABEL } from '../effects/kubernetes/meta.ts';
+import { degradedCondition } from './status-degraded.ts';
+import { membershipConditions } from './status-membership.ts';
 
 /**
  * A step kind that, once left, is recorded as a condition of its own; `done` says whether it
- * finished (a run left for a step that comes first is not).
+ * finished (a run left for a step that comes first is not). Membership runs, which leave their
+ * step between members, are status-membership.ts's.
  */
 const COMPLETES: Readonly<
   Record<string, { type: string; message: (c: ClusterContext) => string; done?: (c: ClusterContext) => boolean }>
 > = {
-  bootstrapping: {
-    type: ConditionType.Bootstrapped,
-    message: (c) =>
-      `etcd cluster ${c.clusterID ?? '?'} started from a seed and grew to ${c.target?.replicas ?? 0} voters`,
-  },
-  scalingUp: { type: ConditionType.ScaledUp, message: (c) => `scaled up to ${c.target?.replicas ?? 0} voters` },
-  scalingDown: { type: ConditionType.ScaledDown, message: (c) => `scaled down to ${c.target?.replicas ?? 0} voters` },
   replacing: {
     type: ConditionType.MemberReplaced,
     message: () => 'a member whose data was lost was replaced by a new one',
@@ -77,47 +73,6 @@ const iso = (ms: number): string => k8sTime(new Date(ms));
 /** The top-level state of a dotted state path: the step kind (`scalingUp.joining...` -> `scalingUp`). */
 export const topState = (path: string): string => path.split('.')[0] ?? path;
 
-/** The Degraded condition: a step overdue or failed, a failed member, or the degraded step itself. */
-function degraded(
-  c: ClusterContext,
-  to: string,
-  name: string,
-  message: string,
-  overdueSince: string | null,
-): ConditionInput {
-  const failed = c.members.find((m) => m.state === 'failed' && !m.deleting);
-  if (topState(to) === 'failed')
-    return { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.StepFailed, message };
-  if (failed) {
-    const why = `EtcdMember ${failed.name} stopped: ${failed.failure ?? 'see kubectl describe etcdmember'}`;
-    return { type: ConditionType.Degraded, status: 'True', reason: ConditionReason.MemberFailed, message: why };
-  }
-  // Writes are refused: whatever step is in flight, that is what needs attention.
-  if (noSpaceRaised(c))
-    return {
-      type: ConditionType.Degraded,
-      status: 'True',
-      reason: ConditionReason.NoSpace,
-      message: spaceAlarmMessage(c),
-    };
-  if (overdueSince !== null) {
-    const why = `step ${name} has taken longer than ${c.progressDeadlineSeconds}s${overdueSince}: ${message}`;
-    return {
-      type: ConditionType.Degraded,
-      status: 'True',
-      reason: ConditionReason.ProgressDeadlineExceeded,
-      message: why,
-    };
-  }
-  if (topState(to) === 'degraded') return { type: ConditionType.Degraded, status: 'True', reason: name, message };
-  return {
-    type: ConditionType.Degraded,
-    status: 'False',
-    reason: ConditionReason.Steady,
-    message: 'nothing needs attention',
-  };
-}
-
 /** The status to write after `step`, given the status the object has now. */
 export function clusterStatus(
   previous: EtcdClusterStatus | undefined,
@@ -141,13 +96,14 @@ export function clusterStatus(
       message: resting ? message : `${message}${since}`,
     },
     available(c, step.to, voters.length, healthy),
-    degraded(c, step.to, name, message, overdue ? since : null),
+    degradedCondition(c, step.to, name, message, overdue ? since : null, now),
   ];
   // A step left for failed or deleting did not complete.
   const ended = ['failed', 'deleting'].includes(topState(step.to));
   const left = topState(step.from) !== topState(step.to) && !ended ? COMPLETES[topState(step.from)] : undefined;
   if (left && (left.done?.(c) ?? true))
     set.push({ type: left.type, status: 'True', reason: ConditionReason.Completed, message: left.message(c) });
+  set.push(...membershipConditions(previous?.conditions, step.from, step.to, c));
   if (topState(step.to) === 'dormant' || previous?.conditions?.some((x) => x.type === ConditionType.Dormant)) {
     const dormant = topState(step.to) === 'dormant';
     set.push({

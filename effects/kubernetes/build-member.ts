@@ -2,11 +2,12 @@
 import type { CreateMemberParams } from '../../machines/types.ts';
 import type { EtcdCluster, EtcdMember, SnapshotSource } from '../../api/v1alpha1/index.ts';
 import { apiVersion } from '../../api/v1alpha1/index.ts';
-import { FINALIZER, memberLabels, ownedMeta } from './meta.ts';
+import { DATA_GUARD_ANNOTATION, FINALIZER, memberLabels, ownedMeta } from './meta.ts';
 
 /**
  * An EtcdMember owned by its cluster (controller, blocking the owner's deletion), with the
- * finalizer that makes it leave etcd first, and a spec made of the intent and the cluster's storage.
+ * finalizer that makes it leave etcd first, the data guard's annotation, and a spec made of the
+ * intent and the cluster's storage.
  */
 export function buildEtcdMember(
   cluster: EtcdCluster,
@@ -24,7 +25,11 @@ export function buildEtcdMember(
   return {
     apiVersion,
     kind: 'EtcdMember',
-    metadata: { ...meta, finalizers: [FINALIZER] },
+    metadata: {
+      ...meta,
+      annotations: { ...meta.annotations, [DATA_GUARD_ANNOTATION]: 'v1' },
+      finalizers: [FINALIZER],
+    },
     spec: {
       cluster: clusterName,
       version: params.version,

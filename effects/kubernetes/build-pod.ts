@@ -15,7 +15,7 @@ import { scheduling } from './build-scheduling.ts';
 import { CLIENT_PORT, memberClientURL, METRICS_PORT, PEER_PORT } from './build-services.ts';
 import { CLIENT_TLS_DIR, memberTLSVolumes, tlsFiles, tlsOf } from './build-tls.ts';
 import { DEFAULT_AGENT_IMAGE } from './context.ts';
-import { memberLabels, ownedMeta, pvcName, TRUST_ANNOTATION } from './meta.ts';
+import { DATA_GUARD_ANNOTATION, memberLabels, ownedMeta, pvcName, TRUST_ANNOTATION } from './meta.ts';
 
 /** Name of the etcd container. */
 export const ETCD_CONTAINER = 'etcd';
@@ -82,6 +82,8 @@ function etcdContainer(member: EtcdMember, cluster: EtcdCluster): V1Container {
     volumeMounts: [{ name: DATA_VOLUME, mountPath: DATA_MOUNT }, ...memberTLSVolumes(cluster).mounts],
     readinessProbe,
     securityContext: containerSecurityContext(),
+    // The log's tail when etcd dies: a raft log behind the cluster's reads as data lost (data-check.ts).
+    terminationMessagePolicy: 'FallbackToLogsOnError',
     ...(cluster.spec.resources ? { resources: cluster.spec.resources } : {}),
   };
 }
@@ -89,18 +91,22 @@ function etcdContainer(member: EtcdMember, cluster: EtcdCluster): V1Container {
 /**
  * Once etcd has run on the volume, an empty data dir means the data was lost: the check then
  * fails (exit 3) instead of letting etcd start a new, empty member. It runs as etcd's user (the
- * Pod's), so it reads etcd's 0700 dirs; the mount is read-only. A Memory member gets no check: each new
+ * Pod's), so it reads etcd's 0700 dirs; the mount is read-only but to write the guard. A Memory member gets no check: each new
  * Pod starts with an empty emptyDir, and the member machine counts that Pod's loss as data loss.
  */
 function checkDataContainer(member: EtcdMember, agentImage: string): V1Container[] {
   if (inMemory(member)) return [];
-  const expect = member.status?.dataInitialized === true ? ['--expect-data'] : [];
+  const initialized = member.status?.dataInitialized === true;
+  const expect = initialized ? ['--expect-data'] : [];
+  // A guarded member's first Pod writes the guard (so mounts the volume writable); later ones read it.
+  const guarded = member.metadata.annotations?.[DATA_GUARD_ANNOTATION] !== undefined && member.metadata.uid;
+  const guard = guarded ? [`--guard=${member.metadata.uid}`] : [];
   return [
     {
       name: CHECK_DATA_CONTAINER,
       image: agentImage,
-      args: ['agent', 'check-data', `--data-dir=${DATA_DIR}`, ...expect],
-      volumeMounts: [{ name: DATA_VOLUME, mountPath: DATA_MOUNT, readOnly: true }],
+      args: ['agent', 'check-data', `--data-dir=${DATA_DIR}`, ...expect, ...guard],
+      volumeMounts: [{ name: DATA_VOLUME, mountPath: DATA_MOUNT, readOnly: initialized || !guarded }],
       securityContext: containerSecurityContext(),
       terminationMessagePolicy: 'FallbackToLogsOnError',
     },

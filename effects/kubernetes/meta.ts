@@ -49,6 +49,13 @@ export const LABEL = {
  */
 export const TRUST_ANNOTATION = 'etcd-operator.dev/trust';
 
+/**
+ * Annotation on an EtcdMember made with a data guard: its Pods' check-data writes the member's uid
+ * into its data dir at the first start and refuses data without it after (manager/agent.ts).
+ * Members made before it have none, and are checked as before.
+ */
+export const DATA_GUARD_ANNOTATION = 'etcd-operator.dev/data-guard';
+
 /** Annotation on an EtcdSnapshot a schedule made: the fire time it was made for (RFC 3339). */
 export const SCHEDULED_AT = 'etcd-operator.dev/scheduled-at';
 

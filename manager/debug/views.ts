@@ -4,6 +4,8 @@
  */
 import { redactText, type ObjectKind, type ObjectOverview, type TimelineRow } from '../../journal/index.ts';
 import { describeState, isMachineName, type Overlay } from '../../statechart/index.ts';
+import { memberTrouble, type MemberContext } from '../../machines/member-decide.ts';
+import type { MemberObservation } from '../../machines/types.ts';
 
 /** One line of the index: an object and where its machine stands. */
 export interface ObjectLine {
@@ -23,6 +25,8 @@ export interface ObjectLine {
   readonly since: string | null;
   readonly sinceSeq: number | null;
   readonly lastError: ObjectOverview['lastError'];
+  /** What keeps a member's Pod or claim from running (a cluster: its first such member), in Kubernetes' words. */
+  readonly stuck: string | null;
   readonly openIntents: number;
   /** Whether the manager runs its machine now; null when the page was not told (a journal alone). */
   readonly running: boolean | null;
@@ -71,6 +75,19 @@ export function describe(o: ObjectOverview): { step: string; message: string } {
   }
 }
 
+/** A member's trouble, or a cluster's first stuck member's, from the context the journal kept. */
+export function stuckOf(o: ObjectOverview): string | null {
+  const context = (o.state as { context?: unknown } | null | undefined)?.context as Record<string, unknown> | undefined;
+  if (!context) return null;
+  if (o.machine === 'member') {
+    const t = memberTrouble(context as unknown as MemberContext);
+    return t ? redactText(t.message) : null;
+  }
+  if (o.machine !== 'cluster' || !Array.isArray(context.members)) return null;
+  const m = (context.members as MemberObservation[]).find((x) => x.trouble && !x.deleting);
+  return m?.trouble ? redactText(`EtcdMember ${m.name}: ${m.trouble.message}`) : null;
+}
+
 /** An object's line in the index; `running` is the set of uids the manager runs, if it said. */
 export function lineOf(o: ObjectOverview, running: ReadonlySet<string> | undefined): ObjectLine {
   const { step, message } = describe(o);
@@ -88,6 +105,7 @@ export function lineOf(o: ObjectOverview, running: ReadonlySet<string> | undefin
     since: o.entered?.at ?? null,
     sinceSeq: o.entered?.seq ?? null,
     lastError: o.lastError && { ...o.lastError, message: redactText(o.lastError.message) },
+    stuck: stuckOf(o),
     openIntents: o.openIntents,
     running: running === undefined ? null : running.has(o.ref.uid),
   };

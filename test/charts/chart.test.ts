@@ -231,7 +231,11 @@ describe('chart with watchNamespace', () => {
   test('watches that namespace only, with a Role and RoleBinding there and the Lease Role at home', async () => {
     const objects = await renderChart({ watchNamespace: 'apps' }, NS);
     expect(manager(objects).args).toContain('--namespace=apps');
-    expect(objects.filter((o) => o.kind.startsWith('Cluster'))).toEqual([]);
+    // Cluster-wide, only the rights that release the operator's finalizers (see the next test).
+    expect(objects.filter((o) => o.kind.startsWith('Cluster')).map((o) => o.metadata.name)).toEqual([
+      'etcd-operator-apps-release',
+      'etcd-operator-apps-release',
+    ]);
     const role = one(objects, 'Role', 'etcd-operator');
     expect(role.metadata.namespace).toBe('apps');
     expect(grants(rulesOf(role))).toEqual(neededGrants);
@@ -242,6 +246,33 @@ describe('chart with watchNamespace', () => {
     expect(binding.metadata.namespace).toBe('apps');
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'etcd-operator', namespace: NS }]);
     expect(one(objects, 'Role', 'etcd-operator-leader-election').metadata.namespace).toBe(NS);
+  });
+});
+
+describe('chart with watchNamespace: deleting that namespace', () => {
+  test('the rights that release finalizers outlive its Role and RoleBinding: a ClusterRole on the operator kinds only', async () => {
+    const objects = await renderChart({ watchNamespace: 'apps' }, NS);
+    const role = one(objects, 'ClusterRole', 'etcd-operator-apps-release');
+    const granted = grants(rulesOf(role));
+    expect(granted).toEqual(
+      expect.arrayContaining([
+        'etcd-operator.dev/etcdmembers patch',
+        'etcd-operator.dev/etcdmembers/status patch',
+        'etcd-operator.dev/etcdmembers/finalizers update',
+        'etcd-operator.dev/etcdsnapshots patch',
+        'etcd-operator.dev/etcdsnapshots/finalizers update',
+        'etcd-operator.dev/etcdclusters/status patch',
+      ]),
+    );
+    // Nothing beyond what the namespaced Role grants: no create or delete, no other kind.
+    for (const g of granted) expect(neededGrants, g).toContain(g);
+    for (const r of rulesOf(role)) expect(r.apiGroups).toEqual(['etcd-operator.dev']);
+    const binding = one(objects, 'ClusterRoleBinding', 'etcd-operator-apps-release') as unknown as {
+      roleRef: { kind: string; name: string };
+      subjects: unknown[];
+    };
+    expect(binding.roleRef).toMatchObject({ kind: 'ClusterRole', name: 'etcd-operator-apps-release' });
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'etcd-operator', namespace: NS }]);
   });
 });
 

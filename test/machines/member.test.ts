@@ -512,3 +512,33 @@ describe('member machine: what a user reads', () => {
     expect(describeMember(d.state, d.context).state).toBe('restarting');
   });
 });
+
+describe('member machine: what keeps its Pod from running, and since when', () => {
+  it('troubleSince holds the time the reason was first seen, moves with a new reason, and clears once it runs', () => {
+    const d = new Driver(memberMachine, { member, bootstrap: false, medium: '' });
+    const stuckPod = (reason: string): MemberEvent => ({
+      type: 'k8s.pod.observed',
+      at: at(),
+      pod: { uid: 'p1', phase: 'Pending', ready: false, deleting: false, trouble: { reason, message: reason } },
+    });
+    const first = stuckPod('Unschedulable');
+    d.send(first);
+    expect(d.context.troubleSince).toEqual({ reason: 'Unschedulable', at: first.at });
+    d.send(stuckPod('Unschedulable'));
+    expect(d.context.troubleSince).toEqual({ reason: 'Unschedulable', at: first.at });
+    const pulling = stuckPod('ImagePullBackOff');
+    d.send(pulling);
+    expect(d.context.troubleSince).toEqual({ reason: 'ImagePullBackOff', at: pulling.at });
+    d.send(pod(true));
+    expect(d.context.troubleSince).toBeNull();
+    // A claim Pending counts first, whatever the Pod says.
+    const pending: MemberEvent = {
+      type: 'k8s.pvc.observed',
+      at: at(),
+      bound: false,
+      trouble: { reason: 'ClaimPending', message: 'PersistentVolumeClaim data-demo-1 is Pending' },
+    };
+    d.send(pending);
+    expect(d.context.troubleSince).toEqual({ reason: 'ClaimPending', at: pending.at });
+  });
+});

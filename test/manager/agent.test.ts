@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATA_LOST_EXIT_CODE, findEtcdData, runAgentCommand } from '../../manager/agent.ts';
+import { DATA_GUARD_FILE, DATA_LOST_EXIT_CODE, findEtcdData, readGuard, runAgentCommand } from '../../manager/agent.ts';
 import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
 
 const run = promisify(execFile);
@@ -57,6 +57,51 @@ describe('agent check-data on what etcd leaves on disk', () => {
     writeFileSync(join(dir, 'member', 'snap', 'db'), readFileSync(join(dirs['3.6.16']!, 'member', 'snap', 'db')));
     writeFileSync(join(dir, 'member', 'wal', '0.tmp'), '');
     expect((await agent('check-data', '--data-dir', dir, '--expect-data')).code).toBe(DATA_LOST_EXIT_CODE);
+  });
+});
+
+describe("agent check-data: data is the member's own only with its guard", () => {
+  it.each(['3.6.16', '3.5.35'])(
+    'etcd %s starts on the guard written first; emptied and started anew, its new WAL and db are refused',
+    async (v) => {
+      const local = new LocalEtcd(`guard-${v.replaceAll('.', '-')}`, v);
+      const dir = join(local.dir, 'm0');
+      try {
+        // The first Pod: check-data writes the guard, then etcd starts on that data dir.
+        expect(await agent('check-data', '--data-dir', dir, '--guard', 'uid-m0')).toMatchObject({ code: 0 });
+        expect(readGuard(dir)).toBe('uid-m0');
+        await local.startSeed('m0');
+        await local.kill('m0');
+        const kept = await agent('check-data', '--data-dir', dir, '--expect-data', '--guard', 'uid-m0');
+        expect(kept).toMatchObject({ code: 0, err: '' });
+        expect(kept.out).toContain('its guard');
+        // The volume is emptied under the member and etcd starts again on it: a WAL and a db
+        // again, which the unguarded check takes for the member's data.
+        rmSync(dir, { recursive: true });
+        await local.start('m0', `m0=${local.peerURL('m0')}`, 'new');
+        await local.kill('m0');
+        expect(findEtcdData(dir)).toEqual({ walFiles: 1, db: true });
+        expect((await agent('check-data', '--data-dir', dir, '--expect-data')).code).toBe(0);
+        const lost = await agent('check-data', '--data-dir', dir, '--expect-data', '--guard', 'uid-m0');
+        expect(lost.code).toBe(DATA_LOST_EXIT_CODE);
+        expect(lost.err).toMatch(
+          new RegExp(`^etcd data lost: .* holds 1 WAL file\\(s\\), a member/snap/db but not ${DATA_GUARD_FILE} `),
+        );
+      } finally {
+        await local.stop();
+      }
+    },
+    60_000,
+  );
+
+  it("another member's guard is not this member's", async () => {
+    const dir = join(scratch, 'other-guard');
+    const src = join(scratch, 'etcd-3.6.16');
+    await run('cp', ['-a', src, dir]);
+    await agent('check-data', '--data-dir', dir, '--guard', 'uid-a');
+    const got = await agent('check-data', '--data-dir', dir, '--expect-data', '--guard', 'uid-b');
+    expect(got.code).toBe(DATA_LOST_EXIT_CODE);
+    expect(got.err).toContain('but another');
   });
 });
 

@@ -44,6 +44,41 @@ describe('data lost, as the Pod tells', () => {
     ).toMatchObject({ reason: lost });
   });
 
+  it("etcd's container died with raft's 'tocommit out of range' (restarted on an emptied volume): lost, not a restart", () => {
+    const panic =
+      '{"level":"panic","msg":"tocommit(2010) is out of range [lastIndex(0)]. Was the raft log corrupted, truncated, or lost?"}\n' +
+      'panic: tocommit(2010) is out of range [lastIndex(0)]. Was the raft log corrupted, truncated, or lost?\n\ngoroutine 170 [running]:\n';
+    const p: V1Pod = {
+      metadata: { name: 'demo-0' },
+      status: {
+        phase: 'Running',
+        containerStatuses: [
+          {
+            name: 'etcd',
+            image: 'etcd',
+            imageID: '',
+            ready: false,
+            restartCount: 3,
+            state: { waiting: { reason: 'CrashLoopBackOff' } },
+            lastState: { terminated: { exitCode: 2, reason: 'Error', message: panic } },
+          },
+        ],
+      },
+    };
+    expect(dataLostObserved(p, 7)).toEqual({
+      type: 'member.data.lost',
+      at: 7,
+      reason: expect.stringMatching(
+        /^etcd data lost: etcd exited because its raft log ends at index 0 while the cluster committed up to 2010/,
+      ) as string,
+    });
+    const other = structuredClone(p);
+    other.status!.containerStatuses![0]!.lastState = {
+      terminated: { exitCode: 1, reason: 'Error', message: 'bind: address in use' },
+    };
+    expect(dataLostObserved(other, 7)).toBeNull();
+  });
+
   it.each([
     ['no Pod', undefined],
     ['a Pod with no status yet', { metadata: { name: 'demo-0' } }],

@@ -56,6 +56,27 @@ describe('informer', () => {
     expect(informer.lists).toBe(1);
   });
 
+  it('at log level debug, says each watch event it applies (logLevel debug changes what is logged)', async () => {
+    const api = scripted([{ items: [], resourceVersion: '10' }], [[['ADDED', obj('b', '16')]]]);
+    const lines: { obj: object; msg?: string }[] = [];
+    const informer = new Informer<Obj>({
+      name: 't',
+      kubeConfig: new KubeConfig(),
+      path: '/x',
+      log: { ...quiet, debug: (o: object, msg?: string) => void lines.push({ obj: o, msg }) },
+      list: api.list,
+      watch: api.watch,
+      onChange: () => undefined,
+    });
+    await informer.start();
+    await settle(() => lines.length >= 1);
+    informer.stop();
+    expect(lines[0]).toEqual({
+      obj: { informer: 't', event: 'ADDED', object: expect.stringContaining('b') as string, resourceVersion: '16' },
+      msg: 'watch event',
+    });
+  });
+
   it('lists again on 410 Gone and reports every object deleted while it was not watching', async () => {
     const api = scripted(
       [

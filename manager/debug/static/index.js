@@ -7,7 +7,14 @@ const body = document.querySelector('#objects tbody');
 const all = document.getElementById('all');
 let changed = new Set();
 
+// Stuck for over a minute: listed first and marked, so a cluster that cannot start does not
+// look like any cluster starting.
+const STUCK_AFTER_MS = 60_000;
+const stuckLong = (l) =>
+  l.stuck !== null && l.stuck !== undefined && (!l.since || Date.now() - Date.parse(l.since) > STUCK_AFTER_MS);
+
 const order = (a, b) =>
+  Number(stuckLong(b)) - Number(stuckLong(a)) ||
   a.namespace.localeCompare(b.namespace) ||
   (a.cluster ?? a.name).localeCompare(b.cluster ?? b.name) ||
   KINDS.indexOf(a.kind) - KINDS.indexOf(b.kind) ||
@@ -17,7 +24,10 @@ function row(line) {
   const error = line.lastError;
   return el(
     'tr',
-    { 'data-uid': line.uid, class: changed.has(line.uid) ? 'changed' : '' },
+    {
+      'data-uid': line.uid,
+      class: [changed.has(line.uid) ? 'changed' : '', stuckLong(line) ? 'stuck' : ''].join(' ').trim(),
+    },
     el('td', { text: line.namespace }),
     el('td', { text: line.kind }),
     el('td', {}, el('a', { href: `/objects/${encodeURIComponent(line.uid)}`, text: line.name })),
@@ -34,11 +44,13 @@ function row(line) {
       title: line.since ?? '',
       text: line.since ? ago(line.since) : '–',
     }),
-    el(
-      'td',
-      { class: error ? (error.current ? 'error-cell current' : 'error-cell old') : '', title: error?.at ?? '' },
-      error ? `#${error.seq} ${error.intent}: ${error.code} ${error.message}` : '',
-    ),
+    error?.current || !line.stuck
+      ? el(
+          'td',
+          { class: error ? (error.current ? 'error-cell current' : 'error-cell old') : '', title: error?.at ?? '' },
+          error ? `#${error.seq} ${error.intent}: ${error.code} ${error.message}` : '',
+        )
+      : el('td', { class: 'error-cell current', title: line.stuck }, `stuck: ${line.stuck}`),
   );
 }
 

@@ -4,9 +4,17 @@ import { etcdCommand, optionFlags, quantityBytes } from '../../../effects/kubern
 import { buildPod } from '../../../effects/kubernetes/build-pod.ts';
 import { peerURL } from '../../../machines/policy.ts';
 import { cluster, member } from './fixtures.ts';
+import { DATA_GUARD_ANNOTATION } from '../../../effects/kubernetes/meta.ts';
+import type { EtcdMember } from '../../../api/v1alpha1/index.ts';
 
 const flag = (cmd: readonly string[], name: string): string | undefined =>
   cmd.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+
+/** A member as made before data guards: no guard annotation. */
+function unguarded(m: EtcdMember): EtcdMember {
+  const { [DATA_GUARD_ANNOTATION]: _, ...annotations } = m.metadata.annotations ?? {};
+  return { ...m, metadata: { ...m.metadata, annotations } };
+}
 
 describe('member Pod', () => {
   it('is named after the member under the headless Service, owned by the EtcdMember', () => {
@@ -156,7 +164,7 @@ describe('member Pod', () => {
 
   it("checks the data dir from the operator image before etcd starts, on the same read-only mount, as etcd's user", () => {
     const c = cluster();
-    const init = buildPod(member(c), c, 'example.com/etcd-operator:1.2.3').spec?.initContainers;
+    const init = buildPod(unguarded(member(c)), c, 'example.com/etcd-operator:1.2.3').spec?.initContainers;
     expect(init).toEqual([
       {
         name: 'check-data',
@@ -174,13 +182,30 @@ describe('member Pod', () => {
 
   it('expects data once etcd has run on the volume (status.dataInitialized), so a wiped one fails the check', () => {
     const c = cluster();
-    const ran = { ...member(c), status: { dataInitialized: true } };
+    const ran = { ...unguarded(member(c)), status: { dataInitialized: true } };
     expect(buildPod(ran, c).spec?.initContainers?.[0]?.args).toEqual([
       'agent',
       'check-data',
       '--data-dir=/var/lib/etcd/data',
       '--expect-data',
     ]);
+  });
+
+  it("a guarded member's first Pod writes its uid as the guard (writable mount); later Pods require it", () => {
+    const c = cluster();
+    const guarded = member(c);
+    const first = buildPod(guarded, c).spec?.initContainers?.[0];
+    expect(first?.args).toEqual(['agent', 'check-data', '--data-dir=/var/lib/etcd/data', '--guard=member-uid-0']);
+    expect(first?.volumeMounts).toEqual([{ name: 'data', mountPath: '/var/lib/etcd', readOnly: false }]);
+    const later = buildPod({ ...guarded, status: { dataInitialized: true } }, c).spec?.initContainers?.[0];
+    expect(later?.args).toEqual([
+      'agent',
+      'check-data',
+      '--data-dir=/var/lib/etcd/data',
+      '--expect-data',
+      '--guard=member-uid-0',
+    ]);
+    expect(later?.volumeMounts?.[0]?.readOnly).toBe(true);
   });
 
   it('a member in memory has no check: every new Pod starts with an empty emptyDir', () => {
