@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { renderHosts, writeInPlace } from './hosts.ts';
+import { layOver, renderHosts, writeInPlace } from './hosts.ts';
 
 function pod(name: string, ip: string, extra: { ready?: boolean; hostname?: string; subdomain?: string } = {}): V1Pod {
   return {
@@ -79,5 +79,37 @@ describe('hosts file', () => {
     expect(await readFile(file, 'utf8')).toBe('short\n');
     expect((await stat(file)).ino).toBe(inode);
     expect(await writeInPlace(file, 'short\n')).toBe(false);
+  });
+
+  it('a reader racing a rewrite finds every line the old and new files share, whatever it read before and after', () => {
+    const line = (i: number): string =>
+      `10.244.0.${i}\tp${i}.demo.ns${i % 7}.svc p${i}.demo.ns${i % 7}.svc.cluster.local`;
+    const lines = (ids: number[]): string => ids.map(line).join('\n') + '\n';
+    // Pods come and go between two writes (the first five go, a tenth of the rest, five come),
+    // sorted as renderHosts writes them; the file is past a page.
+    const range = (from: number, to: number): number[] => [...Array(to - from).keys()].map((i) => i + from);
+    const before = layOver('', lines(range(0, 90)));
+    const now = range(5, 95).filter((i) => i % 10 !== 3);
+    const after = layOver(before, lines(now));
+    const shared = range(0, 90)
+      .filter((i) => now.includes(i))
+      .map(line);
+    expect(before.length).toBeGreaterThan(4096);
+    // A read of the first `cut` bytes of one version and the rest of the other, cut at every byte.
+    for (let cut = 0; cut <= Math.max(before.length, after.length); cut += 1) {
+      for (const torn of [after.slice(0, cut) + before.slice(cut), before.slice(0, cut) + after.slice(cut)]) {
+        const seen = new Set(torn.split('\n'));
+        for (const l of shared) if (!seen.has(l)) throw new Error(`a reader cut at ${cut} misses ${l}`);
+      }
+    }
+    // Every line now wanted is there once, and what went is a comment.
+    const live = after.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+    expect(live.sort()).toEqual(lines(now).split('\n').filter(Boolean).sort());
+  });
+
+  it('writes the lines compact once the comments left by lines gone outweigh them', () => {
+    const many = Array.from({ length: 20 }, (_, i) => `10.0.0.${i}\tn${i}`).join('\n') + '\n';
+    expect(layOver(many, '10.0.0.1\tn1\n')).toBe('10.0.0.1\tn1\n');
+    expect(layOver(many, many)).toBe(many);
   });
 });

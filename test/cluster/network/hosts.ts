@@ -50,15 +50,51 @@ export function renderHosts(input: HostsInput): string {
   return lines.join('\n') + '\n';
 }
 
-/** Rewrites the file in place (same inode) when its content differs; tells whether it wrote. */
+/**
+ * Lays `next` out over `current` so that every line both hold keeps its bytes and its offset:
+ * a line that goes becomes a comment of the same length, a new one goes at the end (or into
+ * nothing: the file only grows). A resolver reading the file while it is rewritten (glibc reads
+ * it a buffer at a time) then finds every line that stayed, whichever parts it read before and
+ * after the write; with the lines sorted anew each time, one shifted past it and a name that was
+ * there all along was not found (EAI_AGAIN with a dozen Pods). Once the comments outweigh the
+ * lines, the file is written compact, which moves lines (rarely).
+ */
+export function layOver(current: string, next: string): string {
+  const want = next.split('\n').filter((l) => l !== '');
+  const left = new Map<string, number>();
+  for (const line of want) left.set(line, (left.get(line) ?? 0) + 1);
+  const take = (line: string): boolean => {
+    const n = left.get(line) ?? 0;
+    if (n > 0) left.set(line, n - 1);
+    return n > 0;
+  };
+  const out: string[] = [];
+  let dead = 0;
+  for (const line of current.split('\n').slice(0, current.endsWith('\n') ? -1 : undefined)) {
+    if (!line.startsWith('#') && take(line)) out.push(line);
+    else {
+      out.push(line === '' ? '' : '#'.padEnd(line.length, ' '));
+      dead += line.length + 1;
+    }
+  }
+  for (const line of want) if (take(line)) out.push(line);
+  const text = out.join('\n') + '\n';
+  return dead > text.length - dead ? want.join('\n') + '\n' : text;
+}
+
+/**
+ * Rewrites the file in place (same inode) when its content differs, its lines laid over the
+ * old ones (layOver); tells whether it wrote.
+ */
 export async function writeInPlace(file: string, content: string): Promise<boolean> {
   const current = await readFile(file, 'utf8').catch(() => undefined);
-  if (current === content) return false;
+  const laid = current === undefined ? content : layOver(current, content);
+  if (current === laid) return false;
   // Overwrite then cut to length, rather than truncate then write, so a resolver reading
   // at that moment never finds the file empty.
   const handle = await open(file, current === undefined ? 'w' : 'r+');
   try {
-    const bytes = Buffer.from(content);
+    const bytes = Buffer.from(laid);
     await handle.write(bytes, 0, bytes.length, 0);
     await handle.truncate(bytes.length);
   } finally {
