@@ -18,6 +18,8 @@ export interface ApiserverOptions {
   readonly pki: Pki;
   readonly serviceRange: ServiceRange;
   readonly log?: Log;
+  /** The release (build.sh's second argument); build.sh's control-plane one when absent. */
+  readonly version?: string;
 }
 
 /** The flags, one per line so each can carry its reason. */
@@ -62,7 +64,7 @@ export function apiserverArgs(opts: ApiserverOptions): string[] {
 export async function startApiserver(opts: ApiserverOptions): Promise<Proc> {
   const proc = await startProcess({
     name: 'kube-apiserver',
-    bin: await binary('kube-apiserver'),
+    bin: await binary('kube-apiserver', opts.version),
     args: apiserverArgs(opts),
     dir: opts.dir,
     log: opts.log,
