@@ -46,6 +46,9 @@ export function apiserverArgs(opts: ApiserverOptions): string[] {
     `--service-account-signing-key-file=${pki.saKey}`,
     `--kubelet-client-certificate=${pki.kubeletClientCert}`,
     `--kubelet-client-key=${pki.kubeletClientKey}`,
+    // As kubeadm: a kubelet is reached at its Node's address, not at its host name (a real node
+    // reports Hostname too, which nothing here resolves).
+    '--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname',
     '--allow-privileged=true',
     // The aggregation layer's request headers, as kubeadm sets them: without them every
     // component that reads extension-apiserver-authentication logs an error each second.

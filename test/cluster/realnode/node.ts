@@ -210,6 +210,9 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
       cgroupRoot,
       failCgroupV1: false,
       failSwapOn: true,
+      // Its own oom_score_adj: the kubelet's default -999 needs CAP_SYS_RESOURCE, which root lacks
+      // here (see restrict_oom_score_adj); it would only log that it failed.
+      oomScoreAdj: 0,
       containerRuntimeEndpoint: `unix://${socket}`,
       address,
       port: 10250,
