@@ -152,6 +152,28 @@ try {
   say(await kubectl(['get', 'events', '-A']));
   await kubectl(['delete', 'pod', 'etcd-proof', '--wait=true', '--timeout=60s']);
   say('Pod deleted');
+  // More Pods of the same spec, one after another on the same node (PROOF_PODS, default 4): their
+  // start times, beside the first's (which is the node's first Pod).
+  const more = Number(process.env.PROOF_PODS ?? '4');
+  for (let i = 1; i <= more; i++) {
+    const name = `etcd-proof-${i}`;
+    const t = Date.now();
+    await kubectl(['apply', '-f', '-'], JSON.stringify({ ...pod, metadata: { ...pod.metadata, name } }));
+    for (;;) {
+      const r = await cp.kubectl([
+        'get',
+        'pod',
+        name,
+        '-o',
+        'jsonpath={.status.phase} {.status.conditions[?(@.type=="Ready")].status}',
+      ]);
+      if (r.stdout === 'Running True') break;
+      if (Date.now() - t > 180_000) throw new Error(`${name} not Ready in 180 s: ${r.stdout}`);
+      await sleep(100);
+    }
+    say(`${name} Running and Ready ${Date.now() - t} ms after it was created`);
+    await kubectl(['delete', 'pod', name, '--wait=true', '--timeout=60s']);
+  }
 } catch (err) {
   failed = true;
   console.error('proof failed:', err);
