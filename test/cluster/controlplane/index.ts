@@ -68,14 +68,15 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Loca
   };
   await mkdir(dir, { recursive: true });
   // Before the ports are chosen: a leftover still holds the ones this dir used last time.
-  // Only the binaries this start uses (so none is built for nothing).
-  const started = [
-    binaryOf('etcd'),
-    binary('kube-apiserver', opts.apiserverVersion),
-    ...(opts.controllerManager !== false ? [binaryOf('kube-controller-manager')] : []),
-    ...(opts.scheduler !== false ? [binaryOf('kube-scheduler')] : []),
-  ];
-  await killLeftovers(dir, await Promise.all(started));
+  await killLeftovers(
+    dir,
+    await Promise.all([
+      binaryOf('etcd'),
+      binary('kube-apiserver', opts.apiserverVersion),
+      binaryOf('kube-controller-manager'),
+      binaryOf('kube-scheduler'),
+    ]),
+  );
   const serviceRange = await chooseServiceRange(dir);
   const pki = await ensurePki(dir, serviceRange.kubernetesServiceIP);
   const ports = await choosePorts(dir);
