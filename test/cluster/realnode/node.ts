@@ -255,12 +255,13 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
       // The kernel settings the kubelet sets at start (protectKernelDefaults: false) are the whole
       // machine's, not a namespace's: the node sees files with the values it wants instead.
       ...(await kernelTunablesMasks(dir)),
-      ...['cpu', 'cpuacct', 'cpuset', 'memory', 'devices', 'freezer', 'blkio', 'pids', 'systemd', 'hugetlb']
-        .filter((h) => existsSync(path.join(cgroupBase, h)))
-        .map((h) => `mkdir -p ${cgroupBase}/${h}${cgroupRoot}`),
       'echo ready',
       'exec sleep infinity',
     ].join('\n');
+    // The node's own processes (holder, containerd and so its shims, kubelet) go in
+    // <cgroupRoot>/system, the Pods in <cgroupRoot>/kubepods: all of the node in one tree, as a
+    // kind node container's, which clean-up empties by killing what is in it.
+    const system = await makeNodeCgroups(cgroupRoot);
     const holder = await startProcess({
       ...env,
       name: 'holder',
@@ -279,16 +280,10 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
       ],
     });
     procs.push(holder);
+    await joinCgroups(system, holder.pid);
     await waitReady(holder, () => Promise.resolve(holder.lastLines().includes('ready') ? true : 'setting up'), 10_000);
     // The holder's pid is setpriv's, which exec'd nsenter, unshare, bash and sleep: the same pid.
     const enter = ['--target', String(holder.pid), '--mount', '--net', '--'];
-    // cpuset: a new v1 cpuset is empty until given its parent's CPUs and memory nodes.
-    const cpusetDir = path.join(cgroupBase, 'cpuset', cgroupRoot);
-    if (existsSync(cpusetDir)) {
-      for (const f of ['cpuset.cpus', 'cpuset.mems']) {
-        await writeFile(path.join(cpusetDir, f), await readFile(path.join(cgroupBase, 'cpuset', f)));
-      }
-    }
 
     const ctrd = await startProcess({
       ...env,
@@ -297,6 +292,7 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
       args: [...enter, containerd, '--config', containerdConfig],
     });
     procs.push(ctrd);
+    await joinCgroups(system, ctrd.pid);
     const crictl = (args: readonly string[]): Promise<string> =>
       sh('nsenter', [
         ...enter,
@@ -332,6 +328,7 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
             ],
           });
     if (kl) procs.push(kl);
+    if (kl) await joinCgroups(system, kl.pid);
     const healthz = (): Promise<string | true> =>
       new Promise((resolve, reject) => {
         const req = http.get(`http://${address}:10248/healthz`, { timeout: 3_000 }, (res) => {
@@ -367,6 +364,37 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
     await cleanUp(dir, name, index);
     throw err;
   }
+}
+
+/** The v1 hierarchies (every one mounted under /sys/fs/cgroup but the cgroup2 one). */
+function v1Hierarchies(): string[] {
+  return readdirSync(cgroupBase).filter((h) => h !== 'unified' && existsSync(path.join(cgroupBase, h, 'cgroup.procs')));
+}
+
+/**
+ * Makes <root> and <root>/system in every v1 hierarchy and returns the system ones. A new v1 cpuset
+ * is empty until given its parent's CPUs and memory nodes, so those are copied down.
+ */
+async function makeNodeCgroups(root: string): Promise<string[]> {
+  const dirs: string[] = [];
+  for (const h of v1Hierarchies()) {
+    const system = path.join(cgroupBase, h, root, 'system');
+    await mkdir(system, { recursive: true });
+    if (h === 'cpuset') {
+      for (const d of [path.dirname(system), system]) {
+        for (const f of ['cpuset.cpus', 'cpuset.mems']) {
+          await writeFile(path.join(d, f), await readFile(path.join(path.dirname(d), f)));
+        }
+      }
+    }
+    dirs.push(system);
+  }
+  return dirs;
+}
+
+/** Moves a process (all its threads) into the given cgroups; its later children follow it. */
+async function joinCgroups(cgroups: readonly string[], pid: number): Promise<void> {
+  for (const cg of cgroups) await writeFile(path.join(cg, 'cgroup.procs'), `${pid}\n`);
 }
 
 /**
@@ -411,7 +439,7 @@ export async function cleanUp(dir: string, name: string, index: number): Promise
   const hierarchies = existsSync(cgroupBase)
     ? readdirSync(cgroupBase).filter((h) => existsSync(path.join(cgroupBase, h, cgroupRoot)))
     : [];
-  // Twice: a shim killed first may leave a container reparented, and the other way round.
+  // Up to three rounds: a process may fork while the first round kills.
   for (let round = 0; round < 3; round++) {
     const pids = new Set<number>();
     for (const h of hierarchies) for (const pid of cgroupProcs(path.join(cgroupBase, h, cgroupRoot))) pids.add(pid);
