@@ -18,6 +18,8 @@ export interface ApiserverOptions {
   readonly pki: Pki;
   readonly serviceRange: ServiceRange;
   readonly log?: Log;
+  /** The release (build.sh's second argument); build.sh's control-plane one when absent. */
+  readonly version?: string;
 }
 
 /** The flags, one per line so each can carry its reason. */
@@ -44,6 +46,9 @@ export function apiserverArgs(opts: ApiserverOptions): string[] {
     `--service-account-signing-key-file=${pki.saKey}`,
     `--kubelet-client-certificate=${pki.kubeletClientCert}`,
     `--kubelet-client-key=${pki.kubeletClientKey}`,
+    // As kubeadm: a kubelet is reached at its Node's address, not at its host name (a real node
+    // reports Hostname too, which nothing here resolves).
+    '--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname',
     '--allow-privileged=true',
     // The aggregation layer's request headers, as kubeadm sets them: without them every
     // component that reads extension-apiserver-authentication logs an error each second.
@@ -62,7 +67,7 @@ export function apiserverArgs(opts: ApiserverOptions): string[] {
 export async function startApiserver(opts: ApiserverOptions): Promise<Proc> {
   const proc = await startProcess({
     name: 'kube-apiserver',
-    bin: await binary('kube-apiserver'),
+    bin: await binary('kube-apiserver', opts.version),
     args: apiserverArgs(opts),
     dir: opts.dir,
     log: opts.log,

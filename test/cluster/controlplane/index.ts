@@ -35,6 +35,11 @@ export interface ControlPlaneOptions extends PartOptions {
   readonly controllerManager?: boolean;
   /** Start kube-scheduler too; default true. */
   readonly scheduler?: boolean;
+  /**
+   * The kube-apiserver's release, when not build.sh's control-plane one (e.g. 'v1.37.2', from its
+   * own wrapper module): for a real node's kubelet, which may not be newer than the API server.
+   */
+  readonly apiserverVersion?: string;
 }
 
 /** The running control plane, with what the other parts may need to know about it. */
@@ -65,7 +70,12 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Loca
   // Before the ports are chosen: a leftover still holds the ones this dir used last time.
   await killLeftovers(
     dir,
-    await Promise.all(['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].map((t) => binaryOf(t))),
+    await Promise.all([
+      binaryOf('etcd'),
+      binary('kube-apiserver', opts.apiserverVersion),
+      binaryOf('kube-controller-manager'),
+      binaryOf('kube-scheduler'),
+    ]),
   );
   const serviceRange = await chooseServiceRange(dir);
   const pki = await ensurePki(dir, serviceRange.kubernetesServiceIP);
@@ -91,7 +101,15 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Loca
     procs.push(etcd.proc);
     step('etcd');
     procs.push(
-      await startApiserver({ dir, port: ports.apiserver, etcdUrl: etcd.url, pki, serviceRange, log: opts.log }),
+      await startApiserver({
+        dir,
+        port: ports.apiserver,
+        etcdUrl: etcd.url,
+        pki,
+        serviceRange,
+        log: opts.log,
+        version: opts.apiserverVersion,
+      }),
     );
     step('apiserver');
     if (opts.controllerManager !== false) {

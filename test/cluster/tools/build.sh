@@ -4,6 +4,11 @@
 #   test/cluster/tools/build.sh kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|etcd|etcdctl|etcdutl|helm|versitygw|cert-manager|crane|registry [etcd-version]
 #   test/cluster/tools/build.sh all     every binary the tests use (etcd of every wrapper module)
 #
+# The real nodes' parts (in progress, issue 27; not in `all` yet, so `make test` does not pay for them):
+#   test/cluster/tools/build.sh kubelet|containerd|containerd-shim-runc-v2|ctr|runc|bridge|host-local|loopback|portmap|crictl|pause
+#   test/cluster/tools/build.sh kube-apiserver v1.37.2   a control-plane binary of the nodes' release (its own wrapper module)
+#   test/cluster/tools/build.sh node-parts               all of those
+#
 # cert-manager is the controller of the wrapper module cert-manager/ (its main.go), with the
 # CRDs of the same version copied beside it, in crds/.
 #
@@ -23,6 +28,13 @@ VERSITYGW_VERSION=v1.8.0
 CRANE_VERSION=v0.22.1
 REGISTRY_VERSION=v3.1.2
 DEFAULT_ETCD=3.6.16
+# The real nodes (issue 27): the kubelet's release (wrapper module k8s-1.37), its container runtime
+# and the CNI plugins, each `go install`ed or built at a pinned version into a dir of its own.
+K8S_NODE_VERSION=v1.37.2
+CONTAINERD_VERSION=v2.4.2
+RUNC_VERSION=v1.5.2
+CNI_PLUGINS_VERSION=v1.10.0
+CRI_TOOLS_VERSION=v1.37.0
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${ETCD_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/etcd-operator}
@@ -36,6 +48,11 @@ if [[ $tool == all ]]; then
     v=$(sed -n 's#^\tgo.etcd.io/etcd/server/v3 v\([0-9.]*\).*#\1#p' "$mod")
     for t in etcd etcdctl etcdutl; do "$0" "$t" "$v"; done
   done
+  exit 0
+fi
+if [[ $tool == node-parts ]]; then
+  for t in kubelet containerd containerd-shim-runc-v2 ctr runc bridge host-local loopback portmap crictl pause; do "$0" "$t"; done
+  "$0" kube-apiserver "$K8S_NODE_VERSION"
   exit 0
 fi
 
@@ -74,20 +91,69 @@ go_installed() { # name, version, package path
   echo "$dir/$1"
 }
 
+# `go install` of one command of a released module into a shared versioned dir (dir name, binary
+# name, module@version, package path, then go install flags), through a temporary GOBIN and a
+# rename like build_into. CGO_ENABLED may be set by the caller (runc).
+go_installed_into() {
+  local dir=$cache/$1 name=$2 modver=$3 pkg=$4; shift 4
+  if [[ ! -x $dir/$name ]]; then
+    log "installing $name ${modver#*@} from Go modules (first time only)"
+    need_go
+    mkdir -p "$dir"
+    local tmp; tmp=$(mktemp -d "$dir/.build.XXXXXX")
+    (GOBIN=$tmp CGO_ENABLED=${CGO_ENABLED:-0} go install -trimpath "$@" "$pkg@${modver#*@}") || { rm -rf "$tmp"; exit 1; }
+    mv -f "$tmp/$(basename "$pkg")" "$dir/$name"
+    rmdir "$tmp"
+  fi
+  echo "$dir/$name"
+}
+
 case "$tool" in
-  kube-apiserver|kube-controller-manager|kube-scheduler|kubectl)
-    dir=$cache/kubernetes-$K8S_VERSION
+  kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet)
+    # The control plane's release by default; the kubelet's (and `TOOL v1.37.2`) from k8s-1.37/.
+    version=${2:-$K8S_VERSION}; [[ $tool == kubelet ]] && version=${2:-$K8S_NODE_VERSION}
+    minor=${version#v1.}; minor=${minor%%.*}
+    mod=$here/k8s; [[ $version == "$K8S_VERSION" ]] || mod=$here/k8s-1.$minor
+    pinned=$(sed -n 's#^\(require \|\t\)k8s.io/kubernetes \(v[0-9.]*\).*#\2#p' "$mod/go.mod" 2>/dev/null || true)
+    [[ "$pinned" == "$version" ]] || { log "no wrapper module pins Kubernetes $version (${mod#"$here"/}/go.mod: '$pinned')"; exit 1; }
+    dir=$cache/kubernetes-$version
     if [[ ! -x $dir/$tool ]]; then
-      log "building $tool $K8S_VERSION from Go modules (first time only; several minutes)"
-      minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+      log "building $tool $version from Go modules (first time only; several minutes)"
       ldflags="-s -w"
       for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-        ldflags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+        ldflags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
         ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
       done
-      (cd "$here/k8s" && build_into "$dir" "$tool" -ldflags "$ldflags" "k8s.io/kubernetes/cmd/$tool")
+      (cd "$mod" && build_into "$dir" "$tool" -ldflags "$ldflags" "k8s.io/kubernetes/cmd/$tool")
     fi
     echo "$dir/$tool" ;;
+  containerd|containerd-shim-runc-v2|ctr)
+    v=github.com/containerd/containerd/v2
+    go_installed_into "containerd-$CONTAINERD_VERSION" "$tool" "$v@$CONTAINERD_VERSION" "$v/cmd/$tool" \
+      -ldflags "-s -w -X $v/version.Version=$CONTAINERD_VERSION -X $v/version.Package=$v" ;;
+  runc)
+    # cgo for libseccomp (Debian libseccomp-dev, hack/node-deps.sh); without upstream's default
+    # libpathrs tag, a Rust library: runc then uses its Go path-resolution code.
+    command -v pkg-config >/dev/null && pkg-config --exists libseccomp \
+      || { log "runc needs libseccomp's headers: run hack/node-deps.sh (Debian libseccomp-dev)"; exit 1; }
+    CGO_ENABLED=1 go_installed_into "runc-$RUNC_VERSION" runc "github.com/opencontainers/runc@$RUNC_VERSION" \
+      github.com/opencontainers/runc -tags "seccomp urfave_cli_no_docs" \
+      -ldflags "-s -w" ;;
+  bridge|loopback|host-local|portmap)
+    case $tool in bridge|loopback) sub=main ;; host-local) sub=ipam ;; portmap) sub=meta ;; esac
+    p=github.com/containernetworking/plugins
+    go_installed_into "cni-plugins-$CNI_PLUGINS_VERSION" "$tool" "$p@$CNI_PLUGINS_VERSION" "$p/plugins/$sub/$tool" \
+      -ldflags "-s -w -X $p/pkg/utils/buildversion.BuildVersion=$CNI_PLUGINS_VERSION" ;;
+  crictl)
+    go_installed_into "cri-tools-$CRI_TOOLS_VERSION" crictl "sigs.k8s.io/cri-tools@$CRI_TOOLS_VERSION" \
+      sigs.k8s.io/cri-tools/cmd/crictl -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$CRI_TOOLS_VERSION" ;;
+  pause)
+    # Our own pause (pause/main.go): the Pod sandbox's process, for the image registry.k8s.io/pause.
+    # Versioned by the source's digest, so a change to it builds again.
+    sum=$(cat "$here/pause/go.mod" "$here/pause/main.go" | sha256sum | cut -c1-12)
+    dir=$cache/pause-$sum
+    [[ -x $dir/pause ]] || { log "building pause (first time only)"; (cd "$here/pause" && build_into "$dir" pause -ldflags "-s -w" .); }
+    echo "$dir/pause" ;;
   etcd|etcdctl|etcdutl)
     version=${2:-$DEFAULT_ETCD}
     series=${version%.*}
