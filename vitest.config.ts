@@ -19,8 +19,15 @@ const WHOLE_CLUSTER = [
   'test/e2e/controlplane.test.ts', // a second control plane beside the shared one
 ];
 
-/** Files running at once in the first group (unit files and the shared-cluster e2e files). */
-const WORKERS = Number(process.env.E2E_WORKERS ?? 3);
+/**
+ * Shared-cluster e2e files at once (E2E_WORKERS). One by default: at three, `make test` takes
+ * 19 min instead of 44, but the process node does not yet hold under that churn of Pods (each of
+ * three full runs at three was red, on other files each time; docs/development.md). Real nodes
+ * (issue 27), or the node's race found, first; then three.
+ */
+const E2E_WORKERS = Number(process.env.E2E_WORKERS ?? 1);
+/** Unit and image files at once, one per core as vitest's default. */
+const UNIT_WORKERS = 2;
 
 const cluster = {
   globalSetup: ['test/e2e/setup.ts'],
@@ -28,10 +35,11 @@ const cluster = {
   hookTimeout: 300_000,
 };
 
-// Four projects in two groups. First `unit` (needs nothing but Node), `image` (builds the
-// operator image, runs it unpacked and pushes it to a local registry; root) and `cluster` (e2e on
-// the shared local Kubernetes), WORKERS files at once; then `cluster-serial`, one file at a time.
-// Both e2e projects share one local cluster, started once by test/e2e/setup.ts.
+// Four projects in three groups, one after the other. First `unit` (needs nothing but Node) and
+// `image` (builds the operator image, runs it unpacked and pushes it to a local registry; root);
+// then `cluster` (e2e on the shared local Kubernetes, E2E_WORKERS files at once); then
+// `cluster-serial`, one file at a time. Both e2e projects share one local cluster, started once
+// by test/e2e/setup.ts.
 export default defineConfig({
   test: {
     reporters: ['default', './test/summary-reporter.ts'],
@@ -44,7 +52,7 @@ export default defineConfig({
           // Some unit files start real etcd processes or lay out SVGs in WebAssembly; with the
           // cluster project running beside them on two cores, 5 s was seen to run out.
           testTimeout: 30_000,
-          maxWorkers: WORKERS,
+          maxWorkers: UNIT_WORKERS,
           sequence: { groupOrder: 0 },
         },
       },
@@ -54,8 +62,8 @@ export default defineConfig({
           include: ['test/e2e/**/*.test.ts'],
           exclude: WHOLE_CLUSTER,
           ...cluster,
-          maxWorkers: WORKERS,
-          sequence: { groupOrder: 0 },
+          maxWorkers: E2E_WORKERS,
+          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -64,7 +72,7 @@ export default defineConfig({
           include: WHOLE_CLUSTER,
           ...cluster,
           fileParallelism: false,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
         },
       },
       {
@@ -74,7 +82,7 @@ export default defineConfig({
           testTimeout: 300_000,
           hookTimeout: 900_000,
           // Both files build the image (each fills the cache in a dir of its own, renamed into place).
-          maxWorkers: WORKERS,
+          maxWorkers: UNIT_WORKERS,
           sequence: { groupOrder: 0 },
         },
       },
