@@ -65,11 +65,19 @@ describe.skipIf(!hasNode)('manager: a member when things go wrong under it', () 
   });
 
   it("etcd restarting in place on a wiped volume is caught by a new Pod's data check, and the member is replaced", async () => {
+    const wiped = performance.now();
     await wipeVolume(inject('kubeconfig'), ns, 'data-demo-1');
     killEtcd('demo-1');
+    const started = until('the replacement demo-3 made', async () =>
+      (await demo.members()).some((m) => m.metadata.name === 'demo-3') ? performance.now() : undefined,
+    );
     const replaced = await demo.replaced('demo-1', 3);
     expect(replaced).toEqual(['demo-0', 'demo-2', 'demo-3']);
     await demo.settled(3);
+    const ms = (t: number): string => `${((t - wiped) / 1000).toFixed(1)} s`;
+    console.log(
+      `wiped in place: replacement started ${ms(await started)}, Steady ${ms(performance.now())} after the wipe`,
+    );
     const after = await demo.verify(3);
     expect([...after.members.values()]).not.toContain(first.members.get('demo-1'));
     expect(after.members.get('demo-0')).toBe(first.members.get('demo-0'));
