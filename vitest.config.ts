@@ -26,7 +26,7 @@ const WHOLE_CLUSTER = [
  * (issue 27), or the node's race found, first; then three.
  */
 const E2E_WORKERS = Number(process.env.E2E_WORKERS ?? 1);
-/** Unit and image files at once, one per core as vitest's default. */
+/** Unit and image files at once: one per core (vitest's default is one fewer; the files ran at three beside e2e). */
 const UNIT_WORKERS = 2;
 
 const cluster = {
