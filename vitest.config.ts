@@ -21,9 +21,9 @@ const WHOLE_CLUSTER = [
 
 /**
  * Shared-cluster e2e files at once (E2E_WORKERS). One by default: at three, vitest took 1,104 s
- * where it took 2,631 s one at a time, but the process node does not yet hold under that churn of Pods (each of
- * three full runs at three was red, on other files each time; docs/development.md). Real nodes
- * (issue 27), or the node's race found, first; then three.
+ * where it took 2,631 s one at a time, but the process node does not yet hold under that churn
+ * of Pods (each of three full runs at three was red, on other files each time;
+ * docs/development.md). Real nodes (issue 27), or the node's race found, first; then three.
  */
 const E2E_WORKERS = Number(process.env.E2E_WORKERS ?? 1);
 /** Unit and image files at once: one per core (vitest's default is one fewer; the files ran at three beside e2e). */
