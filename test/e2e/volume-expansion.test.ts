@@ -1,7 +1,9 @@
 /**
  * Growing a cluster's volumes on the local cluster with the manager, as a user meets it: a
- * 3-member cluster on the sized class (tmpfs volumes whose size a Pod sees) at 64Mi, raised to
- * 128Mi: every claim asks for and shows 128Mi, each member Pod sees 128Mi on its data mount
+ * 3-member cluster on the sized class (tmpfs volumes whose size a Pod sees) at 256Mi (etcd's WAL
+ * alone preallocates two 64 MB segments: at 64Mi a member raced its own WAL for space, and a seed
+ * that lost died at its first commit and came back with no members), raised to
+ * 512Mi: every claim asks for and shows 512Mi, each member Pod sees 512Mi on its data mount
  * (statfs run inside the Pod's mount namespace, entered by the etcd process's pid), the same
  * members and Pods go on (none replaced or restarted), and every key reads back. Shrinking is
  * refused by the API server with its message; a StorageClass that does not allow expansion is
@@ -86,20 +88,20 @@ describe.skipIf(!hasNode)('manager: volume expansion', () => {
     ).items.filter((e) => e.reason === reason);
 
   it(
-    '64Mi -> 128Mi: every claim shows it, every member Pod sees it, no member replaced, every key read back',
+    '256Mi -> 512Mi: every claim shows it, every member Pod sees it, no member replaced, every key read back',
     { timeout: 420_000 },
     async () => {
       const grow = new ClusterUnderTest(kube, ns, 'grow');
-      await grow.create({ replicas: 3, storage: { size: '64Mi', storageClassName: CLASS } });
+      await grow.create({ replicas: 3, storage: { size: '256Mi', storageClassName: CLASS } });
       await grow.settled(3);
       await grow.write('before', 50);
       const before = await grow.verify(3);
       const podsBefore = await pods('grow');
       expect(podsBefore).toHaveLength(3);
-      for (const pod of podsBefore) expect(await seenInPod(pod)).toBe(64 * Mi);
+      for (const pod of podsBefore) expect(await seenInPod(pod)).toBe(256 * Mi);
 
       const t0 = performance.now();
-      await grow.patchSpec({ storage: { size: '128Mi' } });
+      await grow.patchSpec({ storage: { size: '512Mi' } });
       const expanded = await until(
         'VolumesExpanded True',
         async () => {
@@ -108,31 +110,31 @@ describe.skipIf(!hasNode)('manager: volume expansion', () => {
         },
         240_000,
       );
-      console.log(`volumes grown 64Mi -> 128Mi in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-      expect(expanded.message).toBe("every member's volume claim shows 128Mi: grow-0 done, grow-1 done, grow-2 done");
+      console.log(`volumes grown 256Mi -> 512Mi in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+      expect(expanded.message).toBe("every member's volume claim shows 512Mi: grow-0 done, grow-1 done, grow-2 done");
       const progress = await events('grow', 'ResizingVolumes');
       expect(progress.map((e) => e.message)).toContainEqual(
-        expect.stringMatching(/^growing volumes to 128Mi: grow-0 /),
+        expect.stringMatching(/^growing volumes to 512Mi: grow-0 /),
       );
       await grow.settled(3);
 
       expect(await claims('grow')).toEqual(
-        ['grow-0', 'grow-1', 'grow-2'].map((m) => ({ name: `data-${m}`, requested: '128Mi', capacity: '128Mi' })),
+        ['grow-0', 'grow-1', 'grow-2'].map((m) => ({ name: `data-${m}`, requested: '512Mi', capacity: '512Mi' })),
       );
       const podsAfter = await pods('grow');
       // The same Pods (uids), so no member was restarted or replaced: the file system grew under them.
       expect(podsAfter.map((p) => p.metadata?.uid)).toEqual(podsBefore.map((p) => p.metadata?.uid));
-      for (const pod of podsAfter) expect(await seenInPod(pod)).toBe(128 * Mi);
+      for (const pod of podsAfter) expect(await seenInPod(pod)).toBe(512 * Mi);
       expect(await grow.verify(3)).toEqual(before);
       expect(await grow.readBack('before', 50)).toBe(50);
       await grow.write('after', 10);
       expect(await grow.readBack('after', 10)).toBe(10);
 
       // Shrinking: refused by the API server, nothing changes.
-      await expect(grow.patchSpec({ storage: { size: '64Mi' } })).rejects.toThrow(
+      await expect(grow.patchSpec({ storage: { size: '256Mi' } })).rejects.toThrow(
         /storage.size cannot shrink: a PersistentVolumeClaim can only grow/,
       );
-      expect((await grow.get()).spec.storage.size).toBe('128Mi');
+      expect((await grow.get()).spec.storage.size).toBe('512Mi');
     },
   );
 
@@ -141,11 +143,11 @@ describe.skipIf(!hasNode)('manager: volume expansion', () => {
     { timeout: 420_000 },
     async () => {
       const fixed = new ClusterUnderTest(kube, ns, 'fixed');
-      await fixed.create({ replicas: 1, storage: { size: '64Mi', storageClassName: CLASS } });
+      await fixed.create({ replicas: 1, storage: { size: '256Mi', storageClassName: CLASS } });
       await fixed.settled(1);
       await fixed.write('before', 10);
       await expansion(false);
-      await fixed.patchSpec({ storage: { size: '96Mi' } });
+      await fixed.patchSpec({ storage: { size: '384Mi' } });
       const refused = await until(
         'VolumesExpanded False',
         async () => {
@@ -156,7 +158,7 @@ describe.skipIf(!hasNode)('manager: volume expansion', () => {
       );
       expect(refused.reason).toBe('ExpansionNotAllowed');
       expect(refused.message).toContain(
-        `storage.size 96Mi is not applied to the members' volumes: PersistentVolumeClaim data-fixed-0 cannot grow to 96Mi: StorageClass ${CLASS} does not allow volume expansion. Set allowVolumeExpansion: true on it`,
+        `storage.size 384Mi is not applied to the members' volumes: PersistentVolumeClaim data-fixed-0 cannot grow to 384Mi: StorageClass ${CLASS} does not allow volume expansion. Set allowVolumeExpansion: true on it`,
       );
       const c = await fixed.get();
       expect(c.status?.observed?.step).toBe('VolumesRefused');
@@ -168,7 +170,7 @@ describe.skipIf(!hasNode)('manager: volume expansion', () => {
         30_000,
       );
       expect(warning.type).toBe('Warning');
-      expect(await claims('fixed')).toEqual([{ name: 'data-fixed-0', requested: '64Mi', capacity: '64Mi' }]);
+      expect(await claims('fixed')).toEqual([{ name: 'data-fixed-0', requested: '256Mi', capacity: '256Mi' }]);
 
       // The class allows it now; a new size is tried at once (the refused one after 5 minutes).
       await expansion(true);
@@ -180,20 +182,20 @@ describe.skipIf(!hasNode)('manager: volume expansion', () => {
               name: 'data-fixed-0',
               namespace: ns,
               dryRun: 'All',
-              body: { spec: { resources: { requests: { storage: '128Mi' } } } },
+              body: { spec: { resources: { requests: { storage: '512Mi' } } } },
             },
             setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
           )
           .then(() => true),
       );
-      await fixed.patchSpec({ storage: { size: '128Mi' } });
+      await fixed.patchSpec({ storage: { size: '512Mi' } });
       await until(
         'VolumesExpanded True',
         async () => ((await condition(fixed, 'VolumesExpanded'))?.status === 'True' ? true : undefined),
         240_000,
       );
       const [pod] = await pods('fixed');
-      expect(pod && (await seenInPod(pod))).toBe(128 * Mi);
+      expect(pod && (await seenInPod(pod))).toBe(512 * Mi);
       await fixed.settled(1);
       expect(await fixed.readBack('before', 10)).toBe(10);
     },
