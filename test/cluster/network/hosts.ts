@@ -52,8 +52,8 @@ export function renderHosts(input: HostsInput): string {
 
 /**
  * Lays `next` out over `current` so that every line both hold keeps its bytes and its offset:
- * a line that goes becomes a comment of the same length, a new one goes at the end (or into
- * nothing: the file only grows). A resolver reading the file while it is rewritten (glibc reads
+ * a line that goes becomes a comment of the same length, a new one goes at the end, so the file
+ * only grows. A resolver reading the file while it is rewritten (glibc reads
  * it a buffer at a time) then finds every line that stayed, whichever parts it read before and
  * after the write; with the lines sorted anew each time, one shifted past it and a name that was
  * there all along was not found (EAI_AGAIN with a dozen Pods). Once the comments outweigh the
