@@ -14,7 +14,7 @@ import { kubernetesHandlers as h } from '../../effects/kubernetes/index.ts';
 import type { KubeContext } from '../../effects/kubernetes/index.ts';
 import { seedInitialCluster } from '../../machines/policy.ts';
 import { startNetwork, type LocalNetwork } from '../cluster/network/index.ts';
-import { startNode, type LocalNode } from '../cluster/node/index.ts';
+import { PRIVATE_NODE_TAINT, startNode, type LocalNode } from '../cluster/node/index.ts';
 import { clientsOf, contextFor, createCluster, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
 
 const hasNode = inject('clusterHasNode') && process.getuid?.() === 0;
@@ -84,6 +84,7 @@ describe.skipIf(!hasNode)('forceDeletePod on a stopped node', () => {
       kubeconfigPath: inject('kubeconfig'),
       hostsFile: await hostsFile(),
       name: nodeName,
+      taints: [PRIVATE_NODE_TAINT],
     });
   });
 

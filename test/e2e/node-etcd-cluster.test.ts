@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startNetwork, type LocalNetwork } from '../cluster/network/index.ts';
-import { startNode, type LocalNode } from '../cluster/node/index.ts';
+import { PRIVATE_NODE_TAINT, startNode, type LocalNode } from '../cluster/node/index.ts';
 import { createNamespace, deleteNamespace, etcdPod, isReady, podWhen } from '../cluster/node/testing.ts';
 
 const ns = `node-etcd-${process.pid}`;
@@ -33,6 +33,7 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
       kubeconfigPath: inject('kubeconfig'),
       hostsFile: network.hostsFile,
       name: nodeName,
+      taints: [PRIVATE_NODE_TAINT],
     });
   });
   afterAll(async () => {

@@ -2,14 +2,27 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type V1Toleration } from '@kubernetes/client-node';
 import { inject } from 'vitest';
-import { startNode, type LocalNode } from '../cluster/node/index.ts';
+import { PRIVATE_NODE_TAINT, startNode, type LocalNode } from '../cluster/node/index.ts';
 import { createNamespace, deleteNamespace } from '../cluster/node/testing.ts';
 
-/** Starts (or, after a stop, starts again) the node named `name` keeping its state in `dir`. */
+/** What a Pod the scheduler places (by a nodeSelector) on a test file's own node tolerates. */
+export const privateNodeToleration: V1Toleration = {
+  key: PRIVATE_NODE_TAINT.key,
+  operator: 'Exists',
+  effect: PRIVATE_NODE_TAINT.effect,
+};
+
+/** Starts (or, after a stop, starts again) the node named `name` keeping its state in `dir`; tainted, so only Pods bound to it by nodeName run there. */
 export const startTestNode = (dir: string, name: string): Promise<LocalNode> =>
-  startNode({ dir, kubeconfigPath: inject('kubeconfig'), hostsFile: join(dir, 'hosts'), name });
+  startNode({
+    dir,
+    kubeconfigPath: inject('kubeconfig'),
+    hostsFile: join(dir, 'hosts'),
+    name,
+    taints: [PRIVATE_NODE_TAINT],
+  });
 
 /** A fresh dir (with a hosts file), an API client, the namespace, and the node started. */
 export async function setUpNode(

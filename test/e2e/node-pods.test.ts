@@ -7,7 +7,7 @@ import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { LocalNode } from '../cluster/node/index.ts';
 import { etcdPod, isReady, podGone, podWhen, until } from '../cluster/node/testing.ts';
-import { setUpNode, startTestNode, tearDownNode } from './node-fixture.ts';
+import { privateNodeToleration, setUpNode, startTestNode, tearDownNode } from './node-fixture.ts';
 
 const ns = `node-${process.pid}`;
 const nodeName = `node-e2e-${process.pid}`;
@@ -40,6 +40,7 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
     const keep = (): Promise<V1Pod> => {
       const body = etcdPod({ name: 'keep', claim: 'data-keep' });
       body.spec!.nodeSelector = { 'kubernetes.io/hostname': nodeName };
+      body.spec!.tolerations = [privateNodeToleration];
       return core.createNamespacedPod({ namespace: ns, body });
     };
     const created = Date.now();
@@ -136,6 +137,7 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
   it('a Pod without a node is bound by the node its nodeSelector names, and runs', async () => {
     const body = etcdPod({ name: 'bind-me' });
     body.spec!.nodeSelector = { 'kubernetes.io/hostname': nodeName };
+    body.spec!.tolerations = [privateNodeToleration];
     await core.createNamespacedPod({ namespace: ns, body });
     const pod = await podWhen(core, ns, 'bind-me', isReady);
     expect(pod.spec!.nodeName).toBe(nodeName);

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
@@ -72,13 +72,18 @@ describe('hosts file', () => {
   });
 
   it('rewrites the file in place, keeping its inode, and only when the content changed', async () => {
-    const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'hosts-')), 'hosts');
-    await writeFile(file, 'a much longer previous content than the next one\n');
-    const inode = (await stat(file)).ino;
-    expect(await writeInPlace(file, 'short\n')).toBe(true);
-    expect(await readFile(file, 'utf8')).toBe('short\n');
-    expect((await stat(file)).ino).toBe(inode);
-    expect(await writeInPlace(file, 'short\n')).toBe(false);
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'hosts-'));
+    const file = path.join(dir, 'hosts');
+    try {
+      await writeFile(file, 'a much longer previous content than the next one\n');
+      const inode = (await stat(file)).ino;
+      expect(await writeInPlace(file, 'short\n')).toBe(true);
+      expect(await readFile(file, 'utf8')).toBe('short\n');
+      expect((await stat(file)).ino).toBe(inode);
+      expect(await writeInPlace(file, 'short\n')).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('a reader racing a rewrite finds every line the old and new files share, whatever it read before and after', () => {

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CoreV1Api, KubeConfig, makeInformer, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, makeInformer, type V1Pod, type V1Taint } from '@kubernetes/client-node';
 import { PodNetns } from '../network/podNetns.ts';
 import type { NodeAgent, NodeOptions } from '../types.ts';
 import { AddressPool } from './addresses.ts';
@@ -22,6 +22,7 @@ import { execArgv, type ExecTarget } from './containerExec.ts';
 import type { ContainerRunner } from './containerRunner.ts';
 
 export { NodeError, ImagePullError, VolumeError } from './errors.ts';
+export { PRIVATE_NODE_TAINT } from './nodeObject.ts';
 
 /** What a command run inside a container printed and how it ended. */
 export interface ExecResult {
@@ -34,6 +35,8 @@ export interface ExecResult {
 export interface LocalNodeOptions extends NodeOptions {
   /** Labels the Node gets besides kubernetes.io/hostname, os and arch (its zone, say). */
   readonly labels?: Readonly<Record<string, string>>;
+  /** Taints the Node is registered with (PRIVATE_NODE_TAINT for a test file's own node). */
+  readonly taints?: readonly V1Taint[];
 }
 
 /** The node agent, with what tests use beyond the shared contract. */
@@ -140,7 +143,7 @@ export async function startNode(opts: LocalNodeOptions): Promise<LocalNode> {
       return { name: pod, uid, addresses: ip === hostIP ? [ip] : [ip, hostIP] };
     },
   });
-  const stopHeartbeat = await registerNode(kc, core, name, hostIP, kubelet.port, log, opts.labels);
+  const stopHeartbeat = await registerNode(kc, core, name, hostIP, kubelet.port, log, opts.labels, opts.taints);
   const informer = makeInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces());
   // In their own network namespaces Pods reach the API server as in a cluster: its Service.
   const api = await kubernetesService(core);

@@ -10,6 +10,7 @@ import {
   type KubeConfig,
   type V1Node,
   type V1NodeStatus,
+  type V1Taint,
 } from '@kubernetes/client-node';
 import type { Log } from '../types.ts';
 
@@ -72,7 +73,16 @@ function nodeStatus(name: string, hostIP: string, since: Date, kubeletPort = 0):
   };
 }
 
-/** Registers (or takes back) the Node with extraLabels (a zone), then keeps its Lease and status fresh until stopped. */
+/**
+ * The taint of a node a test file starts for its own Pods (bound to it by nodeName): the
+ * scheduler puts no other file's Pods there, which would be lost when the file stops its node.
+ */
+export const PRIVATE_NODE_TAINT: V1Taint = { key: 'etcd-operator.test/private', effect: 'NoSchedule' };
+
+/**
+ * Registers (or takes back) the Node with extraLabels (a zone) and taints, then keeps its Lease
+ * and status fresh until stopped.
+ */
 export async function registerNode(
   kc: KubeConfig,
   core: CoreV1Api,
@@ -81,6 +91,7 @@ export async function registerNode(
   kubeletPort: number,
   log: Log,
   extraLabels: Readonly<Record<string, string>> = {},
+  taints: readonly V1Taint[] = [],
 ): Promise<() => void> {
   const labels = {
     ...extraLabels,
@@ -88,11 +99,12 @@ export async function registerNode(
     'kubernetes.io/os': 'linux',
     'kubernetes.io/arch': nodeStatus(name, hostIP, new Date()).nodeInfo!.architecture,
   };
-  const node: V1Node = { metadata: { name, labels }, spec: {} };
+  const spec = { taints: [...taints] };
+  const node: V1Node = { metadata: { name, labels }, spec };
   await core.createNode({ body: node }).catch(async (err: unknown) => {
     if ((err as { code?: number }).code !== 409) throw err;
-    // Taken back: its labels are this start's (a kubelet sets its own labels at each start too).
-    await core.patchNode({ name, body: { metadata: { labels } } }, mergePatch);
+    // Taken back: its labels and taints are this start's (a kubelet's --register-with-taints too).
+    await core.patchNode({ name, body: { metadata: { labels }, spec } }, mergePatch);
   });
   const since = new Date();
   const writeStatus = () =>

@@ -83,12 +83,13 @@ describe('a renewed certificate written over the files of running etcd', { timeo
 
 describe('a new CA written over the trusted CA file of running etcd', { timeout: 60_000 }, () => {
   let local: LocalEtcd;
+  let own: TestPki;
   let other: TestPki;
   let caFile: string;
   let oldCA: Buffer;
   beforeAll(async () => {
     // Its own CA: this test rewrites ca.crt.
-    const own = await TestPki.create();
+    own = await TestPki.create();
     const leaf = await own.issue({ name: 'member', subject: '/CN=member', usage: 'serverAuth,clientAuth', sans });
     const client = credentialsOf(await own.issue({ name: 'op', subject: '/CN=root', usage: 'clientAuth' }));
     caFile = leaf.ca;
@@ -99,6 +100,7 @@ describe('a new CA written over the trusted CA file of running etcd', { timeout:
   });
   afterAll(async () => {
     await local?.stop();
+    own?.remove();
     other?.remove();
   });
 
