@@ -1,21 +1,19 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * e2e files that need the whole local cluster to themselves: they stop, drain or cordon
- * nodes (every Pod on them is moved or lost), install cluster-wide objects a second copy
- * would fight over (a manager watching every namespace, cert-manager's controller), or start
- * a second control plane. They run one at a time, after the rest. Every other e2e file works
- * in namespaces of its own, with its own manager scoped to them, and runs beside the others.
+ * e2e files that need the whole local cluster to themselves: they stop, drain or cordon the
+ * cluster's nodes (every Pod on them is moved or lost), install a manager watching every
+ * namespace (it would take the other files' clusters), or start a second control plane. They
+ * run one at a time, after the rest. Every other e2e file works in namespaces of its own, with
+ * its own manager scoped to them, and runs beside the others; a file that needs a node to stop
+ * starts a node of its own (tainted, so nothing else lands there), and cert-manager's one
+ * controller is started with the cluster for every file.
  */
 const WHOLE_CLUSTER = [
-  'test/e2e/node-down.test.ts', // stops a node
   'test/e2e/node-loss.test.ts', // stops the node a member runs on
-  'test/e2e/node-pods.test.ts', // stops a node
   'test/e2e/nodes-spread-drain.test.ts', // cordons and drains nodes
   'test/e2e/disruption-budget.test.ts', // drains a node
   'test/e2e/chart-install.test.ts', // a manager watching every namespace
-  'test/e2e/cert-manager.test.ts', // cert-manager's controller and CRDs, cluster-wide
-  'test/e2e/tls-cert-manager.test.ts', // the same
   'test/e2e/controlplane.test.ts', // a second control plane beside the shared one
 ];
 

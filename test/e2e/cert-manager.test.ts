@@ -4,16 +4,15 @@
  * renewal (as `cmctl renew` asks for one) or a lost Secret gives a new certificate.
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startCertManager, type CertManager } from '../cluster/cert-manager/index.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useCertManager, type CertManagerInUse } from './cert-manager-fixture.ts';
 import { until } from '../cluster/node/testing.ts';
 import { applyManifest, getJson, kubectl } from './kube.ts';
 
 const ns = `cert-manager-${Date.now().toString(36)}`;
 const clusterIssuer = `selfsigned-${ns}`;
 const dnsNames = ['etcd-0.etcd.default.svc', 'etcd-0.etcd.default.svc.cluster.local', 'localhost'];
-let certManager: CertManager;
+let certManager: CertManagerInUse;
 
 interface Condition {
   type: string;
@@ -48,7 +47,7 @@ async function issued(name: string, revision: number): Promise<void> {
     const cert = await getJson<Certificate>(['certificate', name, '-n', ns]);
     throw new Error(
       `certificate ${name} not issued at revision ${revision}: ${result.stderr.trim()}\n` +
-        `status: ${JSON.stringify(cert.status)}\ncert-manager log:\n${certManager.proc.lastLines().join('\n')}`,
+        `status: ${JSON.stringify(cert.status)}\ncert-manager log:\n${certManager.lastLines().join('\n')}`,
     );
   };
   await wait(`--for=jsonpath={.status.revision}=${revision}`, '--timeout=90s');
@@ -56,13 +55,7 @@ async function issued(name: string, revision: number): Promise<void> {
 }
 
 beforeAll(async () => {
-  const kubeconfigPath = inject('kubeconfig');
-  // Beside the control plane's dir, so its log stays with the cluster's (LOCALCLUSTER_KEEP=1).
-  const dir = path.join(path.dirname(kubeconfigPath), '..', 'cert-manager');
-  certManager = await startCertManager({ dir, kubeconfigPath });
-  console.log(
-    `cert-manager ${certManager.version} started: ${JSON.stringify(certManager.timings)} ms, log ${certManager.proc.logPath}`,
-  );
+  certManager = await useCertManager();
   await kubectl(['create', 'namespace', ns], { check: true });
 });
 

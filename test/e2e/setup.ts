@@ -24,6 +24,8 @@ declare module 'vitest' {
     kubectlPath: string;
     /** Whether the process node runs (Pods start) or only the control plane (Pods stay Pending). */
     clusterHasNode: boolean;
+    /** The log of the cluster's cert-manager controller ('' when a given cluster runs its own). */
+    certManagerLog: string;
   }
 }
 
@@ -31,6 +33,7 @@ declare module 'vitest' {
 interface Shared {
   readonly kubeconfig: string;
   readonly hasNode: boolean;
+  readonly certManagerLog: string;
 }
 
 /** A started (or joined) local cluster and how to stop it. */
@@ -54,6 +57,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const { shared, stop } = await g[STARTED];
   project.provide('kubeconfig', shared.kubeconfig);
   project.provide('clusterHasNode', shared.hasNode);
+  project.provide('certManagerLog', shared.certManagerLog);
   return first ? stop : () => Promise.resolve();
 }
 
@@ -63,7 +67,7 @@ async function start(kubectlBin: string): Promise<Started> {
   if (given) {
     await installCrds(kubectlFor(given, kubectlBin));
     return {
-      shared: { kubeconfig: path.resolve(given), hasNode: process.env.LOCALCLUSTER_NODE !== '0' },
+      shared: { kubeconfig: path.resolve(given), hasNode: process.env.LOCALCLUSTER_NODE !== '0', certManagerLog: '' },
       stop: () => Promise.resolve(),
     };
   }
@@ -72,11 +76,12 @@ async function start(kubectlBin: string): Promise<Started> {
   const node = process.env.LOCALCLUSTER_NODE !== '0' && process.getuid?.() === 0;
   const logFile = path.join(dir, 'cluster.log');
   const started = Date.now();
-  const cluster = await startLocalCluster({ dir, node, log: (line) => appendFileSync(logFile, line + '\n') }).catch(
-    (err: unknown) => {
-      throw new Error(`the local cluster did not start; logs in ${dir}`, { cause: err });
-    },
-  );
+  // cert-manager too: one controller serves every file that needs it (two would both act on each
+  // Certificate), so those files can run beside the others. It costs about 2 s to start.
+  const log = (line: string): void => appendFileSync(logFile, line + '\n');
+  const cluster = await startLocalCluster({ dir, node, certManager: true, log }).catch((err: unknown) => {
+    throw new Error(`the local cluster did not start; logs in ${dir}`, { cause: err });
+  });
   try {
     await installCrds(cluster.kubectl);
   } catch (err) {
@@ -85,10 +90,11 @@ async function start(kubectlBin: string): Promise<Started> {
   }
   console.log(
     `local cluster ready in ${Date.now() - started} ms (${node ? 'with' : 'without'} the process node), ` +
-      `Services in ${cluster.controlPlane.serviceRange.cidr}, dir ${dir}`,
+      `Services in ${cluster.controlPlane.serviceRange.cidr}, cert-manager ${cluster.certManager!.version} ` +
+      `(${JSON.stringify(cluster.certManager!.timings)} ms), dir ${dir}`,
   );
   return {
-    shared: { kubeconfig: cluster.kubeconfigPath, hasNode: node },
+    shared: { kubeconfig: cluster.kubeconfigPath, hasNode: node, certManagerLog: cluster.certManager!.proc.logPath },
     stop: async () => {
       await cluster.stop();
       if (process.env.LOCALCLUSTER_KEEP !== '1') await rm(dir, { recursive: true, force: true });

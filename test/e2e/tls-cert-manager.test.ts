@@ -15,7 +15,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
 import type { EtcdClientTLS } from '../../effects/etcd/index.ts';
-import { startCertManager, type CertManager } from '../cluster/cert-manager/index.ts';
+import { useCertManager, type CertManagerInUse } from './cert-manager-fixture.ts';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { etcdctl, servedSerial, serialOf } from './tls-cluster.ts';
@@ -32,7 +32,7 @@ const ISSUED = ['demo-client-tls', 'demo-peer-tls', 'demo-operator-tls'];
 const KEYS = 20;
 
 let kube: ReturnType<typeof clientsOf>;
-let certManager: CertManager;
+let certManager: CertManagerInUse;
 /** How often the manager reads a cluster's Secrets again (--secret-read-interval; a minute by default), seconds. */
 const SECRET_READ_S = 5;
 let manager: ManagerProcess;
@@ -59,7 +59,7 @@ async function issued(name: string, revision: number): Promise<void> {
     const cert = await getJson<Certificate>(['certificate', name, '-n', ns]);
     throw new Error(
       `certificate ${name} not issued at revision ${revision}: ${result.stderr.trim()}\n` +
-        `status: ${JSON.stringify(cert.status)}\ncert-manager log:\n${certManager.proc.lastLines().join('\n')}`,
+        `status: ${JSON.stringify(cert.status)}\ncert-manager log:\n${certManager.lastLines().join('\n')}`,
     );
   };
   await wait(`--for=jsonpath={.status.revision}=${revision}`, '--timeout=90s');
@@ -166,19 +166,14 @@ async function diagnose(): Promise<string> {
       .join('\n')}`,
   );
   out.push(`manager last lines:\n${lines.slice(-40).join('\n')}`);
-  out.push(`cert-manager last lines:\n${certManager.proc.lastLines().join('\n')}`);
+  out.push(`cert-manager last lines:\n${certManager.lastLines().join('\n')}`);
   return out.join('\n');
 }
 
 describe.skipIf(!hasNode)('TLS from cert-manager, with etcd auth', () => {
   beforeAll(async () => {
     kube = clientsOf(inject('kubeconfig'));
-    const kubeconfigPath = inject('kubeconfig');
-    // Beside the control plane's dir, as test/e2e/cert-manager.test.ts (the files run one after another).
-    certManager = await startCertManager({
-      dir: path.join(path.dirname(kubeconfigPath), '..', 'cert-manager'),
-      kubeconfigPath,
-    });
+    certManager = await useCertManager();
     await createNamespace(kube.core, ns);
     dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-tls-cm-'));
     await applyManifest(`
