@@ -23,6 +23,20 @@ export interface TrafficTLS {
  */
 export const WRITE_BUDGET_MS = 10_000;
 
+/**
+ * One attempt's deadline. A member on a machine that died answers nothing, not even a reset:
+ * without a deadline a write on its connection waits for TCP to give up (45 s was seen). The
+ * writer then dials again, and the Service picks an endpoint anew, as an application that
+ * reconnects on a timeout does.
+ */
+const ATTEMPT_MS = 2_000;
+
+/**
+ * gRPC keepalive of the watcher's connection, so a watch on a dead member's connection is
+ * dropped and made again (etcd refuses pings more often than every 5 s).
+ */
+const KEEPALIVE = { 'grpc.keepalive_time_ms': 6_000, 'grpc.keepalive_timeout_ms': 2_000 };
+
 /** What the traffic saw, for the test to assert and print. */
 export interface TrafficReport {
   readonly acknowledged: number;
@@ -42,7 +56,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** A writer and a watcher on one cluster, started by `start` and reported on by `stop`. */
 export class Traffic {
   readonly #prefix: string;
+  #connect: () => Etcd3 = () => {
+    throw new Error('Traffic.start first');
+  };
   #client: Etcd3 | null = null;
+  #writer: Etcd3 | null = null;
   #watcher: Watcher | null = null;
   #running = false;
   #loop: Promise<void> = Promise.resolve();
@@ -60,20 +78,23 @@ export class Traffic {
   async start(core: CoreV1Api, namespace: string, cluster: string, tls?: TrafficTLS): Promise<void> {
     const svc = await core.readNamespacedService({ name: clientServiceName(cluster), namespace });
     const host = `${tls ? 'https' : 'http'}://${svc.spec?.clusterIP}:2379`;
-    this.#client = new Etcd3({
-      hosts: [host],
-      dialTimeout: 2000,
-      ...(tls
-        ? {
-            credentials: { rootCertificate: tls.client.ca, certChain: tls.client.cert, privateKey: tls.client.key },
-            grpcOptions: { 'grpc.ssl_target_name_override': tls.serverName },
-          }
-        : {}),
-    });
+    this.#connect = () =>
+      new Etcd3({
+        hosts: [host],
+        dialTimeout: 2000,
+        ...(tls
+          ? {
+              credentials: { rootCertificate: tls.client.ca, certChain: tls.client.cert, privateKey: tls.client.key },
+              grpcOptions: { 'grpc.ssl_target_name_override': tls.serverName, ...KEEPALIVE },
+            }
+          : { grpcOptions: KEEPALIVE }),
+      });
+    this.#client = this.#connect();
     const from = Number((await this.#client.maintenance.status()).header.revision) + 1;
     this.#watcher = await this.#client.watch().prefix(`${this.#prefix}/`).startRevision(String(from)).create();
     this.#watcher.on('put', (kv) => this.#watched.add(Number(kv.mod_revision)));
     this.#watcher.on('error', () => void this.#watchErrors++);
+    this.#writer = this.#connect();
     this.#running = true;
     this.#loop = this.#write();
   }
@@ -83,14 +104,20 @@ export class Traffic {
       const key = `${this.#prefix}/${i}`;
       const began = Date.now();
       for (;;) {
+        const left = WRITE_BUDGET_MS - (Date.now() - began);
         try {
-          const res = await this.#client!.put(key).value(`value-${i}`).exec();
+          const deadline = Date.now() + Math.max(1, Math.min(ATTEMPT_MS, left));
+          const res = await this.#writer!.put(key).value(`value-${i}`).options({ deadline }).exec();
           this.#acked.set(key, Number(res.header.revision));
           break;
         } catch (err) {
           if (Date.now() - began >= WRITE_BUDGET_MS) {
             this.#failed.push(`${key}: ${(err as Error).message}`);
             break;
+          }
+          if (/DEADLINE_EXCEEDED|deadline/i.test((err as Error).message)) {
+            this.#writer!.close();
+            this.#writer = this.#connect();
           }
           await sleep(100);
         }
@@ -111,6 +138,7 @@ export class Traffic {
     const lost = [...this.#acked.keys()].filter((k) => stored[k] !== `value-${k.slice(this.#prefix.length + 1)}`);
     await this.#watcher?.cancel().catch(() => undefined);
     this.#client?.close();
+    this.#writer?.close();
     return {
       acknowledged: this.#acked.size,
       failed: this.#failed,
@@ -125,5 +153,6 @@ export class Traffic {
   close(): void {
     this.#running = false;
     this.#client?.close();
+    this.#writer?.close();
   }
 }
