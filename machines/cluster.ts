@@ -11,30 +11,21 @@ import { setup } from 'xstate';
 import {
   DECISIONS,
   decide,
+  etcdFresh,
   initialClusterContext,
-  liveVoters,
-  outdatedMembers,
-  preUpgradeSnapshot,
   retargeted,
   type ClusterContext,
   type Decision,
 } from './cluster-decide.ts';
+import { rollGuards, upgrading } from './cluster/roll/index.ts';
 import * as maintenance from './cluster-maintenance-steps.ts';
 import * as volumes from './cluster-volumes.ts';
 import * as act from './cluster-updates.ts';
 import { CLUSTER_INTENTS, type ClusterIntent } from './intents.ts';
 import * as kit from './kit.ts';
-import { etcdMemberFor, leadsWithSuccessor } from './policy.ts';
+import { etcdMemberFor } from './policy.ts';
 import { TAG } from './tags.ts';
 import type { ClusterEvent, ClusterObjectRef } from './types.ts';
-
-type Ctx = { context: ClusterContext };
-
-/** The member being upgraded, as the cluster machine last listed it (undefined once it is gone). */
-const upgradee = (c: ClusterContext) =>
-  c.members.find((m) => m.name === c.upgrade?.member && !m.deleting && m.state !== 'replacing');
-
-const etcdFresh = ({ context: c }: Ctx): boolean => !c.etcdStale && c.etcd !== null;
 
 /** The step each decision leads to. */
 const STATE_OF: Record<Decision, string> = {
@@ -72,11 +63,12 @@ const machine = setup({
     ...kit.stepGuards,
     ...maintenance.maintenanceGuards,
     ...volumes.volumeGuards,
+    ...rollGuards,
     ...kit.decisionGuards(decide),
     targetOutdated: ({ context }) => retargeted(context),
     observed: ({ context }) => context.spec !== null && context.membersSeen,
     certificatesWanted: ({ context }) => context.certificatesWanted === true,
-    etcdFresh,
+    etcdFresh: ({ context }) => etcdFresh(context),
     seedStarted: ({ context }) => {
       const seed = context.joining && etcdMemberFor(context.cluster, context.etcd, context.joining.member);
       return Boolean(seed && seed.name !== '' && context.etcd?.healthy.includes(seed.id));
@@ -94,56 +86,6 @@ const machine = setup({
     restoreJobPresent: ({ context }) => Boolean(context.restore?.job),
     restoreJobSucceeded: ({ context }) => Boolean(context.restore?.job?.succeeded),
     restoreJobFailed: ({ context }) => Boolean(context.restore?.job && context.restore.job.failed !== null),
-    upgradeeGone: ({ context }) => upgradee(context) === undefined,
-    // A roll takes its snapshot once, before its first member, unless told to go without.
-    // Only a new version takes it: a roll onto new CAs changes no data.
-    upgradeSnapshotNeeded: ({ context: c }) =>
-      c.upgradeSnapshotWanted === true &&
-      outdatedMembers(c).some((m) => m.version !== c.target?.version) &&
-      c.preUpgradeDone !== c.target?.version &&
-      preUpgradeSnapshot(c)?.phase !== 'Succeeded',
-    upgradeSnapshotUnwanted: ({ context: c }) => c.upgradeSnapshotWanted !== true,
-    upgradeSnapshotListed: ({ context: c }) => preUpgradeSnapshot(c) !== undefined,
-    upgradeSnapshotSucceeded: ({ context: c }) => preUpgradeSnapshot(c)?.phase === 'Succeeded',
-    // The failed snapshot was deleted: a new one is taken (the way to try again).
-    upgradeSnapshotRetry: ({ context: c }) =>
-      c.preUpgradeFailed === c.target?.version && preUpgradeSnapshot(c) === undefined,
-    // A failed snapshot holds the roll until the spec changes (another version, or back).
-    upgradeSnapshotFailedRetargeted: ({ context: c }) => preUpgradeSnapshot(c)?.phase === 'Failed' && retargeted(c),
-    // A member is taken down only when every other voter answers, none trails the leader, and no
-    // learner joins. Its own health does not count: one that does not run (an upgrade it could not
-    // start, being undone) loses nothing by a restart.
-    readyToRestart: ({ context: c }) => {
-      const others = liveVoters(c).filter((v) => v.id !== c.upgrade?.memberID);
-      return (
-        etcdFresh({ context: c }) &&
-        c.etcd !== null &&
-        others.every((v) => c.etcd?.healthy.includes(v.id) && !c.etcd.behind?.includes(v.id)) &&
-        !c.etcd.members.some((m) => m.learner)
-      );
-    },
-    upgradeeLeads: ({ context: c }) => leadsWithSuccessor(c.etcd, c.upgrade?.memberID),
-    leaderMoved: ({ context: c }) =>
-      etcdFresh({ context: c }) && c.etcd?.leader != null && c.etcd.leader !== c.upgrade?.memberID,
-    // Back on the new version and CAs: its Pod started with them and ready, etcd answering from
-    // it with that version, in sync.
-    upgradeeUpgraded: ({ context: c }) => {
-      const id = c.upgrade?.memberID ?? '';
-      const m = upgradee(c);
-      return (
-        m?.state === 'voter' &&
-        m.version === c.target?.version &&
-        (c.target?.trust === undefined || (m.trust === c.target.trust && m.podTrust === c.target.trust)) &&
-        c.etcd !== null &&
-        c.etcd.healthy.includes(id) &&
-        c.etcd.versions?.[id] === m.version &&
-        !(c.etcd.behind ?? []).includes(id)
-      );
-    },
-    // A member that does not come back past the deadline holds the roll; a new spec (a fix, or
-    // the version it left) is taken then instead of waiting for ever.
-    stuckAndRetargeted: ({ context: c }) =>
-      retargeted(c) && c.now - c.stepStartedAt >= c.progressDeadlineSeconds * 1000,
     // Another step comes first (quorum lost, a member to replace...); etcd's list after a change is awaited, not that.
     otherStep: ({ context }, p: { decision: Decision }) => ![p.decision, 'observing'].includes(decide(context)),
     allAwake: ({ context }) =>
@@ -276,7 +218,11 @@ export const clusterMachine = machine.createMachine({
     deciding: kit.deciding(DECISIONS, STATE_OF),
     // Between two steps: a spec edited meanwhile is taken here, never mid-step, so a member is
     // not added only to be removed when the target drops during a join.
-    observing: { entry: 'beginStep', always: { guard: 'etcdFresh', target: 'deciding', actions: 'latchTarget' } },
+    // A roll with members to go keeps its replicas here, so a scale waits for its last member.
+    observing: {
+      entry: 'beginStep',
+      always: { guard: 'etcdFresh', target: 'deciding', actions: 'latchBetweenSteps' },
+    },
     bootstrapping: {
       initial: 'seeding',
       states: {
@@ -413,83 +359,8 @@ export const clusterMachine = machine.createMachine({
         awaitingWake: { always: { guard: 'allAwake', target: '#cluster.observing', actions: 'markEtcdStale' } },
       },
     },
-    // One member at a time: wait until every voter is healthy and in sync, move leadership off it
-    // if it leads, set its EtcdMember's version (its member machine restarts its Pod on it), and
-    // wait until etcd answers from it, on the new version, in sync, before the next.
-    upgrading: {
-      entry: ['chooseUpgradee', 'beginStep'],
-      initial: 'checkingSnapshot',
-      states: {
-        checkingSnapshot: {
-          always: [{ guard: 'upgradeSnapshotNeeded', target: 'snapshotting' }, { target: 'awaitingHealth' }],
-        },
-        // spec.upgrade.snapshot: an EtcdSnapshot to its destination, Succeeded before any member restarts.
-        snapshotting: {
-          always: {
-            guard: 'upgradeSnapshotUnwanted',
-            target: '#cluster.upgrading.awaitingHealth',
-            actions: 'markPreUpgradeDone',
-          },
-          initial: 'checking',
-          states: {
-            checking: {
-              always: [{ guard: 'upgradeSnapshotListed', target: 'awaiting' }, { target: 'creating' }],
-            },
-            creating: {
-              entry: 'clearPreUpgradeFailure',
-              ...attempt(
-                { target: '#cluster.upgrading.snapshotting.awaiting' },
-                { type: 'createUpgradeSnapshot', params: act.upgradeSnapshotParams },
-              ),
-            },
-            awaiting: {
-              always: [
-                {
-                  guard: 'upgradeSnapshotSucceeded',
-                  target: '#cluster.upgrading.awaitingHealth',
-                  actions: 'markPreUpgradeDone',
-                },
-                {
-                  guard: 'upgradeSnapshotFailedRetargeted',
-                  target: '#cluster.deciding',
-                  actions: ['finishUpgrade', 'latchTarget'],
-                },
-                { guard: 'upgradeSnapshotRetry', target: 'creating' },
-              ],
-            },
-          },
-        },
-        awaitingHealth: {
-          always: [
-            { guard: 'upgradeeGone', target: '#cluster.observing', actions: 'finishUpgrade' },
-            { guard: kit.undecided('upgrading'), target: '#cluster.deciding', actions: 'finishUpgrade' },
-            { guard: 'readyToRestart', target: 'choosing' },
-          ],
-        },
-        choosing: { always: [{ guard: 'upgradeeLeads', target: 'movingLeader' }, { target: 'settingVersion' }] },
-        movingLeader: attempt(
-          { target: '#cluster.upgrading.awaitingLeader', actions: ['markEtcdStale'] },
-          { type: 'moveLeader', params: act.moveLeaderParams },
-        ),
-        awaitingLeader: {
-          always: [
-            { guard: 'upgradeeGone', target: '#cluster.observing', actions: 'finishUpgrade' },
-            { guard: 'leaderMoved', target: 'settingVersion' },
-          ],
-        },
-        settingVersion: attempt(
-          { target: '#cluster.upgrading.awaitingMember' },
-          { type: 'setMemberVersion', params: act.upgradeParams },
-        ),
-        awaitingMember: {
-          always: [
-            { guard: 'upgradeeGone', target: '#cluster.observing', actions: 'finishUpgrade' },
-            { guard: 'upgradeeUpgraded', target: '#cluster.observing', actions: 'finishUpgrade' },
-            { guard: 'stuckAndRetargeted', target: '#cluster.deciding', actions: ['finishUpgrade', 'latchTarget'] },
-          ],
-        },
-      },
-    },
+    // The rolling upgrade: its own folder (cluster/roll/).
+    upgrading,
     // etcd's NOSPACE alarm refuses writes: compact the history, and if that leaves the data well
     // under the quota, defragment every member and disarm the alarm; else say what to do.
     recoveringSpace: {

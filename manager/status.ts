@@ -5,7 +5,8 @@
  */
 import { ConditionReason, ConditionType, k8sTime, setConditions, type ConditionInput } from '../api/conditions.ts';
 import type { EtcdClusterStatus, MemberSummary } from '../api/v1alpha1/index.ts';
-import { liveVoters, outdatedMembers, type ClusterContext } from '../machines/cluster-decide.ts';
+import { liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
+import { outdatedMembers } from '../machines/cluster/roll/index.ts';
 import { clusterMachine } from '../machines/cluster.ts';
 import { describeCluster } from '../machines/describe.ts';
 import { noSpaceRaised } from '../machines/cluster-maintenance.ts';

@@ -1032,6 +1032,43 @@ describe('cluster machine: rolling upgrades', () => {
     ]);
   });
 
+  it('a scale asked in the middle of a roll waits for the roll to finish; then the members it adds join a cluster all on the new version', () => {
+    const d = onOld();
+    play(d, [
+      [spec(3, NEW), 'upgrading.settingVersion.running', [setVersion(1)]],
+      [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+      // replicas 3 -> 5 while demo-1 restarts on 3.6.16.
+      [spec(5, NEW), 'upgrading.awaitingMember', []],
+      [listed([OLD, NEW, OLD]), 'upgrading.awaitingMember', []],
+      [etcdAt([OLD, NEW, OLD], 0), 'observing', []],
+      // The roll goes on: no budget for 5, no learner while two members run 3.5.35.
+      [etcdAt([OLD, NEW, OLD], 0), 'upgrading.settingVersion.running', [setVersion(2)]],
+    ]);
+    expect(d.context.target).toMatchObject({ replicas: 3, version: NEW });
+    expect(describeCluster(d.state, d.context).message).toBe(
+      "upgrading demo-2 (2 of 3) from 3.5.35 to 3.6.16: setting the EtcdMember's version; then the new spec is taken: 5 voters (was 3)",
+    );
+    play(d, [
+      [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+      [listed([OLD, NEW, NEW]), 'upgrading.awaitingMember', []],
+      [etcdAt([OLD, NEW, NEW], 0), 'observing', []],
+      [
+        etcdAt([OLD, NEW, NEW], 0),
+        'upgrading.movingLeader.running',
+        [{ type: 'moveLeader', params: { member: 'demo-0', memberID: id(0), toID: id(1) } }],
+      ],
+      [ok('moveLeader', { leader: id(1) }), 'upgrading.awaitingLeader', []],
+      [etcdAt([OLD, NEW, NEW], 1), 'upgrading.settingVersion.running', [setVersion(0)]],
+      [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+      [listed([NEW, NEW, NEW]), 'upgrading.awaitingMember', []],
+      [etcdAt([NEW, NEW, NEW], 1), 'observing', []],
+      // The roll is done: only now is 5 latched, the budget raised for it and the first learner added.
+      [etcdAt([NEW, NEW, NEW], 1), 'updatingBudget.running', [budget(4)]],
+      [budgetSet(4), 'scalingUp.joining.addingLearner.running', [addLearner(3)]],
+    ]);
+    expect(d.context.target).toMatchObject({ replicas: 5, version: NEW });
+  });
+
   it('takes no member down while another voter is down or behind', () => {
     const d = onOld();
     play(d, [
