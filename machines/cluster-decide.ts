@@ -3,8 +3,8 @@
  * comes next. `deciding` and every resting state ask the same function, so they cannot
  * disagree (and cannot loop between each other).
  */
-import { defragDecision, spaceDecision, type MaintenanceContext } from './cluster-maintenance.ts';
-import { volumesDecision, type VolumesContext } from './cluster-volumes.ts';
+import { defragDecision, spaceDecision, type MaintenanceContext } from './cluster/maintenance/index.ts';
+import { volumesDecision, type VolumesContext } from './cluster/volumes/index.ts';
 import { outdatedMembers, type RollContext } from './cluster/roll/rules.ts';
 import { NO_STEP, type StepBookkeeping } from './kit.ts';
 import {

@@ -4,9 +4,9 @@
  */
 import { lostMember, orphanMembers, unwellSince, victim, wantedBudget, type ClusterContext } from './cluster-decide.ts';
 import { latchDuringRoll, rollUpdates } from './cluster/roll/index.ts';
-import { observeMaintenance, overThreshold } from './cluster-maintenance.ts';
-import { maintenanceUpdates } from './cluster-maintenance-steps.ts';
-import { volumeUpdates } from './cluster-volumes.ts';
+import { observeMaintenance, overThreshold } from './cluster/maintenance/index.ts';
+import { maintenanceUpdates } from './cluster/maintenance/index.ts';
+import { volumeUpdates } from './cluster/volumes/index.ts';
 import { stepUpdates, toAssigns, type Update } from './kit.ts';
 import { memberName, peerURL, seedInitialCluster } from './policy.ts';
 import type {

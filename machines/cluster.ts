@@ -18,10 +18,11 @@ import {
   type Decision,
 } from './cluster-decide.ts';
 import { rollGuards, upgrading } from './cluster/roll/index.ts';
-import * as maintenance from './cluster-maintenance-steps.ts';
-import * as volumes from './cluster-volumes.ts';
+import { attempt, restingState } from './cluster/step-kit.ts';
+import { defragmenting, maintenanceGuards, outOfSpace, recoveringSpace } from './cluster/maintenance/index.ts';
+import { resizingVolumes, volumeGuards, volumesRefused } from './cluster/volumes/index.ts';
 import * as act from './cluster-updates.ts';
-import { CLUSTER_INTENTS, type ClusterIntent } from './intents.ts';
+import { CLUSTER_INTENTS } from './intents.ts';
 import * as kit from './kit.ts';
 import { etcdMemberFor } from './policy.ts';
 import { TAG } from './tags.ts';
@@ -61,8 +62,8 @@ const machine = setup({
   actions: { ...kit.intentActions(CLUSTER_INTENTS), ...act.assigns },
   guards: {
     ...kit.stepGuards,
-    ...maintenance.maintenanceGuards,
-    ...volumes.volumeGuards,
+    ...maintenanceGuards,
+    ...volumeGuards,
     ...rollGuards,
     ...kit.decisionGuards(decide),
     targetOutdated: ({ context }) => retargeted(context),
@@ -94,13 +95,6 @@ const machine = setup({
 });
 
 type StateConfig = NonNullable<Parameters<typeof machine.createMachine>[0]['states']>[string];
-type ActionName = keyof typeof act.assigns;
-
-/** A state that runs one intent and, on failure, waits out a back-off before running it again. */
-const attempt = (
-  onSuccess: { target: string; actions?: ActionName[] },
-  entry: kit.IntentEntry<ClusterIntent['type'], ClusterContext>,
-): StateConfig => kit.attempt('cluster', onSuccess, entry);
 
 /** The steps of adding one member: learner first, then its EtcdMember, then promotion. */
 function joining(id: string): StateConfig {
@@ -138,60 +132,6 @@ function leaving(id: string, next: string, choose: 'chooseVictim' | 'chooseLost'
         { type: 'deleteMember', params: act.leavingParams },
       ),
       awaitingRemoval: { always: { guard: 'leaverGone', target: next, actions: 'finishLeave' } },
-    },
-  };
-}
-
-/**
- * A run of defragmentation, one member at a time: wait until every voter is healthy and in sync,
- * move leadership off the member if it leads, defragment it, and wait until it answers again.
- * `decision` is the step it runs in: when decide wants another, the run waits for it to end.
- */
-function defragWalk(id: string, decision: Decision, done: { target: string; actions?: ActionName[] }): StateConfig {
-  const gone = { guard: 'defrageeGone', target: `#${id}.next`, actions: ['skipDefragee'] } as const;
-  return {
-    id,
-    initial: 'next',
-    states: {
-      next: {
-        always: [
-          { guard: 'defragRunDone', target: done.target, actions: done.actions ?? [] },
-          { target: 'awaitingHealth', actions: ['chooseDefragee', 'beginStep'] },
-        ],
-      },
-      awaitingHealth: {
-        always: [
-          { guard: { type: 'otherStep', params: { decision } }, target: '#cluster.deciding' },
-          gone,
-          { guard: 'readyToDefrag', target: 'choosing' },
-          // A spec edit while the run waits for health goes first (a scheduled run is skipped).
-          ...(decision === 'defragmenting'
-            ? [
-                {
-                  guard: 'targetOutdated',
-                  target: '#cluster.deciding',
-                  actions: ['abandonDefrag', 'latchTarget'],
-                } as const,
-              ]
-            : []),
-        ],
-      },
-      choosing: { always: [{ guard: 'defrageeLeads', target: 'movingLeader' }, { target: 'running' }] },
-      movingLeader: attempt(
-        { target: `#${id}.awaitingLeader`, actions: ['markEtcdStale'] },
-        { type: 'moveLeader', params: maintenance.defragMoveLeaderParams },
-      ),
-      awaitingLeader: { always: [gone, { guard: 'defrageeLedOff', target: 'running' }] },
-      running: attempt(
-        { target: `#${id}.awaitingMember`, actions: ['recordDefragmented', 'markEtcdStale'] },
-        { type: 'defragment', params: maintenance.defragmentParams },
-      ),
-      awaitingMember: {
-        always: [
-          { guard: 'defrageeGone', target: 'next', actions: ['admitOverThreshold'] },
-          { guard: 'defrageeAnswers', target: 'next', actions: ['admitOverThreshold'] },
-        ],
-      },
     },
   };
 }
@@ -341,13 +281,7 @@ export const clusterMachine = machine.createMachine({
         awaitingPark: { always: { guard: 'allDormant', target: '#cluster.dormant' } },
       },
     },
-    dormant: {
-      tags: [TAG.resting, TAG.idle],
-      always: [
-        { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },
-        { guard: kit.undecided('dormant'), target: 'deciding' },
-      ],
-    },
+    dormant: restingState('dormant', [TAG.resting, TAG.idle]),
     waking: {
       entry: 'beginStep',
       initial: 'wakingMembers',
@@ -361,97 +295,14 @@ export const clusterMachine = machine.createMachine({
     },
     // The rolling upgrade: its own folder (cluster/roll/).
     upgrading,
-    // etcd's NOSPACE alarm refuses writes: compact the history, and if that leaves the data well
-    // under the quota, defragment every member and disarm the alarm; else say what to do.
-    recoveringSpace: {
-      tags: [TAG.warning],
-      entry: ['beginSpaceRecovery', 'beginStep'],
-      initial: 'compacting',
-      states: {
-        compacting: attempt(
-          { target: '#cluster.recoveringSpace.checking', actions: ['recordCompaction'] },
-          { type: 'compact', params: maintenance.compactParams },
-        ),
-        checking: {
-          always: [
-            { guard: 'spaceFreeable', target: 'defragmenting', actions: 'beginSpaceDefrag' },
-            { target: '#cluster.outOfSpace', actions: 'markSpaceNotFreed' },
-          ],
-        },
-        defragmenting: defragWalk('spaceDefrag', 'recoveringSpace', { target: '#cluster.recoveringSpace.disarming' }),
-        disarming: kit.attempt(
-          'cluster',
-          { target: '#cluster.observing', actions: ['finishSpaceRecovery'] },
-          { type: 'disarmAlarm', params: maintenance.disarmParams },
-          [
-            {
-              guard: 'spaceNotFreedFirstPass',
-              target: '#cluster.recoveringSpace.compacting',
-              actions: ['beginSecondPass'],
-            },
-            { guard: 'spaceNotFreed', target: '#cluster.outOfSpace', actions: ['markSpaceNotFreed'] },
-          ],
-        ),
-      },
-    },
-    // NOSPACE, and what the data holds after compaction does not fit: the user raises the quota or
-    // deletes data. Tried again after SPACE_RECHECK_MS, or at once when the quota changes.
-    outOfSpace: {
-      tags: [TAG.resting, TAG.idle, TAG.warning],
-      always: [
-        { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },
-        { guard: kit.undecided('outOfSpace'), target: 'deciding' },
-      ],
-    },
-    defragmenting: {
-      entry: ['beginDefrag', 'beginStep'],
-      ...defragWalk('defragRun', 'defragmenting', { target: '#cluster.observing', actions: ['finishDefrag'] }),
-    },
-    // storage.size was raised: each member's claim is asked for it, one patch at a time, then every
-    // claim's capacity must show it (the node grew the file system the Pod sees). A spec edit while
-    // a slow resize is awaited is taken; the claims already asked are not asked again.
-    resizingVolumes: {
-      entry: ['beginGrow', 'beginStep'],
-      initial: 'next',
-      states: {
-        next: {
-          always: [
-            { guard: 'claimToPatch', target: 'patching', actions: ['chooseClaim'] },
-            { target: 'awaitingCapacity' },
-          ],
-        },
-        patching: kit.attempt(
-          'cluster',
-          { target: '#cluster.resizingVolumes.next', actions: ['recordPatched'] },
-          { type: 'growVolume', params: volumes.growVolumeParams },
-          [{ guard: 'expansionNotAllowed', target: '#cluster.deciding', actions: ['markGrowRefused'] }],
-        ),
-        awaitingCapacity: {
-          always: [
-            { guard: 'volumesGrown', target: '#cluster.observing', actions: 'finishGrow' },
-            { guard: 'targetOutdated', target: '#cluster.deciding', actions: 'latchTarget' },
-            { guard: { type: 'otherStep', params: { decision: 'resizingVolumes' } }, target: '#cluster.deciding' },
-          ],
-        },
-      },
-    },
-    // The StorageClass refuses expansion: said, and tried again after GROW_RECHECK_MS or when the
-    // size changes. Everything else goes on meanwhile; members made now get the new size.
-    volumesRefused: {
-      tags: [TAG.resting, TAG.idle, TAG.warning],
-      always: [
-        { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },
-        { guard: kit.undecided('volumesRefused'), target: 'deciding' },
-      ],
-    },
-    steady: {
-      tags: [TAG.resting, TAG.idle],
-      entry: 'markBootstrapped',
-      always: [
-        { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },
-        { guard: kit.undecided('steady'), target: 'deciding' },
-      ],
-    },
+    // Maintenance: its own folder (cluster/maintenance/).
+    recoveringSpace,
+    outOfSpace,
+    defragmenting,
+    // Volume growth: its own folder (cluster/volumes/).
+    resizingVolumes,
+    volumesRefused,
+    steady: { ...restingState('steady', [TAG.resting, TAG.idle]), entry: 'markBootstrapped' },
     // Nothing progresses here (it waits for a healthy quorum): Progressing is False, Degraded True.
     degraded: {
       tags: [TAG.resting, TAG.idle, TAG.warning],

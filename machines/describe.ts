@@ -6,9 +6,8 @@ import { clusterMachine } from './cluster.ts';
 import type { ClusterContext } from './cluster-decide.ts';
 import { liveVoters, wantedBudget } from './cluster-decide.ts';
 import { retarget } from './cluster/concern.ts';
-import { upgradeMessage } from './cluster/roll/index.ts';
-import { defragMessage, maintenanceNote, outOfSpaceMessage, spaceMessage } from './describe-maintenance.ts';
-import { growMessage, refusedMessage } from './cluster-volumes.ts';
+import { concernMessage } from './cluster/concerns.ts';
+import { maintenanceNote } from './cluster/maintenance/index.ts';
 import { memberTrouble, type MemberContext } from './member-decide.ts';
 import { expectedWait, type HoldCode, type StepFailures } from './policy.ts';
 import { pathHasTag, TAG } from './tags.ts';
@@ -93,6 +92,14 @@ const leaderOf = (c: ClusterContext): string => {
 /** The step and message of a cluster machine state (its dotted path) and context. */
 export function describeCluster(path: string, c: ClusterContext): Described {
   const [top = 'pending', ...rest] = path.split('.');
+  const message = concernMessage(top, rest.join('.'), c) ?? coordinatorMessage(path, c);
+  const resting = pathHasTag(clusterMachine, path, TAG.resting);
+  return { step: camel(top), message: `${message}${stuckMembers(c)}${resting ? '' : retrying(c)}` };
+}
+
+/** What the coordinator's own steps (membership, bootstrap, rest) say. */
+function coordinatorMessage(path: string, c: ClusterContext): string {
+  const [top = 'pending', ...rest] = path.split('.');
   const sub = rest.join('.');
   const target = c.target?.replicas ?? 0;
   const live = c.etcd ? liveVoters(c) : [];
@@ -142,24 +149,6 @@ export function describeCluster(path: string, c: ClusterContext): Described {
     case 'waking':
       message = `waking ${c.members.length} dormant members with their data and IDs`;
       break;
-    case 'upgrading':
-      message = upgradeMessage(sub, c);
-      break;
-    case 'defragmenting':
-      message = defragMessage(sub, c);
-      break;
-    case 'recoveringSpace':
-      message = spaceMessage(sub, c);
-      break;
-    case 'outOfSpace':
-      message = outOfSpaceMessage(c);
-      break;
-    case 'resizingVolumes':
-      message = growMessage(sub, c);
-      break;
-    case 'volumesRefused':
-      message = refusedMessage(c);
-      break;
     case 'observing':
       message = `waiting for etcd's member list after the last change${retarget(c)}`;
       break;
@@ -199,8 +188,7 @@ export function describeCluster(path: string, c: ClusterContext): Described {
     default:
       message = path;
   }
-  const resting = pathHasTag(clusterMachine, path, TAG.resting);
-  return { step: camel(top), message: `${message}${stuckMembers(c)}${resting ? '' : retrying(c)}` };
+  return message;
 }
 
 /** `; EtcdMember demo-0: <why its Pod does not run>` for each member whose Pod or claim is stuck. */

@@ -6,8 +6,8 @@
  */
 import { ConditionReason, ConditionType, k8sTime, type ConditionInput } from '../api/conditions.ts';
 import { liveVoters, unhealthyVoters, type ClusterContext } from '../machines/cluster-decide.ts';
-import { noSpaceRaised } from '../machines/cluster-maintenance.ts';
-import { spaceAlarmMessage } from '../machines/describe-maintenance.ts';
+import { noSpaceRaised } from '../machines/cluster/maintenance/index.ts';
+import { spaceAlarmMessage } from '../machines/cluster/maintenance/index.ts';
 import { ERR } from '../machines/error-codes.ts';
 import { peerURL, quorum, troubled } from '../machines/policy.ts';
 

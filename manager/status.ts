@@ -6,59 +6,16 @@
 import { ConditionReason, ConditionType, k8sTime, setConditions, type ConditionInput } from '../api/conditions.ts';
 import type { EtcdClusterStatus, MemberSummary } from '../api/v1alpha1/index.ts';
 import { liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
-import { outdatedMembers } from '../machines/cluster/roll/index.ts';
+import { COMPLETES } from '../machines/cluster/concerns.ts';
 import { clusterMachine } from '../machines/cluster.ts';
 import { describeCluster } from '../machines/describe.ts';
-import { noSpaceRaised } from '../machines/cluster-maintenance.ts';
-import { growProgress, volumesDecision } from '../machines/cluster-volumes.ts';
-import { defragSummary, spaceAlarmMessage, spaceDisarmedMessage } from '../machines/describe-maintenance.ts';
+import { noSpaceRaised } from '../machines/cluster/maintenance/index.ts';
+import { spaceAlarmMessage, spaceDisarmedMessage } from '../machines/cluster/maintenance/index.ts';
 import { etcdMemberFor, quorum } from '../machines/policy.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
 import { LABEL } from '../effects/kubernetes/meta.ts';
 import { degradedCondition } from './status-degraded.ts';
 import { membershipConditions } from './status-membership.ts';
-
-/**
- * A step kind that, once left, is recorded as a condition of its own; `done` says whether it
- * finished (a run left for a step that comes first is not). Membership runs, which leave their
- * step between members, are status-membership.ts's.
- */
-const COMPLETES: Readonly<
-  Record<string, { type: string; message: (c: ClusterContext) => string; done?: (c: ClusterContext) => boolean }>
-> = {
-  replacing: {
-    type: ConditionType.MemberReplaced,
-    message: () => 'a member whose data was lost was replaced by a new one',
-  },
-  upgrading: {
-    type: ConditionType.Upgraded,
-    message: (c) => `every member runs etcd ${c.target?.version ?? '?'}`,
-    // Left for another step with members still to go (a scale, a new spec): not done yet.
-    done: (c) => outdatedMembers(c).length === 0,
-  },
-  removingOrphan: {
-    type: ConditionType.OrphanRemoved,
-    message: () => 'an etcd member no EtcdMember accounted for was removed',
-  },
-  resizingVolumes: {
-    type: ConditionType.VolumesExpanded,
-    message: (c) =>
-      `every member's volume claim shows ${c.volumeSize?.quantity ?? '?'}: ${c.volumeSize ? growProgress(c, c.volumeSize.bytes) : ''}`,
-    // Left for another step with claims still to grow: not done yet.
-    done: (c) => volumesDecision(c) === null,
-  },
-  defragmenting: {
-    type: ConditionType.Defragmented,
-    message: (c) => (c.lastDefrag ? defragSummary(c.lastDefrag) : 'no member needed it'),
-    // Finished in this run, not dropped for a spec edit (the summary is then an older run's).
-    done: (c) => !c.defrag && (c.lastDefrag?.finishedAt ?? -1) >= c.stepStartedAt,
-  },
-  enablingAuth: {
-    type: ConditionType.AuthEnabled,
-    message: () =>
-      'etcd authentication is on: the user root (no password) has the role root, and the operator is root by its client certificate',
-  },
-};
 
 /** What one journaled step of the cluster machine gives the status. */
 export interface ClusterStep {
@@ -102,8 +59,8 @@ export function clusterStatus(
   // A step left for failed or deleting did not complete.
   const ended = ['failed', 'deleting'].includes(topState(step.to));
   const left = topState(step.from) !== topState(step.to) && !ended ? COMPLETES[topState(step.from)] : undefined;
-  if (left && (left.done?.(c) ?? true))
-    set.push({ type: left.type, status: 'True', reason: ConditionReason.Completed, message: left.message(c) });
+  if (left?.done(c))
+    set.push({ type: left.condition, status: 'True', reason: ConditionReason.Completed, message: left.message(c) });
   set.push(...membershipConditions(previous?.conditions, step.from, step.to, c));
   if (topState(step.to) === 'dormant' || previous?.conditions?.some((x) => x.type === ConditionType.Dormant)) {
     const dormant = topState(step.to) === 'dormant';

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { clusterMachine } from '../../machines/cluster.ts';
-import { SPACE_RECHECK_MS } from '../../machines/cluster-maintenance.ts';
+import { SPACE_RECHECK_MS } from '../../machines/cluster/maintenance/index.ts';
 import { describeCluster } from '../../machines/describe.ts';
 import { peerURL } from '../../machines/policy.ts';
 import type { ClusterEvent, DefragSpec, EtcdObservation, MaintenanceSpec } from '../../machines/types.ts';

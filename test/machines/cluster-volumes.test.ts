@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { clusterMachine } from '../../machines/cluster.ts';
-import { GROW_RECHECK_MS } from '../../machines/cluster-volumes.ts';
+import { GROW_RECHECK_MS } from '../../machines/cluster/volumes/index.ts';
 import { describeCluster } from '../../machines/describe.ts';
 import { peerURL } from '../../machines/policy.ts';
 import { pathHasTag, TAG } from '../../machines/tags.ts';

@@ -7,6 +7,7 @@
  * `observing`, which keeps the roll's replicas until its last member (rules.ts latchDuringRoll).
  */
 import * as kit from '../../kit.ts';
+import { attempt } from '../step-kit.ts';
 import { CLUSTER, idsUnder } from '../ids.ts';
 import { moveLeaderParams, upgradeParams, upgradeSnapshotParams } from './steps.ts';
 
@@ -43,11 +44,7 @@ export const upgrading = {
         checking: { always: [{ guard: 'upgradeSnapshotListed', target: ROLL.awaiting }, { target: ROLL.creating }] },
         creating: {
           entry: 'clearPreUpgradeFailure',
-          ...kit.attempt(
-            'cluster',
-            { target: ROLL.awaiting },
-            { type: 'createUpgradeSnapshot', params: upgradeSnapshotParams },
-          ),
+          ...attempt({ target: ROLL.awaiting }, { type: 'createUpgradeSnapshot', params: upgradeSnapshotParams }),
         },
         awaiting: {
           always: [
@@ -70,8 +67,7 @@ export const upgrading = {
       ],
     },
     choosing: { always: [{ guard: 'upgradeeLeads', target: ROLL.movingLeader }, { target: ROLL.settingVersion }] },
-    movingLeader: kit.attempt(
-      'cluster',
+    movingLeader: attempt(
       { target: ROLL.awaitingLeader, actions: ['markEtcdStale'] },
       { type: 'moveLeader', params: moveLeaderParams },
     ),
@@ -81,11 +77,7 @@ export const upgrading = {
         { guard: 'leaderMoved', target: ROLL.settingVersion },
       ],
     },
-    settingVersion: kit.attempt(
-      'cluster',
-      { target: ROLL.awaitingMember },
-      { type: 'setMemberVersion', params: upgradeParams },
-    ),
+    settingVersion: attempt({ target: ROLL.awaitingMember }, { type: 'setMemberVersion', params: upgradeParams }),
     awaitingMember: {
       always: [
         { guard: 'upgradeeGone', ...finished },

@@ -1,12 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { clusterMachine } from '../../../machines/cluster.ts';
 import { CLUSTER } from '../../../machines/cluster/ids.ts';
+import { MAINTENANCE } from '../../../machines/cluster/maintenance/index.ts';
 import { ROLL } from '../../../machines/cluster/roll/index.ts';
+import { VOLUMES } from '../../../machines/cluster/volumes/index.ts';
 
-const ID_TABLES = { CLUSTER, ROLL };
+const ID_TABLES = { CLUSTER, ROLL, MAINTENANCE, VOLUMES };
+
+/** Every id in a table, nested tables flattened. */
+const idsIn = (table: object): string[] =>
+  Object.values(table).flatMap((v: unknown) => (typeof v === 'string' ? [v] : idsIn(v as object)));
 
 describe('cluster machine: typed state ids', () => {
-  it.each(Object.entries(ID_TABLES).flatMap(([table, ids]) => Object.values(ids).map((id) => [table, id] as const)))(
+  it.each(Object.entries(ID_TABLES).flatMap(([table, ids]) => idsIn(ids).map((id) => [table, id] as const)))(
     '%s: %s names a state of the machine',
     (_, id) => {
       expect(() => clusterMachine.getStateNodeById(id.slice(1))).not.toThrow();
