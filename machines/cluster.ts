@@ -281,7 +281,7 @@ export const clusterMachine = machine.createMachine({
         awaitingPark: { always: { guard: 'allDormant', target: '#cluster.dormant' } },
       },
     },
-    dormant: restingState('dormant', [TAG.resting, TAG.idle]),
+    dormant: restingState('dormant', [TAG.resting, TAG.idle, TAG.dormant]),
     waking: {
       entry: 'beginStep',
       initial: 'wakingMembers',
@@ -305,15 +305,15 @@ export const clusterMachine = machine.createMachine({
     steady: { ...restingState('steady', [TAG.resting, TAG.idle]), entry: 'markBootstrapped' },
     // Nothing progresses here (it waits for a healthy quorum): Progressing is False, Degraded True.
     degraded: {
-      tags: [TAG.resting, TAG.idle, TAG.warning],
+      tags: [TAG.resting, TAG.idle, TAG.warning, TAG.degraded],
       entry: 'beginStep',
       always: { guard: kit.undecided('degraded'), target: 'deciding' },
     },
     // A failure that trying again cannot help: nothing more is done until the spec changes.
     failed: {
-      tags: [TAG.resting, TAG.idle],
+      tags: [TAG.resting, TAG.idle, TAG.halted, TAG.failed],
       always: { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },
     },
-    deleting: { type: 'final' },
+    deleting: { type: 'final', tags: [TAG.halted] },
   },
 });

@@ -6,7 +6,7 @@
 import { ConditionReason, ConditionType, k8sTime, setConditions, type ConditionInput } from '../api/conditions.ts';
 import type { EtcdClusterStatus, MemberSummary } from '../api/v1alpha1/index.ts';
 import { liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
-import { COMPLETES } from '../machines/cluster/concerns.ts';
+import { COMPLETES, HOLDS } from '../machines/cluster/concerns.ts';
 import { clusterMachine } from '../machines/cluster.ts';
 import { describeCluster } from '../machines/describe.ts';
 import { noSpaceRaised } from '../machines/cluster/maintenance/index.ts';
@@ -57,13 +57,13 @@ export function clusterStatus(
     degradedCondition(c, step.to, name, message, overdue ? since : null, now),
   ];
   // A step left for failed or deleting did not complete.
-  const ended = ['failed', 'deleting'].includes(topState(step.to));
+  const ended = pathHasTag(clusterMachine, step.to, TAG.halted);
   const left = topState(step.from) !== topState(step.to) && !ended ? COMPLETES[topState(step.from)] : undefined;
   if (left?.done(c))
     set.push({ type: left.condition, status: 'True', reason: ConditionReason.Completed, message: left.message(c) });
   set.push(...membershipConditions(previous?.conditions, step.from, step.to, c));
-  if (topState(step.to) === 'dormant' || previous?.conditions?.some((x) => x.type === ConditionType.Dormant)) {
-    const dormant = topState(step.to) === 'dormant';
+  const dormant = pathHasTag(clusterMachine, step.to, TAG.dormant);
+  if (dormant || previous?.conditions?.some((x) => x.type === ConditionType.Dormant)) {
     set.push({
       type: ConditionType.Dormant,
       status: dormant ? 'True' : 'False',
@@ -72,13 +72,9 @@ export function clusterStatus(
     });
   }
 
-  if (topState(step.to) === 'volumesRefused')
-    set.push({
-      type: ConditionType.VolumesExpanded,
-      status: 'False',
-      reason: ConditionReason.ExpansionNotAllowed,
-      message,
-    });
+  // A concern's step that holds its condition False while it rests (a refused expansion).
+  const held = HOLDS[topState(step.to)];
+  if (held) set.push({ type: held.condition, status: 'False', reason: held.reason, message });
   // Shown from the first alarm on: True at once, whatever step is in flight; False once it is gone.
   if (noSpaceRaised(c) || previous?.conditions?.some((x) => x.type === ConditionType.SpaceAlarm)) {
     set.push(
@@ -120,7 +116,7 @@ function dormant(c: ClusterContext, to: string): ConditionInput {
   const message =
     c.members.length === 0
       ? 'scaled to zero on purpose: no member runs; scale up to start the cluster'
-      : topState(to) === 'dormant'
+      : pathHasTag(clusterMachine, to, TAG.dormant)
         ? 'scaled to zero on purpose: no member runs; volumes are kept; scale up to resume'
         : 'scaling to zero on purpose: members are stopping; volumes are kept; scale up to resume';
   return { type: ConditionType.Available, status: 'False', reason: ConditionReason.Dormant, message };
@@ -128,7 +124,8 @@ function dormant(c: ClusterContext, to: string): ConditionInput {
 
 function available(c: ClusterContext, to: string, voters: number, healthy: number): ConditionInput {
   // Parking answers while its Pods stop; once none does, its silence is the point.
-  if (c.target?.replicas === 0 && (topState(to) === 'dormant' || voters === 0 || c.etcdError)) return dormant(c, to);
+  if (c.target?.replicas === 0 && (pathHasTag(clusterMachine, to, TAG.dormant) || voters === 0 || c.etcdError))
+    return dormant(c, to);
   if (voters === 0)
     return {
       type: ConditionType.Available,

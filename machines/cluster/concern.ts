@@ -20,6 +20,14 @@ export interface ConcernWords {
   readonly describe: Readonly<Record<string, (sub: string, c: ClusterContext) => string>>;
   /** The steps whose end is a condition of its own. */
   readonly completes: Readonly<Record<string, Completion>>;
+  /** Steps that hold a condition False, with the step's message, while the machine rests in them. */
+  readonly holds?: Readonly<Record<string, Hold>>;
+}
+
+/** A condition held False while a step rests: its type and reason (api/conditions.ts). */
+export interface Hold {
+  readonly condition: ConditionTypeName;
+  readonly reason: string;
 }
 
 /** `; then the new spec is taken: ...` when the spec changed since the target was latched. */

@@ -2,7 +2,7 @@
  * Every concern's words, and the cluster machine's steps whose end is a condition of its own:
  * describe.ts and the manager's status read these, and add nothing of a concern's own.
  */
-import type { Completion, ConcernWords } from './concern.ts';
+import type { Completion, ConcernWords, Hold } from './concern.ts';
 import { maintenanceWords } from './maintenance/describe.ts';
 import { rollWords } from './roll/describe.ts';
 import { volumeWords } from './volumes/describe.ts';
@@ -35,6 +35,11 @@ export const COMPLETES: Readonly<Record<string, Completion>> = {
   ...COORDINATOR,
   ...Object.fromEntries(CONCERNS.flatMap((w) => Object.entries(w.completes))),
 };
+
+/** Conditions held False while a concern's step rests, by step. */
+export const HOLDS: Readonly<Record<string, Hold>> = Object.fromEntries(
+  CONCERNS.flatMap((w) => Object.entries(w.holds ?? {})),
+);
 
 /** What a concern says about one of its steps; undefined for the coordinator's own steps. */
 export function concernMessage(top: string, sub: string, c: Parameters<Completion['message']>[0]): string | undefined {

@@ -35,4 +35,5 @@ export const volumeWords: ConcernWords = {
       done: (c) => volumesDecision(c) === null,
     },
   },
+  holds: { volumesRefused: { condition: 'VolumesExpanded', reason: 'ExpansionNotAllowed' } },
 };
