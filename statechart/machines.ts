@@ -18,10 +18,11 @@ import { snapshotMachine } from '../machines/snapshot.ts';
 import { describeSchedule } from '../machines/describe-snapshot-schedule.ts';
 import type { ScheduleContext } from '../machines/snapshot-schedule-decide.ts';
 import { snapshotScheduleMachine } from '../machines/snapshot-schedule.ts';
+import { CONCERN_MACHINES } from './concerns.ts';
 import { chartOf, type Chart } from './model.ts';
 
 /** The machines a chart can be drawn for. */
-export const MACHINE_NAMES = ['cluster', 'member', 'snapshot', 'schedule'] as const;
+export const MACHINE_NAMES = ['cluster', 'member', 'snapshot', 'schedule', 'roll', 'maintenance', 'volumes'] as const;
 /** One of {@link MACHINE_NAMES}. */
 export type MachineName = (typeof MACHINE_NAMES)[number];
 
@@ -53,7 +54,23 @@ const MACHINES: Record<MachineName, Entry> = {
     input: { schedule: { ...ref, cluster: 'CLUSTER' } },
     describe: (path, c) => describeSchedule(path, c as ScheduleContext),
   },
+  // The cluster machine's concerns, each on its own (the whole chart has them too).
+  ...concernEntries(),
 };
+
+/** An entry per concern: its chart machine, described as the cluster machine describes it. */
+function concernEntries(): Record<keyof typeof CONCERN_MACHINES, Entry> {
+  const entry = (machine: AnyStateMachine): Entry => ({
+    machine,
+    input: { cluster: ref },
+    describe: (path, c) => describeCluster(path, c as ClusterContext),
+  });
+  return {
+    roll: entry(CONCERN_MACHINES.roll),
+    maintenance: entry(CONCERN_MACHINES.maintenance),
+    volumes: entry(CONCERN_MACHINES.volumes),
+  };
+}
 
 /** True when `name` is a machine a chart can be drawn for. */
 export const isMachineName = (name: string): name is MachineName => (MACHINE_NAMES as readonly string[]).includes(name);
