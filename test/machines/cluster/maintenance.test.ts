@@ -1,10 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { clusterMachine } from '../../machines/cluster.ts';
-import { SPACE_RECHECK_MS } from '../../machines/cluster/maintenance/index.ts';
-import { describeCluster } from '../../machines/describe.ts';
-import { peerURL } from '../../machines/policy.ts';
-import type { ClusterEvent, DefragSpec, EtcdObservation, MaintenanceSpec } from '../../machines/types.ts';
-import { Driver, type Intent } from './harness.ts';
+import { clusterMachine } from '../../../machines/cluster.ts';
+import { SPACE_RECHECK_MS } from '../../../machines/cluster/maintenance/index.ts';
+import { describeCluster } from '../../../machines/describe.ts';
+import { peerURL } from '../../../machines/policy.ts';
+import type { ClusterEvent, DefragSpec, EtcdObservation, MaintenanceSpec } from '../../../machines/types.ts';
+import { Driver, type Intent } from '../harness.ts';
 
 const ref = { namespace: 'default', name: 'demo', uid: 'uid-1' };
 const id = (n: number): string => `a${n}`;

@@ -1,11 +1,11 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { clusterMachine } from '../../machines/cluster.ts';
-import { GROW_RECHECK_MS } from '../../machines/cluster/volumes/index.ts';
-import { describeCluster } from '../../machines/describe.ts';
-import { peerURL } from '../../machines/policy.ts';
-import { pathHasTag, TAG } from '../../machines/tags.ts';
-import type { ClaimObservation, ClusterEvent, EtcdObservation } from '../../machines/types.ts';
-import { Driver, type Intent } from './harness.ts';
+import { clusterMachine } from '../../../machines/cluster.ts';
+import { GROW_RECHECK_MS } from '../../../machines/cluster/volumes/index.ts';
+import { describeCluster } from '../../../machines/describe.ts';
+import { peerURL } from '../../../machines/policy.ts';
+import { pathHasTag, TAG } from '../../../machines/tags.ts';
+import type { ClaimObservation, ClusterEvent, EtcdObservation } from '../../../machines/types.ts';
+import { Driver, type Intent } from '../harness.ts';
 
 const ref = { namespace: 'default', name: 'demo', uid: 'uid-1' };
 const id = (n: number): string => `a${n}`;
