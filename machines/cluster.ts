@@ -18,6 +18,7 @@ import {
   type Decision,
 } from './cluster-decide.ts';
 import { rollGuards, upgrading } from './cluster/roll/index.ts';
+import { BOOTSTRAP, CLUSTER, PARKING, RESTORE, SEEDING, WAKING } from './cluster/ids.ts';
 import { attempt, restingState } from './cluster/step-kit.ts';
 import { defragmenting, maintenanceGuards, outOfSpace, recoveringSpace } from './cluster/maintenance/index.ts';
 import { resizingVolumes, volumeGuards, volumesRefused } from './cluster/volumes/index.ts';
@@ -29,29 +30,29 @@ import { TAG } from './tags.ts';
 import type { ClusterEvent, ClusterObjectRef } from './types.ts';
 
 /** The step each decision leads to. */
-const STATE_OF: Record<Decision, string> = {
-  deleting: '#cluster.deleting',
-  dormant: '#cluster.dormant',
-  parking: '#cluster.parking',
-  waking: '#cluster.waking',
-  seeding: '#cluster.bootstrapping.seeding',
-  observing: '#cluster.observing',
-  removingOrphan: '#cluster.removingOrphan',
-  enablingAuth: '#cluster.enablingAuth',
-  replacing: '#cluster.replacing',
-  updatingBudget: '#cluster.updatingBudget',
-  bootstrapping: '#cluster.bootstrapping.joining',
-  scalingUp: '#cluster.scalingUp',
-  scalingDown: '#cluster.scalingDown',
-  degraded: '#cluster.degraded',
-  upgrading: '#cluster.upgrading',
-  recoveringSpace: '#cluster.recoveringSpace',
-  outOfSpace: '#cluster.outOfSpace',
-  defragmenting: '#cluster.defragmenting',
-  resizingVolumes: '#cluster.resizingVolumes',
-  volumesRefused: '#cluster.volumesRefused',
-  steady: '#cluster.steady',
-};
+const STATE_OF = {
+  deleting: CLUSTER.deleting,
+  dormant: CLUSTER.dormant,
+  parking: CLUSTER.parking,
+  waking: CLUSTER.waking,
+  seeding: BOOTSTRAP.seeding,
+  observing: CLUSTER.observing,
+  removingOrphan: CLUSTER.removingOrphan,
+  enablingAuth: CLUSTER.enablingAuth,
+  replacing: CLUSTER.replacing,
+  updatingBudget: CLUSTER.updatingBudget,
+  bootstrapping: BOOTSTRAP.joining,
+  scalingUp: CLUSTER.scalingUp,
+  scalingDown: CLUSTER.scalingDown,
+  degraded: CLUSTER.degraded,
+  upgrading: CLUSTER.upgrading,
+  recoveringSpace: CLUSTER.recoveringSpace,
+  outOfSpace: CLUSTER.outOfSpace,
+  defragmenting: CLUSTER.defragmenting,
+  resizingVolumes: CLUSTER.resizingVolumes,
+  volumesRefused: CLUSTER.volumesRefused,
+  steady: CLUSTER.steady,
+} as const satisfies Record<Decision, string>;
 
 const machine = setup({
   types: {
@@ -96,8 +97,13 @@ const machine = setup({
 
 type StateConfig = NonNullable<Parameters<typeof machine.createMachine>[0]['states']>[string];
 
+/** The ids of the join and leave runs, each the root of its own steps' targets (`#scaleUpJoin.promoting`). */
+type JoinId = 'bootstrapJoin' | 'scaleUpJoin' | 'replaceJoin';
+type LeaveId = 'scaleDownLeave' | 'replaceLeave';
+const REPLACE_JOIN: `#${JoinId}` = '#replaceJoin';
+
 /** The steps of adding one member: learner first, then its EtcdMember, then promotion. */
-function joining(id: string): StateConfig {
+function joining(id: JoinId): StateConfig {
   return {
     id,
     initial: 'addingLearner',
@@ -113,7 +119,7 @@ function joining(id: string): StateConfig {
       ),
       awaitingStart: { always: { guard: 'joinerStarted', target: 'promoting' } },
       promoting: attempt(
-        { target: '#cluster.observing', actions: ['finishJoin'] },
+        { target: CLUSTER.observing, actions: ['finishJoin'] },
         { type: 'promoteLearner', params: act.promoteParams },
       ),
     },
@@ -121,7 +127,7 @@ function joining(id: string): StateConfig {
 }
 
 /** The steps of removing one member: delete its EtcdMember (whose finalizer removes it from etcd), then wait. */
-function leaving(id: string, next: string, choose: 'chooseVictim' | 'chooseLost'): StateConfig {
+function leaving(id: LeaveId, next: string, choose: 'chooseVictim' | 'chooseLost'): StateConfig {
   return {
     id,
     entry: [choose, 'beginStep'],
@@ -172,7 +178,7 @@ export const clusterMachine = machine.createMachine({
           states: {
             // The headless Service gives members the DNS names their peer URLs use.
             creatingServices: attempt(
-              { target: '#cluster.bootstrapping.seeding.checkingCertificates' },
+              { target: SEEDING.checkingCertificates },
               { type: 'ensureServices', params: act.servicesParams },
             ),
             checkingCertificates: {
@@ -181,11 +187,11 @@ export const clusterMachine = machine.createMachine({
             // spec.tls names an issuer: its Certificates first, and the seed only once they are
             // Ready (a hold while cert-manager issues; trouble, named, if it lasts).
             creatingCertificates: attempt(
-              { target: '#cluster.bootstrapping.seeding.awaitingCertificates' },
+              { target: SEEDING.awaitingCertificates },
               { type: 'ensureCertificates', params: act.certificatesParams },
             ),
             awaitingCertificates: attempt(
-              { target: '#cluster.bootstrapping.seeding.checkingRestore' },
+              { target: SEEDING.checkingRestore },
               { type: 'checkCertificates', params: act.certificatesParams },
             ),
             checkingRestore: {
@@ -201,7 +207,7 @@ export const clusterMachine = machine.createMachine({
                 },
                 creatingJob: attempt(
                   {
-                    target: '#cluster.bootstrapping.seeding.verifyingRestore.awaitingJob',
+                    target: RESTORE.awaitingJob,
                     actions: ['recordRestoreJob'],
                   },
                   { type: 'createRestoreJob', params: act.restoreParams },
@@ -210,20 +216,20 @@ export const clusterMachine = machine.createMachine({
                   always: [
                     {
                       guard: 'restoreJobSucceeded',
-                      target: '#cluster.bootstrapping.seeding.creatingSeed',
+                      target: SEEDING.creatingSeed,
                       actions: 'markRestoreVerified',
                     },
-                    { guard: 'restoreJobFailed', target: '#cluster.failed', actions: 'markRestoreFailed' },
+                    { guard: 'restoreJobFailed', target: CLUSTER.failed, actions: 'markRestoreFailed' },
                   ],
                 },
               },
             },
             creatingSeed: attempt(
-              { target: '#cluster.bootstrapping.seeding.awaitingSeed', actions: ['rememberJoiner'] },
+              { target: SEEDING.awaitingSeed, actions: ['rememberJoiner'] },
               { type: 'createMember', params: act.createMemberParams },
             ),
             awaitingSeed: {
-              always: { guard: 'seedStarted', target: '#cluster.observing', actions: ['latchClusterID', 'finishJoin'] },
+              always: { guard: 'seedStarted', target: CLUSTER.observing, actions: ['latchClusterID', 'finishJoin'] },
             },
           },
         },
@@ -233,14 +239,14 @@ export const clusterMachine = machine.createMachine({
     scalingUp: { initial: 'joining', states: { joining: joining('scaleUpJoin') } },
     scalingDown: {
       initial: 'removing',
-      states: { removing: leaving('scaleDownLeave', '#cluster.observing', 'chooseVictim') },
+      states: { removing: leaving('scaleDownLeave', CLUSTER.observing, 'chooseVictim') },
     },
     // The member whose data is gone leaves first, then a new member (a new name) joins.
     replacing: {
       tags: [TAG.warning],
       initial: 'removing',
       states: {
-        removing: leaving('replaceLeave', '#replaceJoin', 'chooseLost'),
+        removing: leaving('replaceLeave', REPLACE_JOIN, 'chooseLost'),
         joining: joining('replaceJoin'),
       },
     },
@@ -249,7 +255,7 @@ export const clusterMachine = machine.createMachine({
       initial: 'removing',
       states: {
         removing: attempt(
-          { target: '#cluster.observing', actions: ['finishOrphan'] },
+          { target: CLUSTER.observing, actions: ['finishOrphan'] },
           { type: 'removeEtcdMember', params: act.orphanParams },
         ),
       },
@@ -258,7 +264,7 @@ export const clusterMachine = machine.createMachine({
     enablingAuth: {
       entry: 'beginStep',
       ...attempt(
-        { target: '#cluster.deciding', actions: ['markAuthEnabled'] },
+        { target: CLUSTER.deciding, actions: ['markAuthEnabled'] },
         { type: 'enableAuth', params: act.authParams },
       ),
     },
@@ -266,7 +272,7 @@ export const clusterMachine = machine.createMachine({
     updatingBudget: {
       entry: 'beginStep',
       ...attempt(
-        { target: '#cluster.deciding', actions: ['recordBudget'] },
+        { target: CLUSTER.deciding, actions: ['recordBudget'] },
         { type: 'setDisruptionBudget', params: act.budgetParams },
       ),
     },
@@ -275,10 +281,10 @@ export const clusterMachine = machine.createMachine({
       initial: 'parkingMembers',
       states: {
         parkingMembers: attempt(
-          { target: '#cluster.parking.awaitingPark' },
+          { target: PARKING.awaitingPark },
           { type: 'setDormant', params: act.dormantParams(true) },
         ),
-        awaitingPark: { always: { guard: 'allDormant', target: '#cluster.dormant' } },
+        awaitingPark: { always: { guard: 'allDormant', target: CLUSTER.dormant } },
       },
     },
     dormant: restingState('dormant', [TAG.resting, TAG.idle, TAG.dormant]),
@@ -287,10 +293,10 @@ export const clusterMachine = machine.createMachine({
       initial: 'wakingMembers',
       states: {
         wakingMembers: attempt(
-          { target: '#cluster.waking.awaitingWake' },
+          { target: WAKING.awaitingWake },
           { type: 'setDormant', params: act.dormantParams(false) },
         ),
-        awaitingWake: { always: { guard: 'allAwake', target: '#cluster.observing', actions: 'markEtcdStale' } },
+        awaitingWake: { always: { guard: 'allAwake', target: CLUSTER.observing, actions: 'markEtcdStale' } },
       },
     },
     // The rolling upgrade: its own folder (cluster/roll/).

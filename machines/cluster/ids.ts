@@ -14,9 +14,50 @@ export function idsUnder<const P extends string, const K extends string>(
   };
 }
 
-/** The coordinator's states a concern goes back to, or on to. */
-export const CLUSTER = {
-  deciding: '#cluster.deciding',
-  observing: '#cluster.observing',
-  failed: '#cluster.failed',
-} as const;
+/** `#cluster.<key>` for each key: the ids of the machine's top-level states. */
+export function idsAt<const K extends string>(keys: readonly K[]): { readonly [Q in K]: `#cluster.${Q}` } {
+  return Object.fromEntries(keys.map((k) => [k, `#cluster.${k}`])) as { readonly [Q in K]: `#cluster.${Q}` };
+}
+
+/** The cluster machine's top-level states: the coordinator's and its concerns' steps. */
+export const CLUSTER = idsAt([
+  'pending',
+  'deciding',
+  'observing',
+  'bootstrapping',
+  'scalingUp',
+  'scalingDown',
+  'replacing',
+  'removingOrphan',
+  'enablingAuth',
+  'updatingBudget',
+  'parking',
+  'dormant',
+  'waking',
+  'upgrading',
+  'recoveringSpace',
+  'outOfSpace',
+  'defragmenting',
+  'resizingVolumes',
+  'volumesRefused',
+  'steady',
+  'degraded',
+  'failed',
+  'deleting',
+]);
+
+/** The coordinator's compound steps. */
+export const BOOTSTRAP = idsUnder('bootstrapping', ['seeding', 'joining']);
+export const SEEDING = idsUnder('bootstrapping.seeding', [
+  'creatingServices',
+  'checkingCertificates',
+  'creatingCertificates',
+  'awaitingCertificates',
+  'checkingRestore',
+  'verifyingRestore',
+  'creatingSeed',
+  'awaitingSeed',
+]);
+export const RESTORE = idsUnder('bootstrapping.seeding.verifyingRestore', ['checking', 'creatingJob', 'awaitingJob']);
+export const PARKING = idsUnder('parking', ['parkingMembers', 'awaitingPark']);
+export const WAKING = idsUnder('waking', ['wakingMembers', 'awaitingWake']);

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { clusterMachine } from '../../../machines/cluster.ts';
-import { CLUSTER } from '../../../machines/cluster/ids.ts';
+import * as COORDINATOR from '../../../machines/cluster/ids.ts';
 import { MAINTENANCE } from '../../../machines/cluster/maintenance/index.ts';
 import { ROLL } from '../../../machines/cluster/roll/index.ts';
 import { VOLUMES } from '../../../machines/cluster/volumes/index.ts';
 
-const ID_TABLES = { CLUSTER, ROLL, MAINTENANCE, VOLUMES };
+const { idsAt: _at, idsUnder: _under, ...TABLES } = COORDINATOR;
+const ID_TABLES = { ...TABLES, ROLL, MAINTENANCE, VOLUMES };
 
 /** Every id in a table, nested tables flattened. */
 const idsIn = (table: object): string[] =>
