@@ -8,24 +8,16 @@
  * named, parameterised actions that the runtime journals and hands to effect handlers.
  */
 import { setup } from 'xstate';
-import {
-  DECISIONS,
-  decide,
-  etcdFresh,
-  initialClusterContext,
-  retargeted,
-  type ClusterContext,
-  type Decision,
-} from './cluster-decide.ts';
+import { DECISIONS, decide, initialClusterContext, type ClusterContext, type Decision } from './cluster-decide.ts';
 import { rollGuards, upgrading } from './cluster/roll/index.ts';
 import { BOOTSTRAP, CLUSTER, PARKING, RESTORE, SEEDING, WAKING } from './cluster/ids.ts';
 import { attempt, restingState } from './cluster/step-kit.ts';
 import { defragmenting, maintenanceGuards, outOfSpace, recoveringSpace } from './cluster/maintenance/index.ts';
 import { resizingVolumes, volumeGuards, volumesRefused } from './cluster/volumes/index.ts';
+import { coordinatorGuards } from './cluster-guards.ts';
 import * as act from './cluster-updates.ts';
 import { CLUSTER_INTENTS } from './intents.ts';
 import * as kit from './kit.ts';
-import { etcdMemberFor } from './policy.ts';
 import { TAG } from './tags.ts';
 import type { ClusterEvent, ClusterObjectRef } from './types.ts';
 
@@ -67,31 +59,7 @@ const machine = setup({
     ...volumeGuards,
     ...rollGuards,
     ...kit.decisionGuards(decide),
-    targetOutdated: ({ context }) => retargeted(context),
-    observed: ({ context }) => context.spec !== null && context.membersSeen,
-    certificatesWanted: ({ context }) => context.certificatesWanted === true,
-    etcdFresh: ({ context }) => etcdFresh(context),
-    seedStarted: ({ context }) => {
-      const seed = context.joining && etcdMemberFor(context.cluster, context.etcd, context.joining.member);
-      return Boolean(seed && seed.name !== '' && context.etcd?.healthy.includes(seed.id));
-    },
-    joinerStarted: ({ context }) => {
-      const joiner = context.joining && etcdMemberFor(context.cluster, context.etcd, context.joining.member);
-      return Boolean(joiner && joiner.name !== '');
-    },
-    leaverGone: ({ context }) =>
-      context.leaving !== null &&
-      !context.members.some((m) => m.name === context.leaving?.member) &&
-      !context.etcd?.members.some((m) => m.peerURL === context.leaving?.peerURL),
-    allDormant: ({ context }) => context.members.filter((m) => !m.deleting).every((m) => m.state === 'dormant'),
-    restoreUnverified: ({ context }) => context.restore !== undefined && !context.restore.verified,
-    restoreJobPresent: ({ context }) => Boolean(context.restore?.job),
-    restoreJobSucceeded: ({ context }) => Boolean(context.restore?.job?.succeeded),
-    restoreJobFailed: ({ context }) => Boolean(context.restore?.job && context.restore.job.failed !== null),
-    // Another step comes first (quorum lost, a member to replace...); etcd's list after a change is awaited, not that.
-    otherStep: ({ context }, p: { decision: Decision }) => ![p.decision, 'observing'].includes(decide(context)),
-    allAwake: ({ context }) =>
-      context.members.filter((m) => !m.deleting).every((m) => !m.dormant && m.state !== 'dormant'),
+    ...coordinatorGuards,
   },
 });
 
