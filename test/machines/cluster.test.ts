@@ -4,7 +4,7 @@ import { describeCluster } from '../../machines/describe.ts';
 import { pathHasTag, TAG } from '../../machines/tags.ts';
 import { peerURL, preUpgradeSnapshotName, retryDelay, troubled } from '../../machines/policy.ts';
 import type { ClusterEvent, EtcdObservation, MemberObservation } from '../../machines/types.ts';
-import { Driver, type Intent } from './harness.ts';
+import { Driver, play, type Intent, type Step } from './harness.ts';
 
 const ref = { namespace: 'default', name: 'demo', uid: 'uid-1' };
 const url = (n: number): string => peerURL(ref, `demo-${n}`);
@@ -62,17 +62,6 @@ function newCluster(): Driver<typeof clusterMachine> {
   const d = new Driver(clusterMachine, { cluster: ref });
   d.send(members([]));
   return d;
-}
-
-type Step = readonly [ClusterEvent, string, Intent[]?];
-
-/** Plays the steps and checks the state after each and, where given, the intents exactly. */
-function play(d: Driver<typeof clusterMachine>, steps: readonly Step[]): void {
-  for (const [event, state, intents] of steps) {
-    const out = d.send(event);
-    expect(out.state, `after ${event.type}`).toBe(state);
-    if (intents) expect(out.intents, `intents after ${event.type}`).toEqual(intents);
-  }
 }
 
 const addLearner = (n: number): Intent => ({ type: 'addLearner', params: { member: `demo-${n}`, peerURL: url(n) } });
@@ -740,7 +729,7 @@ describe('cluster machine: the PodDisruptionBudget', () => {
       [voters(0, 1, 2, 3, 4), 'steady', []],
     ]);
     // Down: lowered only once a member has left, to what the voters left can spare (none at 2).
-    const leave = (n: number): Step[] => [
+    const leave = (n: number): Step<typeof clusterMachine>[] => [
       [ok('deleteMember'), 'scalingDown.removing.awaitingRemoval', []],
       [voters(...range(n)), 'scalingDown.removing.awaitingRemoval', []],
       [votingMembers(n), 'observing', []],
