@@ -984,6 +984,24 @@ describe('cluster machine: rolling upgrades', () => {
     return d;
   }
 
+  /** demo-2 then demo-0 (the leader, last) upgraded, once demo-1 is and demo-2's version is set. */
+  const lastTwo = (): Step<typeof clusterMachine>[] => [
+    [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+    [listed([OLD, NEW, NEW]), 'upgrading.awaitingMember', []],
+    [etcdAt([OLD, NEW, NEW], 0), 'observing', []],
+    // The leader last: leadership moves first, to a member already on the new version.
+    [
+      etcdAt([OLD, NEW, NEW], 0),
+      'upgrading.movingLeader.running',
+      [{ type: 'moveLeader', params: { member: 'demo-0', memberID: id(0), toID: id(1) } }],
+    ],
+    [ok('moveLeader', { leader: id(1) }), 'upgrading.awaitingLeader', []],
+    [etcdAt([OLD, NEW, NEW], 1), 'upgrading.settingVersion.running', [setVersion(0)]],
+    [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+    [listed([NEW, NEW, NEW]), 'upgrading.awaitingMember', []],
+    [etcdAt([NEW, NEW, NEW], 1), 'observing', []],
+  ];
+
   it('upgrades one member at a time, followers first, each back healthy, on the new version and in sync before the next', () => {
     const d = onOld();
     play(d, [[spec(3, NEW), 'upgrading.settingVersion.running', [setVersion(1)]]]);
@@ -1002,23 +1020,7 @@ describe('cluster machine: rolling upgrades', () => {
       [etcdAt([OLD, NEW, OLD], 0), 'upgrading.settingVersion.running', [setVersion(2)]],
     ]);
     expect(d.context.upgrade).toMatchObject({ member: 'demo-2', position: 2, total: 3 });
-    play(d, [
-      [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
-      [listed([OLD, NEW, NEW]), 'upgrading.awaitingMember', []],
-      [etcdAt([OLD, NEW, NEW], 0), 'observing', []],
-      // The leader last: leadership moves first, to a member already on the new version.
-      [
-        etcdAt([OLD, NEW, NEW], 0),
-        'upgrading.movingLeader.running',
-        [{ type: 'moveLeader', params: { member: 'demo-0', memberID: id(0), toID: id(1) } }],
-      ],
-      [ok('moveLeader', { leader: id(1) }), 'upgrading.awaitingLeader', []],
-      [etcdAt([OLD, NEW, NEW], 1), 'upgrading.settingVersion.running', [setVersion(0)]],
-      [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
-      [listed([NEW, NEW, NEW]), 'upgrading.awaitingMember', []],
-      [etcdAt([NEW, NEW, NEW], 1), 'observing', []],
-      [etcdAt([NEW, NEW, NEW], 1), 'steady', []],
-    ]);
+    play(d, [...lastTwo(), [etcdAt([NEW, NEW, NEW], 1), 'steady', []]]);
   });
 
   it('a scale asked in the middle of a roll waits for the roll to finish; then the members it adds join a cluster all on the new version', () => {
@@ -1038,19 +1040,7 @@ describe('cluster machine: rolling upgrades', () => {
       "upgrading demo-2 (2 of 3) from 3.5.35 to 3.6.16: setting the EtcdMember's version; then the new spec is taken: 5 voters (was 3)",
     );
     play(d, [
-      [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
-      [listed([OLD, NEW, NEW]), 'upgrading.awaitingMember', []],
-      [etcdAt([OLD, NEW, NEW], 0), 'observing', []],
-      [
-        etcdAt([OLD, NEW, NEW], 0),
-        'upgrading.movingLeader.running',
-        [{ type: 'moveLeader', params: { member: 'demo-0', memberID: id(0), toID: id(1) } }],
-      ],
-      [ok('moveLeader', { leader: id(1) }), 'upgrading.awaitingLeader', []],
-      [etcdAt([OLD, NEW, NEW], 1), 'upgrading.settingVersion.running', [setVersion(0)]],
-      [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
-      [listed([NEW, NEW, NEW]), 'upgrading.awaitingMember', []],
-      [etcdAt([NEW, NEW, NEW], 1), 'observing', []],
+      ...lastTwo(),
       // The roll is done: only now is 5 latched, the budget raised for it and the first learner added.
       [etcdAt([NEW, NEW, NEW], 1), 'updatingBudget.running', [budget(4)]],
       [budgetSet(4), 'scalingUp.joining.addingLearner.running', [addLearner(3)]],
