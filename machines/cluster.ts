@@ -1,8 +1,10 @@
 /**
- * The cluster machine: decides which members exist and drives etcd membership, one change
- * at a time. Invariants it protects: one learner at a time, promoted only when etcd says it
- * is in sync; never shrink below a healthy quorum; a seed is created once, for an empty
- * cluster; spec edits made during a run of steps wait until its latched target is reached.
+ * The cluster machine, the coordinator of membership: decides which members exist and drives
+ * etcd membership, one change at a time. Invariants it protects: one learner at a time,
+ * promoted only when etcd says it is in sync; never shrink below a healthy quorum; a seed is
+ * created once, for an empty cluster; spec edits made during a run of steps wait until its
+ * latched target is reached, and a scale waits for a roll's last member. The other concerns
+ * (roll, maintenance, volumes) are states it enters and awaits, each in machines/cluster/.
  *
  * Pure: observations, effect outcomes and time (`at`) arrive as events; intents leave as
  * named, parameterised actions that the runtime journals and hands to effect handlers.
