@@ -3,10 +3,9 @@
  * intents, as small pure functions of (context, event).
  */
 import { lostMember, orphanMembers, unwellSince, victim, wantedBudget, type ClusterContext } from './cluster-decide.ts';
-import { latchDuringRoll, rollUpdates } from './cluster/roll/index.ts';
+import { CONCERN_UPDATES } from './cluster/concerns.ts';
+import { latchDuringRoll } from './cluster/roll/index.ts';
 import { observeMaintenance, overThreshold } from './cluster/maintenance/index.ts';
-import { maintenanceUpdates } from './cluster/maintenance/index.ts';
-import { volumeUpdates } from './cluster/volumes/index.ts';
 import { stepUpdates, toAssigns, type Update } from './kit.ts';
 import { memberName, peerURL, seedInitialCluster } from './policy.ts';
 import type {
@@ -165,9 +164,7 @@ const updates = {
   markBootstrapped: () => ({ bootstrapped: true }),
   markAuthEnabled: () => ({ authEnabled: true }),
   markEtcdStale: () => ({ etcdStale: true }),
-  ...rollUpdates,
-  ...maintenanceUpdates,
-  ...volumeUpdates,
+  ...CONCERN_UPDATES,
 } satisfies Record<string, Update<ClusterContext, ClusterEvent>>;
 
 /** The updates as xstate assign actions, by name. */

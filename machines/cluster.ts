@@ -11,11 +11,9 @@
  */
 import { setup } from 'xstate';
 import { DECISIONS, decide, initialClusterContext, type ClusterContext, type Decision } from './cluster-decide.ts';
-import { rollGuards, upgrading } from './cluster/roll/index.ts';
+import { CONCERN_GUARDS, CONCERN_TOP_STATES } from './cluster/concerns.ts';
 import { BOOTSTRAP, CLUSTER, PARKING, RESTORE, SEEDING, WAKING } from './cluster/ids.ts';
 import { attempt, restingState } from './cluster/step-kit.ts';
-import { defragmenting, maintenanceGuards, outOfSpace, recoveringSpace } from './cluster/maintenance/index.ts';
-import { resizingVolumes, volumeGuards, volumesRefused } from './cluster/volumes/index.ts';
 import { coordinatorGuards } from './cluster-guards.ts';
 import * as act from './cluster-updates.ts';
 import { CLUSTER_INTENTS } from './intents.ts';
@@ -57,9 +55,7 @@ const machine = setup({
   actions: { ...kit.intentActions(CLUSTER_INTENTS), ...act.assigns },
   guards: {
     ...kit.stepGuards,
-    ...maintenanceGuards,
-    ...volumeGuards,
-    ...rollGuards,
+    ...CONCERN_GUARDS,
     ...kit.decisionGuards(decide),
     ...coordinatorGuards,
   },
@@ -269,15 +265,8 @@ export const clusterMachine = machine.createMachine({
         awaitingWake: { always: { guard: 'allAwake', target: CLUSTER.observing, actions: 'markEtcdStale' } },
       },
     },
-    // The rolling upgrade: its own folder (cluster/roll/).
-    upgrading,
-    // Maintenance: its own folder (cluster/maintenance/).
-    recoveringSpace,
-    outOfSpace,
-    defragmenting,
-    // Volume growth: its own folder (cluster/volumes/).
-    resizingVolumes,
-    volumesRefused,
+    // The concerns it starts and awaits (roll, maintenance, volumes), each from its folder.
+    ...CONCERN_TOP_STATES,
     steady: { ...restingState('steady', [TAG.resting, TAG.idle]), entry: 'markBootstrapped' },
     // Nothing progresses here (it waits for a healthy quorum): Progressing is False, Degraded True.
     degraded: {

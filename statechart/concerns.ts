@@ -7,9 +7,7 @@
 import { createMachine, type AnyStateMachine } from 'xstate';
 import { clusterMachine } from '../machines/cluster.ts';
 import { initialClusterContext } from '../machines/cluster-decide.ts';
-import { defragmenting, outOfSpace, recoveringSpace } from '../machines/cluster/maintenance/index.ts';
-import { upgrading } from '../machines/cluster/roll/index.ts';
-import { resizingVolumes, volumesRefused } from '../machines/cluster/volumes/index.ts';
+import { CONCERN_STATES, type ConcernName } from '../machines/cluster/concerns.ts';
 
 /** The coordinator's states a concern leaves for, as empty boxes (deleting: where any state goes on deletion). */
 const FRAME = { deciding: {}, observing: {}, failed: {}, deleting: { type: 'final' } };
@@ -30,9 +28,10 @@ function concernMachine(states: Record<string, unknown>): AnyStateMachine {
   );
 }
 
-/** The concerns a chart can be drawn for on its own. */
-export const CONCERN_MACHINES = {
-  roll: concernMachine({ upgrading }),
-  maintenance: concernMachine({ defragmenting, recoveringSpace, outOfSpace }),
-  volumes: concernMachine({ resizingVolumes, volumesRefused }),
-} as const;
+/** The concerns a chart can be drawn for on its own, by name. */
+export const CONCERN_NAMES = Object.keys(CONCERN_STATES) as ConcernName[];
+
+/** Each concern's chart machine, by name. */
+export const CONCERN_MACHINES = Object.fromEntries(
+  CONCERN_NAMES.map((name) => [name, concernMachine(CONCERN_STATES[name])]),
+) as Record<ConcernName, AnyStateMachine>;

@@ -18,13 +18,15 @@ import { snapshotMachine } from '../machines/snapshot.ts';
 import { describeSchedule } from '../machines/describe-snapshot-schedule.ts';
 import type { ScheduleContext } from '../machines/snapshot-schedule-decide.ts';
 import { snapshotScheduleMachine } from '../machines/snapshot-schedule.ts';
-import { CONCERN_MACHINES } from './concerns.ts';
+import type { ConcernName } from '../machines/cluster/concerns.ts';
+import { CONCERN_MACHINES, CONCERN_NAMES } from './concerns.ts';
 import { chartOf, type Chart } from './model.ts';
 
-/** The machines a chart can be drawn for. */
-export const MACHINE_NAMES = ['cluster', 'member', 'snapshot', 'schedule', 'roll', 'maintenance', 'volumes'] as const;
-/** One of {@link MACHINE_NAMES}. */
-export type MachineName = (typeof MACHINE_NAMES)[number];
+const OBJECT_MACHINES = ['cluster', 'member', 'snapshot', 'schedule'] as const;
+/** One of {@link MACHINE_NAMES}: a machine an object runs, or one of the cluster machine's concerns. */
+export type MachineName = (typeof OBJECT_MACHINES)[number] | ConcernName;
+/** The machines a chart can be drawn for: each object's, then each concern of the cluster machine. */
+export const MACHINE_NAMES: readonly MachineName[] = [...OBJECT_MACHINES, ...CONCERN_NAMES];
 
 interface Entry {
   readonly machine: AnyStateMachine;
@@ -59,17 +61,16 @@ const MACHINES: Record<MachineName, Entry> = {
 };
 
 /** An entry per concern: its chart machine, described as the cluster machine describes it. */
-function concernEntries(): Record<keyof typeof CONCERN_MACHINES, Entry> {
+function concernEntries(): Record<ConcernName, Entry> {
   const entry = (machine: AnyStateMachine): Entry => ({
     machine,
     input: { cluster: ref },
     describe: (path, c) => describeCluster(path, c as ClusterContext),
   });
-  return {
-    roll: entry(CONCERN_MACHINES.roll),
-    maintenance: entry(CONCERN_MACHINES.maintenance),
-    volumes: entry(CONCERN_MACHINES.volumes),
-  };
+  return Object.fromEntries(CONCERN_NAMES.map((name) => [name, entry(CONCERN_MACHINES[name])])) as Record<
+    ConcernName,
+    Entry
+  >;
 }
 
 /** True when `name` is a machine a chart can be drawn for. */

@@ -1,14 +1,46 @@
 /**
- * Every concern's words, and the cluster machine's steps whose end is a condition of its own:
- * describe.ts and the manager's status read these, and add nothing of a concern's own.
+ * The one list of the cluster machine's concerns: their states, guards and updates (which the
+ * machine spreads in), their words (which describe.ts and the manager's status assemble), and
+ * the coordinator's own steps whose end is a condition. A new concern is one line in each list.
  */
 import type { Completion, ConcernWords, Hold } from './concern.ts';
-import { maintenanceWords } from './maintenance/describe.ts';
-import { rollWords } from './roll/describe.ts';
-import { volumeWords } from './volumes/describe.ts';
+import * as maintenance from './maintenance/index.ts';
+import * as roll from './roll/index.ts';
+import * as volumes from './volumes/index.ts';
+
+/** Each concern's top-level states, by concern: drawn on their own as well as in the whole. */
+export const CONCERN_STATES = {
+  roll: { upgrading: roll.upgrading },
+  maintenance: {
+    recoveringSpace: maintenance.recoveringSpace,
+    outOfSpace: maintenance.outOfSpace,
+    defragmenting: maintenance.defragmenting,
+  },
+  volumes: { resizingVolumes: volumes.resizingVolumes, volumesRefused: volumes.volumesRefused },
+} as const;
+
+/** One of the concerns. */
+export type ConcernName = keyof typeof CONCERN_STATES;
+
+/** Every concern's states, as the cluster machine has them. */
+export const CONCERN_TOP_STATES = {
+  ...CONCERN_STATES.roll,
+  ...CONCERN_STATES.maintenance,
+  ...CONCERN_STATES.volumes,
+} as const;
+
+/** Every concern's guards, by name. */
+export const CONCERN_GUARDS = { ...roll.rollGuards, ...maintenance.maintenanceGuards, ...volumes.volumeGuards };
+
+/** Every concern's context updates, by name. */
+export const CONCERN_UPDATES = {
+  ...roll.rollUpdates,
+  ...maintenance.maintenanceUpdates,
+  ...volumes.volumeUpdates,
+};
 
 /** The concerns the cluster machine starts and awaits, by their words. */
-export const CONCERNS: readonly ConcernWords[] = [rollWords, maintenanceWords, volumeWords];
+export const CONCERNS: readonly ConcernWords[] = [roll.rollWords, maintenance.maintenanceWords, volumes.volumeWords];
 
 /** The coordinator's own steps whose end is a condition: each finishes when it is left. */
 const COORDINATOR: Readonly<Record<string, Completion>> = {
