@@ -3,8 +3,9 @@
  * comes next. `deciding` and every resting state ask the same function, so they cannot
  * disagree (and cannot loop between each other).
  */
-import { defragDecision, spaceDecision, type MaintenanceContext } from './cluster-maintenance.ts';
-import { volumesDecision, type VolumesContext } from './cluster-volumes.ts';
+import { defragDecision, spaceDecision, type MaintenanceContext } from './cluster/maintenance/index.ts';
+import { volumesDecision, type VolumesContext } from './cluster/volumes/index.ts';
+import { outdatedMembers, type RollContext } from './cluster/roll/rules.ts';
 import { NO_STEP, type StepBookkeeping } from './kit.ts';
 import {
   budgetMinAvailable,
@@ -23,7 +24,6 @@ import type {
   EtcdObservation,
   JobObservation,
   MemberObservation,
-  PreUpgradeSnapshot,
 } from './types.ts';
 
 /** The member being added, from the moment its name is chosen until it is a voter. */
@@ -35,21 +35,8 @@ export interface Joiner {
   readonly initialCluster: string | null;
 }
 
-/** The member a step of a rolling upgrade restarts on the new version. */
-export interface Upgradee {
-  readonly member: string;
-  /** Its etcd member ID (hex); empty when etcd does not list it. */
-  readonly memberID: string;
-  readonly from: string;
-  /** It restarts to trust other CAs (a CA changed in the cluster's Secrets); absent: no. */
-  readonly newTrust?: boolean;
-  /** 1 for the first member of the roll. */
-  readonly position: number;
-  readonly total: number;
-}
-
 /** Everything the cluster machine knows. Plain JSON: journaled with every step. */
-export interface ClusterContext extends StepBookkeeping, MaintenanceContext, VolumesContext {
+export interface ClusterContext extends StepBookkeeping, MaintenanceContext, VolumesContext, RollContext {
   readonly cluster: ClusterObjectRef;
   /** The latest spec observed. */
   readonly spec: ClusterTarget | null;
@@ -76,16 +63,6 @@ export interface ClusterContext extends StepBookkeeping, MaintenanceContext, Vol
   readonly joining: Joiner | null;
   readonly leaving: { readonly member: string; readonly peerURL: string } | null;
   readonly orphan: EtcdMemberInfo | null;
-  /** The member the upgrading step moves to the target version, and where it stands in the roll. */
-  readonly upgrade?: Upgradee | null;
-  /** spec.upgrade.snapshot is set: a roll takes a snapshot first. */
-  readonly upgradeSnapshotWanted?: boolean;
-  /** The snapshots rolls took first, as listed. */
-  readonly preUpgrade?: readonly PreUpgradeSnapshot[];
-  /** The version whose roll has its snapshot (or was told to go without): not asked again. */
-  readonly preUpgradeDone?: string | null;
-  /** The version whose snapshot was seen failed: deleting it asks for a new one. */
-  readonly preUpgradeFailed?: string | null;
   /** A cluster started from a snapshot: the Job that checks it, and whether it passed. Absent: starts empty. */
   readonly restore?: {
     readonly job?: JobObservation | null;
@@ -160,6 +137,9 @@ export const DECISIONS = [
 /** One of DECISIONS. */
 export type Decision = (typeof DECISIONS)[number];
 
+/** etcd's member list is known and not stale (a membership change ends by marking it stale). */
+export const etcdFresh = (c: ClusterContext): boolean => !c.etcdStale && c.etcd !== null;
+
 /** Member names the machine accounts for: the EtcdMembers seen plus those it created. */
 const accountedFor = (c: ClusterContext): MemberObservation[] => {
   const seen = new Set(c.members.map((m) => m.name));
@@ -196,14 +176,6 @@ export function victim(c: ClusterContext): { member: string; peerURL: string } |
   return name ? { member: name, peerURL: peerURL(c.cluster, name) } : null;
 }
 
-/** The snapshot a roll to the target version takes first, as listed; undefined until it is. */
-export const preUpgradeSnapshot = (c: ClusterContext): PreUpgradeSnapshot | undefined =>
-  c.preUpgrade?.find((s) => s.version === c.target?.version);
-
-/** The member's EtcdMember names other CAs to trust than the target's (a CA changed in its Secrets). */
-export const trustOutdated = (c: ClusterContext, m: MemberObservation): boolean =>
-  c.target?.trust !== undefined && m.trust !== c.target.trust;
-
 /**
  * The spec observed asks for another target than the one latched: replicas, version, or the CAs
  * to trust (a digest not yet read leaves the latched one).
@@ -213,20 +185,6 @@ export const retargeted = (c: ClusterContext): boolean =>
   (c.spec.replicas !== c.target?.replicas ||
     c.spec.version !== c.target.version ||
     (c.spec.trust !== undefined && c.spec.trust !== c.target.trust));
-
-/**
- * Members whose EtcdMember runs another version than the target, or trusts other CAs, in the order a roll takes
- * them: followers by ordinal, the leader last (so leadership moves once, at the end).
- */
-export function outdatedMembers(c: ClusterContext): MemberObservation[] {
-  const version = c.target?.version;
-  if (!version) return [];
-  const leads = (m: MemberObservation): boolean =>
-    c.etcd?.leader != null && etcdMemberFor(c.cluster, c.etcd, m.name)?.id === c.etcd.leader;
-  return c.members
-    .filter((m) => !m.deleting && m.version !== undefined && (m.version !== version || trustOutdated(c, m)))
-    .sort((a, b) => Number(leads(a)) - Number(leads(b)) || a.ordinal - b.ordinal);
-}
 
 const removable = (c: ClusterContext, member: string | undefined): boolean =>
   member !== undefined && canRemove(c.etcd, etcdMemberFor(c.cluster, c.etcd, member));

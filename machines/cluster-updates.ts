@@ -2,40 +2,35 @@
  * What the cluster machine's steps write into its context, and the parameters of its
  * intents, as small pure functions of (context, event).
  */
-import {
-  lostMember,
-  orphanMembers,
-  outdatedMembers,
-  trustOutdated,
-  unwellSince,
-  victim,
-  wantedBudget,
-  type ClusterContext,
-} from './cluster-decide.ts';
-import { observeMaintenance, overThreshold } from './cluster-maintenance.ts';
-import { maintenanceUpdates } from './cluster-maintenance-steps.ts';
-import { volumeUpdates } from './cluster-volumes.ts';
+import { lostMember, orphanMembers, unwellSince, victim, wantedBudget, type ClusterContext } from './cluster-decide.ts';
+import { CONCERN_UPDATES } from './cluster/concerns.ts';
+import { latchDuringRoll } from './cluster/roll/index.ts';
+import { observeMaintenance, overThreshold } from './cluster/maintenance/index.ts';
 import { stepUpdates, toAssigns, type Update } from './kit.ts';
-import { etcdMemberFor, memberName, peerURL, preUpgradeSnapshotName, seedInitialCluster, successor } from './policy.ts';
+import { memberName, peerURL, seedInitialCluster } from './policy.ts';
 import type {
   AddLearnerParams,
   ClusterEvent,
   CreateMemberParams,
-  CreateUpgradeSnapshotParams,
   DisruptionBudgetParams,
   EnableAuthParams,
   EnsureCertificatesParams,
   EnsureServicesParams,
   MemberParams,
-  MoveLeaderParams,
   PromoteLearnerParams,
   RemoveEtcdMemberParams,
   RestoreParams,
   SetDormantParams,
-  SetMemberVersionParams,
 } from './types.ts';
 
 type Of<T extends ClusterEvent['type']> = Extract<ClusterEvent, { type: T }>;
+
+/** The spec as a target; a CA digest not read yet (no TLS, or its Secrets away) leaves the one latched before. */
+const latched = (c: ClusterContext): ClusterContext['target'] =>
+  c.spec && {
+    ...c.spec,
+    ...(c.spec.trust === undefined && c.target?.trust !== undefined ? { trust: c.target.trust } : {}),
+  };
 
 /** Context updates by name; each also moves `now` to the event's time (kit.ts). */
 const updates = {
@@ -59,16 +54,6 @@ const updates = {
   },
   observeRestoreJob: (c, e) =>
     c.restore ? { restore: { ...c.restore, job: (e as Of<'k8s.restoreJob.observed'>).job } } : {},
-  observeUpgradeSnapshots: (c, e) => {
-    const { snapshots } = e as Of<'k8s.upgradeSnapshots.listed'>;
-    const mine = snapshots.find((s) => s.version === c.target?.version);
-    return {
-      preUpgrade: snapshots,
-      ...(mine?.phase === 'Failed' ? { preUpgradeFailed: mine.version } : {}),
-    };
-  },
-  markPreUpgradeDone: (c) => ({ preUpgradeDone: c.target?.version ?? null }),
-  clearPreUpgradeFailure: () => ({ preUpgradeFailed: null }),
   observeDeleted: () => ({ deleting: true }),
   // Names are never reused: a member seen with ordinal k means the next is above k, even for a
   // machine that starts without its journal and adopts a running cluster.
@@ -100,13 +85,12 @@ const updates = {
     unwellSince: c.unwellSince ?? e.at,
   }),
   observeTime: () => ({}),
-  // A CA digest not read yet (no TLS, or its Secrets away) leaves the one latched before.
-  latchTarget: (c) => ({
-    target: c.spec && {
-      ...c.spec,
-      ...(c.spec.trust === undefined && c.target?.trust !== undefined ? { trust: c.target.trust } : {}),
-    },
-  }),
+  latchTarget: (c) => ({ target: latched(c) }),
+  // Between two steps a roll with members to go keeps its replicas: the scale waits for it.
+  latchBetweenSteps: (c) => {
+    const next = latched(c);
+    return { target: next && latchDuringRoll(c, next) };
+  },
   ...stepUpdates,
   // Nothing is retried in `failed`: no back-off is left for the runtime to wake the machine for.
   markFailed: () => ({ retryAt: null }),
@@ -172,25 +156,6 @@ const updates = {
   }),
   chooseOrphan: (c) => ({ orphan: orphanMembers(c)[0] ?? null }),
   finishOrphan: () => ({ orphan: null, etcdStale: true }),
-  // The next member of a roll, and its place in it: `2 of 3` counts the members already done.
-  chooseUpgradee: (c) => {
-    const outdated = outdatedMembers(c);
-    const next = outdated[0];
-    const total = c.members.filter((m) => !m.deleting).length;
-    return {
-      upgrade: next
-        ? {
-            member: next.name,
-            memberID: etcdMemberFor(c.cluster, c.etcd, next.name)?.id ?? '',
-            from: next.version ?? '',
-            ...(trustOutdated(c, next) ? { newTrust: true } : {}),
-            position: total - outdated.length + 1,
-            total,
-          }
-        : null,
-    };
-  },
-  finishUpgrade: () => ({ upgrade: null, etcdStale: true }),
   // What the handler says it set: decide may want another by now, and then asks again.
   recordBudget: (c, e) => {
     const set = 'result' in e ? e.result?.minAvailable : undefined;
@@ -199,8 +164,7 @@ const updates = {
   markBootstrapped: () => ({ bootstrapped: true }),
   markAuthEnabled: () => ({ authEnabled: true }),
   markEtcdStale: () => ({ etcdStale: true }),
-  ...maintenanceUpdates,
-  ...volumeUpdates,
+  ...CONCERN_UPDATES,
 } satisfies Record<string, Update<ClusterContext, ClusterEvent>>;
 
 /** The updates as xstate assign actions, by name. */
@@ -271,27 +235,3 @@ export const budgetParams = ({ context: c }: Ctx): DisruptionBudgetParams => ({
 export const restoreParams = ({ context: c }: { context: ClusterContext }): RestoreParams => ({
   cluster: c.cluster.name,
 });
-
-/** createUpgradeSnapshot for the roll to the target version. */
-export const upgradeSnapshotParams = ({ context: c }: Ctx): CreateUpgradeSnapshotParams => ({
-  cluster: c.cluster.name,
-  name: preUpgradeSnapshotName(c.cluster.name, c.target?.version ?? ''),
-  version: c.target?.version ?? '',
-});
-
-/** setMemberVersion for the member being upgraded. */
-export const upgradeParams = ({ context: c }: Ctx): SetMemberVersionParams => ({
-  member: c.upgrade?.member ?? '',
-  version: c.target?.version ?? '',
-  ...(c.target?.trust !== undefined ? { trust: c.target.trust } : {}),
-});
-
-/**
- * moveLeader off the member being upgraded, to a healthy voter: one already on the target
- * version when there is one (it will not restart again in this roll), else the first.
- */
-export const moveLeaderParams = ({ context: c }: Ctx): MoveLeaderParams => {
-  const u = c.upgrade;
-  const to = successor(c.etcd, u?.memberID ?? '', (m) => c.etcd?.versions?.[m.id] === c.target?.version);
-  return { member: u?.member ?? '', memberID: u?.memberID ?? '', toID: to?.id ?? '' };
-};

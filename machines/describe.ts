@@ -4,11 +4,12 @@
  */
 import { clusterMachine } from './cluster.ts';
 import type { ClusterContext } from './cluster-decide.ts';
-import { liveVoters, preUpgradeSnapshot, wantedBudget } from './cluster-decide.ts';
-import { defragMessage, maintenanceNote, outOfSpaceMessage, spaceMessage } from './describe-maintenance.ts';
-import { growMessage, refusedMessage } from './cluster-volumes.ts';
+import { liveVoters, wantedBudget } from './cluster-decide.ts';
+import { retarget } from './cluster/concern.ts';
+import { concernMessage } from './cluster/concerns.ts';
+import { maintenanceNote } from './cluster/maintenance/index.ts';
 import { memberTrouble, type MemberContext } from './member-decide.ts';
-import { expectedWait, preUpgradeSnapshotName, type HoldCode, type StepFailures } from './policy.ts';
+import { expectedWait, type HoldCode, type StepFailures } from './policy.ts';
 import { pathHasTag, TAG } from './tags.ts';
 
 /** A user-facing description of a machine state. */
@@ -65,37 +66,6 @@ function seedingMessage(sub: string, c: ClusterContext): string {
   return `creating the seed member ${seed}${from}`;
 }
 
-/** What a step of a rolling upgrade does: `upgrading demo-1 (2 of 3) to 3.6.16: ...`. */
-function upgradeMessage(sub: string, c: ClusterContext): string {
-  const u = c.upgrade;
-  if (!u) return c.target?.version ? `upgrading to etcd ${c.target.version}` : 'upgrading to the target version';
-  const to = c.target?.version ?? 'the target version';
-  if (sub.startsWith('snapshotting')) {
-    const name = preUpgradeSnapshotName(c.cluster.name, to);
-    const s = preUpgradeSnapshot(c);
-    if (s?.phase === 'Failed')
-      return `upgrading to ${to}: EtcdSnapshot ${name}, taken before any member restarts, failed (${s.message ?? 'see kubectl describe etcdsnapshot'}); no member was restarted. Fix its destination and delete it to take it again, remove spec.upgrade.snapshot to roll without one, or set spec.version back`;
-    return s
-      ? `upgrading to ${to}: waiting for EtcdSnapshot ${name} (${s.phase || 'Pending'}) before any member restarts`
-      : `upgrading to ${to}: taking EtcdSnapshot ${name} before any member restarts`;
-  }
-  const without =
-    u.position === 1 && c.upgradeSnapshotWanted !== true
-      ? ' (no snapshot first: spec.upgrade.snapshot is not set)'
-      : '';
-  // Only the CAs change: the member restarts on the version it runs.
-  const caOnly = u.from === to;
-  const head = caOnly
-    ? `restarting ${u.member} (${u.position} of ${u.total}) to trust the CA certificates now in the cluster's Secrets (ca.crt changed)`
-    : `upgrading ${u.member} (${u.position} of ${u.total}) from ${u.from} to ${to}${u.newTrust ? ', trusting the CA certificates now in its Secrets' : ''}${without}`;
-  if (sub.startsWith('awaitingHealth'))
-    return `${head}: waiting until every voter is healthy and in sync before its Pod stops`;
-  if (sub.startsWith('movingLeader') || sub.startsWith('awaitingLeader'))
-    return `${head}: moving leadership to another voter before its Pod stops`;
-  if (sub.startsWith('settingVersion')) return `${head}: setting the EtcdMember's ${caOnly ? 'spec.trust' : 'version'}`;
-  return `${head}: waiting for it to restart ${caOnly ? 'with them' : 'on the new version'}, answer and catch up with the leader`;
-}
-
 /** What the budget step sets: how many member Pods an eviction (a node drain) must leave running. */
 function budgetMessage(c: ClusterContext, voters: number): string {
   const name = `PodDisruptionBudget ${c.cluster.name}`;
@@ -105,17 +75,6 @@ function budgetMessage(c: ClusterContext, voters: number): string {
   return min < of
     ? `setting ${name} to minAvailable ${min} of ${of} members: evictions (a node drain) stop one member at a time`
     : `setting ${name} to minAvailable ${min}: with ${of} member${of === 1 ? '' : 's'}, no eviction may stop one without losing quorum`;
-}
-
-/** `; then the new spec is taken: ...` when the spec changed since the target was latched. */
-function retarget(c: ClusterContext): string {
-  const [spec, target] = [c.spec, c.target];
-  if (!spec || !target) return '';
-  const changes = [
-    ...(spec.replicas !== target.replicas ? [`${spec.replicas} voters (was ${target.replicas})`] : []),
-    ...(spec.version !== target.version ? [`etcd ${spec.version} (was ${target.version})`] : []),
-  ];
-  return changes.length > 0 ? `; then the new spec is taken: ${changes.join(', ')}` : '';
 }
 
 /** `; down: demo-1, demo-2` naming the members that do not answer, by EtcdMember name. */
@@ -132,6 +91,14 @@ const leaderOf = (c: ClusterContext): string => {
 
 /** The step and message of a cluster machine state (its dotted path) and context. */
 export function describeCluster(path: string, c: ClusterContext): Described {
+  const [top = 'pending', ...rest] = path.split('.');
+  const message = concernMessage(top, rest.join('.'), c) ?? coordinatorMessage(path, c);
+  const resting = pathHasTag(clusterMachine, path, TAG.resting);
+  return { step: camel(top), message: `${message}${stuckMembers(c)}${resting ? '' : retrying(c)}` };
+}
+
+/** What the coordinator's own steps (membership, bootstrap, rest) say. */
+function coordinatorMessage(path: string, c: ClusterContext): string {
   const [top = 'pending', ...rest] = path.split('.');
   const sub = rest.join('.');
   const target = c.target?.replicas ?? 0;
@@ -182,24 +149,6 @@ export function describeCluster(path: string, c: ClusterContext): Described {
     case 'waking':
       message = `waking ${c.members.length} dormant members with their data and IDs`;
       break;
-    case 'upgrading':
-      message = upgradeMessage(sub, c);
-      break;
-    case 'defragmenting':
-      message = defragMessage(sub, c);
-      break;
-    case 'recoveringSpace':
-      message = spaceMessage(sub, c);
-      break;
-    case 'outOfSpace':
-      message = outOfSpaceMessage(c);
-      break;
-    case 'resizingVolumes':
-      message = growMessage(sub, c);
-      break;
-    case 'volumesRefused':
-      message = refusedMessage(c);
-      break;
     case 'observing':
       message = `waiting for etcd's member list after the last change${retarget(c)}`;
       break;
@@ -239,8 +188,7 @@ export function describeCluster(path: string, c: ClusterContext): Described {
     default:
       message = path;
   }
-  const resting = pathHasTag(clusterMachine, path, TAG.resting);
-  return { step: camel(top), message: `${message}${stuckMembers(c)}${resting ? '' : retrying(c)}` };
+  return message;
 }
 
 /** `; EtcdMember demo-0: <why its Pod does not run>` for each member whose Pod or claim is stuck. */

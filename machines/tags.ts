@@ -12,6 +12,14 @@ export const TAG = {
   idle: 'idle',
   /** A state a user should look at: Events about it are Warnings. */
   warning: 'warning',
+  /** Scaled to zero on purpose: Available and Dormant say so; no member runs, so there is no etcd to probe. */
+  dormant: 'dormant',
+  /** The run in flight ended here without finishing (failed, deleting): leaving a step for it completes nothing. */
+  halted: 'halted',
+  /** A failure trying again cannot help: Degraded says StepFailed. */
+  failed: 'failed',
+  /** Waiting for a healthy quorum (or the right cluster) before any change: Degraded says the step. */
+  degraded: 'degraded',
 } as const;
 
 /** One of TAG. */

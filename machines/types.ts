@@ -8,10 +8,10 @@
  */
 
 import type { ClusterIntent, MemberIntent, ScheduleIntent, SnapshotIntent } from './intents.ts';
-import type { ClaimObservation, VolumeSize } from './cluster-volumes.ts';
+import type { ClaimObservation, VolumeSize } from './cluster/volumes/rules.ts';
 import type { OwnedSnapshot } from './schedule/index.ts';
 
-export type { ClaimObservation, VolumeSize } from './cluster-volumes.ts';
+export type { ClaimObservation, VolumeSize } from './cluster/volumes/rules.ts';
 
 export type * from './intents.ts';
 

@@ -41,7 +41,7 @@ import {
 import { jobObservation, snapshotClusterObserved, snapshotObserved } from './observe-snapshot.ts';
 import { scheduledSnapshotsListed, scheduleObserved } from './observe-schedule.ts';
 import { nextScheduleTime } from '../machines/snapshot-schedule-decide.ts';
-import { nextDefragTime } from '../machines/cluster-maintenance.ts';
+import { nextDefragTime } from '../machines/cluster/maintenance/index.ts';
 import { ObjectRunners, type AnyEntry, type ClusterEntry } from './object-runners.ts';
 import { WorkQueue } from './queue.ts';
 import { ClusterTrust } from './cluster-trust.ts';

@@ -6,10 +6,12 @@
  */
 import { ConditionReason, ConditionType, k8sTime, type ConditionInput } from '../api/conditions.ts';
 import { liveVoters, unhealthyVoters, type ClusterContext } from '../machines/cluster-decide.ts';
-import { noSpaceRaised } from '../machines/cluster-maintenance.ts';
-import { spaceAlarmMessage } from '../machines/describe-maintenance.ts';
+import { noSpaceRaised } from '../machines/cluster/maintenance/index.ts';
+import { spaceAlarmMessage } from '../machines/cluster/maintenance/index.ts';
 import { ERR } from '../machines/error-codes.ts';
+import { clusterMachine } from '../machines/cluster.ts';
 import { peerURL, quorum, troubled } from '../machines/policy.ts';
+import { pathHasTag, TAG } from '../machines/tags.ts';
 
 /** How long a voter may be down before Degraded says so: a restart, a roll's member, a blip pass within it. */
 export const UNWELL_GRACE_MS = 30_000;
@@ -19,7 +21,6 @@ export const TROUBLED_TRIES = 3;
 /** Codes that say an object the spec names is wrong: nothing retrying alone can fix. */
 const REFERENCE_CODES: readonly string[] = [ERR.TLS_SECRET, ERR.RESTORE_SOURCE, ERR.CERT_MANAGER_MISSING];
 
-const top = (path: string): string => path.split('.')[0] ?? path;
 const iso = (ms: number): string => k8sTime(new Date(ms));
 const degraded = (reason: string, message: string): ConditionInput => ({
   type: ConditionType.Degraded,
@@ -72,7 +73,7 @@ export function degradedCondition(
   now: number,
 ): ConditionInput {
   const failed = c.members.find((m) => m.state === 'failed' && !m.deleting);
-  if (top(to) === 'failed') return degraded(ConditionReason.StepFailed, message);
+  if (pathHasTag(clusterMachine, to, TAG.failed)) return degraded(ConditionReason.StepFailed, message);
   if (failed)
     return degraded(
       ConditionReason.MemberFailed,
@@ -87,7 +88,7 @@ export function degradedCondition(
       ConditionReason.ProgressDeadlineExceeded,
       `step ${name} has taken longer than ${c.progressDeadlineSeconds}s${overdueSince}: ${message}`,
     );
-  if (top(to) === 'degraded') return degraded(name, message);
+  if (pathHasTag(clusterMachine, to, TAG.degraded)) return degraded(name, message);
   const stuck = c.members.find((m) => m.trouble && !m.deleting && now - m.trouble.since >= UNWELL_GRACE_MS);
   if (stuck?.trouble)
     return degraded(

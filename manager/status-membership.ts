@@ -8,6 +8,8 @@
 import { ConditionReason, ConditionType, type ConditionInput } from '../api/conditions.ts';
 import type { Condition } from '../api/v1alpha1/index.ts';
 import { liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
+import { clusterMachine } from '../machines/cluster.ts';
+import { pathHasTag, TAG } from '../machines/tags.ts';
 
 const top = (path: string): string => path.split('.')[0] ?? path;
 
@@ -40,7 +42,7 @@ export function membershipConditions(
   c: ClusterContext,
 ): ConditionInput[] {
   // A run left for failed or deleting did not finish; what it said stays.
-  if (['failed', 'deleting'].includes(top(to))) return [];
+  if (pathHasTag(clusterMachine, to, TAG.halted)) return [];
   const set: ConditionInput[] = [];
   // The machine marks itself bootstrapped when it first rests at the target.
   if (c.bootstrapped && !previous?.some((x) => x.type === ConditionType.Bootstrapped && x.status === 'True'))

@@ -5,59 +5,17 @@
  */
 import { ConditionReason, ConditionType, k8sTime, setConditions, type ConditionInput } from '../api/conditions.ts';
 import type { EtcdClusterStatus, MemberSummary } from '../api/v1alpha1/index.ts';
-import { liveVoters, outdatedMembers, type ClusterContext } from '../machines/cluster-decide.ts';
+import { liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
+import { COMPLETES, HOLDS } from '../machines/cluster/concerns.ts';
 import { clusterMachine } from '../machines/cluster.ts';
 import { describeCluster } from '../machines/describe.ts';
-import { noSpaceRaised } from '../machines/cluster-maintenance.ts';
-import { growProgress, volumesDecision } from '../machines/cluster-volumes.ts';
-import { defragSummary, spaceAlarmMessage, spaceDisarmedMessage } from '../machines/describe-maintenance.ts';
+import { noSpaceRaised } from '../machines/cluster/maintenance/index.ts';
+import { spaceAlarmMessage, spaceDisarmedMessage } from '../machines/cluster/maintenance/index.ts';
 import { etcdMemberFor, quorum } from '../machines/policy.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
 import { LABEL } from '../effects/kubernetes/meta.ts';
 import { degradedCondition } from './status-degraded.ts';
 import { membershipConditions } from './status-membership.ts';
-
-/**
- * A step kind that, once left, is recorded as a condition of its own; `done` says whether it
- * finished (a run left for a step that comes first is not). Membership runs, which leave their
- * step between members, are status-membership.ts's.
- */
-const COMPLETES: Readonly<
-  Record<string, { type: string; message: (c: ClusterContext) => string; done?: (c: ClusterContext) => boolean }>
-> = {
-  replacing: {
-    type: ConditionType.MemberReplaced,
-    message: () => 'a member whose data was lost was replaced by a new one',
-  },
-  upgrading: {
-    type: ConditionType.Upgraded,
-    message: (c) => `every member runs etcd ${c.target?.version ?? '?'}`,
-    // Left for another step with members still to go (a scale, a new spec): not done yet.
-    done: (c) => outdatedMembers(c).length === 0,
-  },
-  removingOrphan: {
-    type: ConditionType.OrphanRemoved,
-    message: () => 'an etcd member no EtcdMember accounted for was removed',
-  },
-  resizingVolumes: {
-    type: ConditionType.VolumesExpanded,
-    message: (c) =>
-      `every member's volume claim shows ${c.volumeSize?.quantity ?? '?'}: ${c.volumeSize ? growProgress(c, c.volumeSize.bytes) : ''}`,
-    // Left for another step with claims still to grow: not done yet.
-    done: (c) => volumesDecision(c) === null,
-  },
-  defragmenting: {
-    type: ConditionType.Defragmented,
-    message: (c) => (c.lastDefrag ? defragSummary(c.lastDefrag) : 'no member needed it'),
-    // Finished in this run, not dropped for a spec edit (the summary is then an older run's).
-    done: (c) => !c.defrag && (c.lastDefrag?.finishedAt ?? -1) >= c.stepStartedAt,
-  },
-  enablingAuth: {
-    type: ConditionType.AuthEnabled,
-    message: () =>
-      'etcd authentication is on: the user root (no password) has the role root, and the operator is root by its client certificate',
-  },
-};
 
 /** What one journaled step of the cluster machine gives the status. */
 export interface ClusterStep {
@@ -99,13 +57,13 @@ export function clusterStatus(
     degradedCondition(c, step.to, name, message, overdue ? since : null, now),
   ];
   // A step left for failed or deleting did not complete.
-  const ended = ['failed', 'deleting'].includes(topState(step.to));
+  const ended = pathHasTag(clusterMachine, step.to, TAG.halted);
   const left = topState(step.from) !== topState(step.to) && !ended ? COMPLETES[topState(step.from)] : undefined;
-  if (left && (left.done?.(c) ?? true))
-    set.push({ type: left.type, status: 'True', reason: ConditionReason.Completed, message: left.message(c) });
+  if (left?.done(c))
+    set.push({ type: left.condition, status: 'True', reason: ConditionReason.Completed, message: left.message(c) });
   set.push(...membershipConditions(previous?.conditions, step.from, step.to, c));
-  if (topState(step.to) === 'dormant' || previous?.conditions?.some((x) => x.type === ConditionType.Dormant)) {
-    const dormant = topState(step.to) === 'dormant';
+  const dormant = pathHasTag(clusterMachine, step.to, TAG.dormant);
+  if (dormant || previous?.conditions?.some((x) => x.type === ConditionType.Dormant)) {
     set.push({
       type: ConditionType.Dormant,
       status: dormant ? 'True' : 'False',
@@ -114,13 +72,9 @@ export function clusterStatus(
     });
   }
 
-  if (topState(step.to) === 'volumesRefused')
-    set.push({
-      type: ConditionType.VolumesExpanded,
-      status: 'False',
-      reason: ConditionReason.ExpansionNotAllowed,
-      message,
-    });
+  // A concern's step that holds its condition False while it rests (a refused expansion).
+  const held = HOLDS[topState(step.to)];
+  if (held) set.push({ type: held.condition, status: 'False', reason: held.reason, message });
   // Shown from the first alarm on: True at once, whatever step is in flight; False once it is gone.
   if (noSpaceRaised(c) || previous?.conditions?.some((x) => x.type === ConditionType.SpaceAlarm)) {
     set.push(
@@ -162,7 +116,7 @@ function dormant(c: ClusterContext, to: string): ConditionInput {
   const message =
     c.members.length === 0
       ? 'scaled to zero on purpose: no member runs; scale up to start the cluster'
-      : topState(to) === 'dormant'
+      : pathHasTag(clusterMachine, to, TAG.dormant)
         ? 'scaled to zero on purpose: no member runs; volumes are kept; scale up to resume'
         : 'scaling to zero on purpose: members are stopping; volumes are kept; scale up to resume';
   return { type: ConditionType.Available, status: 'False', reason: ConditionReason.Dormant, message };
@@ -170,7 +124,8 @@ function dormant(c: ClusterContext, to: string): ConditionInput {
 
 function available(c: ClusterContext, to: string, voters: number, healthy: number): ConditionInput {
   // Parking answers while its Pods stop; once none does, its silence is the point.
-  if (c.target?.replicas === 0 && (topState(to) === 'dormant' || voters === 0 || c.etcdError)) return dormant(c, to);
+  if (c.target?.replicas === 0 && (pathHasTag(clusterMachine, to, TAG.dormant) || voters === 0 || c.etcdError))
+    return dormant(c, to);
   if (voters === 0)
     return {
       type: ConditionType.Available,

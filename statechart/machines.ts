@@ -18,12 +18,15 @@ import { snapshotMachine } from '../machines/snapshot.ts';
 import { describeSchedule } from '../machines/describe-snapshot-schedule.ts';
 import type { ScheduleContext } from '../machines/snapshot-schedule-decide.ts';
 import { snapshotScheduleMachine } from '../machines/snapshot-schedule.ts';
+import type { ConcernName } from '../machines/cluster/concerns.ts';
+import { CONCERN_MACHINES, CONCERN_NAMES } from './concerns.ts';
 import { chartOf, type Chart } from './model.ts';
 
-/** The machines a chart can be drawn for. */
-export const MACHINE_NAMES = ['cluster', 'member', 'snapshot', 'schedule'] as const;
-/** One of {@link MACHINE_NAMES}. */
-export type MachineName = (typeof MACHINE_NAMES)[number];
+const OBJECT_MACHINES = ['cluster', 'member', 'snapshot', 'schedule'] as const;
+/** One of {@link MACHINE_NAMES}: a machine an object runs, or one of the cluster machine's concerns. */
+export type MachineName = (typeof OBJECT_MACHINES)[number] | ConcernName;
+/** The machines a chart can be drawn for: each object's, then each concern of the cluster machine. */
+export const MACHINE_NAMES: readonly MachineName[] = [...OBJECT_MACHINES, ...CONCERN_NAMES];
 
 interface Entry {
   readonly machine: AnyStateMachine;
@@ -53,7 +56,22 @@ const MACHINES: Record<MachineName, Entry> = {
     input: { schedule: { ...ref, cluster: 'CLUSTER' } },
     describe: (path, c) => describeSchedule(path, c as ScheduleContext),
   },
+  // The cluster machine's concerns, each on its own (the whole chart has them too).
+  ...concernEntries(),
 };
+
+/** An entry per concern: its chart machine, described as the cluster machine describes it. */
+function concernEntries(): Record<ConcernName, Entry> {
+  const entry = (machine: AnyStateMachine): Entry => ({
+    machine,
+    input: { cluster: ref },
+    describe: (path, c) => describeCluster(path, c as ClusterContext),
+  });
+  return Object.fromEntries(CONCERN_NAMES.map((name) => [name, entry(CONCERN_MACHINES[name])])) as Record<
+    ConcernName,
+    Entry
+  >;
+}
 
 /** True when `name` is a machine a chart can be drawn for. */
 export const isMachineName = (name: string): name is MachineName => (MACHINE_NAMES as readonly string[]).includes(name);

@@ -4,7 +4,7 @@ import { describeCluster } from '../../machines/describe.ts';
 import { pathHasTag, TAG } from '../../machines/tags.ts';
 import { peerURL, preUpgradeSnapshotName, retryDelay, troubled } from '../../machines/policy.ts';
 import type { ClusterEvent, EtcdObservation, MemberObservation } from '../../machines/types.ts';
-import { Driver, type Intent } from './harness.ts';
+import { Driver, play, type Intent, type Step } from './harness.ts';
 
 const ref = { namespace: 'default', name: 'demo', uid: 'uid-1' };
 const url = (n: number): string => peerURL(ref, `demo-${n}`);
@@ -62,17 +62,6 @@ function newCluster(): Driver<typeof clusterMachine> {
   const d = new Driver(clusterMachine, { cluster: ref });
   d.send(members([]));
   return d;
-}
-
-type Step = readonly [ClusterEvent, string, Intent[]?];
-
-/** Plays the steps and checks the state after each and, where given, the intents exactly. */
-function play(d: Driver<typeof clusterMachine>, steps: readonly Step[]): void {
-  for (const [event, state, intents] of steps) {
-    const out = d.send(event);
-    expect(out.state, `after ${event.type}`).toBe(state);
-    if (intents) expect(out.intents, `intents after ${event.type}`).toEqual(intents);
-  }
 }
 
 const addLearner = (n: number): Intent => ({ type: 'addLearner', params: { member: `demo-${n}`, peerURL: url(n) } });
@@ -740,7 +729,7 @@ describe('cluster machine: the PodDisruptionBudget', () => {
       [voters(0, 1, 2, 3, 4), 'steady', []],
     ]);
     // Down: lowered only once a member has left, to what the voters left can spare (none at 2).
-    const leave = (n: number): Step[] => [
+    const leave = (n: number): Step<typeof clusterMachine>[] => [
       [ok('deleteMember'), 'scalingDown.removing.awaitingRemoval', []],
       [voters(...range(n)), 'scalingDown.removing.awaitingRemoval', []],
       [votingMembers(n), 'observing', []],
@@ -995,6 +984,24 @@ describe('cluster machine: rolling upgrades', () => {
     return d;
   }
 
+  /** demo-2 then demo-0 (the leader, last) upgraded, once demo-1 is and demo-2's version is set. */
+  const lastTwo = (): Step<typeof clusterMachine>[] => [
+    [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+    [listed([OLD, NEW, NEW]), 'upgrading.awaitingMember', []],
+    [etcdAt([OLD, NEW, NEW], 0), 'observing', []],
+    // The leader last: leadership moves first, to a member already on the new version.
+    [
+      etcdAt([OLD, NEW, NEW], 0),
+      'upgrading.movingLeader.running',
+      [{ type: 'moveLeader', params: { member: 'demo-0', memberID: id(0), toID: id(1) } }],
+    ],
+    [ok('moveLeader', { leader: id(1) }), 'upgrading.awaitingLeader', []],
+    [etcdAt([OLD, NEW, NEW], 1), 'upgrading.settingVersion.running', [setVersion(0)]],
+    [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+    [listed([NEW, NEW, NEW]), 'upgrading.awaitingMember', []],
+    [etcdAt([NEW, NEW, NEW], 1), 'observing', []],
+  ];
+
   it('upgrades one member at a time, followers first, each back healthy, on the new version and in sync before the next', () => {
     const d = onOld();
     play(d, [[spec(3, NEW), 'upgrading.settingVersion.running', [setVersion(1)]]]);
@@ -1013,23 +1020,32 @@ describe('cluster machine: rolling upgrades', () => {
       [etcdAt([OLD, NEW, OLD], 0), 'upgrading.settingVersion.running', [setVersion(2)]],
     ]);
     expect(d.context.upgrade).toMatchObject({ member: 'demo-2', position: 2, total: 3 });
+    play(d, [...lastTwo(), [etcdAt([NEW, NEW, NEW], 1), 'steady', []]]);
+  });
+
+  it('a scale asked in the middle of a roll waits for the roll to finish; then the members it adds join a cluster all on the new version', () => {
+    const d = onOld();
     play(d, [
+      [spec(3, NEW), 'upgrading.settingVersion.running', [setVersion(1)]],
       [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
-      [listed([OLD, NEW, NEW]), 'upgrading.awaitingMember', []],
-      [etcdAt([OLD, NEW, NEW], 0), 'observing', []],
-      // The leader last: leadership moves first, to a member already on the new version.
-      [
-        etcdAt([OLD, NEW, NEW], 0),
-        'upgrading.movingLeader.running',
-        [{ type: 'moveLeader', params: { member: 'demo-0', memberID: id(0), toID: id(1) } }],
-      ],
-      [ok('moveLeader', { leader: id(1) }), 'upgrading.awaitingLeader', []],
-      [etcdAt([OLD, NEW, NEW], 1), 'upgrading.settingVersion.running', [setVersion(0)]],
-      [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
-      [listed([NEW, NEW, NEW]), 'upgrading.awaitingMember', []],
-      [etcdAt([NEW, NEW, NEW], 1), 'observing', []],
-      [etcdAt([NEW, NEW, NEW], 1), 'steady', []],
+      // replicas 3 -> 5 while demo-1 restarts on 3.6.16.
+      [spec(5, NEW), 'upgrading.awaitingMember', []],
+      [listed([OLD, NEW, OLD]), 'upgrading.awaitingMember', []],
+      [etcdAt([OLD, NEW, OLD], 0), 'observing', []],
+      // The roll goes on: no budget for 5, no learner while two members run 3.5.35.
+      [etcdAt([OLD, NEW, OLD], 0), 'upgrading.settingVersion.running', [setVersion(2)]],
     ]);
+    expect(d.context.target).toMatchObject({ replicas: 3, version: NEW });
+    expect(describeCluster(d.state, d.context).message).toBe(
+      "upgrading demo-2 (2 of 3) from 3.5.35 to 3.6.16: setting the EtcdMember's version; then the new spec is taken: 5 voters (was 3)",
+    );
+    play(d, [
+      ...lastTwo(),
+      // The roll is done: only now is 5 latched, the budget raised for it and the first learner added.
+      [etcdAt([NEW, NEW, NEW], 1), 'updatingBudget.running', [budget(4)]],
+      [budgetSet(4), 'scalingUp.joining.addingLearner.running', [addLearner(3)]],
+    ]);
+    expect(d.context.target).toMatchObject({ replicas: 5, version: NEW });
   });
 
   it('takes no member down while another voter is down or behind', () => {

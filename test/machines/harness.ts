@@ -1,4 +1,5 @@
 /** Drives a machine through events as the runtime would, without running any intent. */
+import { expect } from 'vitest';
 import {
   initialTransition,
   transition,
@@ -58,5 +59,17 @@ export class Driver<M extends AnyStateMachine> {
     };
     this.snapshot = this.machine.resolveState({ value: persisted.value as never, context: persisted.context });
     this.intents = [];
+  }
+}
+
+/** One row of a machine table: the event, the state after it, and (when given) exactly the intents. */
+export type Step<M extends AnyStateMachine> = readonly [EventFromLogic<M>, string, Intent[]?];
+
+/** Plays the rows and checks the state after each and, where given, the intents exactly. */
+export function play<M extends AnyStateMachine>(d: Driver<M>, steps: readonly Step<M>[]): void {
+  for (const [event, state, intents] of steps) {
+    const out = d.send(event);
+    expect(out.state, `after ${event.type}`).toBe(state);
+    if (intents) expect(out.intents, `intents after ${event.type}`).toEqual(intents);
   }
 }

@@ -12,9 +12,9 @@ describe('state tags: what a state means outside the machines', () => {
   it.each([
     ['pending', ['idle']],
     ['steady', ['resting', 'idle']],
-    ['dormant', ['resting', 'idle']],
-    ['failed', ['resting', 'idle']],
-    ['degraded', ['resting', 'idle', 'warning']],
+    ['dormant', ['resting', 'idle', 'dormant']],
+    ['failed', ['resting', 'idle', 'halted', 'failed']],
+    ['degraded', ['resting', 'idle', 'warning', 'degraded']],
     ['replacing.joining.addingLearner.running', ['warning']],
     ['scalingUp.joining.promoting.backingOff', []],
     ['parking.awaitingPark', []],
@@ -25,7 +25,7 @@ describe('state tags: what a state means outside the machines', () => {
     ['recoveringSpace.compacting.running', ['warning']],
     ['recoveringSpace.defragmenting.movingLeader.running', ['warning']],
     ['outOfSpace', ['resting', 'idle', 'warning']],
-    ['deleting', []],
+    ['deleting', ['halted']],
   ])('cluster %s carries %j', (path, tags) => {
     expect(tagsAt(clusterMachine, path)).toEqual(tags);
   });

@@ -1,10 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { clusterMachine } from '../../machines/cluster.ts';
-import { SPACE_RECHECK_MS } from '../../machines/cluster-maintenance.ts';
-import { describeCluster } from '../../machines/describe.ts';
-import { peerURL } from '../../machines/policy.ts';
-import type { ClusterEvent, DefragSpec, EtcdObservation, MaintenanceSpec } from '../../machines/types.ts';
-import { Driver, type Intent } from './harness.ts';
+import { clusterMachine } from '../../../machines/cluster.ts';
+import { SPACE_RECHECK_MS } from '../../../machines/cluster/maintenance/index.ts';
+import { describeCluster } from '../../../machines/describe.ts';
+import { peerURL } from '../../../machines/policy.ts';
+import type { ClusterEvent, DefragSpec, EtcdObservation, MaintenanceSpec } from '../../../machines/types.ts';
+import { Driver, play, type Intent } from '../harness.ts';
 
 const ref = { namespace: 'default', name: 'demo', uid: 'uid-1' };
 const id = (n: number): string => `a${n}`;
@@ -76,15 +76,6 @@ function etcd(
     ...(o.noSpace ? { alarms: o.noSpace.map((n) => ({ memberID: id(n), alarm: 'NOSPACE' })) } : {}),
   };
   return { type: 'etcd.members.listed', at: now(), etcd: observation };
-}
-
-type Step = readonly [ClusterEvent, string, Intent[]?];
-function play(d: Driver<typeof clusterMachine>, steps: readonly Step[]): void {
-  for (const [event, state, intents] of steps) {
-    const out = d.send(event);
-    expect(out.state, `after ${event.type}`).toBe(state);
-    if (intents) expect(out.intents, `intents after ${event.type}`).toEqual(intents);
-  }
 }
 
 /** A steady 3-member cluster led by demo-0, adopted as a manager without a journal would. */

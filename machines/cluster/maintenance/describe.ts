@@ -14,7 +14,8 @@ import {
   type DefragRun,
   type DefragSummary,
   type MaintenanceView,
-} from './cluster-maintenance.ts';
+} from './rules.ts';
+import type { ConcernWords } from '../concern.ts';
 
 /** A time as status and Events write it: RFC 3339 in UTC, whole seconds. */
 const time = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -114,3 +115,20 @@ export function defragSummary(s: DefragSummary): string {
     ? `no member needed it (${why(s)}), at ${time(s.finishedAt)}`
     : `freed ${formatBytes(total)} on ${whom} (${each}), ${why(s)}, finished at ${time(s.finishedAt)}`;
 }
+
+/** Maintenance's words: its steps' messages, and Defragmented once a run finished. */
+export const maintenanceWords: ConcernWords = {
+  describe: {
+    defragmenting: defragMessage,
+    recoveringSpace: spaceMessage,
+    outOfSpace: (_, c) => outOfSpaceMessage(c),
+  },
+  completes: {
+    defragmenting: {
+      condition: 'Defragmented',
+      message: (c) => (c.lastDefrag ? defragSummary(c.lastDefrag) : 'no member needed it'),
+      // Finished in this run, not dropped for a spec edit (the summary is then an older run's).
+      done: (c) => !c.defrag && (c.lastDefrag?.finishedAt ?? -1) >= c.stepStartedAt,
+    },
+  },
+};

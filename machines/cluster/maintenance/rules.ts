@@ -6,9 +6,9 @@
  * NOSPACE is disarmed only once every database is well under the quota, and a recovery that
  * cannot free enough says so and waits instead of looping. Pure: time is the events' `at`.
  */
-import { checkTimeZone, due, parseCron, type Due } from './schedule/index.ts';
-import { etcdMemberFor, voters } from './policy.ts';
-import type { DefragSpec, EtcdObservation, MaintenanceSpec, MemberObservation, ObjectRef } from './types.ts';
+import { checkTimeZone, due, parseCron, type Due } from '../../schedule/index.ts';
+import { etcdMemberFor, voters } from '../../policy.ts';
+import type { DefragSpec, EtcdObservation, MaintenanceSpec, MemberObservation, ObjectRef } from '../../types.ts';
 
 const MiB = 2 ** 20;
 /** etcd's backend quota when --quota-backend-bytes is not set (2 GiB). */

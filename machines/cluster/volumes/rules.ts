@@ -7,8 +7,7 @@
  * in a loop; members made after the change get the new size from the spec, not from this step.
  * Pure: time is the events' `at`.
  */
-import { ERR } from './error-codes.ts';
-import type { GrowVolumeParams, MemberObservation } from './types.ts';
+import type { MemberObservation } from '../../types.ts';
 
 /** How long a refused expansion waits before it is tried again (the StorageClass may be edited meanwhile). */
 export const GROW_RECHECK_MS = 5 * 60_000;
@@ -114,83 +113,4 @@ export function growProgress(c: VolumesView, bytes: number): string {
       return k.pending ? `${k.member} waiting for its node to grow the file system` : `${k.member} waiting`;
     })
     .join(', ');
-}
-
-type Ctx = { context: VolumesView };
-
-/** The code of a failed effect's event. */
-const failureCode = (e: object): string | undefined =>
-  'error' in e && typeof e.error === 'object' && e.error !== null ? (e.error as { code?: string }).code : undefined;
-
-/** Guards of the volume step, by name. */
-export const volumeGuards = {
-  claimToPatch: ({ context: c }: Ctx) => nextClaim(c) !== undefined,
-  volumesGrown: ({ context: c }: Ctx) => growDone(c),
-  expansionNotAllowed: ({ event }: { event: object }) => failureCode(event) === ERR.VOLUME_EXPANSION_NOT_ALLOWED,
-};
-
-type Update = (
-  c: VolumesView,
-  e: { readonly type: string; readonly at: number },
-) => Partial<VolumesContext> & { retryAt?: null; attempts?: number; lastError?: null };
-
-/** Context updates of the volume step, by name. */
-export const volumeUpdates = {
-  observeClaims: (_, e) => ({ claims: (e as unknown as { claims: readonly ClaimObservation[] }).claims }),
-  // A run interrupted (another step came first) goes on with the claims it already asked, at the same size.
-  beginGrow: (c) =>
-    c.grow && c.grow.size.bytes === c.volumeSize?.bytes
-      ? {}
-      : { grow: c.volumeSize ? { size: c.volumeSize, patched: [], member: null } : null },
-  chooseClaim: (c) => (c.grow ? { grow: { ...c.grow, member: nextClaim(c)?.member ?? null } } : {}),
-  recordPatched: (c) => {
-    const g = c.grow;
-    if (!g?.member) return {};
-    return { grow: { ...g, patched: [...g.patched, g.member], member: null } };
-  },
-  markGrowRefused: (c, e) => {
-    const error = 'error' in e ? (e.error as { message?: string }) : undefined;
-    const claim = (c.claims ?? []).find((k) => k.member === c.grow?.member);
-    return {
-      retryAt: null,
-      attempts: 0,
-      lastError: null,
-      growRefused: {
-        bytes: c.grow?.size.bytes ?? 0,
-        quantity: c.grow?.size.quantity ?? '',
-        storageClass: claim?.storageClass ?? '',
-        message: error?.message ?? 'the StorageClass does not allow volume expansion',
-        at: c.now,
-      },
-      grow: null,
-    };
-  },
-  finishGrow: () => ({ grow: null, growRefused: null }),
-} satisfies Record<string, Update>;
-
-/** growVolume for the claim whose turn it is. */
-export const growVolumeParams = ({ context: c }: Ctx): GrowVolumeParams => ({
-  member: c.grow?.member ?? '',
-  size: c.grow?.size.quantity ?? '',
-});
-
-/** A step of an expansion: `growing volumes to 128Mi: demo-0 done, demo-1 waiting`. */
-export function growMessage(sub: string, c: VolumesView): string {
-  const g = c.grow;
-  if (!g) return c.volumeSize ? `growing volumes to ${c.volumeSize.quantity}` : 'growing volumes to storage.size';
-  const head = `growing volumes to ${g.size.quantity}: ${growProgress(c, g.size.bytes)}`;
-  if (sub.startsWith('patching'))
-    return `${head}; asking the claim of ${g.member ?? 'the next member'} for ${g.size.quantity}`;
-  return `${head}; waiting until every claim's capacity shows it (the volume and its file system grown)`;
-}
-
-/** The StorageClass refused: what the user does, and when it is tried again. */
-export function refusedMessage(c: VolumesView): string {
-  const r = c.growRefused;
-  if (!r) return 'volume expansion refused';
-  const again = new Date(r.at + GROW_RECHECK_MS).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return (
-    `storage.size ${r.quantity} is not applied to the members' volumes: ${r.message}. ` +
-    `Tried again at ${again}, or when storage.size changes; members made meanwhile get ${r.quantity}`
-  );
 }

@@ -1,11 +1,11 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { clusterMachine } from '../../machines/cluster.ts';
-import { GROW_RECHECK_MS } from '../../machines/cluster-volumes.ts';
-import { describeCluster } from '../../machines/describe.ts';
-import { peerURL } from '../../machines/policy.ts';
-import { pathHasTag, TAG } from '../../machines/tags.ts';
-import type { ClaimObservation, ClusterEvent, EtcdObservation } from '../../machines/types.ts';
-import { Driver, type Intent } from './harness.ts';
+import { clusterMachine } from '../../../machines/cluster.ts';
+import { GROW_RECHECK_MS } from '../../../machines/cluster/volumes/index.ts';
+import { describeCluster } from '../../../machines/describe.ts';
+import { peerURL } from '../../../machines/policy.ts';
+import { pathHasTag, TAG } from '../../../machines/tags.ts';
+import type { ClaimObservation, ClusterEvent, EtcdObservation } from '../../../machines/types.ts';
+import { Driver, play, type Intent } from '../harness.ts';
 
 const ref = { namespace: 'default', name: 'demo', uid: 'uid-1' };
 const id = (n: number): string => `a${n}`;
@@ -71,14 +71,6 @@ const claims = (...list: [number, number | null, Partial<ClaimObservation>?][]):
 });
 const grow = (n: number, size = '128Mi'): Intent => ({ type: 'growVolume', params: { member: `demo-${n}`, size } });
 
-type Step = readonly [ClusterEvent, string, Intent[]?];
-function play(d: Driver<typeof clusterMachine>, steps: readonly Step[]): void {
-  for (const [event, state, intents] of steps) {
-    const out = d.send(event);
-    expect(out.state, `after ${event.type}`).toBe(state);
-    if (intents) expect(out.intents, `intents after ${event.type}`).toEqual(intents);
-  }
-}
 const say = (d: Driver<typeof clusterMachine>): string => describeCluster(d.state, d.context).message;
 
 /** A steady 3-member cluster on 64Mi claims, adopted as a manager without a journal would. */

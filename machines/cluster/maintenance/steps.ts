@@ -16,10 +16,10 @@ import {
   type DefragSummary,
   type MaintenanceContext,
   type MaintenanceView,
-} from './cluster-maintenance.ts';
-import { leadsWithSuccessor, successor } from './policy.ts';
-import type { CompactParams, DefragmentParams, DisarmAlarmParams, MoveLeaderParams } from './intents.ts';
-import type { MemberObservation } from './types.ts';
+} from './rules.ts';
+import { leadsWithSuccessor, successor } from '../../policy.ts';
+import type { CompactParams, DefragmentParams, DisarmAlarmParams, MoveLeaderParams } from '../../intents.ts';
+import type { MemberObservation } from '../../types.ts';
 
 type Ctx = { context: MaintenanceView };
 type Event = { readonly type: string; readonly at: number };

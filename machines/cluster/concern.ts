@@ -1,0 +1,42 @@
+/**
+ * What a concern of the cluster machine (the roll, maintenance, volumes) says about itself, so
+ * that describe.ts and the manager's status only assemble: each of its steps' messages, and
+ * the condition a step records once left, with when leaving it counts as done.
+ */
+import type { ConditionTypeName } from '../../api/conditions.ts';
+import type { ClusterContext } from '../cluster-decide.ts';
+
+/** The condition a step records once it is left, and whether leaving it finished it. */
+export interface Completion {
+  readonly condition: ConditionTypeName;
+  readonly message: (c: ClusterContext) => string;
+  /** A run left for a step that comes first (members or claims still to go) is not done. */
+  readonly done: (c: ClusterContext) => boolean;
+}
+
+/** A concern's own words, by step (top-level state). */
+export interface ConcernWords {
+  /** What a user reads in each of its steps; `sub` is the path under the step. */
+  readonly describe: Readonly<Record<string, (sub: string, c: ClusterContext) => string>>;
+  /** The steps whose end is a condition of its own. */
+  readonly completes: Readonly<Record<string, Completion>>;
+  /** Steps that hold a condition False, with the step's message, while the machine rests in them. */
+  readonly holds?: Readonly<Record<string, Hold>>;
+}
+
+/** A condition held False while a step rests: its type and reason (api/conditions.ts). */
+export interface Hold {
+  readonly condition: ConditionTypeName;
+  readonly reason: string;
+}
+
+/** `; then the new spec is taken: ...` when the spec changed since the target was latched. */
+export function retarget(c: ClusterContext): string {
+  const [spec, target] = [c.spec, c.target];
+  if (!spec || !target) return '';
+  const changes = [
+    ...(spec.replicas !== target.replicas ? [`${spec.replicas} voters (was ${target.replicas})`] : []),
+    ...(spec.version !== target.version ? [`etcd ${spec.version} (was ${target.version})`] : []),
+  ];
+  return changes.length > 0 ? `; then the new spec is taken: ${changes.join(', ')}` : '';
+}

@@ -1,0 +1,80 @@
+/**
+ * The one list of the cluster machine's concerns: their states, guards and updates (which the
+ * machine spreads in), their words (which describe.ts and the manager's status assemble), and
+ * the coordinator's own steps whose end is a condition. A new concern is one line in each list.
+ */
+import type { Completion, ConcernWords, Hold } from './concern.ts';
+import * as maintenance from './maintenance/index.ts';
+import * as roll from './roll/index.ts';
+import * as volumes from './volumes/index.ts';
+
+/** Each concern's top-level states, by concern: drawn on their own as well as in the whole. */
+export const CONCERN_STATES = {
+  roll: { upgrading: roll.upgrading },
+  maintenance: {
+    recoveringSpace: maintenance.recoveringSpace,
+    outOfSpace: maintenance.outOfSpace,
+    defragmenting: maintenance.defragmenting,
+  },
+  volumes: { resizingVolumes: volumes.resizingVolumes, volumesRefused: volumes.volumesRefused },
+} as const;
+
+/** One of the concerns. */
+export type ConcernName = keyof typeof CONCERN_STATES;
+
+/** Every concern's states, as the cluster machine has them. */
+export const CONCERN_TOP_STATES = {
+  ...CONCERN_STATES.roll,
+  ...CONCERN_STATES.maintenance,
+  ...CONCERN_STATES.volumes,
+} as const;
+
+/** Every concern's guards, by name. */
+export const CONCERN_GUARDS = { ...roll.rollGuards, ...maintenance.maintenanceGuards, ...volumes.volumeGuards };
+
+/** Every concern's context updates, by name. */
+export const CONCERN_UPDATES = {
+  ...roll.rollUpdates,
+  ...maintenance.maintenanceUpdates,
+  ...volumes.volumeUpdates,
+};
+
+/** The concerns the cluster machine starts and awaits, by their words. */
+export const CONCERNS: readonly ConcernWords[] = [roll.rollWords, maintenance.maintenanceWords, volumes.volumeWords];
+
+/** The coordinator's own steps whose end is a condition: each finishes when it is left. */
+const COORDINATOR: Readonly<Record<string, Completion>> = {
+  replacing: {
+    condition: 'MemberReplaced',
+    message: () => 'a member whose data was lost was replaced by a new one',
+    done: () => true,
+  },
+  removingOrphan: {
+    condition: 'OrphanRemoved',
+    message: () => 'an etcd member no EtcdMember accounted for was removed',
+    done: () => true,
+  },
+  enablingAuth: {
+    condition: 'AuthEnabled',
+    message: () =>
+      'etcd authentication is on: the user root (no password) has the role root, and the operator is root by its client certificate',
+    done: () => true,
+  },
+};
+
+/** A step kind that, once left, is recorded as a condition of its own, by step. */
+export const COMPLETES: Readonly<Record<string, Completion>> = {
+  ...COORDINATOR,
+  ...Object.fromEntries(CONCERNS.flatMap((w) => Object.entries(w.completes))),
+};
+
+/** Conditions held False while a concern's step rests, by step. */
+export const HOLDS: Readonly<Record<string, Hold>> = Object.fromEntries(
+  CONCERNS.flatMap((w) => Object.entries(w.holds ?? {})),
+);
+
+/** What a concern says about one of its steps; undefined for the coordinator's own steps. */
+export function concernMessage(top: string, sub: string, c: Parameters<Completion['message']>[0]): string | undefined {
+  const words = CONCERNS.find((w) => top in w.describe);
+  return words?.describe[top]?.(sub, c);
+}

@@ -1,0 +1,55 @@
+/** What a user reads about a roll: which member, where it stands, what it waits for; and Upgraded. */
+import type { ClusterContext } from '../../cluster-decide.ts';
+import { preUpgradeSnapshotName } from '../../policy.ts';
+import { retarget, type ConcernWords } from '../concern.ts';
+import { outdatedMembers, preUpgradeSnapshot } from './rules.ts';
+
+/** The snapshot a roll takes first: taking it, waiting for it, or what to do once it failed. */
+function snapshotMessage(c: ClusterContext, to: string): string {
+  const name = preUpgradeSnapshotName(c.cluster.name, to);
+  const s = preUpgradeSnapshot(c);
+  if (s?.phase === 'Failed')
+    return `upgrading to ${to}: EtcdSnapshot ${name}, taken before any member restarts, failed (${s.message ?? 'see kubectl describe etcdsnapshot'}); no member was restarted. Fix its destination and delete it to take it again, remove spec.upgrade.snapshot to roll without one, or set spec.version back`;
+  return s
+    ? `upgrading to ${to}: waiting for EtcdSnapshot ${name} (${s.phase || 'Pending'}) before any member restarts`
+    : `upgrading to ${to}: taking EtcdSnapshot ${name} before any member restarts`;
+}
+
+/** What a step of a rolling upgrade does: `upgrading demo-1 (2 of 3) to 3.6.16: ...`. */
+export function upgradeMessage(sub: string, c: ClusterContext): string {
+  const u = c.upgrade;
+  if (!u) return c.target?.version ? `upgrading to etcd ${c.target.version}` : 'upgrading to the target version';
+  const to = c.target?.version ?? 'the target version';
+  if (sub.startsWith('snapshotting')) return snapshotMessage(c, to);
+  const without =
+    u.position === 1 && c.upgradeSnapshotWanted !== true
+      ? ' (no snapshot first: spec.upgrade.snapshot is not set)'
+      : '';
+  // Only the CAs change: the member restarts on the version it runs.
+  const caOnly = u.from === to;
+  const head = caOnly
+    ? `restarting ${u.member} (${u.position} of ${u.total}) to trust the CA certificates now in the cluster's Secrets (ca.crt changed)`
+    : `upgrading ${u.member} (${u.position} of ${u.total}) from ${u.from} to ${to}${u.newTrust ? ', trusting the CA certificates now in its Secrets' : ''}${without}`;
+  // A scale asked meanwhile waits for the roll's last member: said, as observing says it.
+  const then = retarget(c);
+  if (sub.startsWith('awaitingHealth'))
+    return `${head}: waiting until every voter is healthy and in sync before its Pod stops${then}`;
+  if (sub.startsWith('movingLeader') || sub.startsWith('awaitingLeader'))
+    return `${head}: moving leadership to another voter before its Pod stops${then}`;
+  if (sub.startsWith('settingVersion'))
+    return `${head}: setting the EtcdMember's ${caOnly ? 'spec.trust' : 'version'}${then}`;
+  return `${head}: waiting for it to restart ${caOnly ? 'with them' : 'on the new version'}, answer and catch up with the leader${then}`;
+}
+
+/** The roll's words: its step's message, and Upgraded once every member runs the target. */
+export const rollWords: ConcernWords = {
+  describe: { upgrading: upgradeMessage },
+  completes: {
+    upgrading: {
+      condition: 'Upgraded',
+      message: (c) => `every member runs etcd ${c.target?.version ?? '?'}`,
+      // Left for another step with members still to go (a new spec, a member to replace): not done yet.
+      done: (c) => outdatedMembers(c).length === 0,
+    },
+  },
+};

@@ -1,0 +1,86 @@
+/**
+ * What the roll knows and decides by: which members run another version than the target or
+ * trust other CAs, in the order a roll takes them, and the snapshot a roll takes first.
+ * Invariant: while a roll has members to go, the replicas it latched stay (membership changes
+ * wait until every member runs one version). Pure: no clock, everything is in the view.
+ */
+import { etcdMemberFor } from '../../policy.ts';
+import type {
+  ClusterObjectRef,
+  ClusterTarget,
+  EtcdObservation,
+  MemberObservation,
+  PreUpgradeSnapshot,
+} from '../../types.ts';
+
+/** The member a step of a rolling upgrade restarts on the new version. */
+export interface Upgradee {
+  readonly member: string;
+  /** Its etcd member ID (hex); empty when etcd does not list it. */
+  readonly memberID: string;
+  readonly from: string;
+  /** It restarts to trust other CAs (a CA changed in the cluster's Secrets); absent: no. */
+  readonly newTrust?: boolean;
+  /** 1 for the first member of the roll. */
+  readonly position: number;
+  readonly total: number;
+}
+
+/** What the cluster context holds for the roll; every field optional, so older journals read. */
+export interface RollContext {
+  /** The member the upgrading step moves to the target version, and where it stands in the roll. */
+  readonly upgrade?: Upgradee | null;
+  /** spec.upgrade.snapshot is set: a roll takes a snapshot first. */
+  readonly upgradeSnapshotWanted?: boolean;
+  /** The snapshots rolls took first, as listed. */
+  readonly preUpgrade?: readonly PreUpgradeSnapshot[];
+  /** The version whose roll has its snapshot (or was told to go without): not asked again. */
+  readonly preUpgradeDone?: string | null;
+  /** The version whose snapshot was seen failed: deleting it asks for a new one. */
+  readonly preUpgradeFailed?: string | null;
+}
+
+/** What the roll reads besides its own fields. */
+export interface RollView extends RollContext {
+  readonly cluster: ClusterObjectRef;
+  readonly spec: ClusterTarget | null;
+  readonly target: ClusterTarget | null;
+  readonly members: readonly MemberObservation[];
+  readonly etcd: EtcdObservation | null;
+}
+
+/** The snapshot a roll to the target version takes first, as listed; undefined until it is. */
+export const preUpgradeSnapshot = (c: RollView): PreUpgradeSnapshot | undefined =>
+  c.preUpgrade?.find((s) => s.version === c.target?.version);
+
+/** The member's EtcdMember names other CAs to trust than the target's (a CA changed in its Secrets). */
+export const trustOutdated = (c: RollView, m: MemberObservation): boolean =>
+  c.target?.trust !== undefined && m.trust !== c.target.trust;
+
+/**
+ * Members whose EtcdMember runs another version than the target, or trusts other CAs, in the order a roll takes
+ * them: followers by ordinal, the leader last (so leadership moves once, at the end).
+ */
+export function outdatedMembers(c: RollView): MemberObservation[] {
+  const version = c.target?.version;
+  if (!version) return [];
+  const leads = (m: MemberObservation): boolean =>
+    c.etcd?.leader != null && etcdMemberFor(c.cluster, c.etcd, m.name)?.id === c.etcd.leader;
+  return c.members
+    .filter((m) => !m.deleting && m.version !== undefined && (m.version !== version || trustOutdated(c, m)))
+    .sort((a, b) => Number(leads(a)) - Number(leads(b)) || a.ordinal - b.ordinal);
+}
+
+/** The member being upgraded, as the cluster machine last listed it (undefined once it is gone). */
+export const upgradee = (c: RollView): MemberObservation | undefined =>
+  c.members.find((m) => m.name === c.upgrade?.member && !m.deleting && m.state !== 'replacing');
+
+/**
+ * The target to latch between two steps, given the spec's `next`: a roll with members to go on
+ * both the latched target and the next keeps the replicas it latched, so no member joins or
+ * leaves a cluster that runs two versions. A new version (or the old one back) is taken.
+ */
+export function latchDuringRoll(c: RollView, next: ClusterTarget): ClusterTarget {
+  const rolling = outdatedMembers(c).length > 0 && outdatedMembers({ ...c, target: next }).length > 0;
+  return rolling && c.target && next.replicas !== c.target.replicas ? { ...next, replicas: c.target.replicas } : next;
+}

@@ -1,0 +1,89 @@
+/**
+ * The rolling upgrade (a new version, or new CAs to trust) as states of the cluster machine:
+ * one member at a time, wait until every voter is healthy and in sync, move leadership off it
+ * if it leads, set its EtcdMember's version (its member machine restarts its Pod on it), and
+ * wait until etcd answers from it, on the new version, in sync, before the next. A snapshot
+ * first when spec.upgrade.snapshot asks for one. Each member ends in the coordinator's
+ * `observing`, which keeps the roll's replicas until its last member (rules.ts latchDuringRoll).
+ */
+import * as kit from '../../kit.ts';
+import { attempt } from '../step-kit.ts';
+import { CLUSTER, idsUnder } from '../ids.ts';
+import { moveLeaderParams, upgradeParams, upgradeSnapshotParams } from './steps.ts';
+
+/** Ids of the roll's states. */
+export const ROLL = {
+  ...idsUnder('upgrading', [
+    'checkingSnapshot',
+    'snapshotting',
+    'awaitingHealth',
+    'choosing',
+    'movingLeader',
+    'awaitingLeader',
+    'settingVersion',
+    'awaitingMember',
+  ]),
+  ...idsUnder('upgrading.snapshotting', ['checking', 'creating', 'awaiting']),
+};
+
+const finished = { target: CLUSTER.observing, actions: 'finishUpgrade' } as const;
+
+/** The `upgrading` state. */
+export const upgrading = {
+  entry: ['chooseUpgradee', 'beginStep'],
+  initial: 'checkingSnapshot',
+  states: {
+    checkingSnapshot: {
+      always: [{ guard: 'upgradeSnapshotNeeded', target: ROLL.snapshotting }, { target: ROLL.awaitingHealth }],
+    },
+    // spec.upgrade.snapshot: an EtcdSnapshot to its destination, Succeeded before any member restarts.
+    snapshotting: {
+      always: { guard: 'upgradeSnapshotUnwanted', target: ROLL.awaitingHealth, actions: 'markPreUpgradeDone' },
+      initial: 'checking',
+      states: {
+        checking: { always: [{ guard: 'upgradeSnapshotListed', target: ROLL.awaiting }, { target: ROLL.creating }] },
+        creating: {
+          entry: 'clearPreUpgradeFailure',
+          ...attempt({ target: ROLL.awaiting }, { type: 'createUpgradeSnapshot', params: upgradeSnapshotParams }),
+        },
+        awaiting: {
+          always: [
+            { guard: 'upgradeSnapshotSucceeded', target: ROLL.awaitingHealth, actions: 'markPreUpgradeDone' },
+            {
+              guard: 'upgradeSnapshotFailedRetargeted',
+              target: CLUSTER.deciding,
+              actions: ['finishUpgrade', 'latchTarget'],
+            },
+            { guard: 'upgradeSnapshotRetry', target: ROLL.creating },
+          ],
+        },
+      },
+    },
+    awaitingHealth: {
+      always: [
+        { guard: 'upgradeeGone', ...finished },
+        { guard: kit.undecided('upgrading'), target: CLUSTER.deciding, actions: 'finishUpgrade' },
+        { guard: 'readyToRestart', target: ROLL.choosing },
+      ],
+    },
+    choosing: { always: [{ guard: 'upgradeeLeads', target: ROLL.movingLeader }, { target: ROLL.settingVersion }] },
+    movingLeader: attempt(
+      { target: ROLL.awaitingLeader, actions: ['markEtcdStale'] },
+      { type: 'moveLeader', params: moveLeaderParams },
+    ),
+    awaitingLeader: {
+      always: [
+        { guard: 'upgradeeGone', ...finished },
+        { guard: 'leaderMoved', target: ROLL.settingVersion },
+      ],
+    },
+    settingVersion: attempt({ target: ROLL.awaitingMember }, { type: 'setMemberVersion', params: upgradeParams }),
+    awaitingMember: {
+      always: [
+        { guard: 'upgradeeGone', ...finished },
+        { guard: 'upgradeeUpgraded', ...finished },
+        { guard: 'stuckAndRetargeted', target: CLUSTER.deciding, actions: ['finishUpgrade', 'latchTarget'] },
+      ],
+    },
+  },
+} as const;
