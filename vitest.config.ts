@@ -18,12 +18,11 @@ const WHOLE_CLUSTER = [
 ];
 
 /**
- * Shared-cluster e2e files at once (E2E_WORKERS). One by default: at three, vitest took 1,104 s
- * where it took 2,631 s one at a time, but the process node does not yet hold under that churn
- * of Pods (each of three full runs at three was red, on other files each time;
- * docs/development.md). Real nodes (issue 27), or the node's race found, first; then three.
+ * Shared-cluster e2e files at once (E2E_WORKERS, default 3): vitest takes about 1,100 s where it
+ * took 2,631 s one file at a time (docs/development.md, "How tests use it", has the figures and
+ * what had to be fixed for three to hold).
  */
-const E2E_WORKERS = Number(process.env.E2E_WORKERS ?? 1);
+const E2E_WORKERS = Number(process.env.E2E_WORKERS ?? 3);
 /**
  * Unit and image files at once: one, vitest's default here (cores less one). At two, the node's
  * AtomicWriter race test (a reader thread against a writer) failed once in a full run.

@@ -1,7 +1,8 @@
 /**
  * globalSetup of the `cluster` and `cluster-serial` test projects: starts the local Kubernetes
- * once in a fresh temp dir (or uses the one LOCALCLUSTER_KUBECONFIG points to), installs the
- * CRDs, hands the kubeconfig and kubectl to the tests with `inject`, and stops everything afterwards.
+ * (with cert-manager) once in a fresh temp dir (or uses the one LOCALCLUSTER_KUBECONFIG points
+ * to), installs the CRDs, hands the kubeconfig, kubectl and cert-manager's log to the tests with
+ * `inject`, and stops everything afterwards.
  *
  * Env: LOCALCLUSTER_KUBECONFIG (use a running cluster, e.g. from `make cluster`),
  * LOCALCLUSTER_NODE=0 (no network, storage and process node; they are skipped anyway when not root),
