@@ -433,7 +433,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
   }
 
   async #writeMemberStatus(entry: MemberEntry<C>, object: EtcdMember, path: string, strict = false): Promise<void> {
-    const current = entry.written ?? object.status;
+    const current = (entry.written as EtcdMemberStatus | undefined) ?? object.status;
     const built = memberStatus(
       current,
       { path, context: entry.runner.snapshot.context, generation: object.metadata.generation ?? 0 },

@@ -9,6 +9,7 @@ import { liveVoters, unhealthyVoters, type ClusterContext } from '../machines/cl
 import { noSpaceRaised } from '../machines/cluster-maintenance.ts';
 import { spaceAlarmMessage } from '../machines/describe-maintenance.ts';
 import { ERR } from '../machines/error-codes.ts';
+import { MEMBER_STATE } from '../machines/member-state.ts';
 import { peerURL, quorum, troubled } from '../machines/policy.ts';
 
 /** How long a voter may be down before Degraded says so: a restart, a roll's member, a blip pass within it. */
@@ -71,7 +72,7 @@ export function degradedCondition(
   overdueSince: string | null,
   now: number,
 ): ConditionInput {
-  const failed = c.members.find((m) => m.state === 'failed' && !m.deleting);
+  const failed = c.members.find((m) => m.state === MEMBER_STATE.failed && !m.deleting);
   if (top(to) === 'failed') return degraded(ConditionReason.StepFailed, message);
   if (failed)
     return degraded(

@@ -3,7 +3,8 @@ import type { EtcdClusterStatus } from '../../api/v1alpha1/index.ts';
 import { clusterMachine } from '../../machines/cluster.ts';
 import { initialClusterContext } from '../../machines/cluster-decide.ts';
 import { peerURL } from '../../machines/policy.ts';
-import type { ClusterEvent } from '../../machines/types.ts';
+import type { MemberState } from '../../machines/member-state.ts';
+import type { ClusterEvent, MemberObservation } from '../../machines/types.ts';
 import { clusterStatus } from '../../manager/status.ts';
 import { Driver } from '../machines/harness.ts';
 
@@ -142,7 +143,7 @@ describe('cluster status at zero replicas', () => {
     const { d, status, seq } = bootstrapOne();
     let s = status;
     let n = seq;
-    const dormantMember = (state: string): ClusterEvent => ({
+    const dormantMember = (state: MemberState): ClusterEvent => ({
       type: 'k8s.members.listed',
       at: at(),
       members: [{ name: 'demo-0', ordinal: 0, bootstrap: true, dormant: true, state, deleting: false }],
@@ -272,7 +273,7 @@ describe('cluster status of a failed step', () => {
 
   it('reports the version each member answers with, and the oldest still running; a member that does not run does not count', () => {
     const d = new Driver(clusterMachine, { cluster: ref });
-    const member = (n: number, version: string, state = 'voter') => ({
+    const member = (n: number, version: string, state: MemberState = 'voter'): MemberObservation => ({
       name: `demo-${n}`,
       ordinal: n,
       bootstrap: n === 0,
@@ -474,7 +475,7 @@ describe('manager: the status of maintenance', () => {
   });
 
   it('records Upgraded only when the roll is over, not each time a member of it is done', () => {
-    const member = (n: number, version: string) => ({
+    const member = (n: number, version: string): MemberObservation => ({
       name: `demo-${n}`,
       ordinal: n,
       bootstrap: n === 0,
