@@ -396,7 +396,7 @@ export const clusterMachine = machine.createMachine({
       },
     },
     dormant: {
-      tags: [TAG.resting, TAG.idle],
+      tags: [TAG.resting, TAG.idle, TAG.parked],
       always: [
         { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },
         { guard: kit.undecided('dormant'), target: 'deciding' },
@@ -574,7 +574,7 @@ export const clusterMachine = machine.createMachine({
       ],
     },
     steady: {
-      tags: [TAG.resting, TAG.idle],
+      tags: [TAG.resting, TAG.idle, TAG.settled],
       entry: 'markBootstrapped',
       always: [
         { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },

@@ -4,7 +4,7 @@
  * and what etcd says about it. Pure: the caller gives the time and writes the result.
  */
 import { ConditionReason, ConditionType, setConditions, type ConditionInput } from '../api/conditions.ts';
-import type { EtcdMemberStatus } from '../api/v1alpha1/index.ts';
+import type { Condition, EtcdMemberStatus } from '../api/v1alpha1/index.ts';
 import { describeMember } from '../machines/describe.ts';
 import { memberMachine } from '../machines/member.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
@@ -114,4 +114,15 @@ function shown(state: string): MemberState {
   // A state the list lacks is a bug test/machines/member-state.test.ts catches: the API server would refuse it.
   if (!isMemberState(state)) throw new Error(`member state ${state} is not one of MEMBER_STATES`);
   return state;
+}
+
+/** The Stuck condition when it just turned True or changed its reason; undefined otherwise. */
+export function newlyStuck(
+  before: readonly Condition[] | undefined,
+  after: readonly Condition[] | undefined,
+): Condition | undefined {
+  const was = before?.find((c) => c.type === ConditionType.Stuck);
+  const now = after?.find((c) => c.type === ConditionType.Stuck);
+  if (now?.status !== 'True') return undefined;
+  return was?.status === 'True' && was.reason === now.reason ? undefined : now;
 }

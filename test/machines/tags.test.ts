@@ -11,8 +11,8 @@ const tagsAt = (machine: AnyStateMachine, path: string): Tag[] =>
 describe('state tags: what a state means outside the machines', () => {
   it.each([
     ['pending', ['idle']],
-    ['steady', ['resting', 'idle']],
-    ['dormant', ['resting', 'idle']],
+    ['steady', ['resting', 'idle', 'settled']],
+    ['dormant', ['resting', 'idle', 'parked']],
     ['failed', ['resting', 'idle']],
     ['degraded', ['resting', 'idle', 'warning']],
     ['replacing.joining.addingLearner.running', ['warning']],
