@@ -137,17 +137,10 @@ export class Controller {
           for (const key of w.route(o, routing)) this.#queue.add(key);
         },
       });
-    const byKind = <K extends KindName>(k: K) => informer(KINDS[k].watch);
-    this.#caches = {
-      EtcdCluster: byKind('EtcdCluster'),
-      EtcdMember: byKind('EtcdMember'),
-      EtcdSnapshot: byKind('EtcdSnapshot'),
-      EtcdSnapshotSchedule: byKind('EtcdSnapshotSchedule'),
-      pods: informer(OWNED.pods),
-      pvcs: informer(OWNED.pvcs),
-      jobs: informer(OWNED.jobs),
-      jobPods: informer(OWNED.jobPods),
-    };
+    // One informer per kind, from its entry's watch, and one per owned collection.
+    const kinds = Object.values(KINDS).map((k) => [k.kind, informer(k.watch as WatchSpec<KubeObject>)]);
+    const owned = Object.entries(OWNED).map(([n, w]) => [n, informer(w as WatchSpec<KubeObject>)]);
+    this.#caches = Object.fromEntries([...kinds, ...owned]) as Caches;
     this.#work = {
       caches: this.#caches,
       queue: this.#queue,
