@@ -15,7 +15,7 @@ import type { RestKind } from '../probe-schedule.ts';
 import { clusterStatus } from '../status.ts';
 import { WATCHES } from '../watches.ts';
 import type { KindSpec } from './kind.ts';
-import { SCHEDULE_LOOK_MS, wakeAt } from './wake.ts';
+import { wakeAt } from './_util.ts';
 
 /** How soon a cluster whose etcd did not answer the probe is worked (and probed) again. */
 const UNANSWERED_PROBE_MS = 5_000;
@@ -38,7 +38,7 @@ export const clusterKind: KindSpec<'EtcdCluster'> = {
     // Fixed at creation, so the input of a new machine says it once for the machine's life.
     return { ref, cluster, input: { cluster: { ...cluster, ...(object.spec.tls?.peer ? { peerTLS: true } : {}) } } };
   },
-  status: (current, step, now) => clusterStatus(current, step, now),
+  status: clusterStatus,
   patch: (ctx, _name, status, current) => patchClusterStatus(ctx, status, current),
   describe: describeCluster,
   async work(key, object, w) {
@@ -80,7 +80,7 @@ export const clusterKind: KindSpec<'EtcdCluster'> = {
     const { snapshot } = entry.runner;
     const context = snapshot.context;
     // Woken at the next defragmentation fire time: what it is fed then carries that time (`at`).
-    wakeAt(w, key, nextDefragTime(context), SCHEDULE_LOOK_MS);
+    wakeAt(w, key, nextDefragTime(context));
     if (moved) {
       w.rest.reset(entry.cluster.uid);
       w.queue.add(key);

@@ -9,6 +9,7 @@ import { dataLostObserved } from '../data-check.ts';
 import { memberStatus, newlyStuck } from '../member-status.ts';
 import { memberObserved, podObserved, pvcObserved } from '../observe.ts';
 import { WATCHES } from '../watches.ts';
+import { statusByPath } from './_util.ts';
 import type { KindSpec } from './kind.ts';
 
 /** The EtcdMember kind. */
@@ -38,8 +39,7 @@ export const memberKind: KindSpec<'EtcdMember'> = {
     };
     return { ref, cluster, input };
   },
-  status: (current, step, now) =>
-    memberStatus(current, { path: step.to, context: step.context, generation: step.generation }, now),
+  status: statusByPath(memberStatus),
   patch: patchMemberStatus,
   describe: describeMember,
   // One Warning when its Pod or claim gets stuck, or stuck for another reason: the why, at once.

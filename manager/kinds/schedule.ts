@@ -9,8 +9,8 @@ import { nextScheduleTime } from '../../machines/snapshot-schedule-decide.ts';
 import { scheduledSnapshotsListed, scheduleObserved } from '../observe-schedule.ts';
 import { scheduleStatus } from '../schedule-status.ts';
 import { WATCHES } from '../watches.ts';
+import { clusterRefIdentity, statusByPath, wakeAt } from './_util.ts';
 import type { KindSpec } from './kind.ts';
-import { wakeAt } from './wake.ts';
 
 /** The EtcdSnapshotSchedule kind. */
 export const scheduleKind: KindSpec<'EtcdSnapshotSchedule'> = {
@@ -20,18 +20,8 @@ export const scheduleKind: KindSpec<'EtcdSnapshotSchedule'> = {
   watch: WATCHES.schedules,
   // After the snapshots: a schedule's first look sees the snapshots it made.
   wave: 3,
-  identify(object) {
-    const namespace = object.metadata.namespace ?? '';
-    const name = object.metadata.name ?? '';
-    const clusterName = object.spec.clusterRef.name;
-    const uid = object.metadata.uid ?? '';
-    const ref = { uid, kind: 'EtcdSnapshotSchedule' as const, namespace, name, cluster: clusterName };
-    // Its handlers act on the schedule's EtcdSnapshots, never on the cluster: no cluster uid to check.
-    const cluster = { namespace, name: clusterName, uid: '' };
-    return { ref, cluster, input: { schedule: { namespace, name, uid, cluster: clusterName } } };
-  },
-  status: (current, step, now) =>
-    scheduleStatus(current, { path: step.to, context: step.context, generation: step.generation }, now),
+  identify: (object) => clusterRefIdentity('EtcdSnapshotSchedule', 'schedule', object),
+  status: statusByPath(scheduleStatus),
   patch: patchScheduleStatus,
   describe: describeSchedule,
   async work(key, object, w) {

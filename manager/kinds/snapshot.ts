@@ -8,6 +8,7 @@ import { snapshotMachine } from '../../machines/snapshot.ts';
 import { jobObservation, snapshotClusterObserved, snapshotObserved } from '../observe-snapshot.ts';
 import { snapshotStatus } from '../snapshot-status.ts';
 import { WATCHES } from '../watches.ts';
+import { clusterRefIdentity, statusByPath } from './_util.ts';
 import type { KindSpec } from './kind.ts';
 
 /** The EtcdSnapshot kind. */
@@ -17,18 +18,8 @@ export const snapshotKind: KindSpec<'EtcdSnapshot'> = {
   machine: snapshotMachine,
   watch: WATCHES.snapshots,
   wave: 2,
-  identify(object) {
-    const namespace = object.metadata.namespace ?? '';
-    const name = object.metadata.name ?? '';
-    const clusterName = object.spec.clusterRef.name;
-    const uid = object.metadata.uid ?? '';
-    const ref = { uid, kind: 'EtcdSnapshot' as const, namespace, name, cluster: clusterName };
-    // Its handlers act on the EtcdSnapshot and its Jobs, never on the cluster: no cluster uid to check.
-    const cluster = { namespace, name: clusterName, uid: '' };
-    return { ref, cluster, input: { snapshot: { namespace, name, uid, cluster: clusterName } } };
-  },
-  status: (current, step, now) =>
-    snapshotStatus(current, { path: step.to, context: step.context, generation: step.generation }, now),
+  identify: (object) => clusterRefIdentity('EtcdSnapshot', 'snapshot', object),
+  status: statusByPath(snapshotStatus),
   patch: patchSnapshotStatus,
   describe: describeSnapshot,
   async work(key, object, w) {
