@@ -20,7 +20,7 @@ import type {
 import type { EtcdContext } from '../../effects/etcd/index.ts';
 import type { EventInput, KubeContext } from '../../effects/kubernetes/index.ts';
 import type { ClusterRef, EffectContext } from '../../effects/types.ts';
-import type { ObjectKind, ObjectRef } from '../../journal/index.ts';
+import type { MachineName, ObjectKind, ObjectRef } from '../../journal/index.ts';
 import type { Described } from '../../machines/index.ts';
 import type { clusterMachine } from '../../machines/cluster.ts';
 import type { memberMachine } from '../../machines/member.ts';
@@ -88,7 +88,7 @@ export interface KindStep<K extends KindName> {
 export interface KindSpec<K extends KindName> {
   readonly kind: K;
   /** The machine's name in the journal, logs and metrics. */
-  readonly machineName: 'cluster' | 'member' | 'snapshot' | 'schedule';
+  readonly machineName: MachineName;
   readonly machine: MachineOf<K>;
   /** Its own collection. */
   readonly watch: WatchSpec<ObjectOf<K>>;
