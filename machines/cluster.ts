@@ -396,7 +396,7 @@ export const clusterMachine = machine.createMachine({
       },
     },
     dormant: {
-      tags: [TAG.resting, TAG.idle, TAG.parked],
+      tags: [TAG.resting, TAG.idle, TAG.dormant],
       always: [
         { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },
         { guard: kit.undecided('dormant'), target: 'deciding' },

@@ -12,8 +12,8 @@ export const TAG = {
   idle: 'idle',
   /** A state a user should look at: Events about it are Warnings. */
   warning: 'warning',
-  /** Scaled to zero on purpose: no member runs, so there is no etcd to probe. */
-  parked: 'parked',
+  /** Scaled to zero on purpose: Available and Dormant say so; no member runs, so there is no etcd to probe. */
+  dormant: 'dormant',
   /** As the spec asks and healthy: a probe that finds it the same may wait longer for the next. */
   settled: 'settled',
 } as const;

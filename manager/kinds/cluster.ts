@@ -103,6 +103,6 @@ export const clusterKind: KindSpec<'EtcdCluster'> = {
 
 /** How the probe schedule reads a cluster at rest after its work: by its tags. */
 function restKind(snapshot: { hasTag(tag: string): boolean }, probed: Probed): RestKind {
-  if (snapshot.hasTag(TAG.parked) && probed === 'none') return 'dormant';
+  if (snapshot.hasTag(TAG.dormant) && probed === 'none') return 'dormant';
   return snapshot.hasTag(TAG.settled) && probed === 'same' ? 'quiet' : 'resting';
 }

@@ -12,7 +12,7 @@ describe('state tags: what a state means outside the machines', () => {
   it.each([
     ['pending', ['idle']],
     ['steady', ['resting', 'idle', 'settled']],
-    ['dormant', ['resting', 'idle', 'parked']],
+    ['dormant', ['resting', 'idle', 'dormant']],
     ['failed', ['resting', 'idle']],
     ['degraded', ['resting', 'idle', 'warning']],
     ['replacing.joining.addingLearner.running', ['warning']],
