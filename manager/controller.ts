@@ -1,8 +1,8 @@
 /**
- * The control loop: informers on EtcdClusters, EtcdMembers and their Pods and claims feed a
- * keyed work queue; working a key feeds everything observed about the object (and, for a
- * cluster, a fresh etcd probe) to the object's Runner, which journals each step and runs its
- * intents. A key whose machine moved is worked again at once, so the loop goes on until
+ * The control loop: informers on the objects of each kind (the table in kinds/) and on what the
+ * operator makes for them (Pods, claims, Jobs) feed a keyed work queue; working a key hands the
+ * object to its kind's entry, which feeds everything observed about it (and, for a cluster, a
+ * fresh etcd probe) to the object's Runner, which journals each step and runs its intents. A key whose machine moved is worked again at once, so the loop goes on until
  * nothing changes: the happy path waits only for the world, never for a timer. Timers exist
  * for back-off retries, progress deadlines and the health probe of a cluster at rest, which
  * backs off while the cluster stays the same (probe-schedule.ts).
