@@ -4,6 +4,9 @@ import type { JournalError } from './errors.ts';
 /** Which kind of object a machine runs for. */
 export type ObjectKind = 'EtcdCluster' | 'EtcdMember' | 'EtcdSnapshot' | 'EtcdSnapshotSchedule';
 
+/** The name of the machine a kind runs, as the journal, the logs and the metrics say it. */
+export type MachineName = 'cluster' | 'member' | 'snapshot' | 'schedule';
+
 /** The object a step belongs to, keyed by its metadata.uid. */
 export interface ObjectRef {
   readonly uid: string;

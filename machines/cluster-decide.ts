@@ -143,7 +143,7 @@ export const etcdFresh = (c: ClusterContext): boolean => !c.etcdStale && c.etcd 
 /** Member names the machine accounts for: the EtcdMembers seen plus those it created. */
 const accountedFor = (c: ClusterContext): MemberObservation[] => {
   const seen = new Set(c.members.map((m) => m.name));
-  const created = c.memberNames
+  const created: MemberObservation[] = c.memberNames
     .filter((n) => !seen.has(n))
     .map((name) => ({ name, ordinal: -1, bootstrap: false, dormant: false, state: 'pending', deleting: false }));
   return [...c.members, ...created];

@@ -267,7 +267,7 @@ export const clusterMachine = machine.createMachine({
     },
     // The concerns it starts and awaits (roll, maintenance, volumes), each from its folder.
     ...CONCERN_TOP_STATES,
-    steady: { ...restingState('steady', [TAG.resting, TAG.idle]), entry: 'markBootstrapped' },
+    steady: { ...restingState('steady', [TAG.resting, TAG.idle, TAG.settled]), entry: 'markBootstrapped' },
     // Nothing progresses here (it waits for a healthy quorum): Progressing is False, Degraded True.
     degraded: {
       tags: [TAG.resting, TAG.idle, TAG.warning, TAG.degraded],

@@ -6,6 +6,7 @@ export { initialMemberContext, type MemberContext, type MemberInput } from './me
 export { describeCluster, describeMember, type Described } from './describe.ts';
 export * from './policy.ts';
 export { TAG, pathHasTag, type Tag } from './tags.ts';
+export { MEMBER_STATE, MEMBER_STATES, isMemberState, type MemberState } from './member-state.ts';
 export type * from './types.ts';
 export type { StepBookkeeping } from './kit.ts';
 export { CLUSTER_INTENTS, MEMBER_INTENTS } from './intents.ts';

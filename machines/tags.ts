@@ -20,6 +20,8 @@ export const TAG = {
   failed: 'failed',
   /** Waiting for a healthy quorum (or the right cluster) before any change: Degraded says the step. */
   degraded: 'degraded',
+  /** As the spec asks and healthy: a probe that finds it the same may wait longer for the next. */
+  settled: 'settled',
 } as const;
 
 /** One of TAG. */

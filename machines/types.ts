@@ -10,6 +10,7 @@
 import type { ClusterIntent, MemberIntent, ScheduleIntent, SnapshotIntent } from './intents.ts';
 import type { ClaimObservation, VolumeSize } from './cluster/volumes/rules.ts';
 import type { OwnedSnapshot } from './schedule/index.ts';
+import type { MemberState } from './member-state.ts';
 
 export type { ClaimObservation, VolumeSize } from './cluster/volumes/rules.ts';
 
@@ -49,8 +50,8 @@ export interface MemberObservation {
   readonly ordinal: number;
   readonly bootstrap: boolean;
   readonly dormant: boolean;
-  /** The member machine's state, e.g. 'voter', 'joiningLearner', 'dormant', 'replacing'. */
-  readonly state: string;
+  /** Its EtcdMember.status.state, as the member machine wrote it. */
+  readonly state: MemberState;
   /** metadata.deletionTimestamp is set. */
   readonly deleting: boolean;
   /** Why the member machine stopped trying, when its state is 'failed'. */

@@ -4,12 +4,13 @@
  * and what etcd says about it. Pure: the caller gives the time and writes the result.
  */
 import { ConditionReason, ConditionType, setConditions, type ConditionInput } from '../api/conditions.ts';
-import type { EtcdMemberStatus } from '../api/v1alpha1/index.ts';
+import type { Condition, EtcdMemberStatus } from '../api/v1alpha1/index.ts';
 import { describeMember } from '../machines/describe.ts';
 import { memberMachine } from '../machines/member.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
 import { memberTrouble, type MemberContext } from '../machines/member-decide.ts';
 import type { EtcdMemberInfo } from '../machines/types.ts';
+import { isMemberState, type MemberState } from '../machines/member-state.ts';
 import { pvcName } from '../effects/kubernetes/meta.ts';
 
 /** Reasons every start meets for a moment (scheduling, a claim binding): stuck only past STUCK_AFTER_MS. */
@@ -27,7 +28,8 @@ export interface MemberStep {
 /** The status to write, given the status the EtcdMember has now. */
 export function memberStatus(previous: EtcdMemberStatus | undefined, step: MemberStep, now: number): EtcdMemberStatus {
   const c = step.context;
-  const { state, step: name, message } = describeMember(step.path, c);
+  const { state: described, step: name, message } = describeMember(step.path, c);
+  const state = shown(described);
   const info: EtcdMemberInfo | null | undefined = c.etcd;
   const resting = pathHasTag(memberMachine, step.path, TAG.resting);
   const set: ConditionInput[] = [
@@ -105,4 +107,22 @@ export function memberStatus(previous: EtcdMemberStatus | undefined, step: Membe
     ...(c.everRan ? { dataInitialized: true } : {}),
     conditions,
   };
+}
+
+/** The state EtcdMember.status.state shows: one of MEMBER_STATES, as the CRD's enum admits no other. */
+function shown(state: string): MemberState {
+  // A state the list lacks is a bug test/machines/member-state.test.ts catches: the API server would refuse it.
+  if (!isMemberState(state)) throw new Error(`member state ${state} is not one of MEMBER_STATES`);
+  return state;
+}
+
+/** The Stuck condition when it just turned True or changed its reason; undefined otherwise. */
+export function newlyStuck(
+  before: readonly Condition[] | undefined,
+  after: readonly Condition[] | undefined,
+): Condition | undefined {
+  const was = before?.find((c) => c.type === ConditionType.Stuck);
+  const now = after?.find((c) => c.type === ConditionType.Stuck);
+  if (now?.status !== 'True') return undefined;
+  return was?.status === 'True' && was.reason === now.reason ? undefined : now;
 }

@@ -1,113 +1,32 @@
 /**
- * One Runner per EtcdCluster, EtcdMember and EtcdSnapshot, created on first sight and resumed from the
- * journal (open intents recovered first), and what each journaled step tells the world: the
+ * One Runner per object of each kind (kinds/index.ts), created on first sight and resumed from
+ * the journal (open intents recovered first), and what each journaled step tells the world: the
  * object's status, an Event when the state changed, a log line and the metrics. A status or
  * Event that cannot be written is logged and written again by the next refresh; it stops a
  * step only when the step has intents: status.observed must carry them before they run, so a
  * manager that loses its journal resumes from the status (resume.ts). A runner is made from the
  * newer of the journal and status.observed. A runner made on a journal since replaced (it was
  * damaged) is made again on the new one, from status.observed, with a JournalReplaced Event.
+ * What differs between kinds is read from the kind's entry; nothing here names a kind.
  */
 import type { Logger } from 'pino';
-import type { AnyStateMachine } from 'xstate';
-import type {
-  ObservedMachine,
-  Condition,
-  EtcdCluster,
-  EtcdClusterStatus,
-  EtcdMember,
-  EtcdMemberStatus,
-  EtcdSnapshot,
-  EtcdSnapshotSchedule,
-  EtcdSnapshotScheduleStatus,
-  EtcdSnapshotStatus,
-} from '../api/v1alpha1/index.ts';
+import type { AnyMachineSnapshot, StateValue } from 'xstate';
+import type { EtcdCluster, ObservedMachine } from '../api/v1alpha1/index.ts';
 import { apiVersion } from '../api/v1alpha1/index.ts';
-import { ConditionReason, ConditionType } from '../api/conditions.ts';
-import {
-  EventRecorder,
-  patchClusterStatus,
-  type EventInput,
-  patchMemberStatus,
-  patchScheduleStatus,
-  patchSnapshotStatus,
-  type KubeClients,
-  type KubeContext,
-} from '../effects/kubernetes/index.ts';
-import { controllerUid } from '../effects/kubernetes/meta.ts';
+import { ConditionReason } from '../api/conditions.ts';
+import { EventRecorder, type EventInput, type KubeClients, type KubeContext } from '../effects/kubernetes/index.ts';
 import { EffectError, type ClusterRef, type EffectContext } from '../effects/types.ts';
 import { stateName, type ObjectRef } from '../journal/index.ts';
 import { ERR } from '../machines/error-codes.ts';
-import { clusterMachine, describeCluster, describeMember, memberMachine, TAG, troubled } from '../machines/index.ts';
-import { describeSnapshot } from '../machines/describe-snapshot.ts';
-import { snapshotMachine } from '../machines/snapshot.ts';
-import { describeSchedule } from '../machines/describe-snapshot-schedule.ts';
-import { snapshotScheduleMachine } from '../machines/snapshot-schedule.ts';
-import { scheduleStatus } from './schedule-status.ts';
-import { memberStatus } from './member-status.ts';
-import { snapshotStatus } from './snapshot-status.ts';
+import { TAG, troubled, type StepFailures } from '../machines/index.ts';
 import type { JournalKeeper } from './journal-keeper.ts';
+import type { AnyEntry, ContextOf, Entry, KindName, KindSpec, MachineOf, ObjectOf, StatusOf } from './kinds/kind.ts';
 import type { ManagerMetrics } from './metrics.ts';
 import { journalObservedStep, newerSource, observedMachine, readObserved } from './resume.ts';
 import { Runner, type Handlers, type PublishedStep, type RunnerStep } from './runner.ts';
-import { clusterStatus, topState } from './status.ts';
+import { topState } from './status.ts';
 
-/** A running machine and what the manager keeps beside it. */
-export interface Entry<C extends EffectContext, M extends AnyStateMachine = AnyStateMachine> {
-  readonly kind: ObjectRef['kind'];
-  readonly key: string;
-  readonly ref: ObjectRef;
-  /** The EtcdCluster the object belongs to (itself, for a cluster). */
-  readonly cluster: ClusterRef;
-  readonly runner: Runner<C, M>;
-  /** The journal the runner was made on (JournalKeeper.generation). */
-  readonly generation: number;
-  /** The journal failed under the runner: it may be ahead of the journal, and is made again from it. */
-  journalFailed: boolean;
-  /** Sequence number of the last journaled step. */
-  seq: number;
-  /** The last journaled step as status.observed carries it; undefined until one is published. */
-  observed: Required<ObservedMachine> | undefined;
-  resumed: boolean;
-  /** The object as last seen by the informer. */
-  object: EtcdCluster | EtcdMember | EtcdSnapshot | EtcdSnapshotSchedule;
-  /** The status this manager last wrote: newer than the informer's copy until the watch catches up. */
-  written: EtcdClusterStatus | EtcdMemberStatus | EtcdSnapshotStatus | EtcdSnapshotScheduleStatus | undefined;
-}
-
-/** An EtcdCluster's entry: its runner's snapshot is the cluster machine's. */
-export interface ClusterEntry<C extends EffectContext> extends Entry<C, typeof clusterMachine> {
-  readonly kind: 'EtcdCluster';
-  object: EtcdCluster;
-}
-
-/** An EtcdMember's entry: its runner's snapshot is the member machine's. */
-export interface MemberEntry<C extends EffectContext> extends Entry<C, typeof memberMachine> {
-  readonly kind: 'EtcdMember';
-  object: EtcdMember;
-}
-
-/** An EtcdSnapshot's entry: its runner's snapshot is the snapshot machine's. */
-export interface SnapshotEntry<C extends EffectContext> extends Entry<C, typeof snapshotMachine> {
-  readonly kind: 'EtcdSnapshot';
-  object: EtcdSnapshot;
-}
-
-/** An EtcdSnapshotSchedule's entry: its runner's snapshot is the schedule machine's. */
-export interface ScheduleEntry<C extends EffectContext> extends Entry<C, typeof snapshotScheduleMachine> {
-  readonly kind: 'EtcdSnapshotSchedule';
-  object: EtcdSnapshotSchedule;
-}
-
-/** A cluster's, a member's, a snapshot's or a schedule's entry, told apart by `kind`. */
-export type AnyEntry<C extends EffectContext> = ClusterEntry<C> | MemberEntry<C> | SnapshotEntry<C> | ScheduleEntry<C>;
-
-const MACHINE_NAME = {
-  EtcdCluster: 'cluster',
-  EtcdMember: 'member',
-  EtcdSnapshot: 'snapshot',
-  EtcdSnapshotSchedule: 'schedule',
-} as const;
+export type { AnyEntry, Entry } from './kinds/kind.ts';
 
 /** What ObjectRunners needs. */
 export interface ObjectRunnersOptions<C extends EffectContext> {
@@ -172,185 +91,108 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     return uid;
   }
 
-  /** The cluster's runner, created and resumed on first use. */
-  async cluster(key: string, object: EtcdCluster): Promise<ClusterEntry<C>> {
-    const ref: ObjectRef = {
-      uid: object.metadata.uid ?? '',
-      kind: 'EtcdCluster',
-      namespace: object.metadata.namespace ?? '',
-      name: object.metadata.name ?? '',
-    };
-    const cluster: ClusterRef = { namespace: ref.namespace, name: ref.name, uid: ref.uid };
-    // Fixed at creation, so the input of a new machine says it once for the machine's life.
-    const input = { cluster: { ...cluster, ...(object.spec.tls?.peer ? { peerTLS: true } : {}) } };
-    const entry = await this.#entry(key, object, ref, cluster, clusterMachine, input);
-    if (entry.kind !== 'EtcdCluster') throw new Error(`${key} runs a ${entry.kind}'s machine`);
-    return entry;
-  }
-
-  /** The member's runner, created and resumed on first use; its cluster tells whether peer URLs are https. */
-  async member(key: string, object: EtcdMember, owner?: EtcdCluster): Promise<MemberEntry<C>> {
-    const namespace = object.metadata.namespace ?? '';
-    const name = object.metadata.name ?? '';
-    const ref: ObjectRef = {
-      uid: object.metadata.uid ?? '',
-      kind: 'EtcdMember',
-      namespace,
-      name,
-      cluster: object.spec.cluster,
-    };
-    const cluster: ClusterRef = { namespace, name: object.spec.cluster, uid: controllerUid(object.metadata) ?? '' };
-    const input = {
-      member: {
-        namespace,
-        name,
-        uid: ref.uid,
-        cluster: object.spec.cluster,
-        ...(owner?.spec.tls?.peer ? { peerTLS: true } : {}),
-      },
-      bootstrap: object.spec.bootstrap,
-      medium: object.spec.storage.medium ?? '',
-    };
-    const entry = await this.#entry(key, object, ref, cluster, memberMachine, input);
-    if (entry.kind !== 'EtcdMember') throw new Error(`${key} runs a ${entry.kind}'s machine`);
-    return entry;
-  }
-
-  /** The snapshot's runner, created and resumed on first use. */
-  async snapshot(key: string, object: EtcdSnapshot): Promise<SnapshotEntry<C>> {
-    const namespace = object.metadata.namespace ?? '';
-    const name = object.metadata.name ?? '';
-    const clusterName = object.spec.clusterRef.name;
-    const ref: ObjectRef = {
-      uid: object.metadata.uid ?? '',
-      kind: 'EtcdSnapshot',
-      namespace,
-      name,
-      cluster: clusterName,
-    };
-    // Its handlers act on the EtcdSnapshot and its Jobs, never on the cluster: no cluster uid to check.
-    const cluster: ClusterRef = { namespace, name: clusterName, uid: '' };
-    const input = { snapshot: { namespace, name, uid: ref.uid, cluster: clusterName } };
-    const entry = await this.#entry(key, object, ref, cluster, snapshotMachine, input);
-    if (entry.kind !== 'EtcdSnapshot') throw new Error(`${key} runs a ${entry.kind}'s machine`);
-    return entry;
-  }
-
-  /** The schedule's runner, created and resumed on first use. */
-  async schedule(key: string, object: EtcdSnapshotSchedule): Promise<ScheduleEntry<C>> {
-    const namespace = object.metadata.namespace ?? '';
-    const name = object.metadata.name ?? '';
-    const clusterName = object.spec.clusterRef.name;
-    const ref: ObjectRef = {
-      uid: object.metadata.uid ?? '',
-      kind: 'EtcdSnapshotSchedule',
-      namespace,
-      name,
-      cluster: clusterName,
-    };
-    // Its handlers act on the schedule's EtcdSnapshots, never on the cluster: no cluster uid to check.
-    const cluster: ClusterRef = { namespace, name: clusterName, uid: '' };
-    const input = { schedule: { namespace, name, uid: ref.uid, cluster: clusterName } };
-    const entry = await this.#entry(key, object, ref, cluster, snapshotScheduleMachine, input);
-    if (entry.kind !== 'EtcdSnapshotSchedule') throw new Error(`${key} runs a ${entry.kind}'s machine`);
-    return entry;
-  }
-
-  /** Writes the cluster's status again from its machine when it differs (a deadline passed, a write failed). */
-  refreshClusterStatus(entry: ClusterEntry<C>, object: EtcdCluster): Promise<void> {
-    const path = stateName(entry.runner.snapshot.value);
-    return this.#writeClusterStatus(entry, object, path, path);
-  }
-
-  /** Writes the member's status again from its machine when it differs. */
-  refreshMemberStatus(entry: MemberEntry<C>, object: EtcdMember): Promise<void> {
-    return this.#writeMemberStatus(entry, object, stateName(entry.runner.snapshot.value));
-  }
-
-  /** Writes the snapshot's status again from its machine when it differs. */
-  refreshSnapshotStatus(entry: SnapshotEntry<C>, object: EtcdSnapshot): Promise<void> {
-    return this.#writeSnapshotStatus(entry, object, stateName(entry.runner.snapshot.value));
-  }
-
-  /** Writes the schedule's status again from its machine when it differs (a fire time passed). */
-  refreshScheduleStatus(entry: ScheduleEntry<C>, object: EtcdSnapshotSchedule): Promise<void> {
-    return this.#writeScheduleStatus(entry, object, stateName(entry.runner.snapshot.value));
-  }
-
-  async #entry(
+  /** The object's runner, created and resumed on first use; `owner` is its EtcdCluster when it has one. */
+  async entry<K extends KindName>(
+    spec: KindSpec<K>,
     key: string,
-    object: EtcdCluster | EtcdMember | EtcdSnapshot | EtcdSnapshotSchedule,
-    ref: ObjectRef,
-    cluster: ClusterRef,
-    machine: AnyStateMachine,
-    input: unknown,
-  ): Promise<AnyEntry<C>> {
+    object: ObjectOf<K>,
+    owner?: EtcdCluster,
+  ): Promise<Entry<C, K>> {
+    const { ref, cluster, input } = spec.identify(object, owner);
     let entry = this.#entries.get(key);
     if (entry && entry.ref.uid !== ref.uid) entry = undefined; // deleted and created again: a new object
+    if (entry && entry.kind !== spec.kind) throw new Error(`${key} runs a ${entry.kind}'s machine`);
+    // Of kind K: checked just above.
+    let made = entry as Entry<C, K> | undefined;
     const { journal, generation } = this.#o.journal;
-    const readopted = entry !== undefined && entry.generation !== generation;
+    const readopted = made !== undefined && made.generation !== generation;
     let resumedAt: number | undefined;
-    if (!entry || readopted || entry.journalFailed) {
-      const o = this.#o;
-      resumedAt = this.#fromStatus(ref, machine, entry?.written ?? object.status);
-      // The machine is the one for ref.kind (cluster() and member() pass them together).
-      const made = {
-        kind: ref.kind,
-        key,
+    if (!made || readopted || made.journalFailed) {
+      resumedAt = this.#fromStatus(spec, ref, made?.written ?? statusOf(object));
+      made = this.#made(spec, key, object, ref, cluster, input, made?.written);
+      made.seq = journal.snapshot(ref.uid)?.seq ?? 0;
+      this.#entries.set(key, made as unknown as AnyEntry<C>);
+    }
+    made.object = object;
+    if (readopted) await this.#journalReplaced(made, resumedAt);
+    if (!made.resumed) {
+      await made.runner.resume();
+      made.resumed = true;
+    }
+    return made;
+  }
+
+  /** Writes the object's status again from its machine when it differs (a deadline passed, a write failed). */
+  refresh<K extends KindName>(entry: Entry<C, K>): Promise<void> {
+    const path = stateName(snapshotOf(entry).value as StateValue);
+    return this.#writeStatus(entry, path, path);
+  }
+
+  /** A new entry, its runner made on the journal in use. */
+  #made<K extends KindName>(
+    spec: KindSpec<K>,
+    key: string,
+    object: ObjectOf<K>,
+    ref: ObjectRef,
+    cluster: ClusterRef,
+    input: unknown,
+    written: StatusOf<K> | undefined,
+  ): Entry<C, K> {
+    const o = this.#o;
+    const { journal, generation } = o.journal;
+    const made: Entry<C, K> = {
+      kind: spec.kind,
+      spec,
+      key,
+      ref,
+      cluster,
+      object,
+      generation,
+      journalFailed: false,
+      written,
+      observed: undefined,
+      seq: 0,
+      resumed: false,
+      runner: new Runner<C, MachineOf<K>>({
+        journal,
         ref,
-        cluster,
-        object,
-        generation,
-        journalFailed: false,
-        written: entry?.written,
-        observed: undefined,
-        seq: journal.snapshot(ref.uid)?.seq ?? 0,
-        resumed: false,
-        runner: new Runner<C>({
-          journal,
-          ref,
-          machineName: MACHINE_NAME[ref.kind],
-          machine,
-          input,
-          handlers: o.handlers,
-          context: () => o.context(cluster),
-          now: o.now,
-          publish: (step) => this.#publish(made, step),
-          onStep: (step) => this.#onStep(made, step),
-          onOutcome: (r) => {
-            o.log.debug(
-              { object: `${ref.namespace}/${ref.name}`, intent: r.type, ok: r.ok, recovered: r.recovered, ms: r.ms },
-              'intent outcome',
-            );
-            o.metrics.intents.inc({ kind: r.type, result: r.recovered ? 'recovered' : r.ok ? 'succeeded' : 'failed' });
-            o.metrics.intentSeconds.observe(r.ms / 1000, { kind: r.type });
-          },
-        }),
-      } as AnyEntry<C>;
-      entry = made;
-      this.#entries.set(key, entry);
-    }
-    entry.object = object;
-    if (readopted) await this.#journalReplaced(entry, resumedAt);
-    if (!entry.resumed) {
-      await entry.runner.resume();
-      entry.resumed = true;
-    }
-    return entry;
+        machineName: spec.machineName,
+        machine: spec.machine,
+        input,
+        handlers: o.handlers,
+        context: () => o.context(cluster),
+        now: o.now,
+        publish: (step) => this.#publish(made, step),
+        onStep: (step) => this.#onStep(made, step),
+        onOutcome: (r) => {
+          o.log.debug(
+            { object: `${ref.namespace}/${ref.name}`, intent: r.type, ok: r.ok, recovered: r.recovered, ms: r.ms },
+            'intent outcome',
+          );
+          o.metrics.intents.inc({ kind: r.type, result: r.recovered ? 'recovered' : r.ok ? 'succeeded' : 'failed' });
+          o.metrics.intentSeconds.observe(r.ms / 1000, { kind: r.type });
+        },
+      }),
+    };
+    return made;
   }
 
   /**
    * Journals the step status.observed carries when it is later than the journal's (the journal was
    * lost or damaged), so the runner resumes from it; returns its sequence, undefined when the journal wins.
    */
-  #fromStatus(ref: ObjectRef, machine: AnyStateMachine, status: { observed?: ObservedMachine } | undefined) {
+  #fromStatus<K extends KindName>(
+    spec: KindSpec<K>,
+    ref: ObjectRef,
+    status: { observed?: ObservedMachine } | undefined,
+  ): number | undefined {
     const { journal } = this.#o.journal;
     const point = readObserved(status?.observed);
     if (!point || newerSource(journal.snapshot(ref.uid)?.seq, point) !== 'status') return undefined;
-    journalObservedStep(journal, ref, MACHINE_NAME[ref.kind], machine, point, this.#o.now());
+    journalObservedStep(journal, ref, spec.machineName, spec.machine, point, this.#o.now());
     this.#o.log.info(
       {
-        machine: MACHINE_NAME[ref.kind],
+        machine: spec.machineName,
         object: `${ref.namespace}/${ref.name}`,
         seq: point.seq,
         state: stateName(point.value),
@@ -362,7 +204,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
   }
 
   /** Tells, on the object, that its journal was damaged, and where its machine goes on from. */
-  async #journalReplaced(entry: AnyEntry<C>, resumedAt: number | undefined): Promise<void> {
+  async #journalReplaced(entry: Regarding, resumedAt: number | undefined): Promise<void> {
     const movedTo = this.#o.journal.replaced?.movedTo ?? 'aside';
     const from =
       resumedAt === undefined
@@ -380,23 +222,19 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
    * Writes the step into status.observed (with the rest of the status) before its intents run; a
    * write that fails throws when the step has intents, so none runs before the status carries it.
    */
-  async #publish(entry: AnyEntry<C>, step: PublishedStep): Promise<void> {
+  async #publish<K extends KindName>(entry: Entry<C, K>, step: PublishedStep): Promise<void> {
     entry.seq = step.seq;
     entry.observed = observedMachine(step.seq, step.snapshot, step.intents);
     const from = stateName(step.from as never);
     const to = stateName(step.snapshot.value as never);
-    const strict = step.intents.length > 0;
-    if (entry.kind === 'EtcdCluster') await this.#writeClusterStatus(entry, entry.object, from, to, strict);
-    else if (entry.kind === 'EtcdMember') await this.#writeMemberStatus(entry, entry.object, to, strict);
-    else if (entry.kind === 'EtcdSnapshot') await this.#writeSnapshotStatus(entry, entry.object, to, strict);
-    else await this.#writeScheduleStatus(entry, entry.object, to, strict);
+    await this.#writeStatus(entry, from, to, step.intents.length > 0);
   }
 
-  async #onStep(entry: AnyEntry<C>, step: RunnerStep): Promise<void> {
+  async #onStep<K extends KindName>(entry: Entry<C, K>, step: RunnerStep): Promise<void> {
     const o = this.#o;
     const from = stateName(step.from as never);
     const to = stateName(step.snapshot.value as never);
-    const machine = MACHINE_NAME[entry.ref.kind];
+    const machine = entry.spec.machineName;
     o.metrics.steps.inc({ machine, to: topState(to) });
     if (step.intents.length > 0) o.metrics.eventToIntentSeconds.observe(Math.max(0, o.now() - step.event.at) / 1000);
     o.log.info(
@@ -414,81 +252,35 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     if (from !== to) await this.#event(entry, to, step.intents);
   }
 
-  async #writeClusterStatus(
-    entry: ClusterEntry<C>,
-    object: EtcdCluster,
-    from: string,
-    to: string,
-    strict = false,
-  ): Promise<void> {
-    const current = entry.written ?? object.status;
-    const context = entry.runner.snapshot.context;
-    const built = clusterStatus(
-      current,
-      { seq: entry.seq, from, to, context, generation: object.metadata.generation ?? 0 },
-      this.#o.now(),
-    );
-    const status = entry.observed ? { ...built, observed: { ...built.observed, ...entry.observed } } : built;
-    await this.#write(entry, status, strict, () => patchClusterStatus(this.#o.context(entry.cluster), status, current));
-  }
-
-  async #writeMemberStatus(entry: MemberEntry<C>, object: EtcdMember, path: string, strict = false): Promise<void> {
-    const current = entry.written ?? object.status;
-    const built = memberStatus(
-      current,
-      { path, context: entry.runner.snapshot.context, generation: object.metadata.generation ?? 0 },
-      this.#o.now(),
-    );
-    const status = entry.observed ? { ...built, observed: entry.observed } : built;
+  /**
+   * Builds the status from the machine (with status.observed of the last published step) and writes
+   * what differs; then the Warning the kind records when the status shows something newly wrong.
+   */
+  async #writeStatus<K extends KindName>(entry: Entry<C, K>, from: string, to: string, strict = false): Promise<void> {
+    const { spec } = entry;
+    const current = entry.written ?? statusOf(entry.object);
+    const step = {
+      seq: entry.seq,
+      from,
+      to,
+      context: snapshotOf(entry).context as ContextOf<K>,
+      generation: entry.object.metadata.generation ?? 0,
+    };
+    const built = spec.status(current, step, this.#o.now());
+    // A cluster's status.observed says more than the step (the target, the step's name): the step is merged in.
+    const observed = (built as { observed?: object }).observed;
+    const status = entry.observed ? { ...built, observed: { ...observed, ...entry.observed } } : built;
     await this.#write(entry, status, strict, () =>
-      patchMemberStatus(this.#o.context(entry.cluster), entry.ref.name, status, current),
+      spec.patch(this.#o.context(entry.cluster), entry.ref.name, status, current),
     );
-    // One Warning when its Pod or claim gets stuck, or stuck for another reason: the why, at once.
-    const stuck = newlyStuck(current?.conditions, status.conditions);
-    if (stuck)
-      await this.#record(entry, { type: 'Warning', reason: stuck.reason, note: stuck.message, action: 'Observe' });
-  }
-
-  async #writeSnapshotStatus(
-    entry: SnapshotEntry<C>,
-    object: EtcdSnapshot,
-    path: string,
-    strict = false,
-  ): Promise<void> {
-    const current = entry.written ?? object.status;
-    const built = snapshotStatus(
-      current,
-      { path, context: entry.runner.snapshot.context, generation: object.metadata.generation ?? 0 },
-      this.#o.now(),
-    );
-    const status = entry.observed ? { ...built, observed: entry.observed } : built;
-    await this.#write(entry, status, strict, () =>
-      patchSnapshotStatus(this.#o.context(entry.cluster), entry.ref.name, status, current),
-    );
-  }
-
-  async #writeScheduleStatus(
-    entry: ScheduleEntry<C>,
-    object: EtcdSnapshotSchedule,
-    path: string,
-    strict = false,
-  ): Promise<void> {
-    const current = entry.written ?? object.status;
-    const built = scheduleStatus(
-      current,
-      { path, context: entry.runner.snapshot.context, generation: object.metadata.generation ?? 0 },
-      this.#o.now(),
-    );
-    const status = entry.observed ? { ...built, observed: entry.observed } : built;
-    await this.#write(entry, status, strict, () =>
-      patchScheduleStatus(this.#o.context(entry.cluster), entry.ref.name, status, current),
-    );
+    const warning = spec.warning?.(current, status);
+    if (warning) await this.#record(entry, warning);
   }
 
   /** Writes a status; a failure is logged, and thrown too when `strict` (a step's intents wait for it). */
-  async #write(
-    entry: Entry<C>,
-    status: EtcdClusterStatus | EtcdMemberStatus | EtcdSnapshotStatus | EtcdSnapshotScheduleStatus,
+  async #write<K extends KindName>(
+    entry: Entry<C, K>,
+    status: StatusOf<K>,
     strict: boolean,
     patch: () => Promise<unknown>,
   ): Promise<void> {
@@ -508,17 +300,10 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     }
   }
 
-  async #event(entry: AnyEntry<C>, to: string, intents: RunnerStep['intents']): Promise<void> {
-    const { snapshot } = entry.runner;
-    const described =
-      entry.kind === 'EtcdCluster'
-        ? describeCluster(to, entry.runner.snapshot.context)
-        : entry.kind === 'EtcdMember'
-          ? describeMember(to, entry.runner.snapshot.context)
-          : entry.kind === 'EtcdSnapshot'
-            ? describeSnapshot(to, entry.runner.snapshot.context)
-            : describeSchedule(to, entry.runner.snapshot.context);
-    const warning = snapshot.hasTag(TAG.warning) || troubled(snapshot.context);
+  async #event<K extends KindName>(entry: Entry<C, K>, to: string, intents: RunnerStep['intents']): Promise<void> {
+    const snapshot = snapshotOf(entry);
+    const described = entry.spec.describe(to, snapshot.context as ContextOf<K>);
+    const warning = snapshot.hasTag(TAG.warning) || troubled(snapshot.context as StepFailures);
     await this.#record(entry, {
       type: warning ? 'Warning' : 'Normal',
       reason: described.step,
@@ -529,7 +314,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
   }
 
   /** Records an Event about the entry's object; one that cannot be written is logged, never thrown. */
-  async #record(entry: AnyEntry<C>, event: Omit<EventInput, 'regarding'>): Promise<void> {
+  async #record(entry: Regarding, event: Omit<EventInput, 'regarding'>): Promise<void> {
     try {
       await this.#events.record(this.#o.context(entry.cluster), {
         regarding: {
@@ -550,13 +335,13 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
   }
 }
 
-/** The Stuck condition when it just turned True or changed its reason; undefined otherwise. */
-export function newlyStuck(
-  before: readonly Condition[] | undefined,
-  after: readonly Condition[] | undefined,
-): Condition | undefined {
-  const was = before?.find((c) => c.type === ConditionType.Stuck);
-  const now = after?.find((c) => c.type === ConditionType.Stuck);
-  if (now?.status !== 'True') return undefined;
-  return was?.status === 'True' && was.reason === now.reason ? undefined : now;
-}
+/** The status an object has, as its kind's status type. */
+const statusOf = <K extends KindName>(object: ObjectOf<K>): StatusOf<K> | undefined =>
+  (object as { status?: StatusOf<K> }).status;
+
+/** The runner's snapshot where the kind is not known: its value, context and tags. */
+const snapshotOf = (entry: { readonly runner: { readonly snapshot: unknown } }): AnyMachineSnapshot =>
+  entry.runner.snapshot as AnyMachineSnapshot;
+
+/** What an Event about an entry's object names. */
+type Regarding = Pick<Entry<EffectContext>, 'ref' | 'cluster'>;

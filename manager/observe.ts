@@ -14,6 +14,7 @@ import type {
   PreUpgradeSnapshot,
   VolumeSize,
 } from '../machines/types.ts';
+import { MEMBER_STATE } from '../machines/member-state.ts';
 import { quantityBytes } from '../effects/kubernetes/build-etcd-args.ts';
 import { LABEL, TRUST_ANNOTATION } from '../effects/kubernetes/meta.ts';
 import { ConditionType } from '../api/conditions.ts';
@@ -144,12 +145,12 @@ export function membersListed(
         ordinal: ordinalOf(cluster, m.metadata.name ?? ''),
         bootstrap: m.spec.bootstrap,
         dormant: m.spec.dormant,
-        state: m.status?.state ?? 'pending',
+        state: m.status?.state ?? MEMBER_STATE.pending,
         deleting: Boolean(m.metadata.deletionTimestamp),
         version: m.spec.version,
         ...(m.spec.trust !== undefined ? { trust: m.spec.trust } : {}),
         ...(podTrust !== undefined ? { podTrust } : {}),
-        ...(m.status?.state === 'failed' ? { failure: failureOf(m) } : {}),
+        ...(m.status?.state === MEMBER_STATE.failed ? { failure: failureOf(m) } : {}),
         ...stuckOf(m),
       };
     })

@@ -7,7 +7,7 @@
  */
 import type { AnyMachineSnapshot, AnyStateMachine, StateValue } from 'xstate';
 import type { ObservedIntent, ObservedMachine } from '../api/v1alpha1/index.ts';
-import { exactJson, stateName, type Journal, type ObjectRef } from '../journal/index.ts';
+import { exactJson, stateName, type Journal, type MachineName, type ObjectRef } from '../journal/index.ts';
 
 /** A journaled step as status.observed carries it, read back. */
 export interface ResumePoint {
@@ -87,7 +87,7 @@ export function newerSource(journalSeq: number | undefined, point: ResumePoint |
 export function journalObservedStep(
   journal: Journal,
   ref: ObjectRef,
-  machineName: 'cluster' | 'member' | 'snapshot' | 'schedule',
+  machineName: MachineName,
   machine: AnyStateMachine,
   point: ResumePoint,
   at: number,

@@ -18,7 +18,7 @@ import {
   type SnapshotFrom,
 } from 'xstate';
 import { EffectError, type EffectContext, type Handler } from '../effects/types.ts';
-import type { Journal, ObjectRef, OpenIntent, TimelineRow } from '../journal/index.ts';
+import type { Journal, MachineName, ObjectRef, OpenIntent, TimelineRow } from '../journal/index.ts';
 import { ERR } from '../machines/error-codes.ts';
 import { failpoint } from './failpoints.ts';
 
@@ -38,7 +38,7 @@ export interface RunnerEvent {
 export interface RunnerOptions<C extends EffectContext, M extends AnyStateMachine = AnyStateMachine> {
   readonly journal: Journal;
   readonly ref: ObjectRef;
-  readonly machineName: 'cluster' | 'member' | 'snapshot' | 'schedule';
+  readonly machineName: MachineName;
   readonly machine: M;
   /** The machine's input when the journal has nothing for this object yet. */
   readonly input: unknown;

@@ -10,6 +10,7 @@ import { noSpaceRaised } from '../machines/cluster/maintenance/index.ts';
 import { spaceAlarmMessage } from '../machines/cluster/maintenance/index.ts';
 import { ERR } from '../machines/error-codes.ts';
 import { clusterMachine } from '../machines/cluster.ts';
+import { MEMBER_STATE } from '../machines/member-state.ts';
 import { peerURL, quorum, troubled } from '../machines/policy.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
 
@@ -72,7 +73,7 @@ export function degradedCondition(
   overdueSince: string | null,
   now: number,
 ): ConditionInput {
-  const failed = c.members.find((m) => m.state === 'failed' && !m.deleting);
+  const failed = c.members.find((m) => m.state === MEMBER_STATE.failed && !m.deleting);
   if (pathHasTag(clusterMachine, to, TAG.failed)) return degraded(ConditionReason.StepFailed, message);
   if (failed)
     return degraded(

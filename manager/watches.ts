@@ -60,7 +60,46 @@ const byJobLabels = (o: Labelled): string[] => {
   return [...(snapshot ? [snapshotKey(n, snapshot)] : []), ...(restore ? [clusterKey(n, restore)] : [])];
 };
 
-/** Every collection the controller watches. */
+/** The objects of each owned collection. */
+export interface Owned {
+  readonly pods: V1Pod;
+  readonly pvcs: V1PersistentVolumeClaim;
+  readonly jobs: V1Job;
+  readonly jobPods: V1Pod;
+}
+
+/** The collections of objects the operator makes for its own: watched, with no machine of their own. */
+export const OWNED: { readonly [N in keyof Owned]: WatchSpec<Owned[N]> } = {
+  pods: {
+    resource: 'pods',
+    collection: { api: 'core', plural: 'pods' },
+    selector: LABEL.cluster,
+    route: byLabels,
+  },
+  pvcs: {
+    resource: 'persistentvolumeclaims',
+    collection: { api: 'core', plural: 'persistentvolumeclaims' },
+    selector: LABEL.cluster,
+    route: byLabels,
+  },
+  // The operator's Jobs (snapshots, their deletion, a restore's check), and their Pods (the
+  // agent's report is the Pod's termination message). Not under the cluster label: the Services
+  // and the scale selector must not count them as members.
+  jobs: {
+    resource: 'jobs',
+    collection: { api: 'batch', plural: 'jobs' },
+    selector: LABEL.job,
+    route: byJobLabels,
+  },
+  jobPods: {
+    resource: 'job-pods',
+    collection: { api: 'core', plural: 'pods' },
+    selector: LABEL.job,
+    route: byJobLabels,
+  },
+};
+
+/** Every collection the controller watches: each kind's own (its entry in kinds/ points here) and the owned ones. */
 export const WATCHES = {
   clusters: {
     resource: 'etcdclusters',
@@ -87,18 +126,6 @@ export const WATCHES = {
       clusterKey(m.metadata.namespace ?? '', m.spec.cluster),
     ],
   } satisfies WatchSpec<EtcdMember>,
-  pods: {
-    resource: 'pods',
-    collection: { api: 'core', plural: 'pods' },
-    selector: LABEL.cluster,
-    route: byLabels,
-  } satisfies WatchSpec<V1Pod>,
-  pvcs: {
-    resource: 'persistentvolumeclaims',
-    collection: { api: 'core', plural: 'persistentvolumeclaims' },
-    selector: LABEL.cluster,
-    route: byLabels,
-  } satisfies WatchSpec<V1PersistentVolumeClaim>,
   snapshots: {
     resource: 'etcdsnapshots',
     collection: { api: 'custom', plural: PLURAL.snapshot },
@@ -120,21 +147,7 @@ export const WATCHES = {
     collection: { api: 'custom', plural: PLURAL.schedule },
     route: (s) => [scheduleKey(s.metadata.namespace ?? '', s.metadata.name ?? '')],
   } satisfies WatchSpec<EtcdSnapshotSchedule>,
-  // The operator's Jobs (snapshots, their deletion, a restore's check), and their Pods (the
-  // agent's report is the Pod's termination message). Not under the cluster label: the Services
-  // and the scale selector must not count them as members.
-  jobs: {
-    resource: 'jobs',
-    collection: { api: 'batch', plural: 'jobs' },
-    selector: LABEL.job,
-    route: byJobLabels,
-  } satisfies WatchSpec<V1Job>,
-  jobPods: {
-    resource: 'job-pods',
-    collection: { api: 'core', plural: 'pods' },
-    selector: LABEL.job,
-    route: byJobLabels,
-  } satisfies WatchSpec<V1Pod>,
+  ...OWNED,
 };
 
 /** The collection's API path, in one namespace or all. */

@@ -2,6 +2,7 @@
 import { s, type Kind } from '../schema.ts';
 import { conditions, etcdID, etcdVersion, memberRole, observedMachine, storage } from './common.ts';
 import { snapshotSource } from './etcdsnapshot.ts';
+import { MEMBER_STATES } from '../../machines/member-state.ts';
 
 const spec = s.object(
   'The member the cluster machine asked for. Written by the operator, not by users.',
@@ -47,7 +48,8 @@ const status = s.object(
   {
     observedGeneration: s.integer('metadata.generation the operator last acted on.', { format: 'int64' }),
     state: s.string(
-      "The member machine's state: pending, creatingVolume, bootstrapping, joiningLearner, promoting, voter, restarting, rechecking (etcd restarted inside its Pod: a new Pod checks the data first), parking, dormant, replacing, removing or failed (a failure retrying cannot fix; tried again when the EtcdMember or its EtcdCluster changes).",
+      "The member machine's state. Among them: promoting (a learner catching up before promotion), notReady (etcd runs in its Pod but is not Ready), rechecking (etcd restarted inside its Pod: a new Pod checks the data first), dormant (scaled to zero: no Pod, the volume kept), nodeLost (its node is down: the cluster replaces it), failed (a failure retrying cannot fix; tried again when the EtcdMember or its EtcdCluster changes).",
+      { enum: MEMBER_STATES },
     ),
     memberID: etcdID('etcd member ID in hexadecimal, once etcd knows the member.'),
     role: memberRole('voter or learner.'),

@@ -6,7 +6,7 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useCertManager, type CertManagerInUse } from './cert-manager-fixture.ts';
-import { until } from '../cluster/node/testing.ts';
+import { until } from '../until.ts';
 import { applyManifest, getJson, kubectl } from './kube.ts';
 
 const ns = `cert-manager-${Date.now().toString(36)}`;
@@ -169,7 +169,7 @@ spec:
     const before = await tlsSecret('leaf-tls');
     await kubectl(['delete', 'secret', 'leaf-tls', '-n', ns], { check: true });
     await issued('leaf', 3);
-    const after = await until(async () => tlsSecret('leaf-tls'), 250);
+    const after = await until('the renewed leaf-tls Secret', async () => tlsSecret('leaf-tls'), Infinity, 250);
     expect(new X509Certificate(after.crt).serialNumber).not.toBe(new X509Certificate(before.crt).serialNumber);
     expect(new X509Certificate(after.crt).verify(new X509Certificate(after.ca).publicKey)).toBe(true);
   });

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { until } from '../cluster/node/testing.ts';
+import { until } from '../until.ts';
 import { chartDir, helm } from '../charts/helm.ts';
 import { canIArgs, FORBIDDEN_RIGHTS, MANAGER_RIGHTS } from '../charts/manager-rights.ts';
 import { installCertManagerCrds } from '../cluster/cert-manager/index.ts';
@@ -135,8 +135,8 @@ describe('chart: helm install into the local cluster', () => {
 
   it('the manager Pod runs `etcd-operator manager` as its ServiceAccount, bound to the node with its journal claim', async () => {
     const pod = hasNode
-      ? await until(async () => (await pods()).find((p) => p.spec.nodeName))
-      : await until(async () => (await pods())[0]);
+      ? await until('a manager Pod on a node', async () => (await pods()).find((p) => p.spec.nodeName))
+      : await until('a manager Pod', async () => (await pods())[0]);
     expect(pod.spec.serviceAccountName).toBe(release);
     const manager = pod.spec.containers.find((c) => c.name === 'manager')!;
     expect(manager.image).toMatch(/etcd-operator:/);
@@ -144,21 +144,26 @@ describe('chart: helm install into the local cluster', () => {
       expect.arrayContaining(['manager', '--listen=$(POD_IP):8080', `--lease-namespace=${ns}`, '--leader-elect=true']),
     );
     if (!hasNode) return;
-    const pvc = await until(async () => {
-      const claim = await getJson<{ status: { phase: string } }>(['pvc', '-n', ns, `${release}-journal`]);
-      return claim.status.phase === 'Bound' ? claim : undefined;
-    }, 500);
+    const pvc = await until(
+      'the journal claim',
+      async () => {
+        const claim = await getJson<{ status: { phase: string } }>(['pvc', '-n', ns, `${release}-journal`]);
+        return claim.status.phase === 'Bound' ? claim : undefined;
+      },
+      Infinity,
+      500,
+    );
     expect(pvc.status.phase).toBe('Bound');
     // The node found the image and started the container (running, or exited and restarted): the chart's part is done.
     const started = (p: Pod) =>
       p.status.containerStatuses?.some((c) => 'running' in c.state || 'terminated' in c.state || c.restartCount > 0);
-    await until(async () => ((await pods()).some(started) ? true : undefined), 500);
+    await until('a manager Pod started', async () => ((await pods()).some(started) ? true : undefined), Infinity, 500);
   });
 
   it.runIf(hasNode)(
     'the manager Pod becomes Ready (leading, caches synced) and its log shows the journal and Lease the chart gave it',
     async () => {
-      const ready = await until(async () => (await pods()).find(isReady), 500);
+      const ready = await until('a manager Pod Ready', async () => (await pods()).find(isReady), Infinity, 500);
       const logs = await kubectl(['logs', '-n', ns, ready.metadata.name, '-c', 'manager'], { check: true });
       const lines = logs.stdout
         .split('\n')
@@ -176,7 +181,7 @@ describe('chart: helm install into the local cluster', () => {
     for (const kind of ['deployment', 'serviceaccount', 'pvc'])
       expect((await kubectl(['get', kind, '-n', ns, '-l', selector, '-o', 'name'])).stdout).toBe('');
     expect((await kubectl(['get', 'clusterrole', release, '--ignore-not-found', '-o', 'name'])).stdout).toBe('');
-    await until(async () => ((await pods()).length === 0 ? true : undefined), 500);
+    await until('no manager Pod left', async () => ((await pods()).length === 0 ? true : undefined), Infinity, 500);
   });
 });
 
@@ -202,7 +207,12 @@ describe('chart: helm install with watchNamespace', () => {
     expect(await canIAs(user, ['create', 'pods'], 'elsewhere')).toBe('no');
     expect(await canIAs(user, ['list', 'secrets'], watched)).toBe('no');
     expect(await canIAs(user, ['update', `leases.coordination.k8s.io/${name}`], releaseNs)).toBe('yes');
-    const ready = await until(async () => (await podsOf(releaseNs, name)).find(isReady), 500);
+    const ready = await until(
+      `a Ready Pod of ${name}`,
+      async () => (await podsOf(releaseNs, name)).find(isReady),
+      Infinity,
+      500,
+    );
     expect(ready.spec.containers[0]!.args).toContain(`--namespace=${watched}`);
   });
 });

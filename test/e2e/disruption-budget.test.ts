@@ -5,22 +5,17 @@
  * while that member is down is refused with 429, a single member may not be evicted at all,
  * and a cluster parked at zero has no budget.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { clientsOf, createNamespace, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest, type Converged } from './etcd-cluster.ts';
-import { startManager, type ManagerProcess } from './manager-process.ts';
+import { withManager } from './manager-fixture.ts';
 
 const hasNode = inject('clusterHasNode');
-const ns = `budget-${Date.now().toString(36)}`;
+const env = withManager('budget');
+const { ns, kube } = env;
 const KEYS = 20;
 const SELECTOR = 'etcd-operator.dev/cluster=demo';
-let kube: ReturnType<typeof clientsOf>;
-let manager: ManagerProcess;
-let dir: string;
 let demo: ClusterUnderTest;
 let first: Converged;
 
@@ -60,21 +55,13 @@ const readyPods = async (): Promise<string[]> => {
 };
 
 describe.skipIf(!hasNode)('manager: the PodDisruptionBudget that keeps a quorum through evictions', () => {
+  env.hooks();
   beforeAll(async () => {
-    kube = clientsOf(inject('kubeconfig'));
-    await createNamespace(kube.core, ns);
-    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-budget-'));
-    manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
     demo = new ClusterUnderTest(kube, ns, 'demo');
     await demo.create({ replicas: 3 });
     await demo.settled(3);
     first = await demo.verify(3);
     await demo.write('before', KEYS);
-  });
-  afterAll(async () => {
-    await manager?.stop();
-    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('a 3-member cluster gets a budget of its own over its member Pods that allows one eviction', async () => {

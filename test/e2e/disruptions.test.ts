@@ -6,28 +6,22 @@
  * watch saw every acknowledged revision, every acknowledged key reads back; the longest write
  * is printed per disruption.
  */
-import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startIsolator, type Isolator } from '../cluster/network/index.ts';
 import { wipeVolume } from '../cluster/storage/index.ts';
-import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
-import { startManager, type ManagerProcess } from './manager-process.ts';
+import { withManager } from './manager-fixture.ts';
 import { Traffic, type TrafficReport } from './traffic.ts';
 
 const hasNode = inject('clusterHasNode');
-const ns = `disrupt-${Date.now().toString(36)}`;
-let kube: ReturnType<typeof clientsOf>;
-let manager: ManagerProcess;
-let dir: string;
+const env = withManager('disrupt');
+const { ns, kube } = env;
 let isolator: Isolator;
 let demo: ClusterUnderTest;
 const stalls: string[] = [];
-
-const start = (): Promise<ManagerProcess> =>
-  startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
 
 /** Runs `disrupt` under traffic, waits until the cluster is settled at `replicas`, and checks what the traffic saw. */
 async function underTraffic(name: string, replicas: number, disrupt: () => Promise<void>): Promise<TrafficReport> {
@@ -80,22 +74,16 @@ const memberNames = async (): Promise<string[]> =>
   (await demo.members()).filter((m) => !m.metadata.deletionTimestamp).map((m) => m.metadata.name ?? '');
 
 describe.skipIf(!hasNode)('manager: zero failed writes while a minority is disrupted', () => {
+  env.hooks();
   beforeAll(async () => {
-    kube = clientsOf(inject('kubeconfig'));
-    await createNamespace(kube.core, ns);
-    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-disrupt-'));
-    isolator = await startIsolator({ dir: path.join(dir, 'isolator'), kubeconfigPath: inject('kubeconfig') });
-    manager = await start();
+    isolator = await startIsolator({ dir: path.join(env.dir, 'isolator'), kubeconfigPath: inject('kubeconfig') });
     demo = new ClusterUnderTest(kube, ns, 'demo');
     await demo.create({ replicas: 3 });
     await demo.settled(3);
   });
   afterAll(async () => {
     console.log(`disruptions, longest write each:\n  ${stalls.join('\n  ')}`);
-    await manager?.stop();
     await isolator?.stop();
-    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('a member Pod deleted', () =>
@@ -161,8 +149,8 @@ describe.skipIf(!hasNode)('manager: zero failed writes while a minority is disru
     underTraffic('manager kill -9', 3, async () => {
       await demo.scale(4);
       await until('a member joining', async () => ((await memberNames()).length === 4 ? true : undefined));
-      await manager.kill();
-      manager = await start();
+      await env.manager.kill();
+      await env.start();
       await demo.settled(4);
       await demo.scale(3);
     }));

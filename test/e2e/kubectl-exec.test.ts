@@ -13,7 +13,8 @@ import path from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { kubeconfigArgs } from '../cluster/controlplane/kubectl.ts';
-import { createNamespace, deleteNamespace, etcdPod, isReady, podWhen, until } from '../cluster/node/testing.ts';
+import { createNamespace, deleteNamespace, etcdPod, isReady, podWhen } from '../cluster/node/testing.ts';
+import { until } from '../until.ts';
 import { chartDir, helm } from '../charts/helm.ts';
 import { applyManifest, kubectl } from './kube.ts';
 
@@ -39,7 +40,7 @@ const exited = (child: ChildProcess): Promise<number> =>
 /** `kubectl port-forward pod/NAME :PORT`; resolves to the local port once it forwards. */
 async function portForward(pod: string, port: number) {
   const pf = kubectlChild(['port-forward', '-n', ns, `pod/${pod}`, `:${port}`]);
-  const local = await until(() => {
+  const local = await until('kubectl port-forward to listen', () => {
     if (pf.child.exitCode !== null) throw new Error(`kubectl port-forward exited: ${pf.err()}`);
     return Promise.resolve(/Forwarding from 127\.0\.0\.1:(\d+) ->/.exec(pf.out())?.[1]);
   });
@@ -201,7 +202,9 @@ describe.runIf(root && inject('clusterHasNode'))('kubectl exec, attach and port-
     const pf = await portForward('etcd', 1);
     try {
       await expect(fetch(`http://127.0.0.1:${pf.local}/`)).rejects.toThrow();
-      await until(() => Promise.resolve(pf.err().includes('connection refused') ? true : undefined));
+      await until('port-forward to say connection refused', () =>
+        Promise.resolve(pf.err().includes('connection refused') ? true : undefined),
+      );
       expect(pf.err()).toMatch(/error forwarding port 1 to pod etcd, uid [0-9a-f-]+: .*connection refused/);
     } finally {
       pf.child.kill();
@@ -239,12 +242,17 @@ describe.runIf(root && inject('clusterHasNode'))('kubectl exec, attach and port-
     });
 
     it('kubectl exec deploy/<release> -- etcd-operator journal <cluster> prints the timeline', async () => {
-      await until(async () => {
-        const pods = (
-          await core.listNamespacedPod({ namespace: ns, labelSelector: `app.kubernetes.io/instance=${release}` })
-        ).items;
-        return pods.find(isReady);
-      }, 500);
+      await until(
+        'the release Pod Ready',
+        async () => {
+          const pods = (
+            await core.listNamespacedPod({ namespace: ns, labelSelector: `app.kubernetes.io/instance=${release}` })
+          ).items;
+          return pods.find(isReady);
+        },
+        Infinity,
+        500,
+      );
       await applyManifest(
         [
           'apiVersion: etcd-operator.dev/v1alpha1',
@@ -253,21 +261,26 @@ describe.runIf(root && inject('clusterHasNode'))('kubectl exec, attach and port-
           'spec: {replicas: 1, version: 3.6.16, storage: {size: 1Gi}}',
         ].join('\n'),
       );
-      const journal = await until(async () => {
-        const r = await kubectl([
-          'exec',
-          '-n',
-          ns,
-          `deploy/${release}`,
-          '--',
-          'etcd-operator',
-          'journal',
-          'demo',
-          '-n',
-          clusters,
-        ]);
-        return r.code === 0 && /EtcdMember\/demo-0 #\d+ /.test(r.stdout) ? r : undefined;
-      }, 2000);
+      const journal = await until(
+        'the journal of demo',
+        async () => {
+          const r = await kubectl([
+            'exec',
+            '-n',
+            ns,
+            `deploy/${release}`,
+            '--',
+            'etcd-operator',
+            'journal',
+            'demo',
+            '-n',
+            clusters,
+          ]);
+          return r.code === 0 && /EtcdMember\/demo-0 #\d+ /.test(r.stdout) ? r : undefined;
+        },
+        Infinity,
+        2000,
+      );
       expect(journal.stdout).toMatch(new RegExp(`^# EtcdCluster ${clusters}/demo \\(uid `, 'm'));
       expect(journal.stdout).toMatch(/^\S+ EtcdCluster\/demo #\d+ k8s\.cluster\.updated .* pending -> bootstrapping/m);
       expect(journal.stdout).toMatch(/^ +intent createMember\{/m);
@@ -276,7 +289,9 @@ describe.runIf(root && inject('clusterHasNode'))('kubectl exec, attach and port-
     it("kubectl port-forward deploy/<release> reaches the manager's debug page, as the chart's NOTES say", async () => {
       const pf = kubectlChild(['port-forward', '-n', ns, `deploy/${release}`, `:${debugPort}`]);
       try {
-        const local = await until(() => Promise.resolve(/Forwarding from 127\.0\.0\.1:(\d+) ->/.exec(pf.out())?.[1]));
+        const local = await until('kubectl port-forward to listen', () =>
+          Promise.resolve(/Forwarding from 127\.0\.0\.1:(\d+) ->/.exec(pf.out())?.[1]),
+        );
         const page = await fetch(`http://127.0.0.1:${local}/api/objects`);
         expect(page.status).toBe(200);
         expect(JSON.stringify(await page.json())).toContain('demo');

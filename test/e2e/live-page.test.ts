@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { TimelineRow } from '../../journal/index.ts';
 import type { ObjectLine } from '../../manager/debug/views.ts';
 import { kubeconfigArgs } from '../cluster/controlplane/kubectl.ts';
-import { until } from '../cluster/node/testing.ts';
+import { until } from '../until.ts';
 import { chartDir, helm } from '../charts/helm.ts';
 import { clientsOf } from '../effects/kubernetes/e2e-context.ts';
 import { hasChromium, launchChromium } from '../chromium.ts';
@@ -137,10 +137,15 @@ describe.runIf(hasNode && hasChromium)('the live debug page through Helm, port-f
       await page.screenshot({ path: path.join(ARTIFACTS, 'steady-1.png') });
 
       await demo.scale(5);
-      await until(async () => {
-        const shown = await page.evaluate<Applied[]>('window.applied');
-        return shown.some((a) => a.state.includes('promoting')) ? true : undefined;
-      }, 500);
+      await until(
+        'the page to show a promoting member',
+        async () => {
+          const shown = await page.evaluate<Applied[]>('window.applied');
+          return shown.some((a) => a.state.includes('promoting')) ? true : undefined;
+        },
+        Infinity,
+        500,
+      );
       await page.screenshot({ path: path.join(ARTIFACTS, 'promoting.png') });
       await demo.settled(5);
       await demo.scale(1);

@@ -7,28 +7,24 @@
  * with live data it says what to do and does not loop, and once the user deletes data and
  * raises the quota it recovers.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import type { Etcd3 } from 'etcd3';
-import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
-import { startManager, type ManagerLine, type ManagerProcess } from './manager-process.ts';
+import type { ManagerLine } from './manager-process.ts';
+import { withManager } from './manager-fixture.ts';
 import { Traffic } from './traffic.ts';
 
 const hasNode = inject('clusterHasNode');
-const ns = `maintenance-${Date.now().toString(36)}`;
+const env = withManager('maintenance');
+const { ns, kube } = env;
 const MiB = 2 ** 20;
 const VALUE = 'x'.repeat(100_000);
 const noSpace = /database space exceeded/;
-let kube: ReturnType<typeof clientsOf>;
-let manager: ManagerProcess;
-let dir: string;
 
 /** The manager's log lines with this message about this cluster, in the order written. */
 const logged = (msg: string, cluster: string): ManagerLine[] =>
-  manager.lines.filter((l) => l.msg === msg && l.cluster === cluster);
+  env.manager.lines.filter((l) => l.msg === msg && l.cluster === cluster);
 
 const conditionOf = (c: ClusterUnderTest, type: string) => async () =>
   (await c.get()).status?.conditions?.find((x) => x.type === type);
@@ -56,17 +52,7 @@ const writes = async (etcd: Etcd3, key: string): Promise<true | undefined> => {
 };
 
 describe.skipIf(!hasNode)('manager: maintenance', () => {
-  beforeAll(async () => {
-    kube = clientsOf(inject('kubeconfig'));
-    await createNamespace(kube.core, ns);
-    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-maintenance-'));
-    manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
-  });
-  afterAll(async () => {
-    await manager?.stop();
-    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  env.hooks();
 
   it(
     'defragments a churned database past the threshold: one member at a time, every member gives space back',
@@ -95,7 +81,7 @@ describe.skipIf(!hasNode)('manager: maintenance', () => {
         // A run of three small members takes well under a second: polling the Progressing
         // condition would miss it, so the steps are read from the manager's log afterwards.
         await until('the Defragmented condition', conditionOf(frag, 'Defragmented'));
-        const steps = manager.lines.filter(
+        const steps = env.manager.lines.filter(
           (l) => l.msg === 'step' && l.machine === 'cluster' && String(l.object).endsWith('/frag'),
         );
         expect(

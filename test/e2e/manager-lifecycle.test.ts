@@ -5,22 +5,17 @@
  * nothing left behind. Each check is what etcd itself says, and the keys written first are
  * read back at the end of each step.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { wipeVolume } from '../cluster/storage/index.ts';
-import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest, type Converged } from './etcd-cluster.ts';
 import { describedEvents, type DescribedEvent } from './kube.ts';
-import { startManager, type ManagerProcess } from './manager-process.ts';
+import { withManager } from './manager-fixture.ts';
 
 const hasNode = inject('clusterHasNode');
-const ns = `lifecycle-${Date.now().toString(36)}`;
+const env = withManager('lifecycle');
+const { ns, kube } = env;
 const KEYS = 50;
-let kube: ReturnType<typeof clientsOf>;
-let manager: ManagerProcess;
-let dir: string;
 let demo: ClusterUnderTest;
 let first: Converged;
 
@@ -46,22 +41,10 @@ const eventsWhenSteady = (): Promise<DescribedEvent[]> =>
     return events.at(-1)?.reason === 'Steady' ? events : undefined;
   });
 
-const restart = async (): Promise<void> => {
-  manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
-};
-
 describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
-  beforeAll(async () => {
-    kube = clientsOf(inject('kubeconfig'));
-    await createNamespace(kube.core, ns);
-    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-lifecycle-'));
-    await restart();
+  env.hooks();
+  beforeAll(() => {
     demo = new ClusterUnderTest(kube, ns, 'demo');
-  });
-  afterAll(async () => {
-    await manager?.stop();
-    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('bootstraps 3 members: one seed, then learners promoted one at a time', async () => {
@@ -73,7 +56,7 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
     expect(settled.status?.conditions?.find((c) => c.type === 'Bootstrapped')?.status).toBe('True');
     await demo.write('before', KEYS);
     // The seed alone first, then each learner added (and promoted) before the next one.
-    const added = manager.lines
+    const added = env.manager.lines
       .filter((l) => l.msg === 'learner added' || l.msg === 'learner promoted')
       .map((l) => `${l.msg} ${String(l.member)}`);
     expect(added).toEqual([
@@ -162,8 +145,8 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
 
   it('a restarted manager resumes from its journal and changes nothing that is settled', async () => {
     const before = await demo.verify(3);
-    await manager.stop();
-    await restart();
+    await env.manager.stop();
+    await env.start();
     await demo.scale(4);
     await demo.settled(4);
     const after = await demo.verify(4);
@@ -172,17 +155,16 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
 
   it('a manager that lost its journal adopts the running cluster: no seed, no name reused, same IDs', async () => {
     const before = await demo.verify(4);
-    await manager.stop();
-    rmSync(dir, { recursive: true, force: true });
-    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-lifecycle-'));
-    await restart();
+    await env.manager.stop();
+    env.loseJournal();
+    await env.start();
     await demo.scale(3);
     await demo.settled(3);
     const after = await demo.verify(3);
     expect(after.clusterID).toBe(before.clusterID);
     for (const [name, id] of after.members) expect(before.members.get(name)).toBe(id);
     expect(
-      manager.lines.some(
+      env.manager.lines.some(
         (l) => l.msg === 'step' && Array.isArray(l.intents) && (l.intents as string[]).includes('ensureServices'),
       ),
     ).toBe(false);

@@ -4,21 +4,17 @@
  * does not run on an in-place restart), and a Pod the API server refuses (a bad podTemplate),
  * which stops the member with the reason shown until the EtcdCluster is fixed.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { wipeVolume } from '../cluster/storage/index.ts';
-import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest, type Converged } from './etcd-cluster.ts';
-import { startManager, type ManagerProcess } from './manager-process.ts';
+import { withManager } from './manager-fixture.ts';
 
 const hasNode = inject('clusterHasNode');
-const ns = `failures-${Date.now().toString(36)}`;
+const env = withManager('failures');
+const { ns, kube } = env;
 const KEYS = 20;
-let kube: ReturnType<typeof clientsOf>;
-let manager: ManagerProcess;
-let dir: string;
 let demo: ClusterUnderTest;
 let first: Converged;
 
@@ -39,7 +35,7 @@ function killEtcd(member: string): void {
 
 /** The manager's step log lines of one member machine. */
 const memberSteps = (member: string) =>
-  manager.lines.filter((l) => l.msg === 'step' && l.machine === 'member' && l.object === `${ns}/${member}`);
+  env.manager.lines.filter((l) => l.msg === 'step' && l.machine === 'member' && l.object === `${ns}/${member}`);
 
 const condition = (
   o: { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } },
@@ -47,21 +43,13 @@ const condition = (
 ) => o.status?.conditions?.find((c) => c.type === type);
 
 describe.skipIf(!hasNode)('manager: a member when things go wrong under it', () => {
+  env.hooks();
   beforeAll(async () => {
-    kube = clientsOf(inject('kubeconfig'));
-    await createNamespace(kube.core, ns);
-    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-failures-'));
-    manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
     demo = new ClusterUnderTest(kube, ns, 'demo');
     await demo.create({ replicas: 3 });
     await demo.settled(3);
     first = await demo.verify(3);
     await demo.write('before', KEYS);
-  });
-  afterAll(async () => {
-    await manager?.stop();
-    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it("etcd restarting in place on a wiped volume is caught by a new Pod's data check, and the member is replaced", async () => {

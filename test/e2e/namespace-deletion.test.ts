@@ -4,28 +4,16 @@
  * running throughout and once with it stopped as the deletion starts and started again after.
  * Members of a cluster that is going leave without asking etcd, which goes with it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { clientsOf, createNamespace, untilGone } from '../effects/kubernetes/e2e-context.ts';
+import { untilGone, type clientsOf } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
-import { startManager, type ManagerProcess } from './manager-process.ts';
+import { withManager } from './manager-fixture.ts';
 
 const hasNode = inject('clusterHasNode');
 const DEADLINE_MS = 60_000;
-const dirs: string[] = [];
-const managers: ManagerProcess[] = [];
 
-const manager = async (ns: string, dir: string): Promise<ManagerProcess> => {
-  const m = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
-  managers.push(m);
-  return m;
-};
-
-/** A namespace with a 3-member, a 1-member and a dormant cluster, all settled. */
+/** A 3-member, a 1-member and a dormant cluster in the namespace, all settled. */
 async function populated(kube: ReturnType<typeof clientsOf>, ns: string): Promise<void> {
-  await createNamespace(kube.core, ns);
   const three = new ClusterUnderTest(kube, ns, 'three');
   const one = new ClusterUnderTest(kube, ns, 'one');
   const parked = new ClusterUnderTest(kube, ns, 'parked');
@@ -36,17 +24,18 @@ async function populated(kube: ReturnType<typeof clientsOf>, ns: string): Promis
 }
 
 describe.skipIf(!hasNode)('deleting a namespace with EtcdClusters in it', () => {
-  const kube = clientsOf(inject('kubeconfig'));
+  // A namespace and a manager each: set up in the test, as deleting the namespace is the test.
+  const running = withManager('nsdel-run');
+  const stopped = withManager('nsdel-stop');
+  const { kube } = running;
   afterAll(async () => {
-    for (const m of managers) await m.stop();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    await running.tearDown();
+    await stopped.tearDown();
   });
 
   it('finishes within 60 s with the manager running', async () => {
-    const ns = `nsdel-run-${Date.now().toString(36)}`;
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-nsdel-'));
-    dirs.push(dir);
-    await manager(ns, dir);
+    const { ns } = running;
+    await running.setUp();
     await populated(kube, ns);
     const started = performance.now();
     await kube.core.deleteNamespace({ name: ns });
@@ -56,16 +45,14 @@ describe.skipIf(!hasNode)('deleting a namespace with EtcdClusters in it', () => 
   });
 
   it('finishes within 60 s when the manager was stopped as it began and started after', async () => {
-    const ns = `nsdel-stop-${Date.now().toString(36)}`;
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-nsdel-'));
-    dirs.push(dir);
-    const m = await manager(ns, dir);
+    const { ns } = stopped;
+    await stopped.setUp();
     await populated(kube, ns);
-    await m.stop();
+    await stopped.manager.stop();
     const started = performance.now();
     await kube.core.deleteNamespace({ name: ns });
     await new Promise((r) => setTimeout(r, 5000));
-    await manager(ns, dir);
+    await stopped.start();
     await untilGone(`namespace ${ns}`, () => kube.core.readNamespace({ name: ns }));
     console.log(`namespace ${ns} gone ${Math.round(performance.now() - started)} ms after its deletion`);
     expect(performance.now() - started).toBeLessThan(DEADLINE_MS);

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startIsolator } from '../cluster/network/index.ts';
 import type { Isolator } from '../cluster/network/index.ts';
 import { applyManifest } from './kube.ts';
+import { until } from '../until.ts';
 
 const run = promisify(execFile);
 const VERSION = '3.6.16';
@@ -22,15 +23,6 @@ let core: CoreV1Api;
 let isolator: Isolator;
 let etcdctlPath: string;
 let dir: string;
-
-/** Polls until probe gives a value; the test's timeout bounds the wait. */
-async function until<T>(probe: () => Promise<T | undefined>): Promise<T> {
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** etcdctl from the host (which isolation leaves connected) against one member's address. */
 async function etcdctl(ip: string, ...args: string[]): Promise<{ ok: boolean; out: string }> {
@@ -87,7 +79,10 @@ spec:
 }
 
 async function podIP(name: string): Promise<string> {
-  return until(async () => (await core.readNamespacedPod({ name, namespace: ns })).status?.podIP || undefined);
+  return until(
+    `Pod ${name} has an IP`,
+    async () => (await core.readNamespacedPod({ name, namespace: ns })).status?.podIP || undefined,
+  );
 }
 
 beforeAll(async () => {
@@ -100,7 +95,9 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'e2e-etcd-net-'));
   isolator = await startIsolator({ dir, kubeconfigPath: inject('kubeconfig') });
   await core.createNamespace({ body: { metadata: { name: ns } } });
-  await until(() => core.readNamespacedServiceAccount({ name: 'default', namespace: ns }));
+  await until(`ServiceAccount default in ${ns}`, () =>
+    core.readNamespacedServiceAccount({ name: 'default', namespace: ns }),
+  );
 });
 
 afterAll(async () => {
@@ -114,20 +111,29 @@ describe.skipIf(!inject('clusterHasNode'))('etcd on the local cluster', () => {
     const started = performance.now();
     await applyManifest(manifest());
     const ips = await Promise.all(members.map(podIP));
-    for (const ip of ips) await until(async () => ((await etcdctl(ip, 'endpoint', 'health')).ok ? true : undefined));
+    for (const ip of ips)
+      await until(`etcd at ${ip} healthy`, async () =>
+        (await etcdctl(ip, 'endpoint', 'health')).ok ? true : undefined,
+      );
     console.log(`etcd: 3 members healthy ${Math.round(performance.now() - started)} ms after apply`);
     const [isolated, other] = [ips[2] ?? '', ips[0] ?? ''];
     expect((await etcdctl(isolated, 'put', 'before', '1')).ok).toBe(true);
 
     await isolator.isolate(isolated);
     // The cut member can no longer serve a linearizable read; the other two keep quorum.
-    await until(async () => ((await etcdctl(isolated, 'get', 'before')).ok ? undefined : true));
+    await until('the isolated member to refuse reads', async () =>
+      (await etcdctl(isolated, 'get', 'before')).ok ? undefined : true,
+    );
     // If the cut member led, the other two elect a new leader first: writes succeed after that.
-    expect(await until(async () => ((await etcdctl(other, 'put', 'during', '2')).ok ? true : undefined))).toBe(true);
+    expect(
+      await until('a write through another member', async () =>
+        (await etcdctl(other, 'put', 'during', '2')).ok ? true : undefined,
+      ),
+    ).toBe(true);
     expect((await etcdctl(isolated, 'get', 'during', '--consistency=s', '--print-value-only')).out).toBe('');
 
     await isolator.heal(isolated);
-    const healed = await until(async () => {
+    const healed = await until('the isolated member healed', async () => {
       const r = await etcdctl(isolated, 'get', 'during', '--print-value-only');
       return r.ok && r.out === '2' ? r.out : undefined;
     });

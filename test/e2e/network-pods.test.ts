@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startNetwork } from '../cluster/network/index.ts';
 import type { LocalNetwork } from '../cluster/network/index.ts';
 import { PodNetns } from '../cluster/network/podNetns.ts';
+import { until } from '../until.ts';
 
 const ns = `net-${process.pid}`;
 const sandboxes = new PodNetns(`e2e-network-pods-${process.pid}`, () => undefined);
@@ -27,15 +28,6 @@ let network: LocalNetwork;
 let dir: string;
 let core: CoreV1Api;
 const children: ChildProcess[] = [];
-
-/** Polls until probe gives a value; the test's timeout bounds the wait. */
-async function until<T>(probe: () => Promise<T | undefined>): Promise<T> {
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** Creates a Pod no node will run and reports it running at `ip`, as a kubelet would. */
 async function fakePod(
@@ -60,7 +52,7 @@ async function fakePod(
 
 /** What the hosts file says once it mentions `text`. */
 function hostsWith(text: string): Promise<string> {
-  return until(async () => {
+  return until(`the hosts file to mention ${text}`, async () => {
     const hosts = await readFile(network.hostsFile, 'utf8');
     return hosts.includes(text) ? hosts : undefined;
   });
@@ -141,7 +133,9 @@ beforeAll(async () => {
   network = await startNetwork({ dir, kubeconfigPath: inject('kubeconfig') });
   await core.createNamespace({ body: { metadata: { name: ns } } });
   // Pods are refused until the controller manager has made the namespace's default ServiceAccount.
-  await until(() => core.readNamespacedServiceAccount({ name: 'default', namespace: ns }));
+  await until(`ServiceAccount default in ${ns}`, () =>
+    core.readNamespacedServiceAccount({ name: 'default', namespace: ns }),
+  );
 });
 
 afterAll(async () => {
@@ -185,7 +179,7 @@ describe.runIf(process.getuid?.() === 0)('the network of Pods given an address b
       },
     });
     const clusterIP = svc.spec?.clusterIP ?? '';
-    const reply = await until(async () => {
+    const reply = await until('a reply through the ClusterIP', async () => {
       const r = await dialFromHost(clusterIP, 80);
       return r.startsWith('ok') ? r : undefined;
     });
@@ -206,7 +200,7 @@ describe.runIf(process.getuid?.() === 0)('the network of Pods given an address b
     kc.clusters = kc.clusters.map((c) =>
       c === cluster ? { ...c, server: `https://${kubernetes.spec?.clusterIP}:443` } : c,
     );
-    const version = await until(() => kc.makeApiClient(VersionApi).getCode());
+    const version = await until('the API server version', () => kc.makeApiClient(VersionApi).getCode());
     expect(version.major).toBe('1');
   });
 

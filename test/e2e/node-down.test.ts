@@ -6,7 +6,8 @@
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { LocalNode } from '../cluster/node/index.ts';
-import { etcdPod, isReady, podWhen, until } from '../cluster/node/testing.ts';
+import { etcdPod, isReady, podWhen } from '../cluster/node/testing.ts';
+import { until } from '../until.ts';
 import { setUpNode, startTestNode, tearDownNode } from './node-fixture.ts';
 
 const ns = `node-down-${process.pid}`;
@@ -32,11 +33,20 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     expect(await nodeReady()).toBe('True');
     await node.stop();
     // The lifecycle controller waits its grace period (12 s here) after the last Lease renewal.
-    expect(await until(async () => ((await nodeReady()) === 'Unknown' ? 'Unknown' : undefined), 1000)).toBe('Unknown');
+    expect(
+      await until(
+        'the node Unknown',
+        async () => ((await nodeReady()) === 'Unknown' ? 'Unknown' : undefined),
+        Infinity,
+        1000,
+      ),
+    ).toBe('Unknown');
     const down = await podWhen(core, ns, 'member', (p) => !isReady(p));
     expect(readyStatus(down)).toBe('False');
     node = await start();
-    expect(await until(async () => ((await nodeReady()) === 'True' ? 'True' : undefined))).toBe('True');
+    expect(await until('the node Ready again', async () => ((await nodeReady()) === 'True' ? 'True' : undefined))).toBe(
+      'True',
+    );
     const up = await podWhen(core, ns, 'member', isReady);
     expect(up.status!.containerStatuses![0]!.restartCount).toBe(1);
   });

@@ -12,19 +12,19 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startNetwork, type LocalNetwork } from '../cluster/network/index.ts';
 import { startNode, type LocalNode } from '../cluster/node/index.ts';
-import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
-import { startManager, type ManagerProcess } from './manager-process.ts';
+import { withManager } from './manager-fixture.ts';
 import { Traffic } from './traffic.ts';
 
 const hasNode = inject('clusterHasNode') && process.getuid?.() === 0;
 const id = Date.now().toString(36);
-const ns = `node-loss-${id}`;
+const env = withManager('node-loss');
+const { ns, kube } = env;
 const POOL = 'etcd-operator.dev/e2e-pool';
 const names = ['a', 'b', 'c'].map((z) => `loss-${id}-${z}`);
 const SELECTOR = 'etcd-operator.dev/cluster=demo';
-let kube: ReturnType<typeof clientsOf>;
-let manager: ManagerProcess;
+/** The test's nodes and network. */
 let dir: string;
 let demo: ClusterUnderTest;
 const nodes = new Map<string, LocalNode>();
@@ -67,17 +67,22 @@ const nodeReady = async (name: string): Promise<string | undefined> =>
   (await kube.core.readNode({ name })).status?.conditions?.find((c) => c.type === 'Ready')?.status;
 
 describe.skipIf(!hasNode)('a node lost under a 3-member cluster', () => {
+  // Registered before the fixture's hooks, so it runs after its teardown (afterAll hooks run as a
+  // stack): the namespace's members go first (the manager releases their finalizers, their
+  // nodes finish their Pods), then the manager, then the nodes.
+  afterAll(async () => {
+    for (const [name, node] of nodes) {
+      await node.stop();
+      await kube.core.deleteNode({ name }).catch(() => undefined);
+    }
+    await network?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  env.hooks({ namespaceFirst: true });
   beforeAll(async () => {
-    kube = clientsOf(inject('kubeconfig'));
-    await createNamespace(kube.core, ns);
     dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-node-loss-'));
     hostsFile = await clusterHostsFile();
     for (const name of names) await start(name);
-    manager = await startManager({
-      kubeconfig: inject('kubeconfig'),
-      dir: path.join(dir, 'manager'),
-      args: ['--namespace', ns],
-    });
     demo = new ClusterUnderTest(kube, ns, 'demo');
     // Kubernetes evicts a Pod from a NotReady or unreachable node after its toleration: 300 s by
     // default, 10 s here so the test takes well under a minute.
@@ -89,27 +94,6 @@ describe.skipIf(!hasNode)('a node lost under a 3-member cluster', () => {
     }));
     await demo.create({ replicas: 3, podTemplate: { spec: { nodeSelector: { [POOL]: id }, tolerations } } });
     await demo.settled(3);
-  });
-  afterAll(async () => {
-    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
-    // The namespace's members go first (the manager releases their finalizers, their nodes
-    // finish their Pods), then the manager and the nodes.
-    await until(
-      'the namespace gone',
-      async () =>
-        await kube.core.readNamespace({ name: ns }).then(
-          () => undefined,
-          () => true,
-        ),
-      120_000,
-    ).catch(() => undefined);
-    await manager?.stop();
-    for (const [name, node] of nodes) {
-      await node.stop();
-      await kube?.core.deleteNode({ name }).catch(() => undefined);
-    }
-    await network?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('spreads the members over the three nodes', async () => {

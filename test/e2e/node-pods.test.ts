@@ -6,7 +6,8 @@
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { LocalNode } from '../cluster/node/index.ts';
-import { etcdPod, isReady, podGone, podWhen, until } from '../cluster/node/testing.ts';
+import { etcdPod, isReady, podGone, podWhen } from '../cluster/node/testing.ts';
+import { until } from '../until.ts';
 import { privateNodeToleration, setUpNode, startTestNode, tearDownNode } from './node-fixture.ts';
 
 const ns = `node-${process.pid}`;
@@ -116,7 +117,7 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
     expect(['ErrImagePull', 'ImagePullBackOff']).toContain(waiting.reason);
     expect(waiting.message).toContain('failed to pull image "busybox:1.36": this local node has no binaries for it');
     expect(pod.status!.phase).toBe('Pending');
-    const events = await until(async () => {
+    const events = await until('the Events of Pod unknown', async () => {
       const list = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=unknown' });
       return list.items.some((e) => e.reason === 'Failed') ? list.items : undefined;
     });
@@ -151,7 +152,7 @@ describe.runIf(root && inject('clusterHasNode'))('process node', () => {
     await podWhen(core, ns, 'deleted-while-down', isReady);
     await node.stop();
     await core.deleteNamespacedPod({ name: 'deleted-while-down', namespace: ns });
-    await until(async () => {
+    await until('etcd of the deleted Pod to stop answering', async () => {
       const r = await fetch(`http://${before.status!.podIP!}:2379/health`).catch(() => undefined);
       return r ? undefined : true;
     });

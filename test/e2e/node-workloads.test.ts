@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import type { CoreV1Api, V1Container, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { LocalNode } from '../cluster/node/index.ts';
-import { isReady, podGone, podWhen, until } from '../cluster/node/testing.ts';
+import { isReady, podGone, podWhen } from '../cluster/node/testing.ts';
+import { until } from '../until.ts';
 import { setUpNode, tearDownNode } from './node-fixture.ts';
 
 const ns = `node-work-${process.pid}`;
@@ -90,7 +91,7 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
       node
         .exec(ns, 'files', ['cat', '/etc/sec/token-file'])
         .then((r) => (r.stdout === 'rotated' ? r.stdout : undefined));
-    expect(await until(read, 500)).toBe('rotated');
+    expect(await until('the rotated token in the file', read, Infinity, 500)).toBe('rotated');
   });
 
   it('a sidecar init container starts before the containers and keeps running beside them', async () => {
@@ -122,7 +123,9 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process no
     expect(p.status!.initContainerStatuses![0]).toMatchObject({ name: 'side', started: true, state: { running: {} } });
     // Ready says main's process runs, not that its cat is done: wait for what it printed, or
     // "No such file" had main started before the sidecar's startup probe passed.
-    const printed = await until(() => node.logs(ns, 'sidecar', 'main').then((l) => l || undefined));
+    const printed = await until('the sidecar to print', () =>
+      node.logs(ns, 'sidecar', 'main').then((l) => l || undefined),
+    );
     expect(printed).toBe('from-sidecar\n');
   });
 

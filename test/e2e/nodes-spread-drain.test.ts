@@ -4,23 +4,18 @@
  * belongs to its member's node, and `kubectl drain` of one node at a time, across all three,
  * keeps a quorum the whole time (the operator's PodDisruptionBudget) with no failed write.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { kubectl } from './kube.ts';
-import { startManager, type ManagerProcess } from './manager-process.ts';
+import { withManager } from './manager-fixture.ts';
 import { Traffic } from './traffic.ts';
 
 const hasNode = inject('clusterHasNode');
-const ns = `nodes-${Date.now().toString(36)}`;
+const env = withManager('nodes');
+const { ns, kube } = env;
 const SELECTOR = 'etcd-operator.dev/cluster=demo';
-let kube: ReturnType<typeof clientsOf>;
-let manager: ManagerProcess;
-let dir: string;
 let demo: ClusterUnderTest;
 let cordoned: string | undefined;
 
@@ -31,20 +26,14 @@ const memberPods = async (): Promise<V1Pod[]> =>
   );
 
 describe.skipIf(!hasNode)('three nodes: members spread, volumes stay, drains keep a quorum', () => {
+  env.hooks();
   beforeAll(async () => {
-    kube = clientsOf(inject('kubeconfig'));
-    await createNamespace(kube.core, ns);
-    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-nodes-'));
-    manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
     demo = new ClusterUnderTest(kube, ns, 'demo');
     await demo.create({ replicas: 3 });
     await demo.settled(3);
   });
   afterAll(async () => {
     if (cordoned) await kubectl(['uncordon', cordoned]);
-    await manager?.stop();
-    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('the local cluster has three Ready nodes, each in a zone of its own', async () => {

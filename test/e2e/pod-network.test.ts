@@ -9,7 +9,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { kubeconfigArgs } from '../cluster/controlplane/kubectl.ts';
-import { createNamespace, deleteNamespace, isReady, podWhen, until } from '../cluster/node/testing.ts';
+import { createNamespace, deleteNamespace, isReady, podWhen } from '../cluster/node/testing.ts';
+import { until } from '../until.ts';
 import { applyManifest, kubectl } from './kube.ts';
 
 const ns = `podnet-${process.pid}`;
@@ -105,7 +106,7 @@ async function portForward(pod: string, port: number): Promise<{ child: ChildPro
   );
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
-  const local = await until(() => {
+  const local = await until('kubectl port-forward to listen', () => {
     if (child.exitCode !== null) throw new Error('kubectl port-forward exited');
     return Promise.resolve(/Forwarding from 127\.0\.0\.1:(\d+) ->/.exec(out)?.[1]);
   });
@@ -146,7 +147,7 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('a network 
     const expected = new Set(
       await Promise.all(['etcd-a', 'etcd-b'].map((n) => memberID(`http://${pods[n]!.status!.podIP}:2379`))),
     );
-    const fromHost = await until(async () => {
+    const fromHost = await until('both members from the host', async () => {
       const seen = new Set<string>();
       for (let i = 0; i < 6; i++) seen.add(await memberID(`http://${clusterIP}:2379`));
       return seen.size === 2 ? seen : undefined;

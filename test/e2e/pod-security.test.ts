@@ -13,13 +13,14 @@ import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { containerSecurityContext, podSecurityContext, RUN_AS_ID } from '../../effects/kubernetes/build-security.ts';
 import { chartDir, helm } from '../charts/helm.ts';
-import { clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
+import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
-import { startManager, type ManagerProcess } from './manager-process.ts';
+import { withManager } from './manager-fixture.ts';
 import { createSnapshot, snapshotFinished } from './s3-server.ts';
 
 const hasNode = inject('clusterHasNode');
-const ns = `pod-security-${Date.now().toString(36)}`;
+const env = withManager('pod-security');
+const { ns, kube } = env;
 const KEYS = 20;
 /** The labels that make the API server enforce the standard in a namespace. */
 const RESTRICTED = {
@@ -27,9 +28,6 @@ const RESTRICTED = {
   'pod-security.kubernetes.io/enforce-version': 'latest',
 };
 
-const kube = clientsOf(inject('kubeconfig'));
-let manager: ManagerProcess;
-let dir: string;
 let demo: ClusterUnderTest;
 
 /** Creates a namespace enforcing `restricted` and waits for its default ServiceAccount. */
@@ -94,10 +92,8 @@ const plainPod = (name: string): V1Pod => ({
 });
 
 describe.skipIf(!hasNode)('pod security: the operator in a namespace enforcing restricted', () => {
+  env.hooks({ labels: RESTRICTED });
   beforeAll(async () => {
-    await createRestrictedNamespace(kube.core, ns);
-    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-pod-security-'));
-    manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
     await kube.core.createNamespacedPersistentVolumeClaim({
       namespace: ns,
       body: {
@@ -109,11 +105,6 @@ describe.skipIf(!hasNode)('pod security: the operator in a namespace enforcing r
     await demo.create({ replicas: 3 });
     await demo.settled(3);
     await demo.write('before', KEYS);
-  });
-  afterAll(async () => {
-    await manager?.stop();
-    await kube.core.deleteNamespace({ name: ns }).catch(() => undefined);
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('the namespace enforces restricted: a Pod without a securityContext is refused, ours is admitted', async () => {

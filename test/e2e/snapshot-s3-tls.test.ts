@@ -5,24 +5,21 @@
  * restored from it through the same endpoint. (A second versitygw in the Pod serves the same
  * directory over plain HTTP, for the test process to make the bucket.)
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { s3Client } from '../../effects/s3/index.ts';
 import { issueCert, makeCa } from '../cluster/controlplane/certs.ts';
-import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
-import { startManager, type ManagerProcess } from './manager-process.ts';
+import { withManager } from './manager-fixture.ts';
 import { BUCKET, createSnapshot, S3_CREDENTIALS, snapshotFinished } from './s3-server.ts';
 
 const hasNode = inject('clusterHasNode');
-const ns = `s3-tls-${Date.now().toString(36)}`;
-let kube: ReturnType<typeof clientsOf>;
-let manager: ManagerProcess;
-let dir: string;
+const env = withManager('s3-tls');
+const { ns, kube } = env;
 
 /** versitygw over TLS on 7443 (the Service `s3-tls`) and over HTTP on 7070, one directory. */
 async function startTlsS3(pki: string): Promise<string> {
@@ -117,28 +114,16 @@ async function snapshot(name: string, dest: object): Promise<EtcdSnapshot> {
 
 describe.skipIf(!hasNode)('snapshots to an S3 endpoint signed by a private CA (caBundle)', () => {
   let endpoint = '';
+  env.hooks();
   beforeAll(async () => {
-    kube = clientsOf(inject('kubeconfig'));
-    await createNamespace(kube.core, ns);
-    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-s3-tls-'));
-    const pki = path.join(dir, 'pki');
+    const pki = path.join(env.dir, 'pki');
     mkdirSync(pki, { recursive: true });
     await makeCa(pki);
     await issueCert(pki, { name: 's3', subject: '/CN=s3-tls', usage: 'serverAuth', sans: [`DNS:s3-tls.${ns}.svc`] });
-    manager = await startManager({
-      kubeconfig: inject('kubeconfig'),
-      dir: path.join(dir, 'manager'),
-      args: ['--namespace', ns],
-    });
     const demo = new ClusterUnderTest(kube, ns, 'demo');
     [endpoint] = await Promise.all([startTlsS3(pki), demo.create({ replicas: 1 })]);
     await demo.settled(1);
     await demo.write('tls-key', 20);
-  });
-  afterAll(async () => {
-    await manager?.stop();
-    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('without the caBundle the Job refuses the endpoint, saying why', async () => {

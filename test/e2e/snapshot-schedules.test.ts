@@ -6,28 +6,23 @@
  * expression the CRD pattern lets through but cron refuses is reported in a condition. The
  * schedules run side by side, so the file takes about the five minutes the issue asks for.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdSnapshot, EtcdSnapshotSchedule } from '../../api/v1alpha1/index.ts';
 import { GROUP, PLURAL, VERSION } from '../../effects/kubernetes/meta.ts';
-import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
-import { startManager, type ManagerProcess } from './manager-process.ts';
+import { withManager } from './manager-fixture.ts';
 import { BUCKET, listKeys, s3Destination, startS3 } from './s3-server.ts';
 
 const hasNode = inject('clusterHasNode');
-const ns = `schedules-${Date.now().toString(36)}`;
+const env = withManager('schedules');
+const { ns, kube } = env;
 const RUN_FOR_MS = 5 * 60_000;
 const snapshots = { group: GROUP, version: VERSION, namespace: ns, plural: PLURAL.snapshot };
 const schedules = { group: GROUP, version: VERSION, namespace: ns, plural: PLURAL.schedule };
 
-let kube: ReturnType<typeof clientsOf>;
-let manager: ManagerProcess;
-let dir: string;
 let s3: S3Client;
 /** When the every-minute schedules were created. */
 let started = 0;
@@ -61,11 +56,8 @@ async function snapshotsOf(schedule: string): Promise<EtcdSnapshot[]> {
 const condition = (s: EtcdSnapshotSchedule, type: string) => s.status?.conditions?.find((c) => c.type === type);
 
 describe.skipIf(!hasNode)('snapshot schedules: EtcdSnapshotSchedule to S3 on the local cluster', () => {
+  env.hooks();
   beforeAll(async () => {
-    kube = clientsOf(inject('kubeconfig'));
-    await createNamespace(kube.core, ns);
-    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-schedules-'));
-    manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
     const demo = new ClusterUnderTest(kube, ns, 'demo');
     const [server] = await Promise.all([startS3(kube, ns), demo.create({ replicas: 1 })]);
     s3 = server.client;
@@ -82,11 +74,8 @@ describe.skipIf(!hasNode)('snapshot schedules: EtcdSnapshotSchedule to S3 on the
       retention: { keepLast: 3 },
     });
   });
-  afterAll(async () => {
-    await manager?.stop();
+  afterAll(() => {
     s3?.destroy();
-    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('a cron expression the pattern lets through but cron refuses is reported, and nothing runs', async () => {

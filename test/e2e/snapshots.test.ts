@@ -7,8 +7,7 @@
  * and the snapshots the operator refuses to take.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { createReadStream, createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
@@ -18,9 +17,9 @@ import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { GROUP, PLURAL, VERSION } from '../../effects/kubernetes/meta.ts';
 import { binary, run } from '../cluster/controlplane/tools.ts';
 import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
-import { clientsOf, createNamespace, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
+import { until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
-import { startManager, type ManagerProcess } from './manager-process.ts';
+import { withManager } from './manager-fixture.ts';
 import {
   BUCKET,
   createSnapshot as takeSnapshot,
@@ -31,13 +30,11 @@ import {
 } from './s3-server.ts';
 
 const hasNode = inject('clusterHasNode');
-const ns = `snapshots-${Date.now().toString(36)}`;
+const env = withManager('snapshots');
+const { ns, kube } = env;
 const KEYS = 10_000;
 const api = { group: GROUP, version: VERSION, namespace: ns, plural: PLURAL.snapshot };
 
-let kube: ReturnType<typeof clientsOf>;
-let manager: ManagerProcess;
-let dir: string;
 let demo: ClusterUnderTest;
 let s3: S3Client;
 /** The revision after the last key was written. */
@@ -87,11 +84,22 @@ const expectEveryKey = (keys: Map<string, string>): void => {
 };
 
 describe.skipIf(!hasNode)('snapshots: EtcdSnapshot to S3 and to a PVC on the local cluster', () => {
+  // Registered before the fixture's hooks, so it runs after its teardown (afterAll hooks run as a
+  // stack): a failed test may leave finalizers with no manager to release them.
+  afterAll(async () => {
+    const snapshots = (await kube.custom.listNamespacedCustomObject(api).catch(() => ({ items: [] }))) as {
+      items: EtcdSnapshot[];
+    };
+    for (const s of snapshots.items)
+      await kube.custom
+        .patchNamespacedCustomObject(
+          { ...api, name: s.metadata.name ?? '', body: { metadata: { finalizers: null } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        )
+        .catch(() => undefined);
+  });
+  env.hooks();
   beforeAll(async () => {
-    kube = clientsOf(inject('kubeconfig'));
-    await createNamespace(kube.core, ns);
-    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-snapshots-'));
-    manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
     demo = new ClusterUnderTest(kube, ns, 'demo');
     const [server] = await Promise.all([startS3(kube, ns), demo.create({ replicas: 3 })]);
     s3 = server.client;
@@ -111,22 +119,8 @@ describe.skipIf(!hasNode)('snapshots: EtcdSnapshot to S3 and to a PVC on the loc
       etcd.close();
     }
   });
-  afterAll(async () => {
-    await manager?.stop();
+  afterAll(() => {
     s3?.destroy();
-    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
-    const snapshots = (await kube?.custom.listNamespacedCustomObject(api).catch(() => ({ items: [] }))) as {
-      items: EtcdSnapshot[];
-    };
-    // A failed test may leave finalizers with no manager to release them.
-    for (const s of snapshots?.items ?? [])
-      await kube.custom
-        .patchNamespacedCustomObject(
-          { ...api, name: s.metadata.name ?? '', body: { metadata: { finalizers: null } } },
-          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-        )
-        .catch(() => undefined);
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('to S3: stored, read back, and restorable with every key; taken from a follower', async () => {
@@ -151,7 +145,7 @@ describe.skipIf(!hasNode)('snapshots: EtcdSnapshot to S3 and to a PVC on the loc
     expect(from, `member ${s.status?.member}`).toBeDefined();
     expect(from?.ID).not.toBe(leader);
 
-    const file = path.join(dir, 'from-s3.db');
+    const file = path.join(env.dir, 'from-s3.db');
     const { Body } = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
     await pipeline(Body as NodeJS.ReadableStream, createWriteStream(file));
     expect(await digest(createReadStream(file))).toEqual({ sha256: s.status?.sha256, size: s.status?.size });

@@ -11,22 +11,13 @@ import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startStorage, wipeVolume } from '../cluster/storage/index.ts';
 import type { Storage } from '../cluster/types.ts';
+import { until } from '../until.ts';
 
 const scope = { provisioner: 'etcd-operator.dev/e2e-storage', storageClass: 'e2e-storage', isDefault: false };
 const ns = `storage-${process.pid}`;
 let storage: Storage;
 let dir: string;
 let core: CoreV1Api;
-
-/** Polls until probe gives a value; the test's timeout bounds the wait, `what` names it in logs. */
-async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  for (let tries = 1; ; tries++) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (tries % 100 === 0) console.log(`still waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function claim(name: string, size: string): V1PersistentVolumeClaim {
   return {

@@ -9,15 +9,14 @@
  * In the end a client certificate from the old CA is refused and one from the new CA is served.
  * Then the cluster is parked, its CAs change while nothing runs, and it wakes onto them: no roll.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdClientTLS } from '../../effects/etcd/index.ts';
 import { credentialsOf, TestPki, type Leaf } from '../effects/etcd/test-pki.ts';
-import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
-import { startManager, type ManagerProcess } from './manager-process.ts';
+import { withManager } from './manager-fixture.ts';
 import {
   createClusterSecrets,
   etcdctl,
@@ -29,16 +28,14 @@ import {
 import { Traffic, type TrafficReport } from './traffic.ts';
 
 const hasNode = inject('clusterHasNode');
-const ns = `ca-change-${Date.now().toString(36)}`;
+const env = withManager('ca-change');
+const { ns, kube } = env;
 const KEYS = 20;
 /** How often the manager reads the Secrets again (--secret-read-interval), seconds. */
 const SECRET_READ_S = 5;
 /** A roll: the manager's next read of the Secrets, then three restarts. */
 const ROLL_MS = 420_000;
 
-let kube: ReturnType<typeof clientsOf>;
-let manager: ManagerProcess;
-let dir: string;
 let oldPki: TestPki;
 let newPki: TestPki;
 let demo: ClusterUnderTest;
@@ -95,30 +92,20 @@ const certArgs = (ca: string, leaf: Leaf): string[] => [
 ];
 
 describe.skipIf(!hasNode)('TLS: a CA change, rolled by the operator', () => {
+  // The manager reads a cluster's Secrets again every SECRET_READ_S (a minute by default).
+  env.hooks({ args: ['--secret-read-interval', String(SECRET_READ_S)] });
   beforeAll(async () => {
-    kube = clientsOf(inject('kubeconfig'));
-    await createNamespace(kube.core, ns);
-    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-ca-change-'));
     oldPki = await TestPki.create('etcd-operator-old-ca-');
     newPki = await TestPki.create('etcd-operator-new-ca-');
     const secrets = await createClusterSecrets(kube, oldPki, ns, 'demo');
-    // The manager reads a cluster's Secrets again every SECRET_READ_S (a minute by default).
-    manager = await startManager({
-      kubeconfig: inject('kubeconfig'),
-      dir,
-      args: ['--namespace', ns, '--secret-read-interval', String(SECRET_READ_S)],
-    });
     demo = new ClusterUnderTest(kube, ns, 'demo', secrets.reach);
     await demo.create({ replicas: 3, tls: secrets.spec });
     await demo.settled(3);
     await demo.write('before', KEYS);
   });
-  afterAll(async () => {
-    await manager?.stop();
-    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
+  afterAll(() => {
     oldPki?.remove();
     newPki?.remove();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it(
@@ -174,7 +161,7 @@ describe.skipIf(!hasNode)('TLS: a CA change, rolled by the operator', () => {
       });
 
       // A certificate of the old CA is refused now; the new CA's is served, and the data is all there.
-      const newCAFile = path.join(dir, 'new-ca.crt');
+      const newCAFile = path.join(env.dir, 'new-ca.crt');
       writeFileSync(newCAFile, newCA);
       const endpoint = `https://${[...(await demo.podIPs()).values()][0]}:2379`;
       const refused = await etcdctl(endpoint, [...certArgs(newCAFile, operatorLeaf(oldPki)), 'get', 'before/0']);

@@ -9,34 +9,31 @@
  * certificates afterwards, without a restart.
  */
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
 import type { EtcdClientTLS } from '../../effects/etcd/index.ts';
 import { useCertManager, type CertManagerInUse } from './cert-manager-fixture.ts';
-import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { etcdctl, servedSerial, serialOf } from './tls-cluster.ts';
 import { applyManifest, getJson, kubectl } from './kube.ts';
-import { startManager, type ManagerProcess } from './manager-process.ts';
+import { withManager } from './manager-fixture.ts';
 import { Traffic } from './traffic.ts';
 
 const hasNode = inject('clusterHasNode');
-const ns = `tls-cm-${Date.now().toString(36)}`;
+const env = withManager('tls-cm');
+const { ns, kube } = env;
 const clusterIssuer = `selfsigned-${ns}`;
 const issuerRef = { name: 'ca', kind: 'Issuer', group: 'cert-manager.io' };
 /** The Certificates the operator makes for cluster demo, each writing the Secret of its name. */
 const ISSUED = ['demo-client-tls', 'demo-peer-tls', 'demo-operator-tls'];
 const KEYS = 20;
 
-let kube: ReturnType<typeof clientsOf>;
 let certManager: CertManagerInUse;
 /** How often the manager reads a cluster's Secrets again (--secret-read-interval; a minute by default), seconds. */
 const SECRET_READ_S = 5;
-let manager: ManagerProcess;
-let dir: string;
 let demo: ClusterUnderTest;
 /** User certificates issued in the test by the same CA Issuer, as files for etcdctl and as PEM. */
 let root: { files: Record<'ca' | 'cert' | 'key', string>; tls: EtcdClientTLS };
@@ -104,9 +101,9 @@ spec:
   await issued(name, 1);
   const tls = await secretPEM(name);
   const files = {
-    ca: path.join(dir, `${name}-ca.crt`),
-    cert: path.join(dir, `${name}.crt`),
-    key: path.join(dir, `${name}.key`),
+    ca: path.join(env.dir, `${name}-ca.crt`),
+    cert: path.join(env.dir, `${name}.crt`),
+    key: path.join(env.dir, `${name}.key`),
   };
   writeFileSync(files.ca, tls.ca);
   writeFileSync(files.cert, tls.cert);
@@ -148,7 +145,7 @@ async function diagnose(): Promise<string> {
   out.push(`cluster status: ${JSON.stringify({ ...(await demo.get()).status, conditions: undefined })}`);
   for (const pod of (await get(['get', 'pods', '-o', 'jsonpath={.items[*].metadata.name}'])).split(' ').filter(Boolean))
     out.push(`${pod} log:\n${await get(['logs', pod, '--tail=25'])}`);
-  const metrics = await fetch(`http://127.0.0.1:${manager.port}/metrics`).then((r) => r.text(), String);
+  const metrics = await fetch(`http://127.0.0.1:${env.manager.port}/metrics`).then((r) => r.text(), String);
   out.push(
     `manager probes:\n${metrics
       .split('\n')
@@ -157,9 +154,9 @@ async function diagnose(): Promise<string> {
       .join('\n')}`,
   );
   out.push(`events:\n${await get(['get', 'events', '--sort-by=.lastTimestamp'])}`);
-  const lines = manager.lines.map((l) => JSON.stringify(l));
+  const lines = env.manager.lines.map((l) => JSON.stringify(l));
   out.push(
-    `manager warnings:\n${manager.lines
+    `manager warnings:\n${env.manager.lines
       .filter((l) => l.level >= 40)
       .slice(-40)
       .map((l) => JSON.stringify(l))
@@ -171,11 +168,9 @@ async function diagnose(): Promise<string> {
 }
 
 describe.skipIf(!hasNode)('TLS from cert-manager, with etcd auth', () => {
+  env.hooks({ args: ['--secret-read-interval', String(SECRET_READ_S)] });
   beforeAll(async () => {
-    kube = clientsOf(inject('kubeconfig'));
     certManager = await useCertManager();
-    await createNamespace(kube.core, ns);
-    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-tls-cm-'));
     await applyManifest(`
 apiVersion: cert-manager.io/v1
 kind: ClusterIssuer
@@ -202,11 +197,6 @@ spec: { ca: { secretName: ca } }
     await kubectl(['wait', 'issuer/ca', '-n', ns, '--for=condition=Ready', '--timeout=60s'], { check: true });
     root = await userCertificate('user-root', 'root');
     nobody = await userCertificate('user-nobody', 'nobody');
-    manager = await startManager({
-      kubeconfig: inject('kubeconfig'),
-      dir,
-      args: ['--namespace', ns, '--secret-read-interval', String(SECRET_READ_S)],
-    });
     // The test's own calls go as root: with auth on, etcd takes the user from the common name.
     demo = new ClusterUnderTest(kube, ns, 'demo', {
       client: root.tls,
@@ -227,11 +217,8 @@ spec: { ca: { secretName: ca } }
     }
   });
   afterAll(async () => {
-    await manager?.stop();
-    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
     await kubectl(['delete', 'clusterissuer', clusterIssuer, '--ignore-not-found']);
     await certManager?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('the operator made the Certificates, owned by the cluster, with the names etcd needs; its own is CN=root', async () => {
@@ -352,7 +339,7 @@ spec: { ca: { secretName: ca } }
   );
 
   it('no certificate or key in the manager’s log, the namespace’s Events or the cluster’s status', async () => {
-    const log = manager.lines.map((l) => JSON.stringify(l)).join('\n');
+    const log = env.manager.lines.map((l) => JSON.stringify(l)).join('\n');
     const events = (await kubectl(['get', 'events', '-n', ns, '-o', 'json'], { check: true })).stdout;
     const status = JSON.stringify((await demo.get()).status);
     for (const [where, text] of Object.entries({ log, events, status })) {

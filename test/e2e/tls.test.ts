@@ -7,25 +7,20 @@
  * Secret lacks ca.crt: no member is made, the cluster says which Secret and key, and it starts
  * once the Secret is fixed.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
 import { credentialsOf, TestPki, tlsSecret, type Leaf } from '../effects/etcd/test-pki.ts';
-import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { etcdctl } from './tls-cluster.ts';
-import { startManager, type ManagerProcess } from './manager-process.ts';
+import { withManager } from './manager-fixture.ts';
 import { createSnapshot, snapshotFinished } from './s3-server.ts';
 
 const hasNode = inject('clusterHasNode');
-const ns = `tls-${Date.now().toString(36)}`;
+const env = withManager('tls');
+const { ns, kube } = env;
 const KEYS = 20;
 
-let kube: ReturnType<typeof clientsOf>;
-let manager: ManagerProcess;
-let dir: string;
 let pki: TestPki;
 let member: Leaf;
 let operator: Leaf;
@@ -74,10 +69,8 @@ const conditionsOf = async (name: string): Promise<string> => {
 };
 
 describe.skipIf(!hasNode)('TLS: client and peer certificates from Secrets', () => {
+  env.hooks();
   beforeAll(async () => {
-    kube = clientsOf(inject('kubeconfig'));
-    await createNamespace(kube.core, ns);
-    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-tls-'));
     pki = await TestPki.create('etcd-operator-tls-pki-');
     member = await pki.issue({
       name: 'demo-member',
@@ -91,7 +84,6 @@ describe.skipIf(!hasNode)('TLS: client and peer certificates from Secrets', () =
     await createSecret('demo-client-tls', member);
     await createSecret('demo-peer-tls', member);
     await createSecret('demo-operator-tls', operator);
-    manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
     demo = new ClusterUnderTest(kube, ns, 'demo', {
       client: credentialsOf(user),
       serverName: `demo-client.${ns}.svc`,
@@ -100,11 +92,8 @@ describe.skipIf(!hasNode)('TLS: client and peer certificates from Secrets', () =
     await demo.create({ replicas: 3, tls: tlsSpec('demo') });
     await demo.settled(3);
   });
-  afterAll(async () => {
-    await manager?.stop();
-    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
+  afterAll(() => {
     pki?.remove();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('3 members over TLS: https peer URLs in etcd, every member a voter, keys written and read back', async () => {
@@ -163,7 +152,7 @@ describe.skipIf(!hasNode)('TLS: client and peer certificates from Secrets', () =
   });
 
   it('the manager logged no certificate or key', () => {
-    const text = manager.lines.map((l) => JSON.stringify(l)).join('\n');
+    const text = env.manager.lines.map((l) => JSON.stringify(l)).join('\n');
     expect(text).not.toContain('BEGIN');
     expect(text).not.toContain('PRIVATE KEY');
   });

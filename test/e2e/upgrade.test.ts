@@ -4,22 +4,17 @@
  * every revision watched, every key read back), a snapshot to a PVC taken first; a version no member can start holds the roll
  * at its first member with the others serving, and going back to status.version undoes it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
-import { startManager, type ManagerProcess } from './manager-process.ts';
+import { withManager } from './manager-fixture.ts';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { Traffic } from './traffic.ts';
 
 const hasNode = inject('clusterHasNode');
-const ns = `upgrade-${Date.now().toString(36)}`;
+const env = withManager('upgrade');
+const { ns, kube } = env;
 const KEYS = 50;
-let kube: ReturnType<typeof clientsOf>;
-let manager: ManagerProcess;
-let dir: string;
 let demo: ClusterUnderTest;
 
 /** Member name -> the version its EtcdMember asks for, and -> the version status reports it answers with. */
@@ -34,18 +29,15 @@ async function versions(): Promise<{ spec: Record<string, string>; answering: Re
 
 /** The manager's cluster steps in order, as `upgrading` substate -> member. */
 const upgradeSteps = () =>
-  manager.lines
+  env.manager.lines
     .filter((l) => l.msg === 'step' && l.machine === 'cluster' && String(l.to).startsWith('upgrading.settingVersion'))
     .map((l) => String(l.to));
 
 const condition = (type: string) => async () => (await demo.get()).status?.conditions?.find((c) => c.type === type);
 
 describe.skipIf(!hasNode)('manager: rolling version upgrades', () => {
+  env.hooks();
   beforeAll(async () => {
-    kube = clientsOf(inject('kubeconfig'));
-    await createNamespace(kube.core, ns);
-    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-upgrade-'));
-    manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
     await kube.core.createNamespacedPersistentVolumeClaim({
       namespace: ns,
       body: {
@@ -62,11 +54,6 @@ describe.skipIf(!hasNode)('manager: rolling version upgrades', () => {
     });
     await demo.settled(3);
     await demo.write('before', KEYS);
-  });
-  afterAll(async () => {
-    await manager?.stop();
-    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('3.5.35 -> 3.6.16 one member at a time, leader last, under a writer and a watcher: nothing failed or lost', async () => {
@@ -117,7 +104,7 @@ describe.skipIf(!hasNode)('manager: rolling version upgrades', () => {
     const order = upgradeSteps();
     expect(order).toHaveLength(3);
     const leaderName = [...before.members.entries()].find(([, id]) => BigInt(`0x${id}`) === BigInt(leaderID))?.[0];
-    const lastSet = manager.lines.filter(
+    const lastSet = env.manager.lines.filter(
       (l) => l.msg === 'member set to a new etcd version' && String(l.version) === '3.6.16',
     );
     expect(lastSet.map((l) => l.member)).toHaveLength(3);

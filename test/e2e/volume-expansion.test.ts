@@ -10,25 +10,20 @@
  * reported with what to do, and a later size is applied once the class allows it.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
 import { PatchStrategy, setHeaderOptions, StorageV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
-import { startManager, type ManagerProcess } from './manager-process.ts';
+import { withManager } from './manager-fixture.ts';
 
 const run = promisify(execFile);
 const hasNode = inject('clusterHasNode');
-const ns = `grow-${Date.now().toString(36)}`;
+const env = withManager('grow');
+const { ns, kube } = env;
 const Mi = 2 ** 20;
 const CLASS = 'local-sized';
-let kube: ReturnType<typeof clientsOf>;
-let manager: ManagerProcess;
-let dir: string;
 
 /** The size of the file system at /var/lib/etcd as the Pod's etcd process sees it (its mount namespace). */
 async function seenInPod(pod: V1Pod): Promise<number> {
@@ -42,18 +37,12 @@ async function seenInPod(pod: V1Pod): Promise<number> {
 
 describe.skipIf(!hasNode)('manager: volume expansion', () => {
   let storage: StorageV1Api;
-  beforeAll(async () => {
-    kube = clientsOf(inject('kubeconfig'));
+  env.hooks();
+  beforeAll(() => {
     storage = kube.kc.makeApiClient(StorageV1Api);
-    await createNamespace(kube.core, ns);
-    dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-grow-'));
-    manager = await startManager({ kubeconfig: inject('kubeconfig'), dir, args: ['--namespace', ns] });
   });
   afterAll(async () => {
     if (storage) await expansion(true).catch(() => undefined);
-    await manager?.stop();
-    await kube?.core.deleteNamespace({ name: ns }).catch(() => undefined);
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   /** Sets allowVolumeExpansion on the sized class (a merge patch, as kubectl patch does). */

@@ -3,6 +3,7 @@ import { clusterMachine } from '../../machines/cluster.ts';
 import { describeCluster } from '../../machines/describe.ts';
 import { pathHasTag, TAG } from '../../machines/tags.ts';
 import { peerURL, preUpgradeSnapshotName, retryDelay, troubled } from '../../machines/policy.ts';
+import type { MemberState } from '../../machines/member-state.ts';
 import type { ClusterEvent, EtcdObservation, MemberObservation } from '../../machines/types.ts';
 import { Driver, play, type Intent, type Step } from './harness.ts';
 
@@ -30,7 +31,7 @@ function etcd(
 }
 const voters = (...ns: number[]): ClusterEvent => etcd(ns.map((n) => [n, false, true]));
 
-function members(list: [number, string, Partial<MemberObservation>?][]): ClusterEvent {
+function members(list: [number, MemberState, Partial<MemberObservation>?][]): ClusterEvent {
   const obs = list.map(([n, state, o]) => ({
     name: `demo-${n}`,
     ordinal: n,
@@ -962,9 +963,13 @@ describe('cluster machine: rolling upgrades', () => {
       },
     };
   };
-  const listed = (versions: readonly string[], states: Record<number, string> = {}): ClusterEvent =>
+  const listed = (versions: readonly string[], states: Record<number, MemberState> = {}): ClusterEvent =>
     members(
-      versions.map((v, n): [number, string, Partial<MemberObservation>] => [n, states[n] ?? 'voter', { version: v }]),
+      versions.map((v, n): [number, MemberState, Partial<MemberObservation>] => [
+        n,
+        states[n] ?? 'voter',
+        { version: v },
+      ]),
     );
   const setVersion = (n: number, version = '3.6.16'): Intent => ({
     type: 'setMemberVersion',
@@ -1109,7 +1114,7 @@ describe('cluster machine: rolling upgrades', () => {
     /** EtcdMembers 0..2 on OLD: each one's spec.trust, and the trust its Pod was made with. */
     const trusts = (specs: readonly string[], pods: readonly string[] = specs): ClusterEvent =>
       members(
-        specs.map((t, n): [number, string, Partial<MemberObservation>] => [
+        specs.map((t, n): [number, MemberState, Partial<MemberObservation>] => [
           n,
           'voter',
           { version: OLD, trust: t, podTrust: pods[n]! },

@@ -11,7 +11,7 @@ const tagsAt = (machine: AnyStateMachine, path: string): Tag[] =>
 describe('state tags: what a state means outside the machines', () => {
   it.each([
     ['pending', ['idle']],
-    ['steady', ['resting', 'idle']],
+    ['steady', ['resting', 'idle', 'settled']],
     ['dormant', ['resting', 'idle', 'dormant']],
     ['failed', ['resting', 'idle', 'halted', 'failed']],
     ['degraded', ['resting', 'idle', 'warning', 'degraded']],

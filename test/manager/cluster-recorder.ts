@@ -63,7 +63,14 @@ export class Recorder {
   readonly d = new Driver(clusterMachine, { cluster: ref });
   status: EtcdClusterStatus | undefined;
   readonly seen: { state: string; status: EtcdClusterStatus }[] = [];
+  /** metadata.generation the status is written for. */
+  generation = 1;
   #seq = 0;
+
+  /** The sequence number of the last step recorded. */
+  get seq(): number {
+    return this.#seq;
+  }
 
   send(...events: ClusterEvent[]): void {
     for (const e of events) {
@@ -71,7 +78,7 @@ export class Recorder {
       this.d.send(e);
       this.status = clusterStatus(
         this.status,
-        { seq: ++this.#seq, from, to: this.d.state, context: this.d.context, generation: 1 },
+        { seq: ++this.#seq, from, to: this.d.state, context: this.d.context, generation: this.generation },
         e.at,
       );
       this.seen.push({ state: this.d.state, status: this.status });

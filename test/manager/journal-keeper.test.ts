@@ -13,6 +13,7 @@ import { JournalKeeper } from '../../manager/journal-keeper.ts';
 import { serve } from '../../manager/main.ts';
 import { ManagerMetrics } from '../../manager/metrics.ts';
 import { ObjectRunners } from '../../manager/object-runners.ts';
+import { KINDS } from '../../manager/kinds/index.ts';
 import { clusterObserved, membersListed } from '../../manager/observe.ts';
 import { RESUMED_EVENT } from '../../manager/resume.ts';
 import { DAMAGES, damageWhileOpen, tempDb } from '../journal/helpers.ts';
@@ -105,7 +106,7 @@ function runtime(options: { busyTimeoutMs?: number } = {}) {
     const key = `EtcdCluster/default/${name}`;
     return runners.withJournal(key, async () => {
       const object = objects.get(name)!;
-      const entry = await runners.cluster(key, object);
+      const entry = await runners.entry(KINDS.EtcdCluster, key, object);
       await entry.runner.feed(membersListed(name, [], now()));
       await entry.runner.feed(clusterObserved(object, now()));
     });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { LABEL } from '../../effects/kubernetes/meta.ts';
+import type { MemberState } from '../../machines/member-state.ts';
 import {
   claimsListed,
   clusterObserved,
@@ -20,7 +21,7 @@ const cluster = (o: Partial<EtcdCluster['metadata']> = {}, replicas = 3): EtcdCl
 });
 const member = (
   name: string,
-  o: { dormant?: boolean; state?: string; deleting?: boolean; cluster?: string } = {},
+  o: { dormant?: boolean; state?: MemberState; deleting?: boolean; cluster?: string } = {},
 ): EtcdMember => ({
   apiVersion: 'etcd-operator.dev/v1alpha1',
   kind: 'EtcdMember',

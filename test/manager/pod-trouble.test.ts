@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { initialMemberContext, type MemberContext } from '../../machines/member-decide.ts';
 import { memberStatus, STUCK_AFTER_MS } from '../../manager/member-status.ts';
 import { stuckOf } from '../../manager/debug/views.ts';
-import { newlyStuck } from '../../manager/object-runners.ts';
+import { newlyStuck } from '../../manager/member-status.ts';
 import { membersListed, podObserved, pvcObserved } from '../../manager/observe.ts';
 import { claimTrouble, podTrouble } from '../../manager/pod-trouble.ts';
 import { UNWELL_GRACE_MS } from '../../manager/status-degraded.ts';

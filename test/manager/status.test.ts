@@ -3,9 +3,11 @@ import type { EtcdClusterStatus } from '../../api/v1alpha1/index.ts';
 import { clusterMachine } from '../../machines/cluster.ts';
 import { initialClusterContext } from '../../machines/cluster-decide.ts';
 import { peerURL } from '../../machines/policy.ts';
-import type { ClusterEvent } from '../../machines/types.ts';
+import type { MemberState } from '../../machines/member-state.ts';
+import type { ClusterEvent, MemberObservation } from '../../machines/types.ts';
 import { clusterStatus } from '../../manager/status.ts';
 import { Driver } from '../machines/harness.ts';
+import { Recorder } from './cluster-recorder.ts';
 
 const ref = { namespace: 'default', name: 'demo', uid: 'u1' };
 const T0 = Date.parse('2026-11-21T12:00:00Z');
@@ -22,12 +24,10 @@ const listed = (healthy: boolean): ClusterEvent => ({
 });
 
 /** Walks a one-member cluster to steady (its PodDisruptionBudget set last), recording the status after every step as the runtime would. */
-function bootstrapOne(): { d: Driver<typeof clusterMachine>; status: EtcdClusterStatus | undefined; seq: number } {
-  const d = new Driver(clusterMachine, { cluster: ref });
-  d.send({ type: 'k8s.members.listed', at: at(), members: [] });
-  let status: EtcdClusterStatus | undefined;
-  let seq = 0;
-  const events: ClusterEvent[] = [
+function bootstrapOne(): Recorder {
+  const r = new Recorder();
+  r.d.send({ type: 'k8s.members.listed', at: at(), members: [] });
+  r.send(
     { type: 'k8s.cluster.updated', at: at(), spec: { replicas: 1, version: '3.6.16' }, progressDeadlineSeconds: 600 },
     { type: 'effect.ensureServices.succeeded', at: at() },
     { type: 'effect.createMember.succeeded', at: at() },
@@ -39,13 +39,8 @@ function bootstrapOne(): { d: Driver<typeof clusterMachine>; status: EtcdCluster
     listed(true),
     listed(true),
     { type: 'effect.setDisruptionBudget.succeeded', at: at(), result: { minAvailable: 1 } },
-  ];
-  for (const e of events) {
-    const from = d.state;
-    d.send(e);
-    status = clusterStatus(status, { seq: ++seq, from, to: d.state, context: d.context, generation: 1 }, e.at);
-  }
-  return { d, status, seq };
+  );
+  return r;
 }
 
 const condition = (s: EtcdClusterStatus | undefined, type: string) => s?.conditions?.find((c) => c.type === type);
@@ -139,25 +134,21 @@ describe('manager: the status a user reads', () => {
 
 describe('cluster status at zero replicas', () => {
   it('a cluster parked at 0 is not Available on purpose (Dormant), not unreachable', () => {
-    const { d, status, seq } = bootstrapOne();
-    let s = status;
-    let n = seq;
-    const dormantMember = (state: string): ClusterEvent => ({
+    const r = bootstrapOne();
+    const { d } = r;
+    r.generation = 2;
+    const dormantMember = (state: MemberState): ClusterEvent => ({
       type: 'k8s.members.listed',
       at: at(),
       members: [{ name: 'demo-0', ordinal: 0, bootstrap: true, dormant: true, state, deleting: false }],
     });
-    const events: ClusterEvent[] = [
+    r.send(
       { type: 'k8s.cluster.updated', at: at(), spec: { replicas: 0, version: '3.6.16' }, progressDeadlineSeconds: 600 },
       { type: 'effect.setDormant.succeeded', at: at() },
       dormantMember('parking'),
       { type: 'etcd.unreachable', at: at(), error: 'no member Pod runs' },
-    ];
-    for (const e of events) {
-      const from = d.state;
-      d.send(e);
-      s = clusterStatus(s, { seq: ++n, from, to: d.state, context: d.context, generation: 2 }, e.at);
-    }
+    );
+    let s = r.status;
     expect(d.state).toBe('parking.awaitingPark');
     expect(condition(s, 'Available')).toMatchObject({
       status: 'False',
@@ -175,7 +166,7 @@ describe('cluster status at zero replicas', () => {
     d.send(deleted);
     s = clusterStatus(
       s,
-      { seq: n + 1, from: 'updatingBudget.running', to: d.state, context: d.context, generation: 2 },
+      { seq: r.seq + 1, from: 'updatingBudget.running', to: d.state, context: d.context, generation: 2 },
       deleted.at,
     );
     expect(d.state).toBe('dormant');
@@ -272,7 +263,7 @@ describe('cluster status of a failed step', () => {
 
   it('reports the version each member answers with, and the oldest still running; a member that does not run does not count', () => {
     const d = new Driver(clusterMachine, { cluster: ref });
-    const member = (n: number, version: string, state = 'voter') => ({
+    const member = (n: number, version: string, state: MemberState = 'voter'): MemberObservation => ({
       name: `demo-${n}`,
       ordinal: n,
       bootstrap: n === 0,
@@ -350,16 +341,13 @@ describe('manager: the status of maintenance', () => {
 
   /** A steady one-member cluster, and a step function that records the status after each event. */
   function cluster() {
-    const started = bootstrapOne();
-    const { d } = started;
-    let { status, seq } = started;
+    const r = bootstrapOne();
+    r.generation = 2;
     const step = (e: ClusterEvent): EtcdClusterStatus | undefined => {
-      const from = d.state;
-      d.send(e);
-      status = clusterStatus(status, { seq: ++seq, from, to: d.state, context: d.context, generation: 2 }, e.at);
-      return status;
+      r.send(e);
+      return r.status;
     };
-    return { d, step };
+    return { d: r.d, step };
   }
 
   it('a finished defragmentation run is recorded as Defragmented, with what each member gave back', () => {
@@ -474,7 +462,7 @@ describe('manager: the status of maintenance', () => {
   });
 
   it('records Upgraded only when the roll is over, not each time a member of it is done', () => {
-    const member = (n: number, version: string) => ({
+    const member = (n: number, version: string): MemberObservation => ({
       name: `demo-${n}`,
       ordinal: n,
       bootstrap: n === 0,

@@ -24,8 +24,8 @@ describe('watches', () => {
     const labels = { 'etcd-operator.dev/snapshot': 'nightly', 'etcd-operator.dev/job': 'snapshot' };
     const job: V1Job = { metadata: { name: 'nightly-snapshot', namespace: 'ns', labels } };
     const pod: V1Pod = { metadata: { name: 'nightly-snapshot-x1', namespace: 'ns', labels } };
-    expect(WATCHES.jobs.route(job)).toEqual(['EtcdSnapshot/ns/nightly']);
-    expect(WATCHES.jobPods.route(pod)).toEqual(['EtcdSnapshot/ns/nightly']);
+    expect(WATCHES.jobs.route(job, routing)).toEqual(['EtcdSnapshot/ns/nightly']);
+    expect(WATCHES.jobPods.route(pod, routing)).toEqual(['EtcdSnapshot/ns/nightly']);
     expect(collectionPath(WATCHES.jobs.collection, 'ns')).toBe('/apis/batch/v1/namespaces/ns/jobs');
   });
 
@@ -48,9 +48,9 @@ describe('watches', () => {
   it('a Pod concerns the member and cluster its labels name, and nothing without them', () => {
     const labels = { 'etcd-operator.dev/cluster': 'demo', 'etcd-operator.dev/member': 'demo-1' };
     const pod: V1Pod = { metadata: { name: 'demo-1', namespace: 'ns', labels } };
-    expect(WATCHES.pods.route(pod)).toEqual(['EtcdMember/ns/demo-1', 'EtcdCluster/ns/demo']);
+    expect(WATCHES.pods.route(pod, routing)).toEqual(['EtcdMember/ns/demo-1', 'EtcdCluster/ns/demo']);
     const unlabelled: V1Pod = { metadata: { name: 'other', namespace: 'ns' } };
-    expect(WATCHES.pods.route(unlabelled)).toEqual([]);
+    expect(WATCHES.pods.route(unlabelled, routing)).toEqual([]);
   });
 
   it('lists and watches in one namespace or in all', () => {

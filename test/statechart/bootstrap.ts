@@ -8,7 +8,13 @@
 import { EffectError, type EffectContext, type Handler } from '../../effects/types.ts';
 import type { Journal } from '../../journal/index.ts';
 import { ERR } from '../../machines/error-codes.ts';
-import { clusterMachine, peerURL, type DisruptionBudgetParams, type MemberObservation } from '../../machines/index.ts';
+import {
+  clusterMachine,
+  peerURL,
+  type DisruptionBudgetParams,
+  type MemberObservation,
+  type MemberState,
+} from '../../machines/index.ts';
 import { Runner } from '../../manager/runner.ts';
 
 const cluster = { namespace: 'default', name: 'demo', uid: 'uid-demo' };
@@ -60,7 +66,7 @@ export async function journalBootstrap(journal: Journal): Promise<void> {
     }),
     now,
   });
-  const member = (name: string, ordinal: number, state: string): MemberObservation => ({
+  const member = (name: string, ordinal: number, state: MemberState): MemberObservation => ({
     name,
     ordinal,
     bootstrap: ordinal === 0,

@@ -1,14 +1,6 @@
 /** Helpers for tests that run Pods on a process node: polling and etcd Pod manifests. */
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
-
-/** Polls until probe gives a value; the test's own timeout bounds the wait. */
-export async function until<T>(probe: () => Promise<T | undefined>, everyMs = 100): Promise<T> {
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
+import { until } from '../../until.ts';
 
 /** The Pod once it satisfies check. */
 export function podWhen(
@@ -17,10 +9,11 @@ export function podWhen(
   name: string,
   check: (pod: V1Pod) => boolean,
 ): Promise<V1Pod> {
-  return until(async () => {
+  const matches = async () => {
     const pod = await core.readNamespacedPod({ name, namespace });
     return check(pod) ? pod : undefined;
-  });
+  };
+  return until(`Pod ${namespace}/${name}`, matches, Infinity, 100);
 }
 
 /** Whether the Pod's Ready condition is True. */
@@ -30,14 +23,12 @@ export function isReady(pod: V1Pod): boolean {
 
 /** Resolves once the Pod object is gone. */
 export function podGone(core: CoreV1Api, namespace: string, name: string): Promise<true> {
-  return until(async () => {
-    try {
-      await core.readNamespacedPod({ name, namespace });
-      return undefined;
-    } catch (err) {
-      return (err as { code?: number }).code === 404 ? true : undefined;
-    }
-  });
+  const gone = () =>
+    core.readNamespacedPod({ name, namespace }).then(
+      () => undefined,
+      (err: { code?: number }) => (err.code === 404 ? (true as const) : undefined),
+    );
+  return until(`Pod ${namespace}/${name} gone`, gone, Infinity, 100);
 }
 
 /** Options of an etcd member Pod. */
@@ -107,7 +98,7 @@ export function etcdPod(o: EtcdPodOptions): V1Pod {
 export async function deleteNamespace(core: CoreV1Api, namespace: string): Promise<void> {
   await core.deleteNamespace({ name: namespace }).catch(() => undefined);
   const deadline = Date.now() + 30_000;
-  await until(async () => {
+  await until(`the Pods of ${namespace} gone`, async () => {
     const pods = (await core.listNamespacedPod({ namespace })).items;
     if (pods.length && Date.now() > deadline) {
       for (const p of pods)
@@ -116,11 +107,16 @@ export async function deleteNamespace(core: CoreV1Api, namespace: string): Promi
           .catch(() => undefined);
     }
     return pods.length === 0 ? true : undefined;
-  }, 200);
+  });
 }
 
 /** Creates a namespace and waits for its default ServiceAccount (made by a controller, as in any cluster). */
 export async function createNamespace(core: CoreV1Api, namespace: string): Promise<void> {
   await core.createNamespace({ body: { metadata: { name: namespace } } });
-  await until(() => core.readNamespacedServiceAccount({ name: 'default', namespace }).then(() => true));
+  await until(
+    `ServiceAccount default in ${namespace}`,
+    () => core.readNamespacedServiceAccount({ name: 'default', namespace }).then(() => true),
+    Infinity,
+    100,
+  );
 }

@@ -5,6 +5,9 @@ import type { EtcdCluster } from '../../../api/v1alpha1/index.ts';
 import { kubeClients } from '../../../effects/kubernetes/context.ts';
 import type { KubeClients, KubeContext } from '../../../effects/kubernetes/context.ts';
 import type { Log } from '../../../effects/types.ts';
+import { until } from '../../until.ts';
+
+export { until, untilGone } from '../../until.ts';
 
 const quiet: Log = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -21,9 +24,9 @@ export function contextFor(kube: KubeClients, cluster: EtcdCluster): KubeContext
   return { cluster: { namespace, name, uid }, signal: AbortSignal.timeout(30_000), log: quiet, kube };
 }
 
-/** Creates a namespace and waits for its default ServiceAccount (Pods need it to be admitted). */
-export async function createNamespace(core: CoreV1Api, ns: string): Promise<void> {
-  await core.createNamespace({ body: { metadata: { name: ns } } });
+/** Creates a namespace (with `labels`) and waits for its default ServiceAccount (Pods need it to be admitted). */
+export async function createNamespace(core: CoreV1Api, ns: string, labels?: Record<string, string>): Promise<void> {
+  await core.createNamespace({ body: { metadata: { name: ns, ...(labels ? { labels } : {}) } } });
   await until(`ServiceAccount default in ${ns}`, () =>
     core.readNamespacedServiceAccount({ name: 'default', namespace: ns }),
   );
@@ -49,31 +52,4 @@ export async function createCluster(
     plural: 'etcdclusters',
     body,
   })) as EtcdCluster;
-}
-
-/** Polls until probe gives a value (a throw counts as not yet); the test's timeout bounds the wait, or timeoutMs. */
-export async function until<T>(
-  what: string | (() => string),
-  probe: () => Promise<T | undefined>,
-  timeoutMs = Infinity,
-): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  const say = typeof what === 'string' ? () => what : what;
-  for (let tries = 1; ; tries++) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${say()}`);
-    if (tries % 100 === 0) console.log(`still waiting for ${say()}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-/** Polls until `gone` reads NotFound. */
-export async function untilGone(what: string, read: () => Promise<unknown>): Promise<void> {
-  await until(what, () =>
-    read().then(
-      () => undefined,
-      (err: { code?: number }) => (err.code === 404 ? true : undefined),
-    ),
-  );
 }
