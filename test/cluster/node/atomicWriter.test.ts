@@ -109,9 +109,13 @@ describe('node: Secret volumes written as the kubelet writes them (..data swappe
     );
     let v = 1;
     const until = Date.now() + 1_500;
+    // A version every 5 ms, far above any Secret's rate but not back to back: like the kubelet's,
+    // a write removes the version before the last, so a reader whose one path lookup spans two
+    // writes (a thread stalled inside it, on a loaded machine) can miss a file, as it could on a
+    // real node. Back to back, that was seen once in a full run.
     while (Date.now() < until) {
       writeAtomically(dir, secret(v++));
-      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setTimeout(r, 5));
     }
     const r = await result;
     await reader.terminate();
