@@ -21,6 +21,7 @@ import {
   snapshotJobName,
   type KubeClients,
   type KubeContext,
+  type PodSettings,
 } from '../effects/kubernetes/index.ts';
 import type { ClusterRef, HandlerTable } from '../effects/types.ts';
 import type { ClusterObjectRef, EtcdObservation, StepBookkeeping } from '../machines/index.ts';
@@ -62,6 +63,8 @@ export interface ControllerOptions {
   readonly etcdAddress: EtcdAddressMode;
   /** Image of the check-data init container in etcd Pods. */
   readonly agentImage?: string;
+  /** The etcd image repository, pull Secrets and default resources of the Pods it makes. */
+  readonly pods?: PodSettings;
   /** This manager's name (its Pod), reported on Events. */
   readonly identity: string;
   /** Deadline of one effect call (default 30 s). */
@@ -495,6 +498,7 @@ export class Controller {
       instance: this.#o.identity,
       etcd: this.#etcd,
       ...(this.#o.agentImage ? { agentImage: this.#o.agentImage } : {}),
+      ...(this.#o.pods ? { pods: this.#o.pods } : {}),
     };
   }
 }
