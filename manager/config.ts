@@ -4,11 +4,6 @@ import type { PodSettings } from '../effects/kubernetes/pod-settings.ts';
 import { DEFAULT_ETCD_IMAGE_REPOSITORY } from '../effects/kubernetes/pod-settings.ts';
 import type { EtcdAddressMode } from './resolver.ts';
 
-/** Requests of an etcd container whose cluster sets no spec.resources (--member-requests). */
-export const DEFAULT_MEMBER_REQUESTS = 'cpu=100m,memory=256Mi';
-/** Requests of a snapshot or restore Job's agent (--job-requests). */
-export const DEFAULT_JOB_REQUESTS = 'cpu=10m,memory=64Mi';
-
 /** Everything the manager is started with. */
 export interface ManagerConfig {
   /** A kubeconfig file; in-cluster config when undefined. */
@@ -55,10 +50,10 @@ export const MANAGER_USAGE = `usage: etcd-operator manager [flags]
                            (default quay.io/coreos/etcd; a mirror for air-gapped clusters)
   --image-pull-secret NAME a Secret in each EtcdCluster's namespace to pull the etcd and agent
                            images with, on every Pod and Job the manager makes (repeatable)
-  --member-requests LIST   requests of an etcd container whose cluster sets no spec.resources
-                           (default cpu=100m,memory=256Mi; "" for none)
-  --job-requests LIST      requests of the snapshot and restore Jobs (default cpu=10m,memory=64Mi;
-                           "" for none)
+  --member-requests LIST   requests of an etcd container whose cluster sets no spec.resources,
+                           e.g. cpu=100m,memory=256Mi (default none; the chart sets that)
+  --job-requests LIST      requests of the snapshot and restore Jobs' agent, e.g.
+                           cpu=10m,memory=64Mi (default none; the chart sets that)
   --log-level LEVEL        trace, debug, info, warn or error (default info)
   --max-probe-interval S   longest wait, in seconds, between two etcd probes of a steady cluster
                            that stays the same (default 120; 15 probes every 15 s)
@@ -152,8 +147,8 @@ export function parseManagerArgs(
   for (const n of pullSecretNames)
     if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(n))
       throw new ConfigError(`--image-pull-secret ${n}: not a Secret name`);
-  const memberRequests = requests('member-requests', flags.get('member-requests') ?? DEFAULT_MEMBER_REQUESTS);
-  const jobRequests = requests('job-requests', flags.get('job-requests') ?? DEFAULT_JOB_REQUESTS);
+  const memberRequests = requests('member-requests', flags.get('member-requests') ?? '');
+  const jobRequests = requests('job-requests', flags.get('job-requests') ?? '');
 
   return {
     ...(flags.has('kubeconfig') ? { kubeconfig: flags.get('kubeconfig') } : {}),

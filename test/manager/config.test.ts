@@ -64,12 +64,8 @@ describe('manager flags', () => {
     expect(parseManagerArgs(['--secret-read-interval', '5'], {}).secretReadIntervalMs).toBe(5_000);
   });
 
-  it("makes etcd Pods from quay.io's images and requests 100m CPU and 256Mi for each member by default", () => {
-    expect(parseManagerArgs([], {}).pods).toEqual({
-      etcdImageRepository: 'quay.io/coreos/etcd',
-      memberResources: { requests: { cpu: '100m', memory: '256Mi' } },
-      jobResources: { requests: { cpu: '10m', memory: '64Mi' } },
-    });
+  it("makes etcd Pods from quay.io's images, with no pull Secret and no requests of its own by default", () => {
+    expect(parseManagerArgs([], {}).pods).toEqual({ etcdImageRepository: 'quay.io/coreos/etcd' });
   });
 
   it('takes a mirrored etcd repository, pull Secrets (repeated, each once) and other requests, or none', () => {
@@ -82,7 +78,7 @@ describe('manager flags', () => {
         '--image-pull-secret=mirror-pull',
         '--member-requests',
         'cpu=1,memory=2Gi',
-        '--job-requests=',
+        '--job-requests=cpu=10m,memory=64Mi',
       ],
       {},
     );
@@ -90,7 +86,9 @@ describe('manager flags', () => {
       etcdImageRepository: 'mirror.example:5000/coreos/etcd',
       imagePullSecrets: ['mirror-pull', 'other'],
       memberResources: { requests: { cpu: '1', memory: '2Gi' } },
+      jobResources: { requests: { cpu: '10m', memory: '64Mi' } },
     });
+    expect(parseManagerArgs(['--member-requests='], {}).pods.memberResources).toBeUndefined();
   });
 
   it.each([
