@@ -20,10 +20,9 @@ import type { ScheduleContext } from '../machines/snapshot-schedule-decide.ts';
 import { snapshotScheduleMachine } from '../machines/snapshot-schedule.ts';
 import { chartOf, type Chart } from './model.ts';
 
-/** The machines a chart can be drawn for. */
-export const MACHINE_NAMES = ['cluster', 'member', 'snapshot', 'schedule'] as const;
-/** One of {@link MACHINE_NAMES}. */
-export type MachineName = (typeof MACHINE_NAMES)[number];
+import { MACHINE_NAMES, type MachineName } from './names.ts';
+
+export { MACHINE_NAMES, type MachineName } from './names.ts';
 
 interface Entry {
   readonly machine: AnyStateMachine;
