@@ -3,6 +3,7 @@
  * rules), the TypeScript types and docs/api.md are all generated (api/generate.ts).
  * Every node carries a description because `kubectl explain` prints it.
  */
+import { kubeSchema } from './kube-schemas.ts';
 
 /** A CEL rule checked by the API server (`x-kubernetes-validations`). */
 export interface Rule {
@@ -168,8 +169,14 @@ export function toOpenAPI(node: Schema): Record<string, unknown> {
       out.properties = Object.fromEntries(Object.entries(node.properties).map(([k, v]) => [k, toOpenAPI(v)]));
       if (node.required?.length) out.required = node.required;
       break;
-    case 'external':
-      if (node.array) {
+    case 'external': {
+      // The Kubernetes schema when api/kubernetes has it: explained by kubectl, typos refused.
+      const known = kubeSchema(node.tsType);
+      if (known && node.array) {
+        out.type = 'array';
+        out.items = known;
+      } else if (known) Object.assign(out, known);
+      else if (node.array) {
         out.type = 'array';
         out.items = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
       } else {
@@ -177,6 +184,7 @@ export function toOpenAPI(node: Schema): Record<string, unknown> {
         out['x-kubernetes-preserve-unknown-fields'] = true;
       }
       break;
+    }
   }
   out.description = node.description;
   if (node.default !== undefined) out.default = node.default;

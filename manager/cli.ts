@@ -4,7 +4,7 @@
  *
  *   etcd-operator manager [flags]                              the operator itself
  *   etcd-operator journal NAME [-n NS] [--follow] [--json]   a cluster's timeline, and why
- *   etcd-operator statechart cluster|member | NAME --db PATH   a machine's chart, or an object's path through it
+ *   etcd-operator statechart MACHINE | NAME --db PATH          a machine's chart, or an object's path through it
  *   etcd-operator version                                      the operator's version
  *   etcd-operator agent check-data --data-dir DIR [--expect-data]   in a member's Pod: is its data there
  *   etcd-operator agent snapshot --endpoint URL (--s3-bucket B --s3-key K | --file PATH)   in a snapshot Job
@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runJournalCommand } from '../journal/index.ts';
+import { MACHINE_FORM } from '../statechart/names.ts';
 import { runAgentCommand } from './agent.ts';
 
 const USAGE = `usage: etcd-operator COMMAND [ARGS]
@@ -21,7 +22,7 @@ commands:
   manager [FLAGS]  run the operator (etcd-operator manager --help lists the flags)
   journal NAME [-n NAMESPACE] [--kind KIND] [--tail STEPS] [--follow] [--json] [--db PATH]
                  print a cluster's timeline (event -> transition -> intent -> outcome) and why
-  statechart cluster|member [--format svg|dot|json] [-o FILE]
+  ${MACHINE_FORM} [--format svg|dot|json] [-o FILE]
   statechart NAME [-n NAMESPACE] [--member M] [--last N] [--format F] [-o FILE] --db PATH
                  draw a machine's state chart, or an object's current state and path from the journal
   version        print the operator's version

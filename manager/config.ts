@@ -1,4 +1,7 @@
 /** The manager's command line: `etcd-operator manager [flags]`, parsed and checked. */
+import type { V1ResourceRequirements } from '@kubernetes/client-node';
+import type { PodSettings } from '../effects/kubernetes/pod-settings.ts';
+import { DEFAULT_ETCD_IMAGE_REPOSITORY } from '../effects/kubernetes/pod-settings.ts';
 import type { EtcdAddressMode } from './resolver.ts';
 
 /** Everything the manager is started with. */
@@ -17,6 +20,8 @@ export interface ManagerConfig {
   readonly leaseNamespace: string;
   readonly etcdAddress: EtcdAddressMode;
   readonly agentImage?: string;
+  /** The etcd image repository, pull Secrets and default resources of the Pods it makes. */
+  readonly pods: PodSettings;
   readonly logLevel: string;
   /** The longest wait between two etcd probes of a steady cluster that stays the same, ms. */
   readonly maxProbeIntervalMs: number;
@@ -40,6 +45,15 @@ export const MANAGER_USAGE = `usage: etcd-operator manager [flags]
   --lease-namespace NS     its namespace (default $POD_NAMESPACE, else default)
   --etcd-address MODE      reach etcd members by dns names or pod-ip (default dns)
   --agent-image IMAGE      image of the check-data init container in etcd Pods
+  --etcd-image-repository REPO
+                           where etcd's images come from, tagged v<version>
+                           (default quay.io/coreos/etcd; a mirror for air-gapped clusters)
+  --image-pull-secret NAME a Secret in each EtcdCluster's namespace to pull the etcd and agent
+                           images with, on every Pod and Job the manager makes (repeatable)
+  --member-requests LIST   requests of an etcd container whose cluster sets no spec.resources,
+                           e.g. cpu=100m,memory=256Mi (default none; the chart sets that)
+  --job-requests LIST      requests of the snapshot and restore Jobs' agent, e.g.
+                           cpu=10m,memory=64Mi (default none; the chart sets that)
   --log-level LEVEL        trace, debug, info, warn or error (default info)
   --max-probe-interval S   longest wait, in seconds, between two etcd probes of a steady cluster
                            that stays the same (default 120; 15 probes every 15 s)
@@ -79,11 +93,16 @@ export function parseManagerArgs(
     'lease-namespace',
     'etcd-address',
     'agent-image',
+    'etcd-image-repository',
+    'image-pull-secret',
+    'member-requests',
+    'job-requests',
     'log-level',
     'max-probe-interval',
     'secret-read-interval',
   ];
   const flags = new Map<string, string>();
+  const pullSecretNames: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument '${arg}'`);
@@ -97,6 +116,7 @@ export function parseManagerArgs(
       else i++;
     }
     if (value === undefined) throw new ConfigError(`--${name} needs a value`);
+    if (name === 'image-pull-secret') pullSecretNames.push(value);
     flags.set(name, value);
   }
 
@@ -117,6 +137,18 @@ export function parseManagerArgs(
   const secretSeconds = Number(flags.get('secret-read-interval') ?? '60');
   if (!Number.isInteger(secretSeconds) || secretSeconds < 1)
     throw new ConfigError(`--secret-read-interval ${flags.get('secret-read-interval')}: want whole seconds, 1 or more`);
+  const repository = flags.get('etcd-image-repository') ?? DEFAULT_ETCD_IMAGE_REPOSITORY;
+  // A tag or digest would be doubled by the v<version> the manager appends; a registry's :port is fine.
+  const lastPart = repository.slice(repository.lastIndexOf('/') + 1);
+  if (repository === '' || repository.includes('@') || lastPart.includes(':'))
+    throw new ConfigError(
+      `--etcd-image-repository ${repository}: want a repository without a tag, e.g. mirror.example:5000/etcd`,
+    );
+  for (const n of pullSecretNames)
+    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(n))
+      throw new ConfigError(`--image-pull-secret ${n}: not a Secret name`);
+  const memberRequests = requests('member-requests', flags.get('member-requests') ?? '');
+  const jobRequests = requests('job-requests', flags.get('job-requests') ?? '');
 
   return {
     ...(flags.has('kubeconfig') ? { kubeconfig: flags.get('kubeconfig') } : {}),
@@ -130,6 +162,12 @@ export function parseManagerArgs(
     leaseName: flags.get('lease-name') ?? 'etcd-operator',
     leaseNamespace: flags.get('lease-namespace') ?? env.POD_NAMESPACE ?? 'default',
     etcdAddress: address,
+    pods: {
+      etcdImageRepository: repository,
+      ...(pullSecretNames.length ? { imagePullSecrets: [...new Set(pullSecretNames)] } : {}),
+      ...(memberRequests ? { memberResources: memberRequests } : {}),
+      ...(jobRequests ? { jobResources: jobRequests } : {}),
+    },
     logLevel: level,
     maxProbeIntervalMs: probeSeconds * 1000,
     secretReadIntervalMs: secretSeconds * 1000,
@@ -144,4 +182,17 @@ function hostPort(flag: string, value: string): { host: string; port: number } {
   if (colon < 0 || !Number.isInteger(port) || port < 0 || port > 65535)
     throw new ConfigError(`--${flag} ${value}: want HOST:PORT, e.g. :8080 or 127.0.0.1:0`);
   return { host: value.slice(0, colon).replace(/^\[(.*)\]$/, '$1') || '0.0.0.0', port };
+}
+
+/** `cpu=100m,memory=256Mi` as resource requests; "" means none. Throws ConfigError naming the flag. */
+function requests(flag: string, value: string): V1ResourceRequirements | undefined {
+  if (value.trim() === '') return undefined;
+  const out: Record<string, string> = {};
+  for (const pair of value.split(',')) {
+    const [key, quantity, more] = pair.split('=').map((x) => x.trim());
+    if (!key || !quantity || more !== undefined || !/^[0-9.]+([a-zA-Z]{0,2})$/.test(quantity))
+      throw new ConfigError(`--${flag} ${value}: want NAME=QUANTITY,..., e.g. cpu=100m,memory=256Mi`);
+    out[key] = quantity;
+  }
+  return { requests: out };
 }

@@ -12,7 +12,13 @@ import type { Logger } from 'pino';
 import type { AnyMachineSnapshot } from 'xstate';
 import type { EtcdMember, EtcdSnapshot } from '../api/v1alpha1/index.ts';
 import { EtcdClients, etcdHandlers } from '../effects/etcd/index.ts';
-import { getSecret, kubeClients, kubernetesHandlers, type KubeClients } from '../effects/kubernetes/index.ts';
+import {
+  getSecret,
+  kubeClients,
+  kubernetesHandlers,
+  type KubeClients,
+  type PodSettings,
+} from '../effects/kubernetes/index.ts';
 import type { ClusterRef, HandlerTable } from '../effects/types.ts';
 import type { StepBookkeeping } from '../machines/index.ts';
 import { ClusterTrust } from './cluster-trust.ts';
@@ -50,6 +56,8 @@ export interface ControllerOptions {
   readonly etcdAddress: EtcdAddressMode;
   /** Image of the check-data init container in etcd Pods. */
   readonly agentImage?: string;
+  /** The etcd image repository, pull Secrets and default resources of the Pods it makes. */
+  readonly pods?: PodSettings;
   /** This manager's name (its Pod), reported on Events. */
   readonly identity: string;
   /** Deadline of one effect call (default 30 s). */
@@ -272,6 +280,7 @@ export class Controller {
       instance: this.#o.identity,
       etcd: this.#etcd,
       ...(this.#o.agentImage ? { agentImage: this.#o.agentImage } : {}),
+      ...(this.#o.pods ? { pods: this.#o.pods } : {}),
     };
   }
 }

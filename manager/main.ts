@@ -102,6 +102,7 @@ export async function runManager(argv: readonly string[], env: NodeJS.ProcessEnv
       etcdAddress: config.etcdAddress,
       identity: config.identity,
       agentImage: config.agentImage,
+      pods: config.pods,
       maxResyncMs: config.maxProbeIntervalMs,
       secretReadMs: config.secretReadIntervalMs,
     });

@@ -8,11 +8,12 @@ import { parseArgs } from 'node:util';
 import { Journal, type CommandIO } from '../journal/index.ts';
 import { overlayInputFrom } from './from-journal.ts';
 import { isMachineName, machineChart, MACHINE_NAMES } from './machines.ts';
+import { MACHINE_FORM } from './names.ts';
 import { isFormat, renderChart, FORMATS } from './output.ts';
 import { overlayOf } from './overlay.ts';
 
 /** The usage text. */
-export const STATECHART_USAGE = `usage: etcd-operator statechart cluster|member|snapshot [--format svg|dot|json] [-o FILE]
+export const STATECHART_USAGE = `usage: etcd-operator ${MACHINE_FORM} [--format svg|dot|json] [-o FILE]
        etcd-operator statechart NAME [-n NAMESPACE] [--member M] [--last N] [--format F] [-o FILE] --db PATH
 
 The first form draws a machine from its definition: every state with the step and message

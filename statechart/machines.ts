@@ -22,11 +22,9 @@ import type { ConcernName } from '../machines/cluster/concerns.ts';
 import { CONCERN_MACHINES, CONCERN_NAMES } from './concerns.ts';
 import { chartOf, type Chart } from './model.ts';
 
-const OBJECT_MACHINES = ['cluster', 'member', 'snapshot', 'schedule'] as const;
-/** One of {@link MACHINE_NAMES}: a machine an object runs, or one of the cluster machine's concerns. */
-export type MachineName = (typeof OBJECT_MACHINES)[number] | ConcernName;
-/** The machines a chart can be drawn for: each object's, then each concern of the cluster machine. */
-export const MACHINE_NAMES: readonly MachineName[] = [...OBJECT_MACHINES, ...CONCERN_NAMES];
+import { MACHINE_NAMES, type MachineName } from './names.ts';
+
+export { MACHINE_NAMES, type MachineName } from './names.ts';
 
 interface Entry {
   readonly machine: AnyStateMachine;

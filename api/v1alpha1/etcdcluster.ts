@@ -198,7 +198,10 @@ const spec = s.object(
       },
     ),
     storage,
-    resources: s.external('CPU and memory requests and limits of the etcd container.', 'V1ResourceRequirements'),
+    resources: s.external(
+      "CPU and memory requests and limits of the etcd container. Unset, the manager's --member-requests (the chart: cpu 100m, memory 256Mi); set, these replace them whole.",
+      'V1ResourceRequirements',
+    ),
     affinity: s.external(
       'Scheduling affinity of member Pods (a core/v1 Affinity). When neither this, topologySpreadConstraints nor the podTemplate sets any, each member prefers a node (kubernetes.io/hostname) no other member of the cluster runs on: one member per node when there are enough nodes, and still a place for a replacement when one is down.',
       'V1Affinity',
@@ -383,7 +386,8 @@ export const etcdCluster: Kind = {
   kind: 'EtcdCluster',
   plural: 'etcdclusters',
   singular: 'etcdcluster',
-  shortNames: ['etcd', 'etcdc'],
+  // Not `etcd`: that is etcd-druid's Etcd kind.
+  shortNames: ['etcdc'],
   categories: ['etcd-operator'],
   description:
     'An etcd cluster run by etcd-operator: bootstrapped from one seed member, grown one learner at a time, scaled, parked at zero and healed.',

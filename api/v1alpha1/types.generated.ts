@@ -56,7 +56,7 @@ export interface EtcdClusterSpec {
   version: string;
   /** Where each member keeps its data directory. */
   storage: StorageSpec;
-  /** CPU and memory requests and limits of the etcd container. */
+  /** CPU and memory requests and limits of the etcd container. Unset, the manager's --member-requests (the chart: cpu 100m, memory 256Mi); set, these replace them whole. */
   resources?: V1ResourceRequirements;
   /** Scheduling affinity of member Pods (a core/v1 Affinity). When neither this, topologySpreadConstraints nor the podTemplate sets any, each member prefers a node (kubernetes.io/hostname) no other member of the cluster runs on: one member per node when there are enough nodes, and still a place for a replacement when one is down. */
   affinity?: V1Affinity;

@@ -15,6 +15,8 @@ import { scheduling } from './build-scheduling.ts';
 import { CLIENT_PORT, memberClientURL, METRICS_PORT, PEER_PORT } from './build-services.ts';
 import { CLIENT_TLS_DIR, memberTLSVolumes, tlsFiles, tlsOf } from './build-tls.ts';
 import { DEFAULT_AGENT_IMAGE } from './context.ts';
+import { etcdImage, pullSecrets, resourcesOr } from './pod-settings.ts';
+import type { PodSettings } from './pod-settings.ts';
 import { DATA_GUARD_ANNOTATION, memberLabels, ownedMeta, pvcName, TRUST_ANNOTATION } from './meta.ts';
 
 /** Name of the etcd container. */
@@ -25,9 +27,6 @@ export const CHECK_DATA_CONTAINER = 'check-data';
 export const DATA_VOLUME = 'data';
 /** Seconds etcd gets to stop cleanly before it is killed. */
 export const TERMINATION_GRACE_SECONDS = 30;
-
-/** The image of an etcd version. */
-export const etcdImage = (version: string): string => `quay.io/coreos/etcd:v${version}`;
 
 /**
  * Ready means etcd serves: it has a leader and a linearizable read goes through. non_learner is
@@ -68,10 +67,10 @@ function etcdctlEnv(member: EtcdMember, cluster: EtcdCluster): V1EnvVar[] {
   ];
 }
 
-function etcdContainer(member: EtcdMember, cluster: EtcdCluster): V1Container {
+function etcdContainer(member: EtcdMember, cluster: EtcdCluster, settings: PodSettings): V1Container {
   return {
     name: ETCD_CONTAINER,
-    image: etcdImage(member.spec.version),
+    image: etcdImage(member.spec.version, settings.etcdImageRepository),
     command: etcdCommand(member, cluster),
     env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }, ...etcdctlEnv(member, cluster)],
     ports: [
@@ -84,7 +83,8 @@ function etcdContainer(member: EtcdMember, cluster: EtcdCluster): V1Container {
     securityContext: containerSecurityContext(),
     // The log's tail when etcd dies: a raft log behind the cluster's reads as data lost (data-check.ts).
     terminationMessagePolicy: 'FallbackToLogsOnError',
-    ...(cluster.spec.resources ? { resources: cluster.spec.resources } : {}),
+    // The cluster's, whole; else the manager's default (--member-requests), not merged.
+    ...resourcesOr(cluster.spec.resources, settings.memberResources),
   };
 }
 
@@ -113,8 +113,16 @@ function checkDataContainer(member: EtcdMember, agentImage: string): V1Container
   ];
 }
 
-/** The Pod of a member, owned by its EtcdMember; agentImage runs its check-data init container. */
-export function buildPod(member: EtcdMember, cluster: EtcdCluster, agentImage = DEFAULT_AGENT_IMAGE): V1Pod {
+/**
+ * The Pod of a member, owned by its EtcdMember; agentImage runs its check-data init container,
+ * settings are the manager's (etcd image repository, pull Secrets, default resources).
+ */
+export function buildPod(
+  member: EtcdMember,
+  cluster: EtcdCluster,
+  agentImage = DEFAULT_AGENT_IMAGE,
+  settings: PodSettings = {},
+): V1Pod {
   const name = member.metadata.name ?? '';
   const extra = cluster.spec.additionalMetadata;
   const template = cluster.spec.podTemplate;
@@ -129,7 +137,13 @@ export function buildPod(member: EtcdMember, cluster: EtcdCluster, agentImage = 
   });
   const user: Partial<V1PodSpec> = template?.spec ?? {};
   // A restored cluster's seed: its data dir comes from the snapshot before etcd first starts.
-  const restore = restoreInitContainers(member, cluster, agentImage, etcdImage(member.spec.version), DATA_VOLUME);
+  const restore = restoreInitContainers(
+    member,
+    cluster,
+    agentImage,
+    etcdImage(member.spec.version, settings.etcdImageRepository),
+    DATA_VOLUME,
+  );
   const tls = memberTLSVolumes(cluster);
   const spec: V1PodSpec = {
     restartPolicy: 'Always',
@@ -138,6 +152,7 @@ export function buildPod(member: EtcdMember, cluster: EtcdCluster, agentImage = 
     // Neither etcd nor the agent calls the API server; a template's sidecar that does may turn it on.
     automountServiceAccountToken: false,
     ...user,
+    ...pullSecrets(settings, user.imagePullSecrets),
     // The cluster's affinity and spread, or members preferring distinct nodes (build-scheduling.ts).
     ...scheduling(cluster, user),
     // The restricted Pod Security Standard; a template's fields (another runAsUser, say) win.
@@ -150,7 +165,10 @@ export function buildPod(member: EtcdMember, cluster: EtcdCluster, agentImage = 
       ...checkDataContainer(member, agentImage),
       ...(user.initContainers ?? []).filter((c) => c.name !== CHECK_DATA_CONTAINER),
     ],
-    containers: [etcdContainer(member, cluster), ...(user.containers ?? []).filter((c) => c.name !== ETCD_CONTAINER)],
+    containers: [
+      etcdContainer(member, cluster, settings),
+      ...(user.containers ?? []).filter((c) => c.name !== ETCD_CONTAINER),
+    ],
     volumes: [
       dataVolume(member),
       ...restore.volumes,

@@ -21,6 +21,7 @@ import { DATA_DIR, DATA_MOUNT } from './build-etcd-args.ts';
 import { containerSecurityContext } from './build-security.ts';
 import { agentJob, s3Access, s3Args, storedAt } from './build-snapshot-job.ts';
 import { LABEL } from './meta.ts';
+import type { PodSettings } from './pod-settings.ts';
 
 /** Where a PVC source is mounted, read-only. */
 export const RESTORE_SOURCE_MOUNT = '/restore-source';
@@ -78,7 +79,12 @@ export const sourceLocation = (source: SnapshotSource): string =>
     : `pvc://${source.pvc?.claimName ?? ''}/${source.pvc?.path ?? ''}`;
 
 /** The Job that reads the snapshot whole and checks it: a bad one fails the cluster before any member starts. */
-export function buildRestoreJob(cluster: EtcdCluster, source: SnapshotSource, image: string): V1Job {
+export function buildRestoreJob(
+  cluster: EtcdCluster,
+  source: SnapshotSource,
+  image: string,
+  settings: PodSettings = {},
+): V1Job {
   const name = cluster.metadata.name ?? '';
   const { args, env, volumes, mounts } = access(source);
   const labels = {
@@ -90,7 +96,7 @@ export function buildRestoreJob(cluster: EtcdCluster, source: SnapshotSource, im
   const owner = { kind: 'EtcdCluster', metadata: cluster.metadata };
   const namespace = cluster.metadata.namespace ?? '';
   const job = { name: restoreJobName(name), namespace, labels, owner, env: env ?? [], volumes, mounts };
-  return agentJob({ ...job, args: ['agent', 'fetch-snapshot', ...args] }, image);
+  return agentJob({ ...job, args: ['agent', 'fetch-snapshot', ...args] }, image, settings);
 }
 
 /**

@@ -11,6 +11,8 @@ import { containerSecurityContext, podSecurityContext } from './build-security.t
 import { memberClientURL } from './build-services.ts';
 import { agentEtcdTLS, tlsOf } from './build-tls.ts';
 import { controllerRef, LABEL } from './meta.ts';
+import { pullSecrets, resourcesOr } from './pod-settings.ts';
+import type { PodSettings } from './pod-settings.ts';
 
 /** Where a PVC destination is mounted in the Jobs' Pods. */
 export const SNAPSHOT_MOUNT = '/snapshots';
@@ -154,7 +156,7 @@ export interface AgentJob {
  * to JOB_BACKOFF_LIMIT times, for an hour at most. The agent writes its report (or why it failed)
  * as the termination message, where the operator reads it.
  */
-export function agentJob(j: AgentJob, image: string): V1Job {
+export function agentJob(j: AgentJob, image: string, settings: PodSettings = {}): V1Job {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -175,6 +177,7 @@ export function agentJob(j: AgentJob, image: string): V1Job {
           // The agent talks to etcd and the store, never to the API server: no token to lose.
           automountServiceAccountToken: false,
           securityContext: podSecurityContext(),
+          ...pullSecrets(settings),
           containers: [
             {
               name: AGENT_CONTAINER,
@@ -183,6 +186,7 @@ export function agentJob(j: AgentJob, image: string): V1Job {
               env: [...(j.env ?? [])],
               volumeMounts: [...(j.mounts ?? [])],
               securityContext: containerSecurityContext(),
+              ...resourcesOr(undefined, settings.jobResources),
               // The agent writes its report there; its log is the fallback when it could not.
               terminationMessagePolicy: 'FallbackToLogsOnError',
             },
@@ -201,6 +205,7 @@ function job(
   args: string[],
   image: string,
   extra: { volumes: V1Volume[]; mounts: V1VolumeMount[] } = { volumes: [], mounts: [] },
+  settings: PodSettings = {},
 ): V1Job {
   const labels = {
     [LABEL.name]: 'etcd-snapshot',
@@ -215,6 +220,7 @@ function job(
   return agentJob(
     { name, namespace: s.metadata.namespace ?? '', labels, owner, args, env: a.env, volumes, mounts },
     image,
+    settings,
   );
 }
 
@@ -223,7 +229,13 @@ function job(
  * calls the member by its name over https with the operator's client certificate, mounted from
  * its Secret (the manager never hands the Job the contents).
  */
-export function buildSnapshotJob(s: EtcdSnapshot, member: string, image: string, cluster?: EtcdCluster): V1Job {
+export function buildSnapshotJob(
+  s: EtcdSnapshot,
+  member: string,
+  image: string,
+  cluster?: EtcdCluster,
+  settings: PodSettings = {},
+): V1Job {
   const ns = s.metadata.namespace ?? '';
   const tls = agentEtcdTLS(cluster);
   const endpoint = memberClientURL({ namespace: ns, name: s.spec.clusterRef.name }, member, tlsOf(cluster).client);
@@ -235,11 +247,11 @@ export function buildSnapshotJob(s: EtcdSnapshot, member: string, image: string,
     ...storedAt(s).args,
     `--timeout=${SNAPSHOT_DEADLINE_SECONDS}`,
   ];
-  return job(s, snapshotJobName(s.metadata.name ?? ''), 'snapshot', args, image, tls);
+  return job(s, snapshotJobName(s.metadata.name ?? ''), 'snapshot', args, image, tls, settings);
 }
 
 /** The Job that deletes the stored snapshot (and any upload or partial file left behind). */
-export function buildSnapshotDeleteJob(s: EtcdSnapshot, image: string): V1Job {
+export function buildSnapshotDeleteJob(s: EtcdSnapshot, image: string, settings: PodSettings = {}): V1Job {
   const args = ['agent', 'delete-snapshot', ...storedAt(s).args];
-  return job(s, snapshotDeleteJobName(s.metadata.name ?? ''), 'delete', args, image);
+  return job(s, snapshotDeleteJobName(s.metadata.name ?? ''), 'delete', args, image, undefined, settings);
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, PolicyV1Api } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { EffectContext } from '../types.ts';
+import type { PodSettings } from './pod-settings.ts';
 
 const version = (
   JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }
@@ -27,6 +28,8 @@ export interface KubeContext extends EffectContext {
   readonly instance?: string;
   /** Image member Pods run `etcd-operator agent` from; defaults to DEFAULT_AGENT_IMAGE. */
   readonly agentImage?: string;
+  /** The manager's etcd image repository, pull Secrets and default resources of the Pods it makes. */
+  readonly pods?: PodSettings;
 }
 
 /** The API clients of a KubeConfig. */

@@ -28,7 +28,7 @@ export const createPod: IntentHandler<'createPod', CreatePodResult, KubeContext>
     const cluster = await readCluster(ctx);
     // A Pod whose Secret is missing a key would wait in ContainerCreating, saying so only in Events.
     await requireMemberTLS(ctx, cluster, params.member);
-    const body = buildPod(member, cluster, ctx.agentImage);
+    const body = buildPod(member, cluster, ctx.agentImage, ctx.pods);
     const namespace = ctx.cluster.namespace;
     const { object } = await createOwned<V1Pod>({
       what: `Pod ${namespace}/${params.member}`,

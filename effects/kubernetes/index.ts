@@ -67,6 +67,7 @@ export { buildDisruptionBudget, disruptionBudgetName } from './build-disruption-
 export { buildEtcdMember } from './build-member.ts';
 export { buildPVC } from './build-pvc.ts';
 export { buildPod, CHECK_DATA_CONTAINER } from './build-pod.ts';
+export { DEFAULT_ETCD_IMAGE_REPOSITORY, etcdImage, type PodSettings } from './pod-settings.ts';
 export { storedAt, snapshotDeleteJobName, snapshotJobName } from './build-snapshot-job.ts';
 export { restoreJobName } from './build-restore.ts';
 export { checkTLSSecret, getSecret, operatorTLSUse, type TLSFiles, type TLSSecretUse } from './tls-secrets.ts';

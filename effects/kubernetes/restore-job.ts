@@ -28,7 +28,7 @@ export const createRestoreJob: IntentHandler<'createRestoreJob', RestoreJobResul
         retryable: false,
       });
     const namespace = ctx.cluster.namespace;
-    const body = buildRestoreJob(cluster, source, ctx.agentImage ?? DEFAULT_AGENT_IMAGE);
+    const body = buildRestoreJob(cluster, source, ctx.agentImage ?? DEFAULT_AGENT_IMAGE, ctx.pods);
     const name = body.metadata?.name ?? '';
     const { object } = await createOwned<V1Job>({
       what: `Job ${namespace}/${name}`,

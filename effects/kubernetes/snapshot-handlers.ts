@@ -108,7 +108,7 @@ export const createSnapshotJob: IntentHandler<'createSnapshotJob', JobResult, Ku
     const snapshot = await requireSnapshot(ctx, params.snapshot);
     // Its spec.tls: with client TLS the Job calls the member with the operator's certificate.
     const cluster = (await readClusterNamed(ctx, snapshot.spec.clusterRef.name)) ?? undefined;
-    const body = buildSnapshotJob(snapshot, params.member, image(ctx), cluster);
+    const body = buildSnapshotJob(snapshot, params.member, image(ctx), cluster, ctx.pods);
     return createJob(ctx, snapshot.metadata.uid ?? '', body);
   },
   recover: (params, ctx) => recoverJob(ctx, params.snapshot, snapshotJobName(params.snapshot)),
@@ -120,7 +120,7 @@ export const createSnapshotDeleteJob: IntentHandler<'createSnapshotDeleteJob', J
   async run(params, ctx) {
     const snapshot = await requireSnapshot(ctx, params.snapshot);
     try {
-      return await createJob(ctx, snapshot.metadata.uid ?? '', buildSnapshotDeleteJob(snapshot, image(ctx)));
+      return await createJob(ctx, snapshot.metadata.uid ?? '', buildSnapshotDeleteJob(snapshot, image(ctx), ctx.pods));
     } catch (err) {
       const cause = err instanceof EffectError ? err.cause : err;
       // The API server refuses every create in a namespace being deleted (403, "is being terminated").

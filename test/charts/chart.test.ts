@@ -95,6 +95,9 @@ describe('chart with the default values', () => {
       `--lease-namespace=${NS}`,
       '--etcd-address=dns',
       `--agent-image=${image}`,
+      '--etcd-image-repository=quay.io/coreos/etcd',
+      '--member-requests=cpu=100m,memory=256Mi',
+      '--job-requests=cpu=10m,memory=64Mi',
       '--log-level=info',
     ]);
     const env = Object.fromEntries(c.env.map((e) => [e.name, e.value ?? e.valueFrom?.fieldRef?.fieldPath]));
@@ -145,7 +148,7 @@ describe('chart with the default values', () => {
   });
 
   test('a ClusterRole bound to the ServiceAccount grants exactly the verbs the handlers use, and Secrets by name only', () => {
-    const role = one(objects, 'ClusterRole');
+    const role = one(objects, 'ClusterRole', 'etcd-operator');
     expect(grants(rulesOf(role))).toEqual(neededGrants);
     // Secrets by name only: never listed or watched, so the manager sees none it is not pointed at.
     for (const verb of ['list', 'watch', 'create', 'update', 'patch', 'delete'])
@@ -231,8 +234,11 @@ describe('chart with watchNamespace', () => {
   test('watches that namespace only, with a Role and RoleBinding there and the Lease Role at home', async () => {
     const objects = await renderChart({ watchNamespace: 'apps' }, NS);
     expect(manager(objects).args).toContain('--namespace=apps');
-    // Cluster-wide, only the rights that release the operator's finalizers (see the next test).
+    // Cluster-wide, only the rights that release the operator's finalizers (see the next test),
+    // and the people's roles aggregated into view, edit and admin (values.test.ts).
     expect(objects.filter((o) => o.kind.startsWith('Cluster')).map((o) => o.metadata.name)).toEqual([
+      'etcd-operator-view',
+      'etcd-operator-edit',
       'etcd-operator-apps-release',
       'etcd-operator-apps-release',
     ]);

@@ -83,6 +83,18 @@ describe('api: the API server refuses bad EtcdClusters, EtcdMembers, EtcdSnapsho
     });
   }
 
+  it('kubectl explain shows the Kubernetes fields under resources, affinity and topologySpreadConstraints', async () => {
+    for (const [path, field] of [
+      ['etcdcluster.spec.resources', 'limits'],
+      ['etcdcluster.spec.affinity.podAntiAffinity', 'preferredDuringSchedulingIgnoredDuringExecution'],
+      ['etcdcluster.spec.topologySpreadConstraints', 'whenUnsatisfiable'],
+    ]) {
+      const explain = await kubectl(['explain', path!]);
+      expect(explain.ok, explain.out).toBe(true);
+      expect(explain.out).toContain(field);
+    }
+  });
+
   for (const file of examples) {
     it(`examples/${file} is accepted`, async () => {
       const result = await kubectl(['create', '-n', namespace, '--dry-run=server', '-f', join(root, 'examples', file)]);

@@ -92,8 +92,44 @@ describe('chart: helm install into the local cluster', () => {
     await getJson(['clusterrole', release]);
     await getJson(['clusterrolebinding', release]);
     await getJson(['persistentvolumeclaim', '-n', ns, `${release}-journal`]);
-    expect(notes).toContain('apply -f examples/etcdcluster.yaml');
+    expect(notes).toContain("apply -f - <<'EOF'");
     expect(notes).toContain(`exec deploy/${release} -- etcd-operator journal demo`);
+  });
+
+  it("a namespace's editors and viewers use the kinds through the aggregated roles; EtcdMembers stay the operator's", async () => {
+    await kubectl(['create', 'rolebinding', 'editors', '--clusterrole=edit', '--user=ed', '-n', ns], { check: true });
+    await kubectl(['create', 'rolebinding', 'viewers', '--clusterrole=view', '--user=vi', '-n', ns], { check: true });
+    // kube-controller-manager's aggregation controller copies the chart's rules into edit and view.
+    const cluster = 'etcdclusters.etcd-operator.dev';
+    await until('the edit role aggregated', async () =>
+      (await canIAs('ed', ['create', cluster], ns)) === 'yes' ? true : undefined,
+    );
+    await until('the view role aggregated', async () =>
+      (await canIAs('vi', ['list', cluster], ns)) === 'yes' ? true : undefined,
+    );
+    const asked: [string, string[], string][] = [
+      ['ed', ['create', 'etcdsnapshots.etcd-operator.dev'], 'yes'],
+      ['ed', ['delete', 'etcdsnapshotschedules.etcd-operator.dev'], 'yes'],
+      ['ed', ['patch', cluster, '--subresource=scale'], 'yes'],
+      ['ed', ['get', 'etcdmembers.etcd-operator.dev'], 'yes'],
+      ['ed', ['delete', 'etcdmembers.etcd-operator.dev'], 'no'],
+      ['ed', ['patch', cluster, '--subresource=status'], 'no'],
+      ['ed', ['create', cluster], 'yes'],
+      ['vi', ['get', 'etcdmembers.etcd-operator.dev'], 'yes'],
+      ['vi', ['create', cluster], 'no'],
+      ['vi', ['list', cluster], 'no-elsewhere'],
+    ];
+    for (const [user, args, want] of asked) {
+      const where = want === 'no-elsewhere' ? 'elsewhere' : ns;
+      const answer = await canIAs(user, args, where);
+      expect(`${user} ${args.join(' ')} -n ${where}: ${answer}`).toBe(
+        `${user} ${args.join(' ')} -n ${where}: ${want === 'no-elsewhere' ? 'no' : want}`,
+      );
+    }
+    // The NOTES' EtcdCluster, as printed, is one the API server takes from an editor (a dry run).
+    const heredoc = /apply -f - <<'EOF'\n([\s\S]*?)\n\s*EOF\n/.exec(notes)?.[1]?.replace(/^ {2}/gm, '');
+    expect(heredoc).toContain('kind: EtcdCluster');
+    await kubectl(['apply', '--dry-run=server', '-n', ns, '--as', 'ed', '-f', '-'], { input: heredoc, check: true });
   });
 
   it("the manager's ServiceAccount may do what the handlers do, in any namespace, and take its Lease", async () => {

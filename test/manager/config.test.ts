@@ -64,7 +64,39 @@ describe('manager flags', () => {
     expect(parseManagerArgs(['--secret-read-interval', '5'], {}).secretReadIntervalMs).toBe(5_000);
   });
 
+  it("makes etcd Pods from quay.io's images, with no pull Secret and no requests of its own by default", () => {
+    expect(parseManagerArgs([], {}).pods).toEqual({ etcdImageRepository: 'quay.io/coreos/etcd' });
+  });
+
+  it('takes a mirrored etcd repository, pull Secrets (repeated, each once) and other requests, or none', () => {
+    const c = parseManagerArgs(
+      [
+        '--etcd-image-repository=mirror.example:5000/coreos/etcd',
+        '--image-pull-secret',
+        'mirror-pull',
+        '--image-pull-secret=other',
+        '--image-pull-secret=mirror-pull',
+        '--member-requests',
+        'cpu=1,memory=2Gi',
+        '--job-requests=cpu=10m,memory=64Mi',
+      ],
+      {},
+    );
+    expect(c.pods).toEqual({
+      etcdImageRepository: 'mirror.example:5000/coreos/etcd',
+      imagePullSecrets: ['mirror-pull', 'other'],
+      memberResources: { requests: { cpu: '1', memory: '2Gi' } },
+      jobResources: { requests: { cpu: '10m', memory: '64Mi' } },
+    });
+    expect(parseManagerArgs(['--member-requests='], {}).pods.memberResources).toBeUndefined();
+  });
+
   it.each([
+    [['--etcd-image-repository', 'quay.io/coreos/etcd:v3.6.16'], 'want a repository without a tag'],
+    [['--etcd-image-repository', 'quay.io/coreos/etcd@sha256:00'], 'want a repository without a tag'],
+    [['--image-pull-secret', 'Bad_Name'], '--image-pull-secret Bad_Name: not a Secret name'],
+    [['--member-requests', 'cpu'], '--member-requests cpu: want NAME=QUANTITY'],
+    [['--job-requests', 'memory=lots'], '--job-requests memory=lots: want NAME=QUANTITY'],
     [['--nope', '1'], 'unknown flag --nope'],
     [['--nope'], 'unknown flag --nope'],
     [['--listen', '8080'], '--listen 8080: want HOST:PORT'],

@@ -55,3 +55,12 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "etcd-operator.journalClaim" -}}
 {{- default (printf "%s-journal" (include "etcd-operator.fullname" .)) .Values.persistence.existingClaim }}
 {{- end }}
+
+{{/* Requests as a flag's value: cpu=100m,memory=256Mi (empty for none). */}}
+{{- define "etcd-operator.requests" -}}
+{{- $parts := list }}
+{{- range $name, $quantity := . }}
+{{- $parts = append $parts (printf "%s=%v" $name $quantity) }}
+{{- end }}
+{{- join "," $parts }}
+{{- end }}
