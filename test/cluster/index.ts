@@ -12,6 +12,9 @@ import { startControlPlane } from './controlplane/index.ts';
 import { startNetwork } from './network/index.ts';
 import type { LocalNetwork } from './network/index.ts';
 import { startNode, type LocalNode } from './node/index.ts';
+import { startRealNodeServices } from './realnode/cluster.ts';
+import { asLocalNode } from './realnode/localNode.ts';
+import { realNodesAsked } from './controlplane/tools.ts';
 import { SIZED_SCOPE, startStorage } from './storage/index.ts';
 import type { Kubectl, Log, NodeAgent, Storage } from './types.ts';
 
@@ -23,6 +26,12 @@ export interface LocalClusterOptions {
   readonly node?: boolean;
   /** How many process nodes: node-a, node-b... each in its zone (zone-a...); default 3. */
   readonly nodes?: number;
+  /**
+   * 'real': the nodes are real (realnode/: containerd, runc and the kubelet of Kubernetes 1.37,
+   * with the control plane of the same release); default 'process' (test/cluster/node), or
+   * LOCALCLUSTER_NODES from the environment.
+   */
+  readonly nodeKind?: 'process' | 'real';
   /** Start cert-manager (its CRDs and controller) after the control plane; default false. */
   readonly certManager?: boolean;
   readonly log?: Log;
@@ -82,6 +91,21 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     const sized = await startStorage({ dir: path.join(dir, 'storage-sized'), kubeconfigPath, log }, SIZED_SCOPE);
     stops.push(() => sized.stop());
     const nodes: LocalNode[] = [];
+    if ((opts.nodeKind ?? nodeKindFromEnv()) === 'real') {
+      const services = await startRealNodeServices({
+        dir: path.join(dir, 'realnodes'),
+        controlPlane,
+        hostsFile: network.hostsFile,
+        log,
+      });
+      stops.push(() => services.stop());
+      for (const [i, name] of nodeNames(opts.nodes ?? 3).entries()) {
+        const node = asLocalNode(await services.startNode(name, i + 1, { [ZONE_LABEL]: zoneOf(name) }));
+        stops.push(() => node.stop());
+        nodes.push(node);
+      }
+      return { ...base, network, storage, node: nodes[0], nodes };
+    }
     for (const name of nodeNames(opts.nodes ?? 3)) {
       const node = await startClusterNode(dir, name, kubeconfigPath, network.hostsFile, log);
       stops.push(() => node.stop());
@@ -93,6 +117,11 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     throw err;
   }
 }
+
+/** The node kind LOCALCLUSTER_NODES asks for: 'real' or (unset, anything else) 'process'. */
+export const nodeKindFromEnv = (): 'process' | 'real' => (realNodesAsked() ? 'real' : 'process');
+
+const ZONE_LABEL = 'topology.kubernetes.io/zone';
 
 /** The names of n nodes: node-a, node-b... */
 export function nodeNames(n: number): string[] {
@@ -113,6 +142,6 @@ export function startClusterNode(
   hostsFile: string,
   log?: Log,
 ): Promise<LocalNode> {
-  const labels = { 'topology.kubernetes.io/zone': zoneOf(name) };
+  const labels = { [ZONE_LABEL]: zoneOf(name) };
   return startNode({ dir: path.join(dir, name), kubeconfigPath, hostsFile, name, labels, log });
 }
