@@ -12,7 +12,7 @@ import { startControlPlane } from './controlplane/index.ts';
 import { startNetwork } from './network/index.ts';
 import type { LocalNetwork } from './network/index.ts';
 import { startNode, type LocalNode } from './node/index.ts';
-import { startRealNodeServices } from './realnode/cluster.ts';
+import { shareMounts, startRealNodeServices } from './realnode/cluster.ts';
 import { asLocalNode } from './realnode/localNode.ts';
 import { realNodesAsked } from './controlplane/tools.ts';
 import { SIZED_SCOPE, startStorage } from './storage/index.ts';
@@ -83,6 +83,9 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     const base = { dir, controlPlane, kubeconfigPath, kubectl: controlPlane.kubectl, certManager, stop };
     if (opts.node === false) return base;
 
+    const real = (opts.nodeKind ?? nodeKindFromEnv()) === 'real';
+    // Before the sized class mounts a volume there: real nodes have mount namespaces of their own.
+    if (real) stops.push(await shareMounts(path.join(dir, 'storage-sized')));
     const network = await startNetwork({ dir: path.join(dir, 'network'), kubeconfigPath, log });
     stops.push(() => network.stop());
     const storage = await startStorage({ dir: path.join(dir, 'storage'), kubeconfigPath, log });
@@ -91,7 +94,7 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     const sized = await startStorage({ dir: path.join(dir, 'storage-sized'), kubeconfigPath, log }, SIZED_SCOPE);
     stops.push(() => sized.stop());
     const nodes: LocalNode[] = [];
-    if ((opts.nodeKind ?? nodeKindFromEnv()) === 'real') {
+    if (real) {
       const services = await startRealNodeServices({
         dir: path.join(dir, 'realnodes'),
         controlPlane,

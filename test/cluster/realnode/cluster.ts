@@ -110,6 +110,12 @@ async function startDns(dir: string, hostsFile: string, log?: Log): Promise<{ pr
       `  hosts ${hostsFile} {`,
       '    reload 1s',
       '    ttl 5',
+      '    fallthrough',
+      '  }',
+      // A name the hosts file lacks: NXDOMAIN (hosts alone says SERVFAIL), so resolvers go on
+      // through their search list at once.
+      '  template ANY ANY {',
+      '    rcode NXDOMAIN',
       '  }',
       '}',
       '',
@@ -168,4 +174,16 @@ async function pushImages(registryHost: string, work: string): Promise<void> {
       await rm(tmp, { recursive: true, force: true });
     }
   }
+}
+
+/**
+ * Makes `dir` a shared mount (a bind of itself) so that mounts made under it later on the machine
+ * (the sized class's tmpfs volumes) reach the nodes, whose mount namespaces are its slaves.
+ * Returns the undo: unmounts the bind (lazily, after the volumes' own unmounts).
+ */
+export async function shareMounts(dir: string): Promise<() => Promise<void>> {
+  await mkdir(dir, { recursive: true });
+  await run('mount', ['--bind', dir, dir]);
+  await run('mount', ['--make-rshared', dir]);
+  return () => run('umount', ['-l', dir]).then(() => undefined);
 }

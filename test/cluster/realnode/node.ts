@@ -217,7 +217,9 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
         'unshare',
         '--mount',
         '--propagation',
-        'private',
+        // slave: a mount the machine makes later under a shared mount (cluster.ts shareMounts: the
+        // sized volumes' tmpfs) appears in the node too; the node's own mounts stay its own.
+        'slave',
         '--',
         'bash',
         '-c',

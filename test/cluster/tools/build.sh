@@ -192,9 +192,11 @@ case "$tool" in
     fi
     echo "$dir/cert-manager" ;;
   coredns)
-    # The real nodes' cluster DNS: CoreDNS of the wrapper module coredns/ (its main.go: four plugins).
+    # The real nodes' cluster DNS: CoreDNS of the wrapper module coredns/ (its main.go: five plugins),
+    # versioned by CoreDNS's release and the digest of main.go, so a change of plugins builds again.
     version=$(sed -n 's#^require github.com/coredns/coredns \(v[0-9.]*\)$#\1#p' "$here/coredns/go.mod")
-    dir=$cache/coredns-$version
+    sum=$(cat "$here/coredns/go.mod" "$here/coredns/main.go" | sha256sum | cut -c1-12)
+    dir=$cache/coredns-$version-$sum
     [[ -x $dir/coredns ]] || { log "building coredns $version from Go modules (first time only)"; (cd "$here/coredns" && build_into "$dir" coredns -ldflags "-s -w" .); }
     echo "$dir/coredns" ;;
   helm) go_installed helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;

@@ -12,11 +12,13 @@ import (
 	_ "github.com/coredns/coredns/plugin/errors"
 	_ "github.com/coredns/coredns/plugin/hosts"
 	_ "github.com/coredns/coredns/plugin/log"
+	_ "github.com/coredns/coredns/plugin/template"
 )
 
 func init() {
-	// The order plugins run in (upstream's list, cut to those imported above).
-	dnsserver.Directives = []string{"bind", "errors", "log", "hosts"}
+	// The order plugins run in: template after hosts, for the NXDOMAIN of a name the hosts file
+	// lacks (hosts alone answers SERVFAIL: it has no SOA to deny a name with).
+	dnsserver.Directives = []string{"bind", "errors", "log", "hosts", "template"}
 }
 
 func main() { coremain.Run() }
