@@ -14,7 +14,7 @@ import type { LocalNetwork } from './network/index.ts';
 import { startNode, type LocalNode } from './node/index.ts';
 import { shareMounts, startRealNodeServices } from './realnode/cluster.ts';
 import { asLocalNode } from './realnode/localNode.ts';
-import { realNodesAsked } from './controlplane/tools.ts';
+import { REAL_NODES_KUBERNETES, realNodesAsked } from './controlplane/tools.ts';
 import { SIZED_SCOPE, startStorage } from './storage/index.ts';
 import type { Kubectl, Log, NodeAgent, Storage } from './types.ts';
 
@@ -73,7 +73,13 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     if (errors.length) throw new AggregateError(errors, 'some parts of the local cluster did not stop cleanly');
   };
   try {
-    const controlPlane = await startControlPlane({ dir: path.join(dir, 'controlplane'), log });
+    const real = opts.node !== false && (opts.nodeKind ?? nodeKindFromEnv()) === 'real';
+    const controlPlane = await startControlPlane({
+      dir: path.join(dir, 'controlplane'),
+      log,
+      // A kubelet may not be newer than the API server: real nodes bring their release's control plane.
+      version: real ? REAL_NODES_KUBERNETES : undefined,
+    });
     stops.push(() => controlPlane.stop());
     const { kubeconfigPath } = controlPlane;
     const certManager = opts.certManager
@@ -83,7 +89,6 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     const base = { dir, controlPlane, kubeconfigPath, kubectl: controlPlane.kubectl, certManager, stop };
     if (opts.node === false) return base;
 
-    const real = (opts.nodeKind ?? nodeKindFromEnv()) === 'real';
     // Before the sized class mounts a volume there: real nodes have mount namespaces of their own.
     if (real) stops.push(await shareMounts(path.join(dir, 'storage-sized')));
     const network = await startNetwork({ dir: path.join(dir, 'network'), kubeconfigPath, log });

@@ -31,6 +31,8 @@ export interface ControllerManagerOptions {
   readonly server: string;
   readonly pki: Pki;
   readonly log?: Log;
+  /** Its Kubernetes release, when not build.sh's control-plane one. */
+  readonly version?: string;
 }
 
 /** Starts kube-controller-manager and waits until its /healthz is ok. */
@@ -46,7 +48,7 @@ export async function startControllerManager(opts: ControllerManagerOptions): Pr
   });
   const proc = await startProcess({
     name: 'kube-controller-manager',
-    bin: await binary('kube-controller-manager'),
+    bin: await binary('kube-controller-manager', opts.version),
     dir: opts.dir,
     log: opts.log,
     args: [

@@ -31,7 +31,7 @@ describe('real node routes', () => {
     expect(rules).toContain('iifname "eo-rn*" ip daddr 10.96.0.10 udp dport 53 dnat to 127.0.0.1:5353');
     expect(rules).toContain('iifname "eo-rn*" ip daddr 10.96.0.11 tcp dport 5000 dnat to 127.0.0.1:40000');
     expect(rules).toContain('iifname "eo-rn*" oifname != "eo-rn*" drop');
-    expect(rules).toContain('oifname "eo-rn*" iifname "eo-rn*" ct status dnat masquerade');
+    expect(rules).toContain('oifname "eo-rn*" ct status dnat masquerade');
     expect(rules.startsWith('table ip eo_rn_machine {}\ndelete table ip eo_rn_machine\n')).toBe(true);
   });
 });

@@ -11,8 +11,8 @@
  *   veth (forwarding set on those interfaces alone) to another node only;
  * - Services are the network part's nftables DNAT on the machine (test/cluster/network), which
  *   already serves the machine's own processes; a Pod's packet to a ClusterIP goes up to the
- *   machine and is DNATed there, then masqueraded so a reply from a Pod of the same node comes
- *   back through the machine;
+ *   machine and is DNATed there, then masqueraded (as is the machine's own, which leaves with the
+ *   address of the machine's default route) so that the reply comes back through the machine;
  * - two addresses of the Service range's low, never-allocated band stand for the machine's own
  *   services: the cluster DNS (CoreDNS) and the image registry, DNATed to their loopback ports.
  * Pure: the values and the nftables script are unit-tested; cluster.ts and node.ts apply them.
@@ -95,7 +95,9 @@ export function machineRules(s: MachineServices): string {
     '  }',
     '  chain post {',
     '    type nat hook postrouting priority srcnat; policy accept;',
-    `    oifname ${nodes} iifname ${nodes} ct status dnat masquerade`,
+    // DNATed to a node (a Service): from the machine's address on that node's link, so the reply
+    // comes back through the machine, whether the client is a Pod of the same node or the machine.
+    `    oifname ${nodes} ct status dnat masquerade`,
     '  }',
     '}',
     '',
