@@ -10,7 +10,7 @@
  * Services are the network part's DNAT on the machine (see routes.ts for why not kube-proxy).
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LocalControlPlane } from '../controlplane/index.ts';
 import { freePort } from '../controlplane/ports.ts';
@@ -18,6 +18,7 @@ import { startProcess, waitReady } from '../controlplane/process.ts';
 import type { Proc } from '../controlplane/process.ts';
 import { binary, run } from '../controlplane/tools.ts';
 import { nft } from '../network/nft.ts';
+import { IMAGE_REPOSITORY } from '../../../hack/image/spec.ts';
 import { LocalRegistry } from '../registry.ts';
 import type { Log } from '../types.ts';
 import { mirrorReference, registryHosts } from './config.ts';
@@ -65,6 +66,7 @@ export async function startRealNodeServices(opts: RealNodeServicesOptions): Prom
     const registry = await new LocalRegistry().start();
     stops.push(() => registry.stop());
     await pushImages(registry.host, path.join(dir, 'images'));
+    await pushOperatorImage(registry.host, path.join(dir, 'operator-image'), opts.log);
     const hostsDir = path.join(dir, 'registry-hosts');
     const mirror = `http://${REGISTRY_ADDRESS}:${REGISTRY_PORT}`;
     for (const upstream of MIRRORED) {
@@ -155,6 +157,21 @@ async function imageSpecs(): Promise<ImageSpec[]> {
     });
   }
   return specs;
+}
+
+/**
+ * The operator's own image, as `make image` builds it (hack/image/build.ts, no container engine;
+ * its layers but the sources' are cached), pushed under its real name: the members' check-data
+ * init container runs it (the agent image the manager names by default).
+ */
+async function pushOperatorImage(registryHost: string, out: string, log?: Log): Promise<void> {
+  const repo = path.join(import.meta.dirname, '..', '..', '..');
+  await run(process.execPath, [path.join(repo, 'hack', 'image', 'build.ts'), '--out', out], 600_000);
+  const built = JSON.parse(await readFile(path.join(out, 'image.json'), 'utf8')) as { tag: string; layout: string };
+  const name = `${IMAGE_REPOSITORY}:${built.tag}`;
+  await run(await binary('crane'), ['push', '--insecure', built.layout, mirrorReference(registryHost, name)], 300_000);
+  log?.(`realnode: pushed ${name}`);
+  await rm(out, { recursive: true, force: true });
 }
 
 /** Writes each image as an OCI layout and pushes it with crane under its full name. */
