@@ -12,6 +12,9 @@ import { startControlPlane } from './controlplane/index.ts';
 import { startNetwork } from './network/index.ts';
 import type { LocalNetwork } from './network/index.ts';
 import { startNode, type LocalNode } from './node/index.ts';
+import { shareMounts, startRealNodeServices } from './realnode/cluster.ts';
+import { asLocalNode } from './realnode/localNode.ts';
+import { REAL_NODES_KUBERNETES, realNodesAsked } from './controlplane/tools.ts';
 import { SIZED_SCOPE, startStorage } from './storage/index.ts';
 import type { Kubectl, Log, NodeAgent, Storage } from './types.ts';
 
@@ -23,6 +26,12 @@ export interface LocalClusterOptions {
   readonly node?: boolean;
   /** How many process nodes: node-a, node-b... each in its zone (zone-a...); default 3. */
   readonly nodes?: number;
+  /**
+   * 'real': the nodes are real (realnode/: containerd, runc and the kubelet of Kubernetes 1.37,
+   * with the control plane of the same release); default 'process' (test/cluster/node), or
+   * LOCALCLUSTER_NODES from the environment.
+   */
+  readonly nodeKind?: 'process' | 'real';
   /** Start cert-manager (its CRDs and controller) after the control plane; default false. */
   readonly certManager?: boolean;
   readonly log?: Log;
@@ -64,7 +73,13 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     if (errors.length) throw new AggregateError(errors, 'some parts of the local cluster did not stop cleanly');
   };
   try {
-    const controlPlane = await startControlPlane({ dir: path.join(dir, 'controlplane'), log });
+    const real = opts.node !== false && (opts.nodeKind ?? nodeKindFromEnv()) === 'real';
+    const controlPlane = await startControlPlane({
+      dir: path.join(dir, 'controlplane'),
+      log,
+      // A kubelet may not be newer than the API server: real nodes bring their release's control plane.
+      version: real ? REAL_NODES_KUBERNETES : undefined,
+    });
     stops.push(() => controlPlane.stop());
     const { kubeconfigPath } = controlPlane;
     const certManager = opts.certManager
@@ -74,6 +89,8 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     const base = { dir, controlPlane, kubeconfigPath, kubectl: controlPlane.kubectl, certManager, stop };
     if (opts.node === false) return base;
 
+    // Before the sized class mounts a volume there: real nodes have mount namespaces of their own.
+    if (real) stops.push(await shareMounts(path.join(dir, 'storage-sized')));
     const network = await startNetwork({ dir: path.join(dir, 'network'), kubeconfigPath, log });
     stops.push(() => network.stop());
     const storage = await startStorage({ dir: path.join(dir, 'storage'), kubeconfigPath, log });
@@ -82,6 +99,21 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     const sized = await startStorage({ dir: path.join(dir, 'storage-sized'), kubeconfigPath, log }, SIZED_SCOPE);
     stops.push(() => sized.stop());
     const nodes: LocalNode[] = [];
+    if (real) {
+      const services = await startRealNodeServices({
+        dir: path.join(dir, 'realnodes'),
+        controlPlane,
+        hostsFile: network.hostsFile,
+        log,
+      });
+      stops.push(() => services.stop());
+      for (const [i, name] of nodeNames(opts.nodes ?? 3).entries()) {
+        const node = asLocalNode(await services.startNode(name, i + 1, { [ZONE_LABEL]: zoneOf(name) }));
+        stops.push(() => node.stop());
+        nodes.push(node);
+      }
+      return { ...base, network, storage, node: nodes[0], nodes };
+    }
     for (const name of nodeNames(opts.nodes ?? 3)) {
       const node = await startClusterNode(dir, name, kubeconfigPath, network.hostsFile, log);
       stops.push(() => node.stop());
@@ -93,6 +125,11 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     throw err;
   }
 }
+
+/** The node kind LOCALCLUSTER_NODES asks for: 'real' or (unset, anything else) 'process'. */
+export const nodeKindFromEnv = (): 'process' | 'real' => (realNodesAsked() ? 'real' : 'process');
+
+const ZONE_LABEL = 'topology.kubernetes.io/zone';
 
 /** The names of n nodes: node-a, node-b... */
 export function nodeNames(n: number): string[] {
@@ -113,6 +150,6 @@ export function startClusterNode(
   hostsFile: string,
   log?: Log,
 ): Promise<LocalNode> {
-  const labels = { 'topology.kubernetes.io/zone': zoneOf(name) };
+  const labels = { [ZONE_LABEL]: zoneOf(name) };
   return startNode({ dir: path.join(dir, name), kubeconfigPath, hostsFile, name, labels, log });
 }

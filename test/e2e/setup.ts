@@ -15,7 +15,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { kubectlFor, kubectlPath } from '../cluster/controlplane/index.ts';
 import { installCrds } from '../cluster/crds.ts';
-import { startLocalCluster } from '../cluster/index.ts';
+import { nodeKindFromEnv, startLocalCluster } from '../cluster/index.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -90,7 +90,7 @@ async function start(kubectlBin: string): Promise<Started> {
     throw err;
   }
   console.log(
-    `local cluster ready in ${Date.now() - started} ms (${node ? 'with' : 'without'} the process node), ` +
+    `local cluster ready in ${Date.now() - started} ms (${node ? `with ${nodeKindFromEnv()} nodes` : 'without nodes'}), ` +
       `Services in ${cluster.controlPlane.serviceRange.cidr}, cert-manager ${cluster.certManager!.version} ` +
       `(${JSON.stringify(cluster.certManager!.timings)} ms), dir ${dir}`,
   );

@@ -11,15 +11,14 @@ import { binary } from './tools.ts';
 /**
  * Every on-by-default controller (garbage collector, namespace, deployment, replicaset, job,
  * cronjob, statefulset, endpointslice, serviceaccount and its tokens, PV binder and expander,
- * node lifecycle...) minus the four that only make sense with a cloud or a Pod network.
+ * node lifecycle...) minus the four that only make sense with a cloud or a Pod network. From
+ * 1.37 the three cloud ones are gone from kube-controller-manager, which refuses their names.
  */
-export const controllers = [
-  '*',
-  '-cloud-node-lifecycle-controller',
-  '-node-route-controller',
-  '-service-lb-controller',
-  '-node-ipam-controller',
-].join(',');
+export function controllersOf(version?: string): string {
+  const minor = Number(/^v1\.(\d+)\./.exec(version ?? '')?.[1] ?? 0);
+  const cloud = ['-cloud-node-lifecycle-controller', '-node-route-controller', '-service-lb-controller'];
+  return ['*', ...(minor >= 37 ? [] : cloud), '-node-ipam-controller'].join(',');
+}
 
 /** Seconds without a Lease renewal after which the node lifecycle controller marks a Node NotReady. */
 export const NODE_MONITOR_GRACE_SECONDS = 12;
@@ -31,6 +30,8 @@ export interface ControllerManagerOptions {
   readonly server: string;
   readonly pki: Pki;
   readonly log?: Log;
+  /** Its Kubernetes release, when not build.sh's control-plane one. */
+  readonly version?: string;
 }
 
 /** Starts kube-controller-manager and waits until its /healthz is ok. */
@@ -46,7 +47,7 @@ export async function startControllerManager(opts: ControllerManagerOptions): Pr
   });
   const proc = await startProcess({
     name: 'kube-controller-manager',
-    bin: await binary('kube-controller-manager'),
+    bin: await binary('kube-controller-manager', opts.version),
     dir: opts.dir,
     log: opts.log,
     args: [
@@ -57,7 +58,7 @@ export async function startControllerManager(opts: ControllerManagerOptions): Pr
       `--secure-port=${opts.port}`,
       `--tls-cert-file=${pki.kcmServingCert}`,
       `--tls-private-key-file=${pki.kcmServingKey}`,
-      `--controllers=${controllers}`,
+      `--controllers=${controllersOf(opts.version)}`,
       // Each controller acts as its own service account, so RBAC applies to it as in a real cluster.
       '--use-service-account-credentials=true',
       `--root-ca-file=${pki.caCert}`,

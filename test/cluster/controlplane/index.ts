@@ -40,6 +40,11 @@ export interface ControlPlaneOptions extends PartOptions {
    * own wrapper module): for a real node's kubelet, which may not be newer than the API server.
    */
   readonly apiserverVersion?: string;
+  /**
+   * The Kubernetes release of every control-plane binary and of the kubectl it returns (e.g.
+   * 'v1.37.2' for the real nodes); default build.sh's control-plane one.
+   */
+  readonly version?: string;
 }
 
 /** The running control plane, with what the other parts may need to know about it. */
@@ -72,9 +77,9 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Loca
     dir,
     await Promise.all([
       binaryOf('etcd'),
-      binary('kube-apiserver', opts.apiserverVersion),
-      binaryOf('kube-controller-manager'),
-      binaryOf('kube-scheduler'),
+      binary('kube-apiserver', opts.apiserverVersion ?? opts.version),
+      binary('kube-controller-manager', opts.version),
+      binary('kube-scheduler', opts.version),
     ]),
   );
   const serviceRange = await chooseServiceRange(dir);
@@ -108,16 +113,27 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Loca
         pki,
         serviceRange,
         log: opts.log,
-        version: opts.apiserverVersion,
+        version: opts.apiserverVersion ?? opts.version,
       }),
     );
     step('apiserver');
     if (opts.controllerManager !== false) {
-      procs.push(await startControllerManager({ dir, port: ports.controllerManager, server, pki, log: opts.log }));
+      procs.push(
+        await startControllerManager({
+          dir,
+          port: ports.controllerManager,
+          server,
+          pki,
+          log: opts.log,
+          version: opts.version,
+        }),
+      );
       step('controllerManager');
     }
     if (opts.scheduler !== false) {
-      procs.push(await startScheduler({ dir, port: ports.scheduler, server, pki, log: opts.log }));
+      procs.push(
+        await startScheduler({ dir, port: ports.scheduler, server, pki, log: opts.log, version: opts.version }),
+      );
       step('scheduler');
     }
   } catch (err) {
@@ -128,7 +144,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Loca
     dir,
     kubeconfigPath,
     server,
-    kubectl: kubectlFor(kubeconfigPath),
+    kubectl: kubectlFor(kubeconfigPath, opts.version ? await binary('kubectl', opts.version) : undefined),
     ports,
     pki,
     serviceRange,

@@ -15,6 +15,8 @@ export interface SchedulerOptions {
   readonly server: string;
   readonly pki: Pki;
   readonly log?: Log;
+  /** Its Kubernetes release, when not build.sh's control-plane one. */
+  readonly version?: string;
 }
 
 /** Starts kube-scheduler (default profile) and waits until its /healthz is ok. */
@@ -30,7 +32,7 @@ export async function startScheduler(opts: SchedulerOptions): Promise<Proc> {
   });
   const proc = await startProcess({
     name: 'kube-scheduler',
-    bin: await binary('kube-scheduler'),
+    bin: await binary('kube-scheduler', opts.version),
     dir: opts.dir,
     log: opts.log,
     args: [

@@ -6,8 +6,19 @@ import { ToolError } from './errors.ts';
 const buildScript = path.join(import.meta.dirname, '..', 'tools', 'build.sh');
 const cache = new Map<string, Promise<string>>();
 
-/** The path of a pinned binary (kube-apiserver, kube-controller-manager, kubectl, etcd...), built once. */
+/** The Kubernetes release of the real nodes (build.sh's K8S_NODE_VERSION). */
+export const REAL_NODES_KUBERNETES = 'v1.37.2';
+const controlPlaneTools = new Set(['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl']);
+
+/** Whether LOCALCLUSTER_NODES=real asks for real nodes (and so a control plane of their release). */
+export const realNodesAsked = (): boolean => process.env.LOCALCLUSTER_NODES === 'real';
+
+/**
+ * The path of a pinned binary (kube-apiserver, kube-controller-manager, kubectl, etcd...), built once.
+ * With LOCALCLUSTER_NODES=real, the control plane's binaries default to the real nodes' release.
+ */
 export function binary(tool: string, version?: string): Promise<string> {
+  if (version === undefined && controlPlaneTools.has(tool) && realNodesAsked()) version = REAL_NODES_KUBERNETES;
   const key = `${tool}@${version ?? ''}`;
   let found = cache.get(key);
   if (!found) {

@@ -3,8 +3,8 @@
  * bridge CNI plugin, as kind's node container has them, without a container engine:
  *
  * - its own network namespace `eo-rn-<name>` with one veth to the machine (node address
- *   10.250.<index>.2, the machine's end .1) and one route, to the Service range: no default route,
- *   nothing leaves the machine. The machine DNATs 10.96.0.1:443 arriving on that veth to the API
+ *   10.250.<index>.2, the machine's end .1), routes to the cluster's ranges through the machine
+ *   and the machine's route to its Pods (routes.ts): no default route, nothing leaves the machine. The machine DNATs 10.96.0.1:443 arriving on that veth to the API
  *   server's loopback address (`route_localnet` on the veth), so the kubelet reaches the API server
  *   at the `kubernetes` Service's address, a name in its certificate;
  * - its own mount namespace, held by a `holder` process (the node's init): a tmpfs on /run (so
@@ -24,13 +24,18 @@ import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'n
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { stringify } from 'yaml';
 import { issueCert, writeKubeconfig } from '../controlplane/index.ts';
 import type { Pki } from '../controlplane/index.ts';
 import type { Proc } from '../controlplane/process.ts';
 import { startProcess, waitReady } from '../controlplane/process.ts';
 import { binary, run } from '../controlplane/tools.ts';
 import type { Log } from '../types.ts';
+import {
+  cniConfig,
+  containerdConfig as renderContainerdConfig,
+  kubeletConfig as renderKubeletConfig,
+} from './config.ts';
+import { addressing, machineRoute, nodeRoutes, VETH_PREFIX } from './routes.ts';
 
 /** Where and as what the node runs. */
 export interface RealNodeOptions {
@@ -44,6 +49,10 @@ export interface RealNodeOptions {
   readonly pki: Pki;
   readonly apiserverPort: number;
   readonly labels?: Readonly<Record<string, string>>;
+  /** The cluster DNS address Pods get (routes.ts CLUSTER_DNS); none: the machine's resolv.conf. */
+  readonly clusterDNS?: string;
+  /** containerd's registry hosts dir (config.ts registryHosts), if images are pulled through a mirror. */
+  readonly registryHostsDir?: string;
   /** false: containerd alone, no kubelet (to check the runtime and CNI with crictl); default true. */
   readonly kubelet?: boolean;
   readonly log?: Log;
@@ -66,7 +75,6 @@ export interface RealNode {
 
 /** The Service range's first address, the `kubernetes` Service (as the control plane's default). */
 const kubernetesServiceIP = '10.96.0.1';
-const serviceCidr = '10.96.0.0/16';
 /** The pause image containerd runs each sandbox from (built by the project: tools/pause). */
 export const sandboxImage = 'registry.k8s.io/pause:3.10.1';
 const cgroupBase = '/sys/fs/cgroup';
@@ -74,7 +82,7 @@ const cgroupBase = '/sys/fs/cgroup';
 const sh = (cmd: string, args: readonly string[]): Promise<string> => run(cmd, args, 120_000);
 
 export const netnsOf = (name: string): string => `eo-rn-${name}`;
-const vethOf = (index: number): string => `eo-rn${index}`;
+const vethOf = (index: number): string => `${VETH_PREFIX}${index}`;
 const cgroupRootOf = (name: string): string => `/etcd-operator-${name}`;
 const nftTableOf = (name: string): string => `eo-rn-${name}`;
 
@@ -95,13 +103,11 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
   await mkdir(dir, { recursive: true });
 
   const netns = netnsOf(name);
-  const veth = vethOf(index);
-  const hostAddr = `10.250.${index}.1`;
-  const address = `10.250.${index}.2`;
-  const podCidr = `10.245.${index}.0/24`;
+  const { machine: hostAddr, node: address, podCidr, veth } = addressing(index);
   const cgroupRoot = cgroupRootOf(name);
 
-  // The network namespace, its link to the machine, and the way to the API server.
+  // The network namespace, its link to the machine (the nodes' router: routes.ts), and the way to
+  // the API server.
   await sh('ip', ['netns', 'add', netns]);
   await sh('ip', ['link', 'add', veth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]);
   await sh('ip', ['addr', 'add', `${hostAddr}/24`, 'dev', veth]);
@@ -110,8 +116,11 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
   await inNs(['link', 'set', 'lo', 'up']);
   await inNs(['addr', 'add', `${address}/24`, 'dev', 'eth0']);
   await inNs(['link', 'set', 'eth0', 'up']);
-  await inNs(['route', 'add', serviceCidr, 'via', hostAddr]);
+  for (const r of nodeRoutes(index)) await inNs(r);
+  await sh('ip', machineRoute(index));
   await writeFile(`/proc/sys/net/ipv4/conf/${veth}/route_localnet`, '1');
+  await writeFile(`/proc/sys/net/ipv4/conf/${veth}/forwarding`, '1');
+  await sh('ip', ['netns', 'exec', netns, 'sh', '-c', 'echo 1 > /proc/sys/net/ipv4/ip_forward']);
   const table = nftTableOf(name);
   await sh('nft', [
     `add table ip ${table}; add chain ip ${table} pre { type nat hook prerouting priority dstnat; }; ` +
@@ -142,99 +151,35 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
   // containerd: its own root, state and socket; runc from the cache; CNI from the node's dir.
   const cniConf = path.join(dir, 'cni', 'net.d');
   await mkdir(cniConf, { recursive: true });
-  await writeFile(
-    path.join(cniConf, '10-bridge.conflist'),
-    JSON.stringify(
-      {
-        cniVersion: '1.0.0',
-        name: 'eo-pods',
-        plugins: [
-          {
-            type: 'bridge',
-            bridge: 'cni0',
-            isGateway: true,
-            ipMasq: false,
-            hairpinMode: true,
-            ipam: { type: 'host-local', ranges: [[{ subnet: podCidr }]], routes: [{ dst: serviceCidr }] },
-          },
-          { type: 'portmap', capabilities: { portMappings: true }, backend: 'nftables' },
-        ],
-      },
-      null,
-      2,
-    ),
-  );
+  await writeFile(path.join(cniConf, '10-bridge.conflist'), cniConfig(podCidr));
   const socket = '/run/containerd/containerd.sock';
   const containerdConfig = path.join(dir, 'containerd.toml');
   await writeFile(
     containerdConfig,
-    [
-      'version = 3',
-      `root = ${JSON.stringify(path.join(dir, 'containerd', 'root'))}`,
-      `state = "/run/containerd/state"`,
-      '[grpc]',
-      `  address = ${JSON.stringify(socket)}`,
-      "[plugins.'io.containerd.cri.v1.images']",
-      "  snapshotter = 'overlayfs'",
-      "[plugins.'io.containerd.cri.v1.images'.pinned_images]",
-      `  sandbox = ${JSON.stringify(sandboxImage)}`,
-      "[plugins.'io.containerd.cri.v1.runtime']",
-      '  netns_mounts_under_state_dir = true',
-      // These machines' root lacks CAP_SYS_RESOURCE (not in the bounding set), so no process may
-      // lower its oom_score_adj below 0: runc failed every sandbox (the CRI asks -998) with
-      // "nsexec: failed to update /proc/self/oom_score_adj: Permission denied". This containerd
-      // option, meant for such hosts, raises any lower value to containerd's own (0).
-      '  restrict_oom_score_adj = true',
-      "[plugins.'io.containerd.cri.v1.runtime'.cni]",
-      `  bin_dirs = [${JSON.stringify(cniBin)}]`,
-      `  conf_dir = ${JSON.stringify(cniConf)}`,
-      "[plugins.'io.containerd.cri.v1.runtime'.containerd]",
-      "  default_runtime_name = 'runc'",
-      "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]",
-      "  runtime_type = 'io.containerd.runc.v2'",
-      "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]",
-      `  BinaryName = ${JSON.stringify(runc)}`,
-      '  SystemdCgroup = false',
-      '',
-    ].join('\n'),
+    renderContainerdConfig({
+      root: path.join(dir, 'containerd', 'root'),
+      socket,
+      sandboxImage,
+      runc,
+      cniBinDir: cniBin,
+      cniConfDir: cniConf,
+      registryHostsDir: opts.registryHostsDir,
+    }),
   );
 
   // The kubelet: cgroupfs (the machine has cgroup v1 hierarchies), its own cgroup root.
   const kubeletConfig = path.join(dir, 'kubelet.yaml');
   await writeFile(
     kubeletConfig,
-    stringify({
-      apiVersion: 'kubelet.config.k8s.io/v1beta1',
-      kind: 'KubeletConfiguration',
-      cgroupDriver: 'cgroupfs',
+    renderKubeletConfig({
       cgroupRoot,
-      failCgroupV1: false,
-      failSwapOn: true,
-      // Its own oom_score_adj: the kubelet's default -999 needs CAP_SYS_RESOURCE, which root lacks
-      // here (see restrict_oom_score_adj); it would only log that it failed.
-      oomScoreAdj: 0,
-      containerRuntimeEndpoint: `unix://${socket}`,
+      socket,
       address,
-      port: 10250,
-      readOnlyPort: 0,
-      healthzBindAddress: address,
-      healthzPort: 10248,
+      podCidr,
       tlsCertFile: path.join(pkiDir, `${serving}.crt`),
       tlsPrivateKeyFile: path.join(pkiDir, `${serving}.key`),
-      authentication: {
-        anonymous: { enabled: false },
-        webhook: { enabled: true },
-        x509: { clientCAFile: opts.pki.caCert },
-      },
-      authorization: { mode: 'Webhook' },
-      clusterDomain: 'cluster.local',
-      podCIDR: podCidr,
-      resolvConf: '/etc/resolv.conf',
-      // A shared development machine: evict on nothing but a nearly full disk.
-      evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
-      imageGCHighThresholdPercent: 100,
-      imageGCLowThresholdPercent: 99,
-      serializeImagePulls: false,
+      clientCAFile: opts.pki.caCert,
+      clusterDNS: opts.clusterDNS,
     }),
   );
   await mkdir(path.join(dir, 'var-log'), { recursive: true });
@@ -272,7 +217,9 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
         'unshare',
         '--mount',
         '--propagation',
-        'private',
+        // slave: a mount the machine makes later under a shared mount (cluster.ts shareMounts: the
+        // sized volumes' tmpfs) appears in the node too; the node's own mounts stay its own.
+        'slave',
         '--',
         'bash',
         '-c',

@@ -3,7 +3,7 @@
  * directory under `dir/volumes/<claim uid>`, lets the controller manager bind it, deletes
  * the data when the claim goes, grows volumes, and wipes a volume for fault tests.
  */
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
@@ -86,6 +86,9 @@ export async function startStorage(opts: ControllerOptions, scope: Scope = DEFAU
     switch (action.type) {
       case 'create':
         await mkdir(action.dir, { recursive: true });
+        // Writable by any user, as local-path-provisioner makes its dirs: a real kubelet applies no
+        // fsGroup to a hostPath volume, and the members run as a non-root user (a tmpfs is 1777).
+        await chmod(action.dir, 0o777);
         if (action.bytes) await mountSized(action.dir, action.bytes);
         // A second pass may run before the volume informer has seen the first create: 409 is done.
         if (await ignore(409, core.createPersistentVolume({ body: action.volume }))) {

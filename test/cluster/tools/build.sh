@@ -5,9 +5,10 @@
 #   test/cluster/tools/build.sh all     every binary the tests use (etcd of every wrapper module)
 #
 # The real nodes' parts (in progress, issue 27; not in `all` yet, so `make test` does not pay for them):
-#   test/cluster/tools/build.sh kubelet|containerd|containerd-shim-runc-v2|ctr|runc|bridge|host-local|loopback|portmap|crictl|pause
-#   test/cluster/tools/build.sh kube-apiserver v1.37.2   a control-plane binary of the nodes' release (its own wrapper module)
-#   test/cluster/tools/build.sh node-parts               all of those
+#   test/cluster/tools/build.sh kubelet|kube-proxy|containerd|containerd-shim-runc-v2|ctr|runc|bridge|host-local|loopback|portmap|crictl|pause|coredns
+#   test/cluster/tools/build.sh kube-apiserver v1.37.2   a control-plane binary of the nodes' release (its own wrapper module;
+#                                                        so are kube-controller-manager, kube-scheduler and kubectl)
+#   test/cluster/tools/build.sh node-parts               all of those (LOCALCLUSTER_NODES=real needs them)
 #
 # cert-manager is the controller of the wrapper module cert-manager/ (its main.go), with the
 # CRDs of the same version copied beside it, in crds/.
@@ -51,8 +52,8 @@ if [[ $tool == all ]]; then
   exit 0
 fi
 if [[ $tool == node-parts ]]; then
-  for t in kubelet containerd containerd-shim-runc-v2 ctr runc bridge host-local loopback portmap crictl pause; do "$0" "$t"; done
-  "$0" kube-apiserver "$K8S_NODE_VERSION"
+  for t in kubelet kube-proxy containerd containerd-shim-runc-v2 ctr runc bridge host-local loopback portmap crictl pause coredns; do "$0" "$t"; done
+  for t in kube-apiserver kube-controller-manager kube-scheduler kubectl; do "$0" "$t" "$K8S_NODE_VERSION"; done
   exit 0
 fi
 
@@ -109,9 +110,9 @@ go_installed_into() {
 }
 
 case "$tool" in
-  kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet)
+  kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy)
     # The control plane's release by default; the kubelet's (and `TOOL v1.37.2`) from k8s-1.37/.
-    version=${2:-$K8S_VERSION}; [[ $tool == kubelet ]] && version=${2:-$K8S_NODE_VERSION}
+    version=${2:-$K8S_VERSION}; [[ $tool == kubelet || $tool == kube-proxy ]] && version=${2:-$K8S_NODE_VERSION}
     minor=${version#v1.}; minor=${minor%%.*}
     mod=$here/k8s; [[ $version == "$K8S_VERSION" ]] || mod=$here/k8s-1.$minor
     pinned=$(sed -n 's#^\(require \|\t\)k8s.io/kubernetes \(v[0-9.]*\).*#\2#p' "$mod/go.mod" 2>/dev/null || true)
@@ -190,6 +191,14 @@ case "$tool" in
         -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$version" .)
     fi
     echo "$dir/cert-manager" ;;
+  coredns)
+    # The real nodes' cluster DNS: CoreDNS of the wrapper module coredns/ (its main.go: five plugins),
+    # versioned by CoreDNS's release and the digest of main.go, so a change of plugins builds again.
+    version=$(sed -n 's#^require github.com/coredns/coredns \(v[0-9.]*\)$#\1#p' "$here/coredns/go.mod")
+    sum=$(cat "$here/coredns/go.mod" "$here/coredns/main.go" | sha256sum | cut -c1-12)
+    dir=$cache/coredns-$version-$sum
+    [[ -x $dir/coredns ]] || { log "building coredns $version from Go modules (first time only)"; (cd "$here/coredns" && build_into "$dir" coredns -ldflags "-s -w" .); }
+    echo "$dir/coredns" ;;
   helm) go_installed helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
   versitygw) go_installed versitygw "$VERSITYGW_VERSION" github.com/versity/versitygw/cmd/versitygw ;;
   crane) go_installed crane "$CRANE_VERSION" github.com/google/go-containerregistry/cmd/crane ;;
