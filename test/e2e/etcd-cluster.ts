@@ -223,7 +223,7 @@ export class ClusterUnderTest {
 }
 
 /** Where a cluster stands, in one line: its step, ready members and the conditions not as wished. */
-function describeStatus(c: EtcdCluster): string {
+export function describeStatus(c: EtcdCluster): string {
   const s = c.status;
   if (!s) return 'no status yet';
   const notFine = (s.conditions ?? [])

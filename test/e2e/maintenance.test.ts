@@ -10,7 +10,7 @@
 import { describe, expect, inject, it } from 'vitest';
 import type { Etcd3 } from 'etcd3';
 import { until } from '../effects/kubernetes/e2e-context.ts';
-import { ClusterUnderTest } from './etcd-cluster.ts';
+import { ClusterUnderTest, describeStatus } from './etcd-cluster.ts';
 import type { ManagerLine } from './manager-process.ts';
 import { withManager } from './manager-fixture.ts';
 import { Traffic } from './traffic.ts';
@@ -41,12 +41,19 @@ async function fill(etcd: Etcd3, key: (i: number) => string): Promise<number> {
   }
 }
 
-/** Whether a write goes through now. */
+/** Why the last write refused by `writes` failed, for a wait's message. */
+let lastRefusal = '';
+
+/** Whether a write goes through now (within 5 s). */
 const writes = async (etcd: Etcd3, key: string): Promise<true | undefined> => {
   try {
-    await etcd.put(key).value('works');
+    await etcd
+      .put(key)
+      .value('works')
+      .options({ deadline: Date.now() + 5_000 });
     return true;
-  } catch {
+  } catch (err) {
+    lastRefusal = (err as Error).message;
     return undefined;
   }
 };
@@ -161,7 +168,15 @@ describe.skipIf(!hasNode)('manager: maintenance', () => {
           message: expect.stringContaining('quota of 16 MiB') as string,
         });
 
-        await until('writes work again', () => writes(etcd, 'after'), 180_000);
+        let standing = '';
+        await until(
+          () => `writes work again (last refusal: ${lastRefusal}; the cluster: ${standing})`,
+          async () => {
+            standing = describeStatus(await full.get());
+            return writes(etcd, 'after');
+          },
+          180_000,
+        );
         expect(await etcd.get('after').string()).toBe('works');
         const disarmed = await until('SpaceAlarm False', async () => {
           const c = await conditionOf(full, 'SpaceAlarm')();
