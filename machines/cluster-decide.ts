@@ -25,6 +25,7 @@ import type {
   JobObservation,
   MemberObservation,
 } from './types.ts';
+import { MEMBER_STATE } from './member-state.ts';
 
 /** The member being added, from the moment its name is chosen until it is a voter. */
 export interface Joiner {
@@ -145,7 +146,14 @@ const accountedFor = (c: ClusterContext): MemberObservation[] => {
   const seen = new Set(c.members.map((m) => m.name));
   const created: MemberObservation[] = c.memberNames
     .filter((n) => !seen.has(n))
-    .map((name) => ({ name, ordinal: -1, bootstrap: false, dormant: false, state: 'pending', deleting: false }));
+    .map((name) => ({
+      name,
+      ordinal: -1,
+      bootstrap: false,
+      dormant: false,
+      state: MEMBER_STATE.pending,
+      deleting: false,
+    }));
   return [...c.members, ...created];
 };
 
@@ -168,7 +176,7 @@ export const orphanMembers = (c: ClusterContext): EtcdMemberInfo[] =>
 
 /** A member whose data is gone, or whose node is down, and waits to be replaced. */
 export const lostMember = (c: ClusterContext): MemberObservation | undefined =>
-  c.members.find((m) => (m.state === 'replacing' || m.state === 'nodeLost') && !m.deleting);
+  c.members.find((m) => (m.state === MEMBER_STATE.replacing || m.state === MEMBER_STATE.nodeLost) && !m.deleting);
 
 /** The member scaling down would remove, and its peer URL. */
 export function victim(c: ClusterContext): { member: string; peerURL: string } | null {
@@ -206,7 +214,7 @@ export function decide(c: ClusterContext): Decision {
   const active = c.members.filter((m) => !m.deleting);
   if (!target) return 'steady';
   if (target.replicas === 0) {
-    if (!active.every((m) => m.state === 'dormant')) return 'parking';
+    if (!active.every((m) => m.state === MEMBER_STATE.dormant)) return 'parking';
     // Parked, nothing runs to protect: a budget over no Pods would read as one that blocks.
     return c.disruptionBudget === null ? 'dormant' : 'updatingBudget';
   }

@@ -5,6 +5,7 @@
  */
 import { decide, etcdFresh, retargeted, type ClusterContext, type Decision } from './cluster-decide.ts';
 import { etcdMemberFor } from './policy.ts';
+import { MEMBER_STATE } from './member-state.ts';
 
 type Ctx = { context: ClusterContext };
 
@@ -29,9 +30,10 @@ export const coordinatorGuards = {
     context.leaving !== null &&
     !context.members.some((m) => m.name === context.leaving?.member) &&
     !context.etcd?.members.some((m) => m.peerURL === context.leaving?.peerURL),
-  allDormant: ({ context }: Ctx) => context.members.filter((m) => !m.deleting).every((m) => m.state === 'dormant'),
+  allDormant: ({ context }: Ctx) =>
+    context.members.filter((m) => !m.deleting).every((m) => m.state === MEMBER_STATE.dormant),
   allAwake: ({ context }: Ctx) =>
-    context.members.filter((m) => !m.deleting).every((m) => !m.dormant && m.state !== 'dormant'),
+    context.members.filter((m) => !m.deleting).every((m) => !m.dormant && m.state !== MEMBER_STATE.dormant),
   restoreUnverified: ({ context }: Ctx) => context.restore !== undefined && !context.restore.verified,
   restoreJobPresent: ({ context }: Ctx) => Boolean(context.restore?.job),
   restoreJobSucceeded: ({ context }: Ctx) => Boolean(context.restore?.job?.succeeded),

@@ -16,6 +16,7 @@ import { pathHasTag, TAG } from '../machines/tags.ts';
 import { LABEL } from '../effects/kubernetes/meta.ts';
 import { degradedCondition } from './status-degraded.ts';
 import { membershipConditions } from './status-membership.ts';
+import { MEMBER_STATE } from '../machines/member-state.ts';
 
 /** What one journaled step of the cluster machine gives the status. */
 export interface ClusterStep {
@@ -181,7 +182,7 @@ const byVersion = (a: string, b: string): number => {
 function runningVersion(c: ClusterContext, previous: string | undefined): { version?: string } {
   const versions = c.members
     .filter((m) => !m.deleting)
-    .flatMap((m) => answering(c, m) ?? (m.state === 'voter' && !c.etcdError ? m.version : undefined) ?? []);
+    .flatMap((m) => answering(c, m) ?? (m.state === MEMBER_STATE.voter && !c.etcdError ? m.version : undefined) ?? []);
   const oldest = versions.sort(byVersion)[0] ?? previous;
   return oldest ? { version: oldest } : {};
 }

@@ -12,6 +12,7 @@ import type {
   MemberObservation,
   PreUpgradeSnapshot,
 } from '../../types.ts';
+import { MEMBER_STATE } from '../../member-state.ts';
 
 /** The member a step of a rolling upgrade restarts on the new version. */
 export interface Upgradee {
@@ -73,7 +74,7 @@ export function outdatedMembers(c: RollView): MemberObservation[] {
 
 /** The member being upgraded, as the cluster machine last listed it (undefined once it is gone). */
 export const upgradee = (c: RollView): MemberObservation | undefined =>
-  c.members.find((m) => m.name === c.upgrade?.member && !m.deleting && m.state !== 'replacing');
+  c.members.find((m) => m.name === c.upgrade?.member && !m.deleting && m.state !== MEMBER_STATE.replacing);
 
 /**
  * The target to latch between two steps, given the spec's `next`: a roll with members to go on

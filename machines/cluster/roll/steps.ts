@@ -13,6 +13,7 @@ import type {
   SetMemberVersionParams,
 } from '../../types.ts';
 import { outdatedMembers, preUpgradeSnapshot, trustOutdated, upgradee } from './rules.ts';
+import { MEMBER_STATE } from '../../member-state.ts';
 
 type Ctx = { context: ClusterContext };
 
@@ -54,7 +55,7 @@ export const rollGuards = {
     const id = c.upgrade?.memberID ?? '';
     const m = upgradee(c);
     return (
-      m?.state === 'voter' &&
+      m?.state === MEMBER_STATE.voter &&
       m.version === c.target?.version &&
       (c.target?.trust === undefined || (m.trust === c.target.trust && m.podTrust === c.target.trust)) &&
       c.etcd !== null &&
