@@ -8,6 +8,7 @@ import {
   type EventFromLogic,
   type SnapshotFrom,
 } from 'xstate';
+import type { MemberObservation } from '../../machines/types.ts';
 
 /** A state value flattened to a dotted path, e.g. `scalingUp.joining.addingLearner.running`. */
 export function path(value: unknown): string {
@@ -73,3 +74,15 @@ export function play<M extends AnyStateMachine>(d: Driver<M>, steps: readonly St
     if (intents) expect(out.intents, `intents after ${event.type}`).toEqual(intents);
   }
 }
+
+/** Voters demo-0, demo-1... at these versions, demo-0 the bootstrap member, as the manager observes them. */
+export const voters = (versions: readonly string[]): MemberObservation[] =>
+  versions.map((version, i) => ({
+    name: `demo-${i}`,
+    ordinal: i,
+    bootstrap: i === 0,
+    dormant: false,
+    state: 'voter',
+    deleting: false,
+    version,
+  }));

@@ -4,7 +4,7 @@ import { SPACE_RECHECK_MS } from '../../../machines/cluster/maintenance/index.ts
 import { describeCluster } from '../../../machines/describe.ts';
 import { peerURL } from '../../../machines/policy.ts';
 import type { ClusterEvent, DefragSpec, EtcdObservation, MaintenanceSpec } from '../../../machines/types.ts';
-import { Driver, play, type Intent } from '../harness.ts';
+import { Driver, type Intent, play, voters } from '../harness.ts';
 
 const ref = { namespace: 'default', name: 'demo', uid: 'uid-1' };
 const id = (n: number): string => `a${n}`;
@@ -39,15 +39,7 @@ const spec = (maintenance: MaintenanceSpec, replicas = 3): ClusterEvent => ({
 const members = (n = 3): ClusterEvent => ({
   type: 'k8s.members.listed',
   at: now(),
-  members: [...Array(n).keys()].map((i) => ({
-    name: `demo-${i}`,
-    ordinal: i,
-    bootstrap: i === 0,
-    dormant: false,
-    state: 'voter',
-    deleting: false,
-    version: '3.6.16',
-  })),
+  members: voters(Array<string>(n).fill('3.6.16')),
 });
 
 /** etcd with voters 0..2 led by `leader`: sizes in MiB [dbSize, inUse] by ordinal, alarms by ordinal. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { initialClusterContext, type ClusterContext } from '../../../machines/cluster-decide.ts';
 import { latchDuringRoll, outdatedMembers, rollGuards } from '../../../machines/cluster/roll/index.ts';
 import { peerURL } from '../../../machines/policy.ts';
-import type { MemberObservation } from '../../../machines/types.ts';
+import { voters } from '../harness.ts';
 
 const ref = { namespace: 'default', name: 'demo', uid: 'uid-1' };
 const OLD = '3.5.35';
@@ -10,15 +10,7 @@ const NEW = '3.6.16';
 
 /** A context of three voters at these versions, demo-0 leading, the target latched at `target`. */
 function rolling(versions: string[], target = { replicas: 3, version: NEW }): ClusterContext {
-  const members: MemberObservation[] = versions.map((version, n) => ({
-    name: `demo-${n}`,
-    ordinal: n,
-    bootstrap: n === 0,
-    dormant: false,
-    state: 'voter',
-    deleting: false,
-    version,
-  }));
+  const members = voters(versions);
   const ids = versions.map((_, n) => `a${n}`);
   return {
     ...initialClusterContext(ref),

@@ -5,7 +5,7 @@ import { describeCluster } from '../../../machines/describe.ts';
 import { peerURL } from '../../../machines/policy.ts';
 import { pathHasTag, TAG } from '../../../machines/tags.ts';
 import type { ClaimObservation, ClusterEvent, EtcdObservation } from '../../../machines/types.ts';
-import { Driver, play, type Intent } from '../harness.ts';
+import { Driver, type Intent, play, voters } from '../harness.ts';
 
 const ref = { namespace: 'default', name: 'demo', uid: 'uid-1' };
 const id = (n: number): string => `a${n}`;
@@ -32,15 +32,7 @@ const spec = (size: number, replicas = 3, version = '3.6.16'): ClusterEvent => (
 const members = (n = 3): ClusterEvent => ({
   type: 'k8s.members.listed',
   at: now(),
-  members: [...Array(n).keys()].map((i) => ({
-    name: `demo-${i}`,
-    ordinal: i,
-    bootstrap: i === 0,
-    dormant: false,
-    state: 'voter',
-    deleting: false,
-    version: '3.6.16',
-  })),
+  members: voters(Array<string>(n).fill('3.6.16')),
 });
 function etcd(n = 3): ClusterEvent {
   const observation: EtcdObservation = {
