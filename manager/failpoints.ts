@@ -6,6 +6,7 @@
  *   ETCD_OPERATOR_FAILPOINT=after-journal-step        kill at the first time it is reached
  *   ETCD_OPERATOR_FAILPOINT=after-journal-step:3      kill at the third time
  *   ETCD_OPERATOR_FAILPOINT_COUNT=reached.txt         append each reached name to the file
+ *   ETCD_OPERATOR_FAILPOINT_SIGNAL=SIGTERM            stop it with SIGTERM instead (the agent)
  *
  * The count file lets a clean run tell how often each failpoint is reached (the crash sweep).
  */
@@ -29,15 +30,17 @@ export type AgentFailpoint = (typeof AGENT_FAILPOINTS)[number];
 
 const [armed, nth] = (process.env.ETCD_OPERATOR_FAILPOINT ?? '').split(':');
 const countFile = process.env.ETCD_OPERATOR_FAILPOINT_COUNT;
+// SIGTERM instead: the stop a Pod gets when it is deleted or its Job passes its deadline.
+const signal = process.env.ETCD_OPERATOR_FAILPOINT_SIGNAL === 'SIGTERM' ? 'SIGTERM' : 'SIGKILL';
 let remaining = Number(nth ?? 1) || 1;
 
-/** Kills this process with SIGKILL when `name` is the armed failpoint and its count is reached. */
+/** Kills this process (SIGKILL, unless told SIGTERM) when `name` is the armed failpoint and its count is reached. */
 export function failpoint(name: Failpoint | AgentFailpoint): void {
   // Synchronous, so that a line is on disk before any kill that follows it.
   if (countFile) appendFileSync(countFile, `${name}\n`);
   if (name !== armed) return;
   remaining -= 1;
   if (remaining > 0) return;
-  process.stderr.write(`failpoint ${name} reached: SIGKILL\n`);
-  process.kill(process.pid, 'SIGKILL');
+  process.stderr.write(`failpoint ${name} reached: ${signal}\n`);
+  process.kill(process.pid, signal);
 }

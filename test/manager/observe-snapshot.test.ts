@@ -61,6 +61,7 @@ describe('snapshot observations', () => {
       '--s3-endpoint=http://s3.storage.svc:7070',
       '--s3-force-path-style',
       '--timeout=3600',
+      '--sweep-older-than=7200',
     ]);
     // The keys come from the user's Secret into the Pod; the manager never reads them.
     expect(pod?.containers[0]?.env).toEqual([
