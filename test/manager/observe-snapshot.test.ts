@@ -163,6 +163,19 @@ describe('snapshot observations', () => {
     expect(jobObservation(undefined, [], toS3)).toBeNull();
   });
 
+  it('keeps what the agent says of the uploads earlier attempts left', () => {
+    const r = { size: 1, sha256: 'a'.repeat(64), revision: 2, etcdVersion: '3.6.16' };
+    expect(parseReport(JSON.stringify({ ...r, abortedUploads: 2 }), 'x')).toEqual({
+      location: 'x',
+      ...r,
+      abortedUploads: 2,
+    });
+    expect(parseReport(JSON.stringify({ ...r, abortedUploads: 0 }), 'x')).toEqual({ location: 'x', ...r });
+    expect(parseReport(JSON.stringify({ ...r, uploadsNotAborted: 'AccessDenied' }), 'x')).toMatchObject({
+      uploadsNotAborted: 'AccessDenied',
+    });
+  });
+
   it('refuses a report without what a restore needs', () => {
     expect(parseReport('{"size":0}', 'x')).toMatch(/lacks size, sha256/);
   });
