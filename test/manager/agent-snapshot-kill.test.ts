@@ -32,7 +32,7 @@ describe('agent snapshot killed mid-upload, against real etcd and versitygw', { 
   beforeAll(async () => {
     await Promise.all([local.startSeed('m0'), s3.start()]);
     endpoint = local.resolve(local.ref).clientURL('m0');
-    // About 40 MiB: five or six parts of 8 MiB, so there is a first, a third and a last.
+    // 40 MiB of values: a snapshot of about 49 MiB, 7 parts of 8 MiB (a first, a third and a last).
     const kv = local.clients.member(local.ref, 'm0');
     for (let i = 0; i < 40; i++) await kv.put(`big/${i}`).value(randomBytes(MiB)).exec();
   }, 300_000);
