@@ -258,6 +258,10 @@ export interface SnapshotReport {
   readonly sha256: string;
   readonly revision: number;
   readonly etcdVersion: string;
+  /** S3: unfinished uploads that earlier, interrupted runs left and the agent aborted. */
+  readonly abortedUploads?: number;
+  /** S3: why the agent could not abort them (the snapshot is stored and checked all the same). */
+  readonly uploadsNotAborted?: string;
 }
 
 /** A Job of the snapshot machine (taking the snapshot, or deleting what it stored). */

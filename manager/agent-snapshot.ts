@@ -13,7 +13,9 @@ import { Etcd3 } from 'etcd3';
 import { digestOf, ObjectMismatchError, type StoredObject } from '../effects/digest.ts';
 import { readSnapshot, withEtcdHash, type SnapshotInfo } from '../effects/etcd/snapshot.ts';
 import { findEtcdData } from './agent.ts';
-import { abortUploads, s3Client, uploadStream, verifyObject } from '../effects/s3/index.ts';
+import { failpoint } from './failpoints.ts';
+import { abortUploads, s3Client, uploadStream, verifyObject, type UploadProgress } from '../effects/s3/index.ts';
+import { tidyReport, tidyUploads } from './agent-uploads.ts';
 import { verifyFile, writeFileStream } from '../effects/volume/write-file.ts';
 
 /** What a snapshot run stored, as printed. */
@@ -22,6 +24,10 @@ export interface SnapshotReport extends StoredObject {
   readonly location: string;
   readonly revision: number;
   readonly etcdVersion: string;
+  /** S3: uploads that earlier, interrupted runs left and this one aborted (its key's, then stale ones beside it). */
+  readonly abortedUploads?: number;
+  /** S3: why some could not be aborted (the snapshot itself is stored and checked). */
+  readonly uploadsNotAborted?: string;
 }
 
 type Destination =
@@ -47,6 +53,8 @@ interface SnapshotArgs {
   readonly tls?: EtcdTLSFiles;
   readonly to: Destination;
   readonly timeoutMs: number;
+  /** S3: also abort uploads beside the key begun longer ago than this (no Job can still run them). */
+  readonly sweepOlderThanMs?: number;
 }
 
 const destinationOptions = {
@@ -57,6 +65,18 @@ const destinationOptions = {
   's3-force-path-style': { type: 'boolean', default: false },
   file: { type: 'string' },
 } as const;
+
+const sweepOption = { 'sweep-older-than': { type: 'string' } } as const;
+
+/** `--sweep-older-than SECONDS` in milliseconds, when given; throws a TypeError that says what is wrong. */
+function sweepOf(value: string | undefined, to: Destination): { sweepOlderThanMs?: number } {
+  if (value === undefined) return {};
+  const seconds = Number(value);
+  if (!Number.isInteger(seconds) || seconds <= 0)
+    throw new TypeError(`--sweep-older-than must be a whole number of seconds, not '${value}'`);
+  if (to.kind !== 's3') throw new TypeError('--sweep-older-than goes with an S3 destination');
+  return { sweepOlderThanMs: seconds * 1000 };
+}
 
 type DestinationValues = {
   readonly 's3-bucket'?: string | undefined;
@@ -96,6 +116,7 @@ export function parseSnapshotArgs(argv: readonly string[]): SnapshotArgs {
       key: { type: 'string' },
       timeout: { type: 'string', default: '3600' },
       ...destinationOptions,
+      ...sweepOption,
     },
     strict: true,
     allowPositionals: false,
@@ -116,13 +137,22 @@ export function parseSnapshotArgs(argv: readonly string[]): SnapshotArgs {
     ...(cacert && cert && key ? { tls: { cacert, cert, key } } : {}),
     to,
     timeoutMs: timeout * 1000,
+    ...sweepOf(values['sweep-older-than'], to),
   };
 }
 
+/** What `delete-snapshot` is asked: the stored snapshot, and how old a stale upload beside it is. */
+interface DeleteArgs {
+  readonly to: Destination;
+  readonly sweepOlderThanMs?: number;
+}
+
 /** Parses the arguments of `delete-snapshot`; throws a TypeError that says what is wrong. */
-export function parseDeleteArgs(argv: readonly string[]): Destination {
-  const { values } = parseArgs({ args: [...argv], options: destinationOptions, strict: true, allowPositionals: false });
-  return destinationOf('delete-snapshot', values);
+export function parseDeleteArgs(argv: readonly string[]): DeleteArgs {
+  const options = { ...destinationOptions, ...sweepOption };
+  const { values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false });
+  const to = destinationOf('delete-snapshot', values);
+  return { to, ...sweepOf(values['sweep-older-than'], to) };
 }
 
 /** The S3 client of a destination, with the credentials from the environment. */
@@ -134,9 +164,14 @@ function clientFor(to: Extract<Destination, { kind: 's3' }>, env: NodeJS.Process
 
 /**
  * Deletes a stored snapshot and whatever an interrupted run left: S3 uploads never completed
- * under its key, or the file's `.partial`. Deleting what is not there is done, not an error.
+ * under its key (and, with a sweep age, stale ones beside it), or the file's `.partial`.
+ * Deleting what is not there is done, not an error.
  */
-export async function deleteSnapshot(to: Destination, env: NodeJS.ProcessEnv): Promise<{ deleted: string }> {
+export async function deleteSnapshot(
+  args: DeleteArgs,
+  env: NodeJS.ProcessEnv,
+): Promise<{ deleted: string; abortedUploads?: number; uploadsNotAborted?: string }> {
+  const to = args.to;
   if (to.kind === 'file') {
     rmSync(`${to.path}.partial`, { force: true });
     rmSync(to.path, { force: true });
@@ -144,9 +179,42 @@ export async function deleteSnapshot(to: Destination, env: NodeJS.ProcessEnv): P
   }
   const s3 = clientFor(to, env);
   try {
-    await abortUploads(s3, to);
+    const aborted = await abortUploads(s3, to);
     await s3.send(new DeleteObjectCommand({ Bucket: to.bucket, Key: to.key }));
-    return { deleted: `s3://${to.bucket}/${to.key}` };
+    const swept =
+      args.sweepOlderThanMs === undefined ? [] : [await tidyUploads(s3, to, { olderThanMs: args.sweepOlderThanMs })];
+    return { deleted: `s3://${to.bucket}/${to.key}`, ...tidyReport({ aborted }, ...swept) };
+  } finally {
+    s3.destroy();
+  }
+}
+
+/** The agent's failpoints at the boundaries of its upload (failpoints.ts; off unless a test arms one). */
+function uploadFailpoints(p: UploadProgress): void {
+  failpoint(p.step === 'created' ? 'upload-created' : p.step === 'part' ? 'upload-part' : 'upload-completed');
+}
+
+/**
+ * Uploads the snapshot to S3 and reads it back. Uploads under its key that an earlier run of
+ * this snapshot's Job began and never finished (a Pod killed, then retried) are aborted first;
+ * any begun meanwhile (a Pod still going as its replacement started) are aborted after, with
+ * the stale ones beside it (agent-uploads.ts).
+ */
+async function storeToS3(
+  args: SnapshotArgs,
+  to: Extract<Destination, { kind: 's3' }>,
+  chunks: AsyncIterable<Buffer>,
+  env: NodeJS.ProcessEnv,
+  signal: AbortSignal,
+): Promise<StoredObject & ReturnType<typeof tidyReport>> {
+  const s3 = clientFor(to, env);
+  try {
+    const before = await tidyUploads(s3, to, { signal });
+    const stored = await uploadStream(s3, to, chunks, { signal, progress: uploadFailpoints });
+    await verifyObject(s3, to, stored, signal);
+    const olderThanMs = args.sweepOlderThanMs;
+    const after = await tidyUploads(s3, to, { signal, ...(olderThanMs !== undefined ? { olderThanMs } : {}) });
+    return { ...stored, ...tidyReport(before, after) };
   } finally {
     s3.destroy();
   }
@@ -154,7 +222,24 @@ export async function deleteSnapshot(to: Destination, env: NodeJS.ProcessEnv): P
 
 /** Streams the snapshot to its destination and checks it there. */
 export async function takeSnapshot(args: SnapshotArgs, env: NodeJS.ProcessEnv): Promise<SnapshotReport> {
-  const signal = AbortSignal.timeout(args.timeoutMs);
+  // SIGTERM (the Pod deleted with its EtcdSnapshot, or the Job past its deadline) stops the run
+  // as its timeout does: the upload is aborted, not left for the store to keep.
+  const stop = new AbortController();
+  const stopped = new Error('stopped by SIGTERM (the Pod is being deleted)');
+  const onTerm = () => stop.abort(stopped);
+  process.once('SIGTERM', onTerm);
+  try {
+    return await snapshotUntil(args, env, AbortSignal.any([AbortSignal.timeout(args.timeoutMs), stop.signal]));
+  } catch (err) {
+    // What failed first (etcd's stream, or S3) says only that it was cancelled.
+    throw stop.signal.aborted ? new Error(stopped.message, { cause: err }) : err;
+  } finally {
+    process.off('SIGTERM', onTerm);
+  }
+}
+
+/** takeSnapshot, under one signal for its timeout and its stop. */
+async function snapshotUntil(args: SnapshotArgs, env: NodeJS.ProcessEnv, signal: AbortSignal): Promise<SnapshotReport> {
   const tls = args.tls;
   const etcd = new Etcd3({
     hosts: [args.endpoint],
@@ -173,24 +258,15 @@ export async function takeSnapshot(args: SnapshotArgs, env: NodeJS.ProcessEnv): 
     const info: SnapshotInfo = { bytes: 0 };
     const chunks = readSnapshot(etcd, info, signal);
     const to = args.to;
-    let stored: StoredObject;
-    let location: string;
     if (to.kind === 'file') {
-      location = to.path;
       mkdirSync(dirname(to.path), { recursive: true });
-      stored = await writeFileStream(to.path, chunks);
+      const stored = await writeFileStream(to.path, chunks);
       await verifyFile(to.path, stored);
-    } else {
-      const s3 = clientFor(to, env);
-      try {
-        location = `s3://${to.bucket}/${to.key}`;
-        stored = await uploadStream(s3, to, chunks, { signal });
-        await verifyObject(s3, to, stored, signal);
-      } finally {
-        s3.destroy();
-      }
+      return { location: to.path, ...stored, revision: info.revision ?? 0, etcdVersion: info.etcdVersion ?? '' };
     }
-    return { location, ...stored, revision: info.revision ?? 0, etcdVersion: info.etcdVersion ?? '' };
+    const { size, sha256, ...tidied } = await storeToS3(args, to, chunks, env, signal);
+    const location = `s3://${to.bucket}/${to.key}`;
+    return { location, size, sha256, revision: info.revision ?? 0, etcdVersion: info.etcdVersion ?? '', ...tidied };
   } finally {
     etcd.close();
   }

@@ -44,15 +44,19 @@ Commands Pods run from the operator image.
                 with it, data without that file holding ID is lost too.
   snapshot      --endpoint URL [--cacert FILE --cert FILE --key FILE] (--s3-bucket B
                 --s3-key K [--s3-endpoint URL] [--s3-region R] [--s3-force-path-style] |
-                --file PATH) [--timeout SECONDS]
+                --file PATH) [--timeout SECONDS] [--sweep-older-than SECONDS]
                 streams the snapshot of the etcd member at URL (https: checked against the CA
                 in --cacert, called with the client certificate --cert/--key) to S3 (credentials from
                 AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) or to PATH, reads it back, and
                 prints {"location","size","sha256","revision","etcdVersion"} as one JSON line.
+                S3: uploads to K an earlier run began and never completed are aborted, and
+                with --sweep-older-than, those to a snapshot's name beside K begun longer
+                ago ("abortedUploads" counts them).
   delete-snapshot  (--s3-bucket B --s3-key K [--s3-endpoint URL] [--s3-region R]
-                [--s3-force-path-style] | --file PATH)
-                deletes a stored snapshot, the uploads to its key that never completed, or
-                PATH and PATH.partial; what is not there counts as deleted.
+                [--s3-force-path-style] [--sweep-older-than SECONDS] | --file PATH)
+                deletes a stored snapshot, the uploads to its key that never completed (and
+                stale ones beside it, as snapshot does), or PATH and PATH.partial; what is
+                not there counts as deleted.
   fetch-snapshot   (--s3-bucket B --s3-key K ... | --file PATH) [--sha256 HEX] [--to FILE]
                 [--clear DIR]
                 reads a stored snapshot whole, checks etcd's hash at its end and HEX, and

@@ -86,6 +86,8 @@ export function parseReport(message: string, location: string): SnapshotReport |
     sha256: r.sha256 as string,
     revision: r.revision as number,
     etcdVersion: r.etcdVersion as string,
+    ...(typeof r.abortedUploads === 'number' && r.abortedUploads > 0 ? { abortedUploads: r.abortedUploads } : {}),
+    ...(typeof r.uploadsNotAborted === 'string' ? { uploadsNotAborted: r.uploadsNotAborted.slice(0, 300) } : {}),
   };
 }
 

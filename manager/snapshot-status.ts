@@ -10,12 +10,20 @@ import { describeSnapshot } from '../machines/describe-snapshot.ts';
 import type { SnapshotContext } from '../machines/snapshot-decide.ts';
 import { snapshotMachine } from '../machines/snapshot.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
+import type { SnapshotReport } from '../machines/types.ts';
 
 /** What one step (or a refresh) of the snapshot machine gives the status. */
 export interface SnapshotStep {
   readonly path: string;
   readonly context: SnapshotContext;
   readonly generation: number;
+}
+
+/** What the agent said of the uploads earlier, interrupted runs left: aborted, or why not. */
+function tidied(r: SnapshotReport): string {
+  const n = r.abortedUploads ?? 0;
+  const aborted = n > 0 ? `; ${n} unfinished upload${n === 1 ? '' : 's'} that an earlier attempt left aborted` : '';
+  return `${aborted}${r.uploadsNotAborted ? `; ${r.uploadsNotAborted}` : ''}`;
 }
 
 const iso = (ms: number | null): string | undefined => (ms === null ? undefined : new Date(ms).toISOString());
@@ -38,7 +46,7 @@ export function snapshotStatus(
             type: ConditionType.Complete,
             status: 'True',
             reason: 'Succeeded',
-            message: `stored and read back whole at ${c.result.location}`,
+            message: `stored and read back whole at ${c.result.location}${tidied(c.result)}`,
           }
         : { type: ConditionType.Complete, status: 'False', reason, message },
     ],

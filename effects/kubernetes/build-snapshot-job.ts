@@ -22,6 +22,12 @@ export const AGENT_CONTAINER = 'agent';
 export const JOB_BACKOFF_LIMIT = 2;
 /** Longest a snapshot Job may run, all attempts together. */
 export const SNAPSHOT_DEADLINE_SECONDS = 3600;
+/**
+ * An unfinished upload beside a snapshot's key begun longer ago than this belongs to no Job
+ * that can still complete it (each is stopped at its deadline): the agents abort it. Twice the
+ * deadline, so a store's clock ahead of the Pod's by up to an hour aborts nothing still running.
+ */
+export const STALE_UPLOAD_SECONDS = 2 * SNAPSHOT_DEADLINE_SECONDS;
 
 /** Name of the Job that takes the snapshot. */
 export const snapshotJobName = (snapshot: string): string => `${snapshot}-snapshot`;
@@ -224,6 +230,10 @@ function job(
   );
 }
 
+/** S3: the agents also abort the stale uploads beside the key (what a run killed on its last attempt left). */
+const sweepArgs = (s: EtcdSnapshot): string[] =>
+  s.spec.destination.s3 ? [`--sweep-older-than=${STALE_UPLOAD_SECONDS}`] : [];
+
 /**
  * The Job that streams the snapshot from `member` and checks what it stored. With client TLS it
  * calls the member by its name over https with the operator's client certificate, mounted from
@@ -246,12 +256,13 @@ export function buildSnapshotJob(
     ...tls.args,
     ...storedAt(s).args,
     `--timeout=${SNAPSHOT_DEADLINE_SECONDS}`,
+    ...sweepArgs(s),
   ];
   return job(s, snapshotJobName(s.metadata.name ?? ''), 'snapshot', args, image, tls, settings);
 }
 
 /** The Job that deletes the stored snapshot (and any upload or partial file left behind). */
 export function buildSnapshotDeleteJob(s: EtcdSnapshot, image: string, settings: PodSettings = {}): V1Job {
-  const args = ['agent', 'delete-snapshot', ...storedAt(s).args];
+  const args = ['agent', 'delete-snapshot', ...storedAt(s).args, ...sweepArgs(s)];
   return job(s, snapshotDeleteJobName(s.metadata.name ?? ''), 'delete', args, image, undefined, settings);
 }

@@ -114,7 +114,7 @@ describe('agent snapshot against a real etcd and a real S3-compatible server', {
     const where = ['--s3-bucket', s3.bucket, '--s3-key', key, '--s3-endpoint', s3.endpoint.endpoint!];
     const got = await agent([...where, '--s3-force-path-style'], credentials(), 'delete-snapshot');
     expect(got.err).toBe('');
-    expect(JSON.parse(got.out)).toEqual({ deleted: `s3://${s3.bucket}/${key}` });
+    expect(JSON.parse(got.out)).toEqual({ deleted: `s3://${s3.bucket}/${key}`, abortedUploads: 1 });
     await expect(readObject(s3.client, { bucket: s3.bucket, key })).rejects.toThrow(/NoSuchKey|not exist/i);
     expect(await uploads()).toEqual([]);
     // Deleting what is already gone is done, not an error: a Job run again after a crash.

@@ -48,4 +48,13 @@ describe('failpoints', () => {
     expect(r.stderr).toContain('failpoint after-journal-step reached: SIGKILL');
     expect(readFileSync(file, 'utf8')).toBe('after-journal-step\nafter-status\nafter-journal-step\n');
   });
+
+  it("the agent's upload failpoints, armed with SIGTERM, stop it as a Pod's deletion does", async () => {
+    const r = await pass(['upload-created', 'upload-part', 'upload-part', 'upload-completed'], {
+      ETCD_OPERATOR_FAILPOINT: 'upload-part:2',
+      ETCD_OPERATOR_FAILPOINT_SIGNAL: 'SIGTERM',
+    });
+    expect(r.signal).toBe('SIGTERM');
+    expect(r.stderr).toContain('failpoint upload-part reached: SIGTERM');
+  });
 });

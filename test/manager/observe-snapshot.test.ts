@@ -61,6 +61,7 @@ describe('snapshot observations', () => {
       '--s3-endpoint=http://s3.storage.svc:7070',
       '--s3-force-path-style',
       '--timeout=3600',
+      '--sweep-older-than=7200',
     ]);
     // The keys come from the user's Secret into the Pod; the manager never reads them.
     expect(pod?.containers[0]?.env).toEqual([
@@ -160,6 +161,19 @@ describe('snapshot observations', () => {
       failed: null,
     });
     expect(jobObservation(undefined, [], toS3)).toBeNull();
+  });
+
+  it('keeps what the agent says of the uploads earlier attempts left', () => {
+    const r = { size: 1, sha256: 'a'.repeat(64), revision: 2, etcdVersion: '3.6.16' };
+    expect(parseReport(JSON.stringify({ ...r, abortedUploads: 2 }), 'x')).toEqual({
+      location: 'x',
+      ...r,
+      abortedUploads: 2,
+    });
+    expect(parseReport(JSON.stringify({ ...r, abortedUploads: 0 }), 'x')).toEqual({ location: 'x', ...r });
+    expect(parseReport(JSON.stringify({ ...r, uploadsNotAborted: 'AccessDenied' }), 'x')).toMatchObject({
+      uploadsNotAborted: 'AccessDenied',
+    });
   });
 
   it('refuses a report without what a restore needs', () => {
