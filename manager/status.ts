@@ -6,7 +6,7 @@
 import { ConditionReason, ConditionType, k8sTime, setConditions, type ConditionInput } from '../api/conditions.ts';
 import type { EtcdClusterStatus, MemberSummary } from '../api/v1alpha1/index.ts';
 import { liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
-import { COMPLETES, HOLDS } from '../machines/cluster/concerns.ts';
+import { HOLDS } from '../machines/cluster/concerns.ts';
 import { clusterMachine } from '../machines/cluster.ts';
 import { describeCluster } from '../machines/describe.ts';
 import { noSpaceRaised } from '../machines/cluster/maintenance/index.ts';
@@ -16,6 +16,7 @@ import { pathHasTag, TAG } from '../machines/tags.ts';
 import { LABEL } from '../effects/kubernetes/meta.ts';
 import { degradedCondition } from './status-degraded.ts';
 import { membershipConditions } from './status-membership.ts';
+import { completionConditions } from './status-runs.ts';
 import { MEMBER_STATE } from '../machines/member-state.ts';
 
 /** What one journaled step of the cluster machine gives the status. */
@@ -57,11 +58,7 @@ export function clusterStatus(
     available(c, step.to, voters.length, healthy),
     degradedCondition(c, step.to, name, message, overdue ? since : null, now),
   ];
-  // A step left for failed or deleting did not complete.
-  const ended = pathHasTag(clusterMachine, step.to, TAG.halted);
-  const left = topState(step.from) !== topState(step.to) && !ended ? COMPLETES[topState(step.from)] : undefined;
-  if (left?.done(c))
-    set.push({ type: left.condition, status: 'True', reason: ConditionReason.Completed, message: left.message(c) });
+  set.push(...completionConditions(previous?.conditions, step.from, step.to, c));
   set.push(...membershipConditions(previous?.conditions, step.from, step.to, c));
   const dormant = pathHasTag(clusterMachine, step.to, TAG.dormant);
   if (dormant || previous?.conditions?.some((x) => x.type === ConditionType.Dormant)) {
