@@ -5,7 +5,7 @@
  */
 import { ConditionReason, ConditionType, k8sTime, setConditions, type ConditionInput } from '../api/conditions.ts';
 import type { EtcdClusterStatus, MemberSummary } from '../api/v1alpha1/index.ts';
-import { liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
+import { etcdVoters, liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
 import { HOLDS } from '../machines/cluster/concerns.ts';
 import { clusterMachine } from '../machines/cluster.ts';
 import { describeCluster } from '../machines/describe.ts';
@@ -44,6 +44,9 @@ export function clusterStatus(
   const voters = c.etcd ? liveVoters(c) : [];
   // The last member list stays known while etcd does not answer; its health does not.
   const healthy = c.etcdError ? 0 : voters.filter((v) => c.etcd?.healthy.includes(v.id)).length;
+  // Quorum is etcd's: over every voter it lists, one without an EtcdMember too.
+  const quorumVoters = etcdVoters(c);
+  const quorumHealthy = c.etcdError ? 0 : quorumVoters.filter((v) => c.etcd?.healthy.includes(v.id)).length;
   const resting = pathHasTag(clusterMachine, step.to, TAG.resting);
   const overdue = !resting && now - c.stepStartedAt > c.progressDeadlineSeconds * 1000;
   const since = ` (since ${iso(c.stepStartedAt)})`;
@@ -55,7 +58,7 @@ export function clusterStatus(
       reason: name,
       message: resting ? message : `${message}${since}`,
     },
-    available(c, step.to, voters.length, healthy),
+    available(c, step.to, quorumVoters.length, quorumHealthy),
     degradedCondition(c, step.to, name, message, overdue ? since : null, now),
   ];
   set.push(...completionConditions(previous?.conditions, step.from, step.to, c));
