@@ -38,10 +38,10 @@ function judge(
   const left = top(from) === step && top(to) !== step;
   const run = w.running;
   if (run) {
-    const running: ConditionInput = { type: w.condition, status: 'False', reason: run.reason, message: run.message(c) };
-    if (top(to) === step) return running;
-    if (!left && !runOpen(previous, w.condition, run.reason)) return null;
-    return w.done(c) ? completed(w, c) : running;
+    if (top(to) !== step && !left && !runOpen(previous, w.condition, run.reason)) return null;
+    // A run that has nothing to do for the condition (a roll onto new CAs alone) leaves it True.
+    if (w.done(c)) return completed(w, c);
+    return { type: w.condition, status: 'False', reason: run.reason, message: run.message(c) };
   }
   if (!left) return null;
   if (w.done(c)) return completed(w, c);

@@ -127,6 +127,33 @@ describe('manager: step-end conditions say only what etcd and the claims show', 
     });
   });
 
+  it('a roll onto new CAs alone (the same version) leaves Upgraded True: every member still runs it', () => {
+    const r = onOld();
+    rollFirst(r);
+    rollToLeader(r);
+    r.send(membersAt([NEW, NEW, NEW]), etcdAt([NEW, NEW, NEW], 1), etcdAt([NEW, NEW, NEW], 1));
+    expect(condition(r.status, 'Upgraded')).toMatchObject({ status: 'True' });
+    const trusted = (trust: string, pods = trust): ClusterEvent => ({
+      type: 'k8s.members.listed',
+      at: at(),
+      members: [0, 1, 2].map((n) => ({
+        name: `demo-${n}`,
+        ordinal: n,
+        bootstrap: n === 0,
+        dormant: false,
+        state: 'voter',
+        deleting: false,
+        version: NEW,
+        trust,
+        podTrust: pods,
+      })),
+    });
+    r.send(specAt(NEW, { spec: { replicas: 3, version: NEW, trust: 'a' } }), trusted('a'), etcdAt([NEW, NEW, NEW], 1));
+    r.send(specAt(NEW, { spec: { replicas: 3, version: NEW, trust: 'b' } }));
+    expect(r.d.state).toMatch(/^upgrading/);
+    expect(condition(r.status, 'Upgraded')).toMatchObject({ status: 'True' });
+  });
+
   it('raising storage.size turns VolumesExpanded False (ResizingVolumes) until every claim shows it, an unbound one included', () => {
     const r = onOld();
     const sized = (mib: number): ClusterEvent =>

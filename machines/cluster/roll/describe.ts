@@ -3,7 +3,7 @@ import type { ClusterContext } from '../../cluster-decide.ts';
 import { ConditionReason } from '../../../api/conditions.ts';
 import { etcdMemberFor, preUpgradeSnapshotName } from '../../policy.ts';
 import { retarget, type ConcernWords } from '../concern.ts';
-import { outdatedMembers, preUpgradeSnapshot } from './rules.ts';
+import { preUpgradeSnapshot } from './rules.ts';
 
 /** The snapshot a roll takes first: taking it, waiting for it, or what to do once it failed. */
 function snapshotMessage(c: ClusterContext, to: string): string {
@@ -51,7 +51,10 @@ export const rollWords: ConcernWords = {
       message: (c) => `every member runs etcd ${c.target?.version ?? ''}`,
       // Each member's EtcdMember is set and etcd answers from it with the version: leaving the
       // step for another (a new spec, a member to replace) or between members is not enough.
-      done: (c) => outdatedMembers(c).length === 0 && rolled(c).missing.length === 0,
+      // New CAs alone (the same version) change nothing it says.
+      done: (c) =>
+        !c.members.some((m) => !m.deleting && m.version !== undefined && m.version !== c.target?.version) &&
+        rolled(c).missing.length === 0,
       running: {
         reason: ConditionReason.Upgrading,
         message: (c) => {
