@@ -160,6 +160,9 @@ const accountedFor = (c: ClusterContext): MemberObservation[] => {
 /** Voting members that belong to a live EtcdMember. */
 export const liveVoters = (c: ClusterContext): EtcdMemberInfo[] => voters(c.cluster, accountedFor(c), c.etcd);
 
+/** Every voter etcd lists, with an EtcdMember or not: what its quorum is counted over. */
+export const etcdVoters = (c: ClusterContext): EtcdMemberInfo[] => (c.etcd?.members ?? []).filter((m) => !m.learner);
+
 /** Live voters etcd does not report healthy (all of them while etcd does not answer). */
 export const unhealthyVoters = (c: ClusterContext): EtcdMemberInfo[] =>
   c.etcd ? liveVoters(c).filter((v) => c.etcdError !== null || !c.etcd?.healthy.includes(v.id)) : [];

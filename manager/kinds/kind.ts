@@ -128,8 +128,10 @@ export interface Entry<C extends EffectContext, K extends KindName = KindName> {
   journalFailed: boolean;
   /** Sequence number of the last journaled step. */
   seq: number;
-  /** The last journaled step as status.observed carries it; undefined until one is published. */
-  observed: Required<ObservedMachine> | undefined;
+  /** The last journaled step's share of status.observed (sequence and state); undefined until one is published. */
+  observed: ObservedMachine | undefined;
+  /** The resume annotation this manager last wrote (null: removed); undefined until it wrote one. */
+  resume: string | null | undefined;
   resumed: boolean;
   /** The object as last seen by the informer. */
   object: ObjectOf<K>;

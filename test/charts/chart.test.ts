@@ -268,6 +268,8 @@ describe('chart with watchNamespace: deleting that namespace', () => {
         'etcd-operator.dev/etcdsnapshots patch',
         'etcd-operator.dev/etcdsnapshots/finalizers update',
         'etcd-operator.dev/etcdclusters/status patch',
+        // The resume annotation is written before a step's intents run, a deleting step's too.
+        'etcd-operator.dev/etcdclusters patch',
       ]),
     );
     // Nothing beyond what the namespaced Role grants: no create or delete, no other kind.
