@@ -244,7 +244,9 @@ export function describeMember(path: string, c: MemberContext): Described & { re
         ? 'dormant: no Pod runs; the volume and member ID are kept'
         : 'stopping the Pod for scale to zero; the volume stays',
     replacing: `its data is gone (${c.dataLost ?? 'unknown'}); the cluster replaces it with a new member`,
-    nodeLost: `its node${c.pod?.evictedFromNode ? ` ${c.pod.evictedFromNode}` : ''} is down and Kubernetes evicts its Pod; the cluster replaces it with a new member on a live node while a quorum remains`,
+    nodeLost: c.pod?.evictedFromNode
+      ? `its node ${c.pod.evictedFromNode} is down and Kubernetes evicts its Pod; the cluster replaces it with a new member on a live node while a quorum remains`
+      : `its volume is pinned to node ${c.pvcLostNode ?? ''}, which no longer exists, so no Pod of it can run; the cluster replaces it with a new member on a live node while a quorum remains`,
     removing:
       sub === 'forcingPod' || sub === 'clearing'
         ? `out of etcd; deleting its Pod on the lost node${c.pod?.evictedFromNode ? ` ${c.pod.evictedFromNode}` : ''} at once, as no kubelet will confirm it gone`
