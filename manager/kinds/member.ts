@@ -47,6 +47,10 @@ export const memberKind: KindSpec<'EtcdMember'> = {
     const stuck = newlyStuck(before?.conditions, after.conditions);
     return stuck && { type: 'Warning', reason: stuck.reason, note: stuck.message, action: 'Observe' };
   },
+  // What was read of its volume's node is swept with the other reads past their age.
+  forget(_, w) {
+    w.volumeNodes.sweep();
+  },
   async work(key, object, w) {
     const ns = object.metadata.namespace ?? '';
     const name = object.metadata.name ?? '';
@@ -59,8 +63,13 @@ export const memberKind: KindSpec<'EtcdMember'> = {
       const pod = caches.pods.get(ns, name);
       await entry.runner.feed(memberObserved(object, owner, now()));
       await entry.runner.feed(podObserved(pod, now()));
-      if (object.spec.storage.medium !== 'Memory')
-        await entry.runner.feed(pvcObserved(caches.pvcs.get(ns, pvcName(name)), now()));
+      if (object.spec.storage.medium !== 'Memory') {
+        const claim = caches.pvcs.get(ns, pvcName(name));
+        // A Pod with no node to run on: is its volume pinned to a node that is gone?
+        const volume = await w.volumeNodes.check(claim, pod);
+        if (volume.againMs !== undefined) w.queue.addAfter(key, volume.againMs);
+        await entry.runner.feed(pvcObserved(claim, now(), volume.lost));
+      }
       const lost = dataLostObserved(pod, now());
       if (lost) await entry.runner.feed(lost);
       const probe = w.probes.get(entry.cluster.uid);
