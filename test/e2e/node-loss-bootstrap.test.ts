@@ -14,12 +14,13 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CoordinationV1Api, PatchStrategy, setHeaderOptions, V1MicroTime, type V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startNetwork, type LocalNetwork } from '../cluster/network/index.ts';
 import { startNode, type LocalNode } from '../cluster/node/index.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
+import { cordon as cordonNode, keepLeaseOf } from './hung-node.ts';
 import { withManager } from './manager-fixture.ts';
 
 const hasNode = inject('clusterHasNode') && process.getuid?.() === 0;
@@ -29,13 +30,12 @@ const { ns, kube } = env;
 const POOL = 'etcd-operator.dev/e2e-pool';
 const [a, b, c] = ['a', 'b', 'c'].map((z) => `bootloss-${id}-${z}`) as [string, string, string];
 const SELECTOR = 'etcd-operator.dev/cluster=demo';
-const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 let dir: string;
 let demo: ClusterUnderTest;
 const nodes = new Map<string, LocalNode>();
 let network: LocalNetwork | undefined;
-/** Renews node c's Lease while it hangs; cleared once the node is lost. */
-let hanging: ReturnType<typeof setInterval> | undefined;
+/** Stops the renewals of node c's Lease while it hangs. */
+let release = (): void => undefined;
 
 /** The hosts file of the cluster's network, or of a network of the test's own (as node-loss.test.ts). */
 async function clusterHostsFile(): Promise<string> {
@@ -45,9 +45,8 @@ async function clusterHostsFile(): Promise<string> {
   return network.hostsFile;
 }
 
-/** Marks a node (un)schedulable, as kubectl cordon and uncordon do. */
-const cordon = (name: string, unschedulable: boolean) =>
-  kube.core.patchNode({ name, body: { spec: { unschedulable } } }, merge);
+/** Marks one of the test's nodes (un)schedulable. */
+const cordon = (name: string, unschedulable: boolean) => cordonNode(kube.core, name, unschedulable);
 
 /** The member Pods not being deleted, by member name. */
 const memberPods = async (): Promise<Map<string, V1Pod>> => {
@@ -58,7 +57,7 @@ const memberPods = async (): Promise<Map<string, V1Pod>> => {
 describe.skipIf(!hasNode)('a node lost under a member joining a bootstrap', () => {
   // Registered before the fixture's hooks, so it runs after its teardown (see node-loss.test.ts).
   afterAll(async () => {
-    clearInterval(hanging);
+    release();
     for (const node of nodes.values()) await node.stop();
     for (const name of [a, b, c]) await kube.core.deleteNode({ name }).catch(() => undefined);
     await network?.stop();
@@ -79,16 +78,7 @@ describe.skipIf(!hasNode)('a node lost under a member joining a bootstrap', () =
     await cordon(c, true);
     await nodes.get(c)!.stop();
     nodes.delete(c);
-    const coord = kube.kc.makeApiClient(CoordinationV1Api);
-    const renew = () =>
-      coord
-        .patchNamespacedLease(
-          { name: c, namespace: 'kube-node-lease', body: { spec: { renewTime: new V1MicroTime() } } },
-          merge,
-        )
-        .catch(() => undefined);
-    await renew();
-    hanging = setInterval(() => void renew(), 2000);
+    release = await keepLeaseOf(kube.kc, c);
     demo = new ClusterUnderTest(kube, ns, 'demo');
   });
 
@@ -113,7 +103,7 @@ describe.skipIf(!hasNode)('a node lost under a member joining a bootstrap', () =
     expect((await demo.get()).status?.observed?.step).toBe('Bootstrapping');
     await cordon(a, false);
     await cordon(b, false);
-    clearInterval(hanging);
+    release();
     await kube.core.deleteNode({ name: c });
 
     await demo.replaced('demo-1', 3);
