@@ -663,7 +663,9 @@ describe('cluster machine', () => {
         [{ type: 'deleteMember', params: { member: 'demo-1' } }],
       ],
     ]);
-    expect(describeCluster(d.state, d.context).message).toContain('removing demo-1');
+    expect(describeCluster(d.state, d.context).message).toContain(
+      'removing demo-1, whose node is down or gone, before a new member joins',
+    );
     play(d, [
       [ok('deleteMember'), 'replacing.removing.awaitingRemoval'],
       // Its EtcdMember's finalizer took the learner out of etcd, then let go.
@@ -708,6 +710,19 @@ describe('cluster machine', () => {
         [{ type: 'deleteMember', params: { member: 'demo-1' } }],
       ],
     ]);
+  });
+
+  it('a seed whose node is lost before it started: the bootstrap waits and says which member and why', () => {
+    const d = newCluster();
+    play(d, [
+      [spec(3), 'bootstrapping.seeding.creatingServices.running'],
+      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
+      [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
+      [members([[0, 'nodeLost']]), 'bootstrapping.seeding.awaitingSeed', []],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toBe(
+      'waiting for the seed member demo-0 to start a new etcd cluster; EtcdMember demo-0: its node is down or gone (nodeLost; kubectl describe etcdmember demo-0 says which)',
+    );
   });
 
   it('does not replace a lost member when removing it would lose quorum', () => {
