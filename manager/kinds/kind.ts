@@ -34,6 +34,7 @@ import type { ProbeSchedule } from '../probe-schedule.ts';
 import type { WorkQueue } from '../queue.ts';
 import type { Runner } from '../runner.ts';
 import type { Owned, WatchSpec } from '../watches.ts';
+import type { VolumeNodes } from '../volume-nodes.ts';
 
 /** The object, status and machine of each kind. */
 export interface KindTypes {
@@ -156,6 +157,8 @@ export interface KindWork {
   readonly probes: EtcdProbes;
   readonly certs: OperatorCertificates;
   readonly trust: ClusterTrust;
+  /** Whether a member's volume is pinned to a node that is gone. */
+  readonly volumeNodes: VolumeNodes;
   /** When each cluster at rest is looked at again. */
   readonly rest: ProbeSchedule;
   /** The runner of an object, made or resumed on first use; `owner` is its EtcdCluster when seen. */

@@ -30,6 +30,12 @@ export const MANAGER_RIGHTS: readonly (readonly [string, string, string])[] = [
   ['', 'secrets', 'get'],
 ];
 
+/** Cluster-wide reads, in a ClusterRole of their own whatever the scope: a member's volume and the node it is pinned to. */
+export const VOLUME_NODE_RIGHTS: readonly (readonly [string, string, string])[] = [
+  ['', 'nodes', 'get'],
+  ['', 'persistentvolumes', 'get'],
+];
+
 /**
  * (verb, resource, subresource) the manager must not hold anywhere: Secrets beyond get by name, a way into
  * Pods or onto another identity, RBAC and cluster-wide objects, the user's own objects beyond

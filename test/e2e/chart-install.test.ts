@@ -12,7 +12,7 @@ import { until, untilGone } from '../until.ts';
 import { clientsOf } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { chartDir, helm } from '../charts/helm.ts';
-import { canIArgs, FORBIDDEN_RIGHTS, MANAGER_RIGHTS } from '../charts/manager-rights.ts';
+import { canIArgs, FORBIDDEN_RIGHTS, MANAGER_RIGHTS, VOLUME_NODE_RIGHTS } from '../charts/manager-rights.ts';
 import { installCertManagerCrds } from '../cluster/cert-manager/index.ts';
 import { getJson, kubectl } from './kube.ts';
 
@@ -136,7 +136,7 @@ describe('chart: helm install into the local cluster', () => {
 
   it("the manager's ServiceAccount may do what the handlers do, in any namespace, and take its Lease", async () => {
     // Every right the chart's unit test holds the ClusterRole to, asked of the API server's authorizer.
-    for (const [group, resource, verbs] of MANAGER_RIGHTS)
+    for (const [group, resource, verbs] of [...MANAGER_RIGHTS, ...VOLUME_NODE_RIGHTS])
       for (const verb of verbs.split(' ')) {
         const args = canIArgs(verb, group, resource);
         expect(`${args.join(' ')}: ${await canIAs(sa, args, 'anywhere')}`).toBe(`${args.join(' ')}: yes`);
