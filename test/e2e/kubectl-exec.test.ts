@@ -1,7 +1,7 @@
 /**
  * `kubectl exec`, `attach` and `port-forward` against the local cluster, as a user runs them:
- * kubectl 1.34 talks WebSockets to the API server, which speaks SPDY/3.1 to the process node's
- * kubelet API. Output, exit codes, stdin, a terminal and its size, a container's own stdin and
+ * kubectl talks WebSockets to the API server, which speaks SPDY/3.1 to the node's kubelet API.
+ * Commands run in BusyBox's image (etcd's has no shell) and in etcd's, with its own tools. Output, exit codes, stdin, a terminal and its size, a container's own stdin and
  * output, forwarded connections (several at once, and one to a closed port), and the chart's
  * `kubectl exec deploy/<release> -- etcd-operator journal <cluster>`.
  */
@@ -13,6 +13,7 @@ import path from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { kubeconfigArgs } from '../cluster/controlplane/kubectl.ts';
+import { BUSYBOX_IMAGE } from '../cluster/images.ts';
 import { createNamespace, deleteNamespace, etcdPod, isReady, podWhen } from '../cluster/node/testing.ts';
 import { until } from '../until.ts';
 import { chartDir, helm } from '../charts/helm.ts';
@@ -63,7 +64,7 @@ describe.runIf(root && inject('clusterHasNode'))('kubectl exec, attach and port-
           containers: [
             {
               name: 'main',
-              image: 'quay.io/coreos/etcd:v3.6.16',
+              image: BUSYBOX_IMAGE,
               command: ['/bin/sh', '-c', 'echo started; exec sleep 3600'],
               workingDir: `/var/lib/kexec-${process.pid}/work`,
               env: [{ name: 'GREETING', value: 'hello from the container' }],
@@ -99,7 +100,8 @@ describe.runIf(root && inject('clusterHasNode'))('kubectl exec, attach and port-
     expect(r.code).toBe(3);
     expect((await kubectl(['exec', '-n', ns, 'shell', '--', 'false'])).code).toBe(1);
     expect(await kubectl(['exec', '-n', ns, 'shell', '--', 'true'])).toMatchObject({ code: 0, stdout: '' });
-    // The etcd image's tools, at the image's paths, talk to the member on its Pod IP.
+    // The etcd image's tools, found on its PATH, talk to the member on its Pod IP.
+    const podIP = (await core.readNamespacedPod({ namespace: ns, name: 'etcd' })).status?.podIP;
     const health = await kubectl([
       'exec',
       '-n',
@@ -108,9 +110,10 @@ describe.runIf(root && inject('clusterHasNode'))('kubectl exec, attach and port-
       '-c',
       'etcd',
       '--',
-      'sh',
-      '-c',
-      'etcdctl --endpoints=http://$POD_IP:2379 endpoint health',
+      'etcdctl',
+      `--endpoints=http://${podIP}:2379`,
+      'endpoint',
+      'health',
     ]);
     expect(health).toMatchObject({ code: 0 });
     expect(health.stdout + health.stderr).toContain('is healthy');
@@ -166,7 +169,7 @@ describe.runIf(root && inject('clusterHasNode'))('kubectl exec, attach and port-
           containers: [
             {
               name: 'main',
-              image: 'quay.io/coreos/etcd:v3.6.16',
+              image: BUSYBOX_IMAGE,
               command: ['/bin/sh', '-c', 'echo waiting; read line; echo "got: $line"'],
               stdin: true,
               stdinOnce: true,
