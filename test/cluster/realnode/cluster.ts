@@ -4,12 +4,11 @@
  * - the cluster DNS: CoreDNS answering from the network part's hosts file (hosts plugin,
  *   reloaded every second), so Pods resolve `<svc>.<ns>.svc.cluster.local` and a headless
  *   Service's `<hostname>.<svc>.<ns>.svc...` as the hosts file has said to the process node;
- * - a registry (distribution) holding the etcd images under their real names, which every node's
+ * - a registry (distribution) holding the images (images.ts) under their real names, which every node's
  *   containerd pulls from through hosts.toml (config.ts registryHosts);
  * - the machine's table: DNAT of the DNS and registry addresses, forwarding between nodes only.
  * Services are the network part's DNAT on the machine (see routes.ts for why not kube-proxy).
  */
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LocalControlPlane } from '../controlplane/index.ts';
@@ -23,13 +22,11 @@ import { LocalRegistry } from '../registry.ts';
 import type { Log } from '../types.ts';
 import { mirrorReference, registryHosts } from './config.ts';
 import { writeImageArchive } from './image.ts';
-import type { ImageSpec } from './image.ts';
-import { startRealNode, sandboxImage } from './node.ts';
+import { imageSpecs } from './images.ts';
+import { startRealNode } from './node.ts';
 import type { RealNode } from './node.ts';
 import { CLUSTER_DNS, machineRules, REGISTRY_ADDRESS, REGISTRY_PORT, removeMachineRules } from './routes.ts';
 
-/** etcd releases whose images the nodes can pull (those build.sh builds: tools/etcd-*). */
-export const ETCD_IMAGE_VERSIONS = ['3.5.35', '3.6.16'];
 /** Upstream registries whose images the nodes pull from the local one. */
 const MIRRORED = ['quay.io', 'registry.k8s.io', 'docker.io', 'ghcr.io'];
 
@@ -136,27 +133,6 @@ async function startDns(dir: string, hostsFile: string, log?: Log): Promise<{ pr
     30_000,
   );
   return { proc, port };
-}
-
-/** The images the nodes pull: pause (the sandbox) and etcd of each release, laid out like upstream's. */
-async function imageSpecs(): Promise<ImageSpec[]> {
-  const specs: ImageSpec[] = [
-    { name: sandboxImage, files: [{ src: await binary('pause'), dest: '/pause' }], entrypoint: ['/pause'] },
-  ];
-  for (const v of ETCD_IMAGE_VERSIONS) {
-    const etcdDir = path.dirname(await binary('etcd', v));
-    const tools = ['etcd', 'etcdctl', 'etcdutl'];
-    for (const t of tools.slice(1)) await binary(t, v);
-    specs.push({
-      name: `quay.io/coreos/etcd:v${v}`,
-      files: tools
-        .filter((t) => existsSync(path.join(etcdDir, t)))
-        .map((t) => ({ src: path.join(etcdDir, t), dest: `/usr/local/bin/${t}` })),
-      dirs: ['/var/etcd', '/var/lib/etcd', '/tmp'],
-      cmd: ['/usr/local/bin/etcd'],
-    });
-  }
-  return specs;
 }
 
 /**
