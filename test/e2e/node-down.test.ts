@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { LocalNode } from '../cluster/node/index.ts';
 import { etcdPod, isReady, podWhen } from '../cluster/node/testing.ts';
 import { until } from '../until.ts';
-import { setUpNode, startTestNode, tearDownNode } from './node-fixture.ts';
+import { setUpNode, startPrivateNode, tearDownNode } from './node-fixture.ts';
 
 const ns = `node-down-${process.pid}`;
 const nodeName = `node-down-e2e-${process.pid}`;
@@ -16,14 +16,14 @@ let dir: string;
 let core: CoreV1Api;
 let node: LocalNode;
 
-const start = (): Promise<LocalNode> => startTestNode(dir, nodeName);
+const start = (): Promise<LocalNode> => startPrivateNode(dir, nodeName);
 const nodeReady = async (): Promise<string | undefined> =>
   (await core.readNode({ name: nodeName })).status?.conditions?.find((c) => c.type === 'Ready')?.status;
 const readyStatus = (p: V1Pod): string | undefined => p.status?.conditions?.find((c) => c.type === 'Ready')?.status;
 
-describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('process node going down', () => {
+describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('a node going down', () => {
   beforeAll(async () => {
-    ({ dir, core, node } = await setUpNode(ns, nodeName, 'node-down-e2e-'));
+    ({ dir, core, node } = await setUpNode(ns, nodeName, 'node-down-e2e-', startPrivateNode));
   });
   afterAll(() => tearDownNode({ dir, core, node }, ns, nodeName));
 
