@@ -13,6 +13,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { NODE_NETNS_PREFIX } from '../realnode/routes.ts';
 import type { Log } from '../types.ts';
@@ -113,7 +114,10 @@ export class NetnsIsolation {
     const onNode = renderIsolation(this.#table, isolated, ['bridge']);
     for (const ns of await realNodeNamespaces()) {
       if (isolated.length === 0 && !this.#nodes.has(ns)) continue;
-      await nft(onNode, ns);
+      // A node stopping meanwhile takes its namespace, and its Pods, with it.
+      await nft(onNode, ns).catch((err: unknown) => {
+        if (existsSync(`/run/netns/${ns}`)) throw err;
+      });
       if (isolated.length > 0) this.#nodes.add(ns);
       else this.#nodes.delete(ns);
     }
