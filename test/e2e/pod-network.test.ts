@@ -203,7 +203,7 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('a network 
         ns,
         'etcd-a',
         '--',
-        '/usr/local/bin/etcdctl',
+        'etcdctl',
         '--endpoints=http://127.0.0.1:2379',
         'endpoint',
         'status',
