@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { FAILPOINTS } from '../../manager/failpoints.ts';
 import { installCrds } from '../cluster/crds.ts';
 import { kubectlFor, kubectlPath } from '../cluster/controlplane/index.ts';
-import { startClusterNode, startLocalCluster, type LocalCluster } from '../cluster/index.ts';
+import { startLocalCluster, type LocalCluster } from '../cluster/index.ts';
 import type { LocalNode } from '../cluster/node/index.ts';
 import { choosePoints, countReached, type CrashPoint } from './points.ts';
 import { runOnce, type JournalFate, type RunResult } from './run.ts';
@@ -104,21 +104,17 @@ if (kubeconfig) {
   await installCrds(cluster.kubectl);
   kubeconfig = cluster.kubeconfigPath;
 }
-/** The cluster's nodes by name, a stopped one started again in its place (stopped at the end). */
+/** The cluster's nodes by name, a stopped one started again in its place (the cluster stops it). */
 const running = new Map<string, LocalNode>((cluster?.nodes ?? []).map((n) => [n.name, n]));
-const restartedNodes = new Set<LocalNode>();
-const nodes: NodeControl | undefined = cluster
+const nodes: NodeControl | undefined = cluster?.startNode
   ? {
       async stop(name) {
         await running.get(name)?.stop();
         running.delete(name);
       },
       async start(name) {
-        if (running.has(name) || !cluster?.network || !clusterDir) return;
-        const log = (line: string): void => appendFileSync(path.join(clusterDir ?? '', 'cluster.log'), line + '\n');
-        const node = await startClusterNode(clusterDir, name, cluster.kubeconfigPath, cluster.network.hostsFile, log);
-        running.set(name, node);
-        restartedNodes.add(node);
+        if (running.has(name) || !cluster?.startNode) return;
+        running.set(name, await cluster.startNode(name));
         const { core } = clientsOf(cluster.kubeconfigPath);
         await until(`node ${name} Ready again`, async () =>
           (await core.readNode({ name })).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
@@ -252,8 +248,6 @@ try {
     save(false);
   }
 } finally {
-  for (const node of restartedNodes)
-    await node.stop().catch((err: unknown) => console.error(`stopping a node: ${String(err)}`));
   await cluster?.stop().catch((err: unknown) => console.error(`stopping the local cluster: ${String(err)}`));
   if (clusterDir && process.env.LOCALCLUSTER_KEEP !== '1') await rm(clusterDir, { recursive: true, force: true });
 }

@@ -153,7 +153,7 @@ spec:
   template:
     metadata: { labels: { app: ${name} } }
     spec:
-      containers: [{ name: main, image: registry.k8s.io/pause:3.10 }]
+      containers: [{ name: main, image: registry.k8s.io/pause:3.10.1 }]
 `;
 }
 

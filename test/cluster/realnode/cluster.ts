@@ -23,17 +23,20 @@ import type { Log } from '../types.ts';
 import { mirrorReference, registryHosts } from './config.ts';
 import { writeImageArchive } from './image.ts';
 import { imageSpecs } from './images.ts';
-import { startRealNode } from './node.ts';
+import { joinRealNode, writeJoinInfo } from './join.ts';
 import type { RealNode } from './node.ts';
-import { CLUSTER_DNS, machineRules, REGISTRY_ADDRESS, REGISTRY_PORT, removeMachineRules } from './routes.ts';
+import { machineRules, REGISTRY_ADDRESS, REGISTRY_PORT, removeMachineRules } from './routes.ts';
 
 /** Upstream registries whose images the nodes pull from the local one. */
 const MIRRORED = ['quay.io', 'registry.k8s.io', 'docker.io', 'ghcr.io'];
 
 /** What the machine runs for the real nodes, started once per cluster. */
 export interface RealNodeServices {
-  /** Starts node `name` (index 1..250; its state in `dir/<name>`) with the cluster's DNS and registry. */
-  startNode(name: string, index: number, labels: Readonly<Record<string, string>>): Promise<RealNode>;
+  /**
+   * Starts (or, after its stop, starts again) node `name`, its state in `dir/<name>`, with the
+   * cluster's DNS and registry (join.ts: other processes start nodes the same way).
+   */
+  startNode(name: string, labels: Readonly<Record<string, string>>): Promise<RealNode>;
   /** The registry's HOST:PORT on the machine (push more images there with mirrorReference). */
   readonly registryHost: string;
   stop(): Promise<void>;
@@ -74,20 +77,16 @@ export async function startRealNodeServices(opts: RealNodeServicesOptions): Prom
     await nft(machineRules({ dnsPort: dns.port, registryPort }));
     stops.push(() => nft(removeMachineRules()));
     const cp = opts.controlPlane;
+    await writeJoinInfo(dir, {
+      pkiDir: cp.pki.dir,
+      caCert: cp.pki.caCert,
+      apiserverPort: cp.ports.apiserver,
+      registryHostsDir: hostsDir,
+    });
     return {
       registryHost: registry.host,
-      startNode: (name, index, labels) =>
-        startRealNode({
-          dir: path.join(dir, name),
-          name,
-          index,
-          pki: cp.pki,
-          apiserverPort: cp.ports.apiserver,
-          labels,
-          clusterDNS: CLUSTER_DNS,
-          registryHostsDir: hostsDir,
-          log: opts.log && ((l) => opts.log!(`${name}: ${l}`)),
-        }),
+      startNode: (name, labels) =>
+        joinRealNode({ nodesDir: dir, name, labels, log: opts.log && ((l) => opts.log!(`${name}: ${l}`)) }),
       stop,
     };
   } catch (err) {
