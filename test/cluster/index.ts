@@ -50,6 +50,11 @@ export interface LocalCluster {
   /** Every node, in name order; a stopped one is started again with startClusterNode. */
   readonly nodes?: readonly LocalNode[];
   readonly certManager?: CertManager;
+  /**
+   * With real nodes: the registry the nodes pull from, as HOST:PORT on the machine (plain HTTP).
+   * Nodes pull an image named `HOST:PORT/org/name` (or after any registry not mirrored) from there.
+   */
+  readonly registryHost?: string;
   /** Stops every part, the last started first. */
   stop(): Promise<void>;
 }
@@ -112,7 +117,7 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
         stops.push(() => node.stop());
         nodes.push(node);
       }
-      return { ...base, network, storage, node: nodes[0], nodes };
+      return { ...base, network, storage, node: nodes[0], nodes, registryHost: services.registryHost };
     }
     for (const name of nodeNames(opts.nodes ?? 3)) {
       const node = await startClusterNode(dir, name, kubeconfigPath, network.hostsFile, log);
