@@ -16,6 +16,7 @@ const WHOLE_CLUSTER = [
   'test/e2e/disruption-budget.test.ts', // drains a node
   'test/e2e/chart-install.test.ts', // a manager watching every namespace
   'test/e2e/controlplane.test.ts', // a second control plane beside the shared one
+  'test/e2e/readme-install.test.ts', // the README's install: a manager watching every namespace
 ];
 
 /**

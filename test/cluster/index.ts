@@ -56,6 +56,11 @@ export interface LocalCluster {
    */
   startNode?(name: string): Promise<LocalNode>;
   readonly certManager?: CertManager;
+  /**
+   * With real nodes: the registry the nodes pull from, as HOST:PORT on the machine (plain HTTP).
+   * Nodes pull an image named `HOST:PORT/org/name` (or after any registry not mirrored) from there.
+   */
+  readonly registryHost?: string;
   /** Stops every part, the last started first. */
   stop(): Promise<void>;
 }
@@ -105,6 +110,7 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     const sized = await startStorage({ dir: path.join(dir, 'storage-sized'), kubeconfigPath, log }, SIZED_SCOPE);
     stops.push(() => sized.stop());
     let startAgent: (name: string) => Promise<LocalNode>;
+    let registryHost: string | undefined;
     if (real) {
       const services = await startRealNodeServices({
         dir: path.join(dir, REAL_NODES_DIR),
@@ -114,6 +120,7 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
       });
       stops.push(() => services.stop());
       startAgent = async (name) => asLocalNode(await services.startNode(name, { [ZONE_LABEL]: zoneOf(name) }));
+      registryHost = services.registryHost;
     } else {
       startAgent = (name) => startProcessNode(dir, name, kubeconfigPath, network.hostsFile, log);
     }
@@ -129,7 +136,7 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     };
     const nodes: LocalNode[] = [];
     for (const name of nodeNames(opts.nodes ?? 3)) nodes.push(await startNode(name));
-    return { ...base, network, storage, node: nodes[0], nodes, startNode };
+    return { ...base, network, storage, node: nodes[0], nodes, startNode, registryHost };
   } catch (err) {
     await stop().catch(() => undefined);
     throw err;

@@ -5,7 +5,8 @@
  *   reloaded every second), so Pods resolve `<svc>.<ns>.svc.cluster.local` and a headless
  *   Service's `<hostname>.<svc>.<ns>.svc...` as the hosts file has said to the process node;
  * - a registry (distribution) holding the images (images.ts) under their real names, which every node's
- *   containerd pulls from through hosts.toml (config.ts registryHosts);
+ *   containerd pulls from through hosts.toml (config.ts registryHosts), and any image named after
+ *   another registry at its own path there (defaultRegistryHosts);
  * - the machine's table: DNAT of the DNS and registry addresses, forwarding between nodes only.
  * Services are the network part's DNAT on the machine (see routes.ts for why not kube-proxy).
  */
@@ -20,7 +21,7 @@ import { nft } from '../network/nft.ts';
 import { IMAGE_REPOSITORY } from '../../../hack/image/spec.ts';
 import { LocalRegistry } from '../registry.ts';
 import type { Log } from '../types.ts';
-import { mirrorReference, registryHosts } from './config.ts';
+import { defaultRegistryHosts, mirrorReference, registryHosts } from './config.ts';
 import { writeImageArchive } from './image.ts';
 import { imageSpecs } from './images.ts';
 import { joinRealNode, writeJoinInfo } from './join.ts';
@@ -73,6 +74,9 @@ export async function startRealNodeServices(opts: RealNodeServicesOptions): Prom
       await mkdir(path.join(hostsDir, upstream), { recursive: true });
       await writeFile(path.join(hostsDir, upstream, 'hosts.toml'), registryHosts(upstream, mirror));
     }
+    // Any other name (the registry's own machine address, as the install e2e pushes to it) at its path.
+    await mkdir(path.join(hostsDir, '_default'), { recursive: true });
+    await writeFile(path.join(hostsDir, '_default', 'hosts.toml'), defaultRegistryHosts(mirror));
     const registryPort = Number(registry.host.split(':')[1]);
     await nft(machineRules({ dnsPort: dns.port, registryPort }));
     stops.push(() => nft(removeMachineRules()));

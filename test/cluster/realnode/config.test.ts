@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { cniConfig, containerdConfig, kubeletConfig, mirrorReference, registryHosts } from './config.ts';
+import {
+  cniConfig,
+  containerdConfig,
+  defaultRegistryHosts,
+  kubeletConfig,
+  mirrorReference,
+  registryHosts,
+} from './config.ts';
 
 describe('real node config', () => {
   it("CNI: a bridge gateway for the node Pod range, Pods routing all through the node, IPs kept on the node's disk", () => {
@@ -71,5 +78,11 @@ describe('real node config', () => {
     );
     expect(mirrorReference('127.0.0.1:5000', 'busybox:1.36')).toBe('127.0.0.1:5000/docker.io/busybox:1.36');
     expect(mirrorReference('h:1', 'versity/versitygw:v1.8.0')).toBe('h:1/docker.io/versity/versitygw:v1.8.0');
+  });
+
+  it('registry hosts of any other name: the mirror at the same path, no upstream named', () => {
+    expect(defaultRegistryHosts('http://10.96.0.11:5000')).toBe(
+      ['[host."http://10.96.0.11:5000"]', '  capabilities = ["pull", "resolve"]', ''].join('\n'),
+    );
   });
 });

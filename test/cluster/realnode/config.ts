@@ -153,6 +153,16 @@ export function registryHosts(upstream: string, mirror: string): string {
   ].join('\n');
 }
 
+/**
+ * containerd's hosts.toml for every other registry (the dir `<config_path>/_default/`): pull and
+ * resolve from `mirror` at the image's own path, so an image named after a registry the machine
+ * pushes to (`127.0.0.1:PORT/org/name`, a user's `registry.example/org/name`) is the local
+ * registry's `org/name`.
+ */
+export function defaultRegistryHosts(mirror: string): string {
+  return [`[host.${JSON.stringify(mirror)}]`, '  capabilities = ["pull", "resolve"]', ''].join('\n');
+}
+
 /** The path an image is pushed to in the local registry: its full name under the registry (see registryHosts). */
 export function mirrorReference(registryHost: string, image: string): string {
   const first = image.split('/')[0]!;
