@@ -14,7 +14,10 @@
  * CRASH_JOURNAL=keep|delete|damage (what happens to the
  * killed manager's journal before the restart: kept, deleted, or truncated to half; default keep),
  * CRASH_POINTS=failpoint:n|failpoint@window,... (run just these points of each scenario, without
- * the counting run), LOCALCLUSTER_KUBECONFIG (use a running local cluster instead of starting one).
+ * the counting run), CRASH_COUNTS=FILE (one scenario: choose from the count file of an earlier
+ * clean run, its `reached.txt.done`, without a new one), CRASH_FROM=K (skip the first K points
+ * chosen: those an earlier sweep cut by its budget ran; with CRASH_COUNTS, the same points),
+ * LOCALCLUSTER_KUBECONFIG (use a running local cluster instead of starting one).
  * Results: test/crash/results/latest.json; each run's journal and logs under results/runs/.
  */
 import { spawnSync } from 'node:child_process';
@@ -70,7 +73,13 @@ const given = (process.env.CRASH_POINTS ?? '')
     }
     return { failpoint: failpoint as CrashPoint['failpoint'], n: Number(n), ...(window ? { window } : {}) };
   });
+const counts = process.env.CRASH_COUNTS;
+const from = Number(process.env.CRASH_FROM ?? 0);
 const scenarios = SCENARIOS.filter((s) => !only || s.name === only);
+if (counts && (scenarios.length !== 1 || !existsSync(counts))) {
+  console.error(`CRASH_COUNTS: name one scenario (CRASH_SCENARIO) and a count file that exists, not ${counts}`);
+  process.exit(2);
+}
 if (scenarios.length === 0 || !(per === 'windows' || per >= 1) || !(parallel >= 1)) {
   console.error(
     `usage: sweep.ts [--scenario ${SCENARIOS.map((s) => s.name).join('|')}] [--all | --every-n | --per-failpoint K>=1]; CRASH_PARALLEL=K>=1`,
@@ -207,6 +216,7 @@ const save = (complete: boolean): void => {
     settleSeconds: settleMs / 1000,
     journal,
     budgetMinutes: budgetMs / 60_000,
+    from,
     summary,
     runs,
   };
@@ -221,14 +231,14 @@ try {
     const countFile = path.join(runsDir, scenario.name, 'clean', 'reached.txt');
     mkdirSync(path.dirname(countFile), { recursive: true });
     writeFileSync(countFile, '');
-    // Points given: no counting run.
-    const clean = given.length > 0 ? undefined : await run(scenario, 'clean', undefined, countFile);
-    const done = `${countFile}.done`;
+    // Points or counts given: no counting run.
+    const clean = given.length > 0 || counts ? undefined : await run(scenario, 'clean', undefined, countFile);
+    const done = counts ?? `${countFile}.done`;
     const text = existsSync(done) ? readFileSync(done, 'utf8') : '';
     const reached = countReached(text);
     const windows = countWindows(readReached(text));
     const chosen = per === 'windows' ? chooseWindows(readReached(text)) : choosePoints(reached, per);
-    const points = !clean ? given : clean.outcome === 'converged' ? chosen : [];
+    const points = given.length > 0 ? given : !clean || clean.outcome === 'converged' ? chosen : [];
     summary[scenario.name] = {
       reached,
       reachedPairs: Object.values(reached).reduce((a, b) => a + b, 0),
@@ -264,6 +274,7 @@ try {
       FAILPOINTS.indexOf(a.point.failpoint) - FAILPOINTS.indexOf(b.point.failpoint) ||
       scenarios.indexOf(a.scenario) - scenarios.indexOf(b.scenario),
   );
+  if (from > 0) console.log(`skipping the first ${queue.splice(0, from).length} points chosen (CRASH_FROM)`);
   // K workers take the queue in turn; a scenario that stops nodes runs alone.
   const worker = async (): Promise<void> => {
     for (let next = queue.shift(); next; next = queue.shift()) {
@@ -295,7 +306,7 @@ for (const [name, s] of Object.entries(summary)) {
     `${name}: reached ${s.reachedPairs} in ${s.windowCount} windows, chosen ${s.chosen}, swept ${s.swept}, converged ${s.converged}, not reached ${s.notReached}, failed ${s.failed}`,
   );
 }
-const unswept = Object.values(summary).reduce((a, s) => a + s.chosen - s.swept, 0);
+const unswept = Object.values(summary).reduce((a, s) => a + s.chosen - s.swept, 0) - from;
 if (unswept > 0) console.log(`${unswept} chosen points not run: the budget of ${budgetMs / 60_000} min ran out`);
 if (cleanFailed)
   console.log(
