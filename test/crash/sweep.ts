@@ -221,6 +221,8 @@ const save = (complete: boolean): void => {
     runs,
   };
   writeFileSync(resultsFile, JSON.stringify(report, null, 2) + '\n');
+  // Kept with the runs too: the next sweep (a next chunk) writes over latest.json.
+  writeFileSync(path.join(runsDir, 'results.json'), JSON.stringify(report, null, 2) + '\n');
 };
 
 try {
