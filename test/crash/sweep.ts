@@ -6,7 +6,7 @@
  *
  *   node test/crash/sweep.ts [--scenario NAME] [--all | --every-n | --per-failpoint K]
  *
- * Env, the same: CRASH_SCENARIO=NAME, CRASH_ALL=1 (every window: one run per distinct window of
+ * Env, the same: CRASH_SCENARIO=NAME[,NAME...], CRASH_ALL=1 (every window: one run per distinct window of
  * each failpoint), CRASH_ALL=every-n (every (failpoint, n) reached: hours), CRASH_PER_FAILPOINT=K
  * (default 3: first, middle and last n of each failpoint), CRASH_SETTLE_SECONDS (default 180),
  * CRASH_BUDGET_MINUTES (start no run after that; default none; 0: the clean runs only),
@@ -75,7 +75,7 @@ const given = (process.env.CRASH_POINTS ?? '')
   });
 const counts = process.env.CRASH_COUNTS;
 const from = Number(process.env.CRASH_FROM ?? 0);
-const scenarios = SCENARIOS.filter((s) => !only || s.name === only);
+const scenarios = SCENARIOS.filter((s) => !only || only.split(',').includes(s.name));
 if (counts && (scenarios.length !== 1 || !existsSync(counts))) {
   console.error(`CRASH_COUNTS: name one scenario (CRASH_SCENARIO) and a count file that exists, not ${counts}`);
   process.exit(2);
