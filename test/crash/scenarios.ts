@@ -59,6 +59,12 @@ export interface Scenario {
   readonly storage?: { readonly size: string; readonly storageClassName?: string };
   /** The podTemplate the cluster is created with before the action (none when absent). */
   readonly podTemplate?: EtcdCluster['spec']['podTemplate'];
+  /** The etcd options the cluster is created with before the action (none when absent). */
+  readonly options?: EtcdCluster['spec']['options'];
+  /** Done to etcd after the keys are written and before the armed manager starts, with no manager running. */
+  prepare?(cut: ClusterUnderTest, ctx: ActionContext): Promise<void>;
+  /** Stops and starts nodes of the local cluster: its runs go one at a time, even with CRASH_PARALLEL. */
+  readonly stopsNodes?: boolean;
   /** Does what a user does and waits until the operator says it is done. */
   action(cut: ClusterUnderTest, ctx: ActionContext): Promise<void>;
   /** Throws when etcd after does not agree with etcd before in the way the scenario demands. */
@@ -222,6 +228,90 @@ async function growVolumes(cut: ClusterUnderTest, ctx: ActionContext): Promise<v
     },
     ctx.settleMs,
   );
+  await cut.settled(3, ctx.settleMs);
+}
+
+/** A value of 100 kB, to churn and fill databases with. */
+const BIG = 'x'.repeat(100_000);
+
+/**
+ * Churn: ten keys overwritten 20 times (20 MB of history), then compacted away, as
+ * auto-compaction or kube-apiserver would: the pages it frees stay allocated until a defrag.
+ */
+async function churn(cut: ClusterUnderTest): Promise<void> {
+  const etcd = await cut.client();
+  try {
+    for (let round = 0; round < 20; round++)
+      await Promise.all(Array.from({ length: 10 }, (_, i) => etcd.put(`churn/${i}`).value(BIG)));
+    const revision = (await etcd.maintenance.status()).header.revision;
+    await etcd.kv.compact({ revision, physical: true });
+  } finally {
+    etcd.close();
+  }
+}
+
+/** Waits until the cluster's condition `type` has `status` (and `reason`, when given). */
+const conditionIs = (cut: ClusterUnderTest, type: string, status: string, reason: string | undefined, ms: number) =>
+  until(
+    `${type} ${status}${reason ? ` (${reason})` : ''}`,
+    async () => {
+      const c = (await cut.get()).status?.conditions?.find((x) => x.type === type);
+      return c?.status === status && (!reason || c.reason === reason) ? true : undefined;
+    },
+    ms,
+  );
+
+/**
+ * A fragmented database (churn, prepared) past spec.maintenance.defrag.threshold: every member
+ * defragmented, one at a time, the leader last. Done when Defragmented is True and Completed.
+ */
+async function defragmentPastThreshold(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  await cut.patchSpec({ maintenance: { defrag: { threshold: { fragmentedBytes: '4Mi' } } } });
+  await conditionIs(cut, 'Defragmented', 'True', 'Completed', ctx.settleMs);
+  await cut.settled(3, ctx.settleMs);
+}
+
+/** History written until etcd refuses with NOSPACE (the cluster's quota is 16Mi). */
+async function fillToQuota(cut: ClusterUnderTest): Promise<void> {
+  const etcd = await cut.client();
+  try {
+    for (let i = 0; ; i++) {
+      try {
+        await etcd.put(`fill/${i % 10}`).value(BIG);
+      } catch (err) {
+        if (/database space exceeded/.test((err as Error).message)) return;
+        throw err;
+      }
+    }
+  } finally {
+    etcd.close();
+  }
+}
+
+/**
+ * A database at its quota (NOSPACE raised, prepared): the operator compacts, defragments every
+ * member and disarms the alarm on its own. Done when SpaceAlarm is False and a write goes through.
+ */
+async function recoverFromNoSpace(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  await conditionIs(cut, 'SpaceAlarm', 'False', undefined, ctx.settleMs);
+  const etcd = await cut.client();
+  try {
+    await until(
+      'a write goes through again',
+      () =>
+        etcd
+          .put('after-nospace')
+          .value('works')
+          .options({ deadline: Date.now() + 5_000 })
+          .then(
+            () => true as const,
+            () => undefined,
+          ),
+      ctx.settleMs,
+    );
+  } finally {
+    etcd.close();
+  }
   await cut.settled(3, ctx.settleMs);
 }
 
@@ -504,11 +594,31 @@ export const SCENARIOS: readonly Scenario[] = [
     before: 3,
     after: 3,
     podTemplate: { spec: { tolerations: SHORT_TOLERATIONS } },
+    stopsNodes: true,
     action: loseANode,
     check: (before, after) => {
       const [name, id] = victim(before);
       if ([...after.members.values()].includes(id)) throw new Error(`the lost member ${name} (${id}) is still in etcd`);
     },
+  },
+  {
+    name: 'defrag',
+    before: 3,
+    after: 3,
+    storage: { size: '512Mi' },
+    prepare: churn,
+    action: defragmentPastThreshold,
+    check: sameMembers,
+  },
+  {
+    name: 'nospace',
+    before: 3,
+    after: 3,
+    storage: { size: '64Mi' },
+    options: { quotaBackendBytes: '16Mi' },
+    prepare: fillToQuota,
+    action: recoverFromNoSpace,
+    check: sameMembers,
   },
   { name: 'snapshot', before: 1, after: 1, action: snapshotToPVC },
   { name: 'restore', before: 1, after: 1, action: restoreFromSnapshot },
