@@ -33,7 +33,7 @@ import {
   resumeAnnotation,
 } from './resume.ts';
 import { Runner, type Handlers, type PublishedStep, type RunnerStep } from './runner.ts';
-import { topState } from './status.ts';
+import { topState } from './status-runs.ts';
 
 export type { AnyEntry, Entry } from './kinds/kind.ts';
 

@@ -10,9 +10,7 @@ import type { Condition } from '../api/v1alpha1/index.ts';
 import { liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
 import { clusterMachine } from '../machines/cluster.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
-import { runOpen } from './status-runs.ts';
-
-const top = (path: string): string => path.split('.')[0] ?? path;
+import { runOpen, topState } from './status-runs.ts';
 
 /** etcd's fresh list shows exactly the target's voters. */
 const reached = (c: ClusterContext): boolean =>
@@ -58,9 +56,9 @@ export function membershipConditions(
     });
   const wanted = c.target?.replicas ?? 0;
   for (const run of RUNS) {
-    const inRun = top(from) === run.step || runOpen(previous, run.type, run.runningReason);
-    if (!inRun || top(to) === run.step) continue;
-    const opposite = RUNS.find((r) => r !== run && r.step === top(to));
+    const inRun = topState(from) === run.step || runOpen(previous, run.type, run.runningReason);
+    if (!inRun || topState(to) === run.step) continue;
+    const opposite = RUNS.find((r) => r !== run && r.step === topState(to));
     if (opposite)
       set.push({
         type: run.type,

@@ -13,7 +13,8 @@ import { COMPLETES } from '../machines/cluster/concerns.ts';
 import { clusterMachine } from '../machines/cluster.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
 
-const top = (path: string): string => path.split('.')[0] ?? path;
+/** The top-level state of a dotted state path: the step kind (`scalingUp.joining...` -> `scalingUp`). */
+export const topState = (path: string): string => path.split('.')[0] ?? path;
 
 /** The condition reads False with the run's reason: the run was not yet seen to hold. */
 export const runOpen = (list: readonly Condition[] | undefined, type: string, reason: string): boolean =>
@@ -35,10 +36,10 @@ function judge(
   to: string,
   c: ClusterContext,
 ): ConditionInput | null {
-  const left = top(from) === step && top(to) !== step;
+  const left = topState(from) === step && topState(to) !== step;
   const run = w.running;
   if (run) {
-    if (top(to) !== step && !left && !runOpen(previous, w.condition, run.reason)) return null;
+    if (topState(to) !== step && !left && !runOpen(previous, w.condition, run.reason)) return null;
     // A run that has nothing to do for the condition (a roll onto new CAs alone) leaves it True.
     if (w.done(c)) return completed(w, c);
     return { type: w.condition, status: 'False', reason: run.reason, message: run.message(c) };

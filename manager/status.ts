@@ -16,7 +16,7 @@ import { pathHasTag, TAG } from '../machines/tags.ts';
 import { LABEL } from '../effects/kubernetes/meta.ts';
 import { degradedCondition } from './status-degraded.ts';
 import { membershipConditions } from './status-membership.ts';
-import { completionConditions } from './status-runs.ts';
+import { completionConditions, topState } from './status-runs.ts';
 import { MEMBER_STATE } from '../machines/member-state.ts';
 
 /** What one journaled step of the cluster machine gives the status. */
@@ -30,8 +30,6 @@ export interface ClusterStep {
 }
 
 const iso = (ms: number): string => k8sTime(new Date(ms));
-/** The top-level state of a dotted state path: the step kind (`scalingUp.joining...` -> `scalingUp`). */
-export const topState = (path: string): string => path.split('.')[0] ?? path;
 
 /** The status to write after `step`, given the status the object has now. */
 export function clusterStatus(
