@@ -46,6 +46,7 @@ image-test: deps ## build the image twice (same digest?), run it unpacked as uid
 
 tools: ## build the local cluster's binaries into the cache (first time only), and its Debian packages
 	@hack/system-deps.sh
+	@hack/node-deps.sh
 	@test/cluster/tools/build.sh all
 
 unit: deps ## run the tests that need no local cluster

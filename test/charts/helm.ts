@@ -9,7 +9,7 @@ import { binary } from '../cluster/controlplane/tools.ts';
 export const chartDir = path.join(import.meta.dirname, '..', '..', 'charts', 'etcd-operator');
 
 /** The Kubernetes version the local cluster runs; `helm template` checks the chart's kubeVersion against it. */
-export const kubeVersion = '1.34.4';
+export const kubeVersion = '1.37.2';
 
 /** The pinned helm's path. */
 export function helmPath(): Promise<string> {

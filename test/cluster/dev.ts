@@ -26,7 +26,7 @@ const started = Date.now();
 const since = (t = started): string => `${((Date.now() - t) / 1000).toFixed(1).padStart(5)} s`;
 
 if (process.getuid?.() !== 0) {
-  console.error('make dev: the local node runs Pods in their own mount namespaces and needs root.');
+  console.error('make dev: the nodes (kubelet, containerd) need root: namespaces, mounts and cgroups of their own.');
   process.exit(1);
 }
 

@@ -15,7 +15,7 @@ import { startNode, type LocalNode } from './node/index.ts';
 import { shareMounts, startRealNodeServices } from './realnode/cluster.ts';
 import { REAL_NODES_DIR } from './realnode/join.ts';
 import { asLocalNode } from './realnode/localNode.ts';
-import { REAL_NODES_KUBERNETES, realNodesAsked } from './controlplane/tools.ts';
+import { realNodesAsked } from './controlplane/tools.ts';
 import { SIZED_SCOPE, startStorage } from './storage/index.ts';
 import type { Kubectl, Log, NodeAgent, Storage } from './types.ts';
 
@@ -28,9 +28,8 @@ export interface LocalClusterOptions {
   /** How many process nodes: node-a, node-b... each in its zone (zone-a...); default 3. */
   readonly nodes?: number;
   /**
-   * 'real': the nodes are real (realnode/: containerd, runc and the kubelet of Kubernetes 1.37,
-   * with the control plane of the same release); default 'process' (test/cluster/node), or
-   * LOCALCLUSTER_NODES from the environment.
+   * 'real' (the default): the nodes are real (realnode/: containerd, runc and the kubelet of the
+   * control plane's release); 'process': test/cluster/node. Default from LOCALCLUSTER_NODES.
    */
   readonly nodeKind?: 'process' | 'real';
   /** Start cert-manager (its CRDs and controller) after the control plane; default false. */
@@ -85,12 +84,7 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
   };
   try {
     const real = opts.node !== false && (opts.nodeKind ?? nodeKindFromEnv()) === 'real';
-    const controlPlane = await startControlPlane({
-      dir: path.join(dir, 'controlplane'),
-      log,
-      // A kubelet may not be newer than the API server: real nodes bring their release's control plane.
-      version: real ? REAL_NODES_KUBERNETES : undefined,
-    });
+    const controlPlane = await startControlPlane({ dir: path.join(dir, 'controlplane'), log });
     stops.push(() => controlPlane.stop());
     const { kubeconfigPath } = controlPlane;
     const certManager = opts.certManager
@@ -143,8 +137,19 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
   }
 }
 
-/** The node kind LOCALCLUSTER_NODES asks for: 'real' or (unset, anything else) 'process'. */
+/** The node kind LOCALCLUSTER_NODES asks for: 'process' or (unset, anything else) 'real'. */
 export const nodeKindFromEnv = (): 'process' | 'real' => (realNodesAsked() ? 'real' : 'process');
+
+/**
+ * The node count LOCALCLUSTER_NODES gives (a number), or undefined (unset, or a node kind such as
+ * 'real' or 'process', which count nothing); throws on anything else.
+ */
+export function nodeCountFromEnv(): number | undefined {
+  const value = process.env.LOCALCLUSTER_NODES ?? '';
+  if (value === '' || value === 'real' || value === 'process') return undefined;
+  if (!/^\d+$/.test(value)) throw new Error(`LOCALCLUSTER_NODES=${value}: neither a count of nodes nor 'real'`);
+  return Number(value);
+}
 
 const ZONE_LABEL = 'topology.kubernetes.io/zone';
 

@@ -4,14 +4,16 @@
  *   node test/cluster/main.ts [--control-plane-only]
  *
  * Env: LOCALCLUSTER_DIR (state dir, default <cache>/run/local-cluster), LOCALCLUSTER_NODE=0
- * (same as --control-plane-only), LOCALCLUSTER_NODES (how many process nodes, default 3), LOCALCLUSTER_VERBOSE=1 (print every part's log here too),
- * LOCALCLUSTER_CERT_MANAGER=1 (cert-manager's CRDs and controller too).
+ * (same as --control-plane-only), LOCALCLUSTER_NODES (how many nodes, default 3; 'real', the kind
+ * they are, is taken as the default count),
+ * LOCALCLUSTER_VERBOSE=1 (print every part's log here too), LOCALCLUSTER_CERT_MANAGER=1
+ * (cert-manager's CRDs and controller too).
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { kubectlPath } from './controlplane/index.ts';
 import { installCrds } from './crds.ts';
-import { defaultClusterDir, startLocalCluster } from './index.ts';
+import { defaultClusterDir, nodeCountFromEnv, startLocalCluster } from './index.ts';
 import type { LocalCluster } from './index.ts';
 
 const withNode = !process.argv.includes('--control-plane-only') && process.env.LOCALCLUSTER_NODE !== '0';
@@ -20,7 +22,7 @@ const dir = path.resolve(process.env.LOCALCLUSTER_DIR || defaultClusterDir());
 // Only the node needs root (a mount namespace per container); the control plane does not.
 if (withNode && process.getuid?.() !== 0) {
   console.error(
-    'make cluster: the process node runs Pods in their own mount namespaces and needs root.\n' +
+    'make cluster: the nodes (kubelet, containerd) need root: namespaces, mounts and cgroups of their own.\n' +
       'Run it as root, or start the control plane alone: LOCALCLUSTER_NODE=0 make cluster',
   );
   process.exit(1);
@@ -56,12 +58,10 @@ process.on('SIGINT', () => shutdown('SIGINT'));
 process.on('SIGTERM', () => shutdown('SIGTERM'));
 
 const started = Date.now();
-console.log(
-  `starting the local cluster in ${dir} (${withNode ? 'control plane and process nodes' : 'control plane only'})`,
-);
+console.log(`starting the local cluster in ${dir} (${withNode ? 'control plane and nodes' : 'control plane only'})`);
 try {
   const certManager = process.env.LOCALCLUSTER_CERT_MANAGER === '1';
-  const nodes = process.env.LOCALCLUSTER_NODES ? Number(process.env.LOCALCLUSTER_NODES) : undefined;
+  const nodes = nodeCountFromEnv();
   cluster = await startLocalCluster({ dir, node: withNode, nodes, certManager, log });
   await installCrds(cluster.kubectl);
 } catch (err) {

@@ -6,7 +6,7 @@ describe('controller manager flags', () => {
     expect(controllersOf('v1.34.4')).toBe(
       '*,-cloud-node-lifecycle-controller,-node-route-controller,-service-lb-controller,-node-ipam-controller',
     );
-    expect(controllersOf(undefined)).toBe(controllersOf('v1.34.4'));
     expect(controllersOf('v1.37.2')).toBe('*,-node-ipam-controller');
+    expect(controllersOf(undefined)).toBe(controllersOf('v1.37.2'));
   });
 });

@@ -6,7 +6,7 @@ import { httpsProbe } from './health.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import type { Proc } from './process.ts';
 import { startProcess, waitReady } from './process.ts';
-import { binary } from './tools.ts';
+import { binary, KUBERNETES_VERSION } from './tools.ts';
 
 /**
  * Every on-by-default controller (garbage collector, namespace, deployment, replicaset, job,
@@ -14,8 +14,8 @@ import { binary } from './tools.ts';
  * node lifecycle...) minus the four that only make sense with a cloud or a Pod network. From
  * 1.37 the three cloud ones are gone from kube-controller-manager, which refuses their names.
  */
-export function controllersOf(version?: string): string {
-  const minor = Number(/^v1\.(\d+)\./.exec(version ?? '')?.[1] ?? 0);
+export function controllersOf(version = KUBERNETES_VERSION): string {
+  const minor = Number(/^v1\.(\d+)\./.exec(version)?.[1] ?? 0);
   const cloud = ['-cloud-node-lifecycle-controller', '-node-route-controller', '-service-lb-controller'];
   return ['*', ...(minor >= 37 ? [] : cloud), '-node-ipam-controller'].join(',');
 }

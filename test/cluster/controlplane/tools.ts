@@ -6,19 +6,14 @@ import { ToolError } from './errors.ts';
 const buildScript = path.join(import.meta.dirname, '..', 'tools', 'build.sh');
 const cache = new Map<string, Promise<string>>();
 
-/** The Kubernetes release of the real nodes (build.sh's K8S_NODE_VERSION). */
-export const REAL_NODES_KUBERNETES = 'v1.37.2';
-const controlPlaneTools = new Set(['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl']);
+/** The Kubernetes release of the control plane and the nodes' kubelet (build.sh's K8S_VERSION). */
+export const KUBERNETES_VERSION = 'v1.37.2';
 
-/** Whether LOCALCLUSTER_NODES=real asks for real nodes (and so a control plane of their release). */
-export const realNodesAsked = (): boolean => process.env.LOCALCLUSTER_NODES === 'real';
+/** Whether the nodes are real (the default) rather than process nodes (LOCALCLUSTER_NODES=process). */
+export const realNodesAsked = (): boolean => process.env.LOCALCLUSTER_NODES !== 'process';
 
-/**
- * The path of a pinned binary (kube-apiserver, kube-controller-manager, kubectl, etcd...), built once.
- * With LOCALCLUSTER_NODES=real, the control plane's binaries default to the real nodes' release.
- */
+/** The path of a pinned binary (kube-apiserver, kube-controller-manager, kubectl, etcd...), built once. */
 export function binary(tool: string, version?: string): Promise<string> {
-  if (version === undefined && controlPlaneTools.has(tool) && realNodesAsked()) version = REAL_NODES_KUBERNETES;
   const key = `${tool}@${version ?? ''}`;
   let found = cache.get(key);
   if (!found) {

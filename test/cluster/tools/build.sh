@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Builds (once) and prints the path of a pinned local-cluster binary.
 #
-#   test/cluster/tools/build.sh kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|etcd|etcdctl|etcdutl|helm|versitygw|cert-manager|crane|registry [etcd-version]
-#   test/cluster/tools/build.sh all     every binary the tests use (etcd of every wrapper module)
+#   test/cluster/tools/build.sh TOOL [version]
+#   test/cluster/tools/build.sh all     every binary the tests use (etcd of every wrapper module;
+#                                       as root, the real nodes' parts too)
 #
-# The real nodes' parts (in progress, issue 27; not in `all` yet, so `make test` does not pay for them):
-#   test/cluster/tools/build.sh kubelet|kube-proxy|containerd|containerd-shim-runc-v2|ctr|runc|bridge|host-local|loopback|portmap|crictl|pause|coredns
-#   test/cluster/tools/build.sh versitygw-entrypoint      the path of upstream's docker-entrypoint.sh for the versitygw image
-#   test/cluster/tools/build.sh kube-apiserver v1.37.2   a control-plane binary of the nodes' release (its own wrapper module;
-#                                                        so are kube-controller-manager, kube-scheduler and kubectl)
-#   test/cluster/tools/build.sh node-parts               all of those (LOCALCLUSTER_NODES=real needs them)
+# TOOL: the control plane's kube-apiserver|kube-controller-manager|kube-scheduler|kubectl (a second
+# argument picks another release, from the wrapper module k8s-1.<minor>/); the real nodes'
+# kubelet|containerd|containerd-shim-runc-v2|ctr|runc|bridge|host-local|loopback|portmap|crictl|
+# pause|coredns; etcd|etcdctl|etcdutl [etcd-version]; helm|versitygw|cert-manager|crane|registry;
+# versitygw-entrypoint (the path of upstream's docker-entrypoint.sh for the versitygw image).
 #
 # cert-manager is the controller of the wrapper module cert-manager/ (its main.go), with the
 # CRDs of the same version copied beside it, in crds/.
@@ -21,7 +21,9 @@
 # cert-manager is built all the same (no released binary takes our main.go's flags).
 set -euo pipefail
 
-K8S_VERSION=v1.34.4
+# The control plane's release and the kubelet's (wrapper module k8s/): a kubelet may not be newer
+# than its API server, so both move together.
+K8S_VERSION=v1.37.2
 HELM_VERSION=v3.19.0
 # The S3-compatible server the snapshot tests store to (Apache-2.0).
 VERSITYGW_VERSION=v1.8.0
@@ -30,9 +32,8 @@ VERSITYGW_VERSION=v1.8.0
 CRANE_VERSION=v0.22.1
 REGISTRY_VERSION=v3.1.2
 DEFAULT_ETCD=3.6.16
-# The real nodes (issue 27): the kubelet's release (wrapper module k8s-1.37), its container runtime
-# and the CNI plugins, each `go install`ed or built at a pinned version into a dir of its own.
-K8S_NODE_VERSION=v1.37.2
+# The real nodes' container runtime, CNI plugins and crictl, each `go install`ed at a pinned
+# version into a dir of its own.
 CONTAINERD_VERSION=v2.4.2
 RUNC_VERSION=v1.5.2
 CNI_PLUGINS_VERSION=v1.10.0
@@ -50,11 +51,13 @@ if [[ $tool == all ]]; then
     v=$(sed -n 's#^\tgo.etcd.io/etcd/server/v3 v\([0-9.]*\).*#\1#p' "$mod")
     for t in etcd etcdctl etcdutl; do "$0" "$t" "$v"; done
   done
-  exit 0
-fi
-if [[ $tool == node-parts ]]; then
-  for t in kubelet kube-proxy containerd containerd-shim-runc-v2 ctr runc bridge host-local loopback portmap crictl pause coredns; do "$0" "$t"; done
-  for t in kube-apiserver kube-controller-manager kube-scheduler kubectl; do "$0" "$t" "$K8S_NODE_VERSION"; done
+  # The nodes run only as root (namespaces, mounts, cgroups); without root the cluster is the
+  # control plane alone, and runc's build would need Debian packages only root installs.
+  if [[ $(id -u) == 0 ]]; then
+    for t in kubelet containerd containerd-shim-runc-v2 ctr runc bridge host-local loopback portmap crictl pause coredns; do "$0" "$t"; done
+  else
+    log "not root: the real nodes' parts are not built (the nodes need root)"
+  fi
   exit 0
 fi
 
@@ -111,9 +114,9 @@ go_installed_into() {
 }
 
 case "$tool" in
-  kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy)
-    # The control plane's release by default; the kubelet's (and `TOOL v1.37.2`) from k8s-1.37/.
-    version=${2:-$K8S_VERSION}; [[ $tool == kubelet || $tool == kube-proxy ]] && version=${2:-$K8S_NODE_VERSION}
+  kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet)
+    # K8S_VERSION from k8s/; another release (`TOOL v1.N.x`) from a wrapper module k8s-1.N/.
+    version=${2:-$K8S_VERSION}
     minor=${version#v1.}; minor=${minor%%.*}
     mod=$here/k8s; [[ $version == "$K8S_VERSION" ]] || mod=$here/k8s-1.$minor
     pinned=$(sed -n 's#^\(require \|\t\)k8s.io/kubernetes \(v[0-9.]*\).*#\2#p' "$mod/go.mod" 2>/dev/null || true)
