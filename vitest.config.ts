@@ -26,8 +26,9 @@ const WHOLE_CLUSTER = [
  */
 const E2E_WORKERS = Number(process.env.E2E_WORKERS ?? 3);
 /**
- * Unit and image files at once: one, vitest's default here (cores less one). At two, the node's
- * AtomicWriter race test (a reader thread against a writer) failed once in a full run.
+ * Unit and image files at once: one, vitest's default here (cores less one). At two, the process
+ * node's AtomicWriter race test failed once in a full run; that test went with the process node,
+ * and two has not been tried since.
  */
 const UNIT_WORKERS = 1;
 

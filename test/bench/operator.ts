@@ -1,5 +1,5 @@
 /**
- * The operator against its floor, on one local cluster (control plane, process node, storage)
+ * The operator against its floor, on one local cluster (control plane, nodes, storage)
  * with one manager: per size (1, 3, 5) and repetition (BENCH_REPS, default 3), the floor (the same
  * Pods joined by a minimal script, floor.ts) and the operator (EtcdCluster applied -> Available),
  * each in a fresh namespace; at size 3 also a member replacement and a scale-up to 4 from rest.

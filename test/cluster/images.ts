@@ -1,7 +1,6 @@
 /**
- * Images the e2e tests run besides etcd and the operator's own, by their real names. On real
- * nodes realnode/images.ts builds each and the registry serves it; the process node maps each to
- * files of this machine (node/images.ts).
+ * Images the e2e tests run besides etcd and the operator's own, by their real names:
+ * realnode/images.ts builds each and the registry the nodes pull from serves it.
  */
 
 /**

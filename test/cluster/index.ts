@@ -1,7 +1,7 @@
 /**
  * The local Kubernetes: the control plane, then (with node) the network, the storage
- * provisioner and the process nodes (node-a, node-b, node-c by default, one zone each), each
- * keeping its state in a folder of one dir.
+ * provisioners and the real nodes (realnode/: kubelet, containerd and runc; node-a, node-b,
+ * node-c by default, one zone each), each keeping its state in a folder of one dir.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -11,27 +11,20 @@ import type { LocalControlPlane } from './controlplane/index.ts';
 import { startControlPlane } from './controlplane/index.ts';
 import { startNetwork } from './network/index.ts';
 import type { LocalNetwork } from './network/index.ts';
-import { startNode, type LocalNode } from './node/index.ts';
 import { shareMounts, startRealNodeServices } from './realnode/cluster.ts';
 import { REAL_NODES_DIR } from './realnode/join.ts';
 import { asLocalNode } from './realnode/localNode.ts';
-import { realNodesAsked } from './controlplane/tools.ts';
 import { SIZED_SCOPE, startStorage } from './storage/index.ts';
-import type { Kubectl, Log, NodeAgent, Storage } from './types.ts';
+import type { Kubectl, LocalNode, Log, Storage } from './types.ts';
 
 /** Options of startLocalCluster. */
 export interface LocalClusterOptions {
   /** Where every part keeps its state; default `<cache>/run/local-cluster` (see defaultClusterDir). */
   readonly dir?: string;
-  /** Start the network, storage and process node too (the node needs root); default true. */
+  /** Start the network, storage and nodes too (the nodes need root); default true. */
   readonly node?: boolean;
-  /** How many process nodes: node-a, node-b... each in its zone (zone-a...); default 3. */
+  /** How many nodes: node-a, node-b... each in its zone (zone-a...); default 3. */
   readonly nodes?: number;
-  /**
-   * 'real' (the default): the nodes are real (realnode/: containerd, runc and the kubelet of the
-   * control plane's release); 'process': test/cluster/node. Default from LOCALCLUSTER_NODES.
-   */
-  readonly nodeKind?: 'process' | 'real';
   /** Start cert-manager (its CRDs and controller) after the control plane; default false. */
   readonly certManager?: boolean;
   readonly log?: Log;
@@ -46,7 +39,7 @@ export interface LocalCluster {
   readonly network?: LocalNetwork;
   readonly storage?: Storage;
   /** The first node (node-a). */
-  readonly node?: NodeAgent;
+  readonly node?: LocalNode;
   /** Every node as first started, in name order; a stopped one is started again with startNode. */
   readonly nodes?: readonly LocalNode[];
   /**
@@ -56,7 +49,7 @@ export interface LocalCluster {
   startNode?(name: string): Promise<LocalNode>;
   readonly certManager?: CertManager;
   /**
-   * With real nodes: the registry the nodes pull from, as HOST:PORT on the machine (plain HTTP).
+   * The registry the nodes pull from, as HOST:PORT on the machine (plain HTTP).
    * Nodes pull an image named `HOST:PORT/org/name` (or after any registry not mirrored) from there.
    */
   readonly registryHost?: string;
@@ -83,7 +76,6 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     if (errors.length) throw new AggregateError(errors, 'some parts of the local cluster did not stop cleanly');
   };
   try {
-    const real = opts.node !== false && (opts.nodeKind ?? nodeKindFromEnv()) === 'real';
     const controlPlane = await startControlPlane({ dir: path.join(dir, 'controlplane'), log });
     stops.push(() => controlPlane.stop());
     const { kubeconfigPath } = controlPlane;
@@ -95,58 +87,47 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     if (opts.node === false) return base;
 
     // Before the sized class mounts a volume there: real nodes have mount namespaces of their own.
-    if (real) stops.push(await shareMounts(path.join(dir, 'storage-sized')));
+    stops.push(await shareMounts(path.join(dir, 'storage-sized')));
     const network = await startNetwork({ dir: path.join(dir, 'network'), kubeconfigPath, log });
     stops.push(() => network.stop());
     const storage = await startStorage({ dir: path.join(dir, 'storage'), kubeconfigPath, log });
     stops.push(() => storage.stop());
-    // Class local-sized: tmpfs volumes whose size a Pod sees (the node, hence root, is here).
+    // Class local-sized: tmpfs volumes whose size a Pod sees (the nodes, hence root, are here).
     const sized = await startStorage({ dir: path.join(dir, 'storage-sized'), kubeconfigPath, log }, SIZED_SCOPE);
     stops.push(() => sized.stop());
-    let startAgent: (name: string) => Promise<LocalNode>;
-    let registryHost: string | undefined;
-    if (real) {
-      const services = await startRealNodeServices({
-        dir: path.join(dir, REAL_NODES_DIR),
-        controlPlane,
-        hostsFile: network.hostsFile,
-        log,
-      });
-      stops.push(() => services.stop());
-      startAgent = async (name) => asLocalNode(await services.startNode(name, { [ZONE_LABEL]: zoneOf(name) }));
-      registryHost = services.registryHost;
-    } else {
-      startAgent = (name) => startProcessNode(dir, name, kubeconfigPath, network.hostsFile, log);
-    }
+    const services = await startRealNodeServices({
+      dir: path.join(dir, REAL_NODES_DIR),
+      controlPlane,
+      hostsFile: network.hostsFile,
+      log,
+    });
+    stops.push(() => services.stop());
     // The node now running under each name: the one stop() stops, even after a test's restart.
     const running = new Map<string, LocalNode>();
     stops.push(async () => {
       for (const node of [...running.values()].reverse()) await node.stop();
     });
     const startNode = async (name: string): Promise<LocalNode> => {
-      const node = await startAgent(name);
+      const node = asLocalNode(await services.startNode(name, { [ZONE_LABEL]: zoneOf(name) }));
       running.set(name, node);
       return node;
     };
     const nodes: LocalNode[] = [];
     for (const name of nodeNames(opts.nodes ?? 3)) nodes.push(await startNode(name));
-    return { ...base, network, storage, node: nodes[0], nodes, startNode, registryHost };
+    return { ...base, network, storage, node: nodes[0], nodes, startNode, registryHost: services.registryHost };
   } catch (err) {
     await stop().catch(() => undefined);
     throw err;
   }
 }
 
-/** The node kind LOCALCLUSTER_NODES asks for: 'process' or (unset, anything else) 'real'. */
-export const nodeKindFromEnv = (): 'process' | 'real' => (realNodesAsked() ? 'real' : 'process');
-
 /**
- * The node count LOCALCLUSTER_NODES gives (a number), or undefined (unset, or a node kind such as
- * 'real' or 'process', which count nothing); throws on anything else.
+ * The node count LOCALCLUSTER_NODES gives (a number), or undefined (unset, or 'real', the kind
+ * of node it once chose); throws on anything else.
  */
 export function nodeCountFromEnv(): number | undefined {
   const value = process.env.LOCALCLUSTER_NODES ?? '';
-  if (value === '' || value === 'real' || value === 'process') return undefined;
+  if (value === '' || value === 'real') return undefined;
   if (!/^\d+$/.test(value)) throw new Error(`LOCALCLUSTER_NODES=${value}: neither a count of nodes nor 'real'`);
   return Number(value);
 }
@@ -160,15 +141,3 @@ export function nodeNames(n: number): string[] {
 
 /** The zone label of a cluster node: zone-a for node-a. */
 export const zoneOf = (name: string): string => name.replace(/^node-/, 'zone-');
-
-/** Starts (or, after its stop(), starts again) the process node `name`, its state in `dir/<name>`, labelled with its zone. */
-function startProcessNode(
-  dir: string,
-  name: string,
-  kubeconfigPath: string,
-  hostsFile: string,
-  log?: Log,
-): Promise<LocalNode> {
-  const labels = { [ZONE_LABEL]: zoneOf(name) };
-  return startNode({ dir: path.join(dir, name), kubeconfigPath, hostsFile, name, labels, log });
-}

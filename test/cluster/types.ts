@@ -1,7 +1,7 @@
 /**
  * Contracts between the parts of the local cluster: the control plane (etcd, kube-apiserver,
  * kube-controller-manager), the network (names and Services), the storage provisioner and
- * the process node that runs Pods. test/cluster/index.ts puts them together.
+ * the real nodes that run Pods. test/cluster/index.ts puts them together.
  */
 
 /** Receives one line of a part's log. */
@@ -57,26 +57,28 @@ export interface Storage {
   stop(): Promise<void>;
 }
 
-/** The process node (test/cluster/node). */
-export interface NodeAgent {
+/** What a command run inside a container printed and how it ended. */
+export interface ExecResult {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly code: number;
+}
+
+/** A node of the cluster (test/cluster/realnode), as tests and the crash sweep use it. */
+export interface LocalNode {
   readonly name: string;
   /** SIGKILLs a container's process; the Pod's restartPolicy applies. Default: the first container. */
   killContainer(namespace: string, pod: string, container?: string): Promise<void>;
-  /** A container's output so far (current and earlier runs). */
+  /** A container's output so far (its current run). */
   logs(namespace: string, pod: string, container?: string): Promise<string>;
+  /** Runs a command inside a running container. */
+  exec(namespace: string, pod: string, argv: readonly string[], container?: string): Promise<ExecResult>;
   /**
-   * Stops the node like a machine going down: every Pod process is killed, the Node stops
-   * reporting and goes NotReady. Starting a node with the same dir and name brings it back.
+   * Stops the node like a machine going down: its kubelet, container runtime and every container
+   * are killed, the Node stops reporting and goes NotReady. Starting a node with the same dir and
+   * name brings it back.
    */
   stop(): Promise<void>;
-}
-
-/** Options of test/cluster/node. */
-export interface NodeOptions extends PartOptions {
-  readonly kubeconfigPath: string;
-  readonly hostsFile: string;
-  /** Node name; default "local-node". */
-  readonly name?: string;
 }
 
 /** Options of test/cluster/network and test/cluster/storage. */

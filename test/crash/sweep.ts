@@ -30,7 +30,7 @@ import { FAILPOINTS } from '../../manager/failpoints.ts';
 import { installCrds } from '../cluster/crds.ts';
 import { kubectlFor, kubectlPath } from '../cluster/controlplane/index.ts';
 import { startLocalCluster, type LocalCluster } from '../cluster/index.ts';
-import type { LocalNode } from '../cluster/node/index.ts';
+import type { LocalNode } from '../cluster/types.ts';
 import { choosePoints, chooseWindows, countReached, countWindows, readReached, type CrashPoint } from './points.ts';
 import { runOnce, type JournalFate, type RunResult } from './run.ts';
 import { SCENARIOS, type NodeControl, type Scenario } from './scenarios.ts';

@@ -14,7 +14,7 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { kubeconfigArgs } from '../cluster/controlplane/kubectl.ts';
 import { BUSYBOX_IMAGE } from '../cluster/images.ts';
-import { createNamespace, deleteNamespace, etcdPod, isReady, podWhen } from '../cluster/node/testing.ts';
+import { createNamespace, deleteNamespace, etcdPod, isReady, podWhen } from './pods.ts';
 import { until } from '../until.ts';
 import { chartDir, helm } from '../charts/helm.ts';
 import { applyManifest, kubectl } from './kube.ts';

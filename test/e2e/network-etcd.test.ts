@@ -1,6 +1,6 @@
 /**
- * The whole local cluster under a real etcd: three members run as Pods by the process node,
- * find each other by the names the hosts file gives them, keep data on provisioned volumes,
+ * The whole local cluster under a real etcd: three members run as Pods by the nodes,
+ * find each other by the names the cluster DNS gives them, keep data on provisioned volumes,
  * and a member cut off with isolate() falls behind until heal().
  */
 import { execFile } from 'node:child_process';

@@ -9,9 +9,6 @@ const cache = new Map<string, Promise<string>>();
 /** The Kubernetes release of the control plane and the nodes' kubelet (build.sh's K8S_VERSION). */
 export const KUBERNETES_VERSION = 'v1.37.2';
 
-/** Whether the nodes are real (the default) rather than process nodes (LOCALCLUSTER_NODES=process). */
-export const realNodesAsked = (): boolean => process.env.LOCALCLUSTER_NODES !== 'process';
-
 /** The path of a pinned binary (kube-apiserver, kube-controller-manager, kubectl, etcd...), built once. */
 export function binary(tool: string, version?: string): Promise<string> {
   const key = `${tool}@${version ?? ''}`;

@@ -124,7 +124,7 @@ export class NetnsIsolation {
   }
 }
 
-/** The network namespaces of the real nodes running on the machine (none with process nodes). */
+/** The network namespaces of the real nodes running on the machine. */
 async function realNodeNamespaces(): Promise<string[]> {
   const { stdout } = await promisify(execFile)('ip', ['netns', 'list']).catch(() => ({ stdout: '' }));
   return stdout

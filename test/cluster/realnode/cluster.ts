@@ -1,9 +1,9 @@
 /**
- * The real nodes of the local cluster (LOCALCLUSTER_NODES=real, issue 27): three nodes (or n) as
+ * The real nodes of the local cluster: three nodes (or n) as
  * node.ts makes them, and what the machine gives them (routes.ts):
  * - the cluster DNS: CoreDNS answering from the network part's hosts file (hosts plugin,
  *   reloaded every second), so Pods resolve `<svc>.<ns>.svc.cluster.local` and a headless
- *   Service's `<hostname>.<svc>.<ns>.svc...` as the hosts file has said to the process node;
+ *   Service's `<hostname>.<svc>.<ns>.svc...` as the network part's hosts file says;
  * - a registry (distribution) holding the images (images.ts) under their real names, which every node's
  *   containerd pulls from through hosts.toml (config.ts registryHosts), and any image named after
  *   another registry at its own path there (defaultRegistryHosts);

@@ -1,9 +1,9 @@
 /**
- * A real node seen as the process node's LocalNode (what tests and the crash sweep call): kill a
+ * A real node as a LocalNode (types.ts: what tests and the crash sweep call): kill a
  * container, read its logs, exec in it, stop the node. Each goes through the node's containerd
  * (crictl), found by the labels the kubelet puts on every container.
  */
-import type { ExecResult, LocalNode } from '../node/index.ts';
+import type { ExecResult, LocalNode } from '../types.ts';
 import type { RealNode } from './node.ts';
 
 /** crictl's container id of a Pod's container (the first one when none is named), or throws. */

@@ -1,5 +1,5 @@
 /**
- * A real node (issue 27, in progress): containerd, runc and a kubelet of Kubernetes 1.37 with the
+ * A real node: containerd, runc and a kubelet of the control plane's Kubernetes release with the
  * bridge CNI plugin, as kind's node container has them, without a container engine:
  *
  * - its own network namespace `eo-rn-<name>` with one veth to the machine (node address

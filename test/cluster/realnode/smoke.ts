@@ -1,6 +1,6 @@
 /**
- * The local cluster with real nodes, end to end (issue 27): startLocalCluster with
- * nodeKind 'real' (control plane v1.37.2, three real nodes in zones a, b, c), then a three-member
+ * The local cluster with its real nodes, end to end: startLocalCluster (control plane v1.37.2,
+ * three real nodes in zones a, b, c), then a three-member
  * etcd cluster of Pods, one per node, whose members find each other by their headless Service's
  * names (cluster DNS) across nodes (the machine's routes), on the image quay.io/coreos/etcd:v3.6.16
  * pulled from the local registry. Checks a Service from the machine and from a Pod, prints each
@@ -31,7 +31,6 @@ try {
   const t0 = Date.now();
   cluster = await startLocalCluster({
     dir,
-    nodeKind: 'real',
     log: (l) => appendFileSync(path.join(dir, 'cluster.log'), l + '\n'),
   });
   say(`cluster started in ${Date.now() - t0} ms`);
