@@ -19,7 +19,7 @@ import type { LocalCluster } from './index.ts';
 const withNode = !process.argv.includes('--control-plane-only') && process.env.LOCALCLUSTER_NODE !== '0';
 const dir = path.resolve(process.env.LOCALCLUSTER_DIR || defaultClusterDir());
 
-// Only the node needs root (a mount namespace per container); the control plane does not.
+// Only the nodes need root (namespaces, mounts, cgroups); the control plane does not.
 if (withNode && process.getuid?.() !== 0) {
   console.error(
     'make cluster: the nodes (kubelet, containerd) need root: namespaces, mounts and cgroups of their own.\n' +
