@@ -1,7 +1,9 @@
 /**
  * A member's container as its user meets it through Kubernetes, on the cluster's nodes (the
  * kubelet's and containerd's own behaviour, with the manager): etcd killed in its container is
- * restarted in place by the kubelet, and `kubectl logs --previous` shows the run that died; a
+ * restarted in place by the kubelet, and `kubectl logs --previous` shows the run that died (a
+ * member on storage.medium Memory: the manager gives a member on a volume a new Pod after an
+ * in-place restart, to check its data again, and the previous run's log goes with the old Pod); a
  * version whose image the registry lacks leaves the member Stuck with the kubelet's pull error,
  * and the EtcdCluster Degraded naming the member and that error.
  */
@@ -28,7 +30,7 @@ describe.skipIf(!hasNode)('a member container, as the kubelet runs it', () => {
 
   it("etcd killed in a member's container restarts in place, and kubectl logs --previous shows the run that died", async () => {
     const demo = new ClusterUnderTest(kube, ns, 'restarts');
-    await demo.create({ replicas: 1 });
+    await demo.create({ replicas: 1, storage: { size: '64Mi', medium: 'Memory' } });
     await demo.settled(1);
     await demo.write('before', 5);
     const pod = await kube.core.readNamespacedPod({ name: 'restarts-0', namespace: ns });
@@ -40,7 +42,7 @@ describe.skipIf(!hasNode)('a member container, as the kubelet runs it', () => {
       return etcd?.restartCount === 1 && etcd.ready ? etcd : undefined;
     });
     expect(restarted.lastState?.terminated).toMatchObject({ exitCode: 137 });
-    // The same Pod: the kubelet restarted the container, nothing replaced the member.
+    // The same Pod: the kubelet restarted the container; its data, in the Pod's memory, stayed.
     expect((await kube.core.readNamespacedPod({ name: 'restarts-0', namespace: ns })).metadata?.uid).toBe(
       pod.metadata?.uid,
     );
