@@ -51,7 +51,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/**/*.test.ts'],
+          include: ['test/**/*.test.ts', 'localcluster/**/*.test.ts'],
           exclude: ['test/e2e/**', 'test/image/**', 'node_modules/**'],
           // Some unit files start real etcd processes or lay out SVGs in WebAssembly; with the
           // cluster project running beside them on two cores, 5 s was seen to run out.

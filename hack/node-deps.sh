@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the real nodes need, when missing: libseccomp-dev, pkg-config and
 # gcc (runc is built with cgo against libseccomp, for seccomp profiles) and busybox-static (the
-# tests' shell image, test/cluster/realnode/images.ts). Quick when all are there (no apt).
+# tests' shell image, localcluster/realnode/images.ts). Quick when all are there (no apt).
 # Needs root, as the nodes do; without it, says which packages to install and goes on (build.sh
 # all then builds no node parts).
 set -euo pipefail

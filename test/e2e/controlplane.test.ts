@@ -3,8 +3,8 @@ import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startControlPlane } from '../cluster/controlplane/index.ts';
-import { binary, run } from '../cluster/controlplane/tools.ts';
+import { startControlPlane } from '../../localcluster/controlplane/index.ts';
+import { binary, run } from '../../localcluster/controlplane/tools.ts';
 import { applyManifest, getJson, kubectl } from './kube.ts';
 
 const ns = `controlplane-${process.pid}`;

@@ -13,7 +13,7 @@ import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
 import { kubernetesHandlers as h } from '../../effects/kubernetes/index.ts';
 import type { KubeContext } from '../../effects/kubernetes/index.ts';
 import { seedInitialCluster } from '../../machines/policy.ts';
-import type { LocalNode } from '../cluster/types.ts';
+import type { LocalNode } from '../../localcluster/types.ts';
 import { clientsOf, contextFor, createCluster, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
 import { startPrivateNode } from './node-fixture.ts';
 

@@ -6,7 +6,7 @@
  */
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { LocalNode } from '../cluster/types.ts';
+import type { LocalNode } from '../../localcluster/types.ts';
 import { etcdPod, isReady, podGone, podWhen } from './pods.ts';
 import { until } from '../until.ts';
 import { setUpNode, startPrivateNode, tearDownNode } from './node-fixture.ts';

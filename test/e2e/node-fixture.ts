@@ -4,9 +4,9 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, type V1Taint } from '@kubernetes/client-node';
 import { inject } from 'vitest';
-import { joinRealNode, realNodesDirOf } from '../cluster/realnode/join.ts';
-import { asLocalNode } from '../cluster/realnode/localNode.ts';
-import type { LocalNode } from '../cluster/types.ts';
+import { joinRealNode, realNodesDirOf } from '../../localcluster/realnode/join.ts';
+import { asLocalNode } from '../../localcluster/realnode/localNode.ts';
+import type { LocalNode } from '../../localcluster/types.ts';
 import { createNamespace, deleteNamespace } from './pods.ts';
 
 /** The taint of a test file's own node: only Pods bound to it by nodeName, or tolerating it, run there. */

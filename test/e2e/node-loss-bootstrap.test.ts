@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { LocalNode } from '../cluster/types.ts';
+import type { LocalNode } from '../../localcluster/types.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { cordon as cordonNode, keepLeaseOf } from './hung-node.ts';

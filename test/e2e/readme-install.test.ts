@@ -9,7 +9,7 @@
  * `helm install oci://...` has no `--plain-http`, so the local registry (plain HTTP) is reached
  * through a TLS endpoint on 127.0.0.1 whose CA the commands trust by SSL_CERT_FILE (Go's tools,
  * helm and crane, read it). A node pulls `127.0.0.1:PORT/e2e/...` from the same registry at the
- * same path (containerd's `_default` hosts.toml, test/cluster/realnode/config.ts), so the
+ * same path (containerd's `_default` hosts.toml, localcluster/realnode/config.ts), so the
  * manager, and the agent its members' init containers run, come from the image `make image`
  * built, pulled from the registry by a real node.
  */

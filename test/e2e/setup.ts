@@ -14,9 +14,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { kubectlFor, kubectlPath } from '../cluster/controlplane/index.ts';
-import { installCrds } from '../cluster/crds.ts';
-import { startLocalCluster } from '../cluster/index.ts';
+import { kubectlFor, kubectlPath } from '../../localcluster/controlplane/index.ts';
+import { installCrds } from '../../localcluster/crds.ts';
+import { startLocalCluster } from '../../localcluster/index.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -8,7 +8,7 @@ import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSnapshot, SnapshotIntegrityError, type SnapshotInfo } from '../../../effects/etcd/snapshot.ts';
 import { readObject, uploadStream } from '../../../effects/s3/index.ts';
-import { binary, run } from '../../cluster/controlplane/tools.ts';
+import { binary, run } from '../../../localcluster/controlplane/tools.ts';
 import { LocalS3 } from '../s3/local-s3.ts';
 import { LocalEtcd } from './local-etcd.ts';
 

@@ -1,7 +1,7 @@
 /**
  * `make cluster`: runs the local Kubernetes in the foreground until Ctrl-C or SIGTERM.
  *
- *   node test/cluster/main.ts [--control-plane-only]
+ *   node localcluster/main.ts [--control-plane-only]
  *
  * Env: LOCALCLUSTER_DIR (state dir, default <cache>/run/local-cluster), LOCALCLUSTER_NODE=0
  * (same as --control-plane-only), LOCALCLUSTER_NODES (how many nodes, default 3; 'real', the kind

@@ -1,6 +1,6 @@
 // The cluster DNS of the real nodes (issue 27): CoreDNS with the plugins it needs and no others,
 // so the build compiles a few packages of the module instead of its every backend (clouds, etcd,
-// kubernetes). The hosts plugin answers from the network's hosts file (test/cluster/network/hosts.ts),
+// kubernetes). The hosts plugin answers from the network's hosts file (localcluster/network/hosts.ts),
 // which already holds every name the cluster DNS gives Services and Pods.
 package main
 

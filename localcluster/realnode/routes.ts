@@ -9,7 +9,7 @@
  *   10.96.0.0/16) to the machine and nothing else: no default route, nothing leaves the machine;
  * - the machine routes each node's Pod range to that node, and forwards what arrives on a node's
  *   veth (forwarding set on those interfaces alone) to another node only;
- * - Services are the network part's nftables DNAT on the machine (test/cluster/network), which
+ * - Services are the network part's nftables DNAT on the machine (localcluster/network), which
  *   already serves the machine's own processes; a Pod's packet to a ClusterIP goes up to the
  *   machine and is DNATed there, then masqueraded (as is the machine's own, which leaves with the
  *   address of the machine's default route) so that the reply comes back through the machine;
@@ -22,7 +22,7 @@
 export const POD_RANGES = '10.245.0.0/16';
 /** Every node's link to the machine: 10.250.<index>.0/24. */
 export const NODE_LINKS = '10.250.0.0/16';
-/** The Service range (the control plane's, test/cluster/network/podNetwork.ts). */
+/** The Service range (the control plane's, localcluster/network/podNetwork.ts). */
 export const SERVICE_RANGE = '10.96.0.0/16';
 /** The cluster DNS address Pods are given (kind's and kubeadm's kube-dns address). */
 export const CLUSTER_DNS = '10.96.0.10';

@@ -89,7 +89,7 @@ export async function writeImageArchive(spec: ImageSpec, out: string): Promise<s
         ...(spec.workingDir ? { WorkingDir: spec.workingDir } : {}),
       },
       rootfs: { type: 'layers', diff_ids: [layerDigest] },
-      history: [{ created: '1970-01-01T00:00:00Z', created_by: 'etcd-operator test/cluster/realnode/image.ts' }],
+      history: [{ created: '1970-01-01T00:00:00Z', created_by: 'etcd-operator localcluster/realnode/image.ts' }],
     });
     const manifest = JSON.stringify({
       schemaVersion: 2,

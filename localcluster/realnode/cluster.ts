@@ -18,7 +18,7 @@ import { startProcess, waitReady } from '../controlplane/process.ts';
 import type { Proc } from '../controlplane/process.ts';
 import { binary, run } from '../controlplane/tools.ts';
 import { nft } from '../network/nft.ts';
-import { IMAGE_REPOSITORY } from '../../../hack/image/spec.ts';
+import { IMAGE_REPOSITORY } from '../../hack/image/spec.ts';
 import { LocalRegistry } from '../registry.ts';
 import type { Log } from '../types.ts';
 import { defaultRegistryHosts, mirrorReference, registryHosts } from './config.ts';
@@ -144,7 +144,7 @@ async function startDns(dir: string, hostsFile: string, log?: Log): Promise<{ pr
  * init container runs it (the agent image the manager names by default).
  */
 async function pushOperatorImage(registryHost: string, out: string, log?: Log): Promise<void> {
-  const repo = path.join(import.meta.dirname, '..', '..', '..');
+  const repo = path.join(import.meta.dirname, '..', '..');
   await run(process.execPath, [path.join(repo, 'hack', 'image', 'build.ts'), '--out', out], 600_000);
   const built = JSON.parse(await readFile(path.join(out, 'image.json'), 'utf8')) as { tag: string; layout: string };
   const name = `${IMAGE_REPOSITORY}:${built.tag}`;

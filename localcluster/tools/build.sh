@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds (once) and prints the path of a pinned local-cluster binary.
 #
-#   test/cluster/tools/build.sh TOOL [version]
-#   test/cluster/tools/build.sh all     every binary the tests use (etcd of every wrapper module;
+#   localcluster/tools/build.sh TOOL [version]
+#   localcluster/tools/build.sh all     every binary the tests use (etcd of every wrapper module;
 #                                       as root, the real nodes' parts too)
 #
 # TOOL: the control plane's kube-apiserver|kube-controller-manager|kube-scheduler|kubectl (a second
@@ -207,7 +207,7 @@ case "$tool" in
   versitygw) go_installed versitygw "$VERSITYGW_VERSION" github.com/versity/versitygw/cmd/versitygw ;;
   versitygw-entrypoint)
     # The upstream image's entrypoint script, from the same release's module: the real nodes'
-    # versity/versitygw image (test/cluster/realnode/images.ts) carries it as upstream's does.
+    # versity/versitygw image (localcluster/realnode/images.ts) carries it as upstream's does.
     need_go
     dir=$(cd "$cache" && go mod download -json "github.com/versity/versitygw@$VERSITYGW_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
     [[ -f $dir/docker-entrypoint.sh ]] || { log "no docker-entrypoint.sh in versitygw $VERSITYGW_VERSION's module"; exit 1; }

@@ -1,6 +1,6 @@
 /**
  * A real OCI registry on this machine: distribution's `registry` (the CNCF reference
- * implementation, built by test/cluster/tools/build.sh) serving a temp dir over plain HTTP on a
+ * implementation, built by localcluster/tools/build.sh) serving a temp dir over plain HTTP on a
  * 127.0.0.1 port. The release path pushes the operator image and the chart to it; stop() ends
  * the process and removes its storage.
  */
@@ -9,7 +9,7 @@ import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { freePort } from '../effects/etcd/local-etcd.ts';
+import { freePort } from '../test/effects/etcd/local-etcd.ts';
 import { binary } from './controlplane/tools.ts';
 
 /** A running registry. */

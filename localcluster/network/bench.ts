@@ -3,7 +3,7 @@
  * direct connection to the Pod and prints JSON. A benchmark, not a test; needs root, starts no
  * cluster:
  *
- *   node test/cluster/network/bench.ts [connections] [round trips]
+ *   node localcluster/network/bench.ts [connections] [round trips]
  *
  * One Pod namespace with an echo server on 0.0.0.0:7000; per path, the rate of new connections
  * (connect, one byte there and back, close; one at a time and 16 at once) and the round-trip

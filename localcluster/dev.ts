@@ -14,11 +14,11 @@ import { parse } from 'yaml';
 import { kubectlPath } from './controlplane/index.ts';
 import { installCrds } from './crds.ts';
 import { defaultClusterDir, startLocalCluster, type LocalCluster } from './index.ts';
-import { startManager, type ManagerLine, type ManagerProcess } from '../e2e/manager-process.ts';
-import { S3_CREDENTIALS, startS3 } from '../e2e/s3-server.ts';
-import { clientsOf, createNamespace } from '../effects/kubernetes/e2e-context.ts';
+import { startManager, type ManagerLine, type ManagerProcess } from '../test/e2e/manager-process.ts';
+import { S3_CREDENTIALS, startS3 } from '../test/e2e/s3-server.ts';
+import { clientsOf, createNamespace } from '../test/effects/kubernetes/e2e-context.ts';
 
-const repo = path.join(import.meta.dirname, '..', '..');
+const repo = path.join(import.meta.dirname, '..');
 const example = path.join(repo, 'examples', 'etcdcluster.yaml');
 const dir = path.resolve(process.env.DEV_DIR || path.join(path.dirname(defaultClusterDir()), 'dev'));
 const exitWhenReady = process.env.EXIT_WHEN_READY === '1';

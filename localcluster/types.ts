@@ -1,7 +1,7 @@
 /**
  * Contracts between the parts of the local cluster: the control plane (etcd, kube-apiserver,
  * kube-controller-manager), the network (names and Services), the storage provisioner and
- * the real nodes that run Pods. test/cluster/index.ts puts them together.
+ * the real nodes that run Pods. localcluster/index.ts puts them together.
  */
 
 /** Receives one line of a part's log. */
@@ -35,7 +35,7 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
-/** Names and Services for Pods (test/cluster/network). */
+/** Names and Services for Pods (localcluster/network). */
 export interface Network {
   /**
    * A hosts file kept current for `<hostname>.<subdomain>.<ns>.svc[.cluster.local]` of Pods and
@@ -50,7 +50,7 @@ export interface Network {
   stop(): Promise<void>;
 }
 
-/** Provisions PersistentVolumes for claims and deletes their data with them (test/cluster/storage). */
+/** Provisions PersistentVolumes for claims and deletes their data with them (localcluster/storage). */
 export interface Storage {
   /** Deletes everything inside the volume bound to this claim (the claim and volume stay). */
   wipe(namespace: string, claim: string): Promise<void>;
@@ -64,7 +64,7 @@ export interface ExecResult {
   readonly code: number;
 }
 
-/** A node of the cluster (test/cluster/realnode), as tests and the crash sweep use it. */
+/** A node of the cluster (localcluster/realnode), as tests and the crash sweep use it. */
 export interface LocalNode {
   readonly name: string;
   /** SIGKILLs a container's process; the Pod's restartPolicy applies. Default: the first container. */
@@ -81,7 +81,7 @@ export interface LocalNode {
   stop(): Promise<void>;
 }
 
-/** Options of test/cluster/network and test/cluster/storage. */
+/** Options of localcluster/network and localcluster/storage. */
 export interface ControllerOptions extends PartOptions {
   readonly kubeconfigPath: string;
 }

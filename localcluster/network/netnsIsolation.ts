@@ -5,7 +5,7 @@
  * and the IP forward hook, cuts it off its peers (open connections too) and keeps the host: the
  * API server, the node's probes and exec, a manager on the host.
  *
- * Real nodes (test/cluster/realnode): the machine routes between nodes, so its forward hook cuts
+ * Real nodes (localcluster/realnode): the machine routes between nodes, so its forward hook cuts
  * a Pod off the Pods of other nodes and off every Service (DNATed on the machine). Pods of one
  * node meet on that node's own bridge, inside its network namespace, which the machine never
  * sees: there a bridge table drops them too. The node's own traffic to its Pods (probes, the

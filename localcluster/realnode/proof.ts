@@ -5,7 +5,7 @@
  * waited for Ready, its logs read and an exec run through the kubelet API. Prints what it saw and
  * the Pod's start time; stops and removes everything (LOCALCLUSTER_KEEP=1 keeps the dir).
  *
- *   flock /tmp/etcd-operator-cluster.lock node test/cluster/realnode/proof.ts   (root)
+ *   flock /tmp/etcd-operator-cluster.lock node localcluster/realnode/proof.ts   (root)
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';

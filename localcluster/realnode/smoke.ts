@@ -6,7 +6,7 @@
  * pulled from the local registry. Checks a Service from the machine and from a Pod, prints each
  * Pod's start (created -> Ready), then deletes the namespace and stops the cluster.
  *
- *   flock /tmp/etcd-operator-cluster.lock node test/cluster/realnode/smoke.ts   (root)
+ *   flock /tmp/etcd-operator-cluster.lock node localcluster/realnode/smoke.ts   (root)
  */
 import { appendFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';

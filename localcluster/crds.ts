@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kubectl, KubectlResult } from './types.ts';
 
 /** The chart's generated CRDs. */
-export const crdDir = path.join(import.meta.dirname, '..', '..', 'charts', 'etcd-operator', 'crds');
+export const crdDir = path.join(import.meta.dirname, '..', 'charts', 'etcd-operator', 'crds');
 
 /** kubectl refused to apply the CRDs, or they did not become Established. */
 export class CrdInstallError extends Error {

@@ -14,12 +14,12 @@ import { binary } from '../controlplane/tools.ts';
 import { installCrds } from '../crds.ts';
 import type { KubectlResult, PartOptions } from '../types.ts';
 
-/** The cert-manager release test/cluster/tools/cert-manager/go.mod pins, e.g. `v1.21.2`. */
+/** The cert-manager release localcluster/tools/cert-manager/go.mod pins, e.g. `v1.21.2`. */
 export const certManagerVersion: string = (() => {
   const goMod = readFileSync(path.join(import.meta.dirname, '..', 'tools', 'cert-manager', 'go.mod'), 'utf8');
   const pinned = /^\tgithub\.com\/cert-manager\/cert-manager (v[0-9.]+)$/m.exec(goMod)?.[1];
   if (!pinned)
-    throw new Error('test/cluster/tools/cert-manager/go.mod does not pin github.com/cert-manager/cert-manager');
+    throw new Error('localcluster/tools/cert-manager/go.mod does not pin github.com/cert-manager/cert-manager');
   return pinned;
 })();
 
