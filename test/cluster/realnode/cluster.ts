@@ -29,7 +29,7 @@ import type { RealNode } from './node.ts';
 import { CLUSTER_DNS, machineRules, REGISTRY_ADDRESS, REGISTRY_PORT, removeMachineRules } from './routes.ts';
 
 /** etcd releases whose images the nodes can pull (those build.sh builds: tools/etcd-*). */
-export const ETCD_IMAGE_VERSIONS = ['3.5.35', '3.6.16'];
+export const ETCD_IMAGE_VERSIONS = ['3.5.35', '3.6.16', '3.7.3'];
 /** Upstream registries whose images the nodes pull from the local one. */
 const MIRRORED = ['quay.io', 'registry.k8s.io', 'docker.io', 'ghcr.io'];
 
