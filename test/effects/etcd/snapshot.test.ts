@@ -18,7 +18,7 @@ async function status(version: string, file: string): Promise<{ revision: number
   return JSON.parse(out) as { revision: number; totalKey: number };
 }
 
-for (const version of ['3.6.16', '3.5.35']) {
+for (const version of ['3.7.3', '3.6.16', '3.5.35']) {
   describe(`snapshots of a real etcd ${version}`, { timeout: 120_000 }, () => {
     const local = new LocalEtcd(`snap-${version.replaceAll('.', '')}`, version);
     const s3 = new LocalS3();
