@@ -67,7 +67,7 @@ bench: deps tools ## operator vs floor: apply -> Available (1, 3, 5), scale-up, 
 bench-scale: deps tools ## the manager at scale: BENCH_SCALE_LIVE (50) one-member clusters + BENCH_SCALE_PARKED (950) parked, applied at once: time to settle, event -> intent, RSS, CPU at rest; writes test/bench/results/scale.json
 	node test/bench/scale.ts
 
-e2e-crash: deps tools ## kill the manager at every failpoint of bootstrap, scale, 3->0->3, replacement, an upgrade, snapshot, restore and schedule; check it converges (CRASH_SCENARIO=, CRASH_ALL=1)
+e2e-crash: deps tools ## kill the manager at the failpoints of bootstrap, scale, 3->0->3, replacement, an upgrade, growth, defrag, NOSPACE, snapshot, restore and schedule; check it converges (CRASH_SCENARIO=, CRASH_ALL=1: every window)
 	node test/crash/sweep.ts
 
 dev: deps tools ## local cluster + CRDs + manager + examples/etcdcluster.yaml (EXIT_WHEN_READY=1 exits once Available)

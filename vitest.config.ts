@@ -11,10 +11,12 @@ import { defineConfig } from 'vitest/config';
  */
 const WHOLE_CLUSTER = [
   'test/e2e/node-loss.test.ts', // stops the node a member runs on
+  'test/e2e/node-loss-bootstrap.test.ts', // cordons and deletes nodes under a bootstrap
   'test/e2e/nodes-spread-drain.test.ts', // cordons and drains nodes
   'test/e2e/disruption-budget.test.ts', // drains a node
   'test/e2e/chart-install.test.ts', // a manager watching every namespace
   'test/e2e/controlplane.test.ts', // a second control plane beside the shared one
+  'test/e2e/readme-install.test.ts', // the README's install: a manager watching every namespace
 ];
 
 /**

@@ -21,13 +21,13 @@ export const ConditionType = {
   ScaledUp: 'ScaledUp',
   /** The last scale-down finished: the removed members left etcd and went (False with ScalingDown until then). */
   ScaledDown: 'ScaledDown',
-  /** The last rolling upgrade finished: every member runs the wanted version. */
+  /** Every member runs the wanted version, as etcd answers from it (False with Upgrading while a roll runs). */
   Upgraded: 'Upgraded',
-  /** The last defragmentation run finished: what it gave back, member by member. */
+  /** The last defragmentation run finished on every member it took (False with Incomplete when it skipped one). */
   Defragmented: 'Defragmented',
   /** etcd's NOSPACE alarm is raised (True: writes are refused) or was disarmed (False). */
   SpaceAlarm: 'SpaceAlarm',
-  /** Every member's claim shows storage.size after it was raised (True), or why it cannot grow (False). */
+  /** Every member's claim shows storage.size after it was raised (True); False with ResizingVolumes until then, or why it cannot grow. */
   VolumesExpanded: 'VolumesExpanded',
   /** The cluster is scaled to zero (True) or woke from it (False). */
   Dormant: 'Dormant',
@@ -64,6 +64,16 @@ export const ConditionReason = {
   Completed: 'Completed',
   /** A scaling run was overtaken by the opposite one (replicas changed direction) before it finished. */
   Superseded: 'Superseded',
+  /** ScaledUp False: a scale-up runs; etcd does not list the target's voters yet. */
+  ScalingUp: 'ScalingUp',
+  /** ScaledDown False: a scale-down runs; etcd still lists more voters than the target. */
+  ScalingDown: 'ScalingDown',
+  /** Upgraded False: a roll runs, or etcd does not yet answer from every member with the target version. */
+  Upgrading: 'Upgrading',
+  /** VolumesExpanded False: storage.size was raised; not every member's claim shows it yet. */
+  ResizingVolumes: 'ResizingVolumes',
+  /** A run ended short of what its condition claims (a member was skipped); the condition says which. */
+  Incomplete: 'Incomplete',
   /** Every voter is healthy and the target is reached. */
   Steady: 'Steady',
   /** A quorum answers. */

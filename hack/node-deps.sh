@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the real nodes (issue 27, in progress) need, when missing:
-# libseccomp-dev (runc is built with cgo against libseccomp, for seccomp profiles).
+# libseccomp-dev (runc is built with cgo against libseccomp, for seccomp profiles) and
+# busybox-static (the tests' shell image, test/cluster/realnode/images.ts).
 # Needs root; without it, says which packages to install and exits 1.
 set -euo pipefail
 missing=()
 pkg-config --exists libseccomp 2>/dev/null || missing+=(libseccomp-dev)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 command -v gcc >/dev/null || missing+=(gcc libc6-dev)
+dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || missing+=(busybox-static)
 (( ${#missing[@]} == 0 )) && exit 0
 if [[ $(id -u) != 0 ]]; then
   echo "node-deps: not root; install ${missing[*]} (apt-get install -y ${missing[*]})" >&2

@@ -160,6 +160,9 @@ const accountedFor = (c: ClusterContext): MemberObservation[] => {
 /** Voting members that belong to a live EtcdMember. */
 export const liveVoters = (c: ClusterContext): EtcdMemberInfo[] => voters(c.cluster, accountedFor(c), c.etcd);
 
+/** Every voter etcd lists, with an EtcdMember or not: what its quorum is counted over. */
+export const etcdVoters = (c: ClusterContext): EtcdMemberInfo[] => (c.etcd?.members ?? []).filter((m) => !m.learner);
+
 /** Live voters etcd does not report healthy (all of them while etcd does not answer). */
 export const unhealthyVoters = (c: ClusterContext): EtcdMemberInfo[] =>
   c.etcd ? liveVoters(c).filter((v) => c.etcdError !== null || !c.etcd?.healthy.includes(v.id)) : [];
@@ -174,9 +177,19 @@ export function unwellSince(c: ClusterContext, at: number): number | null {
 export const orphanMembers = (c: ClusterContext): EtcdMemberInfo[] =>
   orphans(c.cluster, accountedFor(c), c.etcd, c.joining?.member ?? null);
 
+/** Whether the member's data is gone, or its node, so that it waits to be replaced. */
+const isLost = (m: MemberObservation): boolean =>
+  (m.state === MEMBER_STATE.replacing || m.state === MEMBER_STATE.nodeLost) && !m.deleting;
+
 /** A member whose data is gone, or whose node is down, and waits to be replaced. */
-export const lostMember = (c: ClusterContext): MemberObservation | undefined =>
-  c.members.find((m) => (m.state === MEMBER_STATE.replacing || m.state === MEMBER_STATE.nodeLost) && !m.deleting);
+export const lostMember = (c: ClusterContext): MemberObservation | undefined => c.members.find(isLost);
+
+/**
+ * The member being added is lost (its node went before it started or caught up): it never
+ * becomes a voter, so the join ends and the member is replaced as any lost member is.
+ */
+export const joinerLost = (c: ClusterContext): boolean =>
+  c.joining !== null && c.members.some((m) => m.name === c.joining?.member && isLost(m));
 
 /** The member scaling down would remove, and its peer URL. */
 export function victim(c: ClusterContext): { member: string; peerURL: string } | null {

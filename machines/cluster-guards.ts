@@ -3,7 +3,7 @@
  * joiner has started, when a leaver is gone, where a restore check stands, and whether another
  * step comes first. The concerns' guards are in their folders (machines/cluster/<concern>/).
  */
-import { decide, etcdFresh, retargeted, type ClusterContext, type Decision } from './cluster-decide.ts';
+import { decide, etcdFresh, joinerLost, retargeted, type ClusterContext, type Decision } from './cluster-decide.ts';
 import { etcdMemberFor } from './policy.ts';
 import { MEMBER_STATE } from './member-state.ts';
 
@@ -22,6 +22,7 @@ export const coordinatorGuards = {
     const seed = joiner(context);
     return Boolean(seed && seed.name !== '' && context.etcd?.healthy.includes(seed.id));
   },
+  joinerLost: ({ context }: Ctx) => joinerLost(context),
   joinerStarted: ({ context }: Ctx) => {
     const started = joiner(context);
     return Boolean(started && started.name !== '');

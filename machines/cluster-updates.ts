@@ -144,6 +144,8 @@ const updates = {
   }),
   latchClusterID: (c) => ({ clusterID: c.etcd?.clusterID ?? null }),
   finishJoin: () => ({ joining: null, etcdStale: true }),
+  // The joiner is lost: it stays in memberNames until it has left, as the replacement removes it.
+  abandonJoin: () => ({ joining: null, etcdStale: true }),
   chooseVictim: (c) => ({ leaving: victim(c) }),
   chooseLost: (c) => {
     const lost = lostMember(c);

@@ -68,12 +68,17 @@ type JoinId = 'bootstrapJoin' | 'scaleUpJoin' | 'replaceJoin';
 type LeaveId = 'scaleDownLeave' | 'replaceLeave';
 const REPLACE_JOIN: `#${JoinId}` = '#replaceJoin';
 
-/** The steps of adding one member: learner first, then its EtcdMember, then promotion. */
+/**
+ * The steps of adding one member: learner first, then its EtcdMember, then promotion. A joiner
+ * whose node is lost (before it started, or while it catches up) ends the join: it is replaced
+ * from `observing` as any lost member is, its learner removed first (a learner holds no vote).
+ */
 function joining(id: JoinId): StateConfig {
   return {
     id,
     initial: 'addingLearner',
     entry: ['chooseJoiner', 'beginStep'],
+    always: { guard: 'joinerLost', target: CLUSTER.observing, actions: ['abandonJoin'] },
     states: {
       addingLearner: attempt(
         { target: `#${id}.creatingMember`, actions: ['recordLearner'] },

@@ -9,6 +9,7 @@ import { retarget } from './cluster/concern.ts';
 import { concernMessage } from './cluster/concerns.ts';
 import { maintenanceNote } from './cluster/maintenance/index.ts';
 import { memberTrouble, type MemberContext } from './member-decide.ts';
+import { MEMBER_STATE } from './member-state.ts';
 import { expectedWait, type HoldCode, type StepFailures } from './policy.ts';
 import { pathHasTag, TAG } from './tags.ts';
 
@@ -77,6 +78,13 @@ function budgetMessage(c: ClusterContext, voters: number): string {
     : `setting ${name} to minAvailable ${min}: with ${of} member${of === 1 ? '' : 's'}, no eviction may stop one without losing quorum`;
 }
 
+/** Why the member leaving is replaced, as its EtcdMember's state says. */
+function lostWhy(c: ClusterContext): string {
+  const state = c.members.find((m) => m.name === c.leaving?.member)?.state;
+  if (state === MEMBER_STATE.nodeLost) return 'whose node is down or gone';
+  return state === MEMBER_STATE.replacing ? 'whose data is gone' : 'whose data is gone or whose node is down';
+}
+
 /** `; down: demo-1, demo-2` naming the members that do not answer, by EtcdMember name. */
 function down(c: ClusterContext, names: readonly string[]): string {
   const named = names.filter((n) => n !== '');
@@ -123,7 +131,7 @@ function coordinatorMessage(path: string, c: ClusterContext): string {
       message =
         rest[0] === 'joining'
           ? `replacing a member whose data was lost or whose node is down: ${joinMessage(rest.slice(2).join('.'), c)}`
-          : `removing ${leaving}, whose data is gone or whose node is down, before a new member joins`;
+          : `removing ${leaving}, ${lostWhy(c)}, before a new member joins`;
       break;
     case 'scalingDown':
       message = sub.includes('awaitingRemoval')
@@ -194,8 +202,11 @@ function coordinatorMessage(path: string, c: ClusterContext): string {
 /** `; EtcdMember demo-0: <why its Pod does not run>` for each member whose Pod or claim is stuck. */
 const stuckMembers = (c: ClusterContext): string =>
   c.members
-    .filter((m) => m.trouble && !m.deleting)
-    .map((m) => `; EtcdMember ${m.name}: ${m.trouble?.message ?? ''}`)
+    .filter((m) => (m.trouble || m.state === MEMBER_STATE.nodeLost) && !m.deleting)
+    .map(
+      (m) =>
+        `; EtcdMember ${m.name}: ${m.trouble?.message ?? `its node is down or gone (nodeLost; kubectl describe etcdmember ${m.name} says which)`}`,
+    )
     .join('');
 
 /** A `failed` state's message: the error, and what makes the machine try again. */
@@ -244,7 +255,9 @@ export function describeMember(path: string, c: MemberContext): Described & { re
         ? 'dormant: no Pod runs; the volume and member ID are kept'
         : 'stopping the Pod for scale to zero; the volume stays',
     replacing: `its data is gone (${c.dataLost ?? 'unknown'}); the cluster replaces it with a new member`,
-    nodeLost: `its node${c.pod?.evictedFromNode ? ` ${c.pod.evictedFromNode}` : ''} is down and Kubernetes evicts its Pod; the cluster replaces it with a new member on a live node while a quorum remains`,
+    nodeLost: c.pod?.evictedFromNode
+      ? `its node ${c.pod.evictedFromNode} is down and Kubernetes evicts its Pod; the cluster replaces it with a new member on a live node while a quorum remains`
+      : `its volume is pinned to node ${c.pvcLostNode ?? ''}, which no longer exists, so no Pod of it can run; the cluster replaces it with a new member on a live node while a quorum remains`,
     removing:
       sub === 'forcingPod' || sub === 'clearing'
         ? `out of etcd; deleting its Pod on the lost node${c.pod?.evictedFromNode ? ` ${c.pod.evictedFromNode}` : ''} at once, as no kubelet will confirm it gone`

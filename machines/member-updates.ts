@@ -40,9 +40,14 @@ const updates = {
     };
   },
   observePVC: (c, e) => {
-    const { bound, trouble } = e as Of<'k8s.pvc.observed'>;
+    const { bound, trouble, lostNode } = e as Of<'k8s.pvc.observed'>;
     const pvcTrouble = trouble ?? null;
-    return { pvcBound: bound, pvcTrouble, troubleSince: troubleSince({ ...c, pvcTrouble }, e.at) };
+    return {
+      pvcBound: bound,
+      pvcTrouble,
+      pvcLostNode: lostNode ?? null,
+      troubleSince: troubleSince({ ...c, pvcTrouble }, e.at),
+    };
   },
   observeEtcd: (_, e) => ({ etcd: (e as Of<'etcd.member.observed'>).member }),
   observeDataLost: (_, e) => ({ dataLost: (e as Of<'member.data.lost'>).reason }),

@@ -194,8 +194,9 @@ export const memberMachine = machine.createMachine({
     parking: stopped('park', 'parking', [TAG.resting]),
     // Waits, Pod stopped, for the cluster machine to delete this EtcdMember and join a new one.
     replacing: { ...stopped('replace', 'replacing'), tags: [TAG.warning], entry: ['markLost', 'beginStep'] },
-    // Its node is down and Kubernetes evicts its Pod: it waits, as `replacing` does, for the
-    // cluster machine to delete this EtcdMember and join a new one on a live node.
+    // Its node is down and Kubernetes evicts its Pod, or its node is gone and its volume with it:
+    // it waits, as `replacing` does, for the cluster machine to delete this EtcdMember and join a
+    // new one on a live node (during a bootstrap too: a learner that never started is replaced).
     nodeLost: { ...rest('nodeLost', [TAG.warning]), entry: 'beginStep' },
     removing: {
       entry: 'beginStep',
@@ -211,7 +212,7 @@ export const memberMachine = machine.createMachine({
         // Out of etcd now: a Pod left on a lost node is deleted at once (grace 0), since no kubelet
         // will confirm it gone, and it would hold its claim (and the data) for ever. Should the node
         // come back, nothing of this member runs again there.
-        clearing: { always: [{ guard: 'nodeLost', target: 'forcingPod' }, { target: 'releasing' }] },
+        clearing: { always: [{ guard: 'podEvicted', target: 'forcingPod' }, { target: 'releasing' }] },
         forcingPod: attempt('#member.removing.releasing', { type: 'forceDeletePod', params: act.params.forced }),
         releasing: attempt('#member.removed', {
           type: 'releaseFinalizer',

@@ -232,6 +232,11 @@ export type MemberEvent =
       readonly bound: boolean | null;
       /** Why it is not bound yet (Pending); absent: nothing to say. */
       readonly trouble?: Trouble;
+      /**
+       * The node its volume is pinned to (the PersistentVolume's node affinity), when no such node
+       * exists any more: no Pod of the member can run again. Absent: a live node, none, or not known.
+       */
+      readonly lostNode?: string;
     }
   | { readonly type: 'etcd.member.observed'; readonly at: number; readonly member: EtcdMemberInfo | null }
   | { readonly type: 'member.data.lost'; readonly at: number; readonly reason: string }

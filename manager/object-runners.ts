@@ -3,10 +3,10 @@
  * the journal (open intents recovered first), and what each journaled step tells the world: the
  * object's status, an Event when the state changed, a log line and the metrics. A status or
  * Event that cannot be written is logged and written again by the next refresh; it stops a
- * step only when the step has intents: status.observed must carry them before they run, so a
- * manager that loses its journal resumes from the status (resume.ts). A runner is made from the
- * newer of the journal and status.observed. A runner made on a journal since replaced (it was
- * damaged) is made again on the new one, from status.observed, with a JournalReplaced Event.
+ * step only when the step has intents: the object's resume annotation must carry them before they
+ * run, so a manager that loses its journal resumes from the object (resume.ts). A runner is made
+ * from the newer of the journal and the object's step. A runner made on a journal since replaced
+ * (it was damaged) is made again on the new one, from the object's step, with a JournalReplaced Event.
  * What differs between kinds is read from the kind's entry; nothing here names a kind.
  */
 import type { Logger } from 'pino';
@@ -22,9 +22,18 @@ import { TAG, troubled, type StepFailures } from '../machines/index.ts';
 import type { JournalKeeper } from './journal-keeper.ts';
 import type { AnyEntry, ContextOf, Entry, KindName, KindSpec, MachineOf, ObjectOf, StatusOf } from './kinds/kind.ts';
 import type { ManagerMetrics } from './metrics.ts';
-import { journalObservedStep, newerSource, observedMachine, readObserved } from './resume.ts';
+import { patchAnnotation } from '../effects/kubernetes/index.ts';
+import {
+  briefObserved,
+  journalObservedStep,
+  newerSource,
+  observedMachine,
+  readResume,
+  RESUME_ANNOTATION,
+  resumeAnnotation,
+} from './resume.ts';
 import { Runner, type Handlers, type PublishedStep, type RunnerStep } from './runner.ts';
-import { topState } from './status.ts';
+import { topState } from './status-runs.ts';
 
 export type { AnyEntry, Entry } from './kinds/kind.ts';
 
@@ -108,8 +117,9 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     const readopted = made !== undefined && made.generation !== generation;
     let resumedAt: number | undefined;
     if (!made || readopted || made.journalFailed) {
-      resumedAt = this.#fromStatus(spec, ref, made?.written ?? statusOf(object));
-      made = this.#made(spec, key, object, ref, cluster, input, made?.written);
+      const annotation = made?.resume === undefined ? object.metadata.annotations?.[RESUME_ANNOTATION] : made.resume;
+      resumedAt = this.#fromStatus(spec, ref, made?.written ?? statusOf(object), annotation ?? undefined);
+      made = this.#made(spec, key, object, ref, cluster, input, made?.written, made?.resume);
       made.seq = journal.snapshot(ref.uid)?.seq ?? 0;
       this.#entries.set(key, made as unknown as AnyEntry<C>);
     }
@@ -137,6 +147,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     cluster: ClusterRef,
     input: unknown,
     written: StatusOf<K> | undefined,
+    resume: string | null | undefined,
   ): Entry<C, K> {
     const o = this.#o;
     const { journal, generation } = o.journal;
@@ -150,6 +161,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
       generation,
       journalFailed: false,
       written,
+      resume,
       observed: undefined,
       seq: 0,
       resumed: false,
@@ -178,16 +190,18 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
   }
 
   /**
-   * Journals the step status.observed carries when it is later than the journal's (the journal was
-   * lost or damaged), so the runner resumes from it; returns its sequence, undefined when the journal wins.
+   * Journals the step the object carries (its resume annotation, or status.observed as an older
+   * manager wrote it) when it is later than the journal's (the journal was lost or damaged), so the
+   * runner resumes from it; returns its sequence, undefined when the journal wins.
    */
   #fromStatus<K extends KindName>(
     spec: KindSpec<K>,
     ref: ObjectRef,
     status: { observed?: ObservedMachine } | undefined,
+    annotation: string | undefined,
   ): number | undefined {
     const { journal } = this.#o.journal;
-    const point = readObserved(status?.observed);
+    const point = readResume(annotation, status?.observed);
     if (!point || newerSource(journal.snapshot(ref.uid)?.seq, point) !== 'status') return undefined;
     journalObservedStep(journal, ref, spec.machineName, spec.machine, point, this.#o.now());
     this.#o.log.info(
@@ -198,7 +212,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
         state: stateName(point.value),
         intents: point.intents.map((i) => i.type),
       },
-      'resumed from status.observed: the journal does not have this step',
+      'resumed from the object (its resume annotation): the journal does not have this step',
     );
     return point.seq;
   }
@@ -209,7 +223,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     const from =
       resumedAt === undefined
         ? `this ${entry.ref.kind} is adopted from what it shows`
-        : `this ${entry.ref.kind} resumes from step ${resumedAt} of its status.observed`;
+        : `this ${entry.ref.kind} resumes from step ${resumedAt} of its resume annotation`;
     await this.#record(entry, {
       type: 'Warning',
       reason: ConditionReason.JournalReplaced,
@@ -219,15 +233,25 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
   }
 
   /**
-   * Writes the step into status.observed (with the rest of the status) before its intents run; a
-   * write that fails throws when the step has intents, so none runs before the status carries it.
+   * Writes the step into the object's resume annotation, then its sequence and state into
+   * status.observed (with the rest of the status), before its intents run; a write that fails
+   * throws when the step has intents, so none runs before the object carries it.
    */
   async #publish<K extends KindName>(entry: Entry<C, K>, step: PublishedStep): Promise<void> {
     entry.seq = step.seq;
-    entry.observed = observedMachine(step.seq, step.snapshot, step.intents);
+    const point = observedMachine(step.seq, step.snapshot, step.intents);
+    entry.observed = briefObserved(point);
+    const strict = step.intents.length > 0;
+    const resume = resumeAnnotation(point);
+    const { spec, ref } = entry;
+    if (resume !== entry.resume)
+      await this.#attempt(entry, strict, 'resume annotation not written; the next step writes it', async () => {
+        await patchAnnotation(this.#o.context(entry.cluster), spec.watch.resource, ref.name, RESUME_ANNOTATION, resume);
+        entry.resume = resume;
+      });
     const from = stateName(step.from as never);
     const to = stateName(step.snapshot.value as never);
-    await this.#writeStatus(entry, from, to, step.intents.length > 0);
+    await this.#writeStatus(entry, from, to, strict);
   }
 
   async #onStep<K extends KindName>(entry: Entry<C, K>, step: RunnerStep): Promise<void> {
@@ -269,7 +293,10 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     const built = spec.status(current, step, this.#o.now());
     // A cluster's status.observed says more than the step (the target, the step's name): the step is merged in.
     const observed = (built as { observed?: object }).observed;
-    const status = entry.observed ? { ...built, observed: { ...observed, ...entry.observed } } : built;
+    // What an older manager wrote into status.observed (the context, the intents) is now in the annotation: removed.
+    const before = current?.observed;
+    const older = before?.context != null || before?.intents != null ? { context: null, intents: null } : {};
+    const status = entry.observed ? { ...built, observed: { ...observed, ...entry.observed, ...older } } : built;
     await this.#write(entry, status, strict, () =>
       spec.patch(this.#o.context(entry.cluster), entry.ref.name, status, current),
     );
@@ -284,18 +311,29 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     strict: boolean,
     patch: () => Promise<unknown>,
   ): Promise<void> {
+    await this.#attempt(entry, strict, 'status not written; the next refresh writes it', async () => {
+      try {
+        await patch();
+        entry.written = status;
+      } catch (err) {
+        // The informer's copy is the base again, so the next refresh writes every difference.
+        entry.written = undefined;
+        throw err;
+      }
+    });
+  }
+
+  /** Writes what `write` writes; a failure is logged as `message`, and thrown too when `strict`. */
+  async #attempt(entry: Regarding, strict: boolean, message: string, write: () => Promise<void>): Promise<void> {
     try {
-      await patch();
-      entry.written = status;
+      await write();
     } catch (err) {
-      // The informer's copy is the base again, so the next refresh writes every difference.
-      entry.written = undefined;
-      // An object that went (its finalizer released) has no status to write.
+      // An object that went (its finalizer released) has nothing to write.
       if (err instanceof EffectError && err.code === ERR.PATCH_STATUS_GONE) return;
       if (strict) throw err;
       this.#o.log.warn(
         { object: `${entry.ref.namespace}/${entry.ref.name}`, err: err instanceof Error ? err.message : String(err) },
-        'status not written; the next refresh writes it',
+        message,
       );
     }
   }

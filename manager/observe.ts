@@ -229,10 +229,19 @@ export function versionOfImage(image: string | undefined): string | undefined {
   return /:v(\d+\.\d+\.\d+)$/.exec(image ?? '')?.[1];
 }
 
-/** The member machine's view of its volume claim: null when there is none, else whether it is bound. */
-export function pvcObserved(pvc: V1PersistentVolumeClaim | undefined, at: number): MemberEvent {
+/**
+ * The member machine's view of its volume claim: null when there is none, else whether it is
+ * bound, and `lostNode` when its volume is pinned to a node that is gone (manager/volume-nodes.ts).
+ */
+export function pvcObserved(pvc: V1PersistentVolumeClaim | undefined, at: number, lostNode?: string): MemberEvent {
   // A claim being deleted holds no data the member may count on.
   if (!pvc || pvc.metadata?.deletionTimestamp) return { type: 'k8s.pvc.observed', at, bound: null };
   const trouble = claimTrouble(pvc);
-  return { type: 'k8s.pvc.observed', at, bound: pvc.status?.phase === 'Bound', ...(trouble ? { trouble } : {}) };
+  return {
+    type: 'k8s.pvc.observed',
+    at,
+    bound: pvc.status?.phase === 'Bound',
+    ...(trouble ? { trouble } : {}),
+    ...(lostNode ? { lostNode } : {}),
+  };
 }

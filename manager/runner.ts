@@ -20,7 +20,7 @@ import {
 import { EffectError, type EffectContext, type Handler } from '../effects/types.ts';
 import type { Journal, MachineName, ObjectRef, OpenIntent, TimelineRow } from '../journal/index.ts';
 import { ERR } from '../machines/error-codes.ts';
-import { failpoint } from './failpoints.ts';
+import { failpoint, stateName, stepWindow } from './failpoints.ts';
 
 /** Handlers by intent kind. */
 export type Handlers<C extends EffectContext> = Readonly<
@@ -144,18 +144,19 @@ export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStat
         intents: intents.map((r) => ({ type: r.name, params: (r.data ?? {}) as Record<string, unknown> })),
       });
     const outcomes: RunnerEvent[] = [];
+    const resumed = `${this.#o.machineName}: resumed in ${stateName(this.#snapshot.value)}`;
     // Intents left open by an older step come first (none should: a step's outcomes are fed before the next).
-    for (const intent of open.filter((i) => i.seq !== saved?.seq)) outcomes.push(await this.#recoverOrRun(intent));
+    for (const intent of open.filter((i) => i.seq !== saved?.seq))
+      outcomes.push(await this.#recoverOrRun(intent, resumed));
     for (const row of intents) {
       const outcome = answered.get(row.intentId);
       if (outcome) outcomes.push(journaledOutcome(row.name, outcome));
       else
         outcomes.push(
-          await this.#recoverOrRun({
-            id: row.intentId ?? '',
-            type: row.name,
-            params: (row.data ?? {}) as Record<string, unknown>,
-          }),
+          await this.#recoverOrRun(
+            { id: row.intentId ?? '', type: row.name, params: (row.data ?? {}) as Record<string, unknown> },
+            resumed,
+          ),
         );
     }
     for (const event of outcomes) await this.#step(event);
@@ -193,7 +194,15 @@ export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStat
     this.#snapshot = next;
     // An observation that changed nothing but the clock is not journaled (probes repeat).
     if (unchanged) return;
-    failpoint('before-journal-step');
+    const window = (): string =>
+      stepWindow(
+        this.#o.machineName,
+        from,
+        event.type,
+        next.value,
+        intents.map((i) => i.type),
+      );
+    failpoint('before-journal-step', window);
     const recorded = this.#o.journal.recordStep(this.#o.ref, {
       machine: this.#o.machineName,
       event,
@@ -202,13 +211,15 @@ export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStat
       state: this.#o.machine.getPersistedSnapshot(next),
       intents,
     });
-    failpoint('after-journal-step');
+    failpoint('after-journal-step', window);
     await this.#publish({ seq: recorded.seq, from, snapshot: next, intents });
     await this.#o.onStep?.({ seq: recorded.seq, from, snapshot: next, event, intents });
-    failpoint('after-status');
+    failpoint('after-status', window);
     const outcomes: RunnerEvent[] = [];
     for (const [i, intent] of intents.entries()) {
-      outcomes.push(await this.#run({ id: recorded.intentIds[i]!, type: intent.type, params: intent.params }));
+      outcomes.push(
+        await this.#run({ id: recorded.intentIds[i]!, type: intent.type, params: intent.params }, window()),
+      );
     }
     for (const outcome of outcomes) await this.#step(outcome);
   }
@@ -220,17 +231,18 @@ export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStat
     this.#unfinished = false;
   }
 
-  async #recoverOrRun(intent: Pick<OpenIntent, 'id' | 'type' | 'params'>): Promise<RunnerEvent> {
+  /** `step`: the window of the step that asked for the intent (failpoints). */
+  async #recoverOrRun(intent: Pick<OpenIntent, 'id' | 'type' | 'params'>, step: string): Promise<RunnerEvent> {
     const handler = this.#handler(intent.type);
     // A recover that cannot tell (it threw) is not taken as "not done": the intent stays open
     // and resume fails, to be tried again, rather than guessing and maybe repeating an effect.
     const started = this.#o.now();
     const recovered = await handler.recover(intent.params as never, this.#o.context());
-    if (!recovered.done) return this.#run(intent);
-    return this.#outcome(intent, { ok: true, result: recovered.result }, started, true);
+    if (!recovered.done) return this.#run(intent, step);
+    return this.#outcome(intent, { ok: true, result: recovered.result }, step, started, true);
   }
 
-  async #run(intent: Pick<OpenIntent, 'id' | 'type' | 'params'>): Promise<RunnerEvent> {
+  async #run(intent: Pick<OpenIntent, 'id' | 'type' | 'params'>, step: string): Promise<RunnerEvent> {
     const handler = this.#handler(intent.type);
     let result: { ok: true; result: Readonly<Record<string, unknown>> } | { ok: false; error: EffectError };
     const started = this.#o.now();
@@ -243,13 +255,14 @@ export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStat
           : new EffectError(ERR.EFFECT, e instanceof Error ? e.message : String(e), { cause: e });
       result = { ok: false, error };
     }
-    failpoint('after-effect');
-    return this.#outcome(intent, result, started);
+    failpoint('after-effect', () => `${step} | ${intent.type} ${result.ok ? 'ok' : 'failed'}`);
+    return this.#outcome(intent, result, step, started);
   }
 
   #outcome(
     intent: Pick<OpenIntent, 'id' | 'type'>,
     r: { ok: true; result: Readonly<Record<string, unknown>> } | { ok: false; error: EffectError },
+    step: string,
     started: number,
     recovered = false,
   ): RunnerEvent {
@@ -261,7 +274,7 @@ export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStat
         ? { ok: true, result: r.result, at, recovered }
         : { ok: false, code: r.error.code, message: r.error.message, at },
     );
-    failpoint('after-outcome');
+    failpoint('after-outcome', () => `${step} | ${intent.type} ${recovered ? 'recovered' : r.ok ? 'ok' : 'failed'}`);
     this.#o.onOutcome?.({ type: intent.type, ok: r.ok, recovered, ms: at - started });
     return r.ok
       ? { type: `effect.${intent.type}.succeeded`, at, result: r.result }

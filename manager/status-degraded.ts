@@ -5,7 +5,7 @@
  * writes refused); False only when nothing does. Pure: the caller gives the time.
  */
 import { ConditionReason, ConditionType, k8sTime, type ConditionInput } from '../api/conditions.ts';
-import { liveVoters, unhealthyVoters, type ClusterContext } from '../machines/cluster-decide.ts';
+import { etcdVoters, liveVoters, unhealthyVoters, type ClusterContext } from '../machines/cluster-decide.ts';
 import { noSpaceRaised } from '../machines/cluster/maintenance/index.ts';
 import { spaceAlarmMessage } from '../machines/cluster/maintenance/index.ts';
 import { ERR } from '../machines/error-codes.ts';
@@ -37,9 +37,11 @@ const unhealthyNames = (c: ClusterContext): string[] =>
 /** A voter down past the grace: who, since when, and what it leaves of quorum. */
 function unwell(c: ClusterContext, now: number): ConditionInput | null {
   if (c.target?.replicas === 0 || c.unwellSince == null || now - c.unwellSince < UNWELL_GRACE_MS) return null;
-  const voters = liveVoters(c).length;
-  if (voters === 0) return null;
-  const healthy = c.etcdError ? 0 : voters - unhealthyVoters(c).length;
+  if (liveVoters(c).length === 0) return null;
+  // Quorum is counted over every voter etcd lists, as Available counts it.
+  const all = etcdVoters(c);
+  const voters = all.length;
+  const healthy = c.etcdError ? 0 : all.filter((v) => c.etcd?.healthy.includes(v.id)).length;
   const since = ` since ${iso(c.unwellSince)}`;
   if (c.etcdError) return degraded(ConditionReason.EtcdUnreachable, `etcd has not answered${since}: ${c.etcdError}`);
   const who = `${unhealthyNames(c).join(', ')} not healthy${since}`;

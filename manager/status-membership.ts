@@ -10,8 +10,7 @@ import type { Condition } from '../api/v1alpha1/index.ts';
 import { liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
 import { clusterMachine } from '../machines/cluster.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
-
-const top = (path: string): string => path.split('.')[0] ?? path;
+import { runOpen, topState } from './status-runs.ts';
 
 /** etcd's fresh list shows exactly the target's voters. */
 const reached = (c: ClusterContext): boolean =>
@@ -19,20 +18,23 @@ const reached = (c: ClusterContext): boolean =>
 
 const voterCount = (c: ClusterContext): number => (c.etcd ? liveVoters(c).length : 0);
 
-/** A scaling run: its step, its condition, and the words for it. */
+/** A scaling run: its step, its condition, the reason it reads while it runs, and the words for it. */
 const RUNS = [
-  { step: 'scalingUp', reason: 'ScalingUp', type: ConditionType.ScaledUp, verb: 'scaled up', ing: 'scaling up' },
+  {
+    step: 'scalingUp',
+    type: ConditionType.ScaledUp,
+    runningReason: ConditionReason.ScalingUp,
+    finished: 'scaled up',
+    running: 'scaling up',
+  },
   {
     step: 'scalingDown',
-    reason: 'ScalingDown',
     type: ConditionType.ScaledDown,
-    verb: 'scaled down',
-    ing: 'scaling down',
+    runningReason: ConditionReason.ScalingDown,
+    finished: 'scaled down',
+    running: 'scaling down',
   },
 ] as const;
-
-const pending = (list: readonly Condition[] | undefined, type: string, reason: string): boolean =>
-  list?.some((x) => x.type === type && x.status === 'False' && x.reason === reason) ?? false;
 
 /** The membership conditions to set after a step from `from` to `to`, given the conditions there are. */
 export function membershipConditions(
@@ -54,29 +56,29 @@ export function membershipConditions(
     });
   const wanted = c.target?.replicas ?? 0;
   for (const run of RUNS) {
-    const inRun = top(from) === run.step || pending(previous, run.type, run.reason);
-    if (!inRun || top(to) === run.step) continue;
-    const opposite = RUNS.find((r) => r !== run && r.step === top(to));
+    const inRun = topState(from) === run.step || runOpen(previous, run.type, run.runningReason);
+    if (!inRun || topState(to) === run.step) continue;
+    const opposite = RUNS.find((r) => r !== run && r.step === topState(to));
     if (opposite)
       set.push({
         type: run.type,
         status: 'False',
         reason: ConditionReason.Superseded,
-        message: `overtaken at ${voterCount(c)} voters by ${opposite.ing} to ${wanted}`,
+        message: `overtaken at ${voterCount(c)} voters by ${opposite.running} to ${wanted}`,
       });
     else if (reached(c))
       set.push({
         type: run.type,
         status: 'True',
         reason: ConditionReason.Completed,
-        message: `${run.verb} to ${wanted} voters`,
+        message: `${run.finished} to ${wanted} voters`,
       });
     else
       set.push({
         type: run.type,
         status: 'False',
-        reason: run.reason,
-        message: `${run.ing} to ${wanted} voters: ${voterCount(c)} so far`,
+        reason: run.runningReason,
+        message: `${run.running} to ${wanted} voters: ${voterCount(c)} so far`,
       });
   }
   return set;

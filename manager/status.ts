@@ -5,8 +5,8 @@
  */
 import { ConditionReason, ConditionType, k8sTime, setConditions, type ConditionInput } from '../api/conditions.ts';
 import type { EtcdClusterStatus, MemberSummary } from '../api/v1alpha1/index.ts';
-import { liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
-import { COMPLETES, HOLDS } from '../machines/cluster/concerns.ts';
+import { etcdVoters, liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
+import { HOLDS } from '../machines/cluster/concerns.ts';
 import { clusterMachine } from '../machines/cluster.ts';
 import { describeCluster } from '../machines/describe.ts';
 import { noSpaceRaised } from '../machines/cluster/maintenance/index.ts';
@@ -16,6 +16,7 @@ import { pathHasTag, TAG } from '../machines/tags.ts';
 import { LABEL } from '../effects/kubernetes/meta.ts';
 import { degradedCondition } from './status-degraded.ts';
 import { membershipConditions } from './status-membership.ts';
+import { completionConditions, topState } from './status-runs.ts';
 import { MEMBER_STATE } from '../machines/member-state.ts';
 
 /** What one journaled step of the cluster machine gives the status. */
@@ -29,8 +30,6 @@ export interface ClusterStep {
 }
 
 const iso = (ms: number): string => k8sTime(new Date(ms));
-/** The top-level state of a dotted state path: the step kind (`scalingUp.joining...` -> `scalingUp`). */
-export const topState = (path: string): string => path.split('.')[0] ?? path;
 
 /** The status to write after `step`, given the status the object has now. */
 export function clusterStatus(
@@ -43,6 +42,9 @@ export function clusterStatus(
   const voters = c.etcd ? liveVoters(c) : [];
   // The last member list stays known while etcd does not answer; its health does not.
   const healthy = c.etcdError ? 0 : voters.filter((v) => c.etcd?.healthy.includes(v.id)).length;
+  // Quorum is etcd's: over every voter it lists, one without an EtcdMember too.
+  const quorumVoters = etcdVoters(c);
+  const quorumHealthy = c.etcdError ? 0 : quorumVoters.filter((v) => c.etcd?.healthy.includes(v.id)).length;
   const resting = pathHasTag(clusterMachine, step.to, TAG.resting);
   const overdue = !resting && now - c.stepStartedAt > c.progressDeadlineSeconds * 1000;
   const since = ` (since ${iso(c.stepStartedAt)})`;
@@ -54,14 +56,10 @@ export function clusterStatus(
       reason: name,
       message: resting ? message : `${message}${since}`,
     },
-    available(c, step.to, voters.length, healthy),
+    available(c, step.to, quorumVoters.length, quorumHealthy),
     degradedCondition(c, step.to, name, message, overdue ? since : null, now),
   ];
-  // A step left for failed or deleting did not complete.
-  const ended = pathHasTag(clusterMachine, step.to, TAG.halted);
-  const left = topState(step.from) !== topState(step.to) && !ended ? COMPLETES[topState(step.from)] : undefined;
-  if (left?.done(c))
-    set.push({ type: left.condition, status: 'True', reason: ConditionReason.Completed, message: left.message(c) });
+  set.push(...completionConditions(previous?.conditions, step.from, step.to, c));
   set.push(...membershipConditions(previous?.conditions, step.from, step.to, c));
   const dormant = pathHasTag(clusterMachine, step.to, TAG.dormant);
   if (dormant || previous?.conditions?.some((x) => x.type === ConditionType.Dormant)) {

@@ -109,17 +109,19 @@ export const memberRole = (description: string): Schema => s.string(description,
 export const etcdID = (description: string): Schema => s.string(description, { pattern: '^[0-9a-f]{1,16}$' });
 
 /**
- * What a manager that lost its journal resumes from: the machine's state and context after the
- * step numbered `sequence`, and that step's intents. The same values the journal holds for the
- * step, so never a secret (the journal refuses one).
+ * What a manager that lost its journal resumes from: the machine's state after the step numbered
+ * `sequence`. The step's context and intents are in the object's annotation
+ * `etcd-operator.dev/resume` (docs/manager.md, "Without the journal"); `context` and `intents`
+ * here are read from a status an older manager wrote, and removed by the next status write.
  */
 export const resumeFields = {
   state: s.string("The machine's state after the step, as a dotted path (scalingUp.joining.adding)."),
-  context: s.string("The machine's context after the step, as JSON: what it knows and has decided.", {
-    maxLength: 262144,
-  }),
+  context: s.string(
+    "Written by older managers: the machine's context after the step, as JSON. Now in the annotation etcd-operator.dev/resume.",
+    { maxLength: 262144 },
+  ),
   intents: s.array(
-    "The step's intents, in order. Written before any of them runs; each may have run since, so a manager resuming from here asks its handler whether it did (recover) before running it.",
+    "Written by older managers: the step's intents, in order. Now in the annotation etcd-operator.dev/resume.",
     s.object(
       'One intent.',
       {
@@ -134,7 +136,7 @@ export const resumeFields = {
 
 /** status.observed of an object whose machine journals steps: the last step, for resuming without the journal. */
 export const observedMachine = s.object(
-  'The step the machine last journaled: a manager whose journal is lost or damaged resumes from it mid-step.',
+  'The step the machine last journaled (the rest of it in the annotation etcd-operator.dev/resume): a manager whose journal is lost or damaged resumes from it mid-step.',
   {
     sequence: s.integer('Number of the step, increasing by one per transition.', { format: 'int64' }),
     ...resumeFields,

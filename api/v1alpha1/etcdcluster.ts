@@ -1,5 +1,4 @@
 /** EtcdCluster: the user's request for an etcd cluster, and what the operator reports back. */
-import { CRON_PATTERN, TIME_ZONE_PATTERN } from '../../machines/schedule/index.ts';
 import { s, type Kind } from '../schema.ts';
 import {
   conditions,
@@ -11,7 +10,9 @@ import {
   storage,
   stringMap,
 } from './common.ts';
+import { options } from './etcdoptions.ts';
 import { snapshotDestination, snapshotSource } from './etcdsnapshot.ts';
+import { defrag } from './maintenance.ts';
 import { auth, tls } from './tls.ts';
 
 /** Longest cluster name: member (`<name>-<n>`), Pod, PVC and Service names must stay DNS labels. */
@@ -51,134 +52,6 @@ const versionRules = [
     fieldPath: '.spec.version',
   })),
 ];
-
-/** etcd's defaults, used where the rules compare one option with another. */
-const ETCD_HEARTBEAT_MS = 100;
-const ETCD_ELECTION_MS = 1000;
-
-const options = s.object(
-  "etcd flags the operator sets on every member. Left out, etcd's own default applies.",
-  {
-    quotaBackendBytes: s.quantity(
-      "Size limit of the backend database (--quota-backend-bytes); past it etcd raises a NOSPACE alarm and refuses writes. etcd's default is 2Gi; at most 8Gi.",
-      {
-        rules: [
-          {
-            rule: "!isQuantity(string(self)) || (quantity(string(self)).isGreaterThan(quantity('0')) && quantity(string(self)).compareTo(quantity('8Gi')) <= 0)",
-            message: 'options.quotaBackendBytes must be above 0 and at most 8Gi',
-          },
-        ],
-      },
-    ),
-    autoCompactionMode: s.string(
-      'How auto-compaction retention is read (--auto-compaction-mode): periodic (a time window) or revision (a number of revisions).',
-      {
-        enum: ['periodic', 'revision'],
-      },
-    ),
-    autoCompactionRetention: s.string(
-      'How much history auto-compaction keeps (--auto-compaction-retention): a duration such as 1h or 30m, or a whole number (hours in periodic mode, revisions in revision mode). "0" turns it off.',
-      {
-        maxLength: 32,
-        pattern: '^([0-9]+|([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+)$',
-      },
-    ),
-    snapshotCount: s.integer(
-      'Committed transactions between two snapshots of the raft log to disk (--snapshot-count).',
-      {
-        format: 'int64',
-        minimum: 1,
-      },
-    ),
-    heartbeatInterval: s.integer(
-      "Milliseconds between leader heartbeats (--heartbeat-interval). etcd's default is 100.",
-      {
-        minimum: 10,
-        maximum: 10000,
-      },
-    ),
-    electionTimeout: s.integer(
-      "Milliseconds a follower waits without a heartbeat before it calls an election (--election-timeout). At least five heartbeat intervals, at most 50000. etcd's default is 1000.",
-      {
-        minimum: 50,
-        maximum: 50000,
-      },
-    ),
-    maxLearners: s.integer(
-      'How many learners etcd accepts at once (--max-learners). The operator adds one at a time; more only helps manual work.',
-      {
-        minimum: 1,
-        maximum: 10,
-      },
-    ),
-  },
-  {
-    name: 'EtcdOptions',
-    rules: [
-      {
-        rule: `(has(self.electionTimeout) ? self.electionTimeout : ${ETCD_ELECTION_MS}) >= 5 * (has(self.heartbeatInterval) ? self.heartbeatInterval : ${ETCD_HEARTBEAT_MS})`,
-        message: `options.electionTimeout must be at least 5 times options.heartbeatInterval (etcd's defaults are ${ETCD_ELECTION_MS} and ${ETCD_HEARTBEAT_MS})`,
-      },
-      {
-        rule: "!has(self.autoCompactionRetention) || !has(self.autoCompactionMode) || self.autoCompactionMode != 'revision' || self.autoCompactionRetention.matches('^[0-9]+$')",
-        message:
-          'options.autoCompactionRetention must be a whole number of revisions when autoCompactionMode is revision',
-        fieldPath: '.autoCompactionRetention',
-      },
-    ],
-  },
-);
-
-const defrag = s.object(
-  "Defragmentation: each member's database rebuilt, giving back to the file system the space that compaction and deletes freed (etcd keeps it allocated otherwise). One member at a time, followers first, the leader last once leadership moved off it, each answering again before the next, and only while every voter is healthy: etcd blocks a member's reads and writes while it is rebuilt. Set a schedule, a threshold, or both.",
-  {
-    schedule: s.string(
-      'When to defragment every member: a five-field cron expression (minute hour day-of-month month day-of-week) or a macro such as @daily, read in timeZone, as EtcdSnapshotSchedule reads it. A run due while a voter is unhealthy starts once all are.',
-      { pattern: CRON_PATTERN, maxLength: 256 },
-    ),
-    timeZone: s.string('IANA time zone the schedule is read in, such as Europe/Berlin. Left out, UTC.', {
-      pattern: TIME_ZONE_PATTERN,
-      maxLength: 64,
-    }),
-    threshold: s.object(
-      "Defragment the members whose database is this fragmented (allocated but holding no data: etcd's dbSize - dbSizeInUse), looked at every health probe. With both fields set, a member must pass both. Less than 1Mi never counts, and a run for the threshold starts no sooner than 5 minutes after the last run ended.",
-      {
-        fragmentedBytes: s.quantity('Fragmented bytes, such as 64Mi.', {
-          rules: [
-            {
-              rule: "!isQuantity(string(self)) || quantity(string(self)).isGreaterThan(quantity('0'))",
-              message: 'maintenance.defrag.threshold.fragmentedBytes must be above 0',
-            },
-          ],
-        }),
-        fragmentedPercent: s.integer('Fragmented share of the database, in percent.', { minimum: 1, maximum: 100 }),
-      },
-      {
-        name: 'DefragThreshold',
-        rules: [
-          {
-            rule: 'has(self.fragmentedBytes) || has(self.fragmentedPercent)',
-            message: 'maintenance.defrag.threshold needs fragmentedBytes, fragmentedPercent or both',
-          },
-        ],
-      },
-    ),
-  },
-  {
-    name: 'Defragmentation',
-    rules: [
-      {
-        rule: 'has(self.schedule) || has(self.threshold)',
-        message: 'maintenance.defrag needs a schedule, a threshold or both',
-      },
-      {
-        rule: '!has(self.timeZone) || has(self.schedule)',
-        message: 'maintenance.defrag.timeZone is only read with a schedule',
-        fieldPath: '.timeZone',
-      },
-    ],
-  },
-);
 
 const spec = s.object(
   'The etcd cluster the user wants.',

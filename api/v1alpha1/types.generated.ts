@@ -352,9 +352,9 @@ export interface ObservedStep {
   stepStartedAt?: string;
   /** The machine's state after the step, as a dotted path (scalingUp.joining.adding). */
   state?: string;
-  /** The machine's context after the step, as JSON: what it knows and has decided. */
+  /** Written by older managers: the machine's context after the step, as JSON. Now in the annotation etcd-operator.dev/resume. */
   context?: string;
-  /** The step's intents, in order. Written before any of them runs; each may have run since, so a manager resuming from here asks its handler whether it did (recover) before running it. */
+  /** Written by older managers: the step's intents, in order. Now in the annotation etcd-operator.dev/resume. */
   intents?: ObservedIntent[];
 }
 
@@ -442,19 +442,19 @@ export interface EtcdMemberStatus {
   dataInitialized?: boolean;
   /** Conditions: Available, Progressing, Degraded and one per step kind, each with a reason and a human message. */
   conditions?: Condition[];
-  /** The step the machine last journaled: a manager whose journal is lost or damaged resumes from it mid-step. */
+  /** The step the machine last journaled (the rest of it in the annotation etcd-operator.dev/resume): a manager whose journal is lost or damaged resumes from it mid-step. */
   observed?: ObservedMachine;
 }
 
-/** The step the machine last journaled: a manager whose journal is lost or damaged resumes from it mid-step. */
+/** The step the machine last journaled (the rest of it in the annotation etcd-operator.dev/resume): a manager whose journal is lost or damaged resumes from it mid-step. */
 export interface ObservedMachine {
   /** Number of the step, increasing by one per transition. */
   sequence?: number;
   /** The machine's state after the step, as a dotted path (scalingUp.joining.adding). */
   state?: string;
-  /** The machine's context after the step, as JSON: what it knows and has decided. */
+  /** Written by older managers: the machine's context after the step, as JSON. Now in the annotation etcd-operator.dev/resume. */
   context?: string;
-  /** The step's intents, in order. Written before any of them runs; each may have run since, so a manager resuming from here asks its handler whether it did (recover) before running it. */
+  /** Written by older managers: the step's intents, in order. Now in the annotation etcd-operator.dev/resume. */
   intents?: ObservedIntent[];
 }
 
@@ -502,7 +502,7 @@ export interface EtcdSnapshotStatus {
   etcdVersion?: string;
   /** Conditions: Available, Progressing, Degraded and one per step kind, each with a reason and a human message. */
   conditions?: Condition[];
-  /** The step the machine last journaled: a manager whose journal is lost or damaged resumes from it mid-step. */
+  /** The step the machine last journaled (the rest of it in the annotation etcd-operator.dev/resume): a manager whose journal is lost or damaged resumes from it mid-step. */
   observed?: ObservedMachine;
 }
 
@@ -558,6 +558,6 @@ export interface EtcdSnapshotScheduleStatus {
   missedRuns?: number;
   /** Conditions: Available, Progressing, Degraded and one per step kind, each with a reason and a human message. */
   conditions?: Condition[];
-  /** The step the machine last journaled: a manager whose journal is lost or damaged resumes from it mid-step. */
+  /** The step the machine last journaled (the rest of it in the annotation etcd-operator.dev/resume): a manager whose journal is lost or damaged resumes from it mid-step. */
   observed?: ObservedMachine;
 }

@@ -58,6 +58,7 @@ export type { KubeClients, KubeContext } from './context.ts';
 export { DEFAULT_AGENT_IMAGE, kubeClients } from './context.ts';
 export { patchClusterStatus, patchMemberStatus, patchScheduleStatus, patchSnapshotStatus } from './patch-status.ts';
 export type { StatusWrite } from './patch-status.ts';
+export { patchAnnotation } from './patch-resume.ts';
 export { EventRecorder } from './record-event.ts';
 export type { EventInput, EventSubject, RecordedEvent } from './record-event.ts';
 export { buildClientService, buildHeadlessService } from './build-services.ts';

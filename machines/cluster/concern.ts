@@ -10,8 +10,16 @@ import type { ClusterContext } from '../cluster-decide.ts';
 export interface Completion {
   readonly condition: ConditionTypeName;
   readonly message: (c: ClusterContext) => string;
-  /** A run left for a step that comes first (members or claims still to go) is not done. */
+  /** What the condition claims is true now (etcd, the claims say so), not only that the step was left. */
   readonly done: (c: ClusterContext) => boolean;
+  /**
+   * A run that spans steps (a roll's members, claims that grow after their patch): False with this
+   * reason while it runs, and from when it is left until `done`, judged again at every step.
+   * Absent: judged once, when the step is left.
+   */
+  readonly running?: { readonly reason: string; readonly message: (c: ClusterContext) => string };
+  /** Why a step left not done fell short, when a user should read it (False); null leaves the condition as it was. */
+  readonly unfinished?: (c: ClusterContext) => { readonly reason: string; readonly message: string } | null;
 }
 
 /** A concern's own words, by step (top-level state). */

@@ -34,6 +34,7 @@ import type { ProbeSchedule } from '../probe-schedule.ts';
 import type { WorkQueue } from '../queue.ts';
 import type { Runner } from '../runner.ts';
 import type { Owned, WatchSpec } from '../watches.ts';
+import type { VolumeNodes } from '../volume-nodes.ts';
 
 /** The object, status and machine of each kind. */
 export interface KindTypes {
@@ -128,8 +129,10 @@ export interface Entry<C extends EffectContext, K extends KindName = KindName> {
   journalFailed: boolean;
   /** Sequence number of the last journaled step. */
   seq: number;
-  /** The last journaled step as status.observed carries it; undefined until one is published. */
-  observed: Required<ObservedMachine> | undefined;
+  /** The last journaled step's share of status.observed (sequence and state); undefined until one is published. */
+  observed: ObservedMachine | undefined;
+  /** The resume annotation this manager last wrote (null: removed); undefined until it wrote one. */
+  resume: string | null | undefined;
   resumed: boolean;
   /** The object as last seen by the informer. */
   object: ObjectOf<K>;
@@ -154,6 +157,8 @@ export interface KindWork {
   readonly probes: EtcdProbes;
   readonly certs: OperatorCertificates;
   readonly trust: ClusterTrust;
+  /** Whether a member's volume is pinned to a node that is gone. */
+  readonly volumeNodes: VolumeNodes;
   /** When each cluster at rest is looked at again. */
   readonly rest: ProbeSchedule;
   /** The runner of an object, made or resumed on first use; `owner` is its EtcdCluster when seen. */

@@ -47,6 +47,10 @@ export const memberKind: KindSpec<'EtcdMember'> = {
     const stuck = newlyStuck(before?.conditions, after.conditions);
     return stuck && { type: 'Warning', reason: stuck.reason, note: stuck.message, action: 'Observe' };
   },
+  // What was read of its volume's node is swept with the other reads past their age.
+  forget(_, w) {
+    w.volumeNodes.sweep();
+  },
   async work(key, object, w) {
     const ns = object.metadata.namespace ?? '';
     const name = object.metadata.name ?? '';
@@ -58,9 +62,15 @@ export const memberKind: KindSpec<'EtcdMember'> = {
       const { now, caches } = w;
       const pod = caches.pods.get(ns, name);
       await entry.runner.feed(memberObserved(object, owner, now()));
+      const claim = object.spec.storage.medium !== 'Memory' ? caches.pvcs.get(ns, pvcName(name)) : undefined;
+      // A Pod with no node to run on: is its volume pinned to a node that is gone?
+      const volume = claim ? await w.volumeNodes.check(claim, pod) : {};
+      if (volume.againMs !== undefined) w.queue.addAfter(key, volume.againMs);
+      const claimed = (): Promise<void> => entry.runner.feed(pvcObserved(claim, now(), volume.lost));
+      // A lost node is told before the Pod's absence, so no Pod is made that could only stay Pending.
+      if (volume.lost) await claimed();
       await entry.runner.feed(podObserved(pod, now()));
-      if (object.spec.storage.medium !== 'Memory')
-        await entry.runner.feed(pvcObserved(caches.pvcs.get(ns, pvcName(name)), now()));
+      if (object.spec.storage.medium !== 'Memory' && !volume.lost) await claimed();
       const lost = dataLostObserved(pod, now());
       if (lost) await entry.runner.feed(lost);
       const probe = w.probes.get(entry.cluster.uid);

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { parse } from 'yaml';
 import { chartDir, helm, renderChart } from './helm.ts';
 import type { KubeObject } from './helm.ts';
-import { MANAGER_RIGHTS } from './manager-rights.ts';
+import { MANAGER_RIGHTS, VOLUME_NODE_RIGHTS } from './manager-rights.ts';
 
 const NS = 'ops';
 const appVersion = (parse(readFileSync(path.join(chartDir, 'Chart.yaml'), 'utf8')) as { appVersion: string })
@@ -155,7 +155,7 @@ describe('chart with the default values', () => {
       expect(allows(rulesOf(role), '', 'secrets', verb), `${verb} secrets`).toBe(false);
     // Events are written as core/v1 Events only.
     expect(allows(rulesOf(role), 'events.k8s.io', 'events', 'create')).toBe(false);
-    const binding = one(objects, 'ClusterRoleBinding') as unknown as {
+    const binding = one(objects, 'ClusterRoleBinding', 'etcd-operator') as unknown as {
       roleRef: { kind: string; name: string };
       subjects: unknown[];
     };
@@ -239,7 +239,9 @@ describe('chart with watchNamespace', () => {
     expect(objects.filter((o) => o.kind.startsWith('Cluster')).map((o) => o.metadata.name)).toEqual([
       'etcd-operator-view',
       'etcd-operator-edit',
+      'etcd-operator-apps-volume-nodes',
       'etcd-operator-apps-release',
+      'etcd-operator-apps-volume-nodes',
       'etcd-operator-apps-release',
     ]);
     const role = one(objects, 'Role', 'etcd-operator');
@@ -268,6 +270,8 @@ describe('chart with watchNamespace: deleting that namespace', () => {
         'etcd-operator.dev/etcdsnapshots patch',
         'etcd-operator.dev/etcdsnapshots/finalizers update',
         'etcd-operator.dev/etcdclusters/status patch',
+        // The resume annotation is written before a step's intents run, a deleting step's too.
+        'etcd-operator.dev/etcdclusters patch',
       ]),
     );
     // Nothing beyond what the namespaced Role grants: no create or delete, no other kind.
@@ -280,6 +284,28 @@ describe('chart with watchNamespace: deleting that namespace', () => {
     expect(binding.roleRef).toMatchObject({ kind: 'ClusterRole', name: 'etcd-operator-apps-release' });
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'etcd-operator', namespace: NS }]);
   });
+});
+
+describe('chart: the volume-node reads', () => {
+  test.each([
+    ['the default values', {}, 'etcd-operator-volume-nodes'],
+    ['watchNamespace', { watchNamespace: 'apps' }, 'etcd-operator-apps-volume-nodes'],
+  ])(
+    'with %s, a ClusterRole of its own gets Nodes and PersistentVolumes by name, nothing more',
+    async (_, values, name) => {
+      const objects = await renderChart(values, NS);
+      const role = one(objects, 'ClusterRole', name);
+      expect(grants(rulesOf(role))).toEqual(
+        grants(VOLUME_NODE_RIGHTS.map(([g, r, v]) => ({ apiGroups: [g], resources: [r], verbs: v.split(' ') }))),
+      );
+      const binding = one(objects, 'ClusterRoleBinding', name) as unknown as {
+        roleRef: { kind: string; name: string };
+        subjects: unknown[];
+      };
+      expect(binding.roleRef).toMatchObject({ kind: 'ClusterRole', name });
+      expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'etcd-operator', namespace: NS }]);
+    },
+  );
 });
 
 describe('chart with persistence disabled', () => {

@@ -6,7 +6,8 @@
 
 /** (API group, resource or resource/subresource, verbs) the manager needs. */
 export const MANAGER_RIGHTS: readonly (readonly [string, string, string])[] = [
-  ['etcd-operator.dev', 'etcdclusters', 'get list watch'],
+  // patch: the resume annotation (etcd-operator.dev/resume), the manager's only write to the object.
+  ['etcd-operator.dev', 'etcdclusters', 'get list watch patch'],
   ['etcd-operator.dev', 'etcdclusters/status', 'patch'],
   ['etcd-operator.dev', 'etcdclusters/finalizers', 'update'],
   ['etcd-operator.dev', 'etcdmembers', 'get list watch create patch delete'],
@@ -15,7 +16,7 @@ export const MANAGER_RIGHTS: readonly (readonly [string, string, string])[] = [
   ['etcd-operator.dev', 'etcdsnapshots', 'get list watch create patch delete'],
   ['etcd-operator.dev', 'etcdsnapshots/status', 'patch'],
   ['etcd-operator.dev', 'etcdsnapshots/finalizers', 'update'],
-  ['etcd-operator.dev', 'etcdsnapshotschedules', 'get list watch'],
+  ['etcd-operator.dev', 'etcdsnapshotschedules', 'get list watch patch'],
   ['etcd-operator.dev', 'etcdsnapshotschedules/status', 'patch'],
   ['batch', 'jobs', 'get list watch create delete'],
   ['', 'pods', 'get list watch create delete'],
@@ -27,6 +28,12 @@ export const MANAGER_RIGHTS: readonly (readonly [string, string, string])[] = [
   ['cert-manager.io', 'certificates', 'get create patch'],
   // The TLS Secrets an EtcdCluster's spec.tls names, read by name: never listed or watched.
   ['', 'secrets', 'get'],
+];
+
+/** Cluster-wide reads, in a ClusterRole of their own whatever the scope: a member's volume and the node it is pinned to. */
+export const VOLUME_NODE_RIGHTS: readonly (readonly [string, string, string])[] = [
+  ['', 'nodes', 'get'],
+  ['', 'persistentvolumes', 'get'],
 ];
 
 /**

@@ -13,6 +13,7 @@ import { startNetwork } from './network/index.ts';
 import type { LocalNetwork } from './network/index.ts';
 import { startNode, type LocalNode } from './node/index.ts';
 import { shareMounts, startRealNodeServices } from './realnode/cluster.ts';
+import { REAL_NODES_DIR } from './realnode/join.ts';
 import { asLocalNode } from './realnode/localNode.ts';
 import { REAL_NODES_KUBERNETES, realNodesAsked } from './controlplane/tools.ts';
 import { SIZED_SCOPE, startStorage } from './storage/index.ts';
@@ -47,9 +48,19 @@ export interface LocalCluster {
   readonly storage?: Storage;
   /** The first node (node-a). */
   readonly node?: NodeAgent;
-  /** Every node, in name order; a stopped one is started again with startClusterNode. */
+  /** Every node as first started, in name order; a stopped one is started again with startNode. */
   readonly nodes?: readonly LocalNode[];
+  /**
+   * Starts again the cluster node `name` after its stop() (as a machine that died boots again:
+   * same dir, same Node), and resolves once its agent runs; the cluster's stop() stops it.
+   */
+  startNode?(name: string): Promise<LocalNode>;
   readonly certManager?: CertManager;
+  /**
+   * With real nodes: the registry the nodes pull from, as HOST:PORT on the machine (plain HTTP).
+   * Nodes pull an image named `HOST:PORT/org/name` (or after any registry not mirrored) from there.
+   */
+  readonly registryHost?: string;
   /** Stops every part, the last started first. */
   stop(): Promise<void>;
 }
@@ -98,28 +109,34 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     // Class local-sized: tmpfs volumes whose size a Pod sees (the node, hence root, is here).
     const sized = await startStorage({ dir: path.join(dir, 'storage-sized'), kubeconfigPath, log }, SIZED_SCOPE);
     stops.push(() => sized.stop());
-    const nodes: LocalNode[] = [];
+    let startAgent: (name: string) => Promise<LocalNode>;
+    let registryHost: string | undefined;
     if (real) {
       const services = await startRealNodeServices({
-        dir: path.join(dir, 'realnodes'),
+        dir: path.join(dir, REAL_NODES_DIR),
         controlPlane,
         hostsFile: network.hostsFile,
         log,
       });
       stops.push(() => services.stop());
-      for (const [i, name] of nodeNames(opts.nodes ?? 3).entries()) {
-        const node = asLocalNode(await services.startNode(name, i + 1, { [ZONE_LABEL]: zoneOf(name) }));
-        stops.push(() => node.stop());
-        nodes.push(node);
-      }
-      return { ...base, network, storage, node: nodes[0], nodes };
+      startAgent = async (name) => asLocalNode(await services.startNode(name, { [ZONE_LABEL]: zoneOf(name) }));
+      registryHost = services.registryHost;
+    } else {
+      startAgent = (name) => startProcessNode(dir, name, kubeconfigPath, network.hostsFile, log);
     }
-    for (const name of nodeNames(opts.nodes ?? 3)) {
-      const node = await startClusterNode(dir, name, kubeconfigPath, network.hostsFile, log);
-      stops.push(() => node.stop());
-      nodes.push(node);
-    }
-    return { ...base, network, storage, node: nodes[0], nodes };
+    // The node now running under each name: the one stop() stops, even after a test's restart.
+    const running = new Map<string, LocalNode>();
+    stops.push(async () => {
+      for (const node of [...running.values()].reverse()) await node.stop();
+    });
+    const startNode = async (name: string): Promise<LocalNode> => {
+      const node = await startAgent(name);
+      running.set(name, node);
+      return node;
+    };
+    const nodes: LocalNode[] = [];
+    for (const name of nodeNames(opts.nodes ?? 3)) nodes.push(await startNode(name));
+    return { ...base, network, storage, node: nodes[0], nodes, startNode, registryHost };
   } catch (err) {
     await stop().catch(() => undefined);
     throw err;
@@ -139,11 +156,8 @@ export function nodeNames(n: number): string[] {
 /** The zone label of a cluster node: zone-a for node-a. */
 export const zoneOf = (name: string): string => name.replace(/^node-/, 'zone-');
 
-/**
- * Starts (or, after its stop(), starts again) the cluster node `name`, its state in `dir/<name>`,
- * labelled with its zone (topology.kubernetes.io/zone).
- */
-export function startClusterNode(
+/** Starts (or, after its stop(), starts again) the process node `name`, its state in `dir/<name>`, labelled with its zone. */
+function startProcessNode(
   dir: string,
   name: string,
   kubeconfigPath: string,

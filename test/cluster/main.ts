@@ -86,5 +86,5 @@ local cluster ready in ${((Date.now() - started) / 1000).toFixed(1)} s; API serv
   kubectl explain etcdcluster.spec
   kubectl apply -f examples/etcdcluster.yaml${withNode ? '\n  kubectl get pods -A -o wide' : ''}
 
-logs: ${dir}/controlplane/*.log and ${logFile}
+${cluster.registryHost ? `registry the nodes pull from: ${cluster.registryHost} (plain HTTP; the e2e take it as LOCALCLUSTER_REGISTRY)\n` : ''}logs: ${dir}/controlplane/*.log and ${logFile}
 Ctrl-C stops it; the state stays in ${dir}, so the next start resumes with the same objects.`);

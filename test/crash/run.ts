@@ -7,6 +7,7 @@
 import { copyFileSync, existsSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Failpoint } from '../../manager/failpoints.ts';
+import type { CrashPoint } from './points.ts';
 import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
 import { startManager, type ManagerProcess } from '../e2e/manager-process.ts';
 import { createClusterSecrets } from '../e2e/tls-cluster.ts';
@@ -23,6 +24,9 @@ export interface RunResult {
   /** Undefined for the clean run that counts the failpoints. */
   readonly failpoint?: Failpoint;
   readonly n?: number;
+  /** The window the manager was armed in, and what it is (CRASH_ALL=1). */
+  readonly window?: string;
+  readonly about?: string;
   readonly outcome: Outcome;
   readonly error?: string;
   /** The run's dir, relative to the sweep's, holding its journal and the managers' logs. */
@@ -39,7 +43,7 @@ export interface RunOptions {
   /** The run's dir as the results name it. */
   readonly label: string;
   readonly namespace: string;
-  readonly point?: { readonly failpoint: Failpoint; readonly n: number };
+  readonly point?: CrashPoint;
   /** Where the manager appends every failpoint it reaches (the clean run counts them); copied to `<file>.done` once the action is done. */
   readonly countFile?: string;
   readonly settleMs: number;
@@ -71,6 +75,8 @@ const KEYS = CRASH_KEYS;
 const CLUSTER = 'crash';
 /** After the action is done, how long an armed manager that is still alive may take to die. */
 const GRACE_MS = 3000;
+/** After the run's checks, how long a manager may take to stop before it is killed. */
+const STOP_GRACE_MS = 5000;
 
 /** Runs the scenario once; never throws: a failure is an outcome. */
 export async function runOnce(o: RunOptions): Promise<RunResult> {
@@ -110,6 +116,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
         ...(o.scenario.version ? { version: o.scenario.version } : {}),
         ...(o.scenario.storage ? { storage: { ...o.scenario.storage } } : {}),
         ...(o.scenario.podTemplate ? { podTemplate: o.scenario.podTemplate } : {}),
+        ...(o.scenario.options ? { options: o.scenario.options } : {}),
         ...spec,
       });
       await cut.settled(o.scenario.before, o.settleMs);
@@ -117,9 +124,22 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       await cut.write(KEYS.prefix, KEYS.count);
       await setup.stop();
     }
+    const ctx: ActionContext = {
+      kubeconfig: o.kubeconfig,
+      core: clients.core,
+      settleMs: o.settleMs,
+      before,
+      spec,
+      ...(pki ? { pki } : {}),
+      ...(o.nodes ? { nodes: o.nodes } : {}),
+    };
+    // What the user did to etcd before, with no manager running: churn, a full database.
+    await o.scenario.prepare?.(cut, ctx);
 
     const env: Record<string, string> = o.countFile ? { ETCD_OPERATOR_FAILPOINT_COUNT: o.countFile } : {};
-    if (o.point) env.ETCD_OPERATOR_FAILPOINT = `${o.point.failpoint}:${o.point.n}`;
+    // Armed by window: the first time the failpoint is reached in it, wherever that falls in this run.
+    if (o.point) env.ETCD_OPERATOR_FAILPOINT = `${o.point.failpoint}:${o.point.window ? 1 : o.point.n}`;
+    if (o.point?.window) env.ETCD_OPERATOR_FAILPOINT_WINDOW = o.point.window;
     const armed = await start(o.point ? 'armed' : 'clean', env);
     // The armed manager's death starts the next one at once, while the action goes on.
     const restarted = armed.exited.then(async (how) => {
@@ -129,15 +149,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       return start('restarted');
     });
     restarted.catch(() => undefined);
-    await o.scenario.action(cut, {
-      kubeconfig: o.kubeconfig,
-      core: clients.core,
-      settleMs: o.settleMs,
-      before,
-      spec,
-      ...(pki ? { pki } : {}),
-      ...(o.nodes ? { nodes: o.nodes } : {}),
-    });
+    await o.scenario.action(cut, ctx);
     if (died === undefined) await Promise.race([armed.exited, new Promise((r) => setTimeout(r, GRACE_MS))]);
     // An armed run counts as reached only up to here: so does the clean run count, not later.
     if (o.countFile) copyFileSync(o.countFile, `${o.countFile}.done`);
@@ -161,7 +173,10 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       died !== undefined && died !== 'SIGKILL' ? `the armed manager exited with ${died}; then: ${message}` : message,
     );
   } finally {
-    for (const { m } of managers) await m.stop();
+    // The verdict is in: each manager gets STOP_GRACE_MS to stop, then SIGKILL (one that has rolled
+    // members may stay alive 2 min after it stopped, and the next run would wait for it).
+    for (const { m } of managers)
+      await Promise.race([m.stop(), new Promise((r) => setTimeout(r, STOP_GRACE_MS))]).then(() => m.kill());
     for (const { name, m } of managers)
       writeFileSync(path.join(o.dir, `${name}.log`), m.lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
     await cleanUp(o.kubeconfig, o.namespace);

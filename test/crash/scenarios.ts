@@ -13,6 +13,7 @@ import { GROUP, PLURAL, pvcName, VERSION } from '../../effects/kubernetes/meta.t
 import { wipeVolume } from '../cluster/storage/index.ts';
 import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
 import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
+import { cordon, keepLeaseOf } from '../e2e/hung-node.ts';
 import { createSnapshot, snapshotFinished } from '../e2e/s3-server.ts';
 import { renewClusterSecrets, servedSerial, trustRolled, writeClusterCA } from '../e2e/tls-cluster.ts';
 import { TestPki } from '../effects/etcd/test-pki.ts';
@@ -58,6 +59,12 @@ export interface Scenario {
   readonly storage?: { readonly size: string; readonly storageClassName?: string };
   /** The podTemplate the cluster is created with before the action (none when absent). */
   readonly podTemplate?: EtcdCluster['spec']['podTemplate'];
+  /** The etcd options the cluster is created with before the action (none when absent). */
+  readonly options?: EtcdCluster['spec']['options'];
+  /** Done to etcd after the keys are written and before the armed manager starts, with no manager running. */
+  prepare?(cut: ClusterUnderTest, ctx: ActionContext): Promise<void>;
+  /** Stops and starts nodes of the local cluster: its runs go one at a time, even with CRASH_PARALLEL. */
+  readonly stopsNodes?: boolean;
   /** Does what a user does and waits until the operator says it is done. */
   action(cut: ClusterUnderTest, ctx: ActionContext): Promise<void>;
   /** Throws when etcd after does not agree with etcd before in the way the scenario demands. */
@@ -224,6 +231,90 @@ async function growVolumes(cut: ClusterUnderTest, ctx: ActionContext): Promise<v
   await cut.settled(3, ctx.settleMs);
 }
 
+/** A value of 100 kB, to churn and fill databases with. */
+const BIG = 'x'.repeat(100_000);
+
+/**
+ * Churn: ten keys overwritten 20 times (20 MB of history), then compacted away, as
+ * auto-compaction or kube-apiserver would: the pages it frees stay allocated until a defrag.
+ */
+async function churn(cut: ClusterUnderTest): Promise<void> {
+  const etcd = await cut.client();
+  try {
+    for (let round = 0; round < 20; round++)
+      await Promise.all(Array.from({ length: 10 }, (_, i) => etcd.put(`churn/${i}`).value(BIG)));
+    const revision = (await etcd.maintenance.status()).header.revision;
+    await etcd.kv.compact({ revision, physical: true });
+  } finally {
+    etcd.close();
+  }
+}
+
+/** Waits until the cluster's condition `type` has `status` (and `reason`, when given). */
+const conditionIs = (cut: ClusterUnderTest, type: string, status: string, reason: string | undefined, ms: number) =>
+  until(
+    `${type} ${status}${reason ? ` (${reason})` : ''}`,
+    async () => {
+      const c = (await cut.get()).status?.conditions?.find((x) => x.type === type);
+      return c?.status === status && (!reason || c.reason === reason) ? true : undefined;
+    },
+    ms,
+  );
+
+/**
+ * A fragmented database (churn, prepared) past spec.maintenance.defrag.threshold: every member
+ * defragmented, one at a time, the leader last. Done when Defragmented is True and Completed.
+ */
+async function defragmentPastThreshold(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  await cut.patchSpec({ maintenance: { defrag: { threshold: { fragmentedBytes: '4Mi' } } } });
+  await conditionIs(cut, 'Defragmented', 'True', 'Completed', ctx.settleMs);
+  await cut.settled(3, ctx.settleMs);
+}
+
+/** History written until etcd refuses with NOSPACE (the cluster's quota is 16Mi). */
+async function fillToQuota(cut: ClusterUnderTest): Promise<void> {
+  const etcd = await cut.client();
+  try {
+    for (let i = 0; ; i++) {
+      try {
+        await etcd.put(`fill/${i % 10}`).value(BIG);
+      } catch (err) {
+        if (/database space exceeded/.test((err as Error).message)) return;
+        throw err;
+      }
+    }
+  } finally {
+    etcd.close();
+  }
+}
+
+/**
+ * A database at its quota (NOSPACE raised, prepared): the operator compacts, defragments every
+ * member and disarms the alarm on its own. Done when SpaceAlarm is False and a write goes through.
+ */
+async function recoverFromNoSpace(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  await conditionIs(cut, 'SpaceAlarm', 'False', undefined, ctx.settleMs);
+  const etcd = await cut.client();
+  try {
+    await until(
+      'a write goes through again',
+      () =>
+        etcd
+          .put('after-nospace')
+          .value('works')
+          .options({ deadline: Date.now() + 5_000 })
+          .then(
+            () => true as const,
+            () => undefined,
+          ),
+      ctx.settleMs,
+    );
+  } finally {
+    etcd.close();
+  }
+  await cut.settled(3, ctx.settleMs);
+}
+
 /**
  * A renewal by hand (new leaves from the same CA over the client, peer and operator Secrets)
  * while the cluster grows from 3 to 4. A renewal alone runs no step of the operator (etcd loads
@@ -376,6 +467,46 @@ const upgrade = (name: string, from: string, to: string): Scenario => ({
   },
 });
 
+/**
+ * A node lost under the learner of a 3-member bootstrap (test/e2e/node-loss-bootstrap.test.ts):
+ * the last node hangs (its kubelet stopped, its Lease renewed here) and, once the seed is placed,
+ * is the only one schedulable, so the second member is bound there and never starts; then the
+ * node is deleted. The learner is replaced and the bootstrap goes on to 3 voters. The node is
+ * started again whatever happens, and every node left schedulable.
+ */
+async function loseANodeWhileBootstrapping(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  const { nodes } = ctx;
+  if (!nodes) throw new Error('bootstrap-node-loss: needs the nodes of a local cluster the sweep started');
+  const names = (await ctx.core.listNode()).items.map((n) => n.metadata?.name ?? '').sort();
+  const lost = names.at(-1)!;
+  const others = names.slice(0, -1);
+  const placed = async (member: string) =>
+    (await ctx.core.readNamespacedPod({ name: member, namespace: cut.namespace }).catch(() => undefined))?.spec
+      ?.nodeName;
+  await cordon(ctx.core, lost, true);
+  await nodes.stop(lost);
+  const release = await keepLeaseOf(clientsOf(ctx.kubeconfig).kc, lost);
+  try {
+    await cut.create({ replicas: 3, ...ctx.spec });
+    await until(`${cut.name}-0 placed`, () => placed(`${cut.name}-0`), ctx.settleMs);
+    for (const n of others) await cordon(ctx.core, n, true);
+    await cordon(ctx.core, lost, false);
+    await until(
+      `${cut.name}-1 bound to the hung ${lost}`,
+      async () => ((await placed(`${cut.name}-1`)) === lost ? true : undefined),
+      ctx.settleMs,
+    );
+    for (const n of others) await cordon(ctx.core, n, false);
+    release();
+    await ctx.core.deleteNode({ name: lost });
+    await cut.settled(3, ctx.settleMs);
+  } finally {
+    release();
+    for (const n of others) await cordon(ctx.core, n, false).catch(() => undefined);
+    await nodes.start(lost);
+  }
+}
+
 /** The scenarios, in the order the sweep runs them. */
 export const SCENARIOS: readonly Scenario[] = [
   {
@@ -393,6 +524,15 @@ export const SCENARIOS: readonly Scenario[] = [
     action: async (cut, ctx) => {
       await cut.create({ replicas: 3, ...ctx.spec });
       await cut.settled(3, ctx.settleMs);
+    },
+  },
+  {
+    name: 'bootstrap-node-loss',
+    after: 3,
+    action: loseANodeWhileBootstrapping,
+    check: (_, after) => {
+      const lost = [...after.members.keys()].find((m) => m.endsWith('-1'));
+      if (lost) throw new Error(`the learner on the lost node (${lost}) is still a member`);
     },
   },
   { name: 'renewal', before: 3, after: 4, tls: true, action: renewWhileGrowing },
@@ -456,11 +596,31 @@ export const SCENARIOS: readonly Scenario[] = [
     before: 3,
     after: 3,
     podTemplate: { spec: { tolerations: SHORT_TOLERATIONS } },
+    stopsNodes: true,
     action: loseANode,
     check: (before, after) => {
       const [name, id] = victim(before);
       if ([...after.members.values()].includes(id)) throw new Error(`the lost member ${name} (${id}) is still in etcd`);
     },
+  },
+  {
+    name: 'defrag',
+    before: 3,
+    after: 3,
+    storage: { size: '512Mi' },
+    prepare: churn,
+    action: defragmentPastThreshold,
+    check: sameMembers,
+  },
+  {
+    name: 'nospace',
+    before: 3,
+    after: 3,
+    storage: { size: '64Mi' },
+    options: { quotaBackendBytes: '16Mi' },
+    prepare: fillToQuota,
+    action: recoverFromNoSpace,
+    check: sameMembers,
   },
   { name: 'snapshot', before: 1, after: 1, action: snapshotToPVC },
   { name: 'restore', before: 1, after: 1, action: restoreFromSnapshot },

@@ -1,15 +1,22 @@
 /**
  * `make e2e-crash`: the crash sweep. For each scenario a clean run counts how often each
- * failpoint is reached; then, for each (failpoint, n) chosen, a run kills the manager there,
- * restarts it on the same journal and checks that the cluster converges as if nothing happened.
+ * failpoint is reached, and in which window (the kind of step: manager/failpoints.ts); then,
+ * for each point chosen, a run kills the manager there, restarts it on the same journal and
+ * checks that the cluster converges as if nothing happened.
  *
- *   node test/crash/sweep.ts [--scenario NAME] [--all | --per-failpoint K]
+ *   node test/crash/sweep.ts [--scenario NAME] [--all | --every-n | --per-failpoint K]
  *
- * Env, the same: CRASH_SCENARIO=NAME, CRASH_ALL=1, CRASH_PER_FAILPOINT=K (default 3: first,
- * middle and last n of each failpoint), CRASH_SETTLE_SECONDS (default 180), CRASH_BUDGET_MINUTES
- * (start no run after that; default none), CRASH_JOURNAL=keep|delete|damage (what happens to the
+ * Env, the same: CRASH_SCENARIO=NAME[,NAME...], CRASH_ALL=1 (every window: one run per distinct window of
+ * each failpoint), CRASH_ALL=every-n (every (failpoint, n) reached: hours), CRASH_PER_FAILPOINT=K
+ * (default 3: first, middle and last n of each failpoint), CRASH_SETTLE_SECONDS (default 180),
+ * CRASH_BUDGET_MINUTES (start no run after that; default none; 0: the clean runs only),
+ * CRASH_PARALLEL=K (K runs at once on the one cluster, each in its own namespace; default 1),
+ * CRASH_JOURNAL=keep|delete|damage (what happens to the
  * killed manager's journal before the restart: kept, deleted, or truncated to half; default keep),
- * CRASH_POINTS=failpoint:n,... (run just these points of each scenario, without the counting run),
+ * CRASH_POINTS=failpoint:n|failpoint@window,... (run just these points of each scenario, without
+ * the counting run), CRASH_COUNTS=FILE (one scenario: choose from the count file of an earlier
+ * clean run, its `reached.txt.done`, without a new one), CRASH_FROM=K (skip the first K points
+ * chosen: those an earlier sweep cut by its budget ran; with CRASH_COUNTS, the same points),
  * LOCALCLUSTER_KUBECONFIG (use a running local cluster instead of starting one).
  * Results: test/crash/results/latest.json; each run's journal and logs under results/runs/.
  */
@@ -22,21 +29,30 @@ import { parseArgs } from 'node:util';
 import { FAILPOINTS } from '../../manager/failpoints.ts';
 import { installCrds } from '../cluster/crds.ts';
 import { kubectlFor, kubectlPath } from '../cluster/controlplane/index.ts';
-import { startClusterNode, startLocalCluster, type LocalCluster } from '../cluster/index.ts';
+import { startLocalCluster, type LocalCluster } from '../cluster/index.ts';
 import type { LocalNode } from '../cluster/node/index.ts';
-import { choosePoints, countReached, type CrashPoint } from './points.ts';
+import { choosePoints, chooseWindows, countReached, countWindows, readReached, type CrashPoint } from './points.ts';
 import { runOnce, type JournalFate, type RunResult } from './run.ts';
 import { SCENARIOS, type NodeControl, type Scenario } from './scenarios.ts';
 import { clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
 
 const { values: flags } = parseArgs({
-  options: { scenario: { type: 'string' }, all: { type: 'boolean' }, 'per-failpoint': { type: 'string' } },
+  options: {
+    scenario: { type: 'string' },
+    all: { type: 'boolean' },
+    'every-n': { type: 'boolean' },
+    'per-failpoint': { type: 'string' },
+  },
 });
 const only = flags.scenario ?? process.env.CRASH_SCENARIO;
-const per =
-  flags.all || process.env.CRASH_ALL === '1'
+/** Every window, every n, or at most K n per failpoint. */
+const per: number | 'windows' =
+  flags['every-n'] || process.env.CRASH_ALL === 'every-n'
     ? Infinity
-    : Number(flags['per-failpoint'] ?? process.env.CRASH_PER_FAILPOINT ?? 3);
+    : flags.all || process.env.CRASH_ALL === '1'
+      ? 'windows'
+      : Number(flags['per-failpoint'] ?? process.env.CRASH_PER_FAILPOINT ?? 3);
+const parallel = Number(process.env.CRASH_PARALLEL ?? 1);
 const settleMs = Number(process.env.CRASH_SETTLE_SECONDS ?? 180) * 1000;
 const journal = (process.env.CRASH_JOURNAL ?? 'keep') as JournalFate;
 if (!['keep', 'delete', 'damage'].includes(journal)) {
@@ -49,17 +65,24 @@ const given = (process.env.CRASH_POINTS ?? '')
   .split(',')
   .filter(Boolean)
   .map((p): CrashPoint => {
-    const [failpoint = '', n = ''] = p.split(':');
-    if (!FAILPOINTS.includes(failpoint as never) || !(Number(n) >= 1)) {
-      console.error(`CRASH_POINTS: ${p} is not failpoint:n (failpoints: ${FAILPOINTS.join(', ')})`);
+    // failpoint:n, or failpoint@window: the first time in that window.
+    const [failpoint = '', n = '', window] = p.includes('@') ? [p.split('@')[0], '1', p.split('@')[1]] : p.split(':');
+    if (!FAILPOINTS.includes(failpoint as never) || !(Number(n) >= 1) || window === '') {
+      console.error(`CRASH_POINTS: ${p} is not failpoint:n or failpoint@window (failpoints: ${FAILPOINTS.join(', ')})`);
       process.exit(2);
     }
-    return { failpoint: failpoint as CrashPoint['failpoint'], n: Number(n) };
+    return { failpoint: failpoint as CrashPoint['failpoint'], n: Number(n), ...(window ? { window } : {}) };
   });
-const scenarios = SCENARIOS.filter((s) => !only || s.name === only);
-if (scenarios.length === 0 || !(per >= 1)) {
+const counts = process.env.CRASH_COUNTS;
+const from = Number(process.env.CRASH_FROM ?? 0);
+const scenarios = SCENARIOS.filter((s) => !only || only.split(',').includes(s.name));
+if (counts && (scenarios.length !== 1 || !existsSync(counts))) {
+  console.error(`CRASH_COUNTS: name one scenario (CRASH_SCENARIO) and a count file that exists, not ${counts}`);
+  process.exit(2);
+}
+if (scenarios.length === 0 || !(per === 'windows' || per >= 1) || !(parallel >= 1)) {
   console.error(
-    `usage: sweep.ts [--scenario ${SCENARIOS.map((s) => s.name).join('|')}] [--all | --per-failpoint K>=1]`,
+    `usage: sweep.ts [--scenario ${SCENARIOS.map((s) => s.name).join('|')}] [--all | --every-n | --per-failpoint K>=1]; CRASH_PARALLEL=K>=1`,
   );
   process.exit(2);
 }
@@ -104,21 +127,17 @@ if (kubeconfig) {
   await installCrds(cluster.kubectl);
   kubeconfig = cluster.kubeconfigPath;
 }
-/** The cluster's nodes by name, a stopped one started again in its place (stopped at the end). */
+/** The cluster's nodes by name, a stopped one started again in its place (the cluster stops it). */
 const running = new Map<string, LocalNode>((cluster?.nodes ?? []).map((n) => [n.name, n]));
-const restartedNodes = new Set<LocalNode>();
-const nodes: NodeControl | undefined = cluster
+const nodes: NodeControl | undefined = cluster?.startNode
   ? {
       async stop(name) {
         await running.get(name)?.stop();
         running.delete(name);
       },
       async start(name) {
-        if (running.has(name) || !cluster?.network || !clusterDir) return;
-        const log = (line: string): void => appendFileSync(path.join(clusterDir ?? '', 'cluster.log'), line + '\n');
-        const node = await startClusterNode(clusterDir, name, cluster.kubeconfigPath, cluster.network.hostsFile, log);
-        running.set(name, node);
-        restartedNodes.add(node);
+        if (running.has(name) || !cluster?.startNode) return;
+        running.set(name, await cluster.startNode(name));
         const { core } = clientsOf(cluster.kubeconfigPath);
         await until(`node ${name} Ready again`, async () =>
           (await core.readNode({ name })).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
@@ -130,7 +149,7 @@ const nodes: NodeControl | undefined = cluster
   : undefined;
 
 console.log(
-  `crash sweep: ${scenarios.map((s) => s.name).join(', ')}; ${per === Infinity ? 'every n' : `at most ${per} n per failpoint`}; runs in ${path.relative(process.cwd(), runsDir)}`,
+  `crash sweep: ${scenarios.map((s) => s.name).join(', ')}; ${per === 'windows' ? 'every window' : per === Infinity ? 'every n' : `at most ${per} n per failpoint`}${parallel > 1 ? `, ${parallel} runs at once` : ''}; runs in ${path.relative(process.cwd(), runsDir)}`,
 );
 
 const runs: RunResult[] = [];
@@ -138,6 +157,7 @@ let seq = 0;
 const run = async (scenario: Scenario, label: string, point?: CrashPoint, countFile?: string): Promise<RunResult> => {
   const dir = path.join(runsDir, scenario.name, label);
   mkdirSync(dir, { recursive: true });
+  if (point?.about) writeFileSync(path.join(dir, 'window.txt'), `${point.window ?? ''}\t${point.about}\n`);
   const r = await runOnce({
     kubeconfig: kubeconfig ?? '',
     scenario,
@@ -151,7 +171,7 @@ const run = async (scenario: Scenario, label: string, point?: CrashPoint, countF
     ...(nodes ? { nodes } : {}),
   });
   console.log(
-    `${scenario.name.padEnd(12)} ${(point ? `${point.failpoint}:${point.n}` : 'clean').padEnd(24)} ${r.outcome.padEnd(11)} ${r.seconds.toFixed(1).padStart(6)} s${r.error ? `  ${r.error.slice(0, 400)}` : ''}`,
+    `${scenario.name.padEnd(12)} ${(point ? `${point.failpoint}:${point.n}${point.window ? `@${point.window}` : ''}` : 'clean').padEnd(33)} ${r.outcome.padEnd(11)} ${r.seconds.toFixed(1).padStart(6)} s${point?.about ? `  ${point.about}` : ''}${r.error ? `  ${r.error.slice(0, 400)}` : ''}`,
   );
   return r;
 };
@@ -159,6 +179,9 @@ const run = async (scenario: Scenario, label: string, point?: CrashPoint, countF
 type Summary = {
   reached: Record<string, number>;
   reachedPairs: number;
+  /** Distinct windows each failpoint was reached in, and their sum. */
+  windows: Record<string, number>;
+  windowCount: number;
   chosen: number;
   swept: number;
   converged: number;
@@ -184,14 +207,18 @@ const save = (complete: boolean): void => {
     ...measured,
     updatedAt: new Date().toISOString(),
     wallSeconds: Math.round((performance.now() - started) / 1000),
-    perFailpoint: per === Infinity ? 'all' : per,
+    perFailpoint: per === 'windows' ? 'every window' : per === Infinity ? 'all' : per,
+    parallel,
     settleSeconds: settleMs / 1000,
     journal,
     budgetMinutes: budgetMs / 60_000,
+    from,
     summary,
     runs,
   };
   writeFileSync(resultsFile, JSON.stringify(report, null, 2) + '\n');
+  // Kept with the runs too: the next sweep (a next chunk) writes over latest.json.
+  writeFileSync(path.join(runsDir, 'results.json'), JSON.stringify(report, null, 2) + '\n');
 };
 
 try {
@@ -202,14 +229,19 @@ try {
     const countFile = path.join(runsDir, scenario.name, 'clean', 'reached.txt');
     mkdirSync(path.dirname(countFile), { recursive: true });
     writeFileSync(countFile, '');
-    // Points given: no counting run.
-    const clean = given.length > 0 ? undefined : await run(scenario, 'clean', undefined, countFile);
-    const done = `${countFile}.done`;
-    const reached = countReached(existsSync(done) ? readFileSync(done, 'utf8') : '');
-    const points = !clean ? given : clean.outcome === 'converged' ? choosePoints(reached, per) : [];
+    // Points or counts given: no counting run.
+    const clean = given.length > 0 || counts ? undefined : await run(scenario, 'clean', undefined, countFile);
+    const done = counts ?? `${countFile}.done`;
+    const text = existsSync(done) ? readFileSync(done, 'utf8') : '';
+    const reached = countReached(text);
+    const windows = countWindows(readReached(text));
+    const chosen = per === 'windows' ? chooseWindows(readReached(text)) : choosePoints(reached, per);
+    const points = given.length > 0 ? given : !clean || clean.outcome === 'converged' ? chosen : [];
     summary[scenario.name] = {
       reached,
       reachedPairs: Object.values(reached).reduce((a, b) => a + b, 0),
+      windows,
+      windowCount: Object.values(windows).reduce((a, b) => a + b, 0),
       chosen: points.length,
       swept: 0,
       converged: 0,
@@ -222,7 +254,7 @@ try {
       runs.push(clean);
     } else
       console.log(
-        `${scenario.name}: reached ${JSON.stringify(reached)}: ${summary[scenario.name]!.reachedPairs} pairs, ${points.length} chosen`,
+        `${scenario.name}: reached ${JSON.stringify(reached)}: ${summary[scenario.name]!.reachedPairs} pairs in ${summary[scenario.name]!.windowCount} windows ${JSON.stringify(windows)}, ${points.length} chosen`,
       );
     queue.push(
       ...points.map((point) => ({
@@ -240,20 +272,25 @@ try {
       FAILPOINTS.indexOf(a.point.failpoint) - FAILPOINTS.indexOf(b.point.failpoint) ||
       scenarios.indexOf(a.scenario) - scenarios.indexOf(b.scenario),
   );
-  for (const { scenario, point } of queue) {
-    if (performance.now() - started > budgetMs) break;
-    const r = await run(scenario, `${point.failpoint}-${point.n}`, point);
-    runs.push(r);
-    const s = summary[scenario.name]!;
-    s.swept += 1;
-    if (r.outcome === 'converged') s.converged += 1;
-    else if (r.outcome === 'not-reached') s.notReached += 1;
-    else s.failed += 1;
-    save(false);
-  }
+  if (from > 0) console.log(`skipping the first ${queue.splice(0, from).length} points chosen (CRASH_FROM)`);
+  // K workers take the queue in turn; a scenario that stops nodes runs alone.
+  const worker = async (): Promise<void> => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      if (performance.now() - started > budgetMs) return;
+      const { scenario, point } = next;
+      const r = await run(scenario, `${point.failpoint}-${point.n}${point.window ? `-${point.window}` : ''}`, point);
+      runs.push(r);
+      const s = summary[scenario.name]!;
+      s.swept += 1;
+      if (r.outcome === 'converged') s.converged += 1;
+      else if (r.outcome === 'not-reached') s.notReached += 1;
+      else s.failed += 1;
+      save(false);
+    }
+  };
+  const alone = scenarios.some((s) => s.stopsNodes);
+  await Promise.all(Array.from({ length: alone ? 1 : parallel }, worker));
 } finally {
-  for (const node of restartedNodes)
-    await node.stop().catch((err: unknown) => console.error(`stopping a node: ${String(err)}`));
   await cluster?.stop().catch((err: unknown) => console.error(`stopping the local cluster: ${String(err)}`));
   if (clusterDir && process.env.LOCALCLUSTER_KEEP !== '1') await rm(clusterDir, { recursive: true, force: true });
 }
@@ -262,10 +299,10 @@ save(true);
 const { swept, converged, notReached, cleanFailed } = tally();
 for (const [name, s] of Object.entries(summary)) {
   console.log(
-    `${name}: reached ${s.reachedPairs}, chosen ${s.chosen}, swept ${s.swept}, converged ${s.converged}, not reached ${s.notReached}, failed ${s.failed}`,
+    `${name}: reached ${s.reachedPairs} in ${s.windowCount} windows, chosen ${s.chosen}, swept ${s.swept}, converged ${s.converged}, not reached ${s.notReached}, failed ${s.failed}`,
   );
 }
-const unswept = Object.values(summary).reduce((a, s) => a + s.chosen - s.swept, 0);
+const unswept = Object.values(summary).reduce((a, s) => a + s.chosen - s.swept, 0) - from;
 if (unswept > 0) console.log(`${unswept} chosen points not run: the budget of ${budgetMs / 60_000} min ran out`);
 if (cleanFailed)
   console.log(

@@ -8,9 +8,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { until } from '../until.ts';
+import { until, untilGone } from '../until.ts';
+import { clientsOf } from '../effects/kubernetes/e2e-context.ts';
+import { ClusterUnderTest } from './etcd-cluster.ts';
 import { chartDir, helm } from '../charts/helm.ts';
-import { canIArgs, FORBIDDEN_RIGHTS, MANAGER_RIGHTS } from '../charts/manager-rights.ts';
+import { canIArgs, FORBIDDEN_RIGHTS, MANAGER_RIGHTS, VOLUME_NODE_RIGHTS } from '../charts/manager-rights.ts';
 import { installCertManagerCrds } from '../cluster/cert-manager/index.ts';
 import { getJson, kubectl } from './kube.ts';
 
@@ -134,7 +136,7 @@ describe('chart: helm install into the local cluster', () => {
 
   it("the manager's ServiceAccount may do what the handlers do, in any namespace, and take its Lease", async () => {
     // Every right the chart's unit test holds the ClusterRole to, asked of the API server's authorizer.
-    for (const [group, resource, verbs] of MANAGER_RIGHTS)
+    for (const [group, resource, verbs] of [...MANAGER_RIGHTS, ...VOLUME_NODE_RIGHTS])
       for (const verb of verbs.split(' ')) {
         const args = canIArgs(verb, group, resource);
         expect(`${args.join(' ')}: ${await canIAs(sa, args, 'anywhere')}`).toBe(`${args.join(' ')}: yes`);
@@ -251,4 +253,42 @@ describe('chart: helm install with watchNamespace', () => {
     );
     expect(ready.spec.containers[0]!.args).toContain(`--namespace=${watched}`);
   });
+
+  const kube = clientsOf(inject('kubeconfig'));
+  const three = new ClusterUnderTest(kube, watched, 'three');
+  const one = new ClusterUnderTest(kube, watched, 'one');
+
+  it.runIf(hasNode)(
+    'kubectl describe etcdcluster reads as a story: the step to resume from is one shortened annotation line, not a context in the status',
+    { timeout: 300_000 },
+    async () => {
+      await Promise.all([three.create({ replicas: 3 }), one.create({ replicas: 1 })]);
+      await Promise.all([three.settled(3), one.settled(1)]);
+      const { stdout } = await kubectl(['describe', 'etcdcluster', 'three', '-n', watched], { check: true });
+      console.log(`kubectl describe etcdcluster three (${stdout.length} characters):\n${stdout}`);
+      expect(stdout).toMatch(/etcd-operator\.dev\/resume:\n\s+\{"sequence":\d+,"state":"steady","intents":\[/);
+      expect(stdout).not.toMatch(/^\s+Context:/m);
+      const longest = Math.max(...stdout.split('\n').map((l) => l.length));
+      expect(longest, 'the longest line').toBeLessThan(400);
+    },
+  );
+
+  // Issue 25: the Role and RoleBinding go with the namespace, in no order; the release ClusterRole
+  // keeps the rights to release the finalizers, so the namespace goes.
+  it.runIf(hasNode)(
+    'deleting the watched namespace with clusters in it finishes: the EtcdMembers release their finalizers',
+    { timeout: 420_000 },
+    async () => {
+      await Promise.all([three.settled(3), one.settled(1)]);
+      const started = performance.now();
+      await kube.core.deleteNamespace({ name: watched });
+      await untilGone(`namespace ${watched}`, () => kube.core.readNamespace({ name: watched }));
+      console.log(`watched namespace ${watched} gone ${Math.round(performance.now() - started)} ms after its deletion`);
+      const ready = (await podsOf(releaseNs, name)).find(isReady);
+      expect(ready, 'the manager still runs').toBeDefined();
+      const logs = await kubectl(['logs', '-n', releaseNs, ready!.metadata.name, '-c', 'manager'], { check: true });
+      const forbidden = logs.stdout.split('\n').filter((l) => l.includes('403') && l.includes('etcdmembers'));
+      expect(forbidden, 'no EtcdMember write refused for want of rights').toEqual([]);
+    },
+  );
 });

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startControlPlane } from '../cluster/controlplane/index.ts';
+import { binary, run } from '../cluster/controlplane/tools.ts';
 import { applyManifest, getJson, kubectl } from './kube.ts';
 
 const ns = `controlplane-${process.pid}`;
@@ -17,10 +18,13 @@ afterAll(async () => {
 });
 
 describe('local control plane', () => {
-  it('reports Kubernetes v1.34.4 as the server version', async () => {
+  it('reports the Kubernetes release it runs as the server version', async () => {
+    // The release the local cluster is configured with: v1.34.4, or the real nodes' v1.37.2.
+    const release = /Kubernetes (v\S+)/.exec(await run(await binary('kube-apiserver'), ['--version']))?.[1];
+    expect(release).toMatch(/^v1\.\d+\.\d+$/);
     const out = await kubectl(['version', '-o', 'json'], { check: true });
     const parsed = JSON.parse(out.stdout) as { serverVersion: { gitVersion: string } };
-    expect(parsed.serverVersion.gitVersion).toBe('v1.34.4');
+    expect(parsed.serverVersion.gitVersion).toBe(release);
   });
 
   it('serves the CRDs: Established, and kubectl explain prints the field descriptions', async () => {
@@ -149,7 +153,7 @@ spec:
   template:
     metadata: { labels: { app: ${name} } }
     spec:
-      containers: [{ name: main, image: registry.k8s.io/pause:3.10 }]
+      containers: [{ name: main, image: registry.k8s.io/pause:3.10.1 }]
 `;
 }
 

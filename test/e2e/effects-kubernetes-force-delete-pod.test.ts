@@ -14,8 +14,9 @@ import { kubernetesHandlers as h } from '../../effects/kubernetes/index.ts';
 import type { KubeContext } from '../../effects/kubernetes/index.ts';
 import { seedInitialCluster } from '../../machines/policy.ts';
 import { startNetwork, type LocalNetwork } from '../cluster/network/index.ts';
-import { PRIVATE_NODE_TAINT, startNode, type LocalNode } from '../cluster/node/index.ts';
+import { PRIVATE_NODE_TAINT, type LocalNode } from '../cluster/node/index.ts';
 import { clientsOf, contextFor, createCluster, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { clusterHasRealNodes, startOwnNode } from './node-fixture.ts';
 
 const hasNode = inject('clusterHasNode') && process.getuid?.() === 0;
 const id = Date.now().toString(36);
@@ -30,7 +31,7 @@ let node: LocalNode | undefined;
 let network: LocalNetwork | undefined;
 const ctx = (): KubeContext => contextFor(kube, cluster);
 
-/** A Pod named as the member (owned by it unless `foreign`), bound to the test's node, running a shell that sleeps. */
+/** A Pod named as the member (owned by it unless `foreign`), bound to the test's node, running etcd on its own data. */
 async function createMemberPod(foreign = false): Promise<V1Pod> {
   const owner = { apiVersion: 'etcd-operator.dev/v1alpha1', kind: 'EtcdMember', name: member, uid: memberUid };
   const body: V1Pod = {
@@ -41,7 +42,13 @@ async function createMemberPod(foreign = false): Promise<V1Pod> {
     },
     spec: {
       nodeName,
-      containers: [{ name: 'etcd', image: 'quay.io/coreos/etcd:v3.6.16', command: ['/bin/sh', '-c', 'sleep 3600'] }],
+      containers: [
+        {
+          name: 'etcd',
+          image: 'quay.io/coreos/etcd:v3.6.16',
+          command: ['/usr/local/bin/etcd', '--data-dir=/tmp/force-delete'],
+        },
+      ],
     },
   };
   return kube.core.createNamespacedPod({ namespace: ns, body });
@@ -53,8 +60,9 @@ const readPod = (): Promise<V1Pod | undefined> =>
     throw err;
   });
 
-/** The hosts file of the cluster's network, or of a network of the test's own when it has none. */
+/** The hosts file of the cluster's network, or of a network of the test's own when it has none (process nodes). */
 async function hostsFile(): Promise<string> {
+  if (clusterHasRealNodes()) return '';
   const shared = path.join(path.dirname(path.dirname(inject('kubeconfig'))), 'network', 'hosts');
   if (existsSync(shared)) return shared;
   network = await startNetwork({ dir: path.join(dir, 'network'), kubeconfigPath: inject('kubeconfig') });
@@ -79,12 +87,11 @@ describe.skipIf(!hasNode)('forceDeletePod on a stopped node', () => {
       ctx(),
     );
     memberUid = created.uid;
-    node = await startNode({
+    node = await startOwnNode({
       dir: path.join(dir, 'node'),
-      kubeconfigPath: inject('kubeconfig'),
-      hostsFile: await hostsFile(),
       name: nodeName,
       taints: [PRIVATE_NODE_TAINT],
+      hostsFile: await hostsFile(),
     });
   });
 

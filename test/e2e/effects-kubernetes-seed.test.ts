@@ -1,7 +1,7 @@
 /**
  * The Kubernetes handlers on the local cluster, as the machines use them for a seed:
- * ensureServices, createMember, createPVC, createPod -> the seed's etcd runs on the process
- * node and answers at its DNS name. Each handler is run twice and recovered before and after.
+ * ensureServices, createMember, createPVC, createPod -> the seed's etcd runs on a node and
+ * answers at its DNS name. Each handler is run twice and recovered before and after.
  */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -91,20 +91,20 @@ describe('Kubernetes handlers bring up a seed', () => {
         const pod = await kube.core.readNamespacedPod({ name: seed, namespace: ns });
         return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? pod : undefined;
       });
-      // The host has no cluster DNS; a Pod does (its hosts file), so a client Pod uses the name.
+      // The host has no cluster DNS; a Pod does, so a client Pod uses the name: etcd's image's
+      // etcdctl writes (an init container), then reads back what it wrote.
       const endpoint = `http://${seed}.demo.${ns}.svc:2379`;
-      const script = `etcdctl --endpoints=${endpoint} put greeting hello && test "$(etcdctl --endpoints=${endpoint} get greeting --print-value-only)" = hello`;
+      const etcdctlContainer = (name: string, args: string[]) => ({
+        name,
+        image: 'quay.io/coreos/etcd:v3.6.16',
+        command: ['/usr/local/bin/etcdctl', `--endpoints=${endpoint}`, ...args],
+      });
       const client: V1Pod = {
         metadata: { name: 'client', namespace: ns },
         spec: {
           restartPolicy: 'Never',
-          containers: [
-            {
-              name: 'etcdctl',
-              image: 'quay.io/coreos/etcd:v3.6.16',
-              command: ['/bin/sh', '-c', `PATH=/usr/local/bin:$PATH; ${script}`],
-            },
-          ],
+          initContainers: [etcdctlContainer('put', ['put', 'greeting', 'hello'])],
+          containers: [etcdctlContainer('get', ['get', 'greeting', '--print-value-only'])],
         },
       };
       await kube.core.createNamespacedPod({ namespace: ns, body: client });
@@ -113,6 +113,8 @@ describe('Kubernetes handlers bring up a seed', () => {
         return p === 'Succeeded' || p === 'Failed' ? p : undefined;
       });
       expect(phase).toBe('Succeeded');
+      const read = await kube.core.readNamespacedPodLog({ name: 'client', namespace: ns, container: 'get' });
+      expect(read.trim()).toBe('hello');
       // And from the host, by Pod IP: the value the client wrote by name is there.
       const etcdctl = (
         await run(path.join(import.meta.dirname, '..', 'cluster', 'tools', 'build.sh'), ['etcdctl', '3.6.16'])

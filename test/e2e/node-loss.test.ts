@@ -11,10 +11,11 @@ import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startNetwork, type LocalNetwork } from '../cluster/network/index.ts';
-import { startNode, type LocalNode } from '../cluster/node/index.ts';
+import type { LocalNode } from '../cluster/node/index.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { withManager } from './manager-fixture.ts';
+import { clusterHasRealNodes, startOwnNode } from './node-fixture.ts';
 import { Traffic } from './traffic.ts';
 
 const hasNode = inject('clusterHasNode') && process.getuid?.() === 0;
@@ -33,10 +34,11 @@ let network: LocalNetwork | undefined;
 
 /**
  * The hosts file of the cluster's network (`<dir>/network/hosts` beside `<dir>/controlplane`),
- * so members on these nodes resolve each other as on the cluster's own; a network of the
- * test's own when the cluster has none there.
+ * so members on process nodes resolve each other as on the cluster's own; a network of the
+ * test's own when the cluster has none there. Real nodes use the cluster's DNS.
  */
 async function clusterHostsFile(): Promise<string> {
+  if (clusterHasRealNodes()) return '';
   const shared = path.join(path.dirname(path.dirname(inject('kubeconfig'))), 'network', 'hosts');
   if (existsSync(shared)) return shared;
   network = await startNetwork({ dir: path.join(dir, 'network'), kubeconfigPath: inject('kubeconfig') });
@@ -46,15 +48,7 @@ async function clusterHostsFile(): Promise<string> {
 /** Starts (or starts again) the test node `name`, labelled with its zone and the pool the cluster is pinned to. */
 async function start(name: string): Promise<void> {
   const labels = { 'topology.kubernetes.io/zone': `zone-${name.slice(-1)}`, [POOL]: id };
-  const nodeDir = path.join(dir, name);
-  const node = await startNode({
-    dir: nodeDir,
-    kubeconfigPath: inject('kubeconfig'),
-    hostsFile,
-    name,
-    labels,
-  });
-  nodes.set(name, node);
+  nodes.set(name, await startOwnNode({ dir: path.join(dir, name), name, labels, hostsFile }));
 }
 
 /** The member Pods not being deleted, by member name. */

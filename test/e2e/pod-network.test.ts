@@ -1,6 +1,7 @@
 /**
  * Each Pod in its own network namespace on the local cluster: two unmodified etcd Pods listening
- * on 0.0.0.0:2379 and a third program on the same port run side by side; a ClusterIP Service
+ * on 0.0.0.0:2379 and a third program on the same port (Node, in the operator's own image, which
+ * has it) run side by side; a ClusterIP Service
  * reaches each etcd, from the host and from a Pod; a headless Service's name resolves to both;
  * the host reaches Pod IPs; a Pod reaches the API server through the `kubernetes` Service; and
  * port-forward reaches a program bound to 127.0.0.1 inside its Pod.
@@ -8,13 +9,22 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { DEFAULT_AGENT_IMAGE } from '../../effects/kubernetes/context.ts';
 import { kubeconfigArgs } from '../cluster/controlplane/kubectl.ts';
+import { realNodesAsked } from '../cluster/controlplane/tools.ts';
+import { POD_CIDR } from '../cluster/network/podNetwork.ts';
+import { POD_RANGES } from '../cluster/realnode/routes.ts';
 import { createNamespace, deleteNamespace, isReady, podWhen } from '../cluster/node/testing.ts';
 import { until } from '../until.ts';
 import { applyManifest, kubectl } from './kube.ts';
 
 const ns = `podnet-${process.pid}`;
 const ETCD = 'quay.io/coreos/etcd:v3.6.16';
+/** The operator's image: Node at /usr/local/bin/node. */
+const NODE_IMAGE = DEFAULT_AGENT_IMAGE;
+const NODE = '/usr/local/bin/node';
+/** The cluster's Pod addresses: the process node's range, or the real nodes' (one /24 per node). */
+const POD_RANGE = realNodesAsked() ? POD_RANGES : POD_CIDR;
 let core: CoreV1Api;
 
 /** An etcd as most charts run it: listening on every address of its Pod. */
@@ -59,8 +69,8 @@ spec:
   terminationGracePeriodSeconds: 1
   containers:
   - name: web
-    image: ${ETCD}
-    command: [${JSON.stringify(process.execPath)}, -e, ${JSON.stringify(WEB)}]
+    image: ${NODE_IMAGE}
+    command: [${NODE}, -e, ${JSON.stringify(WEB)}]
     readinessProbe: { tcpSocket: { port: 2379 }, periodSeconds: 1 }
 `;
   const services = `apiVersion: v1
@@ -93,7 +103,7 @@ async function memberID(url: string): Promise<string> {
 
 /** Runs a Node script in the web Pod through `kubectl exec`; returns what it printed. */
 async function inWeb(script: string): Promise<string> {
-  const r = await kubectl(['exec', '-n', ns, 'web', '--', process.execPath, '-e', script], { check: true });
+  const r = await kubectl(['exec', '-n', ns, 'web', '--', NODE, '-e', script], { check: true });
   return r.stdout.trim();
 }
 
@@ -132,7 +142,11 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('a network 
   it('two etcd Pods and another program all listen on 0.0.0.0:2379, each at its own Pod IP, reached from the host', async () => {
     const ips = Object.values(pods).map((p) => p.status?.podIP ?? '');
     expect(new Set(ips).size).toBe(3);
-    expect(ips.every((ip) => ip.startsWith('10.244.'))).toBe(true);
+    const sixteen = (cidr: string): string => cidr.split('.').slice(0, 2).join('.') + '.';
+    expect(
+      ips.every((ip) => ip.startsWith(sixteen(POD_RANGE))),
+      `${ips.join(' ')} in ${POD_RANGE}`,
+    ).toBe(true);
     const [a, b] = await Promise.all(
       ['etcd-a', 'etcd-b'].map((n) => memberID(`http://${pods[n]!.status!.podIP}:2379`)),
     );
@@ -165,13 +179,15 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('a network 
   });
 
   it("a headless Service's names resolve in a Pod to the Pods it selects", async () => {
-    const r = await kubectl(['exec', '-n', ns, 'web', '--', 'getent', 'ahostsv4', `pn-peers.${ns}.svc`], {
-      check: true,
-    });
-    const found = new Set(r.stdout.split('\n').flatMap((l) => (l ? [l.split(/\s+/)[0]] : [])));
+    // The C library's resolver (getaddrinfo, as `getent ahostsv4`), through the Pod's resolv.conf.
+    const lookup = (name: string) =>
+      inWeb(`require('node:dns').lookup('${name}', { all: true, family: 4 }, (err, found) => {
+        if (err) throw err;
+        console.log(found.map((a) => a.address).join(' '));
+      })`);
+    const found = new Set((await lookup(`pn-peers.${ns}.svc`)).split(' '));
     expect(found).toEqual(new Set([pods['etcd-a']!.status!.podIP, pods['etcd-b']!.status!.podIP]));
-    const own = await kubectl(['exec', '-n', ns, 'web', '--', 'getent', 'ahostsv4', `etcd-b.pn-peers.${ns}.svc`]);
-    expect(own.stdout.split(/\s+/)[0]).toBe(pods['etcd-b']!.status!.podIP);
+    expect(await lookup(`etcd-b.pn-peers.${ns}.svc`)).toBe(pods['etcd-b']!.status!.podIP);
   });
 
   it('a Pod reaches the API server through the kubernetes Service, its certificate valid for that address', async () => {
@@ -188,17 +204,21 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('a network 
   });
 
   it('each Pod has its own loopback: port-forward reaches a program bound to 127.0.0.1 in its Pod', async () => {
+    // etcd's own client, in its Pod, reaches it on 127.0.0.1.
     const inside = await kubectl([
       'exec',
       '-n',
       ns,
       'etcd-a',
       '--',
-      process.execPath,
-      '-e',
-      "fetch('http://127.0.0.1:2379/version').then((r) => r.json()).then((v) => console.log(v.etcdserver))",
+      'etcdctl',
+      '--endpoints=http://127.0.0.1:2379',
+      'endpoint',
+      'status',
+      '--write-out=json',
     ]);
-    expect(inside.stdout.trim()).toBe('3.6.16');
+    const [status] = JSON.parse(inside.stdout) as { Status: { version: string } }[];
+    expect(status?.Status.version).toBe('3.6.16');
     const pf = await portForward('web', 8080);
     try {
       const r = await fetch(`http://127.0.0.1:${pf.local}/`, { headers: { connection: 'close' } });

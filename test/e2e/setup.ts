@@ -6,7 +6,8 @@
  *
  * Env: LOCALCLUSTER_KUBECONFIG (use a running cluster, e.g. from `make cluster`),
  * LOCALCLUSTER_NODE=0 (no network, storage and process node; they are skipped anyway when not root),
- * LOCALCLUSTER_KEEP=1 (leave the temp dir, with every log, after the run).
+ * LOCALCLUSTER_KEEP=1 (leave the temp dir, with every log, after the run), LOCALCLUSTER_REGISTRY
+ * (with LOCALCLUSTER_KUBECONFIG: the HOST:PORT of the registry that cluster's real nodes pull from).
  */
 import { appendFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -27,6 +28,8 @@ declare module 'vitest' {
     clusterHasNode: boolean;
     /** The log of the cluster's cert-manager controller ('' when a given cluster runs its own). */
     certManagerLog: string;
+    /** With real nodes, the registry they pull from as HOST:PORT on this machine (plain HTTP); else ''. */
+    registryHost: string;
   }
 }
 
@@ -35,6 +38,7 @@ interface Shared {
   readonly kubeconfig: string;
   readonly hasNode: boolean;
   readonly certManagerLog: string;
+  readonly registryHost: string;
 }
 
 /** A started (or joined) local cluster and how to stop it. */
@@ -59,6 +63,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('kubeconfig', shared.kubeconfig);
   project.provide('clusterHasNode', shared.hasNode);
   project.provide('certManagerLog', shared.certManagerLog);
+  project.provide('registryHost', shared.registryHost);
   return first ? stop : () => Promise.resolve();
 }
 
@@ -68,7 +73,12 @@ async function start(kubectlBin: string): Promise<Started> {
   if (given) {
     await installCrds(kubectlFor(given, kubectlBin));
     return {
-      shared: { kubeconfig: path.resolve(given), hasNode: process.env.LOCALCLUSTER_NODE !== '0', certManagerLog: '' },
+      shared: {
+        kubeconfig: path.resolve(given),
+        hasNode: process.env.LOCALCLUSTER_NODE !== '0',
+        certManagerLog: '',
+        registryHost: process.env.LOCALCLUSTER_REGISTRY ?? '',
+      },
       stop: () => Promise.resolve(),
     };
   }
@@ -95,7 +105,12 @@ async function start(kubectlBin: string): Promise<Started> {
       `(${JSON.stringify(cluster.certManager!.timings)} ms), dir ${dir}`,
   );
   return {
-    shared: { kubeconfig: cluster.kubeconfigPath, hasNode: node, certManagerLog: cluster.certManager!.proc.logPath },
+    shared: {
+      kubeconfig: cluster.kubeconfigPath,
+      hasNode: node,
+      certManagerLog: cluster.certManager!.proc.logPath,
+      registryHost: cluster.registryHost ?? '',
+    },
     stop: async () => {
       await cluster.stop();
       if (process.env.LOCALCLUSTER_KEEP !== '1') await rm(dir, { recursive: true, force: true });

@@ -156,10 +156,11 @@ describe.skipIf(!hasNode)('manager: volume expansion', () => {
       await expansion(false);
       await fixed.patchSpec({ storage: { size: '384Mi' } });
       const refused = await until(
-        'VolumesExpanded False',
+        'VolumesExpanded False (ExpansionNotAllowed)',
         async () => {
+          // ResizingVolumes comes first, while the claim is asked.
           const c = await condition(fixed, 'VolumesExpanded');
-          return c?.status === 'False' ? c : undefined;
+          return c?.status === 'False' && c.reason === 'ExpansionNotAllowed' ? c : undefined;
         },
         120_000,
       );

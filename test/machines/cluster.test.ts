@@ -183,6 +183,31 @@ describe('cluster machine', () => {
     ]);
   });
 
+  /** A cluster of 3 bootstrapping, its first learner started and its promotion asked for. */
+  function promotingSecondOfThree(): Driver<typeof clusterMachine> {
+    const d = newCluster();
+    play(d, [
+      [spec(3), 'bootstrapping.seeding.creatingServices.running'],
+      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
+      [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
+      [voters(0), 'observing'],
+      [voters(0), 'bootstrapping.joining.addingLearner.running'],
+      [
+        ok('addLearner', { memberID: id(1), initialCluster: joinedAfter([0, 1]) }),
+        'bootstrapping.joining.creatingMember.running',
+      ],
+      [ok('createMember'), 'bootstrapping.joining.awaitingStart'],
+      [
+        etcd([
+          [0, false, true],
+          [1, true, true],
+        ]),
+        'bootstrapping.joining.promoting.running',
+      ],
+    ]);
+    return d;
+  }
+
   /** A cluster of 2 bootstrapping, its learner started and its promotion asked for. */
   function promotingSecond(): Driver<typeof clusterMachine> {
     const d = newCluster();
@@ -588,6 +613,116 @@ describe('cluster machine', () => {
         [{ type: 'deleteMember', params: { member: 'demo-1' } }],
       ],
     ]);
+  });
+
+  it('bootstrapping 3: a learner that never started because its node was lost is replaced, and the bootstrap goes on to 3 voters', () => {
+    const d = newCluster();
+    play(d, [
+      [spec(3), 'bootstrapping.seeding.creatingServices.running'],
+      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
+      [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
+      [voters(0), 'observing'],
+      [voters(0), 'bootstrapping.joining.addingLearner.running', [addLearner(1)]],
+      [
+        ok('addLearner', { memberID: id(1), initialCluster: joinedAfter([0, 1]) }),
+        'bootstrapping.joining.creatingMember.running',
+      ],
+      [ok('createMember'), 'bootstrapping.joining.awaitingStart'],
+      [
+        etcd([
+          [0, false, true],
+          [1, true, false],
+        ]),
+        'bootstrapping.joining.awaitingStart',
+      ],
+      [
+        members([
+          [0, 'voter'],
+          [1, 'joiningLearner'],
+        ]),
+        'bootstrapping.joining.awaitingStart',
+      ],
+    ]);
+    // demo-1's node is gone: its Pod went with it, and its volume is pinned there.
+    play(d, [
+      [
+        members([
+          [0, 'voter'],
+          [1, 'nodeLost'],
+        ]),
+        'observing',
+        [],
+      ],
+      // The learner never started: removing it leaves the seed's quorum whole.
+      [
+        etcd([
+          [0, false, true],
+          [1, true, false],
+        ]),
+        'replacing.removing.deletingMember.running',
+        [{ type: 'deleteMember', params: { member: 'demo-1' } }],
+      ],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toContain(
+      'removing demo-1, whose node is down or gone, before a new member joins',
+    );
+    play(d, [
+      [ok('deleteMember'), 'replacing.removing.awaitingRemoval'],
+      // Its EtcdMember's finalizer took the learner out of etcd, then let go.
+      [members([[0, 'voter']]), 'replacing.removing.awaitingRemoval'],
+      [voters(0), 'replacing.joining.addingLearner.running', [addLearner(2)]],
+    ]);
+    join(d, 2, [0], 'replacing.joining');
+    play(d, [[voters(0, 2), 'bootstrapping.joining.addingLearner.running', [addLearner(3)]]]);
+    join(d, 3, [0, 2], 'bootstrapping.joining');
+    play(d, [
+      [
+        members([
+          [0, 'voter'],
+          [2, 'voter'],
+          [3, 'voter'],
+        ]),
+        'observing',
+      ],
+      [voters(0, 2, 3), 'updatingBudget.running', [budget(2)]],
+      [budgetSet(2), 'steady', []],
+    ]);
+  });
+
+  it('a learner whose node is lost while it catches up is replaced too, not promoted for ever', () => {
+    const d = promotingSecondOfThree();
+    play(d, [
+      [failed('promoteLearner', 'ERR_LEARNER_NOT_IN_SYNC'), 'bootstrapping.joining.promoting.backingOff'],
+      [
+        members([
+          [0, 'voter'],
+          [1, 'nodeLost'],
+        ]),
+        'observing',
+        [],
+      ],
+      [
+        etcd([
+          [0, false, true],
+          [1, true, true],
+        ]),
+        'replacing.removing.deletingMember.running',
+        [{ type: 'deleteMember', params: { member: 'demo-1' } }],
+      ],
+    ]);
+  });
+
+  it('a seed whose node is lost before it started: the bootstrap waits and says which member and why', () => {
+    const d = newCluster();
+    play(d, [
+      [spec(3), 'bootstrapping.seeding.creatingServices.running'],
+      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
+      [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
+      [members([[0, 'nodeLost']]), 'bootstrapping.seeding.awaitingSeed', []],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toBe(
+      'waiting for the seed member demo-0 to start a new etcd cluster; EtcdMember demo-0: its node is down or gone (nodeLost; kubectl describe etcdmember demo-0 says which)',
+    );
   });
 
   it('does not replace a lost member when removing it would lose quorum', () => {

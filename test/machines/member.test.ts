@@ -294,6 +294,59 @@ describe('member machine', () => {
     expect(d.context.dataLost).toBeNull();
   });
 
+  /** A learner that never started: its Pod on node-b is Pending, etcd lists it, not started. */
+  function unstartedLearner(): Driver<typeof memberMachine> {
+    const d = new Driver(memberMachine, { member, bootstrap: false, medium: '' });
+    play(d, [
+      [updated(), 'pending'],
+      [pvc(true), 'pending'],
+      [noPod(), 'joiningLearner.starting.creatingPod.running', [intent('createPod')]],
+      [ok('createPod', { uid: 'p1' }), 'joiningLearner.starting.awaitingReady'],
+      [pod(false), 'joiningLearner.starting.awaitingReady'],
+      [
+        { type: 'etcd.member.observed', at: at(), member: { id: 'b1', name: '', peerURL: peer, learner: true } },
+        'joiningLearner.starting.awaitingReady',
+      ],
+    ]);
+    return d;
+  }
+  /** Its claim, bound to a volume pinned to node-b, which no longer exists. */
+  const pvcOnLostNode = (): MemberEvent => ({ type: 'k8s.pvc.observed', at: at(), bound: true, lostNode: 'node-b' });
+
+  it('a learner that never started, whose node was deleted (its Pod with it, its volume pinned there), waits as nodeLost, no new Pod', () => {
+    const d = unstartedLearner();
+    play(d, [
+      // Kubernetes' garbage collector deleted the Pod of the deleted node: a new Pod could only be Pending.
+      [noPod(), 'joiningLearner.starting.creatingPod.running', [intent('createPod')]],
+      [pvcOnLostNode(), 'nodeLost', []],
+      [noPod(), 'nodeLost', []],
+    ]);
+    expect(describeMember('nodeLost', d.context).message).toContain('pinned to node node-b, which no longer exists');
+    // Deleted by the cluster machine: it leaves etcd (a learner) and lets go; no Pod is left to force.
+    play(d, [
+      [
+        updated({ deleting: true }),
+        'removing.leavingEtcd.running',
+        [intent('removeEtcdMember', { peerURL: peer, memberID: 'b1', reason: 'its EtcdMember is being deleted' })],
+      ],
+      [ok('removeEtcdMember'), 'removing.releasing.running', [intent('releaseFinalizer')]],
+    ]);
+  });
+
+  it('a learner that never started, its Pod evicted from a down node, waits as nodeLost', () => {
+    const d = unstartedLearner();
+    play(d, [[podEvicted(), 'nodeLost', []]]);
+  });
+
+  it('a claim pinned to a live node (the lost node back) lets the member start there again', () => {
+    const d = unstartedLearner();
+    play(d, [
+      [pvcOnLostNode(), 'nodeLost', []],
+      [noPod(), 'nodeLost', []],
+      [pvc(true), 'joiningLearner.starting.creatingPod.running', [intent('createPod')]],
+    ]);
+  });
+
   it('parks: its Pod goes, its volume stays, and it restarts from it when woken', () => {
     const d = runningVoter();
     play(d, [

@@ -8,12 +8,12 @@ const dir = mkdtempSync(join(tmpdir(), 'failpoints-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const module = join(import.meta.dirname, '../../manager/failpoints.ts');
 
-/** Runs a process that passes the given failpoints in order; resolves with how it ended. */
+/** Runs a process that passes the given failpoints in order (`name` or `name@window`); resolves with how it ended. */
 function pass(
   names: readonly string[],
   env: Record<string, string>,
 ): Promise<{ signal: string | null; stderr: string }> {
-  const script = `const { failpoint } = await import(${JSON.stringify(module)}); for (const n of ${JSON.stringify(names)}) failpoint(n);`;
+  const script = `const { failpoint } = await import(${JSON.stringify(module)}); for (const p of ${JSON.stringify(names)}) { const [n, w] = p.split('@'); failpoint(n, w === undefined ? undefined : () => w); }`;
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -56,5 +56,32 @@ describe('failpoints', () => {
     });
     expect(r.signal).toBe('SIGTERM');
     expect(r.stderr).toContain('failpoint upload-part reached: SIGTERM');
+  });
+
+  it('with windows, the count file names each window, and an armed window counts only the times reached in it', async () => {
+    const { windowId } = await import('../../manager/failpoints.ts');
+    const file = join(dir, 'windows.txt');
+    const probe = 'member: voter -etcd.probe.answered-> voter []';
+    const add = 'cluster: observing -k8s.cluster.changed-> scaling.adding [addLearner]';
+    const r = await pass([`after-journal-step@${probe}`, `after-journal-step@${add}`, `after-journal-step@${probe}`], {
+      ETCD_OPERATOR_FAILPOINT: 'after-journal-step:1',
+      ETCD_OPERATOR_FAILPOINT_WINDOW: windowId(add),
+      ETCD_OPERATOR_FAILPOINT_COUNT: file,
+    });
+    expect(r.signal).toBe('SIGKILL');
+    expect(r.stderr).toContain(`failpoint after-journal-step reached in ${add}: SIGKILL`);
+    expect(readFileSync(file, 'utf8')).toBe(
+      `after-journal-step\t${windowId(probe)}\t${probe}\nafter-journal-step\t${windowId(add)}\t${add}\n`,
+    );
+  });
+
+  it('names a state as a path, parallel regions side by side', async () => {
+    const { stateName, stepWindow } = await import('../../manager/failpoints.ts');
+    expect(stateName('observing')).toBe('observing');
+    expect(stateName({ upgrading: { awaitingMember: {} } })).toBe('upgrading.awaitingMember');
+    expect(stateName({ a: 'x', b: { c: 'y' } })).toBe('a.x,b.c.y');
+    expect(stepWindow('member', 'voter', 'k8s.pod.deleted', { replacing: 'removing' }, ['deletePod'])).toBe(
+      'member: voter -k8s.pod.deleted-> replacing.removing [deletePod]',
+    );
   });
 });

@@ -36,6 +36,7 @@ function fakeKube() {
     custom: {
       getNamespacedCustomObject: () => Promise.resolve({ status: {} }),
       patchNamespacedCustomObjectStatus: () => Promise.resolve({}),
+      patchNamespacedCustomObject: () => Promise.resolve({}),
     },
   } as unknown as KubeClients;
   return { kube, events };
@@ -172,7 +173,7 @@ describe('journal keeper: a journal damaged while the manager runs', () => {
       expect(rt.keeper.journal.objects()).toEqual([]);
       expect(rt.keeper.unwritable).toBeUndefined();
 
-      // Both objects are worked on the new journal: each resumed from its status.observed, each told once.
+      // Both objects are worked on the new journal: each resumed from its resume annotation, each told once.
       for (let round = 0; round < 3; round++) {
         expect(await rt.work('demo')).toBe('done');
         expect(await rt.work('other')).toBe('done');
@@ -190,7 +191,7 @@ describe('journal keeper: a journal damaged while the manager runs', () => {
         ['other', 'Warning'],
       ]);
       expect(rt.replacedEvents()[0]?.message).toContain(`${file}`);
-      expect(rt.replacedEvents()[0]?.message).toMatch(/resumes from step \d+ of its status.observed/);
+      expect(rt.replacedEvents()[0]?.message).toMatch(/resumes from step \d+ of its resume annotation/);
       expect(rt.said(/the journal was damaged/)).toHaveLength(1);
       expect(rt.said(/the journal was damaged/)[0]?.reason).toMatch(/is damaged: .*malformed.*SQLITE_CORRUPT/);
       expect(rt.metrics.journalReplaced.get()).toBe(1);

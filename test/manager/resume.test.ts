@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AnyStateMachine, StateNode } from 'xstate';
+import { transition, type AnyStateMachine, type StateNode, type StateValue } from 'xstate';
 import type { ObservedMachine } from '../../api/v1alpha1/index.ts';
 import type { EffectContext, Handler } from '../../effects/types.ts';
 import { Journal } from '../../journal/index.ts';
@@ -12,11 +12,16 @@ import { memberMachine } from '../../machines/member.ts';
 import { initialMemberContext } from '../../machines/member-decide.ts';
 import { peerURL } from '../../machines/policy.ts';
 import {
+  briefObserved,
   journalObservedStep,
   newerSource,
   observedMachine,
   OBSERVED_LIMITS,
+  readAnnotation,
   readObserved,
+  readResume,
+  RESUME_ANNOTATION_LIMIT,
+  resumeAnnotation,
   RESUMED_EVENT,
 } from '../../manager/resume.ts';
 import { Runner, type Handlers, type PublishedStep } from '../../manager/runner.ts';
@@ -111,6 +116,49 @@ describe('status.observed: a step round-trips to the same machine snapshot', () 
       }
     });
   }
+
+  for (const [name, machine, context] of cases) {
+    it(`${name} machine: every state and its context come back equal from the resume annotation, whose first line is the step`, () => {
+      const intents = [{ type: 'addLearner', params: { member: 'demo-1', peerURL: url(1) } }];
+      for (const [i, state] of leafStates(machine).entries()) {
+        const before = machine.resolveState({
+          value: readObserved({ sequence: 1, state, context: '{}' })!.value,
+          context,
+        });
+        const full = observedMachine(i + 7, before, intents);
+        const value = resumeAnnotation(full)!;
+        // What kubectl describe shows of it (one line, shortened to 138 characters) begins with the step.
+        expect(value.slice(0, 138), state).toMatch(
+          new RegExp(`^\\{"sequence":${i + 7},"state":"${state}","intents":\\[`),
+        );
+        expect(value, state).not.toContain('\n');
+        const point = readAnnotation(value)!;
+        const after = machine.resolveState({ value: point.value, context: point.context });
+        const snap = (x: { value: unknown; context: unknown }) => ({ value: x.value, context: x.context });
+        expect(snap(after), state).toEqual(snap(before));
+        expect([point.seq, point.intents]).toEqual([i + 7, intents]);
+        // status.observed keeps only the sequence and state.
+        expect(briefObserved(full)).toEqual({ sequence: i + 7, state });
+      }
+    });
+  }
+
+  it('reads the later of the annotation and status.observed; an older manager wrote the whole step into the status', () => {
+    const step = (seq: number) => observedMachine(seq, { value: 'steady', context: clusterContext }, []);
+    expect(readResume(resumeAnnotation(step(12))!, briefObserved(step(12)))?.seq).toBe(12);
+    // Status written by an older manager, after an annotation of an even older one (or none).
+    expect(readResume(resumeAnnotation(step(12))!, throughApi(step(14)))?.seq).toBe(14);
+    expect(readResume(undefined, throughApi(step(14)))?.seq).toBe(14);
+    // Written since by this manager: the annotation, past the old status's step.
+    expect(readResume(resumeAnnotation(step(15))!, throughApi(step(14)))?.seq).toBe(15);
+    expect(readResume('not json', undefined)).toBeUndefined();
+    expect(readResume(undefined, { sequence: 15, state: 'steady' })).toBeUndefined();
+  });
+
+  it('a step too large for an annotation is not carried (the annotation is removed): a manager without its journal adopts the object', () => {
+    const huge = { ...clusterContext, memberNames: ['x'.repeat(RESUME_ANNOTATION_LIMIT)] };
+    expect(resumeAnnotation(observedMachine(9, { value: 'steady', context: huge }, []))).toBeNull();
+  });
 
   it('a step too large for the CRD is carried without its machine, and reads as no step to resume from', () => {
     const huge = { ...clusterContext, memberNames: ['x'.repeat(OBSERVED_LIMITS.context)] };
@@ -225,46 +273,60 @@ describe('status.observed: a manager that lost its journal resumes mid-step', ()
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('killed after a learner was added and before its EtcdMember was made: the same learner goes on, none is added again', async () => {
-    const first = Journal.open(join(dir, 'first.db'));
-    let status: ObservedMachine | undefined;
-    const learner = addLearner(true);
-    const handlers = { ensureServices: ok('ensureServices').handler, createMember: ok('createMember').handler };
-    await upToAddLearner(
-      runner(first, { ...handlers, addLearner: learner.handler }, (s) => {
-        status = throughApi(observedMachine(s.seq, s.snapshot, s.intents));
-        return Promise.resolve();
-      }),
-    );
-    while (learner.calls.run === 0) await new Promise((res) => setImmediate(res));
-    expect([...etcd.values()]).toEqual(['b1']);
-    expect(status!.intents!.map((i) => i.type)).toEqual(['addLearner']);
-    first.close(); // killed; its journal is lost with its volume
+  // What the object carries: the resume annotation (this manager), or the whole step in status.observed (an older one).
+  const FORMS = {
+    'the resume annotation': (o: ObservedMachine) => ({
+      annotation: resumeAnnotation(o as Required<ObservedMachine>) ?? undefined,
+      observed: throughApi(briefObserved(o as Required<ObservedMachine>)),
+    }),
+    'status.observed as an older manager wrote it': (o: ObservedMachine) => ({
+      annotation: undefined,
+      observed: throughApi(o),
+    }),
+  } as const;
+  it.each(Object.entries(FORMS))(
+    'killed after a learner was added and before its EtcdMember was made, resumed from %s: the same learner goes on, none is added again',
+    async (_, form) => {
+      const first = Journal.open(join(dir, 'first.db'));
+      let carried: ReturnType<typeof form> | undefined;
+      const learner = addLearner(true);
+      const handlers = { ensureServices: ok('ensureServices').handler, createMember: ok('createMember').handler };
+      await upToAddLearner(
+        runner(first, { ...handlers, addLearner: learner.handler }, (s) => {
+          carried = form(observedMachine(s.seq, s.snapshot, s.intents));
+          return Promise.resolve();
+        }),
+      );
+      while (learner.calls.run === 0) await new Promise((res) => setImmediate(res));
+      expect([...etcd.values()]).toEqual(['b1']);
+      first.close(); // killed; its journal is lost with its volume
 
-    const second = Journal.open(join(dir, 'second.db'));
-    const point = readObserved(status);
-    expect(newerSource(second.snapshot(clusterRef.uid)?.seq, point)).toBe('status');
-    journalObservedStep(second, clusterRef, 'cluster', clusterMachine, point!, now());
-    const again = addLearner(false);
-    const create = ok('createMember');
-    const r = runner(second, { ...handlers, addLearner: again.handler, createMember: create.handler });
-    expect(path(r.snapshot.value)).toBe('bootstrapping.joining.addingLearner.running');
-    await r.resume();
+      const second = Journal.open(join(dir, 'second.db'));
+      const point = readResume(carried?.annotation, carried?.observed);
+      expect(point!.intents.map((i) => i.type)).toEqual(['addLearner']);
+      expect(newerSource(second.snapshot(clusterRef.uid)?.seq, point)).toBe('status');
+      journalObservedStep(second, clusterRef, 'cluster', clusterMachine, point!, now());
+      const again = addLearner(false);
+      const create = ok('createMember');
+      const r = runner(second, { ...handlers, addLearner: again.handler, createMember: create.handler });
+      expect(path(r.snapshot.value)).toBe('bootstrapping.joining.addingLearner.running');
+      await r.resume();
 
-    expect(again.calls).toEqual({ run: 0, recover: 1 });
-    expect([...etcd.values()]).toEqual(['b1']);
-    expect(create.calls.run).toBe(1);
-    const joining = (r.snapshot.context as typeof clusterContext).joining;
-    expect(joining).toMatchObject({ member: 'demo-1', memberID: 'b1' });
-    const rows = second.timeline({ uid: clusterRef.uid });
-    expect(rows[0]).toMatchObject({ entry: 'event', name: RESUMED_EVENT, seq: point!.seq });
-    expect(rows.filter((row) => row.entry === 'outcome').map((o) => [o.name, o.recovered ?? false])).toEqual([
-      ['addLearner', true],
-      ['createMember', false],
-    ]);
-    expect(second.snapshot(clusterRef.uid)!.seq).toBeGreaterThan(point!.seq);
-    second.close();
-  });
+      expect(again.calls).toEqual({ run: 0, recover: 1 });
+      expect([...etcd.values()]).toEqual(['b1']);
+      expect(create.calls.run).toBe(1);
+      const joining = (r.snapshot.context as typeof clusterContext).joining;
+      expect(joining).toMatchObject({ member: 'demo-1', memberID: 'b1' });
+      const rows = second.timeline({ uid: clusterRef.uid });
+      expect(rows[0]).toMatchObject({ entry: 'event', name: RESUMED_EVENT, seq: point!.seq });
+      expect(rows.filter((row) => row.entry === 'outcome').map((o) => [o.name, o.recovered ?? false])).toEqual([
+        ['addLearner', true],
+        ['createMember', false],
+      ]);
+      expect(second.snapshot(clusterRef.uid)!.seq).toBeGreaterThan(point!.seq);
+      second.close();
+    },
+  );
 
   it('killed between the journal write and the status write: resumed from the step before, the lost step is taken again and its intent runs once', async () => {
     const first = Journal.open(join(dir, 'first.db'));
@@ -340,4 +402,49 @@ describe('status.observed: a manager that lost its journal resumes mid-step', ()
     expect(path(r.snapshot.value)).toBe('bootstrapping.joining.awaitingStart');
     journal.close();
   });
+});
+
+describe('status.observed written in the old form: resumed by this manager', () => {
+  interface FixtureStep {
+    readonly before: { readonly value: StateValue; readonly context: Record<string, unknown> };
+    readonly event: { readonly type: string };
+    readonly after: string;
+  }
+  const fixture = JSON.parse(
+    readFileSync(new URL('../fixtures/cluster-journal-before-cut.json', import.meta.url), 'utf8'),
+  ) as { steps: FixtureStep[] };
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'resume-old-form-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.each(fixture.steps.map((s, i) => [`${path(s.before.value)} + ${s.event.type} -> ${s.after}`, s, i] as const))(
+    '%s',
+    (_, step, i) => {
+      // status.observed as the manager wrote it until now: the whole step, the context as a JSON string; no annotation.
+      const old = throughApi({
+        sequence: 100 + i,
+        state: path(step.before.value),
+        context: JSON.stringify(step.before.context),
+        intents: [],
+      });
+      const point = readResume(undefined, old)!;
+      expect(newerSource(99 + i, point)).toBe('status');
+      const journal = Journal.open(join(dir, `old-form-${i}.db`));
+      try {
+        journalObservedStep(journal, clusterRef, 'cluster', clusterMachine, point, now());
+        // As the runner reads it back from the journal.
+        const persisted = journal.snapshot(clusterRef.uid)!.state as { value: StateValue; context: object };
+        const resumed = clusterMachine.resolveState({
+          value: persisted.value,
+          context: persisted.context as never,
+        });
+        expect(path(resumed.value)).toBe(path(step.before.value));
+        const [next] = transition(clusterMachine, resumed, step.event as never);
+        expect(path(next.value)).toBe(step.after);
+      } finally {
+        journal.close();
+      }
+    },
+  );
 });

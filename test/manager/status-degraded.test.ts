@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { ClusterEvent } from '../../machines/types.ts';
 import { UNWELL_GRACE_MS } from '../../manager/status-degraded.ts';
 import { at, bootstrap, condition, listed, memberList, ok, Recorder, spec, tick } from './cluster-recorder.ts';
 
@@ -70,5 +71,48 @@ describe('manager: Degraded says when something needs attention', () => {
       fail();
     }
     expect(condition(r.status, 'Degraded')).toMatchObject({ status: 'True', reason: 'StepRetrying' });
+  });
+});
+
+describe('manager: Available counts quorum over every voter etcd lists', () => {
+  /** Our three voters, demo-2 down, and two voters etcd lists that no EtcdMember accounts for (down too). */
+  const withStrangers = (strangersUp: boolean): ClusterEvent => {
+    const base = listed(3, undefined, [2]) as Extract<ClusterEvent, { type: 'etcd.members.listed' }>;
+    const strangers = ['x0', 'x1'].map((name) => ({
+      id: `f${name}`,
+      name,
+      peerURL: `https://${name}.elsewhere:2380`,
+      learner: false,
+    }));
+    return {
+      ...base,
+      etcd: {
+        ...base.etcd,
+        members: [...base.etcd.members, ...strangers],
+        healthy: [...base.etcd.healthy, ...(strangersUp ? strangers.map((s) => s.id) : [])],
+      },
+    };
+  };
+
+  it('two of five voters healthy is no quorum, though both healthy ones are of the three with an EtcdMember', () => {
+    const r = bootstrap(3);
+    r.send(withStrangers(false));
+    expect(condition(r.status, 'Available')).toMatchObject({
+      status: 'False',
+      reason: 'QuorumLost',
+      message: '2 of 5 voters healthy; a quorum is 3',
+    });
+    r.send(tick(UNWELL_GRACE_MS), withStrangers(false));
+    expect(condition(r.status, 'Degraded')).toMatchObject({ status: 'True', reason: 'QuorumLost' });
+  });
+
+  it('four of five healthy is a quorum, though one of the three with an EtcdMember is down', () => {
+    const r = bootstrap(3);
+    r.send(withStrangers(true));
+    expect(condition(r.status, 'Available')).toMatchObject({
+      status: 'True',
+      reason: 'QuorumHealthy',
+      message: '4 of 5 voters healthy',
+    });
   });
 });

@@ -461,7 +461,7 @@ describe('manager: the status of maintenance', () => {
     expect(condition(disarmed, 'Degraded')).toMatchObject({ status: 'False' });
   });
 
-  it('records Upgraded only when the roll is over, not each time a member of it is done', () => {
+  it('records Upgraded only when the roll is over and etcd answers from every member with the version, not each time a member of it is done', () => {
     const member = (n: number, version: string): MemberObservation => ({
       name: `demo-${n}`,
       ordinal: n,
@@ -471,22 +471,42 @@ describe('manager: the status of maintenance', () => {
       deleting: false,
       version,
     });
-    const context = (versions: string[]) => ({
+    const context = (versions: string[], answering: (string | null)[] | null) => ({
       ...initialClusterContext(ref),
       spec: { replicas: 2, version: '3.6.16' },
       target: { replicas: 2, version: '3.6.16' },
       members: versions.map((v, n) => member(n, v)),
+      etcd: answering && {
+        clusterID: 'c1',
+        members: versions.map((_, n) => ({
+          id: `a${n}`,
+          name: `demo-${n}`,
+          peerURL: peerURL(ref, `demo-${n}`),
+          learner: false,
+        })),
+        healthy: answering.flatMap((v, n) => (v ? [`a${n}`] : [])),
+        versions: Object.fromEntries(answering.flatMap((v, n) => (v ? [[`a${n}`, v]] : []))),
+      },
     });
-    const step = (versions: string[]) => ({
+    const step = (versions: string[], answering: (string | null)[] | null, from = 'upgrading.awaitingMember') => ({
       seq: 9,
-      from: 'upgrading.awaitingMember',
+      from,
       to: 'observing',
-      context: context(versions),
+      context: context(versions, answering),
       generation: 2,
     });
-    const midway = clusterStatus(undefined, step(['3.5.35', '3.6.16']), at());
-    expect(condition(midway, 'Upgraded')).toBeUndefined();
-    const over = clusterStatus(midway, step(['3.6.16', '3.6.16']), at());
-    expect(condition(over, 'Upgraded')).toMatchObject({ status: 'True', message: 'every member runs etcd 3.6.16' });
+    const midway = clusterStatus(undefined, step(['3.5.35', '3.6.16'], ['3.5.35', '3.6.16']), at());
+    expect(condition(midway, 'Upgraded')).toMatchObject({ status: 'False', reason: 'Upgrading' });
+    // Every EtcdMember asks for 3.6.16, but etcd was not heard from: not yet.
+    const unheard = clusterStatus(midway, step(['3.6.16', '3.6.16'], null), at());
+    expect(condition(unheard, 'Upgraded')).toMatchObject({
+      status: 'False',
+      message: 'upgrading to etcd 3.6.16: 0 of 2 members answer with it; not yet: demo-0, demo-1',
+    });
+    const over = clusterStatus(unheard, step(['3.6.16', '3.6.16'], ['3.6.16', '3.6.16'], 'observing'), at());
+    expect(condition(over, 'Upgraded')).toMatchObject({
+      status: 'True',
+      message: 'every member runs etcd 3.6.16',
+    });
   });
 });

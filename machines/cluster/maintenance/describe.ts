@@ -15,6 +15,8 @@ import {
   type DefragSummary,
   type MaintenanceView,
 } from './rules.ts';
+import { ConditionReason } from '../../../api/conditions.ts';
+import type { ClusterContext } from '../../cluster-decide.ts';
 import type { ConcernWords } from '../concern.ts';
 
 /** A time as status and Events write it: RFC 3339 in UTC, whole seconds. */
@@ -116,6 +118,13 @@ export function defragSummary(s: DefragSummary): string {
     : `freed ${formatBytes(total)} on ${whom} (${each}), ${why(s)}, finished at ${time(s.finishedAt)}`;
 }
 
+/** The run finished in this step, not dropped for a spec edit (the summary is then an older run's). */
+const finishedNow = (c: ClusterContext): boolean => !c.defrag && (c.lastDefrag?.finishedAt ?? -1) >= c.stepStartedAt;
+
+/** Members the last run passed over that are still members. */
+const passedOver = (c: ClusterContext): string[] =>
+  (c.lastDefrag?.skipped ?? []).filter((name) => c.members.some((m) => m.name === name && !m.deleting));
+
 /** Maintenance's words: its steps' messages, and Defragmented once a run finished. */
 export const maintenanceWords: ConcernWords = {
   describe: {
@@ -127,8 +136,16 @@ export const maintenanceWords: ConcernWords = {
     defragmenting: {
       condition: 'Defragmented',
       message: (c) => (c.lastDefrag ? defragSummary(c.lastDefrag) : 'no member needed it'),
-      // Finished in this run, not dropped for a spec edit (the summary is then an older run's).
-      done: (c) => !c.defrag && (c.lastDefrag?.finishedAt ?? -1) >= c.stepStartedAt,
+      // Finished in this run on every member it took that is still here.
+      done: (c) => finishedNow(c) && passedOver(c).length === 0,
+      // A run that passed over a member says so; one dropped for a spec edit leaves the last run's word.
+      unfinished: (c) =>
+        finishedNow(c) && c.lastDefrag
+          ? {
+              reason: ConditionReason.Incomplete,
+              message: `${defragSummary(c.lastDefrag)}; not defragmented: ${passedOver(c).join(', ')} (etcd did not list it at its turn)`,
+            }
+          : null,
     },
   },
 };

@@ -34,6 +34,8 @@ export interface DefragRun {
   readonly remaining: readonly string[];
   /** Members done, in order, with the bytes each gave back. */
   readonly done: readonly { readonly member: string; readonly freed: number }[];
+  /** Members passed over, by name: gone, or not listed by etcd, at their turn. Absent: none. */
+  readonly skipped?: readonly string[];
   /** The member whose turn it is (or was, until the next is chosen), and its etcd ID. */
   readonly member: string | null;
   readonly memberID: string;
@@ -47,6 +49,7 @@ export interface DefragSummary {
   readonly reason: DefragReason;
   readonly scheduledAt: number | null;
   readonly done: DefragRun['done'];
+  readonly skipped?: DefragRun['skipped'];
   readonly finishedAt: number;
   readonly fragmented?: Readonly<Record<string, number>>;
 }

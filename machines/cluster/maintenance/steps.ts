@@ -81,8 +81,14 @@ export const maintenanceUpdates = {
     const member = run && nextMember(c, run);
     return run && member ? { defrag: { ...run, member, memberID: idOf(c, member) ?? '' } } : {};
   },
-  skipDefragee: (c) =>
-    c.defrag ? { defrag: { ...c.defrag, remaining: c.defrag.remaining.filter((m) => m !== c.defrag?.member) } } : {},
+  skipDefragee: (c) => {
+    const run = c.defrag;
+    if (!run) return {};
+    const skipped = run.member !== null ? [...(run.skipped ?? []), run.member] : run.skipped;
+    return {
+      defrag: { ...run, remaining: run.remaining.filter((m) => m !== run.member), ...(skipped ? { skipped } : {}) },
+    };
+  },
   recordDefragmented: (c, e) => {
     const run = c.defrag;
     if (!run?.member) return {};
@@ -175,6 +181,7 @@ const summary = (run: DefragRun, now: number): DefragSummary => ({
   reason: run.reason,
   scheduledAt: run.scheduledAt,
   done: run.done,
+  ...(run.skipped?.length ? { skipped: run.skipped } : {}),
   finishedAt: now,
   ...(run.fragmented ? { fragmented: run.fragmented } : {}),
 });

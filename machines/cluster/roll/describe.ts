@@ -1,8 +1,9 @@
 /** What a user reads about a roll: which member, where it stands, what it waits for; and Upgraded. */
 import type { ClusterContext } from '../../cluster-decide.ts';
-import { preUpgradeSnapshotName } from '../../policy.ts';
+import { ConditionReason } from '../../../api/conditions.ts';
+import { etcdMemberFor, preUpgradeSnapshotName } from '../../policy.ts';
 import { retarget, type ConcernWords } from '../concern.ts';
-import { outdatedMembers, preUpgradeSnapshot } from './rules.ts';
+import { preUpgradeSnapshot } from './rules.ts';
 
 /** The snapshot a roll takes first: taking it, waiting for it, or what to do once it failed. */
 function snapshotMessage(c: ClusterContext, to: string): string {
@@ -41,15 +42,51 @@ export function upgradeMessage(sub: string, c: ClusterContext): string {
   return `${head}: waiting for it to restart ${caOnly ? 'with them' : 'on the new version'}, answer and catch up with the leader${then}`;
 }
 
-/** The roll's words: its step's message, and Upgraded once every member runs the target. */
+/** The roll's words: its step's message, and Upgraded once etcd answers from every member with the target. */
 export const rollWords: ConcernWords = {
   describe: { upgrading: upgradeMessage },
   completes: {
     upgrading: {
       condition: 'Upgraded',
-      message: (c) => `every member runs etcd ${c.target?.version ?? '?'}`,
-      // Left for another step with members still to go (a new spec, a member to replace): not done yet.
-      done: (c) => outdatedMembers(c).length === 0,
+      message: (c) => `every member runs etcd ${c.target?.version ?? ''}`,
+      // Each member's EtcdMember is set and etcd answers from it with the version: leaving the
+      // step for another (a new spec, a member to replace) or between members is not enough.
+      // New CAs alone (the same version) change nothing it says.
+      done: (c) =>
+        !c.members.some((m) => !m.deleting && m.version !== undefined && m.version !== c.target?.version) &&
+        rolled(c).missing.length === 0,
+      running: {
+        reason: ConditionReason.Upgrading,
+        message: (c) => {
+          const { runs, missing } = rolled(c);
+          const to = c.target?.version ?? 'the target version';
+          const waiting = missing.length > 0 ? `; not yet: ${missing.join(', ')}` : '';
+          return `upgrading to etcd ${to}: ${runs.length} of ${runs.length + missing.length} members answer with it${waiting}`;
+        },
+      },
     },
   },
 };
+
+/**
+ * The members etcd answers from with the target version, and those it does not (yet): every
+ * EtcdMember that stays and every member etcd lists, by name (an unnamed one by its ID).
+ */
+export function rolled(c: ClusterContext): { runs: string[]; missing: string[] } {
+  const version = c.target?.version;
+  const etcd = c.etcdError === null ? c.etcd : null;
+  const named = c.members
+    .filter((m) => !m.deleting)
+    .map((m) => ({ name: m.name, id: etcdMemberFor(c.cluster, etcd, m.name)?.id }));
+  const known = new Set(named.map((m) => m.id));
+  const unnamed = (etcd?.members ?? [])
+    .filter((m) => !known.has(m.id))
+    .map((m) => ({ name: m.name || m.id, id: m.id }));
+  const all = [...named, ...unnamed];
+  const answers = (id: string | undefined): boolean =>
+    id !== undefined && version !== undefined && etcd?.versions?.[id] === version;
+  return {
+    runs: all.filter((m) => answers(m.id)).map((m) => m.name),
+    missing: all.filter((m) => !answers(m.id)).map((m) => m.name),
+  };
+}

@@ -1,6 +1,7 @@
 /** What a user reads about volumes: an expansion in flight, a refusal, and VolumesExpanded once done. */
 import type { ConcernWords } from '../concern.ts';
-import { GROW_RECHECK_MS, growProgress, volumesDecision, type VolumesView } from './rules.ts';
+import { ConditionReason } from '../../../api/conditions.ts';
+import { GROW_RECHECK_MS, growProgress, volumesShowSize, type VolumesView } from './rules.ts';
 
 /** A step of an expansion: `growing volumes to 128Mi: demo-0 done, demo-1 waiting`. */
 export function growMessage(sub: string, c: VolumesView): string {
@@ -30,10 +31,17 @@ export const volumeWords: ConcernWords = {
     resizingVolumes: {
       condition: 'VolumesExpanded',
       message: (c) =>
-        `every member's volume claim shows ${c.volumeSize?.quantity ?? '?'}: ${c.volumeSize ? growProgress(c, c.volumeSize.bytes) : ''}`,
-      // Left for another step with claims still to grow: not done yet.
-      done: (c) => volumesDecision(c) === null,
+        `every member's volume claim shows ${c.volumeSize?.quantity ?? ''}: ${c.volumeSize ? growProgress(c, c.volumeSize.bytes) : ''}`,
+      // Every member that stays has a bound claim showing spec.storage.size, its file system grown.
+      done: (c) => volumesShowSize(c),
+      running: {
+        reason: ConditionReason.ResizingVolumes,
+        message: (c) =>
+          c.volumeSize
+            ? `growing volumes to ${c.volumeSize.quantity}: ${growProgress(c, c.volumeSize.bytes) || 'no claim listed yet'}`
+            : 'growing volumes to storage.size',
+      },
     },
   },
-  holds: { volumesRefused: { condition: 'VolumesExpanded', reason: 'ExpansionNotAllowed' } },
+  holds: { volumesRefused: { condition: 'VolumesExpanded', reason: ConditionReason.ExpansionNotAllowed } },
 };

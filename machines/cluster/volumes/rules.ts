@@ -102,6 +102,16 @@ export const nextClaim = (c: VolumesView): ClaimObservation | undefined =>
 export const growDone = (c: VolumesView): boolean =>
   c.grow != null && liveClaims(c).every((k) => k.capacity === null || claimDone(k, c.grow?.size.bytes ?? 0));
 
+/** Every member that stays has a claim, bound, that shows spec.storage.size to its Pod. */
+export const volumesShowSize = (c: VolumesView): boolean => {
+  const size = c.volumeSize;
+  if (!size) return false;
+  const claims = c.claims ?? [];
+  return c.members
+    .filter((m) => !m.deleting)
+    .every((m) => claims.some((k) => k.member === m.name && claimDone(k, size.bytes)));
+};
+
 /** Where each member's claim stands: `demo-0 done, demo-1 waiting, demo-2 failed (...)`. */
 export function growProgress(c: VolumesView, bytes: number): string {
   return liveClaims(c)

@@ -13,6 +13,13 @@ describe('isolation with a network namespace per Pod', () => {
     }
   });
 
+  it("in a real node's namespace, drops bridged packets alone (Pods of that node), so the node's own reach its Pods", () => {
+    const script = renderIsolation('iso', ['10.245.1.4'], ['bridge']);
+    expect(script).not.toContain('inet');
+    expect(script).toContain('table bridge iso {\n');
+    expect(script).toContain('ip saddr @isolated drop');
+  });
+
   it('with nothing isolated, only removes the tables', () => {
     expect(renderIsolation('iso', [])).toBe(
       'table bridge iso {}\ndelete table bridge iso\ntable inet iso {}\ndelete table inet iso\n',

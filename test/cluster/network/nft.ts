@@ -50,10 +50,11 @@ export async function ensureNft(log: Log): Promise<void> {
   if (!(await haveNft())) throw new NftError('ERR_NFT_MISSING', 'nftables installed but nft does not run');
 }
 
-/** Loads an nft script in one transaction. */
-export async function nft(script: string): Promise<void> {
+/** Loads an nft script in one transaction, in the machine's network namespace or the named one. */
+export async function nft(script: string, netns?: string): Promise<void> {
+  const [cmd, args] = netns ? ['ip', ['netns', 'exec', netns, 'nft', '-f', '-']] : ['nft', ['-f', '-']];
   await new Promise<void>((resolve, reject) => {
-    const child = execFile('nft', ['-f', '-'], { env: env() }, (err, _stdout, stderr) => {
+    const child = execFile(cmd, args, { env: env() }, (err, _stdout, stderr) => {
       if (err) reject(new NftError('ERR_NFT_RULES', `nft refused the rules: ${stderr.trim()}`, { cause: err }));
       else resolve();
     });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseImage, repoRoot, resolveImage } from './images.ts';
+import { BUSYBOX_IMAGE } from '../images.ts';
 
 describe('images', () => {
   it('splits references into repository and tag', () => {
@@ -37,6 +38,11 @@ describe('images', () => {
     expect(image.files[0]).toMatchObject({ path: '/usr/local/bin/versitygw' });
     expect(image.files[0]!.source).toMatch(/versitygw-v1\.8\.0\/versitygw$/);
     await expect(resolveImage('versity/versitygw:v1.7.0')).rejects.toThrow(/no local versitygw v1\.7\.0/);
+  });
+
+  it("the busybox image, by any of its names, is the machine's own shell and tools", async () => {
+    for (const name of [BUSYBOX_IMAGE, 'library/busybox:1.35.0-glibc', 'busybox:1.35.0-glibc'])
+      expect(await resolveImage(name)).toEqual({ files: [], entrypoint: [], cmd: ['sh'] });
   });
 
   it('an image with no local binaries, or an etcd series with no wrapper module, cannot be pulled', async () => {

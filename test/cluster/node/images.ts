@@ -1,11 +1,13 @@
 /**
  * Maps container images to binaries of this machine: etcd, etcdctl and etcdutl built by
- * test/cluster/tools/build.sh at the image's version, and the operator of this working tree.
+ * test/cluster/tools/build.sh at the image's version, the operator of this working tree,
+ * versitygw, and BusyBox (the machine's own shell and tools).
  */
 import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
+import { BUSYBOX_IMAGE } from '../images.ts';
 import { ImagePullError } from './errors.ts';
 import type { Mount } from './sandbox.ts';
 
@@ -101,11 +103,22 @@ async function resolve(image: string): Promise<ImageContents> {
       cmd: [],
     };
   }
+  if (busyboxNames.has(image)) {
+    // A container here sees the machine's files: its /bin/sh and tools stand in for BusyBox's.
+    return { files: [], entrypoint: [], cmd: ['sh'] };
+  }
   throw new ImagePullError(
     image,
-    'this local node has no binaries for it (it runs quay.io/coreos/etcd:vX.Y.Z, gcr.io/etcd-development/etcd:vX.Y.Z, */etcd-operator and versity/versitygw:vX.Y.Z)',
+    `this local node has no binaries for it (it runs quay.io/coreos/etcd:vX.Y.Z, gcr.io/etcd-development/etcd:vX.Y.Z, */etcd-operator, versity/versitygw:vX.Y.Z and ${BUSYBOX_IMAGE})`,
   );
 }
+
+/** BUSYBOX_IMAGE and the shorter names a Pod may give it. */
+const busyboxNames = new Set([
+  BUSYBOX_IMAGE,
+  BUSYBOX_IMAGE.replace('docker.io/', ''),
+  BUSYBOX_IMAGE.replace('docker.io/library/', ''),
+]);
 
 const versitygwImage = /^(?:docker\.io\/)?versity\/versitygw:(v\d+\.\d+\.\d+)$/;
 

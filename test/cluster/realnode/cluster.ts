@@ -4,12 +4,12 @@
  * - the cluster DNS: CoreDNS answering from the network part's hosts file (hosts plugin,
  *   reloaded every second), so Pods resolve `<svc>.<ns>.svc.cluster.local` and a headless
  *   Service's `<hostname>.<svc>.<ns>.svc...` as the hosts file has said to the process node;
- * - a registry (distribution) holding the etcd images under their real names, which every node's
- *   containerd pulls from through hosts.toml (config.ts registryHosts);
+ * - a registry (distribution) holding the images (images.ts) under their real names, which every node's
+ *   containerd pulls from through hosts.toml (config.ts registryHosts), and any image named after
+ *   another registry at its own path there (defaultRegistryHosts);
  * - the machine's table: DNAT of the DNS and registry addresses, forwarding between nodes only.
  * Services are the network part's DNAT on the machine (see routes.ts for why not kube-proxy).
  */
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LocalControlPlane } from '../controlplane/index.ts';
@@ -21,22 +21,23 @@ import { nft } from '../network/nft.ts';
 import { IMAGE_REPOSITORY } from '../../../hack/image/spec.ts';
 import { LocalRegistry } from '../registry.ts';
 import type { Log } from '../types.ts';
-import { mirrorReference, registryHosts } from './config.ts';
+import { defaultRegistryHosts, mirrorReference, registryHosts } from './config.ts';
 import { writeImageArchive } from './image.ts';
-import type { ImageSpec } from './image.ts';
-import { startRealNode, sandboxImage } from './node.ts';
+import { imageSpecs } from './images.ts';
+import { joinRealNode, writeJoinInfo } from './join.ts';
 import type { RealNode } from './node.ts';
-import { CLUSTER_DNS, machineRules, REGISTRY_ADDRESS, REGISTRY_PORT, removeMachineRules } from './routes.ts';
+import { machineRules, REGISTRY_ADDRESS, REGISTRY_PORT, removeMachineRules } from './routes.ts';
 
-/** etcd releases whose images the nodes can pull (those build.sh builds: tools/etcd-*). */
-export const ETCD_IMAGE_VERSIONS = ['3.5.35', '3.6.16', '3.7.3'];
 /** Upstream registries whose images the nodes pull from the local one. */
 const MIRRORED = ['quay.io', 'registry.k8s.io', 'docker.io', 'ghcr.io'];
 
 /** What the machine runs for the real nodes, started once per cluster. */
 export interface RealNodeServices {
-  /** Starts node `name` (index 1..250; its state in `dir/<name>`) with the cluster's DNS and registry. */
-  startNode(name: string, index: number, labels: Readonly<Record<string, string>>): Promise<RealNode>;
+  /**
+   * Starts (or, after its stop, starts again) node `name`, its state in `dir/<name>`, with the
+   * cluster's DNS and registry (join.ts: other processes start nodes the same way).
+   */
+  startNode(name: string, labels: Readonly<Record<string, string>>): Promise<RealNode>;
   /** The registry's HOST:PORT on the machine (push more images there with mirrorReference). */
   readonly registryHost: string;
   stop(): Promise<void>;
@@ -73,24 +74,23 @@ export async function startRealNodeServices(opts: RealNodeServicesOptions): Prom
       await mkdir(path.join(hostsDir, upstream), { recursive: true });
       await writeFile(path.join(hostsDir, upstream, 'hosts.toml'), registryHosts(upstream, mirror));
     }
+    // Any other name (the registry's own machine address, as the install e2e pushes to it) at its path.
+    await mkdir(path.join(hostsDir, '_default'), { recursive: true });
+    await writeFile(path.join(hostsDir, '_default', 'hosts.toml'), defaultRegistryHosts(mirror));
     const registryPort = Number(registry.host.split(':')[1]);
     await nft(machineRules({ dnsPort: dns.port, registryPort }));
     stops.push(() => nft(removeMachineRules()));
     const cp = opts.controlPlane;
+    await writeJoinInfo(dir, {
+      pkiDir: cp.pki.dir,
+      caCert: cp.pki.caCert,
+      apiserverPort: cp.ports.apiserver,
+      registryHostsDir: hostsDir,
+    });
     return {
       registryHost: registry.host,
-      startNode: (name, index, labels) =>
-        startRealNode({
-          dir: path.join(dir, name),
-          name,
-          index,
-          pki: cp.pki,
-          apiserverPort: cp.ports.apiserver,
-          labels,
-          clusterDNS: CLUSTER_DNS,
-          registryHostsDir: hostsDir,
-          log: opts.log && ((l) => opts.log!(`${name}: ${l}`)),
-        }),
+      startNode: (name, labels) =>
+        joinRealNode({ nodesDir: dir, name, labels, log: opts.log && ((l) => opts.log!(`${name}: ${l}`)) }),
       stop,
     };
   } catch (err) {
@@ -136,27 +136,6 @@ async function startDns(dir: string, hostsFile: string, log?: Log): Promise<{ pr
     30_000,
   );
   return { proc, port };
-}
-
-/** The images the nodes pull: pause (the sandbox) and etcd of each release, laid out like upstream's. */
-async function imageSpecs(): Promise<ImageSpec[]> {
-  const specs: ImageSpec[] = [
-    { name: sandboxImage, files: [{ src: await binary('pause'), dest: '/pause' }], entrypoint: ['/pause'] },
-  ];
-  for (const v of ETCD_IMAGE_VERSIONS) {
-    const etcdDir = path.dirname(await binary('etcd', v));
-    const tools = ['etcd', 'etcdctl', 'etcdutl'];
-    for (const t of tools.slice(1)) await binary(t, v);
-    specs.push({
-      name: `quay.io/coreos/etcd:v${v}`,
-      files: tools
-        .filter((t) => existsSync(path.join(etcdDir, t)))
-        .map((t) => ({ src: path.join(etcdDir, t), dest: `/usr/local/bin/${t}` })),
-      dirs: ['/var/etcd', '/var/lib/etcd', '/tmp'],
-      cmd: ['/usr/local/bin/etcd'],
-    });
-  }
-  return specs;
 }
 
 /**

@@ -1,13 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { cniConfig, containerdConfig, kubeletConfig, mirrorReference, registryHosts } from './config.ts';
+import {
+  cniConfig,
+  containerdConfig,
+  defaultRegistryHosts,
+  kubeletConfig,
+  mirrorReference,
+  registryHosts,
+} from './config.ts';
 
 describe('real node config', () => {
-  it('CNI: a bridge gateway for the node Pod range, Pods routing all through the node', () => {
-    const conf = JSON.parse(cniConfig('10.245.2.0/24')) as { plugins: { type: string; ipam?: unknown }[] };
+  it("CNI: a bridge gateway for the node Pod range, Pods routing all through the node, IPs kept on the node's disk", () => {
+    const conf = JSON.parse(cniConfig('10.245.2.0/24', '/n/cni/ipam')) as {
+      plugins: { type: string; ipam?: unknown }[];
+    };
     expect(conf.plugins.map((p) => p.type)).toEqual(['bridge', 'portmap']);
     expect(conf.plugins[0]!.ipam).toEqual({
       type: 'host-local',
+      dataDir: '/n/cni/ipam',
       ranges: [[{ subnet: '10.245.2.0/24' }]],
       routes: [{ dst: '0.0.0.0/0' }],
     });
@@ -47,6 +57,9 @@ describe('real node config', () => {
       clusterDNS: ['10.96.0.10'],
       clusterDomain: 'cluster.local',
     });
+    expect(without.registerWithTaints).toBeUndefined();
+    const taint = { key: 'etcd-operator.test/private', effect: 'NoSchedule' };
+    expect(parse(kubeletConfig({ ...base, taints: [taint] }))).toMatchObject({ registerWithTaints: [taint] });
   });
 
   it('registry hosts: the upstream name kept as the first path segment on the mirror', () => {
@@ -65,5 +78,11 @@ describe('real node config', () => {
     );
     expect(mirrorReference('127.0.0.1:5000', 'busybox:1.36')).toBe('127.0.0.1:5000/docker.io/busybox:1.36');
     expect(mirrorReference('h:1', 'versity/versitygw:v1.8.0')).toBe('h:1/docker.io/versity/versitygw:v1.8.0');
+  });
+
+  it('registry hosts of any other name: the mirror at the same path, no upstream named', () => {
+    expect(defaultRegistryHosts('http://10.96.0.11:5000')).toBe(
+      ['[host."http://10.96.0.11:5000"]', '  capabilities = ["pull", "resolve"]', ''].join('\n'),
+    );
   });
 });

@@ -5,8 +5,12 @@
  */
 import { stringify } from 'yaml';
 
-/** The CNI network of a node: one bridge `cni0` holding the node's Pod range, the node its gateway. */
-export function cniConfig(podCidr: string): string {
+/**
+ * The CNI network of a node: one bridge `cni0` holding the node's Pod range, the node its gateway.
+ * host-local keeps its reservations in `ipamDir` (the node's disk), not the machine-wide
+ * /var/lib/cni that every node and run would share.
+ */
+export function cniConfig(podCidr: string, ipamDir: string): string {
   const conf = {
     cniVersion: '1.0.0',
     name: 'eo-pods',
@@ -19,7 +23,12 @@ export function cniConfig(podCidr: string): string {
         hairpinMode: true,
         // Pods send all else to their node, which routes only the cluster's ranges (routes.ts):
         // nothing leaves the machine.
-        ipam: { type: 'host-local', ranges: [[{ subnet: podCidr }]], routes: [{ dst: '0.0.0.0/0' }] },
+        ipam: {
+          type: 'host-local',
+          dataDir: ipamDir,
+          ranges: [[{ subnet: podCidr }]],
+          routes: [{ dst: '0.0.0.0/0' }],
+        },
       },
       { type: 'portmap', capabilities: { portMappings: true }, backend: 'nftables' },
     ],
@@ -86,6 +95,8 @@ export interface KubeletConfigInput {
   readonly clientCAFile: string;
   /** The cluster DNS address Pods get in their resolv.conf (none: the node's own resolv.conf). */
   readonly clusterDNS?: string;
+  /** Taints the Node registers with. */
+  readonly taints?: readonly { readonly key: string; readonly value?: string; readonly effect: string }[];
 }
 
 /** The kubelet's config: cgroupfs on v1 hierarchies, its own cgroup root, webhook auth. */
@@ -115,6 +126,7 @@ export function kubeletConfig(k: KubeletConfigInput): string {
     authorization: { mode: 'Webhook' },
     clusterDomain: 'cluster.local',
     ...(k.clusterDNS ? { clusterDNS: [k.clusterDNS] } : {}),
+    ...(k.taints?.length ? { registerWithTaints: k.taints.map((t) => ({ ...t })) } : {}),
     podCIDR: k.podCidr,
     resolvConf: '/etc/resolv.conf',
     // A shared development machine: evict on nothing but a nearly full disk.
@@ -139,6 +151,16 @@ export function registryHosts(upstream: string, mirror: string): string {
     '  override_path = true',
     '',
   ].join('\n');
+}
+
+/**
+ * containerd's hosts.toml for every other registry (the dir `<config_path>/_default/`): pull and
+ * resolve from `mirror` at the image's own path, so an image named after a registry the machine
+ * pushes to (`127.0.0.1:PORT/org/name`, a user's `registry.example/org/name`) is the local
+ * registry's `org/name`.
+ */
+export function defaultRegistryHosts(mirror: string): string {
+  return [`[host.${JSON.stringify(mirror)}]`, '  capabilities = ["pull", "resolve"]', ''].join('\n');
 }
 
 /** The path an image is pushed to in the local registry: its full name under the registry (see registryHosts). */

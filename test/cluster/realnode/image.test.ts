@@ -60,6 +60,38 @@ describe('writeImageArchive', () => {
     expect(listing).toMatch(/\.\/var\/lib\/etcd\//);
   });
 
+  it('writes files from content, hard links to a file of the image, and dirs with their modes', async () => {
+    const out = path.join(dir, 'e.tar');
+    await writeImageArchive(
+      {
+        name: 'docker.io/library/busybox:1.35.0-glibc',
+        files: [
+          { src: path.join(dir, 'tool'), dest: '/bin/busybox' },
+          { content: 'root:x:0:0:root:/root:/bin/sh\n', dest: '/etc/passwd', mode: 0o644 },
+        ],
+        links: [{ dest: '/bin/sh', target: '/bin/busybox' }],
+        dirs: [{ path: '/tmp', mode: 0o1777 }, '/root'],
+        cmd: ['sh'],
+      },
+      out,
+    );
+    const layout = path.join(dir, 'e');
+    await run('mkdir', ['-p', layout]);
+    await run('tar', ['-xf', out, '-C', layout]);
+    const index = JSON.parse(await readFile(path.join(layout, 'index.json'), 'utf8')) as {
+      manifests: { digest: string }[];
+    };
+    const blob = (d: string): string => path.join(layout, 'blobs', 'sha256', d.slice(7));
+    const manifest = JSON.parse(await readFile(blob(index.manifests[0]!.digest), 'utf8')) as {
+      layers: { digest: string }[];
+    };
+    const listing = await run('tar', ['-tvf', blob(manifest.layers[0]!.digest)]);
+    expect(listing).toMatch(/-rw-r--r-- 0\/0 .* \.\/etc\/passwd/);
+    expect(listing).toMatch(/hrwxr-xr-x 0\/0 .* \.\/bin\/sh link to \.\/bin\/busybox/);
+    expect(listing).toMatch(/drwxrwxrwt 0\/0 .* \.\/tmp\//);
+    expect(listing).toMatch(/drwxr-xr-x 0\/0 .* \.\/root\//);
+  });
+
   it('gives the same digest for the same inputs', async () => {
     const a = await writeImageArchive(spec(), path.join(dir, 'b.tar'));
     const b = await writeImageArchive(spec(), path.join(dir, 'c.tar'));

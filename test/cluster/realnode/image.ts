@@ -4,18 +4,26 @@
  * `ctr images import` takes. The image keeps its real name (annotations of index.json).
  */
 import { createHash } from 'node:crypto';
-import { copyFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { run } from '../controlplane/tools.ts';
+
+/** A file of an image: copied from src on this machine, or written from content; dest is absolute. */
+export type ImageFile = ({ readonly src: string } | { readonly content: string }) & {
+  readonly dest: string;
+  /** Default 0755. */
+  readonly mode?: number;
+};
 
 /** One image: its full name and what goes in it. */
 export interface ImageSpec {
   /** The full reference, e.g. quay.io/coreos/etcd:v3.6.16 (tag required). */
   readonly name: string;
-  /** Files copied in: src on this machine, dest its path in the image (absolute), mode. */
-  readonly files: readonly { readonly src: string; readonly dest: string; readonly mode?: number }[];
-  /** Empty directories made in the image (absolute paths). */
-  readonly dirs?: readonly string[];
+  readonly files: readonly ImageFile[];
+  /** Empty directories made in the image (absolute paths; mode 0755 unless given, e.g. 0o1777 for /tmp). */
+  readonly dirs?: readonly (string | { readonly path: string; readonly mode: number })[];
+  /** Hard links: dest (absolute) to target, a file of the image (as `busybox --install` makes its applets). */
+  readonly links?: readonly { readonly dest: string; readonly target: string }[];
   readonly entrypoint?: readonly string[];
   readonly cmd?: readonly string[];
   readonly env?: readonly string[];
@@ -36,12 +44,22 @@ export async function writeImageArchive(spec: ImageSpec, out: string): Promise<s
   const work = await mkdtemp(path.join(path.dirname(out), '.image-'));
   try {
     const root = path.join(work, 'rootfs');
-    for (const d of spec.dirs ?? []) await mkdir(path.join(root, d), { recursive: true });
+    for (const d of spec.dirs ?? []) {
+      const dir = path.join(root, typeof d === 'string' ? d : d.path);
+      await mkdir(dir, { recursive: true });
+      if (typeof d !== 'string') await run('chmod', [d.mode.toString(8), dir]);
+    }
     for (const f of spec.files) {
       const dest = path.join(root, f.dest);
       await mkdir(path.dirname(dest), { recursive: true });
-      await copyFile(f.src, dest);
+      if ('src' in f) await copyFile(f.src, dest);
+      else await writeFile(dest, f.content);
       await run('chmod', [(f.mode ?? 0o755).toString(8), dest]);
+    }
+    for (const l of spec.links ?? []) {
+      const dest = path.join(root, l.dest);
+      await mkdir(path.dirname(dest), { recursive: true });
+      await link(path.join(root, l.target), dest);
     }
     const layerPath = path.join(work, 'layer.tar');
     await run('tar', [

@@ -15,9 +15,12 @@
  * - cgroups (v1 hierarchies, cgroupfs driver, `failCgroupV1: false`) under `/etcd-operator-<name>`
  *   of each hierarchy, removed by stop().
  *
- * stop() (and a start that finds leftovers) stops the kubelet, removes every Pod sandbox through
- * CRI, stops containerd, kills what is left in the node's mount namespace or cgroups (shims,
- * containers), and removes the cgroups, the network namespace, the veth and the nftables table.
+ * stop() is a machine that dies: every process of the node (kubelet, containerd, shims, containers)
+ * is killed at once and its cgroups, network namespace, veth and nftables table go; what a machine
+ * keeps on disk stays (containerd's root, the kubelet's, /var/log, the CNI's IP reservations). A
+ * start with the same dir and name is that machine booting again: the kubelet finds its Pods'
+ * sandboxes dead and runs them again (or removes them, if their Pods are gone meanwhile). A start
+ * that finds leftovers of a killed run removes them the same way first.
  */
 import http from 'node:http';
 import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
@@ -26,6 +29,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { issueCert, writeKubeconfig } from '../controlplane/index.ts';
 import type { Pki } from '../controlplane/index.ts';
+import type { V1Taint } from '@kubernetes/client-node';
 import type { Proc } from '../controlplane/process.ts';
 import { startProcess, waitReady } from '../controlplane/process.ts';
 import { binary, run } from '../controlplane/tools.ts';
@@ -35,7 +39,7 @@ import {
   containerdConfig as renderContainerdConfig,
   kubeletConfig as renderKubeletConfig,
 } from './config.ts';
-import { addressing, machineRoute, nodeRoutes, VETH_PREFIX } from './routes.ts';
+import { addressing, machineRoute, NODE_NETNS_PREFIX, nodeRoutes, VETH_PREFIX } from './routes.ts';
 
 /** Where and as what the node runs. */
 export interface RealNodeOptions {
@@ -46,9 +50,11 @@ export interface RealNodeOptions {
   /** 1..250: the node's /24s, 10.250.<index>.0/24 (link) and 10.245.<index>.0/24 (Pods). */
   readonly index: number;
   /** The control plane's PKI (its CA signs the kubelet's certificates) and API server port. */
-  readonly pki: Pki;
+  readonly pki: Pick<Pki, 'dir' | 'caCert'>;
   readonly apiserverPort: number;
   readonly labels?: Readonly<Record<string, string>>;
+  /** Taints the Node registers with (a test's own node: PRIVATE_NODE_TAINT). */
+  readonly taints?: readonly V1Taint[];
   /** The cluster DNS address Pods get (routes.ts CLUSTER_DNS); none: the machine's resolv.conf. */
   readonly clusterDNS?: string;
   /** containerd's registry hosts dir (config.ts registryHosts), if images are pulled through a mirror. */
@@ -70,6 +76,7 @@ export interface RealNode {
   /** Imports an OCI archive (image.ts) into the CRI's image store. */
   importImage(archive: string): Promise<string>;
   readonly logs: Readonly<Record<'containerd' | 'kubelet', string>>;
+  /** Kills the node as a machine dies (see the header); once, whoever calls it again. */
   stop(): Promise<void>;
 }
 
@@ -81,7 +88,7 @@ const cgroupBase = '/sys/fs/cgroup';
 
 const sh = (cmd: string, args: readonly string[]): Promise<string> => run(cmd, args, 120_000);
 
-export const netnsOf = (name: string): string => `eo-rn-${name}`;
+export const netnsOf = (name: string): string => `${NODE_NETNS_PREFIX}${name}`;
 const vethOf = (index: number): string => `${VETH_PREFIX}${index}`;
 const cgroupRootOf = (name: string): string => `/etcd-operator-${name}`;
 const nftTableOf = (name: string): string => `eo-rn-${name}`;
@@ -151,7 +158,7 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
   // containerd: its own root, state and socket; runc from the cache; CNI from the node's dir.
   const cniConf = path.join(dir, 'cni', 'net.d');
   await mkdir(cniConf, { recursive: true });
-  await writeFile(path.join(cniConf, '10-bridge.conflist'), cniConfig(podCidr));
+  await writeFile(path.join(cniConf, '10-bridge.conflist'), cniConfig(podCidr, path.join(dir, 'cni', 'ipam')));
   const socket = '/run/containerd/containerd.sock';
   const containerdConfig = path.join(dir, 'containerd.toml');
   await writeFile(
@@ -180,6 +187,7 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
       tlsPrivateKeyFile: path.join(pkiDir, `${serving}.key`),
       clientCAFile: opts.pki.caCert,
       clusterDNS: opts.clusterDNS,
+      taints: opts.taints,
     }),
   );
   await mkdir(path.join(dir, 'var-log'), { recursive: true });
@@ -291,6 +299,13 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
       });
     if (kl) await waitReady(kl, healthz, 120_000);
 
+    let stopped: Promise<void> | undefined;
+    const die = async (): Promise<void> => {
+      // No graceful step: the kubelet, containerd and every container are SIGKILLed together.
+      await cleanUp(dir, name, index);
+      await Promise.all(procs.map((p) => p.stop()));
+    };
+
     return {
       name,
       address,
@@ -298,13 +313,7 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
       ctr,
       importImage: (archive) => ctr(['images', 'import', '--platform', 'linux/amd64', archive]),
       logs: { containerd: ctrd.logPath, kubelet: kl?.logPath ?? '' },
-      stop: async () => {
-        await kl?.stop();
-        await crictl(['rmp', '--all', '--force']).catch((err: unknown) => opts.log?.(`crictl rmp: ${String(err)}`));
-        await ctrd.stop();
-        await cleanUp(dir, name, index);
-        await holder.stop();
-      },
+      stop: () => (stopped ??= die()),
     };
   } catch (err) {
     for (const p of procs.reverse()) await p.stop(2_000);

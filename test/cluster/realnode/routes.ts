@@ -31,6 +31,8 @@ export const REGISTRY_ADDRESS = '10.96.0.11';
 export const REGISTRY_PORT = 5000;
 /** The machine's nftables table of the real nodes' network. */
 export const MACHINE_TABLE = 'eo_rn_machine';
+/** The prefix of every node's network namespace (eo-rn-node-a...). */
+export const NODE_NETNS_PREFIX = 'eo-rn-';
 /** The prefix of every node's veth on the machine (eo-rn1, eo-rn2...). */
 export const VETH_PREFIX = 'eo-rn';
 

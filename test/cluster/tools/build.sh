@@ -6,6 +6,7 @@
 #
 # The real nodes' parts (in progress, issue 27; not in `all` yet, so `make test` does not pay for them):
 #   test/cluster/tools/build.sh kubelet|kube-proxy|containerd|containerd-shim-runc-v2|ctr|runc|bridge|host-local|loopback|portmap|crictl|pause|coredns
+#   test/cluster/tools/build.sh versitygw-entrypoint      the path of upstream's docker-entrypoint.sh for the versitygw image
 #   test/cluster/tools/build.sh kube-apiserver v1.37.2   a control-plane binary of the nodes' release (its own wrapper module;
 #                                                        so are kube-controller-manager, kube-scheduler and kubectl)
 #   test/cluster/tools/build.sh node-parts               all of those (LOCALCLUSTER_NODES=real needs them)
@@ -201,6 +202,13 @@ case "$tool" in
     echo "$dir/coredns" ;;
   helm) go_installed helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
   versitygw) go_installed versitygw "$VERSITYGW_VERSION" github.com/versity/versitygw/cmd/versitygw ;;
+  versitygw-entrypoint)
+    # The upstream image's entrypoint script, from the same release's module: the real nodes'
+    # versity/versitygw image (test/cluster/realnode/images.ts) carries it as upstream's does.
+    need_go
+    dir=$(cd "$cache" && go mod download -json "github.com/versity/versitygw@$VERSITYGW_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+    [[ -f $dir/docker-entrypoint.sh ]] || { log "no docker-entrypoint.sh in versitygw $VERSITYGW_VERSION's module"; exit 1; }
+    echo "$dir/docker-entrypoint.sh" ;;
   crane) go_installed crane "$CRANE_VERSION" github.com/google/go-containerregistry/cmd/crane ;;
   registry) go_installed registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry ;;
   *) log "unknown tool '$tool'"; exit 2 ;;

@@ -174,7 +174,10 @@ describe('maintenance handlers against a real etcd 3.5.35', { timeout: 60_000 },
     await fill(client, (i) => `fill/${i % 10}`);
     expect((await c.probe()).alarms).toEqual([{ memberID: c.ids.get(c.names[0]!), alarm: 'NOSPACE' }]);
     const { compacted, freed } = await c.recover();
-    expect(compacted.dbSizeInUse).toBeLessThan(2 * MiB);
+    // Measured after defragmenting, as on 3.6 above: compact's in-use report can trail the
+    // member's next backend commit under load (16,998,400 bytes seen in a full unit run).
+    expect(compacted.dbSize).toBeGreaterThan(QUOTA * 0.9);
+    expect(freed[0]!.after).toBeLessThan(2 * MiB);
     expect(freed[0]!.freed).toBeGreaterThan(8 * MiB);
     expect(await disarmAlarm.run({ quotaBytes: QUOTA, limitBytes: LIMIT }, c.local.ctx())).toEqual({ disarmed: 1 });
     await client.put('after').value('works');

@@ -1,0 +1,63 @@
+/**
+ * The conditions that record a step's end (Upgraded, VolumesExpanded, Defragmented,
+ * MemberReplaced...). Leaving a step says only that the machine moved on: a roll passes through
+ * `observing` between members, and a claim grows after its patch. So a step whose condition
+ * claims something of the world is judged by what etcd and the claims say: True once it holds,
+ * False with the step's reason while its run goes on and until then.
+ */
+import { ConditionReason, type ConditionInput } from '../api/conditions.ts';
+import type { Condition } from '../api/v1alpha1/index.ts';
+import type { ClusterContext } from '../machines/cluster-decide.ts';
+import type { Completion } from '../machines/cluster/concern.ts';
+import { COMPLETES } from '../machines/cluster/concerns.ts';
+import { clusterMachine } from '../machines/cluster.ts';
+import { pathHasTag, TAG } from '../machines/tags.ts';
+
+/** The top-level state of a dotted state path: the step kind (`scalingUp.joining...` -> `scalingUp`). */
+export const topState = (path: string): string => path.split('.')[0] ?? path;
+
+/** The condition reads False with the run's reason: the run was not yet seen to hold. */
+export const runOpen = (list: readonly Condition[] | undefined, type: string, reason: string): boolean =>
+  list?.some((x) => x.type === type && x.status === 'False' && x.reason === reason) ?? false;
+
+const completed = (w: Completion, c: ClusterContext): ConditionInput => ({
+  type: w.condition,
+  status: 'True',
+  reason: ConditionReason.Completed,
+  message: w.message(c),
+});
+
+/** One step kind's condition after a step from `from` to `to`; null to leave it as it is. */
+function judge(
+  step: string,
+  w: Completion,
+  previous: readonly Condition[] | undefined,
+  from: string,
+  to: string,
+  c: ClusterContext,
+): ConditionInput | null {
+  const left = topState(from) === step && topState(to) !== step;
+  const run = w.running;
+  if (run) {
+    if (topState(to) !== step && !left && !runOpen(previous, w.condition, run.reason)) return null;
+    // A run that has nothing to do for the condition (a roll onto new CAs alone) leaves it True.
+    if (w.done(c)) return completed(w, c);
+    return { type: w.condition, status: 'False', reason: run.reason, message: run.message(c) };
+  }
+  if (!left) return null;
+  if (w.done(c)) return completed(w, c);
+  const short = w.unfinished?.(c);
+  return short ? { type: w.condition, status: 'False', ...short } : null;
+}
+
+/** The step-end conditions to set after a step from `from` to `to`, given the conditions there are. */
+export function completionConditions(
+  previous: readonly Condition[] | undefined,
+  from: string,
+  to: string,
+  c: ClusterContext,
+): ConditionInput[] {
+  // A step left for failed or deleting did not complete; what it said stays.
+  if (pathHasTag(clusterMachine, to, TAG.halted)) return [];
+  return Object.entries(COMPLETES).flatMap(([step, w]) => judge(step, w, previous, from, to, c) ?? []);
+}
