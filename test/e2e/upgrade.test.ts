@@ -3,7 +3,8 @@
  * spec.version and watch. 3.5.35 -> 3.6.16, then 3.6.16 -> 3.7.3, each under a writer and a
  * watcher (no failed write, every revision watched, every key read back), a snapshot to a PVC
  * taken first; a version no member can start holds the roll at its first member with the others
- * serving, and going back to status.version undoes it.
+ * serving, and going back to status.version undoes it. A snapshot taken on 3.7 is refused by a
+ * new 3.6 cluster before any member starts.
  */
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { until } from '../effects/kubernetes/e2e-context.ts';
@@ -11,6 +12,8 @@ import { ClusterUnderTest } from './etcd-cluster.ts';
 import { withManager } from './manager-fixture.ts';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { Traffic } from './traffic.ts';
+import { createSnapshot, snapshotFinished } from './s3-server.ts';
+import { binary, run } from '../cluster/controlplane/tools.ts';
 
 const hasNode = inject('clusterHasNode');
 const env = withManager('upgrade');
@@ -179,5 +182,32 @@ describe.skipIf(!hasNode)('manager: rolling version upgrades', () => {
 
   it('3.6.16 -> 3.7.3 one member at a time, leader last, under a writer and a watcher: nothing failed or lost', async () => {
     await rollUnderTraffic('3.6.16', '3.7.3');
+  });
+
+  it('a snapshot taken on 3.7.3 is refused by a new 3.6.16 cluster before any member starts, saying why', async () => {
+    // etcd moves its storage version to 3.7 a few seconds after the cluster version: wait for it.
+    const etcdctl = await binary('etcdctl', '3.7.3');
+    const endpoints = [...(await demo.podIPs()).values()].map((ip) => `http://${ip}:2379`).join(',');
+    await until('storage version 3.7.0 on every member', async () => {
+      const out = await run(etcdctl, ['--endpoints', endpoints, 'endpoint', 'status', '-w', 'json']);
+      const all = JSON.parse(out) as { Status: { storageVersion?: string } }[];
+      return all.length === 3 && all.every((m) => m.Status.storageVersion === '3.7.0') ? true : undefined;
+    });
+    await createSnapshot(kube, ns, 'on-3-7', { cluster: 'demo', destination: { pvc: { claimName: 'backups' } } });
+    const taken = await snapshotFinished(kube, ns, 'on-3-7');
+    expect(taken.status).toMatchObject({ phase: 'Succeeded', etcdVersion: '3.7.3' });
+
+    const back = new ClusterUnderTest(kube, ns, 'back');
+    await back.create({ replicas: 1, version: '3.6.16', bootstrap: { restore: { snapshotName: 'on-3-7' } } });
+    const refused = await until('back refused', async () => {
+      const c = await back.get();
+      return c.status?.conditions?.find((x) => x.type === 'Degraded' && x.status === 'True' && x.reason === 'StepFailed');
+    });
+    expect(refused.message).toContain(`the snapshot at ${taken.status?.location ?? ''} failed its check`);
+    expect(refused.message).toContain(
+      'the snapshot holds data of storage version 3.7.0 (written by etcd 3.7), newer than etcd 3.6.16 can run',
+    );
+    expect(await back.members()).toEqual([]);
+    await back.delete();
   });
 });

@@ -46,11 +46,12 @@ function members(list: [number, MemberState, Partial<MemberObservation>?][]): Cl
 
 let clock = 1_000_000;
 const now = (): number => (clock += 10);
-const spec = (replicas: number, version = '3.6.16'): ClusterEvent => ({
+const spec = (replicas: number, version = '3.6.16', o: { snapshotCount?: number } = {}): ClusterEvent => ({
   type: 'k8s.cluster.updated',
   at: now(),
   spec: { replicas, version },
   progressDeadlineSeconds: 600,
+  ...o,
 });
 const ok = (kind: string, result?: Record<string, unknown>): ClusterEvent =>
   ({ type: `effect.${kind}.succeeded`, at: now(), result }) as ClusterEvent;
@@ -1167,11 +1168,11 @@ describe('cluster machine: rolling upgrades', () => {
     const [V36, V37] = ['3.6.16', '3.7.3'];
     const d = steadyCluster(3);
     play(d, [
-      [{ ...spec(3, V36), snapshotCount: 500 }, 'steady'],
+      [spec(3, V36, { snapshotCount: 500 }), 'steady'],
       [listed([V36, V36, V36]), 'steady'],
       [etcdAt([V36, V36, V36], 0), 'steady'],
       [
-        { ...spec(3, V37), snapshotCount: 500 },
+        spec(3, V37, { snapshotCount: 500 }),
         'upgrading.flushingLog.running',
         [{ type: 'flushRaftLog', params: { entries: 501, version: V37 } }],
       ],
