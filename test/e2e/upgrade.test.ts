@@ -201,7 +201,9 @@ describe.skipIf(!hasNode)('manager: rolling version upgrades', () => {
     await back.create({ replicas: 1, version: '3.6.16', bootstrap: { restore: { snapshotName: 'on-3-7' } } });
     const refused = await until('back refused', async () => {
       const c = await back.get();
-      return c.status?.conditions?.find((x) => x.type === 'Degraded' && x.status === 'True' && x.reason === 'StepFailed');
+      return c.status?.conditions?.find(
+        (x) => x.type === 'Degraded' && x.status === 'True' && x.reason === 'StepFailed',
+      );
     });
     expect(refused.message).toContain(`the snapshot at ${taken.status?.location ?? ''} failed its check`);
     expect(refused.message).toContain(

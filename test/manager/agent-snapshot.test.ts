@@ -226,7 +226,10 @@ describe('agent fetch-snapshot --etcd-version: the storage version a snapshot ho
   const s3 = new LocalS3();
   const dir = mkdtempSync(join(os.tmpdir(), 'agent-storage-version-'));
   const termination = join(dir, 'termination-log');
-  const env = () => ({ AWS_ACCESS_KEY_ID: s3.endpoint.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.endpoint.secretAccessKey });
+  const env = () => ({
+    AWS_ACCESS_KEY_ID: s3.endpoint.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: s3.endpoint.secretAccessKey,
+  });
   const at = () => [
     ...['--s3-bucket', s3.bucket, '--s3-key', 'demo/37.db'],
     ...['--s3-endpoint', s3.endpoint.endpoint!, '--s3-force-path-style'],

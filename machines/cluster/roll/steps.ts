@@ -13,7 +13,14 @@ import type {
   MoveLeaderParams,
   SetMemberVersionParams,
 } from '../../types.ts';
-import { DEFAULT_SNAPSHOT_COUNT, logFlushNeeded, outdatedMembers, preUpgradeSnapshot, trustOutdated, upgradee } from './rules.ts';
+import {
+  DEFAULT_SNAPSHOT_COUNT,
+  logFlushNeeded,
+  outdatedMembers,
+  preUpgradeSnapshot,
+  trustOutdated,
+  upgradee,
+} from './rules.ts';
 import { MEMBER_STATE } from '../../member-state.ts';
 
 type Ctx = { context: ClusterContext };

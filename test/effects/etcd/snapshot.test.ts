@@ -14,7 +14,10 @@ import { LocalS3 } from '../s3/local-s3.ts';
 import { LocalEtcd } from './local-etcd.ts';
 
 /** etcdutl's view of a snapshot file. */
-async function status(version: string, file: string): Promise<{ revision: number; totalKey: number; version?: string }> {
+async function status(
+  version: string,
+  file: string,
+): Promise<{ revision: number; totalKey: number; version?: string }> {
   const out = await run(await binary('etcdutl', version), ['snapshot', 'status', file, '-w', 'json']);
   return JSON.parse(out) as { revision: number; totalKey: number; version?: string };
 }
