@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { flushRaftLog } from '../../../effects/etcd/flush-raft-log.ts';
-import { etcdBinary, LocalEtcd } from './local-etcd.ts';
+import { etcdBinary, joinMember, LocalEtcd } from './local-etcd.ts';
 
 /** --snapshot-count of the members: small, so that a flush is 101 entries. */
 const SNAPSHOT_COUNT = 100;
@@ -22,9 +22,9 @@ async function bornOn35(name: string): Promise<LocalEtcd> {
   return local;
 }
 
-async function restartOn(local: LocalEtcd, version: string): Promise<void> {
-  await local.kill('m0', 'SIGTERM');
-  await local.start('m0', `m0=${local.peerURL('m0')}`, 'new', etcdBinary(version));
+async function restartOn(local: LocalEtcd, version: string, member = 'm0'): Promise<void> {
+  await local.kill(member, 'SIGTERM');
+  await local.start(member, `${member}=${local.peerURL(member)}`, 'new', etcdBinary(version));
 }
 
 describe('flushRaftLog: a cluster born on 3.5 restarts on 3.7', { timeout: 120_000 }, () => {
@@ -55,5 +55,18 @@ describe('flushRaftLog: a cluster born on 3.5 restarts on 3.7', { timeout: 120_0
     expect(status.version).toBe('3.7.3');
     expect(await kv.getAll().prefix('key-').count()).toBe(20);
     expect(await kv.get('key-19').string()).toBe('value-19');
+  });
+
+  it('on three members, each restarted on 3.7.3 at once after the flush, one at a time, as a roll does', async () => {
+    local = new LocalEtcd('flush-three', '3.5.35', { flags: [`--snapshot-count=${SNAPSHOT_COUNT}`] });
+    await local.startSeed('m0');
+    await joinMember(local, 'm1');
+    await joinMember(local, 'm2');
+    for (const m of ['m0', 'm1', 'm2']) await restartOn(local, '3.6.16', m);
+    await flushRaftLog.run({ entries: SNAPSHOT_COUNT + 1, version: '3.7.3' }, local.ctx());
+    for (const m of ['m0', 'm1', 'm2']) {
+      await restartOn(local, '3.7.3', m);
+      expect((await local.clients.member(local.ref, m).maintenance.status()).version).toBe('3.7.3');
+    }
   });
 });
