@@ -2,8 +2,8 @@
  * The manager on the local cluster, through the lifecycles a user drives: bootstrap of 3,
  * scale 3 -> 5 -> 3, park at 0 and wake with the same IDs, a deleted Pod brought back as the
  * same member, a wiped member replaced by a new one, a restarted manager, a manager stopped by
- * SIGTERM with clusters in flight, and deletion with nothing left behind. Each check is what etcd itself says, and the keys written first are
- * read back at the end of each step.
+ * SIGTERM with clusters in flight, and deletion with nothing left behind. Each check is what etcd
+ * itself says, and the keys written first are read back at the end of each step.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -190,13 +190,21 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
     ).toBe(false);
   });
 
-  it("SIGTERM with two clusters bootstrapping: the manager closes its journal and exits 0 within the chart's grace period; the next one finishes both", async () => {
-    const inflight = ['sigterm-a', 'sigterm-b'].map((name) => new ClusterUnderTest(kube, ns, name));
-    for (const c of inflight) await c.create({ replicas: 3 });
-    // In flight: a learner joined one of them (etcd is being called), neither is done.
-    await until('a learner added to a cluster bootstrapping', () =>
+  it("SIGTERM with clusters in flight (one rolling to a new etcd version, one bootstrapping): the manager closes its journal and exits 0 within the chart's grace period; the next one finishes both", async () => {
+    const rolling = new ClusterUnderTest(kube, ns, 'sigterm-roll');
+    const booting = new ClusterUnderTest(kube, ns, 'sigterm-boot');
+    const inflight = [rolling, booting];
+    await rolling.create({ replicas: 3, version: '3.5.35' });
+    await rolling.settled(3);
+    await rolling.patchSpec({ version: '3.6.16' });
+    await booting.create({ replicas: 3 });
+    // In flight: the roll has moved on from its first member (whose old Pod is gone), a learner joined the other.
+    const seen = (msg: string, prefix: string) =>
+      env.manager.lines.filter((l) => l.msg === msg && String(l.member).startsWith(prefix)).length;
+    await until('a second member rolling and a learner added', () =>
       Promise.resolve(
-        env.manager.lines.some((l) => l.msg === 'learner added' && String(l.member).startsWith('sigterm-')) ||
+        (seen('member set to a new etcd version', 'sigterm-roll-') >= 2 &&
+          seen('learner added', 'sigterm-boot-') >= 1) ||
           undefined,
       ),
     );
@@ -217,19 +225,20 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
     const journal = await promisify(execFile)(process.execPath, [
       path.join(import.meta.dirname, '..', '..', 'manager', 'cli.ts'),
       'journal',
-      'sigterm-a',
+      'sigterm-roll',
       '-n',
       ns,
       '--db',
       path.join(env.dir, 'journal.db'),
     ]);
-    expect(journal.stdout).toMatch(new RegExp(`^# EtcdCluster ${ns}/sigterm-a \\(uid `, 'm'));
+    expect(journal.stdout).toMatch(new RegExp(`^# EtcdCluster ${ns}/sigterm-roll \\(uid `, 'm'));
     // The next manager resumes both from that journal and finishes them.
     await env.start();
     for (const c of inflight) {
       await c.settled(3);
       expect((await c.verify(3)).members.size).toBe(3);
     }
+    expect((await rolling.get()).status?.version).toBe('3.6.16');
     for (const c of inflight) await c.delete();
   });
 
