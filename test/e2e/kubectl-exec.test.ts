@@ -331,11 +331,13 @@ describe.runIf(root && inject('clusterHasNode'))('kubectl exec, attach and port-
         const tls = await createClusterSecrets(clientsOf(inject('kubeconfig')), pki, clusters, 'secure');
         const secure = new ClusterUnderTest(clientsOf(inject('kubeconfig')), clusters, 'secure', tls.reach);
         await secure.create({ replicas: 1, tls: tls.spec });
-        const files = Object.entries(tls.reach.client!).map(([name, pem]) => {
-          writeFileSync(path.join(pki.dir, `etcdctl-${name}.pem`), pem);
-          return `--${name === 'ca' ? 'cacert' : name}=${path.join(pki.dir, `etcdctl-${name}.pem`)}`;
+        const { ca, cert, key } = tls.reach.client!;
+        const flags = Object.entries({ cacert: ca, cert, key }).map(([flag, pem]) => {
+          const file = path.join(pki.dir, `etcdctl-${flag}.pem`);
+          writeFileSync(file, pem);
+          return `--${flag}=${file}`;
         });
-        expect(await putAndGetThrough('secure-0', (port) => `https://localhost:${port}`, files)).toEqual([
+        expect(await putAndGetThrough('secure-0', (port) => `https://localhost:${port}`, flags)).toEqual([
           'OK',
           'hello secure-0',
         ]);
