@@ -53,8 +53,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       const { runManager } = await import('./main.ts');
       const code = await runManager(rest);
       // Everything the manager opened is closed by now, the journal too. What can still hold the
-      // process is a TCP connect grpc-js began to a member that never answered: it neither tracks
-      // nor cancels it when its channel closes, and Linux gives up only after 127 s of SYN retries.
+      // process is not its own: a TCP connect grpc-js began to a member that never answered, which
+      // it does not cancel when its channel closes (Linux gives up after 127 s of SYN retries).
       return process.exit(code);
     }
     case 'journal': {
