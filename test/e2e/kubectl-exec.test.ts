@@ -328,8 +328,9 @@ describe.runIf(root && inject('clusterHasNode'))('kubectl exec, attach and port-
     it('with client TLS too: etcdctl reaches https://localhost through the forwarded port with a client certificate', async () => {
       const pki = await TestPki.create('kexec-pki-');
       try {
-        const tls = await createClusterSecrets(clientsOf(inject('kubeconfig')), pki, clusters, 'secure');
-        const secure = new ClusterUnderTest(clientsOf(inject('kubeconfig')), clusters, 'secure', tls.reach);
+        const kube = clientsOf(inject('kubeconfig'));
+        const tls = await createClusterSecrets(kube, pki, clusters, 'secure');
+        const secure = new ClusterUnderTest(kube, clusters, 'secure', tls.reach);
         await secure.create({ replicas: 1, tls: tls.spec });
         const { ca, cert, key } = tls.reach.client!;
         const flags = Object.entries({ cacert: ca, cert, key }).map(([flag, pem]) => {
