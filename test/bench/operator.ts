@@ -1,5 +1,5 @@
 /**
- * The operator against its floor, on one local cluster (control plane, process node, storage)
+ * The operator against its floor, on one local cluster (control plane, nodes, storage)
  * with one manager: per size (1, 3, 5) and repetition (BENCH_REPS, default 3), the floor (the same
  * Pods joined by a minimal script, floor.ts) and the operator (EtcdCluster applied -> Available),
  * each in a fresh namespace; at size 3 also a member replacement and a scale-up to 4 from rest.
@@ -12,8 +12,8 @@ import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'n
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TimelineRow } from '../../journal/index.ts';
-import { installCrds } from '../cluster/crds.ts';
-import { startLocalCluster } from '../cluster/index.ts';
+import { installCrds } from '../../localcluster/crds.ts';
+import { startLocalCluster } from '../../localcluster/index.ts';
 import { startManager, type ManagerProcess } from '../e2e/manager-process.ts';
 import { clientsOf } from '../effects/kubernetes/e2e-context.ts';
 import { eventToIntent, retries, rowsOf, trace, type Retried, type TraceRow } from './operator/journal-figures.ts';
