@@ -1,0 +1,354 @@
+/**
+ * Per-cluster metrics from what the manager already observes, no probe of their own: etcd's answer
+ * to the cluster probe (members, health, leader, database sizes, alarms), kept here as it comes,
+ * and, read at scrape time, the objects in the informers' caches (the specs users wrote and the
+ * statuses the manager wrote). Labels are namespace, cluster and member or schedule: bounded by
+ * the objects there are (docs/metrics.md).
+ */
+import { ConditionType } from '../api/conditions.ts';
+import type { EtcdCluster, EtcdSnapshot, EtcdSnapshotSchedule } from '../api/v1alpha1/index.ts';
+import type { ClusterRef } from '../effects/types.ts';
+import { LABEL } from '../effects/kubernetes/meta.ts';
+import { clusterMachine } from '../machines/cluster.ts';
+import { ETCD_DEFAULT_QUOTA } from '../machines/cluster/maintenance/rules.ts';
+import { nextRun, parseCron } from '../machines/schedule/index.ts';
+import { pathHasTag, TAG } from '../machines/tags.ts';
+import type { EtcdObservation } from '../machines/types.ts';
+import { Family, type Labels, type Metric } from './metrics-families.ts';
+import { maintenanceObserved } from './observe.ts';
+
+/** The caches the metrics read at scrape time (the controller's informers). */
+export interface ObjectCaches {
+  readonly EtcdCluster: { list(): readonly EtcdCluster[] };
+  readonly EtcdSnapshot: { list(): readonly EtcdSnapshot[] };
+  readonly EtcdSnapshotSchedule: { list(): readonly EtcdSnapshotSchedule[] };
+}
+
+/** One etcd member as the last probe saw it. */
+interface MemberSeen {
+  readonly name: string;
+  readonly voter: boolean;
+  readonly healthy: boolean;
+  readonly leader: boolean;
+  readonly size?: { readonly dbSize: number; readonly dbSizeInUse: number };
+}
+
+/** A cluster as its last probe saw it; `reachable` false when no member answered (the list is the last known). */
+interface ClusterSeen {
+  readonly namespace: string;
+  readonly cluster: string;
+  readonly reachable: boolean;
+  readonly members: readonly MemberSeen[];
+  readonly alarms: readonly string[];
+  readonly leader: string | null;
+}
+
+/** The alarms etcd raises; each cluster etcd answered for shows both, 0 or 1. */
+const ALARMS = ['NOSPACE', 'CORRUPT'] as const;
+
+/** What the manager knows of each cluster, member, snapshot and schedule, as metric families. */
+export class ClusterMetrics {
+  readonly #now: () => number;
+  #caches: ObjectCaches | undefined;
+  readonly #seen = new Map<string, ClusterSeen>();
+  readonly #leaderChanges = new Map<string, number>();
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
+
+  /** Reads the objects from these caches at scrape time. */
+  watch(caches: ObjectCaches): void {
+    this.#caches = caches;
+  }
+
+  /** Takes a cluster probe's answer, or why there is none (no member answered). */
+  probed(ref: ClusterRef, observed: EtcdObservation | string): void {
+    const before = this.#seen.get(ref.uid);
+    if (typeof observed === 'string') {
+      if (before) this.#seen.set(ref.uid, { ...before, reachable: false, leader: null, alarms: before.alarms });
+      return;
+    }
+    const leader = observed.leader ?? null;
+    const changes = this.#leaderChanges.get(ref.uid) ?? 0;
+    const changed = before?.leader != null && leader !== null && before.leader !== leader;
+    this.#leaderChanges.set(ref.uid, changes + (changed ? 1 : 0));
+    this.#seen.set(ref.uid, {
+      namespace: ref.namespace,
+      cluster: ref.name,
+      reachable: true,
+      leader: leader ?? before?.leader ?? null,
+      alarms: [...new Set((observed.alarms ?? []).map((a) => a.alarm))],
+      members: observed.members.map((m) => ({
+        name: m.name || m.id,
+        voter: !m.learner,
+        healthy: observed.healthy.includes(m.id),
+        leader: m.id === leader,
+        ...(observed.sizes?.[m.id] ? { size: observed.sizes[m.id] } : {}),
+      })),
+    });
+  }
+
+  /** Forgets a cluster that is gone. */
+  forget(uid: string): void {
+    this.#seen.delete(uid);
+    this.#leaderChanges.delete(uid);
+  }
+
+  /** Every family, each read at scrape time. */
+  families(): Metric[] {
+    const f = (name: string, help: string, read: () => Iterable<readonly [Labels, number]>, type?: string) =>
+      new Family(`etcd_operator_${name}`, help, read, type);
+    const clusters = (value: (c: EtcdCluster) => number | undefined) => () =>
+      this.#clusters().flatMap((c) => {
+        const v = value(c);
+        return v === undefined ? [] : [[clusterLabels(c), v] as const];
+      });
+    const seen = (value: (s: ClusterSeen, uid: string) => number | undefined) => () =>
+      this.#probedClusters().flatMap(([uid, s]) => {
+        const v = value(s, uid);
+        return v === undefined ? [] : [[{ namespace: s.namespace, cluster: s.cluster }, v] as const];
+      });
+    const members = (value: (m: MemberSeen, s: ClusterSeen) => number | undefined) => () =>
+      this.#probedClusters().flatMap(([, s]) =>
+        s.members.flatMap((m) => {
+          const v = value(m, s);
+          return v === undefined ? [] : [[{ namespace: s.namespace, cluster: s.cluster, member: m.name }, v] as const];
+        }),
+      );
+    const voters = (s: ClusterSeen) => s.members.filter((m) => m.voter);
+    return [
+      f(
+        'cluster_members_desired',
+        'Voting members the EtcdCluster asks for (spec.replicas).',
+        clusters((c) => c.spec.replicas),
+      ),
+      f(
+        'cluster_members_ready',
+        'Members that are voters, healthy and ready (status.readyMembers).',
+        clusters((c) => c.status?.readyMembers ?? 0),
+      ),
+      f(
+        'cluster_voters',
+        "Voting members in etcd's last member list.",
+        seen((s) => voters(s).length),
+      ),
+      f(
+        'cluster_learners',
+        "Learners in etcd's last member list.",
+        seen((s) => s.members.length - voters(s).length),
+      ),
+      f(
+        'cluster_quorum',
+        'Voters etcd needs to answer and write: a majority of its voting members.',
+        seen((s) => Math.floor(voters(s).length / 2) + 1),
+      ),
+      f(
+        'cluster_healthy_voters',
+        'Voting members that answered the last probe (0 when none did).',
+        seen((s) => (s.reachable ? voters(s).filter((m) => m.healthy).length : 0)),
+      ),
+      f(
+        'cluster_etcd_reachable',
+        'Whether a member answered the last probe (1) or none did (0).',
+        seen((s) => Number(s.reachable)),
+      ),
+      f(
+        'cluster_has_leader',
+        'Whether the members that answered the last probe name a leader.',
+        seen((s) => Number(s.reachable && s.members.some((m) => m.leader))),
+      ),
+      f(
+        'cluster_leader_changes_total',
+        'Changes of leader seen between two probes since the manager started.',
+        seen((_, uid) => this.#leaderChanges.get(uid)),
+        'counter',
+      ),
+      new Family('etcd_operator_cluster_alarm', "etcd's alarms (NOSPACE, CORRUPT): 1 while raised.", () =>
+        this.#probedClusters().flatMap(([, s]) =>
+          ALARMS.map(
+            (alarm) =>
+              [{ namespace: s.namespace, cluster: s.cluster, alarm }, Number(s.alarms.includes(alarm))] as const,
+          ),
+        ),
+      ),
+      f(
+        'cluster_quota_backend_bytes',
+        "etcd's database quota (spec.options.quotaBackendBytes, else etcd's default 2 GiB).",
+        clusters((c) => maintenanceObserved(c.spec).quotaBytes ?? ETCD_DEFAULT_QUOTA),
+      ),
+      new Family(
+        'etcd_operator_cluster_step',
+        'The step in flight or at rest (status.observed.step): 1 for the current one.',
+        () =>
+          this.#clusters().flatMap((c) =>
+            c.status?.observed?.step ? [[{ ...clusterLabels(c), step: c.status.observed.step }, 1] as const] : [],
+          ),
+      ),
+      f(
+        'cluster_step_in_flight',
+        'Whether a step is under way (1) or the cluster is at rest (0).',
+        clusters((c) => (c.status?.observed?.state ? Number(!resting(c)) : undefined)),
+      ),
+      f(
+        'cluster_step_started_timestamp_seconds',
+        'When the current step started.',
+        clusters((c) => seconds(c.status?.observed?.stepStartedAt)),
+      ),
+      f(
+        'cluster_progress_deadline_seconds',
+        'How long a step may take before Degraded says so (spec.progressDeadlineSeconds).',
+        clusters((c) => c.spec.progressDeadlineSeconds),
+      ),
+      f(
+        'member_healthy',
+        'Whether the member answered the last probe (1) or not (0).',
+        members((m, s) => Number(s.reachable && m.healthy)),
+      ),
+      f(
+        'member_voter',
+        'Whether the member votes (1) or is a learner (0).',
+        members((m) => Number(m.voter)),
+      ),
+      f(
+        'member_is_leader',
+        'Whether the member led at the last probe.',
+        members((m, s) => Number(s.reachable && m.leader)),
+      ),
+      f(
+        'member_database_size_bytes',
+        "The member's database file: bytes allocated (dbSize).",
+        members((m, s) => (s.reachable ? m.size?.dbSize : undefined)),
+      ),
+      f(
+        'member_database_in_use_bytes',
+        "Bytes of the member's database holding data (dbSizeInUse); the rest defragmenting gives back.",
+        members((m, s) => (s.reachable ? m.size?.dbSizeInUse : undefined)),
+      ),
+      ...this.#snapshotFamilies(),
+      ...this.#scheduleFamilies(),
+    ];
+  }
+
+  #snapshotFamilies(): Metric[] {
+    const last = (phase: 'Succeeded' | 'Failed') => () => {
+      const newest = new Map<string, { labels: Labels; at: number; size: number }>();
+      for (const s of this.#caches?.EtcdSnapshot.list() ?? []) {
+        if (s.status?.phase !== phase) continue;
+        const at = seconds(phase === 'Succeeded' ? s.status.completionTime : failedAt(s));
+        if (at === undefined) continue;
+        const labels = snapshotLabels(s);
+        const key = JSON.stringify(labels);
+        if ((newest.get(key)?.at ?? -1) < at) newest.set(key, { labels, at, size: s.status.size ?? 0 });
+      }
+      return [...newest.values()];
+    };
+    const ok = last('Succeeded');
+    return [
+      new Family(
+        'etcd_operator_snapshot_last_success_timestamp_seconds',
+        'When the newest successful EtcdSnapshot was stored and checked, per cluster and schedule ("" for one-shot snapshots).',
+        () => ok().map((n) => [n.labels, n.at] as const),
+      ),
+      new Family(
+        'etcd_operator_snapshot_last_success_size_bytes',
+        'The size of the newest successful EtcdSnapshot, per cluster and schedule.',
+        () => ok().map((n) => [n.labels, n.size] as const),
+      ),
+      new Family(
+        'etcd_operator_snapshot_last_failure_timestamp_seconds',
+        'When the newest failed EtcdSnapshot failed, per cluster and schedule.',
+        () => last('Failed')().map((n) => [n.labels, n.at] as const),
+      ),
+    ];
+  }
+
+  #scheduleFamilies(): Metric[] {
+    const schedules = (value: (s: EtcdSnapshotSchedule) => number | undefined) => () =>
+      (this.#caches?.EtcdSnapshotSchedule.list() ?? []).flatMap((s) => {
+        const v = value(s);
+        return v === undefined ? [] : [[scheduleLabels(s), v] as const];
+      });
+    return [
+      new Family(
+        'etcd_operator_schedule_interval_seconds',
+        'The time between two fire times of the schedule, the next two from now (absent while its schedule is not valid).',
+        schedules((s) => intervalOf(s, this.#now())),
+      ),
+      new Family(
+        'etcd_operator_schedule_suspended',
+        'Whether the schedule is suspended (spec.suspend).',
+        schedules((s) => Number(s.spec.suspend)),
+      ),
+      new Family(
+        'etcd_operator_schedule_created_timestamp_seconds',
+        'When the EtcdSnapshotSchedule was created.',
+        schedules((s) => seconds(s.metadata.creationTimestamp)),
+      ),
+      new Family(
+        'etcd_operator_schedule_last_success_timestamp_seconds',
+        "When the schedule's newest successful snapshot was stored (status.lastSuccessfulTime).",
+        schedules((s) => seconds(s.status?.lastSuccessfulTime)),
+      ),
+      new Family(
+        'etcd_operator_schedule_missed_runs',
+        'Fire times that never ran since the schedule was created (status.missedRuns).',
+        schedules((s) => s.status?.missedRuns ?? 0),
+      ),
+    ];
+  }
+
+  #clusters(): readonly EtcdCluster[] {
+    return this.#caches?.EtcdCluster.list() ?? [];
+  }
+
+  /** The probed clusters still in the cache (a cluster deleted meanwhile is left out). */
+  #probedClusters(): [string, ClusterSeen][] {
+    const live = new Set(this.#clusters().map((c) => c.metadata.uid));
+    return [...this.#seen].filter(([uid]) => live.has(uid));
+  }
+}
+
+const clusterLabels = (c: EtcdCluster): Labels => ({
+  namespace: c.metadata.namespace ?? '',
+  cluster: c.metadata.name ?? '',
+});
+
+const snapshotLabels = (s: EtcdSnapshot): Labels => ({
+  namespace: s.metadata.namespace ?? '',
+  cluster: s.spec.clusterRef.name,
+  schedule: s.metadata.labels?.[LABEL.schedule] ?? '',
+});
+
+const scheduleLabels = (s: EtcdSnapshotSchedule): Labels => ({
+  namespace: s.metadata.namespace ?? '',
+  cluster: s.spec.clusterRef.name,
+  schedule: s.metadata.name ?? '',
+});
+
+/** Whether the cluster's machine rests (nothing in flight), from the state its status names. */
+const resting = (c: EtcdCluster): boolean => pathHasTag(clusterMachine, c.status?.observed?.state ?? '', TAG.resting);
+
+/** A time as seconds since the epoch; undefined when absent or not a time. */
+function seconds(at: string | Date | undefined): number | undefined {
+  if (at === undefined) return undefined;
+  const ms = at instanceof Date ? at.getTime() : Date.parse(at);
+  return Number.isNaN(ms) ? undefined : ms / 1000;
+}
+
+/** When a failed snapshot failed: its Progressing condition's last change, else when it started. */
+const failedAt = (s: EtcdSnapshot): string | undefined =>
+  s.status?.conditions?.find((c) => c.type === ConditionType.Progressing)?.lastTransitionTime ?? s.status?.startTime;
+
+/** Seconds between the schedule's next two fire times after `now`; undefined when it is not valid. */
+function intervalOf(s: EtcdSnapshotSchedule, now: number): number | undefined {
+  try {
+    const cron = parseCron(s.spec.schedule);
+    const zone = s.spec.timeZone ?? 'UTC';
+    const first = nextRun(cron, zone, now);
+    const second = first === null ? null : nextRun(cron, zone, first);
+    return first === null || second === null ? undefined : (second - first) / 1000;
+  } catch {
+    return undefined;
+  }
+}
