@@ -3,6 +3,8 @@
 #
 #   test/cluster/tools/build.sh kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|etcd|etcdctl|etcdutl|helm|versitygw|cert-manager|crane|registry [etcd-version]
 #   test/cluster/tools/build.sh all     every binary the tests use (etcd of every wrapper module)
+#   test/cluster/tools/build.sh prometheus|promtool   Prometheus and promtool of the wrapper module prometheus/
+#                                       (the alert rules' tests and the metrics e2e; both built together)
 #
 # The real nodes' parts (in progress, issue 27; not in `all` yet, so `make test` does not pay for them):
 #   test/cluster/tools/build.sh kubelet|kube-proxy|containerd|containerd-shim-runc-v2|ctr|runc|bridge|host-local|loopback|portmap|crictl|pause|coredns
@@ -200,6 +202,23 @@ case "$tool" in
     dir=$cache/coredns-$version-$sum
     [[ -x $dir/coredns ]] || { log "building coredns $version from Go modules (first time only)"; (cd "$here/coredns" && build_into "$dir" coredns -ldflags "-s -w" .); }
     echo "$dir/coredns" ;;
+  prometheus|promtool)
+    # Prometheus and promtool of the wrapper module prometheus/ (the module's v0.3xx.y is release
+    # 3.xx.y), without service discovery but file and static targets (-tags remove_all_sd): the
+    # e2e scrapes the manager at a known address, and the rules' tests need promtool alone.
+    v=$(sed -n 's#^\tgithub.com/prometheus/prometheus v0\.\([0-9]*\)\.\([0-9]*\)\( // indirect\)\{0,1\}$#\1.\2#p' "$here/prometheus/go.mod")
+    [[ -n $v ]] || { log "prometheus/go.mod pins no github.com/prometheus/prometheus v0.x.y"; exit 1; }
+    version=v$(( ${v%%.*} / 100 )).$(( ${v%%.*} % 100 )).${v#*.}
+    dir=$cache/prometheus-$version
+    for t in prometheus promtool; do
+      [[ -x $dir/$t ]] && continue
+      log "building $t $version from Go modules (first time only; several minutes)"
+      p=github.com/prometheus/common/version
+      (cd "$here/prometheus" && build_into "$dir" "$t" -tags remove_all_sd \
+        -ldflags "-s -w -X $p.Version=${version#v} -X $p.Branch=HEAD -X $p.Revision=v0.$v" \
+        "github.com/prometheus/prometheus/cmd/$t")
+    done
+    echo "$dir/$tool" ;;
   helm) go_installed helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
   versitygw) go_installed versitygw "$VERSITYGW_VERSION" github.com/versity/versitygw/cmd/versitygw ;;
   versitygw-entrypoint)
