@@ -59,7 +59,7 @@ export class Gauge implements Metric {
   }
 }
 
-/** A gauge (or counter) whose labelled values are read when scraped; none read, nothing shown. */
+/** A gauge (or counter) whose labelled values are read when scraped; with none, its HELP and TYPE alone. */
 export class Family implements Metric {
   readonly #head: string[];
   readonly #name: string;
@@ -70,8 +70,7 @@ export class Family implements Metric {
     this.#head = [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`];
   }
   render(): string[] {
-    const lines = [...this.#read()].map(([labels, value]) => `${this.#name}${labelText(labels)} ${value}`);
-    return lines.length > 0 ? [...this.#head, ...lines] : [];
+    return [...this.#head, ...[...this.#read()].map(([labels, value]) => `${this.#name}${labelText(labels)} ${value}`)];
   }
 }
 
