@@ -86,6 +86,16 @@ describe('alerting rules and dashboard: the metrics they name', () => {
     }
   });
 
+  test('docs/metrics.md names every metric the manager exports, and none it does not', () => {
+    const doc = readFileSync(path.join(root, 'docs', 'metrics.md'), 'utf8');
+    const families = [...new Set([...exported].map((n) => n.replace(/_(bucket|sum|count)$/, '')))].filter((n) =>
+      exported.has(n),
+    );
+    for (const name of families) expect(doc, name).toContain(`\`${name}`);
+    for (const [, name] of doc.matchAll(/`((?:etcd_operator|process|nodejs)_[a-z0-9_]+)/g))
+      expect(exported, `docs/metrics.md: ${name}`).toContain(name);
+  });
+
   test('the names are read from expressions as PromQL reads them', () => {
     expect(
       metricNames(
