@@ -302,9 +302,12 @@ export class ClusterMetrics {
     return this.#caches?.EtcdCluster.list() ?? [];
   }
 
-  /** The probed clusters still in the cache (a cluster deleted meanwhile is left out). */
+  /**
+   * The probed clusters still in the cache and asked to run: one deleted meanwhile is left out, and
+   * so is one scaled to zero, whose members are stopped on purpose (its last probe says otherwise).
+   */
   #probedClusters(): [string, ClusterSeen][] {
-    const live = new Set(this.#clusters().map((c) => c.metadata.uid));
+    const live = new Set(this.#clusters().flatMap((c) => (c.spec.replicas > 0 ? [c.metadata.uid] : [])));
     return [...this.#seen].filter(([uid]) => live.has(uid));
   }
 }

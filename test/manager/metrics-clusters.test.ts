@@ -133,6 +133,17 @@ describe('manager metrics: per cluster', () => {
     expect(s.has(series('etcd_operator_member_database_size_bytes', { ...at, member: 'demo-a' }))).toBe(false);
   });
 
+  it('a cluster scaled to zero shows no voters, health or sizes: its members stop on purpose', () => {
+    const parked = { ...cluster({}), spec: { ...cluster({}).spec, replicas: 0 } } as EtcdCluster;
+    const m = metricsOf({ clusters: [parked] });
+    m.clusters.probed(ref, answer(['a', 'b', 'c'], 'a'));
+    m.clusters.probed(ref, 'no member Pod runs');
+    const text = m.render();
+    expect(samples(text).get(series('etcd_operator_cluster_members_desired'))).toBe(0);
+    expect(text).not.toContain('etcd_operator_cluster_healthy_voters{');
+    expect(text).not.toContain('etcd_operator_member_healthy{');
+  });
+
   it('a cluster gone from the cache is gone from the metrics', () => {
     const clusters = [cluster({})];
     const m = metricsOf({ clusters });
