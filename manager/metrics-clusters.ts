@@ -5,24 +5,17 @@
  * statuses the manager wrote). Labels are namespace, cluster and member or schedule: bounded by
  * the objects there are (docs/metrics.md).
  */
-import { ConditionType } from '../api/conditions.ts';
-import type { EtcdCluster, EtcdSnapshot, EtcdSnapshotSchedule } from '../api/v1alpha1/index.ts';
+import type { EtcdCluster } from '../api/v1alpha1/index.ts';
+import { backupFamilies, seconds } from './metrics-backups.ts';
 import type { ClusterRef } from '../effects/types.ts';
-import { LABEL } from '../effects/kubernetes/meta.ts';
 import { clusterMachine } from '../machines/cluster.ts';
 import { ETCD_DEFAULT_QUOTA } from '../machines/cluster/maintenance/rules.ts';
-import { nextRun, parseCron } from '../machines/schedule/index.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
 import type { EtcdObservation } from '../machines/types.ts';
-import { Family, type Labels, type Metric } from './metrics-families.ts';
-import { maintenanceObserved } from './observe.ts';
+import { Family, type Labels, type Metric, type ObjectCaches } from './metrics-families.ts';
 
-/** The caches the metrics read at scrape time (the controller's informers). */
-export interface ObjectCaches {
-  readonly EtcdCluster: { list(): readonly EtcdCluster[] };
-  readonly EtcdSnapshot: { list(): readonly EtcdSnapshot[] };
-  readonly EtcdSnapshotSchedule: { list(): readonly EtcdSnapshotSchedule[] };
-}
+export type { ObjectCaches } from './metrics-families.ts';
+import { maintenanceObserved } from './observe.ts';
 
 /** One etcd member as the last probe saw it. */
 interface MemberSeen {
@@ -225,79 +218,9 @@ export class ClusterMetrics {
         "Bytes of the member's database holding data (dbSizeInUse); the rest defragmenting gives back.",
         members((m, s) => (s.reachable ? m.size?.dbSizeInUse : undefined)),
       ),
-      ...this.#snapshotFamilies(),
-      ...this.#scheduleFamilies(),
+      ...backupFamilies(() => this.#caches, this.#now),
     ];
   }
-
-  #snapshotFamilies(): Metric[] {
-    const last = (phase: 'Succeeded' | 'Failed') => () => {
-      const newest = new Map<string, { labels: Labels; at: number; size: number }>();
-      for (const s of this.#caches?.EtcdSnapshot.list() ?? []) {
-        if (s.status?.phase !== phase) continue;
-        const at = seconds(phase === 'Succeeded' ? s.status.completionTime : failedAt(s));
-        if (at === undefined) continue;
-        const labels = snapshotLabels(s);
-        const key = JSON.stringify(labels);
-        if ((newest.get(key)?.at ?? -1) < at) newest.set(key, { labels, at, size: s.status.size ?? 0 });
-      }
-      return [...newest.values()];
-    };
-    const ok = last('Succeeded');
-    return [
-      new Family(
-        'etcd_operator_snapshot_last_success_timestamp_seconds',
-        'When the newest successful EtcdSnapshot was stored and checked, per cluster and schedule ("" for one-shot snapshots).',
-        () => ok().map((n) => [n.labels, n.at] as const),
-      ),
-      new Family(
-        'etcd_operator_snapshot_last_success_size_bytes',
-        'The size of the newest successful EtcdSnapshot, per cluster and schedule.',
-        () => ok().map((n) => [n.labels, n.size] as const),
-      ),
-      new Family(
-        'etcd_operator_snapshot_last_failure_timestamp_seconds',
-        'When the newest failed EtcdSnapshot failed, per cluster and schedule.',
-        () => last('Failed')().map((n) => [n.labels, n.at] as const),
-      ),
-    ];
-  }
-
-  #scheduleFamilies(): Metric[] {
-    const schedules = (value: (s: EtcdSnapshotSchedule) => number | undefined) => () =>
-      (this.#caches?.EtcdSnapshotSchedule.list() ?? []).flatMap((s) => {
-        const v = value(s);
-        return v === undefined ? [] : [[scheduleLabels(s), v] as const];
-      });
-    return [
-      new Family(
-        'etcd_operator_schedule_interval_seconds',
-        'The time between two fire times of the schedule, the next two from now (absent while its schedule is not valid).',
-        schedules((s) => intervalOf(s, this.#now())),
-      ),
-      new Family(
-        'etcd_operator_schedule_suspended',
-        'Whether the schedule is suspended (spec.suspend).',
-        schedules((s) => Number(s.spec.suspend)),
-      ),
-      new Family(
-        'etcd_operator_schedule_created_timestamp_seconds',
-        'When the EtcdSnapshotSchedule was created.',
-        schedules((s) => seconds(s.metadata.creationTimestamp)),
-      ),
-      new Family(
-        'etcd_operator_schedule_last_success_timestamp_seconds',
-        "When the schedule's newest successful snapshot was stored (status.lastSuccessfulTime).",
-        schedules((s) => seconds(s.status?.lastSuccessfulTime)),
-      ),
-      new Family(
-        'etcd_operator_schedule_missed_runs',
-        'Fire times that never ran since the schedule was created (status.missedRuns).',
-        schedules((s) => s.status?.missedRuns ?? 0),
-      ),
-    ];
-  }
-
   #clusters(): readonly EtcdCluster[] {
     return this.#caches?.EtcdCluster.list() ?? [];
   }
@@ -317,41 +240,5 @@ const clusterLabels = (c: EtcdCluster): Labels => ({
   cluster: c.metadata.name ?? '',
 });
 
-const snapshotLabels = (s: EtcdSnapshot): Labels => ({
-  namespace: s.metadata.namespace ?? '',
-  cluster: s.spec.clusterRef.name,
-  schedule: s.metadata.labels?.[LABEL.schedule] ?? '',
-});
-
-const scheduleLabels = (s: EtcdSnapshotSchedule): Labels => ({
-  namespace: s.metadata.namespace ?? '',
-  cluster: s.spec.clusterRef.name,
-  schedule: s.metadata.name ?? '',
-});
-
 /** Whether the cluster's machine rests (nothing in flight), from the state its status names. */
 const resting = (c: EtcdCluster): boolean => pathHasTag(clusterMachine, c.status?.observed?.state ?? '', TAG.resting);
-
-/** A time as seconds since the epoch; undefined when absent or not a time. */
-function seconds(at: string | Date | undefined): number | undefined {
-  if (at === undefined) return undefined;
-  const ms = at instanceof Date ? at.getTime() : Date.parse(at);
-  return Number.isNaN(ms) ? undefined : ms / 1000;
-}
-
-/** When a failed snapshot failed: its Progressing condition's last change, else when it started. */
-const failedAt = (s: EtcdSnapshot): string | undefined =>
-  s.status?.conditions?.find((c) => c.type === ConditionType.Progressing)?.lastTransitionTime ?? s.status?.startTime;
-
-/** Seconds between the schedule's next two fire times after `now`; undefined when it is not valid. */
-function intervalOf(s: EtcdSnapshotSchedule, now: number): number | undefined {
-  try {
-    const cron = parseCron(s.spec.schedule);
-    const zone = s.spec.timeZone ?? 'UTC';
-    const first = nextRun(cron, zone, now);
-    const second = first === null ? null : nextRun(cron, zone, first);
-    return first === null || second === null ? undefined : (second - first) / 1000;
-  } catch {
-    return undefined;
-  }
-}

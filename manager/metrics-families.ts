@@ -2,6 +2,14 @@
  * The kinds of Prometheus metric the manager exports, in the text exposition format: counters,
  * gauges (read at scrape time), labelled families read at scrape time, and histograms.
  */
+import type { EtcdCluster, EtcdSnapshot, EtcdSnapshotSchedule } from '../api/v1alpha1/index.ts';
+
+/** The caches the metrics read at scrape time (the controller's informers). */
+export interface ObjectCaches {
+  readonly EtcdCluster: { list(): readonly EtcdCluster[] };
+  readonly EtcdSnapshot: { list(): readonly EtcdSnapshot[] };
+  readonly EtcdSnapshotSchedule: { list(): readonly EtcdSnapshotSchedule[] };
+}
 
 /** A metric's labels, name to value. */
 export type Labels = Readonly<Record<string, string>>;
