@@ -115,7 +115,7 @@ function etcdPid(member: string, uid: string): number {
 }
 
 describe.skipIf(!hasNode)('metrics: a real Prometheus scrapes the manager and its alerts fire', () => {
-  env.hooks({ args: ['--resync', '5'] });
+  env.hooks({ args: ['--max-probe-interval', '15'] });
   const prometheus = new HostPrometheus();
   const demo = new ClusterUnderTest(kube, ns, 'demo');
   const frozen: number[] = [];
