@@ -4,6 +4,8 @@
 #   localcluster/tools/build.sh TOOL [version]
 #   localcluster/tools/build.sh all     every binary the tests use (etcd of every wrapper module;
 #                                       as root, the real nodes' parts too)
+#   localcluster/tools/build.sh prometheus|promtool   Prometheus and promtool of the wrapper module prometheus/
+#                                       (the alert rules' tests and the metrics e2e; both built together)
 #
 # TOOL: the control plane's kube-apiserver|kube-controller-manager|kube-scheduler|kubectl (a second
 # argument picks another release, from the wrapper module k8s-1.<minor>/); the real nodes'
@@ -46,7 +48,7 @@ tool=${1:?usage: build.sh TOOL [etcd-version]}
 log() { echo "build.sh: $*" >&2; }
 
 if [[ $tool == all ]]; then
-  for t in kube-apiserver kube-controller-manager kube-scheduler kubectl helm versitygw cert-manager crane registry; do "$0" "$t"; done
+  for t in kube-apiserver kube-controller-manager kube-scheduler kubectl helm versitygw cert-manager crane registry prometheus; do "$0" "$t"; done
   for mod in "$here"/etcd-*/go.mod; do
     v=$(sed -n 's#^\tgo.etcd.io/etcd/server/v3 v\([0-9.]*\).*#\1#p' "$mod")
     for t in etcd etcdctl etcdutl; do "$0" "$t" "$v"; done
@@ -203,6 +205,23 @@ case "$tool" in
     dir=$cache/coredns-$version-$sum
     [[ -x $dir/coredns ]] || { log "building coredns $version from Go modules (first time only)"; (cd "$here/coredns" && build_into "$dir" coredns -ldflags "-s -w" .); }
     echo "$dir/coredns" ;;
+  prometheus|promtool)
+    # Prometheus and promtool of the wrapper module prometheus/ (the module's v0.3xx.y is release
+    # 3.xx.y), without service discovery but file and static targets (-tags remove_all_sd): the
+    # e2e scrapes the manager at a known address, and the rules' tests need promtool alone.
+    v=$(sed -n 's#^\tgithub.com/prometheus/prometheus v0\.\([0-9]*\)\.\([0-9]*\)\( // indirect\)\{0,1\}$#\1.\2#p' "$here/prometheus/go.mod")
+    [[ -n $v ]] || { log "prometheus/go.mod pins no github.com/prometheus/prometheus v0.x.y"; exit 1; }
+    version=v$(( ${v%%.*} / 100 )).$(( ${v%%.*} % 100 )).${v#*.}
+    dir=$cache/prometheus-$version
+    for t in prometheus promtool; do
+      [[ -x $dir/$t ]] && continue
+      log "building $t $version from Go modules (first time only; several minutes)"
+      p=github.com/prometheus/common/version
+      (cd "$here/prometheus" && build_into "$dir" "$t" -tags remove_all_sd \
+        -ldflags "-s -w -X $p.Version=${version#v} -X $p.Branch=HEAD -X $p.Revision=v0.$v" \
+        "github.com/prometheus/prometheus/cmd/$t")
+    done
+    echo "$dir/$tool" ;;
   helm) go_installed helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
   versitygw) go_installed versitygw "$VERSITYGW_VERSION" github.com/versity/versitygw/cmd/versitygw ;;
   versitygw-entrypoint)
