@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
 import { RULES_FILE } from '../../manager/metrics-files.ts';
-import { binary } from '../cluster/controlplane/tools.ts';
+import { binary } from '../../localcluster/controlplane/tools.ts';
 import { freePort } from '../effects/etcd/local-etcd.ts';
 import { until } from '../until.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';

@@ -18,7 +18,7 @@ import { ALERTS, type AlertRule } from '../../manager/metrics-alerts.ts';
 import { dashboardQueries, grafanaDashboard } from '../../manager/metrics-dashboard.ts';
 import { RULES_FILE, renderMonitoringFiles } from '../../manager/metrics-files.ts';
 import { ManagerMetrics } from '../../manager/metrics.ts';
-import { binary, run } from '../cluster/controlplane/tools.ts';
+import { binary, run } from '../../localcluster/controlplane/tools.ts';
 import { seriesNames } from './exposition.ts';
 
 const root = path.join(import.meta.dirname, '..', '..');

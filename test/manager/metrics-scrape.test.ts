@@ -17,7 +17,7 @@ import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
 import { serve } from '../../manager/main.ts';
 import { RULES_FILE } from '../../manager/metrics-files.ts';
 import { ManagerMetrics } from '../../manager/metrics.ts';
-import { binary } from '../cluster/controlplane/tools.ts';
+import { binary } from '../../localcluster/controlplane/tools.ts';
 import { freePort } from '../effects/etcd/local-etcd.ts';
 import { until } from '../until.ts';
 
