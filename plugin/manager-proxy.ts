@@ -55,8 +55,8 @@ export function explain(err: ApiError, s: ManagerService): PluginError {
 
 /**
  * Database sizes by member from the manager's /metrics, for the clusters' members it reports:
- * gauges named *_db_size_bytes (allocated) and *_db_size_in_use_bytes, labelled namespace,
- * cluster and member. A string says why there are none.
+ * etcd_operator_member_database_size_bytes (allocated) and _in_use_bytes (holding data), labelled
+ * namespace, cluster and member (docs/metrics.md). A string says why there are none.
  */
 export async function databaseSizes(
   k: KubeClient,
@@ -81,15 +81,15 @@ export function sizesFromMetrics(
 ): Map<string, { dbSize: number; dbInUse: number | null }> | string {
   const sizes = new Map<string, { dbSize: number; dbInUse: number | null }>();
   const inUse = new Map<string, number>();
-  const line = /^([a-zA-Z_:][\w:]*_db_size(_in_use)?_bytes)\{([^}]*)\}\s+(\S+)/;
+  const line = /^etcd_operator_member_database_(size|in_use)_bytes\{([^}]*)\}\s+(\S+)/;
   for (const l of text.split('\n')) {
     const m = line.exec(l);
     if (!m) continue;
-    const labels = new Map([...(m[3] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
+    const labels = new Map([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
     const member = labels.get('member');
     if (labels.get('namespace') !== namespace || labels.get('cluster') !== cluster || !member) continue;
-    const value = Number(m[4]);
-    if (m[2]) inUse.set(member, value);
+    const value = Number(m[3]);
+    if (m[1] === 'in_use') inUse.set(member, value);
     else sizes.set(member, { dbSize: value, dbInUse: null });
   }
   if (sizes.size === 0) return 'the manager reports none for this cluster on /metrics';

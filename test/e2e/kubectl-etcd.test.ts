@@ -183,7 +183,7 @@ describe.skipIf(!hasNode)('kubectl etcd: the plugin on PATH, run by kubectl agai
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/asked the operator for a defragmentation run/);
     expect(r.stderr).toMatch(/\] Defragmenting: /);
-    expect(r.stdout).toMatch(/^Defragmented True \(Completed\): freed .* on demo-0/);
+    expect(r.stdout).toMatch(/^Defragmented True \(Completed\): freed .* on 1 member \(demo-0 .*\), scheduled for /);
     const after = await demo.get();
     expect(after.spec.maintenance).toBeUndefined();
   });

@@ -84,10 +84,10 @@ describe('kubectl etcd status: the report from what the manager wrote', () => {
 
   it('database sizes from the manager metrics, for this cluster only', () => {
     const text = [
-      '# HELP etcd_operator_member_db_size_bytes ...',
-      'etcd_operator_member_db_size_bytes{namespace="prod",cluster="demo",member="demo-0"} 2048',
-      'etcd_operator_member_db_size_in_use_bytes{namespace="prod",cluster="demo",member="demo-0"} 1024',
-      'etcd_operator_member_db_size_bytes{namespace="prod",cluster="other",member="other-0"} 9',
+      '# HELP etcd_operator_member_database_size_bytes ...',
+      'etcd_operator_member_database_size_bytes{namespace="prod",cluster="demo",member="demo-0"} 2048',
+      'etcd_operator_member_database_in_use_bytes{namespace="prod",cluster="demo",member="demo-0"} 1024',
+      'etcd_operator_member_database_size_bytes{namespace="prod",cluster="other",member="other-0"} 9',
     ].join('\n');
     expect(sizesFromMetrics(text, 'prod', 'demo')).toEqual(new Map([['demo-0', { dbSize: 2048, dbInUse: 1024 }]]));
     expect(sizesFromMetrics('up 1\n', 'prod', 'demo')).toMatch(/reports none/);
