@@ -7,7 +7,7 @@
  * Endpoints name the machine's address, the way the chart's Service names the manager's Pod.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -15,7 +15,9 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdCluster, EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { GROUP, PLURAL, VERSION } from '../../effects/kubernetes/meta.ts';
+import { renderChart } from '../charts/helm.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
+import { applyManifest } from './kube.ts';
 import { withManager } from './manager-fixture.ts';
 import { BUCKET, startS3 } from './s3-server.ts';
 
@@ -40,12 +42,19 @@ const address = machineAddress();
 let bin: string;
 let demo: ClusterUnderTest;
 
-/** `kubectl ARGS` with the plugin on PATH and KUBECONFIG set, as a user's shell has them. */
+/** `kubectl ARGS` with the plugin on PATH and KUBECONFIG set (the admin's, or `as`), as a user's shell has them. */
 async function kubectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return kubectlAs(inject('kubeconfig'), ...args);
+}
+
+async function kubectlAs(
+  kubeconfig: string,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const PATH = [bin, path.dirname(process.execPath), path.dirname(inject('kubectlPath')), process.env.PATH].join(':');
   try {
     const r = await run(inject('kubectlPath'), args, {
-      env: { ...process.env, PATH, KUBECONFIG: inject('kubeconfig'), KUBECTL_ETCD_OPERATOR_NAMESPACE: ns },
+      env: { ...process.env, PATH, KUBECONFIG: kubeconfig, KUBECTL_ETCD_OPERATOR_NAMESPACE: ns },
       maxBuffer: 64 * 1024 * 1024,
       timeout: 600_000,
     });
@@ -210,4 +219,59 @@ describe.skipIf(!hasNode)('kubectl etcd: the plugin on PATH, run by kubectl agai
     expect(svg).toContain('<svg');
     expect(svg).toContain('defragmenting');
   });
+
+  it("why as a user with the chart's journal-reader Role alone: allowed; without it: told which Role to bind", async () => {
+    const role = (await renderChart({}, ns)).find(
+      (o) => o.kind === 'Role' && o.metadata.name === 'etcd-operator-journal-reader',
+    );
+    expect(role).toBeDefined();
+    await applyManifest(JSON.stringify(role));
+    await applyManifest(
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: ['reader', 'stranger'].map((name) => ({
+          apiVersion: 'v1',
+          kind: 'ServiceAccount',
+          metadata: { name, namespace: ns },
+        })),
+      }),
+    );
+    const bind = await kubectl(
+      ...['-n', ns, 'create', 'rolebinding', 'reader-journal', '--role=etcd-operator-journal-reader'],
+      `--serviceaccount=${ns}:reader`,
+    );
+    expect(bind.code, bind.stderr).toBe(0);
+    const reader = await tokenKubeconfig('reader');
+    const allowed = await kubectlAs(reader, 'etcd', 'why', 'demo', '-n', ns, '--tail', '1');
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(allowed.stdout).toMatch(new RegExp(`^# EtcdCluster ${ns}/demo`));
+    const denied = await kubectlAs(await tokenKubeconfig('stranger'), 'etcd', 'why', 'demo', '-n', ns);
+    expect(denied.code).toBe(1);
+    expect(denied.stderr).toContain(
+      `It takes get on services/proxy for that Service: kubectl create rolebinding NAME -n ${ns} --role=etcd-operator-journal-reader --user=YOU`,
+    );
+  });
 });
+
+/** A kubeconfig of the ServiceAccount `name` of the namespace: the admin's server and CA, its token. */
+async function tokenKubeconfig(name: string): Promise<string> {
+  const token = (await kubectl('-n', ns, 'create', 'token', name)).stdout.trim();
+  const view = JSON.parse((await kubectl('config', 'view', '--raw', '--minify', '-o', 'json')).stdout) as {
+    clusters: { cluster: Record<string, string> }[];
+  };
+  const file = path.join(bin, `${name}.kubeconfig`);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'c', cluster: view.clusters[0]?.cluster ?? {} }],
+      users: [{ name: 'u', user: { token } }],
+      contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+      'current-context': 'c',
+    }),
+    { mode: 0o600 },
+  );
+  return file;
+}
