@@ -50,8 +50,17 @@ export class KubeClient {
   constructor(o: ConnectOptions = {}) {
     const kc = new KubeConfig();
     // As kubectl: --kubeconfig, else every file $KUBECONFIG lists (merged), else ~/.kube/config.
-    if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
-    else kc.loadFromDefault();
+    try {
+      if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
+      else kc.loadFromDefault();
+    } catch (err) {
+      const from = o.kubeconfig ?? process.env.KUBECONFIG ?? '~/.kube/config';
+      throw new ApiError(
+        0,
+        'NoKubeconfig',
+        `cannot read the kubeconfig ${from} (${(err as Error).message}): give --kubeconfig PATH or set KUBECONFIG`,
+      );
+    }
     if (o.context) kc.setCurrentContext(o.context);
     if (!kc.getCurrentCluster()) {
       throw new ApiError(0, 'NoCluster', 'no cluster in the kubeconfig: give --kubeconfig PATH or set KUBECONFIG');

@@ -162,4 +162,17 @@ describe('kubectl etcd why and statechart: the journal through the service proxy
     const post = await fetch(`http://127.0.0.1:${port}/api/journal/default/demo`, { method: 'POST' });
     expect(post.status).toBe(405);
   });
+
+  it('a kubeconfig that cannot be read: says which and how to give another', async () => {
+    const errors: string[] = [];
+    const code = await runKubectlEtcd(
+      ['status', 'demo', '--kubeconfig', path.join(dir, 'missing')],
+      { stdout: () => undefined, stderr: (s) => void errors.push(s) },
+      {},
+    );
+    expect(code).toBe(1);
+    expect(errors.join('')).toMatch(
+      /cannot read the kubeconfig .*missing \(ENOENT.*\): give --kubeconfig PATH or set KUBECONFIG/,
+    );
+  });
 });
