@@ -230,7 +230,9 @@ describe.skipIf(!hasNode)('kubectl etcd: the plugin on PATH, run by kubectl agai
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^# EtcdCluster ${ns}/demo \\(uid [-\\w]+\\): `));
     expect(r.stdout).toMatch(/# EtcdMember .*\/demo-0/);
-    expect(r.stdout).toMatch(/defragment .*demo-0/);
+    expect(r.stdout).toMatch(
+      /intent defragment\{member: demo-0, memberID: \w+\} #\d+\.0 -> ok \{member: demo-0, before: \d+/,
+    );
     const json = JSON.parse((await kubectl('etcd', 'why', 'demo', '-n', ns, '-o', 'json', '--tail', '3')).stdout) as {
       objects: { kind: string }[];
       rows: unknown[];
