@@ -4,6 +4,7 @@ import {
   AVAILABLE_ALLOWANCE_MS,
   DEGRADED_ALLOWANCE_MS,
   judge,
+  newMemory,
   UntrueStatus,
   type EtcdSeen,
   type PodSeen,
@@ -74,7 +75,7 @@ function read(
 
 describe('e2e status truth: Available and Degraded held to etcd and the Pods', () => {
   it('passes a status that says what etcd and the Pods say', () => {
-    expect(() => read(cluster('True', 'False'), T0, {}, new Map())).not.toThrow();
+    expect(() => read(cluster('True', 'False'), T0, {}, newMemory())).not.toThrow();
   });
 
   it("fails on the wiped member's lie: Degraded False, nothing needs attention, while a voter crash-loops for minutes", () => {
@@ -86,7 +87,7 @@ describe('e2e status truth: Available and Degraded held to etcd and the Pods', (
     });
     const etcd: EtcdSeen = { answered: true, voters, healthy: ['a0', 'a2'] };
     const lie = () =>
-      read(cluster('True', 'False'), T0, { etcd, pods: [pod('demo-0'), looping, pod('demo-2')] }, new Map());
+      read(cluster('True', 'False'), T0, { etcd, pods: [pod('demo-0'), looping, pod('demo-2')] }, newMemory());
     expect(lie).toThrow(UntrueStatus);
     expect(lie).toThrow(
       /Degraded=False Steady: nothing needs attention .*voter demo-1's Pod not Ready since .*5 restarts, CrashLoopBackOff/,
@@ -94,7 +95,7 @@ describe('e2e status truth: Available and Degraded held to etcd and the Pods', (
   });
 
   it('fails Available True once no member has answered a linearizable member list for longer than the allowance', () => {
-    const memory: TruthMemory = new Map();
+    const memory = newMemory();
     const down: EtcdSeen = { answered: false, error: 'demo-0: DEADLINE_EXCEEDED' };
     read(cluster('True', 'True'), T0, { etcd: down }, memory);
     read(cluster('True', 'True'), T0 + AVAILABLE_ALLOWANCE_MS - S, { etcd: down }, memory);
@@ -104,7 +105,7 @@ describe('e2e status truth: Available and Degraded held to etcd and the Pods', (
   });
 
   it('fails Available True with fewer voters answering their status call than a quorum, past the allowance', () => {
-    const memory: TruthMemory = new Map();
+    const memory = newMemory();
     const one: EtcdSeen = { answered: true, voters, healthy: ['a0'] };
     read(cluster('True', 'True'), T0, { etcd: one }, memory);
     expect(() => read(cluster('True', 'True'), T0 + AVAILABLE_ALLOWANCE_MS + S, { etcd: one }, memory)).toThrow(
@@ -114,13 +115,13 @@ describe('e2e status truth: Available and Degraded held to etcd and the Pods', (
 
   it('fails Degraded False while a learner crash-loops (not Ready after restarts) past the grace', () => {
     const learner = pod('demo-3', { ready: false, readySince: T0 - DEGRADED_ALLOWANCE_MS - S, restarts: 2 });
-    expect(() => read(cluster('True', 'False'), T0, { pods: [...readyPods, learner] }, new Map())).toThrow(
+    expect(() => read(cluster('True', 'False'), T0, { pods: [...readyPods, learner] }, newMemory())).toThrow(
       /demo-3's etcd restarted 2 times/,
     );
   });
 
   it('fails Degraded False while a voter etcd lists has had no Pod past the grace', () => {
-    const memory: TruthMemory = new Map();
+    const memory = newMemory();
     const two = [pod('demo-0'), pod('demo-2')];
     read(cluster('True', 'False'), T0, { pods: two }, memory);
     expect(() => read(cluster('True', 'False'), T0 + DEGRADED_ALLOWANCE_MS + S, { pods: two }, memory)).toThrow(
@@ -137,25 +138,45 @@ describe('e2e status truth: Available and Degraded held to etcd and the Pods', (
 
     it("a voter unready within the product's 30 s grace and its slack", () => {
       expect(() =>
-        read(cluster('True', 'False'), T0, { pods: unready(DEGRADED_ALLOWANCE_MS - S) }, new Map()),
+        read(cluster('True', 'False'), T0, { pods: unready(DEGRADED_ALLOWANCE_MS - S) }, newMemory()),
       ).not.toThrow();
     });
 
+    it('tells once what it saw within the allowance, so a log shows the edges a run passed', () => {
+      const told: string[] = [];
+      const memory = newMemory();
+      const c = cluster('True', 'False');
+      for (const statusAt of [T0, T0 + S])
+        judge({
+          cluster: c,
+          statusAt,
+          world: { at: statusAt, etcd: allHealthy, pods: unready(5 * S), votersByStatus: [] },
+          managerSince: 0,
+          memory,
+          tell: (line) => told.push(line),
+        });
+      expect(told).toEqual([
+        expect.stringMatching(
+          /^status truth: Degraded stands while voter demo-1's Pod not Ready since .*: within 40 s$/,
+        ),
+      ]);
+    });
+
     it('Degraded True while a voter is unready: the status says so', () => {
-      expect(() => read(cluster('True', 'True'), T0, { pods: unready(600 * S) }, new Map())).not.toThrow();
+      expect(() => read(cluster('True', 'True'), T0, { pods: unready(600 * S) }, newMemory())).not.toThrow();
     });
 
     it('no manager running: the status is stale, not false', () => {
-      expect(() => read(cluster('True', 'False'), T0, { pods: unready(600 * S) }, new Map(), null)).not.toThrow();
+      expect(() => read(cluster('True', 'False'), T0, { pods: unready(600 * S) }, newMemory(), null)).not.toThrow();
     });
 
     it('a manager just started: the allowance counts from its start', () => {
       const since = T0 - DEGRADED_ALLOWANCE_MS + S;
-      expect(() => read(cluster('True', 'False'), T0, { pods: unready(600 * S) }, new Map(), since)).not.toThrow();
+      expect(() => read(cluster('True', 'False'), T0, { pods: unready(600 * S) }, newMemory(), since)).not.toThrow();
     });
 
     it('a contradiction a read did not show starts over: a leader election is no lost quorum', () => {
-      const memory: TruthMemory = new Map();
+      const memory = newMemory();
       const down: EtcdSeen = { answered: false, error: 'no leader' };
       read(cluster('True', 'False'), T0, { etcd: down }, memory);
       read(cluster('True', 'False'), T0 + 2 * S, {}, memory);
@@ -167,7 +188,7 @@ describe('e2e status truth: Available and Degraded held to etcd and the Pods', (
     it('only what the status claimed before the world was read is judged', () => {
       const c = cluster('True', 'False');
       const world = { at: T0 - 1, etcd: allHealthy, pods: readyPods, votersByStatus: [] };
-      expect(() => judge({ cluster: c, statusAt: T0, world, managerSince: 0, memory: new Map() })).toThrow(
+      expect(() => judge({ cluster: c, statusAt: T0, world, managerSince: 0, memory: newMemory() })).toThrow(
         /the world must be read after the status/,
       );
     });

@@ -74,8 +74,16 @@ interface Contradiction {
   readonly what: string;
 }
 
-/** What the judge remembers of one cluster between reads: contradictions with no world time of their own, by key. */
-export type TruthMemory = Map<string, number>;
+/** What the judge remembers of one cluster between reads. */
+export interface TruthMemory {
+  /** Since when each contradiction with no world time of its own was seen, by key. */
+  readonly since: Map<string, number>;
+  /** The contradictions already told (within their allowance), by key. */
+  readonly told: Set<string>;
+}
+
+/** A judge's memory of a cluster not read yet. */
+export const newMemory = (): TruthMemory => ({ since: new Map(), told: new Set() });
 
 /** A claim of the status that etcd or the Pods contradict past the allowance. */
 export class UntrueStatus extends StopWaiting {
@@ -92,6 +100,8 @@ export interface JudgeInput {
   /** Since when the manager writing this status runs (0: always, as one installed in the cluster); null when none runs. */
   readonly managerSince: number | null;
   readonly memory: TruthMemory;
+  /** Told once per contradiction seen within its allowance (a test's log shows the edges it passed). */
+  readonly tell?: (line: string) => void;
 }
 
 const condition = (c: EtcdCluster, type: string) => c.status?.conditions?.find((x) => x.type === type);
@@ -104,8 +114,8 @@ function contradictions(c: EtcdCluster, world: WorldSeen, memory: TruthMemory): 
   // No world time of its own: since the first read that showed it, while every read since did.
   const remembered = (key: string, claim: Contradiction['claim'], what: string): void => {
     seen.add(key);
-    const since = memory.get(key) ?? world.at;
-    memory.set(key, since);
+    const since = memory.since.get(key) ?? world.at;
+    memory.since.set(key, since);
     found.push({ key, claim, since, what });
   };
   const { etcd, pods } = world;
@@ -145,7 +155,7 @@ function contradictions(c: EtcdCluster, world: WorldSeen, memory: TruthMemory): 
         });
   }
   // A contradiction this read does not show starts over when it shows again.
-  for (const key of [...memory.keys()]) if (!seen.has(key)) memory.delete(key);
+  for (const key of [...memory.since.keys()]) if (!seen.has(key)) memory.since.delete(key);
   return found;
 }
 
@@ -160,6 +170,13 @@ export function judge(o: JudgeInput): void {
   const managerSince = o.managerSince;
   const allowance = (x: Contradiction) => (x.claim === 'Available' ? AVAILABLE_ALLOWANCE_MS : DEGRADED_ALLOWANCE_MS);
   const overdue = found.filter((x) => o.statusAt - Math.max(x.since, managerSince) > allowance(x));
+  for (const x of found)
+    if (!overdue.includes(x) && !o.memory.told.has(x.key)) {
+      o.memory.told.add(x.key);
+      o.tell?.(
+        `status truth: ${x.claim} stands while ${x.what}, seen since ${iso(x.since)}: within ${allowance(x) / 1000} s`,
+      );
+    }
   if (overdue.length === 0) return;
   const { namespace, name } = o.cluster.metadata;
   const lines = overdue.map((x) => {

@@ -11,7 +11,7 @@ import { ETCD_CONTAINER } from '../../effects/kubernetes/build-pod.ts';
 import { LABEL } from '../../effects/kubernetes/meta.ts';
 import type { ClusterTLS } from './etcd-cluster.ts';
 import { managerSince } from './manager-process.ts';
-import { judge, type EtcdSeen, type PodSeen, type TruthMemory, type WorldSeen } from './status-truth.ts';
+import { judge, newMemory, type EtcdSeen, type PodSeen, type TruthMemory, type WorldSeen } from './status-truth.ts';
 
 /** Each call's deadline: a member that takes longer counts as not answering. */
 const CALL_MS = 3000;
@@ -99,8 +99,15 @@ export class StatusTruth {
       .finally(() => this.#etcd.close());
     if (!world) return;
     let memory = memories.get(uid);
-    if (!memory) memories.set(uid, (memory = new Map<string, number>()));
-    judge({ cluster, statusAt, world, managerSince: since, memory });
+    if (!memory) memories.set(uid, (memory = newMemory()));
+    judge({
+      cluster,
+      statusAt,
+      world,
+      managerSince: since,
+      memory,
+      tell: (line) => console.log(`${this.#name}: ${line}`),
+    });
   }
 
   async #world(cluster: EtcdCluster): Promise<WorldSeen> {
