@@ -6,6 +6,7 @@
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { KubeConfig } from '@kubernetes/client-node';
+import { GROUP, PLURAL, VERSION } from '../effects/kubernetes/meta.ts';
 
 /** A request the API server answered with an error status. */
 export class ApiError extends Error {
@@ -28,14 +29,14 @@ export interface ConnectOptions {
 }
 
 /** The API group and version of the operator's kinds. */
-export const GROUP_VERSION = 'etcd-operator.dev/v1alpha1';
+export const GROUP_VERSION = `${GROUP}/${VERSION}`;
 
-/** The resource paths of the operator's kinds. */
+/** The resource paths of the operator's kinds, by kind. */
 export const PLURALS = {
-  EtcdCluster: 'etcdclusters',
-  EtcdMember: 'etcdmembers',
-  EtcdSnapshot: 'etcdsnapshots',
-  EtcdSnapshotSchedule: 'etcdsnapshotschedules',
+  EtcdCluster: PLURAL.cluster,
+  EtcdMember: PLURAL.member,
+  EtcdSnapshot: PLURAL.snapshot,
+  EtcdSnapshotSchedule: PLURAL.schedule,
 } as const;
 
 /** A kind of the operator's. */
