@@ -30,6 +30,27 @@ const CODE = ERR.COMPACT;
 const alreadyCompacted = (err: unknown): boolean =>
   err instanceof Error && err.message.includes('required revision has been compacted');
 
+/** The key of the entries that make a backend commit: never written (their delete is in a branch never taken). */
+export const COMMIT_KEY = 'etcd-operator.dev/space-commit';
+
+/**
+ * etcd counts the pages a compaction freed as free only two backend commits after the one that
+ * freed them (bbolt keeps them pending while etcd's read transaction of that commit is open), and
+ * the backend commits only when an entry is applied. Under the NOSPACE alarm nothing else is
+ * applied, so the size in use read right after stayed the one before the compaction: the operator
+ * said it could not free enough of a database that was all history. Three entries that change
+ * nothing, each past etcd's 100 ms batch interval, move it on. A transaction whose only operation
+ * is a delete in a branch never taken goes through raft (it is not read-only) and costs no quota.
+ */
+async function commitBackend(client: Etcd3, ctx: EtcdContext): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    await call(ctx.signal, ctx.etcd.callTimeoutMs, (o) =>
+      client.if(COMMIT_KEY, 'Version', '<', 0).then(client.delete().key(COMMIT_KEY)).options(o).commit(),
+    );
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
 /** Compacts through one member to the revision it is at; returns that revision. */
 async function compactOn(client: Etcd3, ctx: EtcdContext): Promise<number> {
   const status = await call(ctx.signal, ctx.etcd.callTimeoutMs, (o) => client.maintenance.status(o));
@@ -42,6 +63,7 @@ async function compactOn(client: Etcd3, ctx: EtcdContext): Promise<number> {
   } catch (err) {
     if (!alreadyCompacted(err)) throw err;
   }
+  await commitBackend(client, ctx);
   return revision;
 }
 

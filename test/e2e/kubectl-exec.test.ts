@@ -307,7 +307,7 @@ describe.runIf(root && inject('clusterHasNode'))('kubectl exec, attach and port-
       await until(`${member} Ready`, () =>
         core.readNamespacedPod({ namespace: clusters, name: member }).then((p) => (isReady(p) ? p : undefined)),
       );
-      const buildSh = path.join(import.meta.dirname, '..', 'cluster', 'tools', 'build.sh');
+      const buildSh = path.join(import.meta.dirname, '..', '..', 'localcluster', 'tools', 'build.sh');
       const etcdctlPath = (await run(buildSh, ['etcdctl', '3.6.16'])).stdout.trim();
       const pf = await portForward(member, 2379, clusters);
       try {
