@@ -8,7 +8,7 @@
 import type { Etcd3 } from 'etcd3';
 import { ERR } from '../../machines/error-codes.ts';
 import type { IntentHandler } from '../types.ts';
-import { call, codeOf, etcdError, listMembers } from './_call.ts';
+import { call, codeOf, emptyEntry, etcdError, listMembers } from './_call.ts';
 import { MAINTENANCE_TIMEOUT_MS, sizeOf } from './_space.ts';
 import type { EtcdContext } from './clients.ts';
 import { hexID } from './ids.ts';
@@ -30,23 +30,17 @@ const CODE = ERR.COMPACT;
 const alreadyCompacted = (err: unknown): boolean =>
   err instanceof Error && err.message.includes('required revision has been compacted');
 
-/** The key of the entries that make a backend commit: never written (their delete is in a branch never taken). */
-export const COMMIT_KEY = 'etcd-operator.dev/space-commit';
-
 /**
  * etcd counts the pages a compaction freed as free only two backend commits after the one that
  * freed them (bbolt keeps them pending while etcd's read transaction of that commit is open), and
  * the backend commits only when an entry is applied. Under the NOSPACE alarm nothing else is
  * applied, so the size in use read right after stayed the one before the compaction: the operator
  * said it could not free enough of a database that was all history. Three entries that change
- * nothing, each past etcd's 100 ms batch interval, move it on. A transaction whose only operation
- * is a delete in a branch never taken goes through raft (it is not read-only) and costs no quota.
+ * nothing (emptyEntry), each past etcd's 100 ms batch interval, move it on.
  */
 async function commitBackend(client: Etcd3, ctx: EtcdContext): Promise<void> {
   for (let i = 0; i < 3; i++) {
-    await call(ctx.signal, ctx.etcd.callTimeoutMs, (o) =>
-      client.if(COMMIT_KEY, 'Version', '<', 0).then(client.delete().key(COMMIT_KEY)).options(o).commit(),
-    );
+    await call(ctx.signal, ctx.etcd.callTimeoutMs, (o) => emptyEntry(client, o));
     await new Promise((r) => setTimeout(r, 150));
   }
 }
