@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/sequencer.ts';
 
 /**
  * e2e files that need the whole local cluster to themselves: they stop, drain or cordon the
@@ -46,6 +47,8 @@ const cluster = {
 export default defineConfig({
   test: {
     reporters: ['default', './test/summary-reporter.ts'],
+    // The longest e2e files start first (test/sequencer.ts says why).
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         test: {
