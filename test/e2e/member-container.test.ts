@@ -5,7 +5,8 @@
  * member on storage.medium Memory: the manager gives a member on a volume a new Pod after an
  * in-place restart, to check its data again, and the previous run's log goes with the old Pod); a
  * version whose image the registry lacks leaves the member Stuck with the kubelet's pull error,
- * and the EtcdCluster Degraded naming the member and that error.
+ * and the EtcdCluster Degraded naming the member and that error; a storage class that does not
+ * exist leaves it Stuck with the scheduler's words naming the class.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, inject, it } from 'vitest';
@@ -76,6 +77,27 @@ describe.skipIf(!hasNode)('a member container, as the kubelet runs it', () => {
     });
     expect(degraded.message).toMatch(/^EtcdMember nopull-0 stuck since \S+ \((ErrImagePull|ImagePullBackOff)\): /);
     expect(degraded.message).toContain(image);
+    await demo.delete();
+  });
+
+  it('a storage class that does not exist leaves the member Stuck with the scheduler saying so, and the cluster Degraded naming it', async () => {
+    const klass = `missing-${Date.now().toString(36)}`;
+    const demo = new ClusterUnderTest(kube, ns, 'noclass');
+    await demo.create({ replicas: 1, storage: { size: '64Mi', storageClassName: klass } });
+    const stuck = await until('noclass-0 Stuck', async () => {
+      const m = (await demo.members()).find((x) => x.metadata.name === 'noclass-0');
+      const c = m && condition(m, 'Stuck');
+      return c?.status === 'True' ? c : undefined;
+    });
+    // The scheduler's own message: the claim's class is not found.
+    expect(stuck.message).toMatch(/^Pod noclass-0 not scheduled: /);
+    expect(stuck.message).toContain(`storageclass.storage.k8s.io "${klass}" not found`);
+    const degraded = await until('noclass Degraded by its stuck member', async () => {
+      const c = condition(await demo.get(), 'Degraded');
+      return c?.status === 'True' && c.reason === 'MemberStuck' ? c : undefined;
+    });
+    expect(degraded.message).toMatch(/^EtcdMember noclass-0 stuck since \S+ \(Unschedulable\): /);
+    expect(degraded.message).toContain(klass);
     await demo.delete();
   });
 });
