@@ -26,12 +26,9 @@ const WHOLE_CLUSTER = [
  */
 const E2E_WORKERS = Number(process.env.E2E_WORKERS ?? 3);
 /**
- * Unit and image files at once: two, one per core. They take about 240 s of CPU between them; one
- * at a time (vitest's default here, cores less one) left a core idle for the three to four minutes
- * before the e2e files start. (At two, the process node's AtomicWriter race test once failed; that
- * test went with the process node.)
+ * The image files at once: both (each builds the image into a cache dir of its own).
  */
-const UNIT_WORKERS = 2;
+const IMAGE_WORKERS = 2;
 
 const cluster = {
   globalSetup: ['test/e2e/setup.ts'],
@@ -40,11 +37,12 @@ const cluster = {
 };
 
 // Four projects in three groups (numbered from 1: vitest sends a one-worker group 0 to the end),
-// one after the other. First `unit` (needs nothing but Node) and
-// `image` (builds the operator image, runs it unpacked and pushes it to a local registry; root);
-// then `cluster` (e2e on the shared local Kubernetes, E2E_WORKERS files at once); then
-// `cluster-serial`, one file at a time. Both e2e projects share one local cluster, started once
-// by test/e2e/setup.ts.
+// one after the other. First `image` (builds the operator image, runs it unpacked and pushes it to
+// a local registry; root); then `cluster` (e2e on the shared local Kubernetes) and `unit` (needs
+// nothing but Node) sharing E2E_WORKERS workers: vitest hands out the e2e files first (longest
+// first, test/sequencer.ts), and the unit files fill the workers the last e2e files leave free,
+// where one worker after another sat idle; then `cluster-serial`, one file at a time. Both e2e
+// projects share one local cluster, started once by test/e2e/setup.ts.
 export default defineConfig({
   test: {
     reporters: ['default', './test/summary-reporter.ts'],
@@ -59,8 +57,9 @@ export default defineConfig({
           // Some unit files start real etcd processes or lay out SVGs in WebAssembly; with the
           // cluster project running beside them on two cores, 5 s was seen to run out.
           testTimeout: 30_000,
-          maxWorkers: UNIT_WORKERS,
-          sequence: { groupOrder: 1 },
+          // The cluster project's group: one group's projects share one worker count.
+          maxWorkers: E2E_WORKERS,
+          sequence: { groupOrder: 2 },
         },
       },
       {
@@ -88,8 +87,7 @@ export default defineConfig({
           include: ['test/image/**/*.test.ts'],
           testTimeout: 300_000,
           hookTimeout: 900_000,
-          // Both files build the image (each fills the cache in a dir of its own, renamed into place).
-          maxWorkers: UNIT_WORKERS,
+          maxWorkers: IMAGE_WORKERS,
           sequence: { groupOrder: 1 },
         },
       },
