@@ -7,10 +7,34 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
 import { binary } from '../../localcluster/controlplane/tools.ts';
+import { rmSync } from 'node:fs';
 import { checkHistory, describeVerdict } from './checker.ts';
+import type { History, Operation } from './history.ts';
 import { HistoryTraffic } from './traffic.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The history with one read made stale: a get that saw a write acknowledged before it was
+ * called now answers the value of an acknowledged put on that key from before that write.
+ */
+function withStaleRead(h: History): History {
+  const ops = [...h.operations];
+  const acked = (value: string) => ops.find((o) => o.output && 'value' in o.input && o.input.value === value);
+  for (let i = ops.length - 1; i >= 0; i--) {
+    const g = ops[i]!;
+    const seen = g.input.type === 'get' && g.output?.kv ? acked(g.output.kv.value) : undefined;
+    if (!seen || seen.return >= g.call) continue;
+    const old = ops.find(
+      (o): o is Operation & { input: { value: string } } =>
+        o.input.type === 'put' && o.input.key === g.input.key && !!o.output && o.return < seen.call,
+    );
+    if (!old) continue;
+    ops[i] = { ...g, output: { ...g.output!, kv: { value: old.input.value, modRevision: old.output!.revision } } };
+    return { ...h, operations: ops };
+  }
+  throw new Error('no read to make stale');
+}
 
 describe('history checker on a real etcd', () => {
   let local: LocalEtcd;
@@ -49,5 +73,12 @@ describe('history checker on a real etcd', () => {
     expect(verdict.watch.resumes).toBeGreaterThanOrEqual(2);
     expect(history.watches.every((w) => w.complete)).toBe(true);
     expect(verdict.checked).toBeGreaterThan(100);
+    // The same checks refuse it with one read made stale, or one event taken from a watcher.
+    const stale = await checkHistory(withStaleRead(history), 120);
+    const [w0, ...others] = history.watches;
+    const gap = await checkHistory({ ...history, watches: [{ ...w0!, events: w0!.events.slice(1) }, ...others] }, 120);
+    for (const v of [stale, gap]) if (v.dir) rmSync(v.dir, { recursive: true, force: true });
+    expect(stale.linearizable).toBe('Illegal');
+    expect([gap.linearizable, gap.watch.violations.length]).toEqual(['Ok', 1]);
   }, 60_000);
 });
