@@ -102,7 +102,7 @@ describe('history checker', () => {
   it('finds a history of every kind of call linearizable, its watches whole', async () => {
     const v = await check(linearizable);
     expect(v).toMatchObject({ linearizable: 'Ok', ok: true, exitCode: 0, revisionViolations: [] });
-    expect(v.watch).toMatchObject({ watchers: 2, events: 14, violations: [] });
+    expect(v.watch).toMatchObject({ watchers: 2, complete: 2, events: 14, violations: [] });
     // The unknown put nobody saw is left out; the one a read saw is checked.
     expect([v.operations, v.checked, v.unknownOutcome, v.dropped]).toEqual([16, 15, 2, 1]);
   });

@@ -23,6 +23,8 @@ export interface CheckerReport {
   readonly revisionViolations: readonly string[];
   readonly watch: {
     readonly watchers: number;
+    /** Watchers the recorder waited for until they had every acknowledged write. */
+    readonly complete: number;
     readonly events: number;
     readonly resumes: number;
     readonly violations: readonly string[];
@@ -69,7 +71,7 @@ export function describeVerdict(v: Verdict): string {
   return (
     `${v.checked} operations checked on ${v.keys} keys (${v.operations} recorded, ${v.unknownOutcome} of unknown ` +
     `outcome, ${v.dropped} of those unobserved and left out), ${v.watch.events} watch events from ` +
-    `${v.watch.watchers} watchers (${v.watch.resumes} stream breaks): ${found}; checked in ${v.elapsedMs} ms` +
+    `${v.watch.watchers} watchers (${v.watch.complete} waited for to the end, ${v.watch.resumes} stream breaks): ${found}; checked in ${v.elapsedMs} ms` +
     (v.dir ? `; history kept in ${v.dir}` : '')
   );
 }

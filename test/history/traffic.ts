@@ -53,6 +53,13 @@ export function writeRevision(op: Operation): number {
   return wrote ? out.revision : 0;
 }
 
+/** Watch reconnects from 100 ms doubling to 1 s (etcd3's default grows to 30 s, past `stop`'s wait). */
+interface Backoff {
+  readonly duration: number;
+  next(): Backoff;
+}
+const watchBackoff = (ms = 100): Backoff => ({ duration: ms, next: () => watchBackoff(Math.min(ms * 2, 1_000)) });
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** mulberry32: a small seeded PRNG. */
@@ -116,7 +123,7 @@ export class HistoryTraffic {
   async #dial(attempt: number): Promise<Etcd3> {
     return new Etcd3({
       ...(await this.#o.connect(attempt)),
-      faultHandling: { global: passThrough, host: () => passThrough },
+      faultHandling: { global: passThrough, host: () => passThrough, watchBackoff: watchBackoff() },
     });
   }
 
@@ -174,8 +181,9 @@ export class HistoryTraffic {
     } catch (err) {
       const error = (err as Error).message;
       this.#ops.push({ client: c.id, call, return: since(this.#origin), input, output: null, error });
-      // A member that died answers nothing: dial again, the Service or the next endpoint.
-      if (/DEADLINE_EXCEEDED|deadline/i.test(error)) {
+      // A member that died answers nothing, one removed refuses: dial again, the Service or the
+      // next endpoint.
+      if (/DEADLINE_EXCEEDED|deadline|UNAVAILABLE/i.test(error)) {
         c.etcd.close();
         c.etcd = await this.#dial(++c.attempt);
       }

@@ -107,7 +107,8 @@ func printReport(r Report) {
 	for _, v := range r.Revisions {
 		fmt.Printf("  %s\n", v)
 	}
-	fmt.Printf("watch: %d watchers, %d events, %d resumes, %d violations\n", r.Watch.Watchers, r.Watch.Events, r.Watch.Resumes, len(r.Watch.Violations))
+	fmt.Printf("watch: %d watchers (%d waited for to the end), %d events, %d resumes, %d violations\n",
+		r.Watch.Watchers, r.Watch.Complete, r.Watch.Events, r.Watch.Resumes, len(r.Watch.Violations))
 	for _, v := range r.Watch.Violations {
 		fmt.Printf("  %s\n", v)
 	}

@@ -78,7 +78,9 @@ func revisionOrder(ops []Operation) []string {
 
 // WatchReport is what the watch checks found.
 type WatchReport struct {
-	Watchers   int      `json:"watchers"`
+	Watchers int `json:"watchers"`
+	// Complete counts the watchers the generator waited for until they had every acknowledged write.
+	Complete   int      `json:"complete"`
 	Events     int      `json:"events"`
 	Resumes    int      `json:"resumes"`
 	Violations []string `json:"violations"`
@@ -118,6 +120,9 @@ func checkWatches(h *History) WatchReport {
 	}
 	for _, w := range h.Watches {
 		r.Events += len(w.Events)
+		if w.Complete {
+			r.Complete++
+		}
 		r.Resumes += w.Resumes
 		got := map[eventKey]bool{}
 		var last eventKey
