@@ -137,6 +137,27 @@ describe('history checker', () => {
     expect(concurrent.linearizable).toBe('Illegal');
   });
 
+  it('finds a read of a value before the call that wrote it, even one of unknown outcome', async () => {
+    const v = await check({
+      operations: [op(0, 0, 10, get('k'), read(3, 'x', 3)), op(1, 20, 21, put('k', 'x'), null)],
+      watches: [],
+    });
+    expect([v.linearizable, v.unknownOutcome, v.dropped]).toEqual(['Illegal', 1, 0]);
+  });
+
+  it('finds a key read back after its lease was revoked', async () => {
+    const v = await check({
+      operations: [
+        op(0, 0, 10, { type: 'leaseGrant', key: 'l' }, { revision: 1, lease: '9' }),
+        op(0, 20, 30, put('l', 'e', '9'), { revision: 2 }),
+        op(0, 40, 50, { type: 'leaseRevoke', key: 'l', lease: '9' }, { revision: 3 }),
+        op(0, 60, 70, get('l'), read(3, 'e', 2)),
+      ],
+      watches: [],
+    });
+    expect(v.linearizable).toBe('Illegal');
+  });
+
   it('finds revisions out of real-time order across keys, which each key alone does not show', async () => {
     const v = await check({
       operations: [
