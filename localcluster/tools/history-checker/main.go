@@ -30,7 +30,7 @@ type Report struct {
 	Unknown      int                   `json:"unknownOutcome"`
 	Dropped      int                   `json:"dropped"`
 	Keys         int                   `json:"keys"`
-	Revisions    []string              `json:"revisionViolations"`
+	Revisions    violations            `json:"revisionViolations"`
 	Watch        WatchReport           `json:"watch"`
 	Visualized   string                `json:"visualization,omitempty"`
 	Millis       int64                 `json:"elapsedMs"`
@@ -72,7 +72,7 @@ func check(h *History, html string, timeout time.Duration, asJSON bool) int {
 		Watch:        checkWatches(h),
 	}
 	if r.Revisions == nil {
-		r.Revisions = []string{}
+		r.Revisions = violations{}
 	}
 	if result == porcupine.Illegal {
 		if err := porcupine.VisualizePath(kvModel, info, html); err != nil {

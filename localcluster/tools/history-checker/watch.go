@@ -35,7 +35,7 @@ func writeRevision(op Operation) int64 {
 // revisionOrder checks the revisions answered across keys against real time: two writes never
 // share a revision, a write called after another operation returned has a higher revision than
 // that one's, and a read (a get, a failed txn, a delete of nothing) one no lower.
-func revisionOrder(ops []Operation) []string {
+func revisionOrder(ops []Operation) violations {
 	type answered struct {
 		call, ret, rev int64
 		write          bool
@@ -43,7 +43,7 @@ func revisionOrder(ops []Operation) []string {
 	}
 	var list []answered
 	byRevision := map[int64]string{}
-	var problems []string
+	var problems violations
 	for i, op := range ops {
 		if op.Output == nil || op.Input.Type == "leaseGrant" || op.Input.Type == "leaseRevoke" {
 			continue
@@ -52,7 +52,7 @@ func revisionOrder(ops []Operation) []string {
 		what := fmt.Sprintf("operation %d (%s)", i, describe(&op.Input, op.Output))
 		if rev > 0 {
 			if other, dup := byRevision[rev]; dup {
-				problems = append(problems, fmt.Sprintf("two writes at revision %d: %s and %s", rev, other, what))
+				problems.add("two writes at revision %d: %s and %s", rev, other, what)
 			}
 			byRevision[rev] = what
 		}
@@ -70,20 +70,32 @@ func revisionOrder(ops []Operation) []string {
 			}
 		}
 		if b.rev < highest.rev || (b.write && b.rev == highest.rev) {
-			problems = append(problems, fmt.Sprintf("%s answered revision %d after %s had answered %d", b.what, b.rev, highest.what, highest.rev))
+			problems.add("%s answered revision %d after %s had answered %d", b.what, b.rev, highest.what, highest.rev)
 		}
 	}
 	return problems
+}
+
+// violations lists what a check found; past 50 they are counted, not listed.
+type violations []string
+
+func (v *violations) add(format string, args ...any) {
+	if len(*v) == 50 {
+		*v = append(*v, "(more not listed)")
+	}
+	if len(*v) <= 50 {
+		*v = append(*v, fmt.Sprintf(format, args...))
+	}
 }
 
 // WatchReport is what the watch checks found.
 type WatchReport struct {
 	Watchers int `json:"watchers"`
 	// Complete counts the watchers the generator waited for until they had every acknowledged write.
-	Complete   int      `json:"complete"`
-	Events     int      `json:"events"`
-	Resumes    int      `json:"resumes"`
-	Violations []string `json:"violations"`
+	Complete   int        `json:"complete"`
+	Events     int        `json:"events"`
+	Resumes    int        `json:"resumes"`
+	Violations violations `json:"violations"`
 }
 
 type eventKey struct {
@@ -96,7 +108,7 @@ type eventKey struct {
 // missing from its range, and, for a watcher the generator waited for, every acknowledged write
 // from its start revision on delivered.
 func checkWatches(h *History) WatchReport {
-	r := WatchReport{Watchers: len(h.Watches), Violations: []string{}}
+	r := WatchReport{Watchers: len(h.Watches), Violations: violations{}}
 	writes := map[string]written{}
 	for _, op := range h.Operations {
 		if op.Input.Type == "put" || op.Input.Type == "txn" {
@@ -113,7 +125,7 @@ func checkWatches(h *History) WatchReport {
 		for _, e := range w.Events {
 			k := eventKey{e.ModRevision, e.Key}
 			if seen, ok := all[k]; ok && (seen.Type != e.Type || seen.Value != e.Value) {
-				r.add("watchers disagree at revision %d on %s: %s %q and %s %q", e.ModRevision, e.Key, seen.Type, seen.Value, e.Type, e.Value)
+				r.Violations.add("watchers disagree at revision %d on %s: %s %q and %s %q", e.ModRevision, e.Key, seen.Type, seen.Value, e.Type, e.Value)
 			}
 			all[k] = e
 		}
@@ -130,11 +142,11 @@ func checkWatches(h *History) WatchReport {
 			k := eventKey{e.ModRevision, e.Key}
 			switch {
 			case got[k]:
-				r.add("watcher %d: event %d (%s at revision %d) delivered twice", w.Watcher, i, e.Key, e.ModRevision)
+				r.Violations.add("watcher %d: event %d (%s at revision %d) delivered twice", w.Watcher, i, e.Key, e.ModRevision)
 			case e.ModRevision < last.rev:
-				r.add("watcher %d: event %d at revision %d after one at %d", w.Watcher, i, e.ModRevision, last.rev)
+				r.Violations.add("watcher %d: event %d at revision %d after one at %d", w.Watcher, i, e.ModRevision, last.rev)
 			case e.ModRevision < w.StartRevision:
-				r.add("watcher %d: event %d at revision %d, before the watch's start %d", w.Watcher, i, e.ModRevision, w.StartRevision)
+				r.Violations.add("watcher %d: event %d at revision %d, before the watch's start %d", w.Watcher, i, e.ModRevision, w.StartRevision)
 			}
 			got[k] = true
 			last = k
@@ -144,11 +156,11 @@ func checkWatches(h *History) WatchReport {
 			wr, ok := writes[e.Value]
 			switch {
 			case !ok || wr.key != e.Key:
-				r.add("watcher %d: event %d puts %s=%q, which no operation wrote", w.Watcher, i, e.Key, e.Value)
+				r.Violations.add("watcher %d: event %d puts %s=%q, which no operation wrote", w.Watcher, i, e.Key, e.Value)
 			case wr.failed:
-				r.add("watcher %d: event %d puts %q, the value of a txn that answered it failed", w.Watcher, i, e.Value)
+				r.Violations.add("watcher %d: event %d puts %q, the value of a txn that answered it failed", w.Watcher, i, e.Value)
 			case wr.revision != 0 && wr.revision != e.ModRevision:
-				r.add("watcher %d: event %d puts %q at revision %d, acknowledged at %d", w.Watcher, i, e.Value, e.ModRevision, wr.revision)
+				r.Violations.add("watcher %d: event %d puts %q at revision %d, acknowledged at %d", w.Watcher, i, e.Value, e.ModRevision, wr.revision)
 			}
 		}
 		// What this watcher must have: every event from its start to its last (to the end when the
@@ -167,18 +179,8 @@ func checkWatches(h *History) WatchReport {
 		}
 		sort.Slice(missed, func(i, j int) bool { return missed[i].rev < missed[j].rev })
 		for _, k := range missed {
-			r.add("watcher %d: the event at revision %d on %s was not delivered (start %d, %d resumes)", w.Watcher, k.rev, k.key, w.StartRevision, w.Resumes)
+			r.Violations.add("watcher %d: the event at revision %d on %s was not delivered (start %d, %d resumes)", w.Watcher, k.rev, k.key, w.StartRevision, w.Resumes)
 		}
 	}
 	return r
-}
-
-// add records a violation; past 50 they are counted, not listed.
-func (r *WatchReport) add(format string, args ...any) {
-	if len(r.Violations) == 50 {
-		r.Violations = append(r.Violations, "(more not listed)")
-	}
-	if len(r.Violations) <= 50 {
-		r.Violations = append(r.Violations, fmt.Sprintf(format, args...))
-	}
 }
