@@ -6,6 +6,8 @@
 #                                       as root, the real nodes' parts too)
 #   localcluster/tools/build.sh prometheus|promtool   Prometheus and promtool of the wrapper module prometheus/
 #                                       (the alert rules' tests and the metrics e2e; both built together)
+#   localcluster/tools/build.sh history-checker   the e2e traffic's linearizability and watch checker
+#                                       (wrapper module history-checker/, porcupine; docs/reliability.md)
 #
 # TOOL: the control plane's kube-apiserver|kube-controller-manager|kube-scheduler|kubectl (a second
 # argument picks another release, from the wrapper module k8s-1.<minor>/); the real nodes'
@@ -48,7 +50,7 @@ tool=${1:?usage: build.sh TOOL [etcd-version]}
 log() { echo "build.sh: $*" >&2; }
 
 if [[ $tool == all ]]; then
-  for t in kube-apiserver kube-controller-manager kube-scheduler kubectl helm versitygw cert-manager crane registry prometheus; do "$0" "$t"; done
+  for t in kube-apiserver kube-controller-manager kube-scheduler kubectl helm versitygw cert-manager crane registry prometheus history-checker; do "$0" "$t"; done
   for mod in "$here"/etcd-*/go.mod; do
     v=$(sed -n 's#^\tgo.etcd.io/etcd/server/v3 v\([0-9.]*\).*#\1#p' "$mod")
     for t in etcd etcdctl etcdutl; do "$0" "$t" "$v"; done
@@ -222,6 +224,13 @@ case "$tool" in
         "github.com/prometheus/prometheus/cmd/$t")
     done
     echo "$dir/$tool" ;;
+  history-checker)
+    # Our own checker (history-checker/*.go) with porcupine: versioned by the digest of its
+    # module and sources, so a change to the model builds again.
+    sum=$(cat "$here/history-checker/go.mod" "$here/history-checker/go.sum" "$here"/history-checker/*.go | sha256sum | cut -c1-12)
+    dir=$cache/history-checker-$sum
+    [[ -x $dir/history-checker ]] || { log "building history-checker (first time only)"; (cd "$here/history-checker" && build_into "$dir" history-checker -ldflags "-s -w" .); }
+    echo "$dir/history-checker" ;;
   helm) go_installed helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
   versitygw) go_installed versitygw "$VERSITYGW_VERSION" github.com/versity/versitygw/cmd/versitygw ;;
   versitygw-entrypoint)

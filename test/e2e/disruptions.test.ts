@@ -3,8 +3,10 @@
  * through the client Service, test/e2e/traffic.ts) run while one thing at a time goes wrong
  * under a 3-member cluster, and the operator brings it back. After each: no write failed for
  * the client (a write retried within its 10 s budget counts only if it never succeeded), the
- * watch saw every acknowledged revision, every acknowledged key reads back; the longest write
- * is printed per disruption.
+ * watch saw every acknowledged revision, every acknowledged key reads back, and recorded traffic
+ * of three clients and two watchers is linearizable with whole watches (the history checker,
+ * docs/reliability.md); the longest write and the operations and events checked are printed per
+ * disruption.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,6 +17,7 @@ import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { withManager } from './manager-fixture.ts';
 import { Traffic, type TrafficReport } from './traffic.ts';
+import { describeVerdict } from '../history/checker.ts';
 
 const hasNode = inject('clusterHasNode');
 const env = withManager('disrupt');
@@ -25,7 +28,7 @@ const stalls: string[] = [];
 
 /** Runs `disrupt` under traffic, waits until the cluster is settled at `replicas`, and checks what the traffic saw. */
 async function underTraffic(name: string, replicas: number, disrupt: () => Promise<void>): Promise<TrafficReport> {
-  const traffic = new Traffic(name.replaceAll(' ', '-'));
+  const traffic = new Traffic(name.replaceAll(' ', '-'), { history: true });
   await traffic.start(kube.core, ns, 'demo');
   let failure: unknown;
   try {
@@ -37,13 +40,18 @@ async function underTraffic(name: string, replicas: number, disrupt: () => Promi
   }
   const report = await traffic.stop();
   const line = `${name}: ${report.acknowledged} writes, ${report.failed.length} failed, longest write ${report.longestStallMs} ms, ${report.unwatched.length} unwatched, ${report.lost.length} lost`;
-  stalls.push(line);
-  console.log(`disruption ${line}`);
+  const history = report.history!;
+  stalls.push(`${line}; history: ${describeVerdict(history)}`);
+  console.log(`disruption ${line}; history: ${describeVerdict(history)}`);
   if (failure !== undefined) throw failure instanceof Error ? failure : new Error(JSON.stringify(failure));
   expect(report.failed, name).toEqual([]);
   expect(report.unwatched, name).toEqual([]);
   expect(report.lost, name).toEqual([]);
   expect(report.acknowledged, name).toBeGreaterThan(5);
+  expect(history.linearizable, `${name}: ${describeVerdict(history)}`).toBe('Ok');
+  expect(history.revisionViolations, name).toEqual([]);
+  expect(history.watch.violations, name).toEqual([]);
+  expect(history.checked, name).toBeGreaterThan(20);
   return report;
 }
 

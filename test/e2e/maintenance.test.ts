@@ -2,7 +2,8 @@
  * Maintenance on the local cluster with the manager, as a user meets it. A database churned
  * until fragmented is defragmented once spec.maintenance.defrag.threshold says so: one member
  * at a time, followers first, the leader last after leadership moved, every member giving space
- * back, under a writer and a watcher that lose nothing. A cluster with a 16Mi quota pushed into
+ * back, under a writer and a watcher that lose nothing and recorded traffic the history checker
+ * finds linearizable with whole watches (docs/reliability.md). A cluster with a 16Mi quota pushed into
  * NOSPACE recovers without the user (compact, defragment, disarm) and writes work again; filled
  * with live data it says what to do and does not loop, and once the user deletes data and
  * raises the quota it recovers.
@@ -14,6 +15,7 @@ import { ClusterUnderTest, describeStatus } from './etcd-cluster.ts';
 import type { ManagerLine } from './manager-process.ts';
 import { withManager } from './manager-fixture.ts';
 import { Traffic } from './traffic.ts';
+import { describeVerdict } from '../history/checker.ts';
 
 const hasNode = inject('clusterHasNode');
 const env = withManager('maintenance');
@@ -78,7 +80,7 @@ describe.skipIf(!hasNode)('manager: maintenance', () => {
       await etcd.kv.compact({ revision, physical: true });
       etcd.close();
 
-      const traffic = new Traffic('during');
+      const traffic = new Traffic('during', { history: true });
       await traffic.start(kube.core, ns, 'frag');
       const started = Date.now();
       let failure: unknown;
@@ -106,10 +108,16 @@ describe.skipIf(!hasNode)('manager: maintenance', () => {
           `${report.acknowledged} writes, ${report.failed.length} failed, longest write ${report.longestStallMs} ms, ` +
           `${report.unwatched.length} revisions unwatched, ${report.lost.length} keys lost`,
       );
+      const history = report.history!;
+      console.log(`defragmentation history: ${describeVerdict(history)}`);
       if (failure !== undefined) throw failure instanceof Error ? failure : new Error(JSON.stringify(failure));
       expect(report.failed).toEqual([]);
       expect(report.unwatched).toEqual([]);
       expect(report.lost).toEqual([]);
+      expect(history.linearizable, describeVerdict(history)).toBe('Ok');
+      expect(history.revisionViolations).toEqual([]);
+      expect(history.watch.violations).toEqual([]);
+      expect(history.checked).toBeGreaterThan(20);
 
       // Every member, each once, each giving back more than the threshold.
       expect(done.map((l) => l.member).sort()).toEqual(['frag-0', 'frag-1', 'frag-2']);

@@ -5,7 +5,8 @@
  * members one at a time so each trusts both (etcd reads its CA files only at start); (2) leaves
  * from the new CA are written, served at the next handshake with no restart; (3) ca.crt becomes
  * the new CA alone, and the operator rolls again. A writer through the client Service runs the
- * whole time (its certificate moved to the new CA before step 3, as the docs say): no write fails.
+ * whole time (its certificate moved to the new CA before step 3, as the docs say): no write fails,
+ * and recorded traffic beside it is linearizable with whole watches (docs/reliability.md).
  * In the end a client certificate from the old CA is refused and one from the new CA is served.
  * Then the cluster is parked, its CAs change while nothing runs, and it wakes onto them: no roll.
  */
@@ -26,6 +27,7 @@ import {
   writeClusterCA,
 } from './tls-cluster.ts';
 import { Traffic, type TrafficReport } from './traffic.ts';
+import { describeVerdict } from '../history/checker.ts';
 
 const hasNode = inject('clusterHasNode');
 const env = withManager('ca-change');
@@ -59,7 +61,7 @@ const restartsForCAs = async (): Promise<string[]> =>
 
 /** Runs `during` under a writer with `creds`; rethrows what it threw after reporting the traffic. */
 async function underTraffic(what: string, creds: EtcdClientTLS, during: () => Promise<void>): Promise<TrafficReport> {
-  const traffic = new Traffic(what);
+  const traffic = new Traffic(what, { history: true });
   await traffic.start(kube.core, ns, 'demo', { client: creds, serverName });
   const started = Date.now();
   let failure: unknown;
@@ -73,11 +75,17 @@ async function underTraffic(what: string, creds: EtcdClientTLS, during: () => Pr
     `${what} under traffic: ${Date.now() - started} ms; ${report.acknowledged} writes, ${report.failed.length} failed, ` +
       `longest write ${report.longestStallMs} ms, ${report.unwatched.length} revisions unwatched, ${report.lost.length} keys lost`,
   );
+  const history = report.history!;
+  console.log(`${what} history: ${describeVerdict(history)}`);
   if (failure !== undefined) throw failure instanceof Error ? failure : new Error(JSON.stringify(failure));
   expect(report.failed).toEqual([]);
   expect(report.unwatched).toEqual([]);
   expect(report.lost).toEqual([]);
   expect(report.acknowledged).toBeGreaterThan(20);
+  expect(history.linearizable, describeVerdict(history)).toBe('Ok');
+  expect(history.revisionViolations).toEqual([]);
+  expect(history.watch.violations).toEqual([]);
+  expect(history.checked).toBeGreaterThan(20);
   return report;
 }
 

@@ -3,12 +3,16 @@
  * in order and one watcher, both real etcd clients through the cluster's client Service, as
  * an application in the cluster reaches it. What they saw is the proof that a disruption cost
  * nothing: no write failed for the client, the watch saw every acknowledged revision, and
- * every acknowledged key reads back.
+ * every acknowledged key reads back. With `history`, recorded traffic of several clients and
+ * watchers runs beside them through the same Service and is checked for linearizability and
+ * the watch guarantees (test/history/, docs/reliability.md).
  */
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { Etcd3, type Watcher } from 'etcd3';
+import { Etcd3, type IOptions, type Watcher } from 'etcd3';
 import type { EtcdClientTLS } from '../../effects/etcd/index.ts';
 import { clientServiceName, LABEL } from '../../effects/kubernetes/meta.ts';
+import { checkHistory, type Verdict } from '../history/checker.ts';
+import { HistoryTraffic } from '../history/traffic.ts';
 
 /** How the traffic reaches a cluster with client TLS: its certificate, and the name members' certificates are checked against. */
 export interface TrafficTLS {
@@ -49,6 +53,14 @@ export interface TrafficReport {
   /** Acknowledged keys that did not read back with their value. */
   readonly lost: readonly string[];
   readonly watchErrors: number;
+  /** The history checker's verdict on the recorded traffic (with `history`). */
+  readonly history?: Verdict;
+}
+
+/** What runs beside the writer and watcher. */
+export interface TrafficOptions {
+  /** Recorded traffic (3 clients, 2 watchers) checked by the history checker at `stop`. */
+  readonly history?: boolean;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -56,9 +68,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** A writer and a watcher on one cluster, started by `start` and reported on by `stop`. */
 export class Traffic {
   readonly #prefix: string;
+  readonly #options: TrafficOptions;
   #connect: (attempt?: number) => Promise<Etcd3> = () => {
     throw new Error('Traffic.start first');
   };
+  #history: HistoryTraffic | null = null;
   /** How many times the writer has dialled again after an attempt's deadline. */
   #redials = 0;
   #client: Etcd3 | null = null;
@@ -72,8 +86,9 @@ export class Traffic {
   #longest = 0;
   #watchErrors = 0;
 
-  constructor(prefix: string) {
+  constructor(prefix: string, options: TrafficOptions = {}) {
     this.#prefix = prefix;
+    this.#options = options;
   }
 
   /**
@@ -93,9 +108,9 @@ export class Traffic {
         .catch(() => []);
       return [url(svc.spec?.clusterIP), ...pods.map((p) => url(p.status?.podIP)).sort()];
     };
-    this.#connect = async (attempt = 0) => {
+    const options = async (attempt: number): Promise<IOptions> => {
       const hosts = attempt === 0 ? [url(svc.spec?.clusterIP)] : await endpoints();
-      return new Etcd3({
+      return {
         hosts: [hosts[attempt % hosts.length]!],
         dialTimeout: 2000,
         ...(tls
@@ -104,8 +119,15 @@ export class Traffic {
               grpcOptions: { 'grpc.ssl_target_name_override': tls.serverName, ...KEEPALIVE },
             }
           : { grpcOptions: KEEPALIVE }),
-      });
+      };
     };
+    this.#connect = async (attempt = 0) => new Etcd3(await options(attempt));
+    if (this.#options.history) {
+      // Its own prefix: the writer's keys are not in its model. 25 ms between one client's calls
+      // keeps the three at about the writer's pace on a shared 2-core machine.
+      this.#history = new HistoryTraffic({ prefix: `${this.#prefix}-history`, connect: options, pauseMs: 25 });
+      await this.#history.start();
+    }
     this.#client = await this.#connect();
     const from = Number((await this.#client.maintenance.status()).header.revision) + 1;
     this.#watcher = await this.#client.watch().prefix(`${this.#prefix}/`).startRevision(String(from)).create();
@@ -147,6 +169,8 @@ export class Traffic {
   /** Stops writing, lets the watch catch up, reads every acknowledged key back, and reports. */
   async stop(): Promise<TrafficReport> {
     this.#running = false;
+    const recorded = this.#history?.stop();
+    recorded?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
     await this.#loop;
     const revisions = [...this.#acked.values()];
     for (let waited = 0; waited < 15_000 && revisions.some((r) => !this.#watched.has(r)); waited += 200)
@@ -156,6 +180,7 @@ export class Traffic {
     await this.#watcher?.cancel().catch(() => undefined);
     this.#client?.close();
     this.#writer?.close();
+    const history = recorded ? await checkHistory(await recorded) : undefined;
     return {
       acknowledged: this.#acked.size,
       failed: this.#failed,
@@ -163,12 +188,14 @@ export class Traffic {
       unwatched: revisions.filter((r) => !this.#watched.has(r)),
       lost,
       watchErrors: this.#watchErrors,
+      ...(history ? { history } : {}),
     };
   }
 
   /** Closes the clients without a report (a test that failed before `stop`). */
   close(): void {
     this.#running = false;
+    this.#history?.close();
     this.#client?.close();
     this.#writer?.close();
   }

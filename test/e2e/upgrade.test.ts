@@ -1,8 +1,9 @@
 /**
  * Rolling upgrades on the local cluster with the manager, as a user does them: edit
  * spec.version and watch. 3.5.35 -> 3.6.16, then 3.6.16 -> 3.7.3, each under a writer and a
- * watcher (no failed write, every revision watched, every key read back), a snapshot to a PVC
- * taken first; a version no member can start holds the roll at its first member with the others
+ * watcher (no failed write, every revision watched, every key read back) and recorded traffic
+ * the history checker finds linearizable with whole watches (docs/reliability.md), a snapshot
+ * to a PVC taken first; a version no member can start holds the roll at its first member with the others
  * serving, and going back to status.version undoes it. A snapshot taken on 3.7 is refused by a
  * new 3.6 cluster before any member starts.
  */
@@ -12,6 +13,7 @@ import { ClusterUnderTest } from './etcd-cluster.ts';
 import { withManager } from './manager-fixture.ts';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { Traffic } from './traffic.ts';
+import { describeVerdict } from '../history/checker.ts';
 import { createSnapshot, snapshotFinished } from './s3-server.ts';
 import { binary, run } from '../../localcluster/controlplane/tools.ts';
 
@@ -44,7 +46,7 @@ async function rollUnderTraffic(from: string, to: string): Promise<void> {
   const leaderID = (await etcd.maintenance.status()).leader;
   etcd.close();
   const mark = env.manager.lines.length;
-  const traffic = new Traffic(`during-${to}`);
+  const traffic = new Traffic(`during-${to}`, { history: true });
   await traffic.start(kube.core, ns, 'demo');
   const started = Date.now();
   let failure: unknown;
@@ -76,11 +78,17 @@ async function rollUnderTraffic(from: string, to: string): Promise<void> {
       `${report.failed.length} failed, longest write ${report.longestStallMs} ms, ` +
       `${report.unwatched.length} revisions unwatched, ${report.lost.length} keys lost, ${report.watchErrors} watch errors`,
   );
+  const history = report.history!;
+  console.log(`upgrade ${from} -> ${to} history: ${describeVerdict(history)}`);
   if (failure !== undefined) throw failure instanceof Error ? failure : new Error(JSON.stringify(failure));
   expect(report.failed).toEqual([]);
   expect(report.unwatched).toEqual([]);
   expect(report.lost).toEqual([]);
   expect(report.acknowledged).toBeGreaterThan(20);
+  expect(history.linearizable, describeVerdict(history)).toBe('Ok');
+  expect(history.revisionViolations, describeVerdict(history)).toEqual([]);
+  expect(history.watch.violations, describeVerdict(history)).toEqual([]);
+  expect(history.checked).toBeGreaterThan(100);
   // Same cluster, same members, same IDs: restarted in place, not replaced.
   const after = await demo.verify(3);
   expect(after.clusterID).toBe(before.clusterID);
