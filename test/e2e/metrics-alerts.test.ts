@@ -269,33 +269,37 @@ describe.skipIf(!hasNode)('metrics: a real Prometheus scrapes the manager, alert
     },
   );
 
-  it("every query of the chart's dashboard returns data, its variables substituted as Grafana does", async () => {
-    const once = await snapshotFinished(kube, ns, 'once', 300_000);
-    expect(once.status?.phase).toBe('Succeeded');
-    const { variables, queries } = shippedDashboard();
-    // The variables' own queries, label_values(SELECTOR, LABEL), as Grafana runs them.
-    const options = async (name: string, chosen: Record<string, string>): Promise<string[]> => {
-      const definition = variables.find((v) => v.name === name)?.definition ?? '';
-      const [, selector = '', label = ''] = /^label_values\((.*), (\w+)\)$/.exec(definition) ?? [];
-      return prometheus.labelValues(substitute(selector, chosen), label);
-    };
-    expect(await options('namespace', {})).toContain(ns);
-    const chosen: Record<string, string> = { namespace: ns, datasource: 'prometheus' };
-    expect((await options('cluster', chosen)).sort()).toEqual(['backed', 'demo', 'full']);
-    // "All" clusters: the variable's allValue, as Grafana sends it.
-    chosen.cluster = variables.find((v) => v.name === 'cluster')?.allValue ?? '';
-    expect(chosen.cluster).not.toBe('');
+  it(
+    "every query of the chart's dashboard returns data, its variables substituted as Grafana does",
+    { timeout: CAUSE_TIMEOUT },
+    async () => {
+      const once = await snapshotFinished(kube, ns, 'once', 300_000);
+      expect(once.status?.phase).toBe('Succeeded');
+      const { variables, queries } = shippedDashboard();
+      // The variables' own queries, label_values(SELECTOR, LABEL), as Grafana runs them.
+      const options = async (name: string, chosen: Record<string, string>): Promise<string[]> => {
+        const definition = variables.find((v) => v.name === name)?.definition ?? '';
+        const [, selector = '', label = ''] = /^label_values\((.*), (\w+)\)$/.exec(definition) ?? [];
+        return prometheus.labelValues(substitute(selector, chosen), label);
+      };
+      expect(await options('namespace', {})).toContain(ns);
+      const chosen: Record<string, string> = { namespace: ns, datasource: 'prometheus' };
+      expect((await options('cluster', chosen)).sort()).toEqual(['backed', 'demo', 'full']);
+      // "All" clusters: the variable's allValue, as Grafana sends it.
+      chosen.cluster = variables.find((v) => v.name === 'cluster')?.allValue ?? '';
+      expect(chosen.cluster).not.toBe('');
 
-    const counts: string[] = [];
-    const empty: string[] = [];
-    for (const q of queries) {
-      const expr = substitute(q.expr, chosen);
-      const series = await prometheus.query(expr);
-      counts.push(`${q.panel}: ${series.length}`);
-      if (series.length === 0) empty.push(`${q.panel}: ${expr}`);
-    }
-    console.log(`dashboard queries, series each: ${counts.join('; ')}`);
-    expect(queries.length).toBeGreaterThan(20);
-    expect(empty).toEqual([]);
-  });
+      const counts: string[] = [];
+      const empty: string[] = [];
+      for (const q of queries) {
+        const expr = substitute(q.expr, chosen);
+        const series = await prometheus.query(expr);
+        counts.push(`${q.panel}: ${series.length}`);
+        if (series.length === 0) empty.push(`${q.panel}: ${expr}`);
+      }
+      console.log(`dashboard queries, series each: ${counts.join('; ')}`);
+      expect(queries.length).toBeGreaterThan(20);
+      expect(empty).toEqual([]);
+    },
+  );
 });
