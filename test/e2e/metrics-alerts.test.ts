@@ -153,11 +153,14 @@ describe.skipIf(!hasNode)('metrics: a real Prometheus scrapes the manager, alert
 
   it("Prometheus reads the clusters' members, quorum, leader, database sizes and quotas", async () => {
     const at = `namespace="${ns}", cluster="demo"`;
+    // Prometheus started beside the clusters: wait for a scrape made once demo was settled.
     const healthy = await until(
-      'Prometheus scraped 3 healthy voters',
+      'Prometheus scraped 3 healthy voters and 3 ready members',
       async () => {
-        const r = await prometheus.query(`etcd_operator_cluster_healthy_voters{${at}}`);
-        return r[0]?.value === 3 ? r : undefined;
+        const r = await prometheus.query(
+          `etcd_operator_cluster_healthy_voters{${at}} == 3 and etcd_operator_cluster_members_ready{${at}} == 3`,
+        );
+        return r.length > 0 ? r : undefined;
       },
       60_000,
       1000,
