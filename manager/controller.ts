@@ -116,6 +116,8 @@ export class Controller {
         );
       },
     });
+    // Shown as 0 from the start, so the rate of errors per kind reads 0, not "No data", until one fails.
+    for (const kind of Object.keys(KINDS)) options.metrics.errors.inc({ kind }, 0);
     this.#runners = new ObjectRunners<ManagerContext>({
       journal: options.journal,
       log: options.log,

@@ -129,12 +129,13 @@ export const DASHBOARD_ROWS: readonly { readonly title: string; readonly panels:
       },
       {
         title: 'Effects',
-        description: 'Intents carried out per second, by kind and result, and failures by error code.',
+        description: 'Intents carried out per second, by kind and result, and failures by error code (0 while none).',
         queries: [
           { expr: 'sum by (kind, result) (rate(etcd_operator_intents_total[5m]))', legend: '{{kind}} {{result}}' },
           {
-            expr: 'sum by (kind, code) (rate(etcd_operator_intent_failures_total[5m]))',
-            legend: '{{kind}} {{code}}',
+            // A failure's series exists from its first failure on: a flat 0 until then, not "No data".
+            expr: 'sum by (kind, code) (rate(etcd_operator_intent_failures_total[5m])) or on() vector(0)',
+            legend: 'failed {{kind}} {{code}}',
           },
         ],
       },

@@ -1,6 +1,6 @@
 /**
- * The chart's monitoring, rendered by the real Helm: a ServiceMonitor, a PrometheusRule and a
- * Grafana dashboard ConfigMap, each off until asked for; the rules and the dashboard the same as
+ * The chart's monitoring, rendered by the real Helm: a ServiceMonitor or a PodMonitor, a
+ * PrometheusRule and a Grafana dashboard ConfigMap, each off until asked for; the rules and the dashboard the same as
  * the files `make generate` writes (the plain rules file promtool reads).
  */
 import { readFileSync } from 'node:fs';
@@ -19,9 +19,10 @@ const all = {
 const kinds = (objects: readonly KubeObject[]) => objects.map((o) => o.kind);
 
 describe('chart: monitoring', () => {
-  test('the default install makes no ServiceMonitor, PrometheusRule or dashboard', async () => {
+  test('the default install makes no ServiceMonitor, PodMonitor, PrometheusRule or dashboard', async () => {
     const objects = await renderChart();
     expect(kinds(objects)).not.toContain('ServiceMonitor');
+    expect(kinds(objects)).not.toContain('PodMonitor');
     expect(kinds(objects)).not.toContain('PrometheusRule');
     expect(objects.filter((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-dashboard'))).toEqual([]);
   });
@@ -44,6 +45,48 @@ describe('chart: monitoring', () => {
   test('a ServiceMonitor without the metrics Service is refused with what to set', async () => {
     await expect(renderChart({ ...all, 'metrics.service.enabled': 'false' })).rejects.toThrow(
       /set metrics.service.enabled too/,
+    );
+  });
+
+  test("the PodMonitor scrapes /metrics from the manager's Pods by their container port, with no Service needed", async () => {
+    const objects = await renderChart({
+      'metrics.podMonitor.enabled': 'true',
+      'metrics.podMonitor.labels.release': 'prometheus',
+      'metrics.podMonitor.scrapeTimeout': '10s',
+      'metrics.service.enabled': 'false',
+    });
+    expect(kinds(objects)).not.toContain('ServiceMonitor');
+    const monitor = objects.find((o) => o.kind === 'PodMonitor') as KubeObject & {
+      spec: {
+        podMetricsEndpoints: unknown[];
+        selector: { matchLabels: Record<string, string> };
+        namespaceSelector: { matchNames: string[] };
+      };
+    };
+    const deployment = objects.find((o) => o.kind === 'Deployment') as KubeObject & {
+      spec: {
+        template: {
+          metadata: { labels: Record<string, string> };
+          spec: { containers: { name: string; args: string[]; ports: { name: string; containerPort: number }[] }[] };
+        };
+      };
+    };
+    expect((monitor.metadata.labels as Record<string, string>).release).toBe('prometheus');
+    expect(monitor.spec.namespaceSelector.matchNames).toEqual(['etcd-operator-system']);
+    expect(monitor.spec.podMetricsEndpoints).toEqual([
+      { port: 'http', path: '/metrics', interval: '30s', scrapeTimeout: '10s' },
+    ]);
+    // The port it names is the one the manager serves /metrics on (--listen), on the Pods it selects.
+    const [manager] = deployment.spec.template.spec.containers;
+    const port = manager?.ports.find((p) => p.name === 'http');
+    expect(manager?.args.find((a) => a.startsWith('--listen='))).toMatch(new RegExp(`:${port?.containerPort}$`));
+    for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels))
+      expect(deployment.spec.template.metadata.labels[k]).toBe(v);
+  });
+
+  test('a PodMonitor beside the ServiceMonitor is refused: the manager would be scraped twice', async () => {
+    await expect(renderChart({ ...all, 'metrics.podMonitor.enabled': 'true' })).rejects.toThrow(
+      /would scrape the manager twice/,
     );
   });
 

@@ -60,7 +60,13 @@ function exposition(): string {
 }
 
 describe('alerting rules and dashboard: the metrics they name', () => {
-  const exported = seriesNames(exposition());
+  const text = exposition();
+  const exported = seriesNames(text);
+
+  test('reconcile errors are there at 0 per kind before any failure, so their rate reads 0, not "No data"', () => {
+    for (const kind of ['EtcdCluster', 'EtcdMember', 'EtcdSnapshot', 'EtcdSnapshotSchedule'])
+      expect(text.split('\n')).toContain(`etcd_operator_reconcile_errors_total{kind="${kind}"} 0`);
+  });
 
   test('the rules file and the dashboard are as make generate writes them', () => {
     for (const [file, content] of renderMonitoringFiles())
