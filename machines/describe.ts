@@ -93,15 +93,15 @@ function down(c: ClusterContext, names: readonly string[]): string {
 }
 
 /**
- * `; demo-2 has not started: ...` for each voter etcd lists that never started (a member of a
- * new cluster's initial cluster whose Pod has not run yet): it waits, and joins when it runs.
+ * `; demo-2 has not started: ...` for each voter that does not answer and never ran (its member
+ * machine is still `bootstrapping`): a member of a new cluster's initial cluster whose Pod has
+ * not run yet. etcd lists it by name from the start; it waits, and joins when it runs.
  */
 function unstarted(c: ClusterContext): string {
-  const names = liveVoters(c)
-    .filter((v) => v.name === '')
-    .flatMap((v) => c.members.find((m) => peerURL(c.cluster, m.name) === v.peerURL)?.name ?? []);
-  return names
-    .map((n) => `; ${n} has not started: a member of the initial cluster, it joins as soon as its Pod runs`)
+  const down = new Set(liveVoters(c).flatMap((v) => (c.etcd?.healthy.includes(v.id) ? [] : [v.peerURL])));
+  return c.members
+    .filter((m) => m.state === MEMBER_STATE.bootstrapping && !m.deleting && down.has(peerURL(c.cluster, m.name)))
+    .map((m) => `; ${m.name} has not started: a member of the initial cluster, it joins as soon as its Pod runs`)
     .join('');
 }
 

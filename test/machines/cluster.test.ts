@@ -200,12 +200,16 @@ describe('cluster machine', () => {
       [ok('createMember'), 'bootstrapping.starting.awaitingQuorum', []],
       // etcd answers from no member until a quorum of them started.
       [{ type: 'etcd.unreachable', at: now(), error: 'no leader' }, 'bootstrapping.starting.awaitingQuorum', []],
+      // etcd lists every member of an initial cluster by name from the start; those not running do not answer.
       [
-        etcd([
-          [0, false, true],
-          [1, false, false],
-          [2, false, false],
-        ]),
+        etcd(
+          [
+            [0, false, true],
+            [1, false, true],
+            [2, false, true],
+          ],
+          { unhealthy: [1, 2] },
+        ),
         'bootstrapping.starting.awaitingQuorum',
         [],
       ],
@@ -231,7 +235,10 @@ describe('cluster machine', () => {
       expect(d.intents).toEqual([]);
       const q = Math.floor(size / 2) + 1;
       const upTo = (k: number): ClusterEvent =>
-        etcd(range(size).map((n): [number, boolean, boolean] => [n, false, n < k]));
+        etcd(
+          range(size).map((n): [number, boolean, boolean] => [n, false, true]),
+          { unhealthy: range(size).filter((n) => n >= k) },
+        );
       play(d, [
         [upTo(q - 1), 'bootstrapping.starting.awaitingQuorum', []],
         [upTo(q), 'observing', []],
@@ -336,11 +343,14 @@ describe('cluster machine', () => {
         [],
       ],
       [
-        etcd([
-          [0, false, true],
-          [1, false, true],
-          [2, false, false],
-        ]),
+        etcd(
+          [
+            [0, false, true],
+            [1, false, true],
+            [2, false, true],
+          ],
+          { unhealthy: [2] },
+        ),
         'observing',
         [],
       ],
@@ -354,11 +364,14 @@ describe('cluster machine', () => {
         [],
       ],
       [
-        etcd([
-          [0, false, true],
-          [1, false, true],
-          [2, false, false],
-        ]),
+        etcd(
+          [
+            [0, false, true],
+            [1, false, true],
+            [2, false, true],
+          ],
+          { unhealthy: [2] },
+        ),
         'updatingBudget.running',
         [budget(2)],
       ],
@@ -385,11 +398,14 @@ describe('cluster machine', () => {
     const d = started(3);
     play(d, [
       [
-        etcd([
-          [0, false, true],
-          [1, false, false],
-          [2, false, false],
-        ]),
+        etcd(
+          [
+            [0, false, true],
+            [1, false, true],
+            [2, false, true],
+          ],
+          { unhealthy: [1, 2] },
+        ),
         'bootstrapping.starting.awaitingQuorum',
         [],
       ],

@@ -74,15 +74,15 @@ export const planStands = (c: BootstrapView): boolean =>
 export const nextToCreate = (c: BootstrapView): StartMember | undefined =>
   c.start?.members.find((m) => !c.memberNames.includes(m.name));
 
-/** The planned members as etcd lists them (by peer URL); a name is empty until that member started. */
+/** The planned members as etcd lists them, by peer URL (by name too: etcd knows an initial cluster's names from the start). */
 export function plannedInEtcd(c: BootstrapView): EtcdMemberInfo[] {
   const urls = new Set((c.start?.members ?? []).map((m) => peerURL(c.cluster, m.name)));
   return (c.etcd?.members ?? []).filter((m) => urls.has(m.peerURL));
 }
 
-/** Planned members that started and answer healthy. */
+/** Planned members that started and answer healthy (a member healthy is one that answered itself). */
 export const startedHealthy = (c: BootstrapView): EtcdMemberInfo[] =>
-  plannedInEtcd(c).filter((m) => m.name !== '' && (c.etcd?.healthy.includes(m.id) ?? false));
+  plannedInEtcd(c).filter((m) => c.etcd?.healthy.includes(m.id) ?? false);
 
 /** A quorum of the initial cluster started and answers: the cluster exists, the rest join as they start. */
 export const startQuorum = (c: BootstrapView): boolean =>
