@@ -29,6 +29,7 @@ const voters = (...ns: number[]): ClusterEvent => ({
   at: at(),
   etcd: {
     clusterID: 'c1',
+    leader: 'a0',
     members: ns.map((n) => ({ id: `a${n}`, name: `demo-${n}`, peerURL: peerURL(ref, `demo-${n}`), learner: false })),
     healthy: ns.map((n) => `a${n}`),
   },

@@ -15,7 +15,7 @@ const id = (n: number): string => `a${n}`;
 /** etcd's member list: [ordinal, learner, started] per member; all started members healthy unless told. */
 function etcd(
   members: [number, boolean, boolean][],
-  opts: { unhealthy?: number[]; clusterID?: string } = {},
+  opts: { unhealthy?: number[]; clusterID?: string; leader?: number } = {},
 ): ClusterEvent {
   const list: EtcdObservation['members'] = members.map(([n, learner, started]) => ({
     id: id(n),
@@ -27,10 +27,21 @@ function etcd(
   return {
     type: 'etcd.members.listed',
     at: now(),
-    etcd: { clusterID: opts.clusterID ?? 'c1', members: list, healthy },
+    etcd: {
+      clusterID: opts.clusterID ?? 'c1',
+      members: list,
+      healthy,
+      ...(opts.leader !== undefined ? { leader: id(opts.leader) } : {}),
+    },
   };
 }
 const voters = (...ns: number[]): ClusterEvent => etcd(ns.map((n) => [n, false, true]));
+/** Voters ns, all healthy, demo-0 leading: a new cluster's start ends on a leader among its members. */
+const led = (...ns: number[]): ClusterEvent =>
+  etcd(
+    ns.map((n) => [n, false, true]),
+    { leader: ns[0] },
+  );
 
 function members(list: [number, MemberState, Partial<MemberObservation>?][]): ClusterEvent {
   const obs = list.map(([n, state, o]) => ({
@@ -153,7 +164,7 @@ function bootstrapped(replicas: number): Driver<typeof clusterMachine> {
   play(d, [
     replicas === 1
       ? [ok('createMember'), 'bootstrapping.seeding.awaitingSeed']
-      : [voters(...range(replicas)), 'observing'],
+      : [led(...range(replicas)), 'observing'],
   ]);
   if (replicas === 1) play(d, [[voters(0), 'observing']]);
   play(d, [[members(range(replicas).map((n) => [n, 'voter'])), 'observing']]);
@@ -217,9 +228,11 @@ describe('cluster machine', () => {
     expect(describeCluster(d.state, d.context).message).toBe(
       'waiting for a quorum (2 of 3) of the initial cluster to start etcd together: started demo-0; not yet demo-1, demo-2',
     );
-    // No learner is ever added: a quorum started ends the bootstrap, and all 3 are voters.
+    // No learner is ever added: a quorum started, one of them leading, ends the bootstrap; all 3 are voters.
     play(d, [
-      [voters(0, 1, 2), 'observing', []],
+      // Each answers its status call before they elected a leader: not yet.
+      [voters(0, 1, 2), 'bootstrapping.starting.awaitingQuorum', []],
+      [led(0, 1, 2), 'observing', []],
       [members(range(3).map((n) => [n, 'voter', { bootstrap: true }])), 'observing', []],
       [voters(0, 1, 2), 'updatingBudget.running', [budget(2)]],
       [budgetSet(2), 'steady', []],
@@ -237,7 +250,7 @@ describe('cluster machine', () => {
       const upTo = (k: number): ClusterEvent =>
         etcd(
           range(size).map((n): [number, boolean, boolean] => [n, false, true]),
-          { unhealthy: range(size).filter((n) => n >= k) },
+          { unhealthy: range(size).filter((n) => n >= k), leader: 0 },
         );
       play(d, [
         [upTo(q - 1), 'bootstrapping.starting.awaitingQuorum', []],
@@ -295,7 +308,7 @@ describe('cluster machine', () => {
       [failed('createMember', 'ERR_KUBE_UNAVAILABLE'), 'bootstrapping.starting.creatingMember.backingOff', []],
       [tick(1000), 'bootstrapping.starting.creatingMember.running', [startMember(2, 3)]],
       [ok('createMember'), 'bootstrapping.starting.awaitingQuorum', []],
-      [voters(0, 1, 2), 'observing', []],
+      [led(0, 1, 2), 'observing', []],
     ]);
     expect(d.context.clusterID).toBe('c1');
     // The edit is taken after the start: two learners, one at a time.
@@ -349,7 +362,7 @@ describe('cluster machine', () => {
             [1, false, true],
             [2, false, true],
           ],
-          { unhealthy: [2] },
+          { unhealthy: [2], leader: 0 },
         ),
         'observing',
         [],

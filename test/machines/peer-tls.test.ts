@@ -16,6 +16,7 @@ const etcd = (voters: number[]): ClusterEvent => ({
   at: at(),
   etcd: {
     clusterID: 'c1',
+    leader: 'a0',
     members: voters.map((n) => ({ id: `a${n}`, name: `demo-${n}`, peerURL: https(n), learner: false })),
     healthy: voters.map((n) => `a${n}`),
   },

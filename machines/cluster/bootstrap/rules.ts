@@ -84,9 +84,16 @@ export function plannedInEtcd(c: BootstrapView): EtcdMemberInfo[] {
 export const startedHealthy = (c: BootstrapView): EtcdMemberInfo[] =>
   plannedInEtcd(c).filter((m) => c.etcd?.healthy.includes(m.id) ?? false);
 
-/** A quorum of the initial cluster started and answers: the cluster exists, the rest join as they start. */
+/**
+ * A quorum of the initial cluster answers and one of them leads: the cluster exists, the rest join
+ * as they start. (A member answers its status call before any leader is elected.)
+ */
 export const startQuorum = (c: BootstrapView): boolean =>
-  c.start != null && !c.etcdStale && c.etcd !== null && startedHealthy(c).length >= quorum(c.start.members.length);
+  c.start != null &&
+  !c.etcdStale &&
+  c.etcd !== null &&
+  startedHealthy(c).some((m) => m.id === c.etcd?.leader) &&
+  startedHealthy(c).length >= quorum(c.start.members.length);
 
 /** Planned members not (yet) answering healthy, by name. */
 export const notStarted = (c: BootstrapView): string[] => {
