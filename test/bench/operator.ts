@@ -272,14 +272,16 @@ function report(r: Report): void {
       `${'  against the static floor'.padEnd(32)}${''.padStart(22)}${f(available[n]?.staticFloor)}${gap(available[n]!.operator, available[n]?.staticFloor)}`,
     );
   }
-  if (SIZES.includes(3))
+  if (SIZES.includes(3) && !BOOTSTRAP_ONLY)
     console.log(
       `${'  the same, client+peer TLS'.padEnd(32)}${f(tls.operator)}${'-'.padStart(22)}${gap(tls.operator, available[3]?.operator)} of plaintext`,
     );
-  console.log(
-    `${'scale-up 3 -> 4, from rest'.padEnd(32)}${f(scaleUp.operator)}${f(scaleUp.floor)}${gap(scaleUp.operator, scaleUp.floor)}`,
-  );
-  console.log(`${'member replacement (wiped, 3)'.padEnd(32)}${f(replacement.operator)}${'-'.padStart(22)}`);
+  if (!BOOTSTRAP_ONLY) {
+    console.log(
+      `${'scale-up 3 -> 4, from rest'.padEnd(32)}${f(scaleUp.operator)}${f(scaleUp.floor)}${gap(scaleUp.operator, scaleUp.floor)}`,
+    );
+    console.log(`${'member replacement (wiped, 3)'.padEnd(32)}${f(replacement.operator)}${'-'.padStart(22)}`);
+  }
   console.log(
     `event -> intent, journal: p50 ${r.e2i.p50} ms, p99 ${r.e2i.p99} ms, max ${r.e2i.max} ms over ${r.e2i.steps} steps (histogram: p50 ${histogram.p50}, p99 ${histogram.p99})`,
   );
