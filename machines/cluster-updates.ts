@@ -4,7 +4,7 @@
  */
 import { lostMember, orphanMembers, unwellSince, victim, wantedBudget, type ClusterContext } from './cluster-decide.ts';
 import { CONCERN_UPDATES } from './cluster/concerns.ts';
-import { latchDuringRoll } from './cluster/roll/index.ts';
+import { DEFAULT_SNAPSHOT_COUNT, latchDuringRoll } from './cluster/roll/index.ts';
 import { observeMaintenance, overThreshold } from './cluster/maintenance/index.ts';
 import { stepUpdates, toAssigns, type Update } from './kit.ts';
 import { memberName, peerURL, seedInitialCluster } from './policy.ts';
@@ -36,8 +36,17 @@ const latched = (c: ClusterContext): ClusterContext['target'] =>
 /** Context updates by name; each also moves `now` to the event's time (kit.ts). */
 const updates = {
   observeSpec: (c, e) => {
-    const { spec, progressDeadlineSeconds, restore, upgradeSnapshot, maintenance, volumeSize, certificates, auth } =
-      e as Of<'k8s.cluster.updated'>;
+    const {
+      spec,
+      progressDeadlineSeconds,
+      restore,
+      upgradeSnapshot,
+      snapshotCount,
+      maintenance,
+      volumeSize,
+      certificates,
+      auth,
+    } = e as Of<'k8s.cluster.updated'>;
     return {
       ...observeMaintenance(c, maintenance, e.at),
       spec: {
@@ -47,6 +56,7 @@ const updates = {
       },
       progressDeadlineSeconds,
       upgradeSnapshotWanted: upgradeSnapshot === true,
+      snapshotCount: snapshotCount ?? DEFAULT_SNAPSHOT_COUNT,
       ...(volumeSize !== undefined ? { volumeSize } : {}),
       certificatesWanted: certificates === true,
       authWanted: auth === true,

@@ -42,6 +42,7 @@ export const ERR = {
   MOVE_LEADER: 'ERR_MOVE_LEADER',
   DEFRAGMENT: 'ERR_DEFRAGMENT',
   COMPACT: 'ERR_COMPACT',
+  FLUSH_RAFT_LOG: 'ERR_FLUSH_RAFT_LOG',
   DISARM_ALARM: 'ERR_DISARM_ALARM',
   /** A member's database is still too close to its quota for the NOSPACE alarm to be disarmed. */
   SPACE_NOT_FREED: 'ERR_SPACE_NOT_FREED',

@@ -89,6 +89,15 @@ export interface GrowVolumeParams {
   readonly size: string;
 }
 
+/**
+ * Parameters of flushRaftLog: how many entries to commit so that every member writes its raft
+ * log to a snapshot on disk (etcd's --snapshot-count, plus one), and the version it is for.
+ */
+export interface FlushRaftLogParams {
+  readonly entries: number;
+  readonly version: string;
+}
+
 /** Parameters of moveLeader: the leader to move leadership off, and the voter to give it to. */
 export interface MoveLeaderParams {
   /** The member leadership moves off (by name and hex ID). */
@@ -203,6 +212,7 @@ export interface IntentParams {
   readonly setMemberVersion: SetMemberVersionParams;
   readonly growVolume: GrowVolumeParams;
   readonly moveLeader: MoveLeaderParams;
+  readonly flushRaftLog: FlushRaftLogParams;
   readonly defragment: DefragmentParams;
   readonly compact: CompactParams;
   readonly disarmAlarm: DisarmAlarmParams;
@@ -246,6 +256,7 @@ export const CLUSTER_INTENTS = [
   'setMemberVersion',
   'growVolume',
   'moveLeader',
+  'flushRaftLog',
   'defragment',
   'compact',
   'disarmAlarm',

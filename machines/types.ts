@@ -141,6 +141,8 @@ export type ClusterEvent =
       readonly restore?: boolean;
       /** spec.upgrade.snapshot is set: a roll to a new version takes a snapshot first. */
       readonly upgradeSnapshot?: boolean;
+      /** spec.options.snapshotCount, when set (etcd's --snapshot-count; 10,000 otherwise). */
+      readonly snapshotCount?: number;
       /** spec.maintenance and the backend quota (absent in older journals: none, etcd's default). */
       readonly maintenance?: MaintenanceSpec;
       /** spec.storage.size; null for storage.medium Memory (absent in older journals). */

@@ -6,12 +6,14 @@
  * the S3 credentials: the Job's Pod gets those from their Secret as environment variables.
  */
 import { closeSync, createReadStream, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DeleteObjectCommand, GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Etcd3 } from 'etcd3';
 import { digestOf, ObjectMismatchError, type StoredObject } from '../effects/digest.ts';
 import { readSnapshot, withEtcdHash, type SnapshotInfo } from '../effects/etcd/snapshot.ts';
+import { snapshotStorageVersion, storageVersionRefusal, type ReadAt } from '../effects/etcd/storage-version.ts';
 import { findEtcdData } from './agent.ts';
 import { failpoint } from './failpoints.ts';
 import { abortUploads, s3Client, uploadStream, verifyObject, type UploadProgress } from '../effects/s3/index.ts';
@@ -280,6 +282,8 @@ interface FetchArgs {
   readonly to?: string;
   /** A directory removed first (what an earlier, interrupted restore left). */
   readonly clear?: string;
+  /** The etcd version that is to run on the data: a snapshot of a newer storage version is refused. */
+  readonly etcdVersion?: string;
 }
 
 /** Parses the arguments of `fetch-snapshot`; throws a TypeError that says what is wrong. */
@@ -291,29 +295,36 @@ export function parseFetchArgs(argv: readonly string[]): FetchArgs {
       sha256: { type: 'string' },
       to: { type: 'string' },
       clear: { type: 'string' },
+      'etcd-version': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
   });
   if (values.sha256 !== undefined && !/^[0-9a-f]{64}$/.test(values.sha256))
     throw new TypeError(`--sha256 must be 64 lowercase hexadecimal digits, not '${values.sha256}'`);
+  const version = values['etcd-version'];
+  if (version !== undefined && !/^\d+\.\d+\.\d+$/.test(version))
+    throw new TypeError(`--etcd-version must be a version such as 3.6.16, not '${version}'`);
   return {
     from: destinationOf('fetch-snapshot', values),
     ...(values.sha256 ? { sha256: values.sha256 } : {}),
     ...(values.to ? { to: values.to } : {}),
     ...(values.clear ? { clear: values.clear } : {}),
+    ...(version ? { etcdVersion: version } : {}),
   };
 }
 
 /**
  * Reads a stored snapshot whole and checks it: etcd's own hash at its end, and the sha256 it was
- * stored with when given; with `to`, writes it there (whole or absent). A snapshot that fails
- * either check is refused, and nothing is left at `to`.
+ * stored with when given; with `to`, writes it there (whole or absent). With `etcdVersion`, also
+ * reads the storage version the snapshot holds (reported) and refuses one that etcd of that
+ * version cannot start on (a newer minor's). A snapshot that fails a check is refused, and
+ * nothing is left at `to`.
  */
 export async function fetchSnapshot(
   args: FetchArgs,
   env: NodeJS.ProcessEnv,
-): Promise<StoredObject & { location: string }> {
+): Promise<StoredObject & { location: string; storageVersion?: string }> {
   if (args.clear) rmSync(args.clear, { recursive: true, force: true });
   const from = args.from;
   let s3: S3Client | undefined;
@@ -341,10 +352,51 @@ export async function fetchSnapshot(
         `${location} has sha256 ${stored.sha256} (${stored.size} bytes), not the ${args.sha256} it was stored with`,
       );
     }
-    return { location, ...stored };
+    if (!args.etcdVersion) return { location, ...stored };
+    // Read where it now is on this machine, else from the bucket: a few pages, not the whole again.
+    const read = args.to ? fileReader(args.to) : from.kind === 'file' ? fileReader(from.path) : rangeReader(s3!, from);
+    let storageVersion: string | undefined;
+    try {
+      storageVersion = await snapshotStorageVersion(read);
+    } finally {
+      await read.close();
+    }
+    const refusal = storageVersionRefusal(storageVersion, args.etcdVersion);
+    if (refusal) {
+      if (args.to) rmSync(args.to, { force: true });
+      throw new Error(`${location}: ${refusal}`);
+    }
+    return { location, ...stored, ...(storageVersion ? { storageVersion } : {}) };
   } finally {
     s3?.destroy();
   }
+}
+
+/** Reads bytes of a local file at an offset; close() when done. */
+function fileReader(file: string): ReadAt & { close(): Promise<void> } {
+  const opened = open(file, 'r');
+  const read = async (offset: number, length: number): Promise<Uint8Array> => {
+    const buffer = Buffer.alloc(length);
+    const { bytesRead } = await (await opened).read(buffer, 0, length, offset);
+    return buffer.subarray(0, bytesRead);
+  };
+  return Object.assign(read, { close: async () => (await opened).close() });
+}
+
+/** Reads bytes of an S3 object at an offset, by ranged GETs. */
+function rangeReader(s3: S3Client, at: { bucket: string; key: string }): ReadAt & { close(): Promise<void> } {
+  const read: ReadAt = async (offset, length) => {
+    const range = `bytes=${offset}-${offset + length - 1}`;
+    const { Body } = await s3
+      .send(new GetObjectCommand({ Bucket: at.bucket, Key: at.key, Range: range }))
+      .catch((err: unknown) => {
+        // Past the end of the object: nothing there, as a file read says.
+        if ((err as { name?: string }).name === 'InvalidRange') return { Body: undefined };
+        throw err;
+      });
+    return Body ? Body.transformToByteArray() : new Uint8Array();
+  };
+  return Object.assign(read, { close: () => Promise.resolve() });
 }
 
 /** Parses the arguments of `finish-restore`; throws a TypeError that says what is wrong. */

@@ -58,9 +58,10 @@ Commands Pods run from the operator image.
                 stale ones beside it, as snapshot does), or PATH and PATH.partial; what is
                 not there counts as deleted.
   fetch-snapshot   (--s3-bucket B --s3-key K ... | --file PATH) [--sha256 HEX] [--to FILE]
-                [--clear DIR]
+                [--clear DIR] [--etcd-version V]
                 reads a stored snapshot whole, checks etcd's hash at its end and HEX, and
-                writes it to FILE (whole or absent); DIR is removed first.
+                writes it to FILE (whole or absent); DIR is removed first. With V, also
+                refuses a snapshot whose storage version etcd V cannot run (a newer minor's).
   finish-restore   --restored DIR --data-dir DIR [--clean DIR]
                 moves the data dir etcdutl restored into place unless etcd data is there.
 `;

@@ -51,7 +51,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       // manager's modules load, so that its heap is sized this way from the start.
       setFlagsFromString('--optimize-for-size');
       const { runManager } = await import('./main.ts');
-      return runManager(rest);
+      const code = await runManager(rest);
+      // Everything the manager opened is closed by now, the journal too. What can still hold the
+      // process is not its own: a TCP connect grpc-js began to a member that never answered, which
+      // it does not cancel when its channel closes (Linux gives up after 127 s of SYN retries).
+      return process.exit(code);
     }
     case 'journal': {
       const abort = new AbortController();

@@ -73,15 +73,15 @@ export class LeaderElector {
     this.#timer = setTimeout(() => void renew(), this.#o.retryPeriodMs);
   }
 
-  /** Stops renewing and, if leading, releases the Lease for the next manager. */
-  async release(): Promise<void> {
+  /** Stops renewing and, if leading, releases the Lease for the next manager; true once it did. */
+  async release(): Promise<boolean> {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    if (!this.#leading) return;
+    if (!this.#leading) return false;
     this.#leading = false;
     try {
       const lease = await this.#api.readNamespacedLease({ name: this.#o.name, namespace: this.#o.namespace });
-      if (lease.spec?.holderIdentity !== this.#o.identity) return;
+      if (lease.spec?.holderIdentity !== this.#o.identity) return false;
       const acquired = micro(lease.spec.acquireTime ? new Date(lease.spec.acquireTime) : new Date()) as unknown as Date;
       lease.spec = {
         ...lease.spec,
@@ -91,8 +91,10 @@ export class LeaderElector {
         renewTime: micro(new Date()) as unknown as Date,
       };
       await this.#api.replaceNamespacedLease({ name: this.#o.name, namespace: this.#o.namespace, body: lease });
+      return true;
     } catch (err) {
       this.#warn('releasing the Lease failed', err);
+      return false;
     }
   }
 

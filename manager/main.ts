@@ -5,7 +5,7 @@
  *   --debug-listen says where); 3. lead (a Lease), or wait;
  *   4. open the journal (one writer); 5. start the informers and the work queue, which resume
  *   every machine from the journal as its object is first seen; 6. on SIGTERM or SIGINT, stop
- *   taking work, let the steps in flight finish, release the Lease and close the journal.
+ *   taking work, let the steps in flight finish, close the journal and release the Lease.
  *
  * Losing the Lease ends the process (exit 1): a manager that may no longer be the leader must
  * not take one more step.
@@ -120,14 +120,42 @@ export async function runManager(argv: readonly string[], env: NodeJS.ProcessEnv
     clearInterval(prune);
     return code;
   } finally {
-    await controller?.stop().catch((err: unknown) => log.warn({ err: String(err) }, 'stopping the controller failed'));
-    await elector?.release();
-    await debugPage?.close();
-    keeper.close();
-    server.close();
+    await shutDown({ controller, elector, debugPage, keeper, server, log });
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
+}
+
+/**
+ * Lets go of everything the manager opened, each step logged: its work (the steps in flight
+ * finish, the watches end, the etcd clients close), the debug page, the journal, the Lease (so the
+ * next manager leads at once, with the journal already closed), and last the health port.
+ */
+async function shutDown(o: {
+  controller: Controller | undefined;
+  elector: LeaderElector | undefined;
+  debugPage: DebugPage | undefined;
+  keeper: JournalKeeper;
+  server: Server;
+  log: Logger;
+}): Promise<void> {
+  const { log } = o;
+  if (o.controller) {
+    log.info('stopping the work: no new steps; waiting for the steps in flight');
+    await o.controller.stop().then(
+      () => log.info('work stopped: steps in flight finished, watches ended, etcd clients closed'),
+      (err: unknown) => log.warn({ err: String(err) }, 'stopping the controller failed'),
+    );
+  }
+  await o.debugPage?.close();
+  o.keeper.close();
+  log.info('journal closed');
+  if (await o.elector?.release()) log.info('leader Lease released');
+  await new Promise<void>((resolve) => {
+    o.server.close(() => resolve());
+    o.server.closeAllConnections();
+  });
+  log.info('stopped');
 }
 
 /**

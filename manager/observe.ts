@@ -35,6 +35,7 @@ export function clusterObserved(cluster: EtcdCluster, at: number, trust?: string
     progressDeadlineSeconds,
     ...(cluster.spec.bootstrap?.restore ? { restore: true } : {}),
     ...(cluster.spec.upgrade?.snapshot ? { upgradeSnapshot: true } : {}),
+    ...(cluster.spec.options?.snapshotCount !== undefined ? { snapshotCount: cluster.spec.options.snapshotCount } : {}),
     ...(cluster.spec.tls?.client?.issuerRef || cluster.spec.tls?.peer?.issuerRef ? { certificates: true } : {}),
     ...(cluster.spec.auth?.enabled ? { auth: true } : {}),
     maintenance: maintenanceObserved(cluster.spec),

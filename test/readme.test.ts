@@ -21,7 +21,10 @@ describe('README: Install on your Kubernetes', () => {
     execFileSync('bash', ['-n'], { input: script });
     expect(script.split('\n')[1]).toMatch(/^make image\b/);
     expect(script).toContain("kubectl apply -f - <<'EOF'\napiVersion: etcd-operator.dev/v1alpha1\n");
-    expect(script).toContain('kubectl wait --for=condition=Available etcdcluster/demo');
+    // Available comes with the seed alone (1 of 3): the install waits for every member ready too.
+    expect(script).toMatch(
+      /^kubectl wait --for=condition=Available etcdcluster\/demo .*\nkubectl wait --for=jsonpath='\{\.status\.readyMembers\}'=3 etcdcluster\/demo /m,
+    );
     expect(script.trimEnd().split('\n').at(-1)).toMatch(/^kubectl describe etcdcluster demo\b/);
   });
 });

@@ -3,7 +3,7 @@ import { s, type Schema } from '../schema.ts';
 
 /** etcd versions the operator runs; images are quay.io/coreos/etcd:v<version>. */
 // [.] rather than \. because CEL string literals have no \. escape.
-export const SUPPORTED_VERSION_PATTERN = '^3[.](5|6)[.][0-9]+$';
+export const SUPPORTED_VERSION_PATTERN = '^3[.](5|6|7)[.][0-9]+$';
 /** The version a cluster gets when spec.version is left out. */
 export const DEFAULT_ETCD_VERSION = '3.6.16';
 
@@ -15,7 +15,7 @@ export const etcdVersion = (description: string, o: { default?: string } = {}): 
     rules: [
       {
         rule: `self.matches('${SUPPORTED_VERSION_PATTERN}')`,
-        message: 'version must be an etcd release 3.5.x or 3.6.x, such as 3.6.16',
+        message: 'version must be an etcd release 3.5.x, 3.6.x or 3.7.x, such as 3.6.16',
       },
     ],
   });

@@ -19,11 +19,11 @@ import { auth, tls } from './tls.ts';
 export const MAX_CLUSTER_NAME = 50;
 
 /**
- * The oldest patch of each minor's predecessor that etcd supports upgrading from. 3.6: etcd's
- * upgrade guide (etcd.io/docs/v3.6/upgrades/upgrade_3_6, "Update 3.5") asks for every 3.5 member
- * on 3.5.32 or later first; earlier 3.5 patches carry upgrade blockers fixed since.
+ * The oldest patch of each minor's predecessor that etcd supports upgrading from, from etcd's
+ * upgrade guides ("Update 3.5", "Update 3.6"): every 3.5 member on 3.5.32 or later before 3.6,
+ * every 3.6 member on 3.6.11 or later before 3.7; earlier patches carry upgrade blockers fixed since.
  */
-export const MIN_PATCH_BEFORE: Readonly<Record<string, string>> = { '3.6': '3.5.32' };
+export const MIN_PATCH_BEFORE: Readonly<Record<string, string>> = { '3.6': '3.5.32', '3.7': '3.6.11' };
 
 const minor = (v: string): string => `int(${v}.split('.')[1])`;
 const patch = (v: string): string => `int(${v}.split('.')[2])`;
@@ -42,7 +42,8 @@ const versionRules = [
   },
   {
     rule: `${NEW} == ${OLD} || ${ROLLBACK} || ${minor(NEW)} <= ${minor(OLD)} + 1`,
-    message: 'spec.version can move up one minor version at a time: upgrade to the next minor first',
+    message:
+      'spec.version can move up one minor version at a time (3.5 to 3.6, then 3.6 to 3.7): upgrade to the next minor first',
     fieldPath: '.spec.version',
   },
   ...Object.entries(MIN_PATCH_BEFORE).map(([to, from]) => ({
@@ -65,7 +66,11 @@ const spec = s.object(
       },
     ),
     version: etcdVersion(
-      `etcd version of every member. Changing it rolls the members onto it one at a time, followers before the leader, each back healthy and in sync before the next. Allowed: a newer patch of the same minor, or the next minor from a patch etcd supports upgrading from (3.6 needs ${MIN_PATCH_BEFORE['3.6']} or later). Downgrades are refused, except back to status.version while an upgrade is unfinished.`,
+      `etcd version of every member. Changing it rolls the members onto it one at a time, followers before the leader, each back healthy and in sync before the next. Allowed: a newer patch of the same minor, or the next minor from a patch etcd supports upgrading from (${Object.entries(
+        MIN_PATCH_BEFORE,
+      )
+        .map(([to, from]) => `${to} needs ${from} or later`)
+        .join(', ')}). Downgrades are refused, except back to status.version while an upgrade is unfinished.`,
       {
         default: DEFAULT_ETCD_VERSION,
       },

@@ -7,6 +7,7 @@ import { compact } from './compact.ts';
 import { defragment } from './defragment.ts';
 import { disarmAlarm } from './disarm-alarm.ts';
 import { enableAuth } from './enable-auth.ts';
+import { flushRaftLog } from './flush-raft-log.ts';
 import { moveLeader } from './move-leader.ts';
 import { promoteLearner } from './promote-learner.ts';
 import { removeEtcdMember } from './remove-member.ts';
@@ -16,6 +17,7 @@ export { compact, type CompactResult } from './compact.ts';
 export { defragment, type DefragmentResult } from './defragment.ts';
 export { disarmAlarm, type DisarmAlarmResult } from './disarm-alarm.ts';
 export { authStatus, enableAuth, type EnableAuthResult } from './enable-auth.ts';
+export { flushRaftLog, type FlushRaftLogResult } from './flush-raft-log.ts';
 export { moveLeader, type MoveLeaderResult } from './move-leader.ts';
 export { promoteLearner, type PromoteLearnerResult } from './promote-learner.ts';
 export { removeEtcdMember, type RemoveEtcdMemberResult } from './remove-member.ts';
@@ -36,6 +38,7 @@ export const etcdHandlers = {
   promoteLearner,
   removeEtcdMember,
   moveLeader,
+  flushRaftLog,
   defragment,
   compact,
   disarmAlarm,

@@ -72,11 +72,13 @@ export function etcdCommand(member: EtcdMember, cluster: EtcdCluster): string[] 
   const ref = { namespace: ns, name: member.spec.cluster, peerTLS: tls.peer };
   const peer = peerURL(ref, name);
   const scheme = (on: boolean): string => (on ? 'https' : 'http');
+  const client = scheme(tls.client);
   return [
     ETCD_BINARY,
     `--name=${name}`,
     `--data-dir=${DATA_DIR}`,
-    `--listen-client-urls=${scheme(tls.client)}://$(POD_IP):${CLIENT_PORT}`,
+    // The loopback too: `kubectl port-forward pod/<member> 2379` dials localhost in the Pod.
+    `--listen-client-urls=${client}://$(POD_IP):${CLIENT_PORT},${client}://127.0.0.1:${CLIENT_PORT}`,
     `--listen-peer-urls=${scheme(tls.peer)}://$(POD_IP):${PEER_PORT}`,
     `--listen-metrics-urls=http://$(POD_IP):${METRICS_PORT}`,
     `--advertise-client-urls=${memberClientURL(ref, name, tls.client)}`,

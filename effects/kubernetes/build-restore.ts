@@ -78,7 +78,10 @@ export const sourceLocation = (source: SnapshotSource): string =>
     ? `s3://${source.s3.bucket}/${source.s3.key}`
     : `pvc://${source.pvc?.claimName ?? ''}/${source.pvc?.path ?? ''}`;
 
-/** The Job that reads the snapshot whole and checks it: a bad one fails the cluster before any member starts. */
+/**
+ * The Job that reads the snapshot whole and checks it, and that the cluster's etcd version can
+ * run on its data: a bad one, or one of a newer minor, fails the cluster before any member starts.
+ */
 export function buildRestoreJob(
   cluster: EtcdCluster,
   source: SnapshotSource,
@@ -96,7 +99,9 @@ export function buildRestoreJob(
   const owner = { kind: 'EtcdCluster', metadata: cluster.metadata };
   const namespace = cluster.metadata.namespace ?? '';
   const job = { name: restoreJobName(name), namespace, labels, owner, env: env ?? [], volumes, mounts };
-  return agentJob({ ...job, args: ['agent', 'fetch-snapshot', ...args] }, image, settings);
+  // The version the seed will run: a snapshot etcd of it refuses at start fails the check instead.
+  const version = [`--etcd-version=${cluster.spec.version}`];
+  return agentJob({ ...job, args: ['agent', 'fetch-snapshot', ...args, ...version] }, image, settings);
 }
 
 /**
@@ -124,7 +129,10 @@ export function restoreInitContainers(
       {
         name: fetch,
         image: agentImage,
-        args: ['agent', 'fetch-snapshot', ...args, `--to=${RESTORE_DIR}/snapshot.db`, `--clear=${RESTORE_DIR}`],
+        args: [
+          ...['agent', 'fetch-snapshot', ...args, `--to=${RESTORE_DIR}/snapshot.db`, `--clear=${RESTORE_DIR}`],
+          `--etcd-version=${member.spec.version}`,
+        ],
         env,
         volumeMounts: [data, ...mounts],
         securityContext: containerSecurityContext(),

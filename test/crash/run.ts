@@ -75,8 +75,6 @@ const KEYS = CRASH_KEYS;
 const CLUSTER = 'crash';
 /** After the action is done, how long an armed manager that is still alive may take to die. */
 const GRACE_MS = 3000;
-/** After the run's checks, how long a manager may take to stop before it is killed. */
-const STOP_GRACE_MS = 5000;
 
 /** Runs the scenario once; never throws: a failure is an outcome. */
 export async function runOnce(o: RunOptions): Promise<RunResult> {
@@ -173,10 +171,8 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       died !== undefined && died !== 'SIGKILL' ? `the armed manager exited with ${died}; then: ${message}` : message,
     );
   } finally {
-    // The verdict is in: each manager gets STOP_GRACE_MS to stop, then SIGKILL (one that has rolled
-    // members may stay alive 2 min after it stopped, and the next run would wait for it).
-    for (const { m } of managers)
-      await Promise.race([m.stop(), new Promise((r) => setTimeout(r, STOP_GRACE_MS))]).then(() => m.kill());
+    // The verdict is in: each manager stops as the kubelet would stop it (SIGTERM), and exits.
+    for (const { m } of managers) await m.stop();
     for (const { name, m } of managers)
       writeFileSync(path.join(o.dir, `${name}.log`), m.lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
     await cleanUp(o.kubeconfig, o.namespace);

@@ -438,6 +438,35 @@ async function loseANode(cut: ClusterUnderTest, ctx: ActionContext): Promise<voi
   );
 }
 
+/** A roll of 3 members from `from` to `to`: done when every member answers on `to`, restarted in place. */
+const upgrade = (name: string, from: string, to: string): Scenario => ({
+  name,
+  before: 3,
+  after: 3,
+  version: from,
+  action: async (cut, ctx) => {
+    await cut.patchSpec({ version: to });
+    await until(
+      `every member on ${to}`,
+      async () => {
+        const c = await cut.get();
+        const members = c.status?.members ?? [];
+        return c.status?.observed?.step === 'Steady' && members.length === 3 && members.every((m) => m.version === to)
+          ? true
+          : undefined;
+      },
+      ctx.settleMs,
+    );
+    await cut.settled(3, ctx.settleMs);
+  },
+  // Restarted in place: the same members with the same IDs, none replaced.
+  check: (before, after) => {
+    const was = JSON.stringify([...(before?.members ?? [])].sort());
+    const is = JSON.stringify([...after.members].sort());
+    if (was !== is) throw new Error(`members ${was} became ${is}`);
+  },
+});
+
 /** The member the last bootstrap-node-loss run found bound to the lost node, for its check. */
 let lostMember = '';
 
@@ -558,35 +587,8 @@ export const SCENARIOS: readonly Scenario[] = [
         throw new Error(`the wiped member ${name} (${id}) is still in etcd`);
     },
   },
-  {
-    name: 'upgrade',
-    before: 3,
-    after: 3,
-    version: '3.5.35',
-    action: async (cut, ctx) => {
-      await cut.patchSpec({ version: '3.6.16' });
-      await until(
-        'every member on 3.6.16',
-        async () => {
-          const c = await cut.get();
-          const members = c.status?.members ?? [];
-          return c.status?.observed?.step === 'Steady' &&
-            members.length === 3 &&
-            members.every((m) => m.version === '3.6.16')
-            ? true
-            : undefined;
-        },
-        ctx.settleMs,
-      );
-      await cut.settled(3, ctx.settleMs);
-    },
-    // Restarted in place: the same members with the same IDs, none replaced.
-    check: (before, after) => {
-      const was = JSON.stringify([...(before?.members ?? [])].sort());
-      const is = JSON.stringify([...after.members].sort());
-      if (was !== is) throw new Error(`members ${was} became ${is}`);
-    },
-  },
+  upgrade('upgrade', '3.5.35', '3.6.16'),
+  upgrade('upgrade-3.7', '3.6.16', '3.7.3'),
   {
     name: 'grow',
     before: 3,

@@ -128,6 +128,34 @@ describe('api: the API server refuses bad EtcdClusters, EtcdMembers, EtcdSnapsho
     expect(scaled.out).toContain('scaled');
   });
 
+  it('accepts etcd 3.7: a new 3.7.3 cluster, and an upgrade to it from 3.6.11, the oldest patch etcd upgrades from', async () => {
+    const cluster = (name: string, version: string) => ({
+      apiVersion: 'etcd-operator.dev/v1alpha1',
+      kind: 'EtcdCluster',
+      metadata: { name },
+      spec: { replicas: 1, version },
+    });
+    const created = await kubectl(
+      ['create', '-n', namespace, '--dry-run=server', '-f', '-'],
+      stringify(cluster('new-37', '3.7.3')),
+    );
+    expect(created.out).toContain('created (server dry run)');
+    const base = await kubectl(['apply', '-n', namespace, '-f', '-'], stringify(cluster('from-3611', '3.6.11')));
+    expect(base.ok, base.out).toBe(true);
+    const upgraded = await kubectl([
+      'patch',
+      '-n',
+      namespace,
+      'etcdcluster',
+      'from-3611',
+      '--type=merge',
+      '--dry-run=server',
+      '-p',
+      JSON.stringify({ spec: { version: '3.7.3' } }),
+    ]);
+    expect(upgraded.out).toContain('patched');
+  });
+
   it('fills in the defaults a user leaves out', async () => {
     const minimal = {
       apiVersion: 'etcd-operator.dev/v1alpha1',

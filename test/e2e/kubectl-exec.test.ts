@@ -2,14 +2,16 @@
  * `kubectl exec`, `attach` and `port-forward` against the local cluster, as a user runs them:
  * kubectl talks WebSockets to the API server, which speaks SPDY/3.1 to the node's kubelet API.
  * Commands run in BusyBox's image (etcd's has no shell) and in etcd's, with its own tools. Output, exit codes, stdin, a terminal and its size, a container's own stdin and
- * output, forwarded connections (several at once, and one to a closed port), and the chart's
- * `kubectl exec deploy/<release> -- etcd-operator journal <cluster>`.
+ * output, forwarded connections (several at once, and one to a closed port), the chart's
+ * `kubectl exec deploy/<release> -- etcd-operator journal <cluster>`, and etcdctl through
+ * `kubectl port-forward pod/<member> 2379` to a member the operator made.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { kubeconfigArgs } from '../cluster/controlplane/kubectl.ts';
@@ -17,8 +19,13 @@ import { BUSYBOX_IMAGE } from '../cluster/images.ts';
 import { createNamespace, deleteNamespace, etcdPod, isReady, podWhen } from '../cluster/node/testing.ts';
 import { until } from '../until.ts';
 import { chartDir, helm } from '../charts/helm.ts';
+import { TestPki } from '../effects/etcd/test-pki.ts';
+import { clientsOf } from '../effects/kubernetes/e2e-context.ts';
+import { ClusterUnderTest } from './etcd-cluster.ts';
 import { applyManifest, kubectl } from './kube.ts';
+import { createClusterSecrets } from './tls-cluster.ts';
 
+const run = promisify(execFile);
 const ns = `kexec-${process.pid}`;
 const root = process.getuid?.() === 0;
 let core: CoreV1Api;
@@ -39,8 +46,8 @@ const exited = (child: ChildProcess): Promise<number> =>
   child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise((r) => child.once('exit', (c) => r(c ?? 1)));
 
 /** `kubectl port-forward pod/NAME :PORT`; resolves to the local port once it forwards. */
-async function portForward(pod: string, port: number) {
-  const pf = kubectlChild(['port-forward', '-n', ns, `pod/${pod}`, `:${port}`]);
+async function portForward(pod: string, port: number, namespace = ns) {
+  const pf = kubectlChild(['port-forward', '-n', namespace, `pod/${pod}`, `:${port}`]);
   const local = await until('kubectl port-forward to listen', () => {
     if (pf.child.exitCode !== null) throw new Error(`kubectl port-forward exited: ${pf.err()}`);
     return Promise.resolve(/Forwarding from 127\.0\.0\.1:(\d+) ->/.exec(pf.out())?.[1]);
@@ -293,6 +300,51 @@ describe.runIf(root && inject('clusterHasNode'))('kubectl exec, attach and port-
       expect(journal.stdout).toMatch(new RegExp(`^# EtcdCluster ${clusters}/demo \\(uid `, 'm'));
       expect(journal.stdout).toMatch(/^\S+ EtcdCluster\/demo #\d+ k8s\.cluster\.updated .* pending -> bootstrapping/m);
       expect(journal.stdout).toMatch(/^ +intent createMember\{/m);
+    });
+
+    /** etcdctl on this machine through `kubectl port-forward pod/<member> :2379`: puts a key, reads it back. */
+    async function putAndGetThrough(member: string, endpoint: (port: number) => string, flags: string[] = []) {
+      await until(`${member} Ready`, () =>
+        core.readNamespacedPod({ namespace: clusters, name: member }).then((p) => (isReady(p) ? p : undefined)),
+      );
+      const buildSh = path.join(import.meta.dirname, '..', 'cluster', 'tools', 'build.sh');
+      const etcdctlPath = (await run(buildSh, ['etcdctl', '3.6.16'])).stdout.trim();
+      const pf = await portForward(member, 2379, clusters);
+      try {
+        const etcdctl = (...args: string[]) =>
+          run(etcdctlPath, [`--endpoints=${endpoint(pf.local)}`, '--dial-timeout=5s', ...flags, ...args]);
+        const put = await etcdctl('put', 'through-port-forward', `hello ${member}`);
+        const got = await etcdctl('get', 'through-port-forward', '--print-value-only');
+        return [put.stdout.trim(), got.stdout.trim()];
+      } finally {
+        pf.child.kill();
+      }
+    }
+
+    it("kubectl port-forward pod/demo-0 2379 reaches the member (etcd listens on the Pod's loopback too): etcdctl writes and reads a key", async () => {
+      expect(await putAndGetThrough('demo-0', (port) => `http://127.0.0.1:${port}`)).toEqual(['OK', 'hello demo-0']);
+    });
+
+    it('with client TLS too: etcdctl reaches https://localhost through the forwarded port with a client certificate', async () => {
+      const pki = await TestPki.create('kexec-pki-');
+      try {
+        const kube = clientsOf(inject('kubeconfig'));
+        const tls = await createClusterSecrets(kube, pki, clusters, 'secure');
+        const secure = new ClusterUnderTest(kube, clusters, 'secure', tls.reach);
+        await secure.create({ replicas: 1, tls: tls.spec });
+        const { ca, cert, key } = tls.reach.client!;
+        const flags = Object.entries({ cacert: ca, cert, key }).map(([flag, pem]) => {
+          const file = path.join(pki.dir, `etcdctl-${flag}.pem`);
+          writeFileSync(file, pem);
+          return `--${flag}=${file}`;
+        });
+        expect(await putAndGetThrough('secure-0', (port) => `https://localhost:${port}`, flags)).toEqual([
+          'OK',
+          'hello secure-0',
+        ]);
+      } finally {
+        pki.remove();
+      }
     });
 
     it("kubectl port-forward deploy/<release> reaches the manager's debug page, as the chart's NOTES say", async () => {

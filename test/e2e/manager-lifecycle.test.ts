@@ -1,11 +1,17 @@
 /**
  * The manager on the local cluster, through the lifecycles a user drives: bootstrap of 3 at once,
  * scale 3 -> 5 -> 3, park at 0 and wake with the same IDs, a deleted Pod brought back as the
- * same member, a wiped member replaced by a new one, a restarted manager, and deletion with
- * nothing left behind. Each check is what etcd itself says, and the keys written first are
- * read back at the end of each step.
+ * same member, a wiped member replaced by a new one, a restarted manager, a manager stopped by
+ * SIGTERM with clusters in flight, and deletion with nothing left behind. Each check is what etcd
+ * itself says, and the keys written first are read back at the end of each step.
  */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { parse } from 'yaml';
+import { chartDir } from '../charts/helm.ts';
 import { wipeVolume } from '../cluster/storage/index.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest, type Converged } from './etcd-cluster.ts';
@@ -26,6 +32,20 @@ const BOOTSTRAP = [
   /^Bootstrapping: waiting for a quorum \(2 of 3\) of the initial cluster to start etcd together/,
   /^UpdatingBudget: setting PodDisruptionBudget demo to minAvailable 2 of 3 members/,
   /^Steady: 3 voters/,
+];
+
+/** The seconds the chart gives the manager between SIGTERM and SIGKILL (its values.yaml default). */
+const GRACE_SECONDS = (
+  parse(readFileSync(path.join(chartDir, 'values.yaml'), 'utf8')) as { terminationGracePeriodSeconds: number }
+).terminationGracePeriodSeconds;
+
+/** What a manager logs as it stops, in this order, the last line of all last. */
+const SHUTDOWN = [
+  'stopping',
+  'stopping the work: no new steps; waiting for the steps in flight',
+  'work stopped: steps in flight finished, watches ended, etcd clients closed',
+  'journal closed',
+  'stopped',
 ];
 
 /** `kubectl describe etcdcluster demo`'s Events, once the last one says the cluster is Steady. */
@@ -157,6 +177,49 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
         (l) => l.msg === 'step' && Array.isArray(l.intents) && (l.intents as string[]).includes('ensureServices'),
       ),
     ).toBe(false);
+  });
+
+  it("SIGTERM with two clusters bootstrapping: the manager closes its journal and exits 0 within the chart's grace period; the next one finishes both", async () => {
+    const inflight = ['sigterm-a', 'sigterm-b'].map((name) => new ClusterUnderTest(kube, ns, name));
+    for (const c of inflight) await c.create({ replicas: 3 });
+    // In flight: a learner joined one of them (etcd is being called), neither is done.
+    await until('a learner added to a cluster bootstrapping', () =>
+      Promise.resolve(
+        env.manager.lines.some((l) => l.msg === 'learner added' && String(l.member).startsWith('sigterm-')) ||
+          undefined,
+      ),
+    );
+    const stopping = env.manager;
+    const sent = performance.now();
+    const exit = await Promise.race([
+      stopping.stop(),
+      new Promise((r) => setTimeout(r, GRACE_SECONDS * 1000, `still running after ${GRACE_SECONDS} s`)),
+    ]);
+    console.log(`SIGTERM -> exit ${String(exit)}: ${Math.round(performance.now() - sent)} ms`);
+    // Past the grace period the kubelet would have sent SIGKILL: so does the test, before failing.
+    if (exit !== 0) await stopping.kill();
+    expect(exit).toBe(0);
+    const told = stopping.lines.map((l) => l.msg);
+    expect(told.filter((m) => SHUTDOWN.includes(m))).toEqual(SHUTDOWN);
+    expect(told.at(-1)).toBe('stopped');
+    // The journal reads back whole, as a user reads it (its pages checked, the schema known).
+    const journal = await promisify(execFile)(process.execPath, [
+      path.join(import.meta.dirname, '..', '..', 'manager', 'cli.ts'),
+      'journal',
+      'sigterm-a',
+      '-n',
+      ns,
+      '--db',
+      path.join(env.dir, 'journal.db'),
+    ]);
+    expect(journal.stdout).toMatch(new RegExp(`^# EtcdCluster ${ns}/sigterm-a \\(uid `, 'm'));
+    // The next manager resumes both from that journal and finishes them.
+    await env.start();
+    for (const c of inflight) {
+      await c.settled(3);
+      expect((await c.verify(3)).members.size).toBe(3);
+    }
+    for (const c of inflight) await c.delete();
   });
 
   it('deleting the cluster removes its members, Pods, volumes and Services: no finalizer is left behind', async () => {

@@ -8,7 +8,7 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { Etcd3, type Watcher } from 'etcd3';
 import type { EtcdClientTLS } from '../../effects/etcd/index.ts';
-import { clientServiceName } from '../../effects/kubernetes/meta.ts';
+import { clientServiceName, LABEL } from '../../effects/kubernetes/meta.ts';
 
 /** How the traffic reaches a cluster with client TLS: its certificate, and the name members' certificates are checked against. */
 export interface TrafficTLS {
@@ -56,9 +56,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** A writer and a watcher on one cluster, started by `start` and reported on by `stop`. */
 export class Traffic {
   readonly #prefix: string;
-  #connect: () => Etcd3 = () => {
+  #connect: (attempt?: number) => Promise<Etcd3> = () => {
     throw new Error('Traffic.start first');
   };
+  /** How many times the writer has dialled again after an attempt's deadline. */
+  #redials = 0;
   #client: Etcd3 | null = null;
   #writer: Etcd3 | null = null;
   #watcher: Watcher | null = null;
@@ -74,13 +76,27 @@ export class Traffic {
     this.#prefix = prefix;
   }
 
-  /** Connects through the client Service's ClusterIP (https with `tls`) and starts writing and watching. */
+  /**
+   * Connects through the client Service's ClusterIP (https with `tls`) and starts writing and
+   * watching. After an attempt's deadline the writer dials again as an etcd client given every
+   * endpoint does: in turn the Service and each member Pod's address (read anew each time, as
+   * members are replaced), so a member cut off the network costs at most one more attempt
+   * however the Service picks.
+   */
   async start(core: CoreV1Api, namespace: string, cluster: string, tls?: TrafficTLS): Promise<void> {
     const svc = await core.readNamespacedService({ name: clientServiceName(cluster), namespace });
-    const host = `${tls ? 'https' : 'http'}://${svc.spec?.clusterIP}:2379`;
-    this.#connect = () =>
-      new Etcd3({
-        hosts: [host],
+    const url = (ip: string | undefined) => `${tls ? 'https' : 'http'}://${ip}:2379`;
+    const endpoints = async (): Promise<string[]> => {
+      const pods = await core
+        .listNamespacedPod({ namespace, labelSelector: `${LABEL.cluster}=${cluster},${LABEL.member}` })
+        .then((l) => l.items.filter((p) => p.status?.podIP && !p.metadata?.deletionTimestamp))
+        .catch(() => []);
+      return [url(svc.spec?.clusterIP), ...pods.map((p) => url(p.status?.podIP)).sort()];
+    };
+    this.#connect = async (attempt = 0) => {
+      const hosts = attempt === 0 ? [url(svc.spec?.clusterIP)] : await endpoints();
+      return new Etcd3({
+        hosts: [hosts[attempt % hosts.length]!],
         dialTimeout: 2000,
         ...(tls
           ? {
@@ -89,12 +105,13 @@ export class Traffic {
             }
           : { grpcOptions: KEEPALIVE }),
       });
-    this.#client = this.#connect();
+    };
+    this.#client = await this.#connect();
     const from = Number((await this.#client.maintenance.status()).header.revision) + 1;
     this.#watcher = await this.#client.watch().prefix(`${this.#prefix}/`).startRevision(String(from)).create();
     this.#watcher.on('put', (kv) => this.#watched.add(Number(kv.mod_revision)));
     this.#watcher.on('error', () => void this.#watchErrors++);
-    this.#writer = this.#connect();
+    this.#writer = await this.#connect();
     this.#running = true;
     this.#loop = this.#write();
   }
@@ -117,7 +134,7 @@ export class Traffic {
           }
           if (/DEADLINE_EXCEEDED|deadline/i.test((err as Error).message)) {
             this.#writer!.close();
-            this.#writer = this.#connect();
+            this.#writer = await this.#connect(++this.#redials);
           }
           await sleep(100);
         }

@@ -1,8 +1,10 @@
 /**
  * Rolling upgrades on the local cluster with the manager, as a user does them: edit
- * spec.version and watch. 3.5.35 -> 3.6.16 under a writer and a watcher (no failed write,
- * every revision watched, every key read back), a snapshot to a PVC taken first; a version no member can start holds the roll
- * at its first member with the others serving, and going back to status.version undoes it.
+ * spec.version and watch. 3.5.35 -> 3.6.16, then 3.6.16 -> 3.7.3, each under a writer and a
+ * watcher (no failed write, every revision watched, every key read back), a snapshot to a PVC
+ * taken first; a version no member can start holds the roll at its first member with the others
+ * serving, and going back to status.version undoes it. A snapshot taken on 3.7 is refused by a
+ * new 3.6 cluster before any member starts.
  */
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { until } from '../effects/kubernetes/e2e-context.ts';
@@ -10,6 +12,8 @@ import { ClusterUnderTest } from './etcd-cluster.ts';
 import { withManager } from './manager-fixture.ts';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { Traffic } from './traffic.ts';
+import { createSnapshot, snapshotFinished } from './s3-server.ts';
+import { binary, run } from '../cluster/controlplane/tools.ts';
 
 const hasNode = inject('clusterHasNode');
 const env = withManager('upgrade');
@@ -27,13 +31,93 @@ async function versions(): Promise<{ spec: Record<string, string>; answering: Re
   };
 }
 
-/** The manager's cluster steps in order, as `upgrading` substate -> member. */
-const upgradeSteps = () =>
-  env.manager.lines
-    .filter((l) => l.msg === 'step' && l.machine === 'cluster' && String(l.to).startsWith('upgrading.settingVersion'))
-    .map((l) => String(l.to));
-
 const condition = (type: string) => async () => (await demo.get()).status?.conditions?.find((c) => c.type === type);
+
+/**
+ * Rolls demo from `from` to `to` under a writer and a watcher, then checks what a user would:
+ * progress shown while it runs, no write failed, every revision watched, every key read back,
+ * the same cluster and member IDs, the leader set last, the snapshot taken first on `from`.
+ */
+async function rollUnderTraffic(from: string, to: string): Promise<void> {
+  const before = await demo.verify(3);
+  const etcd = await demo.client();
+  const leaderID = (await etcd.maintenance.status()).leader;
+  etcd.close();
+  const mark = env.manager.lines.length;
+  const traffic = new Traffic(`during-${to}`);
+  await traffic.start(kube.core, ns, 'demo');
+  const started = Date.now();
+  let failure: unknown;
+  try {
+    await demo.patchSpec({ version: to });
+    // Progress is visible while it runs: which member, its place in the roll, the target.
+    const progressing = await until('an upgrading step past its snapshot', async () => {
+      const p = await condition('Progressing')();
+      return p?.reason === 'Upgrading' && p.message.startsWith('upgrading demo-') ? p : undefined;
+    });
+    expect(progressing.message).toMatch(
+      new RegExp(
+        `^upgrading demo-\\d \\([123] of 3\\) from ${from.replaceAll('.', '\\.')} to ${to.replaceAll('.', '\\.')}: `,
+      ),
+    );
+    await until(`every member on ${to}`, async () => {
+      const v = await versions();
+      return Object.values(v.answering).every((x) => x === to) && Object.values(v.spec).every((x) => x === to)
+        ? v
+        : undefined;
+    });
+    await demo.settled(3);
+  } catch (err) {
+    failure = err;
+  }
+  const report = await traffic.stop();
+  console.log(
+    `upgrade ${from} -> ${to} of 3 members, snapshot first: ${Date.now() - started} ms; ${report.acknowledged} writes, ` +
+      `${report.failed.length} failed, longest write ${report.longestStallMs} ms, ` +
+      `${report.unwatched.length} revisions unwatched, ${report.lost.length} keys lost, ${report.watchErrors} watch errors`,
+  );
+  if (failure !== undefined) throw failure instanceof Error ? failure : new Error(JSON.stringify(failure));
+  expect(report.failed).toEqual([]);
+  expect(report.unwatched).toEqual([]);
+  expect(report.lost).toEqual([]);
+  expect(report.acknowledged).toBeGreaterThan(20);
+  // Same cluster, same members, same IDs: restarted in place, not replaced.
+  const after = await demo.verify(3);
+  expect(after.clusterID).toBe(before.clusterID);
+  expect([...after.members.entries()]).toEqual([...before.members.entries()]);
+  expect(await demo.readBack('before', KEYS)).toBe(KEYS);
+  // Followers first: the member that led when the roll began was set last.
+  const lines = env.manager.lines.slice(mark);
+  const order = lines.filter(
+    (l) => l.msg === 'step' && l.machine === 'cluster' && String(l.to).startsWith('upgrading.settingVersion'),
+  );
+  expect(order).toHaveLength(3);
+  const leaderName = [...before.members.entries()].find(([, id]) => BigInt(`0x${id}`) === BigInt(leaderID))?.[0];
+  const lastSet = lines.filter((l) => l.msg === 'member set to a new etcd version' && String(l.version) === to);
+  expect(lastSet.map((l) => l.member)).toHaveLength(3);
+  expect(lastSet.at(-1)?.member).toBe(leaderName);
+  // The snapshot came first: taken from a member still on `from`, finished before any member was set.
+  const snapshot = (await kube.custom.getNamespacedCustomObject({
+    group: 'etcd-operator.dev',
+    version: 'v1alpha1',
+    namespace: ns,
+    plural: 'etcdsnapshots',
+    name: `demo-pre-v${to.replaceAll('.', '-')}`,
+  })) as EtcdSnapshot;
+  expect(snapshot.status).toMatchObject({ phase: 'Succeeded', etcdVersion: from });
+  expect(snapshot.metadata.ownerReferences ?? []).toEqual([]);
+  const snapshotDone = Date.parse(snapshot.status?.completionTime ?? '');
+  expect(
+    lastSet.every((l) => Number(l.time) >= snapshotDone),
+    'members set after the snapshot',
+  ).toBe(true);
+  const status = (await demo.get()).status;
+  expect(status?.version).toBe(to);
+  expect(status?.conditions?.find((c) => c.type === 'Upgraded')).toMatchObject({
+    status: 'True',
+    message: `every member runs etcd ${to}`,
+  });
+}
 
 describe.skipIf(!hasNode)('manager: rolling version upgrades', () => {
   env.hooks();
@@ -57,79 +141,7 @@ describe.skipIf(!hasNode)('manager: rolling version upgrades', () => {
   });
 
   it('3.5.35 -> 3.6.16 one member at a time, leader last, under a writer and a watcher: nothing failed or lost', async () => {
-    const before = await demo.verify(3);
-    const etcd = await demo.client();
-    const leaderID = (await etcd.maintenance.status()).leader;
-    etcd.close();
-    const traffic = new Traffic('during');
-    await traffic.start(kube.core, ns, 'demo');
-    const started = Date.now();
-    let failure: unknown;
-    try {
-      await demo.patchSpec({ version: '3.6.16' });
-      // Progress is visible while it runs: which member, its place in the roll, the target.
-      const progressing = await until('an upgrading step past its snapshot', async () => {
-        const p = await condition('Progressing')();
-        return p?.reason === 'Upgrading' && p.message.startsWith('upgrading demo-') ? p : undefined;
-      });
-      expect(progressing.message).toMatch(/^upgrading demo-\d \([123] of 3\) from 3\.5\.35 to 3\.6\.16: /);
-      await until('every member on 3.6.16', async () => {
-        const v = await versions();
-        return Object.values(v.answering).every((x) => x === '3.6.16') &&
-          Object.values(v.spec).every((x) => x === '3.6.16')
-          ? v
-          : undefined;
-      });
-      await demo.settled(3);
-    } catch (err) {
-      failure = err;
-    }
-    const report = await traffic.stop();
-    console.log(
-      `upgrade 3.5.35 -> 3.6.16 of 3 members, snapshot first: ${Date.now() - started} ms; ${report.acknowledged} writes, ` +
-        `${report.failed.length} failed, longest write ${report.longestStallMs} ms, ` +
-        `${report.unwatched.length} revisions unwatched, ${report.lost.length} keys lost, ${report.watchErrors} watch errors`,
-    );
-    if (failure !== undefined) throw failure instanceof Error ? failure : new Error(JSON.stringify(failure));
-    expect(report.failed).toEqual([]);
-    expect(report.unwatched).toEqual([]);
-    expect(report.lost).toEqual([]);
-    expect(report.acknowledged).toBeGreaterThan(20);
-    // Same cluster, same members, same IDs: restarted in place, not replaced.
-    const after = await demo.verify(3);
-    expect(after.clusterID).toBe(before.clusterID);
-    expect([...after.members.entries()]).toEqual([...before.members.entries()]);
-    expect(await demo.readBack('before', KEYS)).toBe(KEYS);
-    // Followers first: the member that led when the roll began was set last.
-    const order = upgradeSteps();
-    expect(order).toHaveLength(3);
-    const leaderName = [...before.members.entries()].find(([, id]) => BigInt(`0x${id}`) === BigInt(leaderID))?.[0];
-    const lastSet = env.manager.lines.filter(
-      (l) => l.msg === 'member set to a new etcd version' && String(l.version) === '3.6.16',
-    );
-    expect(lastSet.map((l) => l.member)).toHaveLength(3);
-    expect(lastSet.at(-1)?.member).toBe(leaderName);
-    // The snapshot came first: taken from a member still on 3.5.35, finished before any member was set.
-    const snapshot = (await kube.custom.getNamespacedCustomObject({
-      group: 'etcd-operator.dev',
-      version: 'v1alpha1',
-      namespace: ns,
-      plural: 'etcdsnapshots',
-      name: 'demo-pre-v3-6-16',
-    })) as EtcdSnapshot;
-    expect(snapshot.status).toMatchObject({ phase: 'Succeeded', etcdVersion: '3.5.35' });
-    expect(snapshot.metadata.ownerReferences ?? []).toEqual([]);
-    const snapshotDone = Date.parse(snapshot.status?.completionTime ?? '');
-    expect(
-      lastSet.every((l) => Number(l.time) >= snapshotDone),
-      'members set after the snapshot',
-    ).toBe(true);
-    const status = (await demo.get()).status;
-    expect(status?.version).toBe('3.6.16');
-    expect(status?.conditions?.find((c) => c.type === 'Upgraded')).toMatchObject({
-      status: 'True',
-      message: 'every member runs etcd 3.6.16',
-    });
+    await rollUnderTraffic('3.5.35', '3.6.16');
   });
 
   it('a version no member can start holds the roll at its first member, the others serving; going back undoes it', async () => {
@@ -166,5 +178,38 @@ describe.skipIf(!hasNode)('manager: rolling version upgrades', () => {
 
   it('a downgrade once every member runs the new version is refused by the API server, saying why', async () => {
     await expect(demo.patchSpec({ version: '3.5.35' })).rejects.toThrow(/spec.version cannot go down/);
+  });
+
+  it('3.6.16 -> 3.7.3 one member at a time, leader last, under a writer and a watcher: nothing failed or lost', async () => {
+    await rollUnderTraffic('3.6.16', '3.7.3');
+  });
+
+  it('a snapshot taken on 3.7.3 is refused by a new 3.6.16 cluster before any member starts, saying why', async () => {
+    // etcd moves its storage version to 3.7 a few seconds after the cluster version: wait for it.
+    const etcdctl = await binary('etcdctl', '3.7.3');
+    const endpoints = [...(await demo.podIPs()).values()].map((ip) => `http://${ip}:2379`).join(',');
+    await until('storage version 3.7.0 on every member', async () => {
+      const out = await run(etcdctl, ['--endpoints', endpoints, 'endpoint', 'status', '-w', 'json']);
+      const all = JSON.parse(out) as { Status: { storageVersion?: string } }[];
+      return all.length === 3 && all.every((m) => m.Status.storageVersion === '3.7.0') ? true : undefined;
+    });
+    await createSnapshot(kube, ns, 'on-3-7', { cluster: 'demo', destination: { pvc: { claimName: 'backups' } } });
+    const taken = await snapshotFinished(kube, ns, 'on-3-7');
+    expect(taken.status).toMatchObject({ phase: 'Succeeded', etcdVersion: '3.7.3' });
+
+    const back = new ClusterUnderTest(kube, ns, 'back');
+    await back.create({ replicas: 1, version: '3.6.16', bootstrap: { restore: { snapshotName: 'on-3-7' } } });
+    const refused = await until('back refused', async () => {
+      const c = await back.get();
+      return c.status?.conditions?.find(
+        (x) => x.type === 'Degraded' && x.status === 'True' && x.reason === 'StepFailed',
+      );
+    });
+    expect(refused.message).toContain(`the snapshot at ${taken.status?.location ?? ''} failed its check`);
+    expect(refused.message).toContain(
+      'the snapshot holds data of storage version 3.7.0 (written by etcd 3.7), newer than etcd 3.6.16 can run',
+    );
+    expect(await back.members()).toEqual([]);
+    await back.delete();
   });
 });

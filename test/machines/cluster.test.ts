@@ -58,11 +58,12 @@ function members(list: [number, MemberState, Partial<MemberObservation>?][]): Cl
 
 let clock = 1_000_000;
 const now = (): number => (clock += 10);
-const spec = (replicas: number, version = '3.6.16'): ClusterEvent => ({
+const spec = (replicas: number, version = '3.6.16', o: { snapshotCount?: number } = {}): ClusterEvent => ({
   type: 'k8s.cluster.updated',
   at: now(),
   spec: { replicas, version },
   progressDeadlineSeconds: 600,
+  ...o,
 });
 const ok = (kind: string, result?: Record<string, unknown>): ClusterEvent =>
   ({ type: `effect.${kind}.succeeded`, at: now(), result }) as ClusterEvent;
@@ -1425,6 +1426,34 @@ describe('cluster machine: rolling upgrades', () => {
     ]);
     expect(d.context.upgrade).toMatchObject({ member: 'demo-2', position: 2, total: 3 });
     play(d, [...lastTwo(), [etcdAt([NEW, NEW, NEW], 1), 'steady', []]]);
+  });
+
+  it('onto 3.7 from 3.6, flushes every raft log to a snapshot on disk once, before the first member restarts', () => {
+    const [V36, V37] = ['3.6.16', '3.7.3'];
+    const d = steadyCluster(3);
+    play(d, [
+      [spec(3, V36, { snapshotCount: 500 }), 'steady'],
+      [listed([V36, V36, V36]), 'steady'],
+      [etcdAt([V36, V36, V36], 0), 'steady'],
+      [
+        spec(3, V37, { snapshotCount: 500 }),
+        'upgrading.flushingLog.running',
+        [{ type: 'flushRaftLog', params: { entries: 501, version: V37 } }],
+      ],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toBe(
+      'upgrading demo-1 (1 of 3) from 3.6.16 to 3.7.3 (no snapshot first: spec.upgrade.snapshot is not set): ' +
+        'committing 501 empty entries so that every member writes its raft log to a snapshot on disk first ' +
+        '(etcd 3.7.3 cannot replay entries etcd 3.5 wrote)',
+    );
+    play(d, [
+      [ok('flushRaftLog', { entries: 501 }), 'upgrading.settingVersion.running', [setVersion(1, V37)]],
+      [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+      [listed([V36, V37, V36]), 'upgrading.awaitingMember', []],
+      [etcdAt([V36, V37, V36], 0), 'observing', []],
+      // Not again for the next member.
+      [etcdAt([V36, V37, V36], 0), 'upgrading.settingVersion.running', [setVersion(2, V37)]],
+    ]);
   });
 
   it('a scale asked in the middle of a roll waits for the roll to finish; then the members it adds join a cluster all on the new version', () => {

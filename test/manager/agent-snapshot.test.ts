@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CreateMultipartUploadCommand, ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../until.ts';
 import { readObject } from '../../effects/s3/index.ts';
 import { runAgentCommand } from '../../manager/agent.ts';
 import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
@@ -217,5 +218,72 @@ describe('agent snapshot against a real etcd and a real S3-compatible server', {
     const again = await agent(args(await restore()), {}, 'finish-restore');
     expect(JSON.parse(again.out)).toEqual({ dataDir: join(work, 'data'), restored: false });
     expect(existsSync(join(work, 'restore'))).toBe(false);
+  });
+});
+
+describe('agent fetch-snapshot --etcd-version: the storage version a snapshot holds', { timeout: 120_000 }, () => {
+  const local = new LocalEtcd('agent-snap-37', '3.7.3');
+  const s3 = new LocalS3();
+  const dir = mkdtempSync(join(os.tmpdir(), 'agent-storage-version-'));
+  const termination = join(dir, 'termination-log');
+  const env = () => ({
+    AWS_ACCESS_KEY_ID: s3.endpoint.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: s3.endpoint.secretAccessKey,
+  });
+  const at = () => [
+    ...['--s3-bucket', s3.bucket, '--s3-key', 'demo/37.db'],
+    ...['--s3-endpoint', s3.endpoint.endpoint!, '--s3-force-path-style'],
+  ];
+  async function agent(command: string, args: string[]) {
+    let [out, err] = ['', ''];
+    writeFileSync(termination, '');
+    const io = { stdout: (s: string) => void (out += s), stderr: (s: string) => void (err += s) };
+    const code = await runAgentCommand([command, ...args], io, { terminationLog: termination, env: env() });
+    return { code, out, err, message: readFileSync(termination, 'utf8') };
+  }
+  beforeAll(async () => {
+    await Promise.all([local.startSeed('m0'), s3.start()]);
+    await local.clients.member(local.ref, 'm0').put('k').value('v').exec();
+    // etcd 3.7 writes its storage version once the cluster version is set: a snapshot taken
+    // before that has none, so wait until etcdutl reads 3.7.0 in one.
+    const endpoint = local.resolve(local.ref).clientURL('m0');
+    const file = join(dir, 'probe.db');
+    await until('a snapshot of storage version 3.7.0', async () => {
+      if ((await agent('snapshot', ['--endpoint', endpoint, '--file', file])).code !== 0) return undefined;
+      const seen = await runTool(await binary('etcdutl', '3.7.3'), ['snapshot', 'status', file, '-w', 'json']);
+      return (JSON.parse(seen) as { version?: string }).version === '3.7.0' ? true : undefined;
+    });
+    expect((await agent('snapshot', ['--endpoint', endpoint, ...at()])).code).toBe(0);
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all([local.stop(), s3.stop()]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a 3.7 snapshot for etcd 3.6.16 saying why, read from S3 or written to a file (then removed)', async () => {
+    const checked = await agent('fetch-snapshot', [...at(), '--etcd-version', '3.6.16']);
+    expect(checked.code).toBe(1);
+    expect(checked.message).toBe(
+      `fetch-snapshot failed: s3://${s3.bucket}/demo/37.db: the snapshot holds data of storage version 3.7.0 ` +
+        '(written by etcd 3.7), newer than etcd 3.6.16 can run (etcd refuses it at start: version "3.7.0" is not ' +
+        'supported); restore it into a cluster of etcd 3.7 or later, or restore a snapshot taken before the upgrade to 3.7',
+    );
+    const to = join(dir, 'restore', 'snapshot.db');
+    const written = await agent('fetch-snapshot', [...at(), '--to', to, '--etcd-version', '3.6.16']);
+    expect(written.code).toBe(1);
+    expect(written.message).toMatch(/storage version 3\.7\.0 .* newer than etcd 3\.6\.16/);
+    expect(existsSync(to)).toBe(false);
+  });
+
+  it('takes it for etcd 3.7.3 and reports its storage version', async () => {
+    const got = await agent('fetch-snapshot', [...at(), '--etcd-version', '3.7.3']);
+    expect(got.err).toBe('');
+    expect(JSON.parse(got.out)).toMatchObject({ location: `s3://${s3.bucket}/demo/37.db`, storageVersion: '3.7.0' });
+  });
+
+  it('refuses an --etcd-version that is no version', async () => {
+    const got = await agent('fetch-snapshot', [...at(), '--etcd-version', 'v3.7']);
+    expect(got.code).toBe(2);
+    expect(got.err).toMatch(/--etcd-version must be a version such as 3\.6\.16, not 'v3\.7'/);
   });
 });

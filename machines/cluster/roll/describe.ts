@@ -3,7 +3,7 @@ import type { ClusterContext } from '../../cluster-decide.ts';
 import { ConditionReason } from '../../../api/conditions.ts';
 import { etcdMemberFor, preUpgradeSnapshotName } from '../../policy.ts';
 import { retarget, type ConcernWords } from '../concern.ts';
-import { preUpgradeSnapshot } from './rules.ts';
+import { DEFAULT_SNAPSHOT_COUNT, preUpgradeSnapshot } from './rules.ts';
 
 /** The snapshot a roll takes first: taking it, waiting for it, or what to do once it failed. */
 function snapshotMessage(c: ClusterContext, to: string): string {
@@ -35,6 +35,8 @@ export function upgradeMessage(sub: string, c: ClusterContext): string {
   const then = retarget(c);
   if (sub.startsWith('awaitingHealth'))
     return `${head}: waiting until every voter is healthy and in sync before its Pod stops${then}`;
+  if (sub.startsWith('flushingLog'))
+    return `${head}: committing ${(c.snapshotCount ?? DEFAULT_SNAPSHOT_COUNT) + 1} empty entries so that every member writes its raft log to a snapshot on disk first (etcd ${to} cannot replay entries etcd 3.5 wrote)${then}`;
   if (sub.startsWith('movingLeader') || sub.startsWith('awaitingLeader'))
     return `${head}: moving leadership to another voter before its Pod stops${then}`;
   if (sub.startsWith('settingVersion'))

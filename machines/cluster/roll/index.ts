@@ -1,5 +1,12 @@
 /** The rolling upgrade (a version, or CAs to trust): rules, steps, states and words, in one folder. */
-export { latchDuringRoll, outdatedMembers, preUpgradeSnapshot, trustOutdated } from './rules.ts';
+export {
+  DEFAULT_SNAPSHOT_COUNT,
+  latchDuringRoll,
+  logFlushNeeded,
+  outdatedMembers,
+  preUpgradeSnapshot,
+  trustOutdated,
+} from './rules.ts';
 export type { RollContext, RollView, Upgradee } from './rules.ts';
 export { rollGuards, rollUpdates } from './steps.ts';
 export { ROLL, upgrading } from './states.ts';

@@ -39,7 +39,32 @@ export interface RollContext {
   readonly preUpgradeDone?: string | null;
   /** The version whose snapshot was seen failed: deleting it asks for a new one. */
   readonly preUpgradeFailed?: string | null;
+  /** etcd's --snapshot-count as spec.options sets it (absent: etcd's default, 10,000). */
+  readonly snapshotCount?: number;
+  /** The version whose roll flushed every member's raft log to a snapshot first: not asked again. */
+  readonly logFlushed?: string | null;
 }
+
+/** etcd's default --snapshot-count (3.6 and 3.7). */
+export const DEFAULT_SNAPSHOT_COUNT = 10_000;
+
+/** Major and minor of an x.y.z version, as one number to compare (3.7 -> 3007). */
+const minorOf = (version: string): number => {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  return major * 1000 + minor;
+};
+
+/**
+ * A roll onto 3.7 or later whose members still run an older minor flushes their raft logs first:
+ * etcd 3.7 replays a member's log from its last snapshot on disk, and panics on the entries etcd
+ * 3.5 wrote there (a cluster born on 3.5 keeps them until --snapshot-count entries later).
+ * Whether a log still holds any is not known from outside, so every such roll flushes, once.
+ */
+export const logFlushNeeded = (c: RollView): boolean => {
+  const to = c.target?.version;
+  if (!to || minorOf(to) < minorOf('3.7.0') || c.logFlushed === to) return false;
+  return outdatedMembers(c).some((m) => m.version !== undefined && minorOf(m.version) < minorOf(to));
+};
 
 /** What the roll reads besides its own fields. */
 export interface RollView extends RollContext {

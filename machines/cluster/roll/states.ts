@@ -3,13 +3,14 @@
  * one member at a time, wait until every voter is healthy and in sync, move leadership off it
  * if it leads, set its EtcdMember's version (its member machine restarts its Pod on it), and
  * wait until etcd answers from it, on the new version, in sync, before the next. A snapshot
- * first when spec.upgrade.snapshot asks for one. Each member ends in the coordinator's
+ * first when spec.upgrade.snapshot asks for one; onto 3.7, every member's raft log flushed to a
+ * snapshot on disk before the first restart. Each member ends in the coordinator's
  * `observing`, which keeps the roll's replicas until its last member (rules.ts latchDuringRoll).
  */
 import * as kit from '../../kit.ts';
 import { attempt } from '../step-kit.ts';
 import { CLUSTER, idsUnder } from '../ids.ts';
-import { moveLeaderParams, upgradeParams, upgradeSnapshotParams } from './steps.ts';
+import { flushRaftLogParams, moveLeaderParams, upgradeParams, upgradeSnapshotParams } from './steps.ts';
 
 /** Ids of the roll's states. */
 export const ROLL = {
@@ -18,6 +19,7 @@ export const ROLL = {
     'snapshotting',
     'awaitingHealth',
     'choosing',
+    'flushingLog',
     'movingLeader',
     'awaitingLeader',
     'settingVersion',
@@ -66,7 +68,19 @@ export const upgrading = {
         { guard: 'readyToRestart', target: ROLL.choosing },
       ],
     },
-    choosing: { always: [{ guard: 'upgradeeLeads', target: ROLL.movingLeader }, { target: ROLL.settingVersion }] },
+    choosing: {
+      always: [
+        { guard: 'logFlushNeeded', target: ROLL.flushingLog },
+        { guard: 'upgradeeLeads', target: ROLL.movingLeader },
+        { target: ROLL.settingVersion },
+      ],
+    },
+    // Onto 3.7 from an older minor, once, before the first member restarts: every member writes
+    // its raft log to a snapshot on disk, past any entry etcd 3.5 wrote there (rules.ts).
+    flushingLog: attempt(
+      { target: ROLL.choosing, actions: ['markLogFlushed'] },
+      { type: 'flushRaftLog', params: flushRaftLogParams },
+    ),
     movingLeader: attempt(
       { target: ROLL.awaitingLeader, actions: ['markEtcdStale'] },
       { type: 'moveLeader', params: moveLeaderParams },

@@ -9,10 +9,18 @@ import { etcdMemberFor, leadsWithSuccessor, preUpgradeSnapshotName, successor } 
 import type {
   ClusterEvent,
   CreateUpgradeSnapshotParams,
+  FlushRaftLogParams,
   MoveLeaderParams,
   SetMemberVersionParams,
 } from '../../types.ts';
-import { outdatedMembers, preUpgradeSnapshot, trustOutdated, upgradee } from './rules.ts';
+import {
+  DEFAULT_SNAPSHOT_COUNT,
+  logFlushNeeded,
+  outdatedMembers,
+  preUpgradeSnapshot,
+  trustOutdated,
+  upgradee,
+} from './rules.ts';
 import { MEMBER_STATE } from '../../member-state.ts';
 
 type Ctx = { context: ClusterContext };
@@ -48,6 +56,7 @@ export const rollGuards = {
     );
   },
   upgradeeLeads: ({ context: c }: Ctx) => leadsWithSuccessor(c.etcd, c.upgrade?.memberID),
+  logFlushNeeded: ({ context: c }: Ctx) => logFlushNeeded(c),
   leaderMoved: ({ context: c }: Ctx) => etcdFresh(c) && c.etcd?.leader != null && c.etcd.leader !== c.upgrade?.memberID,
   // Back on the new version and CAs: its Pod started with them and ready, etcd answering from
   // it with that version, in sync.
@@ -83,6 +92,7 @@ export const rollUpdates = {
     };
   },
   markPreUpgradeDone: (c) => ({ preUpgradeDone: c.target?.version ?? null }),
+  markLogFlushed: (c) => ({ logFlushed: c.target?.version ?? null }),
   clearPreUpgradeFailure: () => ({ preUpgradeFailed: null }),
   // The next member of a roll, and its place in it: `2 of 3` counts the members already done.
   chooseUpgradee: (c) => {
@@ -109,6 +119,12 @@ export const rollUpdates = {
 export const upgradeSnapshotParams = ({ context: c }: Ctx): CreateUpgradeSnapshotParams => ({
   cluster: c.cluster.name,
   name: preUpgradeSnapshotName(c.cluster.name, c.target?.version ?? ''),
+  version: c.target?.version ?? '',
+});
+
+/** flushRaftLog before the first member restarts on 3.7: past every member's --snapshot-count. */
+export const flushRaftLogParams = ({ context: c }: Ctx): FlushRaftLogParams => ({
+  entries: (c.snapshotCount ?? DEFAULT_SNAPSHOT_COUNT) + 1,
   version: c.target?.version ?? '',
 });
 

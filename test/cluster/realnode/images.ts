@@ -15,7 +15,7 @@ import { sandboxImage } from './node.ts';
 const exec = promisify(execFile);
 
 /** etcd releases whose images the nodes can pull (those build.sh builds: tools/etcd-*). */
-export const ETCD_IMAGE_VERSIONS = ['3.5.35', '3.6.16'];
+export const ETCD_IMAGE_VERSIONS = ['3.5.35', '3.6.16', '3.7.3'];
 
 /** Where Debian's busybox-static puts its binary. */
 const BUSYBOX = '/bin/busybox';

@@ -45,14 +45,14 @@ describe('member Pod', () => {
     expect(buildPod(m, c).metadata?.annotations).toEqual({ team: 'db', 'etcd-operator.dev/trust': '0123456789abcdef' });
   });
 
-  it('runs the etcd image of the member version from /usr/local/bin/etcd, listening on its Pod IP', () => {
+  it('runs the etcd image of the member version from /usr/local/bin/etcd, serving clients on its Pod IP and loopback (port-forward)', () => {
     const c = cluster({ version: '3.5.35' });
     const etcd = buildPod(member(c), c).spec?.containers[0];
     expect(etcd?.image).toBe('quay.io/coreos/etcd:v3.5.35');
     expect(etcd?.command?.[0]).toBe('/usr/local/bin/etcd');
     expect(etcd?.env?.[0]).toEqual({ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } });
     const cmd = etcd?.command ?? [];
-    expect(flag(cmd, 'listen-client-urls')).toBe('http://$(POD_IP):2379');
+    expect(flag(cmd, 'listen-client-urls')).toBe('http://$(POD_IP):2379,http://127.0.0.1:2379');
     expect(flag(cmd, 'listen-peer-urls')).toBe('http://$(POD_IP):2380');
     expect(flag(cmd, 'listen-metrics-urls')).toBe('http://$(POD_IP):2381');
   });

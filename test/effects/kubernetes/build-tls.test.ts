@@ -26,7 +26,7 @@ describe('member Pod with TLS', () => {
   it('client and peer TLS: https URLs, both certificates required, metrics and probes on plain http', () => {
     const c = cluster({ tls: { client, peer } });
     const cmd = etcdCommand(member(c), c);
-    expect(flag(cmd, 'listen-client-urls')).toBe('https://$(POD_IP):2379');
+    expect(flag(cmd, 'listen-client-urls')).toBe('https://$(POD_IP):2379,https://127.0.0.1:2379');
     expect(flag(cmd, 'advertise-client-urls')).toBe('https://demo-0.demo.ns.svc:2379');
     expect(flag(cmd, 'listen-peer-urls')).toBe('https://$(POD_IP):2380');
     expect(flag(cmd, 'initial-advertise-peer-urls')).toBe('https://demo-0.demo.ns.svc:2380');
@@ -79,7 +79,7 @@ describe('member Pod with TLS', () => {
   it('peer TLS alone: https peer URLs, plain client URLs, the peer Secret only', () => {
     const c = cluster({ tls: { peer } });
     const cmd = etcdCommand(member(c), c);
-    expect(flag(cmd, 'listen-client-urls')).toBe('http://$(POD_IP):2379');
+    expect(flag(cmd, 'listen-client-urls')).toBe('http://$(POD_IP):2379,http://127.0.0.1:2379');
     expect(flag(cmd, 'initial-advertise-peer-urls')).toBe(
       peerURL({ namespace: 'ns', name: 'demo', peerTLS: true }, 'demo-0'),
     );
