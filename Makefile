@@ -41,12 +41,13 @@ push: deps ## push the image and the chart to TO=REGISTRY/ORG (PLAIN_HTTP=1 with
 	node hack/release.ts --to "$$TO" $${PLAIN_HTTP:+--plain-http}
 
 image-test: deps ## build the image twice (same digest?), run it unpacked as uid 65532 (needs root), push it and the chart to a local registry and pull them back
-	@test/cluster/tools/build.sh crane >/dev/null && test/cluster/tools/build.sh registry >/dev/null && test/cluster/tools/build.sh helm >/dev/null
+	@localcluster/tools/build.sh crane >/dev/null && localcluster/tools/build.sh registry >/dev/null && localcluster/tools/build.sh helm >/dev/null
 	npx vitest run --project image
 
 tools: ## build the local cluster's binaries into the cache (first time only), and its Debian packages
 	@hack/system-deps.sh
-	@test/cluster/tools/build.sh all
+	@hack/node-deps.sh
+	@localcluster/tools/build.sh all
 
 unit: deps ## run the tests that need no local cluster
 	npx vitest run --project unit
@@ -55,7 +56,7 @@ test: deps typecheck lint tools ## run every test: types, lint, unit and end-to-
 	npx vitest run
 
 cluster: deps tools ## run the local Kubernetes in the foreground and print how to use kubectl with it
-	node test/cluster/main.ts
+	node localcluster/main.ts
 
 bench: deps tools ## operator vs floor: apply -> Available (1, 3, 5), scale-up, replacement (needs root); snapshot and restore of 256 MiB vs etcdctl and etcdutl; a 3.5 -> 3.6 roll vs restarting by hand; a 3-member TLS bootstrap beside plaintext; defrag of a fragmented 256 MiB database vs etcd's own calls; writes test/bench/results/*.json
 	node test/bench/operator.ts
@@ -71,4 +72,4 @@ e2e-crash: deps tools ## kill the manager at the failpoints of bootstrap, scale,
 	node test/crash/sweep.ts
 
 dev: deps tools ## local cluster + CRDs + manager + examples/etcdcluster.yaml (EXIT_WHEN_READY=1 exits once Available)
-	node test/cluster/dev.ts
+	node localcluster/dev.ts

@@ -15,8 +15,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { startControlPlane } from '../test/cluster/controlplane/index.ts';
-import { kubectlPath } from '../test/cluster/controlplane/kubectl.ts';
+import { startControlPlane } from '../localcluster/controlplane/index.ts';
+import { kubectlPath } from '../localcluster/controlplane/kubectl.ts';
 import { inline, TYPES, type Json } from './kube-openapi.ts';
 
 async function openapi(kubeconfig: string): Promise<{ version: string; schemas: Record<string, Json> }> {

@@ -19,9 +19,9 @@ import { parseArgs, promisify } from 'node:util';
 const repo = resolve(import.meta.dirname, '..');
 const run = promisify(execFile);
 
-/** A pinned tool's path, built once by test/cluster/tools/build.sh (crane, helm). */
+/** A pinned tool's path, built once by localcluster/tools/build.sh (crane, helm). */
 export async function tool(name: string): Promise<string> {
-  const { stdout } = await run(join(repo, 'test/cluster/tools/build.sh'), [name], { timeout: 1_800_000 });
+  const { stdout } = await run(join(repo, 'localcluster/tools/build.sh'), [name], { timeout: 1_800_000 });
   return stdout.trim();
 }
 

@@ -303,6 +303,7 @@ export class Journal {
     if (!me) throw new JournalError('ERR_JOURNAL_READONLY', `journal ${this.path} is open read-only`);
     let result: R;
     this.#appended = null;
+    const started = performance.now();
     try {
       result = this.#db
         .transaction(() => {
@@ -317,10 +318,10 @@ export class Journal {
           : new JournalError('ERR_JOURNAL_WRITE', `journal ${this.path}: write failed: ${(err as Error).message}`, {
               cause: err,
             });
-      this.#onWrite?.(failure);
+      this.#onWrite?.(failure, (performance.now() - started) / 1000);
       throw failure;
     }
-    this.#onWrite?.();
+    this.#onWrite?.(undefined, (performance.now() - started) / 1000);
     // Set by the inserts inside fn (the compiler cannot see them through the callback).
     const appended = this.#appended as [number, number] | null;
     if (appended && this.#watchers.size > 0) {

@@ -165,9 +165,10 @@ export interface JournalOptions {
   readonly busyTimeoutMs?: number;
   /**
    * Told after every write transaction: with nothing when it was committed, with the error when it
-   * was not (rolled back). The manager's /readyz reads it (docs/journal.md, "A damaged journal").
+   * was not (rolled back), and the seconds it took. The manager's /readyz reads it (docs/journal.md,
+   * "A damaged journal"); its metrics time it.
    */
-  readonly onWrite?: (failure?: JournalError) => void;
+  readonly onWrite?: (failure?: JournalError, seconds?: number) => void;
 }
 
 /** Which objects a timeline covers: one uid, several, or every object with a name. */

@@ -6,6 +6,7 @@
  *   etcd-operator journal NAME [-n NS] [--follow] [--json]   a cluster's timeline, and why
  *   etcd-operator statechart MACHINE | NAME --db PATH          a machine's chart, or an object's path through it
  *   etcd-operator version                                      the operator's version
+ *   etcd-operator kubectl-etcd COMMAND NAME [flags]            `kubectl etcd` (plugin/kubectl-etcd runs it)
  *   etcd-operator agent check-data --data-dir DIR [--expect-data]   in a member's Pod: is its data there
  *   etcd-operator agent snapshot --endpoint URL (--s3-bucket B --s3-key K | --file PATH)   in a snapshot Job
  */
@@ -26,6 +27,8 @@ commands:
   statechart NAME [-n NAMESPACE] [--member M] [--last N] [--format F] [-o FILE] --db PATH
                  draw a machine's state chart, or an object's current state and path from the journal
   version        print the operator's version
+  kubectl-etcd COMMAND NAME [FLAGS]
+                 the kubectl plugin: status, snapshot, restore, defrag, why, statechart (docs/kubectl-etcd.md)
   agent check-data --data-dir DIR [--expect-data]
                  run in a member's Pod: exit 3 when etcd data expected in DIR is gone
   agent snapshot --endpoint URL (--s3-bucket B --s3-key K | --file PATH)
@@ -68,6 +71,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     case 'agent':
       return runAgentCommand(rest, io);
+    case 'kubectl-etcd': {
+      const { runKubectlEtcd } = await import('../plugin/cli.ts');
+      const abort = new AbortController();
+      process.once('SIGINT', () => abort.abort());
+      return runKubectlEtcd(rest, io, process.env, abort.signal);
+    }
     case 'version': {
       const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as {
         version: string;

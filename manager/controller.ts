@@ -150,6 +150,7 @@ export class Controller {
     const kinds = Object.values(KINDS).map((k) => [k.kind, informer(k.watch as WatchSpec<KubeObject>)]);
     const owned = Object.entries(OWNED).map(([n, w]) => [n, informer(w as WatchSpec<KubeObject>)]);
     this.#caches = Object.fromEntries([...kinds, ...owned]) as Caches;
+    options.metrics.clusters.watch(this.#caches);
     this.#work = {
       caches: this.#caches,
       queue: this.#queue,
@@ -220,6 +221,7 @@ export class Controller {
   /** Works a key; one that met a damaged or replaced journal is worked again at once, on the new one. */
   async #workOn(key: string): Promise<void> {
     if ((await this.#runners.withJournal(key, () => this.#workKey(key))) === 'again') this.#queue.add(key);
+    else this.#o.metrics.reconciled(key, this.#now());
   }
 
   async #workKey(key: string): Promise<void> {
@@ -236,6 +238,7 @@ export class Controller {
     const object = this.#caches[kind].get(ns, name);
     if (object) return spec.work(key, object, this.#work);
     const uid = this.#runners.drop(key);
+    this.#o.metrics.forget(key);
     if (uid) spec.forget?.(uid, this.#work);
   }
 

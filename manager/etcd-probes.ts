@@ -49,6 +49,7 @@ export class EtcdProbes {
   /** Forgets a cluster's last probe and its etcd clients. */
   forget(uid: string): void {
     this.#last.delete(uid);
+    this.#o.metrics.clusters.forget(uid);
     this.#o.etcd.forget(uid);
   }
 
@@ -66,6 +67,7 @@ export class EtcdProbes {
     const observed = await this.#observe(ref, entry.runner.snapshot.context.members.length > 0, tlsProblem);
     if (observed === undefined) return 'none';
     metrics.probes.inc({ result: typeof observed === 'string' ? 'unreachable' : 'answered' });
+    metrics.clusters.probed(ref, observed);
     // Stamped once etcd answered: the step it leads to is timed from the answer, not from the question.
     const at = now();
     await entry.runner.feed(

@@ -143,7 +143,8 @@ export class JournalKeeper {
 
   #open(): Journal {
     const generation = this.#generation + 1;
-    const onWrite = (failure?: JournalError): void => {
+    const onWrite = (failure?: JournalError, seconds?: number): void => {
+      if (seconds !== undefined) this.#o.metrics.journalWriteSeconds.observe(seconds);
       if (generation === this.#generation) this.#wrote(failure);
     };
     const opened = openReplacingDamaged(this.path, { ...this.#o.journal, onWrite }, this.#now());

@@ -19,6 +19,7 @@ import { pino, type Logger } from 'pino';
 import { ConfigError, MANAGER_USAGE, parseManagerArgs, type ManagerConfig } from './config.ts';
 import { Controller } from './controller.ts';
 import { serveDebugPage, type DebugPage } from './debug/server.ts';
+import { routeJournalApi } from './journal-api.ts';
 import { JournalKeeper } from './journal-keeper.ts';
 import { LeaderElector } from './leader.ts';
 import { ManagerMetrics } from './metrics.ts';
@@ -51,6 +52,7 @@ export async function runManager(argv: readonly string[], env: NodeJS.ProcessEnv
     return keeper.unwritable;
   };
   const server = await serve(config, metrics, notReady, log);
+  routeJournalApi(server, keeper); // GET /api/journal/...: `kubectl etcd why` through the service proxy
   let debugPage: DebugPage | undefined;
   try {
     debugPage =

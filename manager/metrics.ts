@@ -1,97 +1,16 @@
 /**
  * The manager's Prometheus metrics, in the text exposition format: counters, gauges and
  * histograms with labels. Small on purpose: the few kinds /metrics needs, no dependency.
+ * docs/metrics.md lists every metric and its labels: per cluster, member, schedule, object,
+ * machine or intent kind, never per etcd key.
  */
+import { ClusterMetrics } from './metrics-clusters.ts';
+import { Counter, Family, Gauge, Histogram, type Labels, type Metric } from './metrics-families.ts';
+import { processMetrics } from './metrics-process.ts';
 
-type Labels = Readonly<Record<string, string>>;
+export { Counter, Family, Gauge, Histogram, type Labels, type Metric } from './metrics-families.ts';
 
-const labelText = (labels: Labels): string => {
-  const pairs = Object.entries(labels).map(
-    ([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`,
-  );
-  return pairs.length ? `{${pairs.join(',')}}` : '';
-};
-const keyOf = (labels: Labels): string => JSON.stringify(Object.entries(labels).sort());
-
-interface Metric {
-  render(): string[];
-}
-
-/** A value per label set that only goes up. */
-export class Counter implements Metric {
-  readonly #values = new Map<string, { labels: Labels; value: number }>();
-  readonly #head: string[];
-  readonly #name: string;
-  constructor(name: string, help: string) {
-    this.#name = name;
-    this.#head = [`# HELP ${name} ${help}`, `# TYPE ${name} counter`];
-  }
-  /** Adds `by` (default 1). */
-  inc(labels: Labels = {}, by = 1): void {
-    const k = keyOf(labels);
-    const found = this.#values.get(k);
-    if (found) found.value += by;
-    else this.#values.set(k, { labels, value: by });
-  }
-  /** The current value. */
-  get(labels: Labels = {}): number {
-    return this.#values.get(keyOf(labels))?.value ?? 0;
-  }
-  render(): string[] {
-    return [...this.#head, ...[...this.#values.values()].map((v) => `${this.#name}${labelText(v.labels)} ${v.value}`)];
-  }
-}
-
-/** A value read when scraped. */
-export class Gauge implements Metric {
-  readonly #head: string[];
-  readonly #name: string;
-  readonly #read: () => number;
-  constructor(name: string, help: string, read: () => number) {
-    this.#name = name;
-    this.#read = read;
-    this.#head = [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`];
-  }
-  render(): string[] {
-    return [...this.#head, `${this.#name} ${this.#read()}`];
-  }
-}
-
-/** Observations counted into cumulative buckets (seconds). */
-export class Histogram implements Metric {
-  readonly #series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
-  readonly #head: string[];
-  readonly #name: string;
-  readonly #buckets: readonly number[];
-  constructor(name: string, help: string, buckets: readonly number[]) {
-    this.#name = name;
-    this.#buckets = buckets;
-    this.#head = [`# HELP ${name} ${help}`, `# TYPE ${name} histogram`];
-  }
-  /** Counts one observation. */
-  observe(value: number, labels: Labels = {}): void {
-    const k = keyOf(labels);
-    let s = this.#series.get(k);
-    if (!s) this.#series.set(k, (s = { labels, counts: this.#buckets.map(() => 0), sum: 0, count: 0 }));
-    for (const [i, le] of this.#buckets.entries()) if (value <= le) s.counts[i]! += 1;
-    s.sum += value;
-    s.count += 1;
-  }
-  render(): string[] {
-    const lines = [...this.#head];
-    for (const s of this.#series.values()) {
-      for (const [i, le] of this.#buckets.entries())
-        lines.push(`${this.#name}_bucket${labelText({ ...s.labels, le: String(le) })} ${s.counts[i]}`);
-      lines.push(`${this.#name}_bucket${labelText({ ...s.labels, le: '+Inf' })} ${s.count}`);
-      lines.push(
-        `${this.#name}_sum${labelText(s.labels)} ${s.sum}`,
-        `${this.#name}_count${labelText(s.labels)} ${s.count}`,
-      );
-    }
-    return lines;
-  }
-}
-
+const FAST_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /** Every metric the manager exports. */
@@ -130,27 +49,79 @@ export class ManagerMetrics {
     'etcd_operator_journal_replaced_total',
     'Damaged journal files moved aside and replaced by a new one, at start or while running.',
   );
+  readonly intentFailures = new Counter(
+    'etcd_operator_intent_failures_total',
+    'Intents whose effect failed, by kind and error code (ERR_...).',
+  );
+  readonly stepsEnded = new Counter(
+    'etcd_operator_steps_ended_total',
+    "Steps (a machine's top-level states) left, by machine, step and outcome: finished, failed (a failure retrying cannot fix) or halted (the object went).",
+  );
+  readonly journalWriteSeconds = new Histogram(
+    'etcd_operator_journal_write_seconds',
+    'Time one journal write transaction took (steps, outcomes), committed or not.',
+    FAST_BUCKETS,
+  );
+  /** What the manager knows of each cluster, member, snapshot and schedule (metrics-clusters.ts). */
+  readonly clusters: ClusterMetrics;
+  /** When each object's work last ended without an error, by work-queue key. */
+  readonly #reconciled = new Map<string, number>();
   readonly #all: Metric[] = [
     this.steps,
+    this.stepsEnded,
     this.intents,
+    this.intentFailures,
     this.intentSeconds,
     this.eventToIntentSeconds,
     this.relists,
     this.errors,
     this.probes,
     this.journalReplaced,
+    this.journalWriteSeconds,
   ];
 
-  constructor() {
+  constructor(now: () => number = Date.now) {
     this.journalReplaced.inc({}, 0); // shown as 0 from the start, so an alert can compare
-    // The process's memory under the names Prometheus's own clients give it: the resident set
-    // beside the V8 heap's live objects and its committed size tell garbage from growth.
-    this.gauge('process_resident_memory_bytes', 'Resident memory size in bytes.', () => process.memoryUsage.rss());
-    this.gauge('nodejs_heap_size_total_bytes', 'V8 heap committed, bytes.', () => process.memoryUsage().heapTotal);
-    this.gauge('nodejs_heap_size_used_bytes', 'V8 heap in use, bytes.', () => process.memoryUsage().heapUsed);
-    this.gauge('nodejs_external_memory_bytes', 'Memory of C++ objects bound to JavaScript, bytes.', () => {
-      return process.memoryUsage().external;
-    });
+    this.clusters = new ClusterMetrics(now);
+    this.#all.push(
+      ...this.clusters.families(),
+      new Family(
+        'etcd_operator_object_last_reconcile_timestamp_seconds',
+        'When the work of an object (EtcdCluster, EtcdMember, EtcdSnapshot, EtcdSnapshotSchedule) last ended without an error.',
+        () => [...this.#reconciled].map(([key, at]) => [keyLabels(key), at / 1000] as const),
+      ),
+      ...processMetrics(),
+    );
+  }
+
+  /** The work of a work-queue key (`Kind/namespace/name`) ended without an error at `at` (ms). */
+  reconciled(key: string, at: number): void {
+    this.#reconciled.set(key, at);
+  }
+
+  /** Forgets an object that is gone. */
+  forget(key: string): void {
+    this.#reconciled.delete(key);
+  }
+
+  /** Counts a step of `machine` from state path `from` to `to`, and the step it left when the top state changed. */
+  stepped(machine: string, from: string, to: string, outcome: () => 'finished' | 'failed' | 'halted'): void {
+    const [left = from, entered = to] = [from.split('.')[0], to.split('.')[0]];
+    this.steps.inc({ machine, to: entered });
+    if (left !== entered) this.stepsEnded.inc({ machine, step: left, outcome: outcome() });
+  }
+
+  /** Counts an intent's outcome: its result, its time and, for a failure, its error code. */
+  outcome(r: {
+    readonly type: string;
+    readonly ok: boolean;
+    readonly recovered: boolean;
+    readonly ms: number;
+    readonly code?: string;
+  }): void {
+    this.intents.inc({ kind: r.type, result: r.recovered ? 'recovered' : r.ok ? 'succeeded' : 'failed' });
+    this.intentSeconds.observe(r.ms / 1000, { kind: r.type });
+    if (!r.ok) this.intentFailures.inc({ kind: r.type, code: r.code ?? 'ERR_EFFECT' });
   }
 
   /** Adds a gauge read at scrape time. */
@@ -162,4 +133,10 @@ export class ManagerMetrics {
   render(): string {
     return this.#all.flatMap((m) => m.render()).join('\n') + '\n';
   }
+}
+
+/** A work-queue key's labels: `EtcdCluster/ns/demo` -> kind, namespace, name. */
+function keyLabels(key: string): Labels {
+  const [kind = '', namespace = '', name = ''] = key.split('/');
+  return { kind, namespace, name };
 }

@@ -33,7 +33,6 @@ import {
   resumeAnnotation,
 } from './resume.ts';
 import { Runner, type Handlers, type PublishedStep, type RunnerStep } from './runner.ts';
-import { topState } from './status-runs.ts';
 
 export type { AnyEntry, Entry } from './kinds/kind.ts';
 
@@ -181,8 +180,7 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
             { object: `${ref.namespace}/${ref.name}`, intent: r.type, ok: r.ok, recovered: r.recovered, ms: r.ms },
             'intent outcome',
           );
-          o.metrics.intents.inc({ kind: r.type, result: r.recovered ? 'recovered' : r.ok ? 'succeeded' : 'failed' });
-          o.metrics.intentSeconds.observe(r.ms / 1000, { kind: r.type });
+          o.metrics.outcome(r);
         },
       }),
     };
@@ -259,7 +257,9 @@ export class ObjectRunners<C extends EffectContext & KubeContext> {
     const from = stateName(step.from as never);
     const to = stateName(step.snapshot.value as never);
     const machine = entry.spec.machineName;
-    o.metrics.steps.inc({ machine, to: topState(to) });
+    o.metrics.stepped(machine, from, to, () =>
+      step.snapshot.hasTag(TAG.failed) ? 'failed' : step.snapshot.hasTag(TAG.halted) ? 'halted' : 'finished',
+    );
     if (step.intents.length > 0) o.metrics.eventToIntentSeconds.observe(Math.max(0, o.now() - step.event.at) / 1000);
     o.log.info(
       {

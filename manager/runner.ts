@@ -60,6 +60,8 @@ export interface RunnerOptions<C extends EffectContext, M extends AnyStateMachin
     readonly ok: boolean;
     readonly recovered: boolean;
     readonly ms: number;
+    /** The error code of a failure. */
+    readonly code?: string;
   }) => void;
 }
 
@@ -275,7 +277,13 @@ export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStat
         : { ok: false, code: r.error.code, message: r.error.message, at },
     );
     failpoint('after-outcome', () => `${step} | ${intent.type} ${recovered ? 'recovered' : r.ok ? 'ok' : 'failed'}`);
-    this.#o.onOutcome?.({ type: intent.type, ok: r.ok, recovered, ms: at - started });
+    this.#o.onOutcome?.({
+      type: intent.type,
+      ok: r.ok,
+      recovered,
+      ms: at - started,
+      ...(r.ok ? {} : { code: r.error.code }),
+    });
     return r.ok
       ? { type: `effect.${intent.type}.succeeded`, at, result: r.result }
       : {

@@ -56,6 +56,17 @@ function unwell(c: ClusterContext, now: number): ConditionInput | null {
   return degraded(ConditionReason.MemberUnhealthy, `${who}: ${healthy} of ${voters} voters healthy`);
 }
 
+/**
+ * When Degraded may next change with time alone: a voter unhealthy or a member stuck reaching the
+ * grace. The cluster is worked then, so the status says it within the grace, not at the next event
+ * (a step in flight is otherwise looked at again only at its deadline). Null when nothing is due.
+ */
+export function degradedDueAt(c: ClusterContext, now: number): number | null {
+  const starts = [c.unwellSince, ...c.members.map((m) => (m.trouble && !m.deleting ? m.trouble.since : null))];
+  const due = starts.flatMap((t) => (t == null || t + UNWELL_GRACE_MS <= now ? [] : [t + UNWELL_GRACE_MS]));
+  return due.length > 0 ? Math.min(...due) : null;
+}
+
 /** The step's tries keep failing on trouble (not etcd's "not yet"): an object it names is wrong, or it retries. */
 function retrying(c: ClusterContext, name: string): ConditionInput | null {
   if (!troubled(c) || !c.lastError) return null;

@@ -13,6 +13,17 @@ import { hexID } from './ids.ts';
 /** The per-call options etcd3 passes to gRPC. */
 export type CallOptions = NonNullable<Parameters<ClusterClient['memberList']>[1]>;
 
+/** The key the empty entries compare: never written (their delete is in a branch never taken). */
+export const EMPTY_ENTRY_KEY = 'etcd-operator.dev/empty-entry';
+
+/**
+ * One entry through raft that changes nothing: a transaction whose only operation, a delete, is in
+ * a branch never taken. It is not read-only, so it goes through raft and every member applies it
+ * (and its backend commits); a delete costs no quota, so it passes the NOSPACE alarm too.
+ */
+export const emptyEntry = (client: Etcd3, options?: CallOptions): Promise<unknown> =>
+  client.if(EMPTY_ENTRY_KEY, 'Version', '<', 0).then(client.delete().key(EMPTY_ENTRY_KEY)).options(options).commit();
+
 /**
  * Runs one remote call with a gRPC deadline and gives up when the signal aborts. etcd3 cannot
  * cancel a call in flight, so on abort the call is left to its own deadline.

@@ -8,7 +8,7 @@
 import type { Etcd3 } from 'etcd3';
 import { ERR } from '../../machines/error-codes.ts';
 import type { IntentHandler } from '../types.ts';
-import { call, codeOf, etcdError, listMembers } from './_call.ts';
+import { call, codeOf, emptyEntry, etcdError, listMembers } from './_call.ts';
 import { MAINTENANCE_TIMEOUT_MS, sizeOf } from './_space.ts';
 import type { EtcdContext } from './clients.ts';
 import { hexID } from './ids.ts';
@@ -30,6 +30,21 @@ const CODE = ERR.COMPACT;
 const alreadyCompacted = (err: unknown): boolean =>
   err instanceof Error && err.message.includes('required revision has been compacted');
 
+/**
+ * etcd counts the pages a compaction freed as free only two backend commits after the one that
+ * freed them (bbolt keeps them pending while etcd's read transaction of that commit is open), and
+ * the backend commits only when an entry is applied. Under the NOSPACE alarm nothing else is
+ * applied, so the size in use read right after stayed the one before the compaction: the operator
+ * said it could not free enough of a database that was all history. Three entries that change
+ * nothing (emptyEntry), each past etcd's 100 ms batch interval, move it on.
+ */
+async function commitBackend(client: Etcd3, ctx: EtcdContext): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    await call(ctx.signal, ctx.etcd.callTimeoutMs, (o) => emptyEntry(client, o));
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
 /** Compacts through one member to the revision it is at; returns that revision. */
 async function compactOn(client: Etcd3, ctx: EtcdContext): Promise<number> {
   const status = await call(ctx.signal, ctx.etcd.callTimeoutMs, (o) => client.maintenance.status(o));
@@ -42,6 +57,7 @@ async function compactOn(client: Etcd3, ctx: EtcdContext): Promise<number> {
   } catch (err) {
     if (!alreadyCompacted(err)) throw err;
   }
+  await commitBackend(client, ctx);
   return revision;
 }
 

@@ -10,15 +10,12 @@
  * Each entry is a transaction whose comparison never holds (a key's version below 0) and whose
  * other branch is empty: it goes through raft, as a write, and writes nothing (no revision).
  */
-import type { Etcd3 } from 'etcd3';
 import { ERR } from '../../machines/error-codes.ts';
 import type { IntentHandler } from '../types.ts';
 import { setTimeout as delay } from 'node:timers/promises';
-import { call, etcdError, listMembers, onCluster } from './_call.ts';
+import { call, emptyEntry, etcdError, listMembers, onCluster } from './_call.ts';
 import type { EtcdContext } from './clients.ts';
 
-/** The key the transactions compare: never written by them. */
-export const FLUSH_KEY = 'etcd-operator.dev/raft-log-flush';
 /** How long a flush may take (10,001 entries took 15 s on the local cluster; a larger --snapshot-count takes longer). */
 const FLUSH_TIMEOUT_MS = 15 * 60_000;
 /** Transactions in flight at once. */
@@ -26,10 +23,6 @@ const IN_FLIGHT = 64;
 
 /** What flushRaftLog did: entries committed. */
 export type FlushRaftLogResult = { readonly entries: number };
-
-/** One entry through raft that writes nothing. */
-const noop = (client: Etcd3): Promise<unknown> =>
-  client.if(FLUSH_KEY, 'Version', '<', 0).then(client.put(FLUSH_KEY).value('')).commit();
 
 /**
  * Waits until every started member that answers has applied what the cluster committed: a member
@@ -70,7 +63,7 @@ export const flushRaftLog: IntentHandler<'flushRaftLog', FlushRaftLogResult, Etc
     try {
       while (done < params.entries) {
         const n = Math.min(IN_FLIGHT, params.entries - done);
-        await onCluster(ctx, (client) => Promise.all(Array.from({ length: n }, () => noop(client))));
+        await onCluster(ctx, (client) => Promise.all(Array.from({ length: n }, () => emptyEntry(client))));
         done += n;
       }
       await appliedEverywhere(ctx);

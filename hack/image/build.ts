@@ -43,7 +43,7 @@ export interface BuiltImage {
 
 const repo = resolve(import.meta.dirname, '..', '..');
 
-/** The cache the project's tools share (hack/node.sh, test/cluster/tools/build.sh). */
+/** The cache the project's tools share (hack/node.sh, localcluster/tools/build.sh). */
 export function cacheDir(): string {
   return (
     process.env.ETCD_OPERATOR_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'etcd-operator')

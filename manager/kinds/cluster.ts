@@ -13,6 +13,7 @@ import { claimsListed, clusterObserved, membersListed, upgradeSnapshotsListed } 
 import { jobObservation } from '../observe-snapshot.ts';
 import type { RestKind } from '../probe-schedule.ts';
 import { clusterStatus } from '../status.ts';
+import { degradedDueAt } from '../status-degraded.ts';
 import { WATCHES } from '../watches.ts';
 import type { KindSpec } from './kind.ts';
 import { wakeAt } from './_util.ts';
@@ -81,6 +82,8 @@ export const clusterKind: KindSpec<'EtcdCluster'> = {
     const context = snapshot.context;
     // Woken at the next defragmentation fire time: what it is fed then carries that time (`at`).
     wakeAt(w, key, nextDefragTime(context));
+    // Woken when a voter's or a member's trouble reaches the grace, so Degraded says so then.
+    wakeAt(w, key, degradedDueAt(context, w.now()));
     if (moved) {
       w.rest.reset(entry.cluster.uid);
       w.queue.add(key);

@@ -8,8 +8,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startControlPlane } from '../cluster/controlplane/index.ts';
-import { installCrds } from '../cluster/crds.ts';
+import { startControlPlane } from '../../localcluster/controlplane/index.ts';
+import { installCrds } from '../../localcluster/crds.ts';
 
 /** Figures of one start, in milliseconds. */
 export interface StartRun {

@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { binary } from '../cluster/controlplane/tools.ts';
+import { binary } from '../../localcluster/controlplane/tools.ts';
 import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
 import { LocalS3 } from '../effects/s3/local-s3.ts';
 

@@ -177,7 +177,7 @@ describe('chart with the default values', () => {
   });
 
   test('a metrics Service sends to the manager port', () => {
-    const svc = one(objects, 'Service') as unknown as {
+    const svc = one(objects, 'Service', 'etcd-operator-metrics') as unknown as {
       spec: { selector: Record<string, string>; ports: { port: number; targetPort: string }[] };
     };
     expect(svc.spec.ports).toEqual([expect.objectContaining({ port: 8080, targetPort: 'http' })]);
@@ -222,7 +222,9 @@ describe('chart with the debug page', () => {
     expect(on.args).toContain('--listen=:8080');
     expect(on.ports).toContainEqual(expect.objectContaining({ name: 'debug', containerPort: 8081 }));
     // No Service sends to it: the metrics Service keeps to the metrics.
-    const svc = one(objects, 'Service') as unknown as { spec: { ports: { targetPort: string }[] } };
+    const svc = one(objects, 'Service', 'etcd-operator-metrics') as unknown as {
+      spec: { ports: { targetPort: string }[] };
+    };
     expect(svc.spec.ports.map((p) => p.targetPort)).toEqual(['http']);
 
     const moved = manager(await renderChart({ 'debug.enabled': 'true', 'debug.host': '', 'debug.port': '9090' }, NS));

@@ -1,15 +1,15 @@
-/** The pinned Helm (built once by test/cluster/tools/build.sh) and the chart it renders and installs. */
+/** The pinned Helm (built once by localcluster/tools/build.sh) and the chart it renders and installs. */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { ToolError } from '../cluster/controlplane/errors.ts';
-import { binary } from '../cluster/controlplane/tools.ts';
+import { ToolError } from '../../localcluster/controlplane/errors.ts';
+import { binary } from '../../localcluster/controlplane/tools.ts';
 
 /** The chart in this repository. */
 export const chartDir = path.join(import.meta.dirname, '..', '..', 'charts', 'etcd-operator');
 
 /** The Kubernetes version the local cluster runs; `helm template` checks the chart's kubeVersion against it. */
-export const kubeVersion = '1.34.4';
+export const kubeVersion = '1.37.2';
 
 /** The pinned helm's path. */
 export function helmPath(): Promise<string> {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { GROUP, PLURAL, pvcName, VERSION } from '../../effects/kubernetes/meta.ts';
-import { wipeVolume } from '../cluster/storage/index.ts';
+import { wipeVolume } from '../../localcluster/storage/index.ts';
 import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
 import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 import { keepLeaseOf } from '../e2e/hung-node.ts';

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { inject } from 'vitest';
-import { startCertManager } from '../cluster/cert-manager/index.ts';
+import { startCertManager } from '../../localcluster/cert-manager/index.ts';
 
 /** The controller a file uses: its last log lines for a failure's message, and stop (its own only). */
 export interface CertManagerInUse {

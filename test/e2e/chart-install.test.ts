@@ -13,7 +13,7 @@ import { clientsOf } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { chartDir, helm } from '../charts/helm.ts';
 import { canIArgs, FORBIDDEN_RIGHTS, MANAGER_RIGHTS, VOLUME_NODE_RIGHTS } from '../charts/manager-rights.ts';
-import { installCertManagerCrds } from '../cluster/cert-manager/index.ts';
+import { installCertManagerCrds } from '../../localcluster/cert-manager/index.ts';
 import { getJson, kubectl } from './kube.ts';
 
 const ns = `chart-e2e-${process.pid}`;

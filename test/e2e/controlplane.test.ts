@@ -3,8 +3,8 @@ import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startControlPlane } from '../cluster/controlplane/index.ts';
-import { binary, run } from '../cluster/controlplane/tools.ts';
+import { startControlPlane } from '../../localcluster/controlplane/index.ts';
+import { binary, run } from '../../localcluster/controlplane/tools.ts';
 import { applyManifest, getJson, kubectl } from './kube.ts';
 
 const ns = `controlplane-${process.pid}`;
@@ -19,7 +19,7 @@ afterAll(async () => {
 
 describe('local control plane', () => {
   it('reports the Kubernetes release it runs as the server version', async () => {
-    // The release the local cluster is configured with: v1.34.4, or the real nodes' v1.37.2.
+    // The release the local cluster is configured with (build.sh's K8S_VERSION).
     const release = /Kubernetes (v\S+)/.exec(await run(await binary('kube-apiserver'), ['--version']))?.[1];
     expect(release).toMatch(/^v1\.\d+\.\d+$/);
     const out = await kubectl(['version', '-o', 'json'], { check: true });

@@ -15,7 +15,7 @@ import type { KubeContext } from '../../effects/kubernetes/index.ts';
 import { seedInitialCluster } from '../../machines/policy.ts';
 import { DATA_LOST_EXIT_CODE } from '../../manager/agent.ts';
 import { dataLostObserved } from '../../manager/data-check.ts';
-import { wipeVolume } from '../cluster/storage/index.ts';
+import { wipeVolume } from '../../localcluster/storage/index.ts';
 import {
   clientsOf,
   contextFor,
@@ -41,7 +41,7 @@ const readyPod = async (): Promise<V1Pod | undefined> => {
 /** etcdctl against the seed's Pod IP from the host. */
 async function etcdctl(...args: string[]): Promise<string> {
   const bin = (
-    await run(path.join(import.meta.dirname, '..', 'cluster', 'tools', 'build.sh'), ['etcdctl', '3.6.16'])
+    await run(path.join(import.meta.dirname, '..', '..', 'localcluster', 'tools', 'build.sh'), ['etcdctl', '3.6.16'])
   ).stdout.trim();
   const ip = (await readPod()).status?.podIP ?? '';
   return (await run(bin, [`--endpoints=http://${ip}:2379`, '--command-timeout=5s', ...args])).stdout.trim();

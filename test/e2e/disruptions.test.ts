@@ -9,8 +9,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startIsolator, type Isolator } from '../cluster/network/index.ts';
-import { wipeVolume } from '../cluster/storage/index.ts';
+import { startIsolator, type Isolator } from '../../localcluster/network/index.ts';
+import { wipeVolume } from '../../localcluster/storage/index.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { withManager } from './manager-fixture.ts';

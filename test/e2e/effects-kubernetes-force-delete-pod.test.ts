@@ -4,7 +4,7 @@
  * removes it at once (grace 0), counts a Pod already gone as done, leaves a new Pod of the same
  * name alone, and its recover tells which of these happened.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -13,10 +13,9 @@ import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
 import { kubernetesHandlers as h } from '../../effects/kubernetes/index.ts';
 import type { KubeContext } from '../../effects/kubernetes/index.ts';
 import { seedInitialCluster } from '../../machines/policy.ts';
-import { startNetwork, type LocalNetwork } from '../cluster/network/index.ts';
-import { PRIVATE_NODE_TAINT, type LocalNode } from '../cluster/node/index.ts';
+import type { LocalNode } from '../../localcluster/types.ts';
 import { clientsOf, contextFor, createCluster, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
-import { clusterHasRealNodes, startOwnNode } from './node-fixture.ts';
+import { startPrivateNode } from './node-fixture.ts';
 
 const hasNode = inject('clusterHasNode') && process.getuid?.() === 0;
 const id = Date.now().toString(36);
@@ -28,7 +27,6 @@ let cluster: EtcdCluster;
 let memberUid: string;
 let dir: string;
 let node: LocalNode | undefined;
-let network: LocalNetwork | undefined;
 const ctx = (): KubeContext => contextFor(kube, cluster);
 
 /** A Pod named as the member (owned by it unless `foreign`), bound to the test's node, running etcd on its own data. */
@@ -60,15 +58,6 @@ const readPod = (): Promise<V1Pod | undefined> =>
     throw err;
   });
 
-/** The hosts file of the cluster's network, or of a network of the test's own when it has none (process nodes). */
-async function hostsFile(): Promise<string> {
-  if (clusterHasRealNodes()) return '';
-  const shared = path.join(path.dirname(path.dirname(inject('kubeconfig'))), 'network', 'hosts');
-  if (existsSync(shared)) return shared;
-  network = await startNetwork({ dir: path.join(dir, 'network'), kubeconfigPath: inject('kubeconfig') });
-  return network.hostsFile;
-}
-
 describe.skipIf(!hasNode)('forceDeletePod on a stopped node', () => {
   let stuck: V1Pod;
 
@@ -87,12 +76,7 @@ describe.skipIf(!hasNode)('forceDeletePod on a stopped node', () => {
       ctx(),
     );
     memberUid = created.uid;
-    node = await startOwnNode({
-      dir: path.join(dir, 'node'),
-      name: nodeName,
-      taints: [PRIVATE_NODE_TAINT],
-      hostsFile: await hostsFile(),
-    });
+    node = await startPrivateNode(path.join(dir, 'node'), nodeName);
   });
 
   afterAll(async () => {
@@ -112,7 +96,6 @@ describe.skipIf(!hasNode)('forceDeletePod on a stopped node', () => {
         ),
       120_000,
     ).catch(() => undefined);
-    await network?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

@@ -117,7 +117,10 @@ describe('Kubernetes handlers bring up a seed', () => {
       expect(read.trim()).toBe('hello');
       // And from the host, by Pod IP: the value the client wrote by name is there.
       const etcdctl = (
-        await run(path.join(import.meta.dirname, '..', 'cluster', 'tools', 'build.sh'), ['etcdctl', '3.6.16'])
+        await run(path.join(import.meta.dirname, '..', '..', 'localcluster', 'tools', 'build.sh'), [
+          'etcdctl',
+          '3.6.16',
+        ])
       ).stdout.trim();
       const got = await run(etcdctl, [
         `--endpoints=http://${ready.status?.podIP}:2379`,
@@ -132,7 +135,7 @@ describe('Kubernetes handlers bring up a seed', () => {
   it.skipIf(!inject('clusterHasNode'))('a learner started by the handlers is Ready as a learner', async () => {
     const seedIP = (await kube.core.readNamespacedPod({ name: seed, namespace: ns })).status?.podIP ?? '';
     const etcdctl = (
-      await run(path.join(import.meta.dirname, '..', 'cluster', 'tools', 'build.sh'), ['etcdctl', '3.6.16'])
+      await run(path.join(import.meta.dirname, '..', '..', 'localcluster', 'tools', 'build.sh'), ['etcdctl', '3.6.16'])
     ).stdout.trim();
     const learner = 'demo-1';
     const url = peerURL(ctx().cluster, learner);

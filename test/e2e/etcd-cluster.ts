@@ -2,7 +2,8 @@
  * An EtcdCluster under test, driven as a user drives it (create, scale, delete through the API)
  * and checked as a user would check it: the operator says it is there (status), and etcd
  * agrees (its member list, every member a voter, no learner left, no member twice or
- * unaccounted for, the keys written before still there).
+ * unaccounted for, the keys written before still there). Every read of the EtcdCluster holds its
+ * Available and Degraded to etcd and the Pods (status-truth.ts): a false claim fails the test.
  */
 import type { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
@@ -13,6 +14,7 @@ import { hexID } from '../../effects/etcd/ids.ts';
 import { peerURL } from '../../machines/policy.ts';
 import { GROUP as API_GROUP, PLURAL, VERSION } from '../../effects/kubernetes/meta.ts';
 import { createCluster, until } from '../effects/kubernetes/e2e-context.ts';
+import { StatusTruth } from './status-world.ts';
 
 const GROUP = { group: API_GROUP, version: VERSION };
 
@@ -45,12 +47,14 @@ export class ClusterUnderTest {
   readonly name: string;
   readonly #c: Clients;
   readonly #tls: ClusterTLS;
+  readonly #truth: StatusTruth;
 
   constructor(clients: Clients, namespace: string, name: string, tls: ClusterTLS = {}) {
     this.#c = clients;
     this.namespace = namespace;
     this.name = name;
     this.#tls = tls;
+    this.#truth = new StatusTruth(clients.core, namespace, name, tls);
   }
 
   /** Creates the EtcdCluster: 3 members of etcd 3.6.16 with 64Mi volumes unless the spec says otherwise. */
@@ -81,14 +85,20 @@ export class ClusterUnderTest {
     });
   }
 
-  /** The EtcdCluster as stored. */
+  /**
+   * The EtcdCluster as stored; throws UntrueStatus (which ends any `until`) when its Available or
+   * Degraded has said what etcd or the Pods contradict for longer than the manager is given.
+   */
   async get(): Promise<EtcdCluster> {
-    return (await this.#c.custom.getNamespacedCustomObject({
+    const statusAt = Date.now();
+    const cluster = (await this.#c.custom.getNamespacedCustomObject({
       ...GROUP,
       namespace: this.namespace,
       plural: PLURAL.cluster,
       name: this.name,
     })) as EtcdCluster;
+    await this.#truth.check(cluster, statusAt);
+    return cluster;
   }
 
   /** The cluster's EtcdMembers. */

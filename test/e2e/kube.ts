@@ -1,7 +1,7 @@
 /** kubectl for end-to-end tests, bound to the local cluster that test/e2e/setup.ts started. */
 import { inject } from 'vitest';
-import { kubeconfigArgs, runKubectl } from '../cluster/controlplane/kubectl.ts';
-import type { KubectlResult } from '../cluster/types.ts';
+import { kubeconfigArgs, runKubectl } from '../../localcluster/controlplane/kubectl.ts';
+import type { KubectlResult } from '../../localcluster/types.ts';
 
 /** kubectl ended with a non-zero exit where the test needed it to succeed. */
 export class KubectlError extends Error {

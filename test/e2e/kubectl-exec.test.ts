@@ -14,9 +14,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { kubeconfigArgs } from '../cluster/controlplane/kubectl.ts';
-import { BUSYBOX_IMAGE } from '../cluster/images.ts';
-import { createNamespace, deleteNamespace, etcdPod, isReady, podWhen } from '../cluster/node/testing.ts';
+import { kubeconfigArgs } from '../../localcluster/controlplane/kubectl.ts';
+import { BUSYBOX_IMAGE } from '../../localcluster/images.ts';
+import { createNamespace, deleteNamespace, etcdPod, isReady, podWhen } from './pods.ts';
 import { until } from '../until.ts';
 import { chartDir, helm } from '../charts/helm.ts';
 import { TestPki } from '../effects/etcd/test-pki.ts';
@@ -307,7 +307,7 @@ describe.runIf(root && inject('clusterHasNode'))('kubectl exec, attach and port-
       await until(`${member} Ready`, () =>
         core.readNamespacedPod({ namespace: clusters, name: member }).then((p) => (isReady(p) ? p : undefined)),
       );
-      const buildSh = path.join(import.meta.dirname, '..', 'cluster', 'tools', 'build.sh');
+      const buildSh = path.join(import.meta.dirname, '..', '..', 'localcluster', 'tools', 'build.sh');
       const etcdctlPath = (await run(buildSh, ['etcdctl', '3.6.16'])).stdout.trim();
       const pf = await portForward(member, 2379, clusters);
       try {

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse } from 'yaml';
 import { chartDir } from '../charts/helm.ts';
-import { wipeVolume } from '../cluster/storage/index.ts';
+import { wipeVolume } from '../../localcluster/storage/index.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest, type Converged } from './etcd-cluster.ts';
 import { describedEvents, type DescribedEvent } from './kube.ts';

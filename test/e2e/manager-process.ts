@@ -42,6 +42,32 @@ export interface ManagerProcess {
   kill(): Promise<number | string>;
 }
 
+/** Start times of the managers this process runs that have not exited, by the namespace they watch ('' for all). */
+const running = new Map<string, number[]>();
+
+/**
+ * Since when a manager this process started keeps `namespace`'s statuses (the earliest of those
+ * alive); 0 when it never started one for it (a manager installed in the cluster runs); null
+ * when every one it started has exited: nothing keeps the statuses true meanwhile.
+ */
+export function managerSince(namespace: string): number | null {
+  const alive = [...(running.get(namespace) ?? []), ...(running.get('') ?? [])];
+  if (alive.length > 0) return Math.min(...alive);
+  return running.has(namespace) || running.has('') ? null : 0;
+}
+
+/** Notes a manager's start until it exits. */
+function track(args: readonly string[], exited: Promise<unknown>): void {
+  const at = args.indexOf('--namespace');
+  const namespace = at >= 0 ? (args[at + 1] ?? '') : '';
+  const started = Date.now();
+  running.set(namespace, [...(running.get(namespace) ?? []), started]);
+  void exited.then(() => {
+    const left = running.get(namespace) ?? [];
+    left.splice(left.indexOf(started), 1);
+  });
+}
+
 const cli = path.join(import.meta.dirname, '..', '..', 'manager', 'cli.ts');
 
 /** Starts `etcd-operator manager`; resolves once it serves its endpoints. */
@@ -67,6 +93,7 @@ export function startManager(o: ManagerProcessOptions): Promise<ManagerProcess> 
   const exited = new Promise<number | string>((resolve) =>
     child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
   );
+  track(o.args ?? [], exited);
   return new Promise((resolve, reject) => {
     let buffered = '';
     let port = 0;

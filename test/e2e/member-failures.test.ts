@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { wipeVolume } from '../cluster/storage/index.ts';
+import { wipeVolume } from '../../localcluster/storage/index.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest, type Converged } from './etcd-cluster.ts';
 import { withManager } from './manager-fixture.ts';

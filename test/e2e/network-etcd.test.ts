@@ -1,6 +1,6 @@
 /**
- * The whole local cluster under a real etcd: three members run as Pods by the process node,
- * find each other by the names the hosts file gives them, keep data on provisioned volumes,
+ * The whole local cluster under a real etcd: three members run as Pods by the nodes,
+ * find each other by the names the cluster DNS gives them, keep data on provisioned volumes,
  * and a member cut off with isolate() falls behind until heal().
  */
 import { execFile } from 'node:child_process';
@@ -10,8 +10,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startIsolator } from '../cluster/network/index.ts';
-import type { Isolator } from '../cluster/network/index.ts';
+import { startIsolator } from '../../localcluster/network/index.ts';
+import type { Isolator } from '../../localcluster/network/index.ts';
 import { applyManifest } from './kube.ts';
 import { until } from '../until.ts';
 
@@ -89,7 +89,7 @@ beforeAll(async () => {
   const kc = new KubeConfig();
   kc.loadFromFile(inject('kubeconfig'));
   core = kc.makeApiClient(CoreV1Api);
-  const buildSh = path.join(import.meta.dirname, '..', 'cluster', 'tools', 'build.sh');
+  const buildSh = path.join(import.meta.dirname, '..', '..', 'localcluster', 'tools', 'build.sh');
   etcdctlPath = (await run(buildSh, ['etcdctl', VERSION])).stdout.trim();
   // isolate() from this worker: the cluster's network runs in the global setup's process.
   dir = await mkdtemp(path.join(os.tmpdir(), 'e2e-etcd-net-'));

@@ -16,9 +16,9 @@ import { promisify } from 'node:util';
 import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startNetwork } from '../cluster/network/index.ts';
-import type { LocalNetwork } from '../cluster/network/index.ts';
-import { PodNetns } from '../cluster/network/podNetns.ts';
+import { startNetwork } from '../../localcluster/network/index.ts';
+import type { LocalNetwork } from '../../localcluster/network/index.ts';
+import { PodNetns } from '../../localcluster/network/podNetns.ts';
 import { until } from '../until.ts';
 
 const ns = `net-${process.pid}`;

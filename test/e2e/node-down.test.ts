@@ -6,8 +6,8 @@
  */
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { LocalNode } from '../cluster/node/index.ts';
-import { etcdPod, isReady, podGone, podWhen } from '../cluster/node/testing.ts';
+import type { LocalNode } from '../../localcluster/types.ts';
+import { etcdPod, isReady, podGone, podWhen } from './pods.ts';
 import { until } from '../until.ts';
 import { setUpNode, startPrivateNode, tearDownNode } from './node-fixture.ts';
 
@@ -24,7 +24,7 @@ const readyStatus = (p: V1Pod): string | undefined => p.status?.conditions?.find
 
 describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('a node going down', () => {
   beforeAll(async () => {
-    ({ dir, core, node } = await setUpNode(ns, nodeName, 'node-down-e2e-', startPrivateNode));
+    ({ dir, core, node } = await setUpNode(ns, nodeName, 'node-down-e2e-'));
   });
   afterAll(() => tearDownNode({ dir, core, node }, ns, nodeName));
 

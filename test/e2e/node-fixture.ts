@@ -1,78 +1,53 @@
 /** A node of a test file's own, beside the cluster's, with a namespace for its Pods. */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig, type V1Taint, type V1Toleration } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type V1Taint } from '@kubernetes/client-node';
 import { inject } from 'vitest';
-import { PRIVATE_NODE_TAINT, startNode, type LocalNode } from '../cluster/node/index.ts';
-import { createNamespace, deleteNamespace } from '../cluster/node/testing.ts';
-import { joinRealNode, realNodesDirOf } from '../cluster/realnode/join.ts';
-import { asLocalNode } from '../cluster/realnode/localNode.ts';
+import { joinRealNode, realNodesDirOf } from '../../localcluster/realnode/join.ts';
+import { asLocalNode } from '../../localcluster/realnode/localNode.ts';
+import type { LocalNode } from '../../localcluster/types.ts';
+import { createNamespace, deleteNamespace } from './pods.ts';
 
-/** What a Pod the scheduler places (by a nodeSelector) on a test file's own node tolerates. */
-export const privateNodeToleration: V1Toleration = {
-  key: PRIVATE_NODE_TAINT.key,
-  operator: 'Exists',
-  effect: PRIVATE_NODE_TAINT.effect,
-};
+/** The taint of a test file's own node: only Pods bound to it by nodeName, or tolerating it, run there. */
+export const PRIVATE_NODE_TAINT: V1Taint = { key: 'etcd-operator.test/private', effect: 'NoSchedule' };
 
-/** Starts (or, after a stop, starts again) the process node named `name` keeping its state in `dir`; tainted, so only Pods bound to it by nodeName run there. */
-export const startTestNode = (dir: string, name: string): Promise<LocalNode> =>
-  startNode({
-    dir,
-    kubeconfigPath: inject('kubeconfig'),
-    hostsFile: join(dir, 'hosts'),
-    name,
-    taints: [PRIVATE_NODE_TAINT],
-  });
-
-/** Whether the cluster's nodes are real ones (test/cluster/realnode). */
-export const clusterHasRealNodes = (): boolean => realNodesDirOf(inject('kubeconfig')) !== undefined;
-
-/** A node of the test's own, of the kind the cluster runs. */
+/** A node of the test's own, like the cluster's. */
 export interface OwnNodeOptions {
   /** Its state (its disk: a node started again with the same dir is the same machine). */
   readonly dir: string;
   readonly name: string;
   readonly labels?: Readonly<Record<string, string>>;
   readonly taints?: readonly V1Taint[];
-  /** The hosts file a process node gives its Pods (real nodes use the cluster's DNS); default `<dir>/hosts`. */
-  readonly hostsFile?: string;
 }
 
 /**
  * Starts (or, after its stop(), starts again) a node of the test's own, like the cluster's: a real
- * node (kubelet, containerd) joined to the cluster when the cluster runs real nodes, else a
- * process node. Its stop() is a machine that dies.
+ * node (kubelet, containerd) joined to the cluster. Its stop() is a machine that dies.
  */
 export async function startOwnNode(o: OwnNodeOptions): Promise<LocalNode> {
   const nodesDir = realNodesDirOf(inject('kubeconfig'));
-  if (nodesDir) {
-    const { dir, name, labels, taints } = o;
-    return asLocalNode(await joinRealNode({ nodesDir, dir, name, labels, taints }));
-  }
-  const hostsFile = o.hostsFile ?? join(o.dir, 'hosts');
-  return startNode({ ...o, kubeconfigPath: inject('kubeconfig'), hostsFile });
+  if (!nodesDir) throw new Error(`the cluster of ${inject('kubeconfig')} runs no nodes a test can join`);
+  const { dir, name, labels, taints } = o;
+  return asLocalNode(await joinRealNode({ nodesDir, dir, name, labels, taints }));
 }
 
 /** A node of the test's own like the cluster's, tainted so only Pods bound to it by nodeName run there. */
 export const startPrivateNode = (dir: string, name: string): Promise<LocalNode> =>
   startOwnNode({ dir, name, taints: [PRIVATE_NODE_TAINT] });
 
-/** A fresh dir (with a hosts file), an API client, the namespace, and the node started by `start` (default startTestNode). */
+/** A fresh dir, an API client, the namespace, and a private node (startPrivateNode). */
 export async function setUpNode(
   namespace: string,
   name: string,
   dirPrefix: string,
-  start: (dir: string, name: string) => Promise<LocalNode> = startTestNode,
 ): Promise<{ dir: string; core: CoreV1Api; node: LocalNode }> {
   const dir = mkdtempSync(join(os.tmpdir(), dirPrefix));
-  writeFileSync(join(dir, 'hosts'), '127.0.0.1 localhost\n');
   const kc = new KubeConfig();
   kc.loadFromFile(inject('kubeconfig'));
   const core = kc.makeApiClient(CoreV1Api);
   await createNamespace(core, namespace);
-  return { dir, core, node: await start(dir, name) };
+  return { dir, core, node: await startPrivateNode(dir, name) };
 }
 
 /** Undoes setUpNode, whatever part of it happened: Pods go first, then the node, its Node object and dir. */

@@ -11,17 +11,17 @@
  * the one lost: it is stopped before the cluster exists and its Lease renewed by the test; the
  * members prefer distinct nodes, so one of them is bound there.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startNetwork, type LocalNetwork } from '../cluster/network/index.ts';
-import { startNode, type LocalNode } from '../cluster/node/index.ts';
+import type { LocalNode } from '../../localcluster/types.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { keepLeaseOf } from './hung-node.ts';
 import { withManager } from './manager-fixture.ts';
+import { startOwnNode } from './node-fixture.ts';
 
 const hasNode = inject('clusterHasNode') && process.getuid?.() === 0;
 const id = Date.now().toString(36);
@@ -33,17 +33,8 @@ const SELECTOR = 'etcd-operator.dev/cluster=demo';
 let dir: string;
 let demo: ClusterUnderTest;
 const nodes = new Map<string, LocalNode>();
-let network: LocalNetwork | undefined;
 /** Stops the renewals of node c's Lease while it hangs. */
 let release = (): void => undefined;
-
-/** The hosts file of the cluster's network, or of a network of the test's own (as node-loss.test.ts). */
-async function clusterHostsFile(): Promise<string> {
-  const shared = path.join(path.dirname(path.dirname(inject('kubeconfig'))), 'network', 'hosts');
-  if (existsSync(shared)) return shared;
-  network = await startNetwork({ dir: path.join(dir, 'network'), kubeconfigPath: inject('kubeconfig') });
-  return network.hostsFile;
-}
 
 /** The member Pods not being deleted, by member name. */
 const memberPods = async (): Promise<Map<string, V1Pod>> => {
@@ -57,21 +48,26 @@ describe.skipIf(!hasNode)('a node lost under a member of a new cluster', () => {
     release();
     for (const node of nodes.values()) await node.stop();
     for (const name of [a, b, c]) await kube.core.deleteNode({ name }).catch(() => undefined);
-    await network?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
   env.hooks({ namespaceFirst: true });
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-node-loss-bootstrap-'));
-    const hostsFile = await clusterHostsFile();
     for (const name of [a, b, c]) {
       const labels = { 'topology.kubernetes.io/zone': `zone-${name.slice(-1)}`, [POOL]: id };
-      nodes.set(
-        name,
-        await startNode({ dir: path.join(dir, name), kubeconfigPath: inject('kubeconfig'), hostsFile, name, labels }),
+      nodes.set(name, await startOwnNode({ dir: path.join(dir, name), name, labels }));
+    }
+    // A kubelet registers its Node and takes its Lease after it starts: wait, so that a and b can
+    // take Pods and c has a Lease to renew once it hangs.
+    for (const name of [a, b, c]) {
+      await until(`node ${name} Ready`, async () =>
+        (await kube.core.readNode({ name })).status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True')
+          ? true
+          : undefined,
       );
     }
-    // Node c hangs: its kubelet stops, its Lease is renewed by the test, so it stays Ready.
+    // Node c hangs: its kubelet and container runtime stop (as its machine dies), its Lease is
+    // renewed by the test, so it stays Ready.
     await nodes.get(c)!.stop();
     nodes.delete(c);
     release = await keepLeaseOf(kube.kc, c);

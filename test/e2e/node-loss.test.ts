@@ -5,17 +5,16 @@
  * and the operator replaces the member there with a new one on a live node while the cluster
  * keeps serving; the old member is gone from etcd, and the node, back, runs nothing of it.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startNetwork, type LocalNetwork } from '../cluster/network/index.ts';
-import type { LocalNode } from '../cluster/node/index.ts';
+import type { LocalNode } from '../../localcluster/types.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { withManager } from './manager-fixture.ts';
-import { clusterHasRealNodes, startOwnNode } from './node-fixture.ts';
+import { startOwnNode } from './node-fixture.ts';
 import { Traffic } from './traffic.ts';
 
 const hasNode = inject('clusterHasNode') && process.getuid?.() === 0;
@@ -25,30 +24,15 @@ const { ns, kube } = env;
 const POOL = 'etcd-operator.dev/e2e-pool';
 const names = ['a', 'b', 'c'].map((z) => `loss-${id}-${z}`);
 const SELECTOR = 'etcd-operator.dev/cluster=demo';
-/** The test's nodes and network. */
+/** The test's nodes. */
 let dir: string;
 let demo: ClusterUnderTest;
 const nodes = new Map<string, LocalNode>();
-let hostsFile: string;
-let network: LocalNetwork | undefined;
-
-/**
- * The hosts file of the cluster's network (`<dir>/network/hosts` beside `<dir>/controlplane`),
- * so members on process nodes resolve each other as on the cluster's own; a network of the
- * test's own when the cluster has none there. Real nodes use the cluster's DNS.
- */
-async function clusterHostsFile(): Promise<string> {
-  if (clusterHasRealNodes()) return '';
-  const shared = path.join(path.dirname(path.dirname(inject('kubeconfig'))), 'network', 'hosts');
-  if (existsSync(shared)) return shared;
-  network = await startNetwork({ dir: path.join(dir, 'network'), kubeconfigPath: inject('kubeconfig') });
-  return network.hostsFile;
-}
 
 /** Starts (or starts again) the test node `name`, labelled with its zone and the pool the cluster is pinned to. */
 async function start(name: string): Promise<void> {
   const labels = { 'topology.kubernetes.io/zone': `zone-${name.slice(-1)}`, [POOL]: id };
-  nodes.set(name, await startOwnNode({ dir: path.join(dir, name), name, labels, hostsFile }));
+  nodes.set(name, await startOwnNode({ dir: path.join(dir, name), name, labels }));
 }
 
 /** The member Pods not being deleted, by member name. */
@@ -69,13 +53,11 @@ describe.skipIf(!hasNode)('a node lost under a 3-member cluster', () => {
       await node.stop();
       await kube.core.deleteNode({ name }).catch(() => undefined);
     }
-    await network?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
   env.hooks({ namespaceFirst: true });
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-node-loss-'));
-    hostsFile = await clusterHostsFile();
     for (const name of names) await start(name);
     demo = new ClusterUnderTest(kube, ns, 'demo');
     // Kubernetes evicts a Pod from a NotReady or unreachable node after its toleration: 300 s by

@@ -10,11 +10,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_AGENT_IMAGE } from '../../effects/kubernetes/context.ts';
-import { kubeconfigArgs } from '../cluster/controlplane/kubectl.ts';
-import { realNodesAsked } from '../cluster/controlplane/tools.ts';
-import { POD_CIDR } from '../cluster/network/podNetwork.ts';
-import { POD_RANGES } from '../cluster/realnode/routes.ts';
-import { createNamespace, deleteNamespace, isReady, podWhen } from '../cluster/node/testing.ts';
+import { kubeconfigArgs } from '../../localcluster/controlplane/kubectl.ts';
+import { POD_RANGES } from '../../localcluster/realnode/routes.ts';
+import { createNamespace, deleteNamespace, isReady, podWhen } from './pods.ts';
 import { until } from '../until.ts';
 import { applyManifest, kubectl } from './kube.ts';
 
@@ -23,8 +21,6 @@ const ETCD = 'quay.io/coreos/etcd:v3.6.16';
 /** The operator's image: Node at /usr/local/bin/node. */
 const NODE_IMAGE = DEFAULT_AGENT_IMAGE;
 const NODE = '/usr/local/bin/node';
-/** The cluster's Pod addresses: the process node's range, or the real nodes' (one /24 per node). */
-const POD_RANGE = realNodesAsked() ? POD_RANGES : POD_CIDR;
 let core: CoreV1Api;
 
 /** An etcd as most charts run it: listening on every address of its Pod. */
@@ -144,8 +140,8 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('a network 
     expect(new Set(ips).size).toBe(3);
     const sixteen = (cidr: string): string => cidr.split('.').slice(0, 2).join('.') + '.';
     expect(
-      ips.every((ip) => ip.startsWith(sixteen(POD_RANGE))),
-      `${ips.join(' ')} in ${POD_RANGE}`,
+      ips.every((ip) => ip.startsWith(sixteen(POD_RANGES))),
+      `${ips.join(' ')} in ${POD_RANGES}`,
     ).toBe(true);
     const [a, b] = await Promise.all(
       ['etcd-a', 'etcd-b'].map((n) => memberID(`http://${pods[n]!.status!.podIP}:2379`)),

@@ -1,6 +1,6 @@
 /**
  * The operator in namespaces whose PodSecurity admission enforces the `restricted` standard
- * (the real API server's plugin; the process node runs each container as its securityContext's
+ * (the real API server's plugin; the kubelet runs each container as its securityContext's
  * user): a 3-member cluster becomes Available, a snapshot Job to a PVC and a restore from it
  * succeed, etcd runs as uid 65532 on data files it owns, and a Pod without the securityContext
  * is refused. Then the chart's manager Deployment, installed into such a namespace, becomes
@@ -13,7 +13,6 @@ import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { containerSecurityContext, podSecurityContext, RUN_AS_ID } from '../../effects/kubernetes/build-security.ts';
 import { chartDir, helm } from '../charts/helm.ts';
-import { realNodesAsked } from '../cluster/controlplane/tools.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { withManager } from './manager-fixture.ts';
@@ -171,9 +170,9 @@ describe.skipIf(!hasNode)('pod security: the operator in a namespace enforcing r
       expect(groups, `${member} groups`).toContain(RUN_AS_ID);
       const volume = await claimDir(ns, `data-${member}`);
       // fsGroup reaches a volume whose plugin manages ownership (its root the group's and setgid);
-      // a real kubelet leaves a hostPath volume as its provisioner made it (open to all), and the
-      // process node treats it as the former. Either way, what etcd wrote is 65532's.
-      if (!realNodesAsked() || !(await isHostPath(ns, `data-${member}`))) {
+      // the kubelet leaves a hostPath volume as its provisioner made it (open to all). Either way,
+      // what etcd wrote is 65532's.
+      if (!(await isHostPath(ns, `data-${member}`))) {
         expect(statSync(volume).gid).toBe(RUN_AS_ID);
         expect(statSync(volume).mode & 0o2070).toBe(0o2070);
       }

@@ -9,11 +9,9 @@
  * `helm install oci://...` has no `--plain-http`, so the local registry (plain HTTP) is reached
  * through a TLS endpoint on 127.0.0.1 whose CA the commands trust by SSL_CERT_FILE (Go's tools,
  * helm and crane, read it). A node pulls `127.0.0.1:PORT/e2e/...` from the same registry at the
- * same path (containerd's `_default` hosts.toml, test/cluster/realnode/config.ts), so the
+ * same path (containerd's `_default` hosts.toml, localcluster/realnode/config.ts), so the
  * manager, and the agent its members' init containers run, come from the image `make image`
  * built, pulled from the registry by a real node.
- *
- * The process node runs no images, so the file runs on real nodes only (LOCALCLUSTER_NODES=real).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,7 +31,7 @@ import { installCommands, withRegistry } from './readme.ts';
 
 const repo = path.join(import.meta.dirname, '..', '..');
 const registryHost = inject('registryHost');
-const real = registryHost !== '';
+const hasNode = inject('clusterHasNode');
 // The README's names: the release, its namespace, the example cluster (in the default namespace).
 const NS = 'etcd-operator-system';
 const RELEASE = 'etcd-operator';
@@ -95,10 +93,7 @@ function bash(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number | 
   });
 }
 
-// Reported only where it cannot run: on real nodes nothing of this file is skipped.
-if (!real) it.skip('README install: needs the real nodes (LOCALCLUSTER_NODES=real); the process node runs no images');
-
-describe.runIf(real)("README: 'Install on your Kubernetes', run as written against the local registry", () => {
+describe.skipIf(!hasNode)("README: 'Install on your Kubernetes', run as written against the local registry", () => {
   let home: string;
   let hadBuild: boolean;
   let pki: TestPki;

@@ -5,7 +5,7 @@
  * `inject`, and stops everything afterwards.
  *
  * Env: LOCALCLUSTER_KUBECONFIG (use a running cluster, e.g. from `make cluster`),
- * LOCALCLUSTER_NODE=0 (no network, storage and process node; they are skipped anyway when not root),
+ * LOCALCLUSTER_NODE=0 (no network, storage and nodes; they are skipped anyway when not root),
  * LOCALCLUSTER_KEEP=1 (leave the temp dir, with every log, after the run), LOCALCLUSTER_REGISTRY
  * (with LOCALCLUSTER_KUBECONFIG: the HOST:PORT of the registry that cluster's real nodes pull from).
  */
@@ -14,9 +14,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { kubectlFor, kubectlPath } from '../cluster/controlplane/index.ts';
-import { installCrds } from '../cluster/crds.ts';
-import { nodeKindFromEnv, startLocalCluster } from '../cluster/index.ts';
+import { kubectlFor, kubectlPath } from '../../localcluster/controlplane/index.ts';
+import { installCrds } from '../../localcluster/crds.ts';
+import { startLocalCluster } from '../../localcluster/index.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -24,11 +24,11 @@ declare module 'vitest' {
     kubeconfig: string;
     /** The pinned kubectl. */
     kubectlPath: string;
-    /** Whether the process node runs (Pods start) or only the control plane (Pods stay Pending). */
+    /** Whether the nodes run (Pods start) or only the control plane (Pods stay Pending). */
     clusterHasNode: boolean;
     /** The log of the cluster's cert-manager controller ('' when a given cluster runs its own). */
     certManagerLog: string;
-    /** With real nodes, the registry they pull from as HOST:PORT on this machine (plain HTTP); else ''. */
+    /** The registry the nodes pull from as HOST:PORT on this machine (plain HTTP); '' without nodes. */
     registryHost: string;
   }
 }
@@ -100,7 +100,7 @@ async function start(kubectlBin: string): Promise<Started> {
     throw err;
   }
   console.log(
-    `local cluster ready in ${Date.now() - started} ms (${node ? `with ${nodeKindFromEnv()} nodes` : 'without nodes'}), ` +
+    `local cluster ready in ${Date.now() - started} ms (${node ? 'with nodes' : 'without nodes'}), ` +
       `Services in ${cluster.controlPlane.serviceRange.cidr}, cert-manager ${cluster.certManager!.version} ` +
       `(${JSON.stringify(cluster.certManager!.timings)} ms), dir ${dir}`,
   );

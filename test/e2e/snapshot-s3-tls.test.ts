@@ -11,7 +11,7 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { s3Client } from '../../effects/s3/index.ts';
-import { issueCert, makeCa } from '../cluster/controlplane/certs.ts';
+import { issueCert, makeCa } from '../../localcluster/controlplane/certs.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { withManager } from './manager-fixture.ts';

@@ -15,7 +15,7 @@ import { PatchStrategy, setHeaderOptions, type V1PersistentVolume } from '@kuber
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { GROUP, PLURAL, VERSION } from '../../effects/kubernetes/meta.ts';
-import { binary, run } from '../cluster/controlplane/tools.ts';
+import { binary, run } from '../../localcluster/controlplane/tools.ts';
 import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
 import { until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';

@@ -9,8 +9,8 @@ import path from 'node:path';
 import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startStorage, wipeVolume } from '../cluster/storage/index.ts';
-import type { Storage } from '../cluster/types.ts';
+import { startStorage, wipeVolume } from '../../localcluster/storage/index.ts';
+import type { Storage } from '../../localcluster/types.ts';
 import { until } from '../until.ts';
 
 const scope = { provisioner: 'etcd-operator.dev/e2e-storage', storageClass: 'e2e-storage', isDefault: false };

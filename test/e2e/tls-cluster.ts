@@ -13,7 +13,7 @@ import type { V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
 import type { EtcdClientTLS } from '../../effects/etcd/index.ts';
 import { LABEL, TRUST_ANNOTATION } from '../../effects/kubernetes/meta.ts';
-import { binary } from '../cluster/controlplane/tools.ts';
+import { binary } from '../../localcluster/controlplane/tools.ts';
 import { credentialsOf, tlsSecret, type Leaf, type TestPki } from '../effects/etcd/test-pki.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import type { Clients, ClusterTLS, ClusterUnderTest } from './etcd-cluster.ts';

@@ -13,7 +13,7 @@ import { withManager } from './manager-fixture.ts';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { Traffic } from './traffic.ts';
 import { createSnapshot, snapshotFinished } from './s3-server.ts';
-import { binary, run } from '../cluster/controlplane/tools.ts';
+import { binary, run } from '../../localcluster/controlplane/tools.ts';
 
 const hasNode = inject('clusterHasNode');
 const env = withManager('upgrade');

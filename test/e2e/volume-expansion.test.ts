@@ -10,12 +10,12 @@
  * reported with what to do, and a later size is applied once the class allows it.
  */
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
 import { PatchStrategy, setHeaderOptions, StorageV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { until } from '../effects/kubernetes/e2e-context.ts';
+import { containerPid } from './container-process.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { withManager } from './manager-fixture.ts';
 
@@ -28,29 +28,10 @@ const CLASS = 'local-sized';
 
 /** The size of the file system at /var/lib/etcd as the Pod's etcd process sees it (its mount namespace). */
 async function seenInPod(pod: V1Pod): Promise<number> {
-  const id = pod.status?.containerStatuses?.find((c) => c.name === 'etcd')?.containerID ?? '';
-  const local = /^local:\/\/(\d+)$/.exec(id)?.[1];
-  const pid = local ?? realNodePid(id);
-  if (!pid) throw new Error(`Pod ${pod.metadata?.name} has no etcd process (${id})`);
-  // On a real node, through /proc/<pid>/root (its root): the etcd image has no `stat` of its own.
-  const { stdout } = local
-    ? await run('nsenter', ['-t', pid, '-m', 'stat', '-f', '-c', '%b %S', '/var/lib/etcd'])
-    : await run('stat', ['-f', '-c', '%b %S', `/proc/${pid}/root/var/lib/etcd`]);
+  // Through /proc/<pid>/root (its root): the etcd image has no `stat` of its own.
+  const { stdout } = await run('stat', ['-f', '-c', '%b %S', `/proc/${containerPid(pod, 'etcd')}/root/var/lib/etcd`]);
   const [blocks = 0, size = 0] = stdout.trim().split(' ').map(Number);
   return blocks * size;
-}
-
-/** A real node's container (`containerd://<id>`): a process in the cgroup named after its id. */
-function realNodePid(containerID: string): string | undefined {
-  const id = /^containerd:\/\/([0-9a-f]+)$/.exec(containerID)?.[1];
-  if (!id) return undefined;
-  return readdirSync('/proc').find((e) => {
-    try {
-      return /^\d+$/.test(e) && readFileSync(`/proc/${e}/cgroup`, 'utf8').includes(id);
-    } catch {
-      return false;
-    }
-  });
 }
 
 describe.skipIf(!hasNode)('manager: volume expansion', () => {

@@ -14,7 +14,7 @@ import { parse } from 'yaml';
 import { buildImage, type BuiltImage } from '../../hack/image/build.ts';
 import { helmEnv, release, tool, type Released } from '../../hack/release.ts';
 import { kubeVersion } from '../charts/helm.ts';
-import { LocalRegistry } from '../cluster/registry.ts';
+import { LocalRegistry } from '../../localcluster/registry.ts';
 
 const run = promisify(execFile);
 const version = (

@@ -9,7 +9,7 @@ import { until } from '../until.ts';
 import { readObject } from '../../effects/s3/index.ts';
 import { runAgentCommand } from '../../manager/agent.ts';
 import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
-import { binary, run as runTool } from '../cluster/controlplane/tools.ts';
+import { binary, run as runTool } from '../../localcluster/controlplane/tools.ts';
 import { LocalS3 } from '../effects/s3/local-s3.ts';
 
 const run = promisify(execFile);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ClusterEvent } from '../../machines/types.ts';
-import { UNWELL_GRACE_MS } from '../../manager/status-degraded.ts';
+import { degradedDueAt, UNWELL_GRACE_MS } from '../../manager/status-degraded.ts';
 import { at, bootstrap, condition, listed, memberList, ok, Recorder, spec, tick } from './cluster-recorder.ts';
 
 describe('manager: Degraded says when something needs attention', () => {
@@ -27,6 +27,18 @@ describe('manager: Degraded says when something needs attention', () => {
     r.send(listed(5, undefined, [1]), tick(UNWELL_GRACE_MS + 1000));
     expect(condition(r.status, 'Degraded')).toMatchObject({ status: 'True', reason: 'MemberUnhealthy' });
     expect(condition(r.status, 'Degraded')?.message).toContain('4 of 5 voters healthy');
+  });
+
+  it('a voter down is looked at again when the grace runs out, so Degraded says it then, not at the next event', () => {
+    const r = bootstrap(3);
+    expect(degradedDueAt(r.d.context, at())).toBeNull();
+    r.send(listed(3, undefined, [2]));
+    const since = r.d.context.unwellSince ?? 0;
+    expect(degradedDueAt(r.d.context, since + 1000)).toBe(since + UNWELL_GRACE_MS);
+    // Past the grace nothing more is due: Degraded says it from the work at the grace on.
+    expect(degradedDueAt(r.d.context, since + UNWELL_GRACE_MS)).toBeNull();
+    r.send(listed(3));
+    expect(degradedDueAt(r.d.context, at())).toBeNull();
   });
 
   it('etcd not answering past the grace is Degraded, not "nothing needs attention"', () => {

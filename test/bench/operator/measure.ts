@@ -8,7 +8,7 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { pvcName, type KubeClients } from '../../../effects/kubernetes/index.ts';
 import { memberName } from '../../../machines/policy.ts';
-import { wipeVolume } from '../../cluster/storage/index.ts';
+import { wipeVolume } from '../../../localcluster/storage/index.ts';
 import { ClusterUnderTest, type Clients } from '../../e2e/etcd-cluster.ts';
 import { createNamespace } from '../../effects/kubernetes/e2e-context.ts';
 import { FloorCluster, type FloorJoin, type FloorRun } from './floor.ts';

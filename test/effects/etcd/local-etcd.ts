@@ -21,9 +21,9 @@ import {
 import { EffectError, type ClusterRef } from '../../../effects/types.ts';
 import type { Leaf } from './test-pki.ts';
 
-/** The etcd binary of a version, built (or found) by test/cluster/tools/build.sh. */
+/** The etcd binary of a version, built (or found) by localcluster/tools/build.sh. */
 export function etcdBinary(version?: string): string {
-  const script = path.join(import.meta.dirname, '..', '..', 'cluster', 'tools', 'build.sh');
+  const script = path.join(import.meta.dirname, '..', '..', '..', 'localcluster', 'tools', 'build.sh');
   return execFileSync(script, version ? ['etcd', version] : ['etcd'], { encoding: 'utf8' }).trim();
 }
 

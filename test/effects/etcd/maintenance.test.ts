@@ -119,9 +119,10 @@ describe('maintenance handlers against a real etcd 3.6.16', { timeout: 120_000 }
     const { compacted, freed } = await c.recover();
     expect(compacted.revision).toBeGreaterThan(written);
     expect(compacted.dbSize).toBeGreaterThan(QUOTA * 0.9);
-    // What compaction freed is measured after defragmenting: the in-use size compact reports
-    // can trail the member's next backend commit on a loaded machine (16.3 MB seen once in a full
-    // run; the cluster machine's second pass is for that), the defragmented size does not.
+    // The in-use size compact reports is what the operator decides on: all history, so all freed.
+    // It trailed by two backend commits, which nothing makes under the alarm (16.3 MB seen here
+    // in a full run, and an e2e cluster left in NOSPACE "unable to free enough").
+    expect(compacted.dbSizeInUse).toBeLessThan(2 * MiB);
     expect(freed.map((f) => f.member)).toEqual(c.names);
     for (const f of freed) expect(f.after, `${f.member} after`).toBeLessThan(2 * MiB);
     // Compacting again: the history already starts at this revision, and nothing fails.

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSnapshot, SnapshotIntegrityError, type SnapshotInfo } from '../../../effects/etcd/snapshot.ts';
 import { snapshotStorageVersion } from '../../../effects/etcd/storage-version.ts';
 import { readObject, uploadStream } from '../../../effects/s3/index.ts';
-import { binary, run } from '../../cluster/controlplane/tools.ts';
+import { binary, run } from '../../../localcluster/controlplane/tools.ts';
 import { LocalS3 } from '../s3/local-s3.ts';
 import { LocalEtcd } from './local-etcd.ts';
 

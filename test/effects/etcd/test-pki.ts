@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { V1Secret } from '@kubernetes/client-node';
-import { issueCert, makeCa, type CertRequest } from '../../cluster/controlplane/certs.ts';
+import { issueCert, makeCa, type CertRequest } from '../../../localcluster/controlplane/certs.ts';
 import type { EtcdClientTLS } from '../../../effects/etcd/index.ts';
 
 /** A leaf's files: PEM certificate and key, beside the CA that signed it. */

@@ -1,5 +1,5 @@
 /**
- * A real S3-compatible server for tests: versitygw (built by test/cluster/tools/build.sh) serving
+ * A real S3-compatible server for tests: versitygw (built by localcluster/tools/build.sh) serving
  * a temp dir on a 127.0.0.1 port, with one bucket made, and a client for it. Stopped and its dir
  * removed by stop().
  */
@@ -11,7 +11,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CreateBucketCommand, ListBucketsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { s3Client, type S3Endpoint } from '../../../effects/s3/index.ts';
-import { binary } from '../../cluster/controlplane/tools.ts';
+import { binary } from '../../../localcluster/controlplane/tools.ts';
 import { freePort } from '../etcd/local-etcd.ts';
 
 /** A running versitygw with a bucket. */

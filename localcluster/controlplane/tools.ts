@@ -1,0 +1,35 @@
+/** Runs the repo's build.sh and other command-line tools the control plane needs. */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { ToolError } from './errors.ts';
+
+const buildScript = path.join(import.meta.dirname, '..', 'tools', 'build.sh');
+const cache = new Map<string, Promise<string>>();
+
+/** The Kubernetes release of the control plane and the nodes' kubelet (build.sh's K8S_VERSION). */
+export const KUBERNETES_VERSION = 'v1.37.2';
+
+/** The path of a pinned binary (kube-apiserver, kube-controller-manager, kubectl, etcd...), built once. */
+export function binary(tool: string, version?: string): Promise<string> {
+  const key = `${tool}@${version ?? ''}`;
+  let found = cache.get(key);
+  if (!found) {
+    found = run(buildScript, version ? [tool, version] : [tool], 1_800_000).then((out) => out.trim());
+    // A failed lookup is not remembered, so a later call can retry (after Go finishes building, say).
+    found.catch(() => cache.delete(key));
+    cache.set(key, found);
+  }
+  return found;
+}
+
+/** Runs a command to completion and returns its stdout; throws a ToolError with its stderr otherwise. */
+export function run(file: string, args: readonly string[], timeoutMs = 60_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(file, args, { timeout: timeoutMs, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      if (!err) return resolve(stdout);
+      const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+      const why = missing ? 'not found on PATH' : `failed: ${stderr.trim() || err.message}`;
+      reject(new ToolError(path.basename(file), `${[file, ...args].join(' ')} ${why}`, { cause: err }));
+    });
+  });
+}

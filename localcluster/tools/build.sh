@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# Builds (once) and prints the path of a pinned local-cluster binary.
+#
+#   localcluster/tools/build.sh TOOL [version]
+#   localcluster/tools/build.sh all     every binary the tests use (etcd of every wrapper module;
+#                                       as root, the real nodes' parts too)
+#   localcluster/tools/build.sh prometheus|promtool   Prometheus and promtool of the wrapper module prometheus/
+#                                       (the alert rules' tests and the metrics e2e; both built together)
+#
+# TOOL: the control plane's kube-apiserver|kube-controller-manager|kube-scheduler|kubectl (a second
+# argument picks another release, from the wrapper module k8s-1.<minor>/); the real nodes'
+# kubelet|containerd|containerd-shim-runc-v2|ctr|runc|bridge|host-local|loopback|portmap|crictl|
+# pause|coredns; etcd|etcdctl|etcdutl [etcd-version]; helm|versitygw|cert-manager|crane|registry;
+# versitygw-entrypoint (the path of upstream's docker-entrypoint.sh for the versitygw image).
+#
+# cert-manager is the controller of the wrapper module cert-manager/ (its main.go), with the
+# CRDs of the same version copied beside it, in crds/.
+#
+# Binaries are cached per version under $ETCD_OPERATOR_CACHE (default ~/.cache/etcd-operator),
+# outside the repo, so a second run (and CI on the same machine) reuses them. Set
+# LOCALCLUSTER_BINARIES=path to take kube-apiserver, kube-controller-manager, kube-scheduler,
+# kubectl, etcd and helm from PATH (or from $KUBEBUILDER_ASSETS when set) instead of building them;
+# cert-manager is built all the same (no released binary takes our main.go's flags).
+set -euo pipefail
+
+# The control plane's release and the kubelet's (wrapper module k8s/): a kubelet may not be newer
+# than its API server, so both move together.
+K8S_VERSION=v1.37.2
+HELM_VERSION=v3.19.0
+# The S3-compatible server the snapshot tests store to (Apache-2.0).
+VERSITYGW_VERSION=v1.8.0
+# The release path: crane pushes and pulls OCI images, registry is distribution's (the
+# reference OCI registry, CNCF), run locally by test/release/ to push the image and the chart to.
+CRANE_VERSION=v0.22.1
+REGISTRY_VERSION=v3.1.2
+DEFAULT_ETCD=3.6.16
+# The real nodes' container runtime, CNI plugins and crictl, each `go install`ed at a pinned
+# version into a dir of its own.
+CONTAINERD_VERSION=v2.4.2
+RUNC_VERSION=v1.5.2
+CNI_PLUGINS_VERSION=v1.10.0
+CRI_TOOLS_VERSION=v1.37.0
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cache=${ETCD_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/etcd-operator}
+tool=${1:?usage: build.sh TOOL [etcd-version]}
+
+log() { echo "build.sh: $*" >&2; }
+
+if [[ $tool == all ]]; then
+  for t in kube-apiserver kube-controller-manager kube-scheduler kubectl helm versitygw cert-manager crane registry prometheus; do "$0" "$t"; done
+  for mod in "$here"/etcd-*/go.mod; do
+    v=$(sed -n 's#^\tgo.etcd.io/etcd/server/v3 v\([0-9.]*\).*#\1#p' "$mod")
+    for t in etcd etcdctl etcdutl; do "$0" "$t" "$v"; done
+  done
+  # The nodes run only as root (namespaces, mounts, cgroups); without root the cluster is the
+  # control plane alone, and runc's build would need Debian packages only root installs.
+  if [[ $(id -u) == 0 ]]; then
+    for t in kubelet containerd containerd-shim-runc-v2 ctr runc bridge host-local loopback portmap crictl pause coredns; do "$0" "$t"; done
+  else
+    log "not root: the real nodes' parts are not built (the nodes need root)"
+  fi
+  exit 0
+fi
+
+if [[ "${LOCALCLUSTER_BINARIES:-}" == path && $tool != cert-manager ]]; then
+  if [[ -n "${KUBEBUILDER_ASSETS:-}" && -x "$KUBEBUILDER_ASSETS/$tool" ]]; then
+    echo "$KUBEBUILDER_ASSETS/$tool"; exit 0
+  fi
+  command -v "$tool" >/dev/null || { log "LOCALCLUSTER_BINARIES=path but $tool is not on PATH"; exit 1; }
+  command -v "$tool"; exit 0
+fi
+
+# Go is needed only to build a binary that is not cached yet.
+need_go() { command -v go >/dev/null || { log "Go is needed to build $tool (https://go.dev/doc/install)"; exit 1; }; }
+
+# Builds into a temporary directory and renames, so an interrupted build never leaves a
+# half-written binary that a later run would trust.
+build_into() { # dir, binary name, then the go build arguments
+  need_go
+  local dir=$1 name=$2; shift 2
+  mkdir -p "$dir"
+  local tmp; tmp=$(mktemp -d "$dir/.build.XXXXXX")
+  (CGO_ENABLED=0 go build -trimpath -o "$tmp/$name" "$@") || { rm -rf "$tmp"; exit 1; }
+  mv -f "$tmp/$name" "$dir/$name"
+  rmdir "$tmp"
+}
+
+# `go install` of a released command (one with no replace lines) into its versioned dir.
+go_installed() { # name, version, package path
+  local dir=$cache/$1-$2
+  if [[ ! -x $dir/$1 ]]; then
+    log "installing $1 $2 from Go modules (first time only)"
+    need_go
+    mkdir -p "$dir"
+    GOBIN=$dir CGO_ENABLED=0 go install -trimpath "$3@$2"
+  fi
+  echo "$dir/$1"
+}
+
+# `go install` of one command of a released module into a shared versioned dir (dir name, binary
+# name, module@version, package path, then go install flags), through a temporary GOBIN and a
+# rename like build_into. CGO_ENABLED may be set by the caller (runc).
+go_installed_into() {
+  local dir=$cache/$1 name=$2 modver=$3 pkg=$4; shift 4
+  if [[ ! -x $dir/$name ]]; then
+    log "installing $name ${modver#*@} from Go modules (first time only)"
+    need_go
+    mkdir -p "$dir"
+    local tmp; tmp=$(mktemp -d "$dir/.build.XXXXXX")
+    (GOBIN=$tmp CGO_ENABLED=${CGO_ENABLED:-0} go install -trimpath "$@" "$pkg@${modver#*@}") || { rm -rf "$tmp"; exit 1; }
+    mv -f "$tmp/$(basename "$pkg")" "$dir/$name"
+    rmdir "$tmp"
+  fi
+  echo "$dir/$name"
+}
+
+case "$tool" in
+  kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet)
+    # K8S_VERSION from k8s/; another release (`TOOL v1.N.x`) from a wrapper module k8s-1.N/.
+    version=${2:-$K8S_VERSION}
+    minor=${version#v1.}; minor=${minor%%.*}
+    mod=$here/k8s; [[ $version == "$K8S_VERSION" ]] || mod=$here/k8s-1.$minor
+    pinned=$(sed -n 's#^\(require \|\t\)k8s.io/kubernetes \(v[0-9.]*\).*#\2#p' "$mod/go.mod" 2>/dev/null || true)
+    [[ "$pinned" == "$version" ]] || { log "no wrapper module pins Kubernetes $version (${mod#"$here"/}/go.mod: '$pinned')"; exit 1; }
+    dir=$cache/kubernetes-$version
+    if [[ ! -x $dir/$tool ]]; then
+      log "building $tool $version from Go modules (first time only; several minutes)"
+      ldflags="-s -w"
+      for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+        ldflags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+        ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+      done
+      (cd "$mod" && build_into "$dir" "$tool" -ldflags "$ldflags" "k8s.io/kubernetes/cmd/$tool")
+    fi
+    echo "$dir/$tool" ;;
+  containerd|containerd-shim-runc-v2|ctr)
+    v=github.com/containerd/containerd/v2
+    go_installed_into "containerd-$CONTAINERD_VERSION" "$tool" "$v@$CONTAINERD_VERSION" "$v/cmd/$tool" \
+      -ldflags "-s -w -X $v/version.Version=$CONTAINERD_VERSION -X $v/version.Package=$v" ;;
+  runc)
+    # cgo for libseccomp (Debian libseccomp-dev, hack/node-deps.sh); without upstream's default
+    # libpathrs tag, a Rust library: runc then uses its Go path-resolution code.
+    command -v pkg-config >/dev/null && pkg-config --exists libseccomp \
+      || { log "runc needs libseccomp's headers: run hack/node-deps.sh (Debian libseccomp-dev)"; exit 1; }
+    CGO_ENABLED=1 go_installed_into "runc-$RUNC_VERSION" runc "github.com/opencontainers/runc@$RUNC_VERSION" \
+      github.com/opencontainers/runc -tags "seccomp urfave_cli_no_docs" \
+      -ldflags "-s -w" ;;
+  bridge|loopback|host-local|portmap)
+    case $tool in bridge|loopback) sub=main ;; host-local) sub=ipam ;; portmap) sub=meta ;; esac
+    p=github.com/containernetworking/plugins
+    go_installed_into "cni-plugins-$CNI_PLUGINS_VERSION" "$tool" "$p@$CNI_PLUGINS_VERSION" "$p/plugins/$sub/$tool" \
+      -ldflags "-s -w -X $p/pkg/utils/buildversion.BuildVersion=$CNI_PLUGINS_VERSION" ;;
+  crictl)
+    go_installed_into "cri-tools-$CRI_TOOLS_VERSION" crictl "sigs.k8s.io/cri-tools@$CRI_TOOLS_VERSION" \
+      sigs.k8s.io/cri-tools/cmd/crictl -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$CRI_TOOLS_VERSION" ;;
+  pause)
+    # Our own pause (pause/main.go): the Pod sandbox's process, for the image registry.k8s.io/pause.
+    # Versioned by the source's digest, so a change to it builds again.
+    sum=$(cat "$here/pause/go.mod" "$here/pause/main.go" | sha256sum | cut -c1-12)
+    dir=$cache/pause-$sum
+    [[ -x $dir/pause ]] || { log "building pause (first time only)"; (cd "$here/pause" && build_into "$dir" pause -ldflags "-s -w" .); }
+    echo "$dir/pause" ;;
+  etcd|etcdctl|etcdutl)
+    version=${2:-$DEFAULT_ETCD}
+    series=${version%.*}
+    [[ -d $here/etcd-$series ]] || { log "no wrapper module for etcd $series (have: $(cd "$here" && ls -d etcd-* | tr '\n' ' '))"; exit 1; }
+    dir=$cache/etcd-v$version
+    if [[ ! -x $dir/$tool ]]; then
+      log "building $tool v$version from Go modules (first time only)"
+      pinned=$(sed -n 's#^\tgo.etcd.io/etcd/server/v3 v\([0-9.]*\).*#\1#p' "$here/etcd-$series/go.mod")
+      [[ "$pinned" == "$version" ]] || { log "etcd-$series/go.mod pins $pinned, not $version"; exit 1; }
+      ldflags="-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=v$version"
+      pkg=go.etcd.io/etcd/server/v3; [[ $tool != etcd ]] && pkg=go.etcd.io/etcd/$tool/v3
+      (cd "$here/etcd-$series" && build_into "$dir" "$tool" -ldflags "$ldflags" "$pkg")
+    fi
+    echo "$dir/$tool" ;;
+  cert-manager)
+    mod=$here/cert-manager
+    version=$(sed -n 's#^\tgithub.com/cert-manager/cert-manager \(v[0-9.]*\)$#\1#p' "$mod/go.mod")
+    dir=$cache/cert-manager-$version
+    if [[ ! -x $dir/cert-manager ]]; then
+      log "building cert-manager $version from Go modules (first time only)"
+      need_go
+      # The CRDs first (the binary marks the dir complete), copied out of the module cache,
+      # which `go clean -modcache` may empty.
+      src=$(cd "$mod" && go mod download -json github.com/cert-manager/cert-manager | sed -n 's#^\t"Dir": "\(.*\)",$#\1#p')
+      [[ -d $src/deploy/crds ]] || { log "no deploy/crds in cert-manager $version ($src)"; exit 1; }
+      mkdir -p "$dir"
+      tmp=$(mktemp -d "$dir/.crds.XXXXXX")
+      chmod 755 "$tmp"
+      cp "$src"/deploy/crds/*.yaml "$tmp/"
+      chmod u+w "$tmp"/*.yaml
+      rm -rf "$dir/crds"
+      mv "$tmp" "$dir/crds"
+      (cd "$mod" && build_into "$dir" cert-manager \
+        -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$version" .)
+    fi
+    echo "$dir/cert-manager" ;;
+  coredns)
+    # The real nodes' cluster DNS: CoreDNS of the wrapper module coredns/ (its main.go: five plugins),
+    # versioned by CoreDNS's release and the digest of main.go, so a change of plugins builds again.
+    version=$(sed -n 's#^require github.com/coredns/coredns \(v[0-9.]*\)$#\1#p' "$here/coredns/go.mod")
+    sum=$(cat "$here/coredns/go.mod" "$here/coredns/main.go" | sha256sum | cut -c1-12)
+    dir=$cache/coredns-$version-$sum
+    [[ -x $dir/coredns ]] || { log "building coredns $version from Go modules (first time only)"; (cd "$here/coredns" && build_into "$dir" coredns -ldflags "-s -w" .); }
+    echo "$dir/coredns" ;;
+  prometheus|promtool)
+    # Prometheus and promtool of the wrapper module prometheus/ (the module's v0.3xx.y is release
+    # 3.xx.y), without service discovery but file and static targets (-tags remove_all_sd): the
+    # e2e scrapes the manager at a known address, and the rules' tests need promtool alone.
+    v=$(sed -n 's#^\tgithub.com/prometheus/prometheus v0\.\([0-9]*\)\.\([0-9]*\)\( // indirect\)\{0,1\}$#\1.\2#p' "$here/prometheus/go.mod")
+    [[ -n $v ]] || { log "prometheus/go.mod pins no github.com/prometheus/prometheus v0.x.y"; exit 1; }
+    version=v$(( ${v%%.*} / 100 )).$(( ${v%%.*} % 100 )).${v#*.}
+    dir=$cache/prometheus-$version
+    for t in prometheus promtool; do
+      [[ -x $dir/$t ]] && continue
+      log "building $t $version from Go modules (first time only; several minutes)"
+      p=github.com/prometheus/common/version
+      (cd "$here/prometheus" && build_into "$dir" "$t" -tags remove_all_sd \
+        -ldflags "-s -w -X $p.Version=${version#v} -X $p.Branch=HEAD -X $p.Revision=v0.$v" \
+        "github.com/prometheus/prometheus/cmd/$t")
+    done
+    echo "$dir/$tool" ;;
+  helm) go_installed helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
+  versitygw) go_installed versitygw "$VERSITYGW_VERSION" github.com/versity/versitygw/cmd/versitygw ;;
+  versitygw-entrypoint)
+    # The upstream image's entrypoint script, from the same release's module: the real nodes'
+    # versity/versitygw image (localcluster/realnode/images.ts) carries it as upstream's does.
+    need_go
+    dir=$(cd "$cache" && go mod download -json "github.com/versity/versitygw@$VERSITYGW_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+    [[ -f $dir/docker-entrypoint.sh ]] || { log "no docker-entrypoint.sh in versitygw $VERSITYGW_VERSION's module"; exit 1; }
+    echo "$dir/docker-entrypoint.sh" ;;
+  crane) go_installed crane "$CRANE_VERSION" github.com/google/go-containerregistry/cmd/crane ;;
+  registry) go_installed registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry ;;
+  *) log "unknown tool '$tool'"; exit 2 ;;
+esac
