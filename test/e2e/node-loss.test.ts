@@ -1,6 +1,7 @@
 /**
  * A node lost under an EtcdCluster, as when a machine dies: the test runs three nodes of its
- * own (zones a, b, c) and pins the cluster to them, so it can stop one. The node goes NotReady,
+ * own (zones a, b, c), tainted so no other file's Pod lands there, and pins the cluster to them,
+ * so it can stop one while the other files run on the cluster's own nodes. The node goes NotReady,
  * Kubernetes evicts its Pods once their toleration (10 s here, from the podTemplate) runs out,
  * and the operator replaces the member there with a new one on a live node while the cluster
  * keeps serving; the old member is gone from etcd, and the node, back, runs nothing of it.
@@ -14,7 +15,7 @@ import type { LocalNode } from '../../localcluster/types.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { withManager } from './manager-fixture.ts';
-import { startOwnNode } from './node-fixture.ts';
+import { PRIVATE_NODE_TAINT, startOwnNode } from './node-fixture.ts';
 import { Traffic } from './traffic.ts';
 
 const hasNode = inject('clusterHasNode') && process.getuid?.() === 0;
@@ -29,10 +30,13 @@ let dir: string;
 let demo: ClusterUnderTest;
 const nodes = new Map<string, LocalNode>();
 
-/** Starts (or starts again) the test node `name`, labelled with its zone and the pool the cluster is pinned to. */
+/**
+ * Starts (or starts again) the test node `name`, labelled with its zone and the pool the cluster
+ * is pinned to, and tainted private.
+ */
 async function start(name: string): Promise<void> {
   const labels = { 'topology.kubernetes.io/zone': `zone-${name.slice(-1)}`, [POOL]: id };
-  nodes.set(name, await startOwnNode({ dir: path.join(dir, name), name, labels }));
+  nodes.set(name, await startOwnNode({ dir: path.join(dir, name), name, labels, taints: [PRIVATE_NODE_TAINT] }));
 }
 
 /** The member Pods not being deleted, by member name. */
@@ -62,12 +66,15 @@ describe.skipIf(!hasNode)('a node lost under a 3-member cluster', () => {
     demo = new ClusterUnderTest(kube, ns, 'demo');
     // Kubernetes evicts a Pod from a NotReady or unreachable node after its toleration: 300 s by
     // default, 10 s here so the test takes well under a minute.
-    const tolerations = ['node.kubernetes.io/unreachable', 'node.kubernetes.io/not-ready'].map((key) => ({
-      key,
-      operator: 'Exists',
-      effect: 'NoExecute',
-      tolerationSeconds: 10,
-    }));
+    const tolerations = [
+      ...['node.kubernetes.io/unreachable', 'node.kubernetes.io/not-ready'].map((key) => ({
+        key,
+        operator: 'Exists',
+        effect: 'NoExecute',
+        tolerationSeconds: 10,
+      })),
+      { key: PRIVATE_NODE_TAINT.key, operator: 'Exists', effect: PRIVATE_NODE_TAINT.effect },
+    ];
     await demo.create({ replicas: 3, podTemplate: { spec: { nodeSelector: { [POOL]: id }, tolerations } } });
     await demo.settled(3);
   });
