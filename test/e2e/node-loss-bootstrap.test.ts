@@ -7,7 +7,8 @@
  * members) starts without it; the operator replaces the member that never started and the cluster
  * goes on to 3 voters on live nodes, the keys written meanwhile all kept.
  *
- * The test runs three nodes of its own (zones a, b, c) and pins the cluster to them. Node c is
+ * The test runs three nodes of its own (zones a, b, c), tainted so no other file's Pod lands on
+ * them (node c looks Ready while it hangs), and pins the cluster to them. Node c is
  * the one lost: it is stopped before the cluster exists and its Lease renewed by the test; the
  * members prefer distinct nodes, so one of them is bound there.
  */
@@ -21,7 +22,7 @@ import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { keepLeaseOf } from './hung-node.ts';
 import { withManager } from './manager-fixture.ts';
-import { startOwnNode } from './node-fixture.ts';
+import { PRIVATE_NODE_TAINT, startOwnNode } from './node-fixture.ts';
 
 const hasNode = inject('clusterHasNode') && process.getuid?.() === 0;
 const id = Date.now().toString(36);
@@ -55,7 +56,7 @@ describe.skipIf(!hasNode)('a node lost under a member of a new cluster', () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-node-loss-bootstrap-'));
     for (const name of [a, b, c]) {
       const labels = { 'topology.kubernetes.io/zone': `zone-${name.slice(-1)}`, [POOL]: id };
-      nodes.set(name, await startOwnNode({ dir: path.join(dir, name), name, labels }));
+      nodes.set(name, await startOwnNode({ dir: path.join(dir, name), name, labels, taints: [PRIVATE_NODE_TAINT] }));
     }
     // A kubelet registers its Node and takes its Lease after it starts: wait, so that a and b can
     // take Pods and c has a Lease to renew once it hangs.
@@ -75,7 +76,8 @@ describe.skipIf(!hasNode)('a node lost under a member of a new cluster', () => {
   });
 
   it('the member on the lost node is replaced, and the cluster reaches Available with 3 voters, every key kept', async () => {
-    await demo.create({ replicas: 3, podTemplate: { spec: { nodeSelector: { [POOL]: id } } } });
+    const tolerations = [{ key: PRIVATE_NODE_TAINT.key, operator: 'Exists', effect: PRIVATE_NODE_TAINT.effect }];
+    await demo.create({ replicas: 3, podTemplate: { spec: { nodeSelector: { [POOL]: id }, tolerations } } });
     const lostPod = await until('a member bound to the hung node', async () =>
       [...(await memberPods()).values()].find((p) => p.spec?.nodeName === c),
     );
