@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/sequencer.ts';
 
 /**
  * e2e files that need the whole local cluster to themselves: they stop, drain or cordon the
@@ -24,11 +25,12 @@ const WHOLE_CLUSTER = [
  */
 const E2E_WORKERS = Number(process.env.E2E_WORKERS ?? 3);
 /**
- * Unit and image files at once: one, vitest's default here (cores less one). At two, the process
- * node's AtomicWriter race test failed once in a full run; that test went with the process node,
- * and two has not been tried since.
+ * Unit and image files at once: two, one per core. They take about 240 s of CPU between them; one
+ * at a time (vitest's default here, cores less one) left a core idle for the three to four minutes
+ * before the e2e files start. (At two, the process node's AtomicWriter race test once failed; that
+ * test went with the process node.)
  */
-const UNIT_WORKERS = 1;
+const UNIT_WORKERS = 2;
 
 const cluster = {
   globalSetup: ['test/e2e/setup.ts'],
@@ -45,6 +47,8 @@ const cluster = {
 export default defineConfig({
   test: {
     reporters: ['default', './test/summary-reporter.ts'],
+    // The longest e2e files start first (test/sequencer.ts says why).
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         test: {
