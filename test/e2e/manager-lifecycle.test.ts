@@ -182,11 +182,17 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
   it("SIGTERM with two clusters bootstrapping: the manager closes its journal and exits 0 within the chart's grace period; the next one finishes both", async () => {
     const inflight = ['sigterm-a', 'sigterm-b'].map((name) => new ClusterUnderTest(kube, ns, name));
     for (const c of inflight) await c.create({ replicas: 3 });
-    // In flight: a learner joined one of them (etcd is being called), neither is done.
-    await until('a learner added to a cluster bootstrapping', () =>
+    // In flight: every member of one of them created, its start waiting for a quorum to answer
+    // (etcd is being called), neither done.
+    await until('a cluster starting, its members created', () =>
       Promise.resolve(
-        env.manager.lines.some((l) => l.msg === 'learner added' && String(l.member).startsWith('sigterm-')) ||
-          undefined,
+        env.manager.lines.some(
+          (l) =>
+            l.msg === 'step' &&
+            l.machine === 'cluster' &&
+            String(l.object).startsWith(`${ns}/sigterm-`) &&
+            String(l.to).includes('awaitingQuorum'),
+        ) || undefined,
       ),
     );
     const stopping = env.manager;
