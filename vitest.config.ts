@@ -11,7 +11,6 @@ import LongestFirst from './test/sequencer.ts';
  * controller is started with the cluster for every file.
  */
 const WHOLE_CLUSTER = [
-  'test/e2e/node-loss-bootstrap.test.ts', // cordons and deletes nodes under a bootstrap
   'test/e2e/nodes-spread-drain.test.ts', // cordons and drains nodes
   'test/e2e/disruption-budget.test.ts', // drains a node
   'test/e2e/chart-install.test.ts', // a manager watching every namespace

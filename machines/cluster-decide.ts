@@ -3,6 +3,7 @@
  * comes next. `deciding` and every resting state ask the same function, so they cannot
  * disagree (and cannot loop between each other).
  */
+import type { BootstrapContext } from './cluster/bootstrap/index.ts';
 import { defragDecision, spaceDecision, type MaintenanceContext } from './cluster/maintenance/index.ts';
 import { volumesDecision, type VolumesContext } from './cluster/volumes/index.ts';
 import { outdatedMembers, type RollContext } from './cluster/roll/rules.ts';
@@ -37,7 +38,8 @@ export interface Joiner {
 }
 
 /** Everything the cluster machine knows. Plain JSON: journaled with every step. */
-export interface ClusterContext extends StepBookkeeping, MaintenanceContext, VolumesContext, RollContext {
+export interface ClusterContext
+  extends StepBookkeeping, MaintenanceContext, VolumesContext, RollContext, BootstrapContext {
   readonly cluster: ClusterObjectRef;
   /** The latest spec observed. */
   readonly spec: ClusterTarget | null;

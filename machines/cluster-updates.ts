@@ -8,6 +8,7 @@ import { DEFAULT_SNAPSHOT_COUNT, latchDuringRoll } from './cluster/roll/index.ts
 import { observeMaintenance, overThreshold } from './cluster/maintenance/index.ts';
 import { stepUpdates, toAssigns, type Update } from './kit.ts';
 import { memberName, peerURL, seedInitialCluster } from './policy.ts';
+import { bootstrapUpdates, unmadeSeed } from './cluster/bootstrap/index.ts';
 import type {
   AddLearnerParams,
   ClusterEvent,
@@ -118,16 +119,22 @@ const updates = {
       retryable: false,
     },
   }),
-  chooseSeed: (c) => ({
-    joining: {
-      member: memberName(c.cluster.name, c.nextOrdinal),
-      ordinal: c.nextOrdinal,
-      bootstrap: true,
-      memberID: null,
-      initialCluster: null,
-    },
-    nextOrdinal: c.nextOrdinal + 1,
-  }),
+  // A seed chosen on entering `seeding` by a journal written before static starts stays chosen.
+  chooseSeed: (c) =>
+    unmadeSeed(c)
+      ? {}
+      : {
+          joining: {
+            member: memberName(c.cluster.name, c.nextOrdinal),
+            ordinal: c.nextOrdinal,
+            bootstrap: true,
+            memberID: null,
+            initialCluster: null,
+          },
+          nextOrdinal: c.nextOrdinal + 1,
+        },
+  // A seed left by a step that failed is not chosen again: its name may be what failed.
+  dropSeed: (c) => (c.joining?.bootstrap ? { joining: null } : {}),
   chooseJoiner: (c) => ({
     joining: {
       member: memberName(c.cluster.name, c.nextOrdinal),
@@ -176,6 +183,7 @@ const updates = {
   markBootstrapped: () => ({ bootstrapped: true }),
   markAuthEnabled: () => ({ authEnabled: true }),
   markEtcdStale: () => ({ etcdStale: true }),
+  ...bootstrapUpdates,
   ...CONCERN_UPDATES,
 } satisfies Record<string, Update<ClusterContext, ClusterEvent>>;
 

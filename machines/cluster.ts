@@ -1,8 +1,10 @@
 /**
  * The cluster machine, the coordinator of membership: decides which members exist and drives
- * etcd membership, one change at a time. Invariants it protects: one learner at a time,
- * promoted only when etcd says it is in sync; never shrink below a healthy quorum; a seed is
- * created once, for an empty cluster; spec edits made during a run of steps wait until its
+ * etcd membership, one change at a time. Invariants it protects: a new cluster starts whole, its
+ * members named and their initial cluster journaled before the first exists (cluster/bootstrap/);
+ * growing and replacing go one learner at a time, promoted only when etcd says it is in sync;
+ * never shrink below a healthy quorum; a seed (a restore, one member) is created once, for an
+ * empty cluster; spec edits made during a run of steps wait until its
  * latched target is reached, and a scale waits for a roll's last member. The other concerns
  * (roll, maintenance, volumes) are states it enters and awaits, each in machines/cluster/.
  *
@@ -11,6 +13,7 @@
  */
 import { setup } from 'xstate';
 import { DECISIONS, decide, initialClusterContext, type ClusterContext, type Decision } from './cluster-decide.ts';
+import { bootstrapGuards, starting } from './cluster/bootstrap/index.ts';
 import { CONCERN_GUARDS, CONCERN_TOP_STATES } from './cluster/concerns.ts';
 import { BOOTSTRAP, CLUSTER, PARKING, RESTORE, SEEDING, WAKING } from './cluster/ids.ts';
 import { attempt, restingState } from './cluster/step-kit.ts';
@@ -58,6 +61,7 @@ const machine = setup({
     ...CONCERN_GUARDS,
     ...kit.decisionGuards(decide),
     ...coordinatorGuards,
+    ...bootstrapGuards,
   },
 });
 
@@ -143,8 +147,10 @@ export const clusterMachine = machine.createMachine({
     bootstrapping: {
       initial: 'seeding',
       states: {
+        // Services, certificates and a restore's check; then the seed (a restore, one member), or
+        // every member at once (`starting`).
         seeding: {
-          entry: ['chooseSeed', 'beginStep'],
+          entry: ['dropSeed', 'beginStep'],
           initial: 'creatingServices',
           states: {
             // The headless Service gives members the DNS names their peer URLs use.
@@ -166,7 +172,11 @@ export const clusterMachine = machine.createMachine({
               { type: 'checkCertificates', params: act.certificatesParams },
             ),
             checkingRestore: {
-              always: [{ guard: 'restoreUnverified', target: 'verifyingRestore' }, { target: 'creatingSeed' }],
+              always: [
+                { guard: 'restoreUnverified', target: 'verifyingRestore' },
+                { guard: 'startsWhole', target: BOOTSTRAP.starting },
+                { target: 'creatingSeed' },
+              ],
             },
             // A cluster started from a snapshot: a Job reads it whole and checks it first, so a bad
             // one fails the cluster before any member exists.
@@ -195,15 +205,20 @@ export const clusterMachine = machine.createMachine({
                 },
               },
             },
-            creatingSeed: attempt(
-              { target: SEEDING.awaitingSeed, actions: ['rememberJoiner'] },
-              { type: 'createMember', params: act.createMemberParams },
-            ),
+            // Chosen here, not on entering `seeding`: a cluster that starts whole has no seed.
+            creatingSeed: {
+              entry: ['chooseSeed'],
+              ...attempt(
+                { target: SEEDING.awaitingSeed, actions: ['rememberJoiner'] },
+                { type: 'createMember', params: act.createMemberParams },
+              ),
+            },
             awaitingSeed: {
               always: { guard: 'seedStarted', target: CLUSTER.observing, actions: ['latchClusterID', 'finishJoin'] },
             },
           },
         },
+        starting,
         joining: joining('bootstrapJoin'),
       },
     },

@@ -7,10 +7,11 @@ import type { ClusterContext } from './cluster-decide.ts';
 import { liveVoters, wantedBudget } from './cluster-decide.ts';
 import { retarget } from './cluster/concern.ts';
 import { concernMessage } from './cluster/concerns.ts';
+import { startMessage } from './cluster/bootstrap/index.ts';
 import { maintenanceNote } from './cluster/maintenance/index.ts';
 import { memberTrouble, type MemberContext } from './member-decide.ts';
 import { MEMBER_STATE } from './member-state.ts';
-import { expectedWait, type HoldCode, type StepFailures } from './policy.ts';
+import { expectedWait, peerURL, type HoldCode, type StepFailures } from './policy.ts';
 import { pathHasTag, TAG } from './tags.ts';
 
 /** A user-facing description of a machine state. */
@@ -57,7 +58,7 @@ function seedingMessage(sub: string, c: ClusterContext): string {
   if (sub.includes('creatingCertificates'))
     return `creating the cert-manager Certificates of spec.tls (${c.cluster.name}-<client|peer|operator>-tls)`;
   if (sub.includes('awaitingCertificates'))
-    return `checking that the cert-manager Certificates of spec.tls (${c.cluster.name}-<client|peer|operator>-tls) are Ready before the seed is built on their Secrets`;
+    return `checking that the cert-manager Certificates of spec.tls (${c.cluster.name}-<client|peer|operator>-tls) are Ready before any member is built on their Secrets`;
   if (sub.includes('verifyingRestore'))
     return `checking the snapshot${c.restore?.location ? ` at ${c.restore.location}` : ''} before any member starts: a Job reads it whole and checks its SHA-256 and etcd's own hash`;
   if (sub.includes('awaitingSeed'))
@@ -91,6 +92,19 @@ function down(c: ClusterContext, names: readonly string[]): string {
   return named.length > 0 ? `; not answering: ${named.join(', ')}` : '';
 }
 
+/**
+ * `; demo-2 has not started: ...` for each voter that does not answer and never ran (its member
+ * machine is still `bootstrapping`): a member of a new cluster's initial cluster whose Pod has
+ * not run yet. etcd lists it by name from the start; it waits, and joins when it runs.
+ */
+function unstarted(c: ClusterContext): string {
+  const down = new Set(liveVoters(c).flatMap((v) => (c.etcd?.healthy.includes(v.id) ? [] : [v.peerURL])));
+  return c.members
+    .filter((m) => m.state === MEMBER_STATE.bootstrapping && !m.deleting && down.has(peerURL(c.cluster, m.name)))
+    .map((m) => `; ${m.name} has not started: a member of the initial cluster, it joins as soon as its Pod runs`)
+    .join('');
+}
+
 /** `; leader NAME` when etcd names a leader among the members it lists. */
 const leaderOf = (c: ClusterContext): string => {
   const leader = c.etcd?.members.find((m) => m.id === c.etcd?.leader);
@@ -122,7 +136,9 @@ function coordinatorMessage(path: string, c: ClusterContext): string {
     case 'bootstrapping':
       message = sub.startsWith('seeding')
         ? seedingMessage(sub, c)
-        : `${joinMessage(rest.slice(1).join('.'), c)} (${voters} of ${target} voters)`;
+        : sub.startsWith('starting')
+          ? startMessage(rest.slice(1).join('.'), c)
+          : `${joinMessage(rest.slice(1).join('.'), c)} (${voters} of ${target} voters)`;
       break;
     case 'scalingUp':
       message = `${joinMessage(rest.slice(1).join('.'), c)} (${voters} of ${target} voters)`;
@@ -168,7 +184,7 @@ function coordinatorMessage(path: string, c: ClusterContext): string {
           : voters === 1
             ? 'one voter, healthy'
             : `${voters} voters, all healthy`;
-      message = `${health}${leaderOf(c)}${maintenanceNote(c)}`;
+      message = `${health}${leaderOf(c)}${unstarted(c)}${maintenanceNote(c)}`;
       break;
     }
     case 'degraded':
@@ -232,7 +248,8 @@ export function describeMember(path: string, c: MemberContext): Described & { re
     pending: "waiting for the member's Pod and volume to be observed",
     deciding: 'deciding the next step',
     creatingVolume: "creating the member's PersistentVolumeClaim",
-    bootstrapping: 'starting the seed: the first member, which creates the etcd cluster',
+    bootstrapping:
+      'starting etcd for the first time with a new cluster (--initial-cluster-state new): the seed, or one of the members a new cluster starts with at once',
     joiningLearner:
       sub === 'catchingUp'
         ? 'running as a learner, catching up with the leader before promotion'

@@ -77,7 +77,9 @@ export function memberStatus(previous: EtcdMemberStatus | undefined, step: Membe
       type: ConditionType.Joined,
       status: 'True',
       reason: ConditionReason.Completed,
-      message: c.bootstrap ? 'started the etcd cluster as its seed' : 'etcd started and joined the cluster',
+      message: c.bootstrap
+        ? 'started etcd with the new cluster (its seed, or one of the members it started with)'
+        : 'etcd started and joined the cluster',
     });
   if (info) {
     set.push(

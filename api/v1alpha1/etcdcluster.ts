@@ -268,7 +268,7 @@ export const etcdCluster: Kind = {
   shortNames: ['etcdc'],
   categories: ['etcd-operator'],
   description:
-    'An etcd cluster run by etcd-operator: bootstrapped from one seed member, grown one learner at a time, scaled, parked at zero and healed.',
+    'An etcd cluster run by etcd-operator: started with all its members at once (a restore from one seed member), grown one learner at a time, scaled, parked at zero and healed.',
   spec,
   status,
   rules: [

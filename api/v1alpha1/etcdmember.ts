@@ -20,7 +20,7 @@ const spec = s.object(
     ),
     storage,
     bootstrap: s.boolean(
-      'True for the seed: the one member that starts a new cluster (--initial-cluster-state new), from spec.restore when that is set. Every other member joins an existing cluster as a learner.',
+      'True for a member of a new cluster: it starts etcd with --initial-cluster-state new and spec.initialCluster, either one of the members a new cluster starts with at once or the seed a restore starts from (spec.restore). Every member added later joins the existing cluster as a learner.',
       {
         default: false,
         rules: [
@@ -29,7 +29,7 @@ const spec = s.object(
       },
     ),
     initialCluster: s.string(
-      'The --initial-cluster this member starts with: name=peerURL pairs of the voters and of this member.',
+      'The --initial-cluster this member starts with: name=peerURL pairs of every member of a new cluster, or of the voters and this member for one that joins.',
       { maxLength: 8192 },
     ),
     // The seed of a restored cluster: the snapshot its Pod's init containers fetch, check and

@@ -4,7 +4,7 @@ import type { V1Affinity, V1ObjectMeta, V1PodSpec, V1ResourceRequirements, V1Top
 /** API group and version of every kind here. */
 export const apiVersion = 'etcd-operator.dev/v1alpha1';
 
-/** An etcd cluster run by etcd-operator: bootstrapped from one seed member, grown one learner at a time, scaled, parked at zero and healed. */
+/** An etcd cluster run by etcd-operator: started with all its members at once (a restore from one seed member), grown one learner at a time, scaled, parked at zero and healed. */
 export interface EtcdCluster {
   apiVersion: 'etcd-operator.dev/v1alpha1';
   kind: 'EtcdCluster';
@@ -414,9 +414,9 @@ export interface EtcdMemberSpec {
   trust?: string;
   /** Where each member keeps its data directory. */
   storage: StorageSpec;
-  /** True for the seed: the one member that starts a new cluster (--initial-cluster-state new), from spec.restore when that is set. Every other member joins an existing cluster as a learner. */
+  /** True for a member of a new cluster: it starts etcd with --initial-cluster-state new and spec.initialCluster, either one of the members a new cluster starts with at once or the seed a restore starts from (spec.restore). Every member added later joins the existing cluster as a learner. */
   bootstrap: boolean;
-  /** The --initial-cluster this member starts with: name=peerURL pairs of the voters and of this member. */
+  /** The --initial-cluster this member starts with: name=peerURL pairs of every member of a new cluster, or of the voters and this member for one that joins. */
   initialCluster?: string;
   /** A stored snapshot: exactly one of s3 and pvc. */
   restore?: SnapshotSource;

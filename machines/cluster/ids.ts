@@ -47,7 +47,7 @@ export const CLUSTER = idsAt([
 ]);
 
 /** The coordinator's compound steps. */
-export const BOOTSTRAP = idsUnder('bootstrapping', ['seeding', 'joining']);
+export const BOOTSTRAP = idsUnder('bootstrapping', ['seeding', 'starting', 'joining']);
 export const SEEDING = idsUnder('bootstrapping.seeding', [
   'creatingServices',
   'checkingCertificates',

@@ -1,7 +1,8 @@
 /**
- * The operator against its floor, on one local cluster (control plane, nodes, storage)
- * with one manager: per size (1, 3, 5) and repetition (BENCH_REPS, default 3), the floor (the same
- * Pods joined by a minimal script, floor.ts) and the operator (EtcdCluster applied -> Available),
+ * The operator against its floors, on one local cluster (control plane, nodes, storage) with one
+ * manager: per size (1, 3, 5) and repetition (BENCH_REPS, default 3), the learner floor (the same
+ * Pods joined one learner at a time by a minimal script, floor.ts), the static floor (the same Pods
+ * started at once with the full initial cluster) and the operator (EtcdCluster applied -> Available),
  * each in a fresh namespace; at size 3 also a member replacement and a scale-up to 4 from rest.
  * Event-to-intent latency comes from the manager's journal (exact per step; the /metrics
  * histogram's buckets are shown beside it as a cross-check).
@@ -22,6 +23,7 @@ import {
   dropNamespace,
   measureFloor,
   measureOperator,
+  measureStaticFloor,
   REST_MS,
   type FloorResult,
   type OperatorRun,
@@ -32,6 +34,8 @@ import { TestPki } from '../effects/etcd/test-pki.ts';
 
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 const SIZES = (process.env.BENCH_SIZES ?? '1,3,5').split(',').map(Number);
+/** BENCH_BOOTSTRAP_ONLY=1: apply -> Available and its static floor only (no learner floor, replacement, scale-up or TLS). */
+const BOOTSTRAP_ONLY = process.env.BENCH_BOOTSTRAP_ONLY === '1';
 const git = (...args: string[]): string =>
   execFileSync('git', args, { cwd: import.meta.dirname, encoding: 'utf8' }).trim();
 /** The commit measured, and whether the working tree differed from it (results aside). */
@@ -109,6 +113,7 @@ async function main(): Promise<void> {
     const journal = join(dir, 'manager', 'journal.db');
     const kube = clientsOf(kubeconfig);
     const floors: FloorResult[] = [];
+    const staticFloors: FloorResult[] = [];
     const runs: Measured[] = [];
     const tlsRuns: OperatorRun[] = [];
     const pki = await TestPki.create('etcd-operator-bench-pki-');
@@ -118,20 +123,29 @@ async function main(): Promise<void> {
     try {
       for (let rep = 0; rep < REPS; rep++) {
         for (const size of SIZES) {
-          const fns = `floor-${size}-${rep}`;
-          await attempt(fns, failures, async () => {
-            const floor = await measureFloor(kube, fns, size);
-            floors.push(floor);
-            log(
-              `floor ${size}: ${floor.totalMs} ms (seed Ready ${floor.seedReadyMs}, joins ${floor.joins.map((j) => j.totalMs).join('/')})${floor.scaleUp ? `, +1 from rest ${floor.scaleUp.totalMs} ms` : ''}`,
-            );
+          const sns = `floor-whole-${size}-${rep}`;
+          await attempt(sns, failures, async () => {
+            const floor = await measureStaticFloor(kube, sns, size);
+            staticFloors.push(floor);
+            log(`static floor ${size}: ${floor.totalMs} ms`);
           });
-          await dropNamespace(kube.core, fns).catch((err: unknown) => log(String(err)));
+          await dropNamespace(kube.core, sns).catch((err: unknown) => log(String(err)));
+
+          const fns = `floor-${size}-${rep}`;
+          if (!BOOTSTRAP_ONLY)
+            await attempt(fns, failures, async () => {
+              const floor = await measureFloor(kube, fns, size);
+              floors.push(floor);
+              log(
+                `floor ${size}: ${floor.totalMs} ms (seed Ready ${floor.seedReadyMs}, joins ${floor.joins.map((j) => j.totalMs).join('/')})${floor.scaleUp ? `, +1 from rest ${floor.scaleUp.totalMs} ms` : ''}`,
+              );
+            });
+          if (!BOOTSTRAP_ONLY) await dropNamespace(kube.core, fns).catch((err: unknown) => log(String(err)));
 
           const ons = `operator-${size}-${rep}`;
           await attempt(ons, failures, async () => {
             const before = load();
-            const run = await measureOperator(kube, kubeconfig, ons, size);
+            const run = await measureOperator(kube, kubeconfig, ons, size, !BOOTSTRAP_ONLY);
             const rows = rowsOf(journal, ons);
             allRows.push(...rows);
             runs.push({ ...run, load: before, retries: retries(rows) });
@@ -143,7 +157,7 @@ async function main(): Promise<void> {
           if (await dropCluster(kube, ons).catch(() => true))
             log(`operator ${size}: the EtcdCluster was not gone after its deletion; finalizers stripped`);
           await dropNamespace(kube.core, ons).catch((err: unknown) => log(String(err)));
-          if (size !== 3) continue;
+          if (size !== 3 || BOOTSTRAP_ONLY) continue;
 
           // The same bootstrap with client and peer TLS, beside the plaintext one in this run.
           const tns = `operator-tls-${size}-${rep}`;
@@ -159,7 +173,17 @@ async function main(): Promise<void> {
       }
       const metrics = await (await fetch(`http://127.0.0.1:${manager.port}/metrics`)).text();
       pki.remove();
-      report({ floors, runs, tlsRuns, failures, traces, e2i: eventToIntent(allRows), metrics, startedLoad });
+      report({
+        floors,
+        staticFloors,
+        runs,
+        tlsRuns,
+        failures,
+        traces,
+        e2i: eventToIntent(allRows),
+        metrics,
+        startedLoad,
+      });
     } finally {
       await manager.stop();
     }
@@ -176,6 +200,8 @@ async function main(): Promise<void> {
 interface Report {
   readonly failures: readonly Failure[];
   readonly floors: readonly FloorResult[];
+  /** Every member started at once with the full initial cluster. */
+  readonly staticFloors: readonly FloorResult[];
   readonly runs: readonly Measured[];
   /** The 3-member bootstraps with client and peer TLS. */
   readonly tlsRuns: readonly OperatorRun[];
@@ -193,6 +219,7 @@ function report(r: Report): void {
       {
         operator: pick(r.runs.filter((x) => x.size === n).map((x) => x.availableMs)),
         floor: pick(r.floors.filter((x) => x.size === n).map((x) => x.totalMs)),
+        staticFloor: pick(r.staticFloors.filter((x) => x.size === n).map((x) => x.totalMs)),
       },
     ]),
   );
@@ -223,6 +250,7 @@ function report(r: Report): void {
     eventToIntentMs: { journal: r.e2i, histogram },
     failures: r.failures,
     floors: r.floors,
+    staticFloors: r.staticFloors,
     runs: r.runs,
     tlsRuns: r.tlsRuns,
     traces: r.traces,
@@ -236,18 +264,24 @@ function report(r: Report): void {
   const gap = (a: Spread, b: Spread | undefined): string =>
     (b?.runs.length ? `${(a.median / Math.max(1, b.median)).toFixed(1)}x` : '').padStart(6);
   console.log(`\n${'ms, median (min-max)'.padEnd(32)}${'operator'.padStart(22)}${'floor'.padStart(22)}   gap`);
-  for (const n of SIZES)
+  for (const n of SIZES) {
     console.log(
       `${`apply -> Available, ${n} member${n > 1 ? 's' : ''}`.padEnd(32)}${f(available[n]?.operator)}${f(available[n]?.floor)}${gap(available[n]!.operator, available[n]?.floor)}`,
     );
-  if (SIZES.includes(3))
+    console.log(
+      `${'  against the static floor'.padEnd(32)}${''.padStart(22)}${f(available[n]?.staticFloor)}${gap(available[n]!.operator, available[n]?.staticFloor)}`,
+    );
+  }
+  if (SIZES.includes(3) && !BOOTSTRAP_ONLY)
     console.log(
       `${'  the same, client+peer TLS'.padEnd(32)}${f(tls.operator)}${'-'.padStart(22)}${gap(tls.operator, available[3]?.operator)} of plaintext`,
     );
-  console.log(
-    `${'scale-up 3 -> 4, from rest'.padEnd(32)}${f(scaleUp.operator)}${f(scaleUp.floor)}${gap(scaleUp.operator, scaleUp.floor)}`,
-  );
-  console.log(`${'member replacement (wiped, 3)'.padEnd(32)}${f(replacement.operator)}${'-'.padStart(22)}`);
+  if (!BOOTSTRAP_ONLY) {
+    console.log(
+      `${'scale-up 3 -> 4, from rest'.padEnd(32)}${f(scaleUp.operator)}${f(scaleUp.floor)}${gap(scaleUp.operator, scaleUp.floor)}`,
+    );
+    console.log(`${'member replacement (wiped, 3)'.padEnd(32)}${f(replacement.operator)}${'-'.padStart(22)}`);
+  }
   console.log(
     `event -> intent, journal: p50 ${r.e2i.p50} ms, p99 ${r.e2i.p99} ms, max ${r.e2i.max} ms over ${r.e2i.steps} steps (histogram: p50 ${histogram.p50}, p99 ${histogram.p99})`,
   );

@@ -1,5 +1,5 @@
 /**
- * The manager on the local cluster, through the lifecycles a user drives: bootstrap of 3,
+ * The manager on the local cluster, through the lifecycles a user drives: bootstrap of 3 at once,
  * scale 3 -> 5 -> 3, park at 0 and wake with the same IDs, a deleted Pod brought back as the
  * same member, a wiped member replaced by a new one, a restarted manager, a manager stopped by
  * SIGTERM with clusters in flight, and deletion with nothing left behind. Each check is what etcd
@@ -28,14 +28,8 @@ let first: Converged;
 /** A healthy bootstrap of 3, step by step, as its Events say it (`Reason: message`). */
 const BOOTSTRAP = [
   /^Bootstrapping: creating the headless Service/,
-  /^Bootstrapping: creating the seed member demo-0/,
-  /^Bootstrapping: waiting for the seed member demo-0 /,
-  ...[1, 2].flatMap((n) => [
-    new RegExp(`^Bootstrapping: adding demo-${n} to etcd as a learner`),
-    new RegExp(`^Bootstrapping: creating EtcdMember demo-${n} `),
-    new RegExp(`^Bootstrapping: waiting for learner demo-${n} to start`),
-    new RegExp(`^Bootstrapping: promoting learner demo-${n} `),
-  ]),
+  /^Bootstrapping: creating EtcdMember demo-[012] \([123] of 3\): a new cluster starts with all its members at once/,
+  /^Bootstrapping: waiting for a quorum \(2 of 3\) of the initial cluster to start etcd together/,
   /^UpdatingBudget: setting PodDisruptionBudget demo to minAvailable 2 of 3 members/,
   /^Steady: 3 voters/,
 ];
@@ -67,7 +61,7 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
     demo = new ClusterUnderTest(kube, ns, 'demo');
   });
 
-  it('bootstraps 3 members: one seed, then learners promoted one at a time', async () => {
+  it('bootstraps 3 members at once, with one initial cluster: no learner is added', async () => {
     await demo.create({ replicas: 3 });
     const settled = await demo.settled(3);
     first = await demo.verify(3);
@@ -75,18 +69,13 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
     expect([...first.members.keys()].sort()).toEqual(['demo-0', 'demo-1', 'demo-2']);
     expect(settled.status?.conditions?.find((c) => c.type === 'Bootstrapped')?.status).toBe('True');
     await demo.write('before', KEYS);
-    // The seed alone first, then each learner added (and promoted) before the next one.
+    // Every member started with the same initial cluster: none was added or promoted as a learner.
     const added = env.manager.lines
       .filter((l) => l.msg === 'learner added' || l.msg === 'learner promoted')
       .map((l) => `${l.msg} ${String(l.member)}`);
-    expect(added).toEqual([
-      'learner added demo-1',
-      'learner promoted demo-1',
-      'learner added demo-2',
-      'learner promoted demo-2',
-    ]);
-    // kubectl describe tells the story in the order of the steps, with no Warning: etcd's hold
-    // after each promotion is a wait, not trouble. (Pending comes before, Observing between steps.)
+    expect(added).toEqual([]);
+    // kubectl describe tells the story in the order of the steps, with no Warning. (Pending comes
+    // before, Observing between steps.)
     const events = await eventsWhenSteady();
     expect(events.filter((e) => e.type !== 'Normal')).toEqual([]);
     const told = events
@@ -95,7 +84,7 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
     const steps = told.map((line) => BOOTSTRAP.findIndex((step) => step.test(line)));
     expect(told.filter((_, i) => steps[i] === -1)).toEqual([]);
     expect(steps).toEqual([...steps].sort((a, b) => a - b));
-    expect(steps).toEqual(expect.arrayContaining([0, 1, 3, 7, BOOTSTRAP.length - 1]));
+    expect(steps).toEqual(expect.arrayContaining([0, 1, 2, BOOTSTRAP.length - 1]));
   });
 
   it('scales 3 -> 5 -> 3, removing members from etcd before their Pods go', async () => {
@@ -193,11 +182,17 @@ describe.skipIf(!hasNode)('manager: lifecycles on the local cluster', () => {
   it("SIGTERM with two clusters bootstrapping: the manager closes its journal and exits 0 within the chart's grace period; the next one finishes both", async () => {
     const inflight = ['sigterm-a', 'sigterm-b'].map((name) => new ClusterUnderTest(kube, ns, name));
     for (const c of inflight) await c.create({ replicas: 3 });
-    // In flight: a learner joined one of them (etcd is being called), neither is done.
-    await until('a learner added to a cluster bootstrapping', () =>
+    // In flight: every member of one of them created, its start waiting for a quorum to answer
+    // (etcd is being called), neither done.
+    await until('a cluster starting, its members created', () =>
       Promise.resolve(
-        env.manager.lines.some((l) => l.msg === 'learner added' && String(l.member).startsWith('sigterm-')) ||
-          undefined,
+        env.manager.lines.some(
+          (l) =>
+            l.msg === 'step' &&
+            l.machine === 'cluster' &&
+            String(l.object).startsWith(`${ns}/sigterm-`) &&
+            String(l.to).includes('awaitingQuorum'),
+        ) || undefined,
       ),
     );
     const stopping = env.manager;

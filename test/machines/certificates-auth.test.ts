@@ -1,7 +1,7 @@
 /**
  * The cluster machine with spec.tls from issuers and spec.auth.enabled: the seeding step makes the
- * cert-manager Certificates after the Services and waits for them Ready before the seed, and auth is turned on once,
- * as soon as the seed answers, before any other member joins.
+ * cert-manager Certificates after the Services and waits for them Ready before any member, and auth
+ * is turned on once, as soon as a quorum of the new cluster answers.
  */
 import { describe, expect, it } from 'vitest';
 import { clusterMachine } from '../../machines/cluster.ts';
@@ -29,6 +29,7 @@ const voters = (...ns: number[]): ClusterEvent => ({
   at: at(),
   etcd: {
     clusterID: 'c1',
+    leader: 'a0',
     members: ns.map((n) => ({ id: `a${n}`, name: `demo-${n}`, peerURL: peerURL(ref, `demo-${n}`), learner: false })),
     healthy: ns.map((n) => `a${n}`),
   },
@@ -61,16 +62,23 @@ const check: Intent = { type: 'checkCertificates', params: { cluster: 'demo' } }
 const notReady =
   'Certificate demo-client-tls is not Ready (DoesNotExist: Issuing certificate as Secret does not exist) (kubectl describe certificate -n ns)';
 const enableAuth: Intent = { type: 'enableAuth', params: { cluster: 'demo' } };
-const seed: Intent = {
+/** createMember of member n of the new cluster of 3, started whole with https peer URLs. */
+const startMember = (n: number): Intent => ({
   type: 'createMember',
   params: {
-    member: 'demo-0',
-    ordinal: 0,
+    member: `demo-${n}`,
+    ordinal: n,
     bootstrap: true,
-    initialCluster: `demo-0=${peerURL(ref, 'demo-0')}`,
+    initialCluster: [0, 1, 2].map((i) => `demo-${i}=${peerURL(ref, `demo-${i}`)}`).join(','),
     version: '3.6.16',
   },
-};
+});
+/** The first member asked for: every member of the 3 created, then the wait for a quorum. */
+const createAll: Step[] = [
+  [ok('createMember'), 'bootstrapping.starting.creatingMember.running', [startMember(1)]],
+  [ok('createMember'), 'bootstrapping.starting.creatingMember.running', [startMember(2)]],
+  [ok('createMember'), 'bootstrapping.starting.awaitingQuorum', []],
+];
 
 function newCluster(): Driver<typeof clusterMachine> {
   const d = new Driver(clusterMachine, { cluster: ref });
@@ -79,7 +87,7 @@ function newCluster(): Driver<typeof clusterMachine> {
 }
 
 describe('cluster machine: certificates from cert-manager and etcd auth', () => {
-  it('an issuer: Services, then the Certificates, the seed once they are Ready', () => {
+  it('an issuer: Services, then the Certificates, the members once they are Ready', () => {
     const d = newCluster();
     play(d, [
       [spec({ certificates: true }), 'bootstrapping.seeding.creatingServices.running'],
@@ -92,8 +100,12 @@ describe('cluster machine: certificates from cert-manager and etcd auth', () => 
         [],
       ],
       [{ type: 'timer.tick', at: (clock += 500) }, 'bootstrapping.seeding.awaitingCertificates.running', [check]],
-      [ok('checkCertificates', { ready: ['demo-client-tls'] }), 'bootstrapping.seeding.creatingSeed.running', [seed]],
-      [ok('createMember'), 'bootstrapping.seeding.awaitingSeed', []],
+      [
+        ok('checkCertificates', { ready: ['demo-client-tls'] }),
+        'bootstrapping.starting.creatingMember.running',
+        [startMember(0)],
+      ],
+      ...createAll,
     ]);
     expect(describeCluster('bootstrapping.seeding.creatingCertificates.running', d.context).message).toBe(
       'creating the cert-manager Certificates of spec.tls (demo-<client|peer|operator>-tls)',
@@ -151,26 +163,26 @@ describe('cluster machine: certificates from cert-manager and etcd auth', () => 
     const d = newCluster();
     play(d, [
       [spec(), 'bootstrapping.seeding.creatingServices.running'],
-      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running', [seed]],
+      [ok('ensureServices'), 'bootstrapping.starting.creatingMember.running', [startMember(0)]],
     ]);
   });
 
-  it('auth: turned on as soon as the seed answers, before the next member joins; never asked again', () => {
+  it('auth: turned on as soon as a quorum of the new cluster answers; never asked again', () => {
     const d = newCluster();
     play(d, [
       [spec({ certificates: true, auth: true }), 'bootstrapping.seeding.creatingServices.running'],
       [ok('ensureServices'), 'bootstrapping.seeding.creatingCertificates.running'],
       [ok('ensureCertificates'), 'bootstrapping.seeding.awaitingCertificates.running'],
-      [ok('checkCertificates'), 'bootstrapping.seeding.creatingSeed.running'],
-      [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
-      [voters(0), 'observing', []],
-      [voters(0), 'enablingAuth.running', [enableAuth]],
+      [ok('checkCertificates'), 'bootstrapping.starting.creatingMember.running'],
+      ...createAll,
+      [voters(0, 1, 2), 'observing', []],
+      [voters(0, 1, 2), 'enablingAuth.running', [enableAuth]],
       [failed('enableAuth', 'ERR_ETCD_UNAVAILABLE'), 'enablingAuth.backingOff', []],
       [{ type: 'timer.tick', at: (clock += 1_000) }, 'enablingAuth.running', [enableAuth]],
       [
         ok('enableAuth', { enabled: true, did: ['user add root (no password)', 'role add root'] }),
-        'bootstrapping.joining.addingLearner.running',
-        [{ type: 'addLearner', params: { member: 'demo-1', peerURL: peerURL(ref, 'demo-1') } }],
+        'updatingBudget.running',
+        [{ type: 'setDisruptionBudget', params: { cluster: 'demo', minAvailable: 2 } }],
       ],
     ]);
     expect(d.context.authEnabled).toBe(true);
@@ -188,19 +200,19 @@ describe('cluster machine: certificates from cert-manager and etcd auth', () => 
     const d = newCluster();
     play(d, [
       [spec({ auth: true }), 'bootstrapping.seeding.creatingServices.running'],
-      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
-      [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
-      [voters(0), 'observing'],
-      [{ type: 'etcd.unreachable', at: at(), error: 'none of 1 member answered' }, 'observing'],
+      [ok('ensureServices'), 'bootstrapping.starting.creatingMember.running'],
+      ...createAll,
+      [voters(0, 1, 2), 'observing'],
+      [{ type: 'etcd.unreachable', at: at(), error: 'none of 3 members answered' }, 'observing'],
     ]);
-    // A cluster without auth goes on to its joins at the same point.
+    // A cluster without auth goes on at the same point (to its budget, the bootstrap done).
     const plain = newCluster();
     play(plain, [
       [spec(), 'bootstrapping.seeding.creatingServices.running'],
-      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
-      [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
-      [voters(0), 'observing'],
-      [voters(0), 'bootstrapping.joining.addingLearner.running'],
+      [ok('ensureServices'), 'bootstrapping.starting.creatingMember.running'],
+      ...createAll,
+      [voters(0, 1, 2), 'observing'],
+      [voters(0, 1, 2), 'updatingBudget.running'],
     ]);
   });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { StateValue } from 'xstate';
 import { clusterMachine } from '../../machines/cluster.ts';
 import { describeCluster } from '../../machines/describe.ts';
 import { pathHasTag, TAG } from '../../machines/tags.ts';
@@ -14,7 +15,7 @@ const id = (n: number): string => `a${n}`;
 /** etcd's member list: [ordinal, learner, started] per member; all started members healthy unless told. */
 function etcd(
   members: [number, boolean, boolean][],
-  opts: { unhealthy?: number[]; clusterID?: string } = {},
+  opts: { unhealthy?: number[]; clusterID?: string; leader?: number } = {},
 ): ClusterEvent {
   const list: EtcdObservation['members'] = members.map(([n, learner, started]) => ({
     id: id(n),
@@ -26,10 +27,21 @@ function etcd(
   return {
     type: 'etcd.members.listed',
     at: now(),
-    etcd: { clusterID: opts.clusterID ?? 'c1', members: list, healthy },
+    etcd: {
+      clusterID: opts.clusterID ?? 'c1',
+      members: list,
+      healthy,
+      ...(opts.leader !== undefined ? { leader: id(opts.leader) } : {}),
+    },
   };
 }
 const voters = (...ns: number[]): ClusterEvent => etcd(ns.map((n) => [n, false, true]));
+/** Voters ns, all healthy, demo-0 leading: a new cluster's start ends on a leader among its members. */
+const led = (...ns: number[]): ClusterEvent =>
+  etcd(
+    ns.map((n) => [n, false, true]),
+    { leader: ns[0] },
+  );
 
 function members(list: [number, MemberState, Partial<MemberObservation>?][]): ClusterEvent {
   const obs = list.map(([n, state, o]) => ({
@@ -103,19 +115,59 @@ function join(d: Driver<typeof clusterMachine>, n: number, before: number[], pre
   ]);
 }
 
-/** A cluster bootstrapped to `replicas` voters, its members listed: etcd's word ends the bootstrap. */
-function bootstrapped(replicas: number): Driver<typeof clusterMachine> {
+/**
+ * A bootstrap of `replicas` by the seed path, as a journal written before static starts left it:
+ * its seed demo-0 asked for. (Made as a one-member start, then given the target the old machine
+ * latched, as a journal keeps it.)
+ */
+function seeding(replicas: number): Driver<typeof clusterMachine> {
   const d = newCluster();
   play(d, [
-    [spec(replicas), 'bootstrapping.seeding.creatingServices.running'],
+    [spec(1), 'bootstrapping.seeding.creatingServices.running'],
     [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
-    [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
-    [voters(0), 'observing'],
   ]);
-  for (let n = 1; n < replicas; n++) {
-    play(d, [[voters(...range(n)), 'bootstrapping.joining.addingLearner.running', [addLearner(n)]]]);
-    join(d, n, range(n), 'bootstrapping.joining');
-  }
+  const target = { replicas, version: '3.6.16' };
+  d.snapshot = clusterMachine.resolveState({
+    value: d.snapshot.value as StateValue,
+    context: { ...d.context, spec: target, target },
+  });
+  return d;
+}
+
+/** createMember of member n of a new cluster of `size` started whole. */
+const startMember = (n: number, size: number, first = 0): Intent => ({
+  type: 'createMember',
+  params: {
+    member: `demo-${n}`,
+    ordinal: n,
+    bootstrap: true,
+    initialCluster: joinedAfter(range(size).map((i) => first + i)),
+    version: '3.6.16',
+  },
+});
+
+/** A new cluster of `size` started whole: every EtcdMember created, waiting for a quorum of them. */
+function started(size: number): Driver<typeof clusterMachine> {
+  const d = newCluster();
+  play(d, [
+    [spec(size), 'bootstrapping.seeding.creatingServices.running'],
+    [ok('ensureServices'), 'bootstrapping.starting.creatingMember.running', [startMember(0, size)]],
+  ]);
+  for (let n = 1; n < size; n++)
+    play(d, [[ok('createMember'), 'bootstrapping.starting.creatingMember.running', [startMember(n, size)]]]);
+  play(d, [[ok('createMember'), 'bootstrapping.starting.awaitingQuorum', []]]);
+  return d;
+}
+
+/** A cluster bootstrapped to `replicas` voters, its members listed: etcd's word ends the bootstrap. */
+function bootstrapped(replicas: number): Driver<typeof clusterMachine> {
+  const d = replicas === 1 ? seeding(1) : started(replicas);
+  play(d, [
+    replicas === 1
+      ? [ok('createMember'), 'bootstrapping.seeding.awaitingSeed']
+      : [led(...range(replicas)), 'observing'],
+  ]);
+  if (replicas === 1) play(d, [[voters(0), 'observing']]);
   play(d, [[members(range(replicas).map((n) => [n, 'voter'])), 'observing']]);
   return d;
 }
@@ -135,7 +187,7 @@ const votingMembers = (n: number): ClusterEvent => members(range(n).map((i) => [
 const range = (n: number): number[] => [...Array(n).keys()];
 
 describe('cluster machine', () => {
-  it('bootstraps one seed, then adds learners one at a time and promotes each', () => {
+  it('starts a new cluster of 3 whole: every member named, with one initial cluster, created at once', () => {
     const d = newCluster();
     expect(d.state).toBe('pending');
     play(d, [
@@ -144,6 +196,75 @@ describe('cluster machine', () => {
         'bootstrapping.seeding.creatingServices.running',
         [{ type: 'ensureServices', params: { cluster: 'demo' } }],
       ],
+      // The plan is in the context the first createMember is journaled with: before any member exists.
+      [ok('ensureServices'), 'bootstrapping.starting.creatingMember.running', [startMember(0, 3)]],
+    ]);
+    expect(d.context.start).toEqual({
+      members: [0, 1, 2].map((n) => ({ name: `demo-${n}`, ordinal: n })),
+      initialCluster: joinedAfter([0, 1, 2]),
+    });
+    expect(describeCluster(d.state, d.context).message).toBe(
+      `creating EtcdMember demo-0 (1 of 3): a new cluster starts with all its members at once, each with the initial cluster demo-0, demo-1, demo-2`,
+    );
+    play(d, [
+      [ok('createMember'), 'bootstrapping.starting.creatingMember.running', [startMember(1, 3)]],
+      [ok('createMember'), 'bootstrapping.starting.creatingMember.running', [startMember(2, 3)]],
+      [ok('createMember'), 'bootstrapping.starting.awaitingQuorum', []],
+      // etcd answers from no member until a quorum of them started.
+      [{ type: 'etcd.unreachable', at: now(), error: 'no leader' }, 'bootstrapping.starting.awaitingQuorum', []],
+      // etcd lists every member of an initial cluster by name from the start; those not running do not answer.
+      [
+        etcd(
+          [
+            [0, false, true],
+            [1, false, true],
+            [2, false, true],
+          ],
+          { unhealthy: [1, 2] },
+        ),
+        'bootstrapping.starting.awaitingQuorum',
+        [],
+      ],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toBe(
+      'waiting for a quorum (2 of 3) of the initial cluster to start etcd together: started demo-0; not yet demo-1, demo-2',
+    );
+    // No learner is ever added: a quorum started, one of them leading, ends the bootstrap; all 3 are voters.
+    play(d, [
+      // Each answers its status call before they elected a leader: not yet.
+      [voters(0, 1, 2), 'bootstrapping.starting.awaitingQuorum', []],
+      [led(0, 1, 2), 'observing', []],
+      [members(range(3).map((n) => [n, 'voter', { bootstrap: true }])), 'observing', []],
+      [voters(0, 1, 2), 'updatingBudget.running', [budget(2)]],
+      [budgetSet(2), 'steady', []],
+    ]);
+    expect(d.context.clusterID).toBe('c1');
+    expect(d.context.start).toBeNull();
+    expect(d.context.nextOrdinal).toBe(3);
+  });
+
+  it('a new cluster of 5 (or 4, or 7) starts whole too; a quorum of it ends the start', () => {
+    for (const size of [4, 5, 7]) {
+      const d = started(size);
+      expect(d.intents).toEqual([]);
+      const q = Math.floor(size / 2) + 1;
+      const upTo = (k: number): ClusterEvent =>
+        etcd(
+          range(size).map((n): [number, boolean, boolean] => [n, false, true]),
+          { unhealthy: range(size).filter((n) => n >= k), leader: 0 },
+        );
+      play(d, [
+        [upTo(q - 1), 'bootstrapping.starting.awaitingQuorum', []],
+        [upTo(q), 'observing', []],
+      ]);
+      expect(d.context.memberNames).toEqual(range(size).map((n) => `demo-${n}`));
+    }
+  });
+
+  it('a one-member cluster keeps the seed: created alone, with itself as the initial cluster', () => {
+    const d = newCluster();
+    play(d, [
+      [spec(1), 'bootstrapping.seeding.creatingServices.running'],
       [
         ok('ensureServices'),
         'bootstrapping.seeding.creatingSeed.running',
@@ -160,6 +281,164 @@ describe('cluster machine', () => {
           },
         ],
       ],
+      [ok('createMember'), 'bootstrapping.seeding.awaitingSeed', []],
+      [voters(0), 'observing', []],
+      [members([[0, 'voter']]), 'observing', []],
+      [voters(0), 'updatingBudget.running', [budget(1)]],
+    ]);
+    expect(d.context.start).toBeUndefined();
+  });
+
+  it('a manager killed between two members resumes with the same plan: the missing members, the same initial cluster', () => {
+    const d = newCluster();
+    play(d, [
+      [spec(3), 'bootstrapping.seeding.creatingServices.running'],
+      [ok('ensureServices'), 'bootstrapping.starting.creatingMember.running', [startMember(0, 3)]],
+      [ok('createMember'), 'bootstrapping.starting.creatingMember.running', [startMember(1, 3)]],
+    ]);
+    // Killed with createMember demo-1 asked: its outcome comes from recover, after the restart.
+    d.restart();
+    expect(d.state).toBe('bootstrapping.starting.creatingMember.running');
+    play(d, [
+      // A spec edited meanwhile changes nothing of the start: the plan was journaled before demo-0.
+      [spec(5), 'bootstrapping.starting.creatingMember.running', []],
+      [ok('createMember'), 'bootstrapping.starting.creatingMember.running', [startMember(2, 3)]],
+    ]);
+    d.restart();
+    play(d, [
+      [failed('createMember', 'ERR_KUBE_UNAVAILABLE'), 'bootstrapping.starting.creatingMember.backingOff', []],
+      [tick(1000), 'bootstrapping.starting.creatingMember.running', [startMember(2, 3)]],
+      [ok('createMember'), 'bootstrapping.starting.awaitingQuorum', []],
+      [led(0, 1, 2), 'observing', []],
+    ]);
+    expect(d.context.clusterID).toBe('c1');
+    // The edit is taken after the start: two learners, one at a time.
+    play(d, [[members(range(3).map((n) => [n, 'voter'])), 'observing']]);
+    play(d, [[voters(0, 1, 2), 'bootstrapping.joining.addingLearner.running', [addLearner(3)]]]);
+  });
+
+  it('a start entered again after a failure keeps its plan once one of its members exists, and plans anew before', () => {
+    const d = newCluster();
+    const invalid = (): ClusterEvent => ({
+      type: 'effect.createMember.failed',
+      at: now(),
+      error: { code: 'ERR_CREATE_MEMBER_FOREIGN', message: 'demo-0 is not ours', retryable: false },
+    });
+    play(d, [
+      [spec(3), 'bootstrapping.seeding.creatingServices.running'],
+      [ok('ensureServices'), 'bootstrapping.starting.creatingMember.running', [startMember(0, 3)]],
+      [invalid(), 'failed', []],
+      // Nothing of the plan exists: the new spec gets a new plan, past the name that was refused.
+      [spec(2), 'bootstrapping.seeding.creatingServices.running'],
+      [ok('ensureServices'), 'bootstrapping.starting.creatingMember.running', [startMember(3, 2, 3)]],
+      [ok('createMember'), 'bootstrapping.starting.creatingMember.running', [startMember(4, 2, 3)]],
+      [invalid(), 'failed', []],
+      // demo-3 exists with this initial cluster: whatever the spec says now, demo-4 gets the same.
+      [spec(3), 'bootstrapping.seeding.creatingServices.running'],
+      [ok('ensureServices'), 'bootstrapping.starting.creatingMember.running', [startMember(4, 2, 3)]],
+    ]);
+  });
+
+  it('a member whose Pod never starts: a quorum starts without it, it waits as a voter, and describe names it', () => {
+    const d = started(3);
+    const stuck = {
+      reason: 'Unschedulable',
+      message: 'its Pod cannot be scheduled: 0/3 nodes are available',
+      since: 1,
+    };
+    play(d, [
+      [
+        members([
+          [0, 'bootstrapping', { bootstrap: true }],
+          [1, 'bootstrapping', { bootstrap: true }],
+          [2, 'bootstrapping', { bootstrap: true, trouble: stuck }],
+        ]),
+        'bootstrapping.starting.awaitingQuorum',
+        [],
+      ],
+      [
+        etcd(
+          [
+            [0, false, true],
+            [1, false, true],
+            [2, false, true],
+          ],
+          { unhealthy: [2], leader: 0 },
+        ),
+        'observing',
+        [],
+      ],
+      [
+        members([
+          [0, 'voter', { bootstrap: true }],
+          [1, 'voter', { bootstrap: true }],
+          [2, 'bootstrapping', { bootstrap: true, trouble: stuck }],
+        ]),
+        'observing',
+        [],
+      ],
+      [
+        etcd(
+          [
+            [0, false, true],
+            [1, false, true],
+            [2, false, true],
+          ],
+          { unhealthy: [2] },
+        ),
+        'updatingBudget.running',
+        [budget(2)],
+      ],
+      [budgetSet(2), 'steady', []],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toBe(
+      '3 voters, 2 healthy: a quorum; demo-2 has not started: a member of the initial cluster, it joins as soon as its Pod runs; EtcdMember demo-2: its Pod cannot be scheduled: 0/3 nodes are available',
+    );
+    // Its node is lost: it is replaced, as a learner that never started is.
+    play(d, [
+      [
+        members([
+          [0, 'voter', { bootstrap: true }],
+          [1, 'voter', { bootstrap: true }],
+          [2, 'nodeLost', { bootstrap: true }],
+        ]),
+        'replacing.removing.deletingMember.running',
+        [{ type: 'deleteMember', params: { member: 'demo-2' } }],
+      ],
+    ]);
+  });
+
+  it('a start without a quorum waits, naming who has not started', () => {
+    const d = started(3);
+    play(d, [
+      [
+        etcd(
+          [
+            [0, false, true],
+            [1, false, true],
+            [2, false, true],
+          ],
+          { unhealthy: [1, 2] },
+        ),
+        'bootstrapping.starting.awaitingQuorum',
+        [],
+      ],
+      [tick(120_000), 'bootstrapping.starting.awaitingQuorum', []],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toContain('started demo-0; not yet demo-1, demo-2');
+  });
+
+  it('a restored cluster keeps the seed path: one member restores the snapshot, the others join as learners', () => {
+    const d = newCluster();
+    play(d, [
+      [{ ...spec(3), restore: true } as ClusterEvent, 'bootstrapping.seeding.creatingServices.running'],
+      [ok('ensureServices'), 'bootstrapping.seeding.verifyingRestore.creatingJob.running'],
+    ]);
+  });
+
+  it('a journal written mid-seed (before static starts) resumes by the seed path: learners one at a time', () => {
+    const d = seeding(3);
+    play(d, [
       [ok('createMember'), 'bootstrapping.seeding.awaitingSeed', []],
       [etcd([[0, false, false]]), 'bootstrapping.seeding.awaitingSeed', []],
       [voters(0), 'observing', []],
@@ -186,10 +465,8 @@ describe('cluster machine', () => {
 
   /** A cluster of 3 bootstrapping, its first learner started and its promotion asked for. */
   function promotingSecondOfThree(): Driver<typeof clusterMachine> {
-    const d = newCluster();
+    const d = seeding(3);
     play(d, [
-      [spec(3), 'bootstrapping.seeding.creatingServices.running'],
-      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
       [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
       [voters(0), 'observing'],
       [voters(0), 'bootstrapping.joining.addingLearner.running'],
@@ -211,10 +488,8 @@ describe('cluster machine', () => {
 
   /** A cluster of 2 bootstrapping, its learner started and its promotion asked for. */
   function promotingSecond(): Driver<typeof clusterMachine> {
-    const d = newCluster();
+    const d = seeding(2);
     play(d, [
-      [spec(2), 'bootstrapping.seeding.creatingServices.running'],
-      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
       [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
       [voters(0), 'observing'],
       [voters(0), 'bootstrapping.joining.addingLearner.running'],
@@ -358,11 +633,8 @@ describe('cluster machine', () => {
   });
 
   it('a failure trying again cannot fix ends in failed, which waits for a spec change and then starts over', () => {
-    const d = newCluster();
-    play(d, [
-      [spec(3), 'bootstrapping.seeding.creatingServices.running'],
-      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
-    ]);
+    const d = seeding(3);
+    play(d, []);
     const invalid: ClusterEvent = {
       type: 'effect.createMember.failed',
       at: now(),
@@ -387,12 +659,8 @@ describe('cluster machine', () => {
   });
 
   it('a spec edit during a step is taken at the next step boundary, never mid-step', () => {
-    const d = newCluster();
-    play(d, [
-      [spec(2), 'bootstrapping.seeding.creatingServices.running'],
-      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
-      [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
-    ]);
+    const d = seeding(2);
+    play(d, [[ok('createMember'), 'bootstrapping.seeding.awaitingSeed']]);
     play(d, [
       [spec(5), 'bootstrapping.seeding.awaitingSeed', []],
       [voters(0), 'observing'],
@@ -617,10 +885,8 @@ describe('cluster machine', () => {
   });
 
   it('bootstrapping 3: a learner that never started because its node was lost is replaced, and the bootstrap goes on to 3 voters', () => {
-    const d = newCluster();
+    const d = seeding(3);
     play(d, [
-      [spec(3), 'bootstrapping.seeding.creatingServices.running'],
-      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
       [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
       [voters(0), 'observing'],
       [voters(0), 'bootstrapping.joining.addingLearner.running', [addLearner(1)]],
@@ -714,10 +980,8 @@ describe('cluster machine', () => {
   });
 
   it('a seed whose node is lost before it started: the bootstrap waits and says which member and why', () => {
-    const d = newCluster();
+    const d = seeding(3);
     play(d, [
-      [spec(3), 'bootstrapping.seeding.creatingServices.running'],
-      [ok('ensureServices'), 'bootstrapping.seeding.creatingSeed.running'],
       [ok('createMember'), 'bootstrapping.seeding.awaitingSeed'],
       [members([[0, 'nodeLost']]), 'bootstrapping.seeding.awaitingSeed', []],
     ]);

@@ -313,6 +313,35 @@ describe('member machine', () => {
   /** Its claim, bound to a volume pinned to node-b, which no longer exists. */
   const pvcOnLostNode = (): MemberEvent => ({ type: 'k8s.pvc.observed', at: at(), bound: true, lostNode: 'node-b' });
 
+  it('a member of a new cluster whose Pod never starts waits in bootstrapping, saying why; its node lost, it waits to be replaced', () => {
+    const d = new Driver(memberMachine, { member, bootstrap: true, medium: '' });
+    const unschedulable: MemberEvent = {
+      type: 'k8s.pod.observed',
+      at: at(),
+      pod: {
+        uid: 'p1',
+        phase: 'Pending',
+        ready: false,
+        deleting: false,
+        restarts: 0,
+        trouble: { reason: 'Unschedulable', message: 'its Pod cannot be scheduled: 0/3 nodes are available' },
+      },
+    };
+    play(d, [
+      [updated(), 'pending', []],
+      [pvc(true), 'pending', []],
+      [noPod(), 'bootstrapping.creatingPod.running', [intent('createPod')]],
+      [ok('createPod', { uid: 'p1' }), 'bootstrapping.awaitingReady', []],
+      [unschedulable, 'bootstrapping.awaitingReady', []],
+      [tick(600_000), 'bootstrapping.awaitingReady', []],
+    ]);
+    // Never a second Pod, never a volume of its own again: it is the same member of the initial cluster.
+    expect(describeMember(d.state, d.context).message).toBe(
+      'starting etcd for the first time with a new cluster (--initial-cluster-state new): the seed, or one of the members a new cluster starts with at once; its Pod cannot be scheduled: 0/3 nodes are available',
+    );
+    play(d, [[podEvicted(), 'nodeLost', []]]);
+  });
+
   it('a learner that never started, whose node was deleted (its Pod with it, its volume pinned there), waits as nodeLost, no new Pod', () => {
     const d = unstartedLearner();
     play(d, [

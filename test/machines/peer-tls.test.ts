@@ -16,13 +16,14 @@ const etcd = (voters: number[]): ClusterEvent => ({
   at: at(),
   etcd: {
     clusterID: 'c1',
+    leader: 'a0',
     members: voters.map((n) => ({ id: `a${n}`, name: `demo-${n}`, peerURL: https(n), learner: false })),
     healthy: voters.map((n) => `a${n}`),
   },
 });
 
 describe('machines with peer TLS', () => {
-  it('cluster: the seed starts with its https peer URL, etcd members by https URL are its own, learners are added by https URL', () => {
+  it('cluster: a new cluster starts with https peer URLs, etcd members by https URL are its own, learners are added by https URL', () => {
     const d = new Driver(clusterMachine, { cluster: ref });
     d.send({ type: 'k8s.members.listed', at: at(), members: [] });
     d.send({
@@ -31,25 +32,32 @@ describe('machines with peer TLS', () => {
       spec: { replicas: 2, version: '3.6.16' },
       progressDeadlineSeconds: 600,
     });
-    const seed = d.send(ok('ensureServices'));
-    expect(seed.intents).toEqual([
+    const first = d.send(ok('ensureServices'));
+    expect(first.intents).toEqual([
       {
         type: 'createMember',
         params: {
           member: 'demo-0',
           ordinal: 0,
           bootstrap: true,
-          initialCluster: `demo-0=${https(0)}`,
+          initialCluster: `demo-0=${https(0)},demo-1=${https(1)}`,
           version: '3.6.16',
         },
       },
     ]);
     d.send(ok('createMember'));
-    // Found by its https peer URL: the seed started, the bootstrap goes on.
-    expect(d.send(etcd([0])).state).toBe('observing');
-    const next = d.send(etcd([0]));
+    d.send(ok('createMember'));
+    // Found by their https peer URLs: the members started, the bootstrap is done.
+    expect(d.send(etcd([0, 1])).state).toBe('observing');
+    d.send({
+      type: 'k8s.cluster.updated',
+      at: at(),
+      spec: { replicas: 3, version: '3.6.16' },
+      progressDeadlineSeconds: 600,
+    });
+    const next = d.send(etcd([0, 1]));
     expect(next.state).toBe('bootstrapping.joining.addingLearner.running');
-    expect(next.intents).toEqual([{ type: 'addLearner', params: { member: 'demo-1', peerURL: https(1) } }]);
+    expect(next.intents).toEqual([{ type: 'addLearner', params: { member: 'demo-2', peerURL: https(2) } }]);
     // Survives the journal: a restarted machine still makes https URLs.
     d.restart();
     expect(d.context.cluster.peerTLS).toBe(true);

@@ -251,15 +251,20 @@ const voters0 = () => ({
   etcd: { clusterID: 'c1', members: [{ id: 'a0', name: 'demo-0', peerURL: url(0), learner: false }], healthy: ['a0'] },
 });
 
-/** Feeds a new 2-member cluster up to the step that adds demo-1 as a learner. */
+/**
+ * Feeds a new cluster up to the step that adds demo-1 as a learner: its seed (one member), then
+ * 2 asked before the bootstrap ended (a cluster of 2 from the start would start whole).
+ */
 async function upToAddLearner(r: Runner<EffectContext>): Promise<void> {
-  await r.feed({ type: 'k8s.members.listed', at: now(), members: [] });
-  await r.feed({
-    type: 'k8s.cluster.updated',
+  const spec = (replicas: number) => ({
+    type: 'k8s.cluster.updated' as const,
     at: now(),
-    spec: { replicas: 2, version: '3.6.16' },
+    spec: { replicas, version: '3.6.16' },
     progressDeadlineSeconds: 600,
   });
+  await r.feed({ type: 'k8s.members.listed', at: now(), members: [] });
+  await r.feed(spec(1));
+  await r.feed(spec(2));
   await r.feed(voters0());
   void r.feed(voters0()).catch(() => undefined);
   while (path(r.snapshot.value) !== 'bootstrapping.joining.addingLearner.running')
@@ -379,12 +384,14 @@ describe('status.observed: a manager that lost its journal resumes mid-step', ()
       },
     );
     await r.feed({ type: 'k8s.members.listed', at: now(), members: [] });
-    await r.feed({
-      type: 'k8s.cluster.updated',
-      at: now(),
-      spec: { replicas: 2, version: '3.6.16' },
-      progressDeadlineSeconds: 600,
-    });
+    // A seed, then 2 asked before its bootstrap ended: demo-1 joins as a learner.
+    for (const replicas of [1, 2])
+      await r.feed({
+        type: 'k8s.cluster.updated',
+        at: now(),
+        spec: { replicas, version: '3.6.16' },
+        progressDeadlineSeconds: 600,
+      });
     await r.feed(voters0());
     failing = true;
     await expect(r.feed(voters0())).rejects.toThrow('the API server does not answer');
@@ -413,6 +420,15 @@ describe('status.observed written in the old form: resumed by this manager', () 
   const fixture = JSON.parse(
     readFileSync(new URL('../fixtures/cluster-journal-before-cut.json', import.meta.url), 'utf8'),
   ) as { steps: FixtureStep[] };
+  /**
+   * The state the machine answers with now: the old one's, but that a new cluster of more than one
+   * member whose seed was chosen and not created starts whole since (test/machines/cluster/resume-before-cut.test.ts).
+   */
+  const answerNow = (step: FixtureStep): string => {
+    const c = step.before.context as { target?: { replicas: number }; restore?: object };
+    const startsWhole = step.after === 'bootstrapping.seeding.creatingSeed.running' && (c.target?.replicas ?? 0) > 1;
+    return startsWhole && !c.restore ? 'bootstrapping.starting.creatingMember.running' : step.after;
+  };
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'resume-old-form-'));
   });
@@ -441,7 +457,7 @@ describe('status.observed written in the old form: resumed by this manager', () 
         });
         expect(path(resumed.value)).toBe(path(step.before.value));
         const [next] = transition(clusterMachine, resumed, step.event as never);
-        expect(path(next.value)).toBe(step.after);
+        expect(path(next.value)).toBe(answerNow(step));
       } finally {
         journal.close();
       }

@@ -94,8 +94,9 @@ describe('runner: steps go through the journal', () => {
     const r = runner({ ensureServices: services.handler, createMember: create.handler });
     await feedSpec(r);
     expect(openAtRun).toEqual(['ensureServices']);
-    expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.awaitingSeed');
-    expect([services.calls.run, create.calls.run]).toEqual([1, 1]);
+    expect(path(r.snapshot.value)).toBe('bootstrapping.starting.awaitingQuorum');
+    // A new cluster of 3 starts whole: its three members, one step each.
+    expect([services.calls.run, create.calls.run]).toEqual([1, 3]);
     expect(journal.openIntents()).toEqual([]);
   });
 
@@ -127,11 +128,13 @@ describe('runner: steps go through the journal', () => {
     expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.creatingServices.running');
     await r.resume();
     expect(again.calls).toEqual({ run: 0, recover: 1 });
-    expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.awaitingSeed');
-    expect(create.calls.run).toBe(1);
+    expect(path(r.snapshot.value)).toBe('bootstrapping.starting.awaitingQuorum');
+    expect(create.calls.run).toBe(3);
     const outcomes = journal.timeline({ uid: ref.uid }).filter((row) => row.entry === 'outcome');
     expect(outcomes.map((o) => [o.name, o.recovered ?? false])).toEqual([
       ['ensureServices', true],
+      ['createMember', false],
+      ['createMember', false],
       ['createMember', false],
     ]);
   });
@@ -142,7 +145,7 @@ describe('runner: steps go through the journal', () => {
     const r = runner({ ensureServices: again.handler, createMember: fake('createMember').handler });
     await r.resume();
     expect(again.calls).toEqual({ run: 1, recover: 1 });
-    expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.awaitingSeed');
+    expect(path(r.snapshot.value)).toBe('bootstrapping.starting.awaitingQuorum');
   });
 
   it('after a crash between the outcome and the step it leads to, resume feeds the journaled outcome: nothing is run or asked again', async () => {
@@ -155,8 +158,8 @@ describe('runner: steps go through the journal', () => {
     expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.creatingServices.running');
     await r.resume();
     expect(services.calls).toEqual({ run: 0, recover: 0 });
-    expect(create.calls.run).toBe(1);
-    expect(path(r.snapshot.value)).toBe('bootstrapping.seeding.awaitingSeed');
+    expect(create.calls.run).toBe(3);
+    expect(path(r.snapshot.value)).toBe('bootstrapping.starting.awaitingQuorum');
   });
 
   it('when recover cannot tell whether an effect happened, resume fails and the intent stays open, never run', async () => {
@@ -176,8 +179,8 @@ describe('runner: steps go through the journal', () => {
     const r1 = runner({ ensureServices: fake('ensureServices').handler, createMember: fake('createMember').handler });
     await feedSpec(r1);
     const r2 = runner({});
-    expect(path(r2.snapshot.value)).toBe('bootstrapping.seeding.awaitingSeed');
-    expect((r2.snapshot.context as { joining: { member: string } }).joining.member).toBe('demo-0');
+    expect(path(r2.snapshot.value)).toBe('bootstrapping.starting.awaitingQuorum');
+    expect((r2.snapshot.context as { memberNames: string[] }).memberNames).toEqual(['demo-0', 'demo-1', 'demo-2']);
   });
 
   it('does not journal observations that change nothing', async () => {

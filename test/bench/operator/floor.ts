@@ -1,11 +1,12 @@
 /**
- * The floor the operator is measured against: the same member Pods, PVCs and Services (the
+ * The floors the operator is measured against: the same member Pods, PVCs and Services (the
  * operator's own builders, same etcd version, same volumes) created straight through the API and
  * joined by the shortest script etcd allows: seed Pod, wait Ready; then per member: add it as a
  * learner, create its Pod with the full initial cluster (state existing), wait until its etcd
  * answers, promote it (retried every RETRY_MS while etcd says not in sync), next. No operator
  * logic in between, but etcd's own rule stays: it refuses a membership change until every voter
  * has been connected for 5 s, so an add right after a promote is retried every RETRY_MS too.
+ * The static floor (buildWhole) starts every member at once with the full initial cluster.
  */
 import { randomUUID } from 'node:crypto';
 import type { V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
@@ -112,6 +113,30 @@ export class FloorCluster {
     while (this.size < size) joins.push(await this.join());
     await this.healthy();
     return { size, totalMs: since(t0), seedAnsweringMs: seedAnsweringMs || seedReadyMs, seedReadyMs, joins };
+  }
+
+  /**
+   * The static floor: every member created at once with the full initial cluster (etcd's static
+   * bootstrap, what the operator does for a new cluster), until each is a healthy voter.
+   */
+  async buildWhole(size: number): Promise<FloorRun> {
+    const t0 = performance.now();
+    const core = this.#kube.core;
+    const namespace = this.#ref.namespace;
+    await core.createNamespacedService({ namespace, body: unowned(buildHeadlessService(this.#cluster)) });
+    await core.createNamespacedService({ namespace, body: unowned(buildClientService(this.#cluster)) });
+    const names = Array.from({ length: size }, (_, i) => memberName(this.#ref.name, i));
+    const initial = names.map((m) => `${m}=${peerURL(this.#ref, m)}`).join(',');
+    await Promise.all(names.map((m, i) => this.#createMember(m, i, true, initial)));
+    await poll('every member Pod with an address', RETRY_MS, async () => {
+      for (const m of names) if (!(await this.#pod(m))) return undefined;
+      return true;
+    });
+    for (const m of names) this.#voters.add(m);
+    this.size = size;
+    await this.healthy();
+    const totalMs = since(t0);
+    return { size, totalMs, seedAnsweringMs: 0, seedReadyMs: 0, joins: [] };
   }
 
   /** Adds the next member: learner, Pod, started, promoted. */

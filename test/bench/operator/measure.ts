@@ -108,12 +108,25 @@ export async function measureFloor(kube: KubeClients, ns: string, size: number):
   }
 }
 
+/** The static floor at `size`: every member started at once with the full initial cluster. */
+export async function measureStaticFloor(kube: KubeClients, ns: string, size: number): Promise<FloorResult> {
+  await createNamespace(kube.core, ns);
+  const floor = new FloorCluster(kube, ns, NAME);
+  try {
+    return { namespace: ns, ...(await within(LIMIT_MS, `static floor ${ns}`, floor.buildWhole(size))) };
+  } finally {
+    floor.close();
+  }
+}
+
 /** The operator at `size`: apply -> settled; at 3 also a member replacement, then a scale-up from rest. */
 export async function measureOperator(
   kube: Clients,
   kubeconfig: string,
   ns: string,
   size: number,
+  /** At size 3, also a replacement and a scale-up (the default). */
+  extras = true,
 ): Promise<OperatorRun> {
   await createNamespace(kube.core, ns);
   const cut = new ClusterUnderTest(kube, ns, NAME);
@@ -123,7 +136,7 @@ export async function measureOperator(
   await within(LIMIT_MS, `${ns} Available`, cut.settled(size));
   const availableMs = since(mark);
   await cut.verify(size);
-  if (size !== 3) return { namespace: ns, size, t0, availableMs };
+  if (size !== 3 || !extras) return { namespace: ns, size, t0, availableMs };
 
   await sleep(REST_MS);
   const replacementMs = await within(

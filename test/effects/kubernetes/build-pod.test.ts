@@ -1,6 +1,7 @@
 /** The member Pod and its etcd command line: what a member runs, how it is found, what users may override. */
 import { describe, expect, it } from 'vitest';
 import { etcdCommand, optionFlags, quantityBytes } from '../../../effects/kubernetes/build-etcd-args.ts';
+import { buildEtcdMember } from '../../../effects/kubernetes/build-member.ts';
 import { buildPod } from '../../../effects/kubernetes/build-pod.ts';
 import { peerURL } from '../../../machines/policy.ts';
 import { cluster, member } from './fixtures.ts';
@@ -75,6 +76,28 @@ describe('member Pod', () => {
     const cmd = etcdCommand(m, c);
     expect(flag(cmd, 'initial-cluster-state')).toBe(state);
     expect(flag(cmd, 'initial-cluster')).toBe(m.spec.initialCluster);
+  });
+
+  it('the members of a new cluster started whole start it together: state new, one initial cluster, the cluster UID as token', () => {
+    const c = cluster();
+    const ref = { namespace: 'ns', name: 'demo' };
+    const initialCluster = [0, 1, 2].map((n) => `demo-${n}=${peerURL(ref, `demo-${n}`)}`).join(',');
+    const cmds = [0, 1, 2].map((n) => {
+      const built = buildEtcdMember(c, {
+        member: `demo-${n}`,
+        ordinal: n,
+        bootstrap: true,
+        initialCluster,
+        version: '3.6.16',
+      });
+      return etcdCommand(built, c);
+    });
+    for (const cmd of cmds) {
+      expect(flag(cmd, 'initial-cluster-state')).toBe('new');
+      expect(flag(cmd, 'initial-cluster')).toBe(initialCluster);
+      // Fixed by the object, not by the run: a member created again after a crash gets the same IDs.
+      expect(flag(cmd, 'initial-cluster-token')).toBe('cluster-uid');
+    }
   });
 
   it('keeps data on the member PVC, mounted above the data dir', () => {

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { clusterMachine } from '../../../machines/cluster.ts';
 import * as COORDINATOR from '../../../machines/cluster/ids.ts';
+import { STARTING } from '../../../machines/cluster/bootstrap/index.ts';
 import { MAINTENANCE } from '../../../machines/cluster/maintenance/index.ts';
 import { ROLL } from '../../../machines/cluster/roll/index.ts';
 import { VOLUMES } from '../../../machines/cluster/volumes/index.ts';
 
 const { idsAt: _at, idsUnder: _under, ...TABLES } = COORDINATOR;
-const ID_TABLES = { ...TABLES, ROLL, MAINTENANCE, VOLUMES };
+const ID_TABLES = { ...TABLES, STARTING, ROLL, MAINTENANCE, VOLUMES };
 
 /** Every id in a table, nested tables flattened. */
 const idsIn = (table: object): string[] =>
