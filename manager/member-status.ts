@@ -18,6 +18,19 @@ const PASSING = new Set(['Unschedulable', 'SchedulerError', 'ClaimPending']);
 /** How long a passing reason may last before the member is Stuck. */
 export const STUCK_AFTER_MS = 30_000;
 
+/**
+ * When the Stuck condition may next change with time alone: a passing reason (waiting to be
+ * scheduled, or for a claim to bind) reaching STUCK_AFTER_MS. The member is worked then: nothing
+ * else may come to wake it (the scheduler retries an unschedulable Pod without changing its
+ * status), and it would say "starting" for good. Null when nothing is due.
+ */
+export function stuckDueAt(c: MemberContext, now: number): number | null {
+  const found = memberTrouble(c);
+  if (!found || !PASSING.has(found.reason) || c.troubleSince == null) return null;
+  const due = c.troubleSince.at + STUCK_AFTER_MS;
+  return due > now ? due : null;
+}
+
 /** What one step (or a refresh) of the member machine gives the status. */
 export interface MemberStep {
   readonly path: string;

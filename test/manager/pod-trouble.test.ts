@@ -2,9 +2,8 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { initialMemberContext, type MemberContext } from '../../machines/member-decide.ts';
-import { memberStatus, STUCK_AFTER_MS } from '../../manager/member-status.ts';
+import { memberStatus, newlyStuck, STUCK_AFTER_MS, stuckDueAt } from '../../manager/member-status.ts';
 import { stuckOf } from '../../manager/debug/views.ts';
-import { newlyStuck } from '../../manager/member-status.ts';
 import { membersListed, podObserved, pvcObserved } from '../../manager/observe.ts';
 import { claimTrouble, podTrouble } from '../../manager/pod-trouble.ts';
 import { UNWELL_GRACE_MS } from '../../manager/status-degraded.ts';
@@ -140,6 +139,23 @@ describe('a stuck member says why', () => {
       status: 'True',
       reason: 'Unschedulable',
     });
+  });
+
+  it('a member waiting on a passing reason is due to be worked again when it would turn Stuck, and no longer once it has', () => {
+    const trouble = podTrouble(unschedulable)!;
+    const c: MemberContext = {
+      ...base,
+      pvcBound: true,
+      pod: { uid: 'p0', phase: 'Pending', ready: false, deleting: false, trouble },
+      troubleSince: { reason: 'Unschedulable', at: NOW },
+    };
+    // Nothing may come to wake it (the scheduler retries without changing the Pod's status).
+    expect(stuckDueAt(c, NOW + 5_000)).toBe(NOW + STUCK_AFTER_MS);
+    expect(stuckDueAt(c, NOW + STUCK_AFTER_MS)).toBeNull();
+    // A reason that is Stuck at once, and no trouble at all, need no wake.
+    const pulling = { ...trouble, reason: 'ErrImagePull' };
+    expect(stuckDueAt({ ...c, pod: { ...c.pod!, trouble: pulling } }, NOW + 5_000)).toBeNull();
+    expect(stuckDueAt(base, NOW)).toBeNull();
   });
 
   it("the cluster's Progressing names it at once, and Degraded says MemberStuck past the grace", () => {
