@@ -19,16 +19,26 @@ const PASSING = new Set(['Unschedulable', 'SchedulerError', 'ClaimPending']);
 export const STUCK_AFTER_MS = 30_000;
 
 /**
+ * From when the member's trouble makes it Stuck: at once for a reason that does not pass by
+ * itself, STUCK_AFTER_MS after it began for a passing one; null with no trouble (or a passing one
+ * whose start is unknown).
+ */
+function stuckFrom(c: MemberContext): number | null {
+  const found = memberTrouble(c);
+  if (!found) return null;
+  if (!PASSING.has(found.reason)) return -Infinity;
+  return c.troubleSince == null ? null : c.troubleSince.at + STUCK_AFTER_MS;
+}
+
+/**
  * When the Stuck condition may next change with time alone: a passing reason (waiting to be
  * scheduled, or for a claim to bind) reaching STUCK_AFTER_MS. The member is worked then: nothing
  * else may come to wake it (the scheduler retries an unschedulable Pod without changing its
  * status), and it would say "starting" for good. Null when nothing is due.
  */
 export function stuckDueAt(c: MemberContext, now: number): number | null {
-  const found = memberTrouble(c);
-  if (!found || !PASSING.has(found.reason) || c.troubleSince == null) return null;
-  const due = c.troubleSince.at + STUCK_AFTER_MS;
-  return due > now ? due : null;
+  const from = stuckFrom(c);
+  return from !== null && from > now ? from : null;
 }
 
 /** What one step (or a refresh) of the member machine gives the status. */
@@ -70,10 +80,8 @@ export function memberStatus(previous: EtcdMemberStatus | undefined, step: Membe
   ];
   // Shown from the first time something kept its Pod or claim from running on. Waiting to be
   // scheduled or for a claim to bind is part of every start: stuck only once it lasts.
-  const found = memberTrouble(c);
-  const lasting =
-    found && (!PASSING.has(found.reason) || (c.troubleSince != null && now - c.troubleSince.at >= STUCK_AFTER_MS));
-  const trouble = lasting ? found : undefined;
+  const from = stuckFrom(c);
+  const trouble = from !== null && now >= from ? memberTrouble(c) : undefined;
   if (trouble || previous?.conditions?.some((x) => x.type === ConditionType.Stuck))
     set.push(
       trouble

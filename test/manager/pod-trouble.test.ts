@@ -122,14 +122,16 @@ describe('a stuck member says why', () => {
     expect(newlyStuck(s.conditions, ok.conditions)).toBeUndefined();
   });
 
+  /** A member whose Pod has waited to be scheduled since NOW. */
+  const waitingToBeScheduled = (): MemberContext => ({
+    ...base,
+    pvcBound: true,
+    pod: { uid: 'p0', phase: 'Pending', ready: false, deleting: false, trouble: podTrouble(unschedulable)! },
+    troubleSince: { reason: 'Unschedulable', at: NOW },
+  });
+
   it('waiting to be scheduled or for a claim to bind is part of every start: Stuck only once it lasts 30 s', () => {
-    const trouble = podTrouble(unschedulable)!;
-    const c: MemberContext = {
-      ...base,
-      pvcBound: true,
-      pod: { uid: 'p0', phase: 'Pending', ready: false, deleting: false, trouble },
-      troubleSince: { reason: 'Unschedulable', at: NOW },
-    };
+    const c = waitingToBeScheduled();
     const step = { path: 'bootstrapping.awaitingReady', context: c, generation: 1 };
     const fresh = memberStatus(undefined, step, NOW + 5_000);
     expect(fresh.conditions?.find((x) => x.type === 'Stuck')).toBeUndefined();
@@ -142,13 +144,8 @@ describe('a stuck member says why', () => {
   });
 
   it('a member waiting on a passing reason is due to be worked again when it would turn Stuck, and no longer once it has', () => {
+    const c = waitingToBeScheduled();
     const trouble = podTrouble(unschedulable)!;
-    const c: MemberContext = {
-      ...base,
-      pvcBound: true,
-      pod: { uid: 'p0', phase: 'Pending', ready: false, deleting: false, trouble },
-      troubleSince: { reason: 'Unschedulable', at: NOW },
-    };
     // Nothing may come to wake it (the scheduler retries without changing the Pod's status).
     expect(stuckDueAt(c, NOW + 5_000)).toBe(NOW + STUCK_AFTER_MS);
     expect(stuckDueAt(c, NOW + STUCK_AFTER_MS)).toBeNull();
