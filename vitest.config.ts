@@ -44,8 +44,9 @@ const cluster = {
 // one after the other. First `image` (builds the operator image, runs it unpacked and pushes it to
 // a local registry; root); then `cluster` (e2e on the shared local Kubernetes) and `unit` (needs
 // nothing but Node) sharing E2E_WORKERS workers: vitest hands out the e2e files first (longest
-// first, test/sequencer.ts), and the unit files fill the workers the last e2e files leave free,
-// where one worker after another sat idle; then `cluster-serial`, one file at a time. Both e2e
+// first, test/sequencer.ts), and the unit files once every e2e file has started, three at a time
+// (measured: they run mostly after the group's e2e files, not beside them); then
+// `cluster-serial`, one file at a time. Both e2e
 // projects share one local cluster, started once by test/e2e/setup.ts.
 export default defineConfig({
   test: {
