@@ -113,8 +113,8 @@ const leaderOf = (c: ClusterContext): string => {
 
 /** The step and message of a cluster machine state (its dotted path) and context. */
 export function describeCluster(path: string, c: ClusterContext): Described {
-  const [top = 'pending', ...rest] = path.split('.');
-  const message = concernMessage(top, rest.join('.'), c) ?? coordinatorMessage(path, c);
+  const [top = 'pending'] = path.split('.');
+  const message = concernMessage(path, c) ?? coordinatorMessage(path, c);
   const resting = pathHasTag(clusterMachine, path, TAG.resting);
   return { step: camel(top), message: `${message}${stuckMembers(c)}${resting ? '' : retrying(c)}` };
 }
