@@ -7,6 +7,7 @@ import type { ClusterContext } from './cluster-decide.ts';
 import { liveVoters, wantedBudget } from './cluster-decide.ts';
 import { retarget } from './cluster/concern.ts';
 import { concernMessage } from './cluster/concerns.ts';
+import { stepOf } from './cluster/ids.ts';
 import { startMessage } from './cluster/bootstrap/index.ts';
 import { maintenanceNote } from './cluster/maintenance/index.ts';
 import { memberTrouble, type MemberContext } from './member-decide.ts';
@@ -121,7 +122,7 @@ export function describeCluster(path: string, c: ClusterContext): Described {
 
 /** What the coordinator's own steps (membership, bootstrap, rest) say. */
 function coordinatorMessage(path: string, c: ClusterContext): string {
-  const [top = 'pending', ...rest] = path.split('.');
+  const rest = path.split('.').slice(1);
   const sub = rest.join('.');
   const target = c.target?.replicas ?? 0;
   const live = c.etcd ? liveVoters(c) : [];
@@ -129,7 +130,8 @@ function coordinatorMessage(path: string, c: ClusterContext): string {
   const healthy = live.filter((v) => c.etcd?.healthy.includes(v.id)).length;
   const leaving = c.leaving?.member ?? 'a member';
   let message: string;
-  switch (top) {
+  // Cases the compiler checks against the machine's steps (a step it lacks does not compile).
+  switch (stepOf(path)) {
     case 'pending':
       message = c.spec === null ? 'waiting for the EtcdCluster spec' : 'waiting for the list of its EtcdMembers';
       break;
