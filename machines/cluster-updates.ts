@@ -46,6 +46,7 @@ const updates = {
       volumeSize,
       certificates,
       auth,
+      recovery,
     } = e as Of<'k8s.cluster.updated'>;
     return {
       ...observeMaintenance(c, maintenance, e.at),
@@ -61,6 +62,7 @@ const updates = {
       certificatesWanted: certificates === true,
       authWanted: auth === true,
       ...(restore && !c.restore ? { restore: { verified: false } } : {}),
+      recoveryAsked: recovery ?? null,
     };
   },
   observeRestoreJob: (c, e) =>

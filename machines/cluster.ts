@@ -46,6 +46,7 @@ const STATE_OF = {
   defragmenting: CLUSTER.defragmenting,
   resizingVolumes: CLUSTER.resizingVolumes,
   volumesRefused: CLUSTER.volumesRefused,
+  recovering: CLUSTER.recovering,
   steady: CLUSTER.steady,
 } as const satisfies Record<Decision, string>;
 

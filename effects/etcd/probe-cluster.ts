@@ -44,11 +44,14 @@ export async function probeCluster(
   const versions: Record<string, string> = {};
   const sizes: Record<string, { dbSize: number; dbSizeInUse: number }> = {};
   const behind: string[] = [];
+  const progress: Record<string, { applied: number; revision: number }> = {};
   members.forEach((m, i) => {
     const status = statuses[i];
     if (!status) return;
     versions[m.id] = status.version;
     sizes[m.id] = { dbSize: status.dbSize, dbSizeInUse: status.dbSizeInUse };
+    // No leader: how far each member got, which a recovery picks its survivor by.
+    if (leader === null) progress[m.id] = { applied: status.raftAppliedIndex, revision: status.revision };
     if (leaderIndex === undefined) return;
     if (m.learner) learners[m.id] = { applied: status.raftAppliedIndex, leader: leaderIndex };
     else if (status.raftAppliedIndex + LAG_LIMIT < leaderIndex) behind.push(m.id);
@@ -62,6 +65,7 @@ export async function probeCluster(
     ...(Object.keys(versions).length > 0 ? { versions } : {}),
     ...(behind.length > 0 ? { behind } : {}),
     ...(Object.keys(sizes).length > 0 ? { sizes } : {}),
+    ...(Object.keys(progress).length > 0 ? { progress } : {}),
     ...alarmsOf(
       statuses,
       members.findIndex((m) => m.id === leader),
@@ -101,6 +105,8 @@ interface MemberStatus {
   readonly leader: string;
   readonly raftIndex: number;
   readonly raftAppliedIndex: number;
+  /** The revision of its data (the status header's). */
+  readonly revision: number;
   readonly dbSize: number;
   readonly dbSizeInUse: number;
   /** What etcd lists besides: the alarms it has applied, and "no leader". */
@@ -125,6 +131,7 @@ async function memberStatus(
       leader: hexID(status.leader),
       raftIndex: Number(status.raftIndex),
       raftAppliedIndex: Number(status.raftAppliedIndex),
+      revision: Number(status.header.revision),
       dbSize: Number(status.dbSize),
       dbSizeInUse: Number(status.dbSizeInUse),
       errors: status.errors ?? [],
