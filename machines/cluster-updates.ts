@@ -185,6 +185,8 @@ const updates = {
   markBootstrapped: () => ({ bootstrapped: true }),
   markAuthEnabled: () => ({ authEnabled: true }),
   markEtcdStale: () => ({ etcdStale: true }),
+  // What the step a recovery interrupts had chosen: the survivor alone is left, and joins start anew.
+  abandonForRecovery: () => ({ joining: null, leaving: null, orphan: null, upgrade: null }),
   ...bootstrapUpdates,
   ...CONCERN_UPDATES,
 } satisfies Record<string, Update<ClusterContext, ClusterEvent>>;

@@ -123,6 +123,9 @@ export const clusterMachine = machine.createMachine({
   id: 'cluster',
   context: ({ input }) => initialClusterContext(input.cluster),
   initial: 'pending',
+  // A recovery asked while quorum is lost for good is taken from any step: the step in flight
+  // (a join whose learner can no longer be promoted, say) would otherwise wait for ever.
+  always: { guard: 'recoveryInterrupts', target: '.recovering', actions: 'abandonForRecovery' },
   on: {
     'k8s.cluster.updated': { actions: 'observeSpec' },
     'k8s.cluster.deleted': { target: '.deleting', actions: 'observeDeleted' },

@@ -50,6 +50,8 @@ export interface RecoveryView extends RecoveryContext {
   readonly etcd: EtcdObservation | null;
   readonly etcdError: string | null;
   readonly etcdStale: boolean;
+  /** The EtcdCluster is being deleted: nothing is recovered. */
+  readonly deleting: boolean;
 }
 
 /** A request not acted on yet: neither in flight nor ended. */

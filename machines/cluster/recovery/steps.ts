@@ -11,6 +11,7 @@ import {
   lostListed,
   lostStopped,
   nextToDelete,
+  recoveryPending,
   refusal,
   survivorForced,
   survivorPlain,
@@ -23,6 +24,9 @@ type Ctx = { context: RecoveryView };
 /** Guards of the recovery, by name. */
 export const recoveryGuards = {
   recoveryRefused: ({ context: c }: Ctx) => refusal(c) !== null,
+  // A request that would not be refused, none in flight, and etcd's answer fresh: taken from any step.
+  recoveryInterrupts: ({ context: c }: Ctx) =>
+    recoveryPending(c) && !c.recovery && !c.deleting && !c.etcdStale && refusal(c) === null,
   lostStopped: ({ context: c }: Ctx) => lostStopped(c),
   survivorForced: ({ context: c }: Ctx) => survivorForced(c),
   survivorPlain: ({ context: c }: Ctx) => survivorPlain(c),

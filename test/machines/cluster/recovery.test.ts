@@ -211,6 +211,25 @@ describe('cluster machine: recovery from a lost quorum', () => {
     expect(d.context.recovery?.survivor).toBe('demo-1');
   });
 
+  it('is taken from a step that quorum loss holds for ever: a learner that can no longer be promoted', () => {
+    const d = new Driver(clusterMachine, { cluster: ref });
+    play(d, [
+      [spec(), 'pending'],
+      [members({ 2: null }), 'observing'],
+      [etcd([0, 1], [0, 1]), 'bootstrapping.joining.addingLearner.running'],
+      [ok('addLearner', { memberID: 'a3', initialCluster: 'x' }), 'bootstrapping.joining.creatingMember.running'],
+      [ok('createMember'), 'bootstrapping.joining.awaitingStart'],
+      [members({ 1: { state: 'replacing', pod: undefined }, 2: null }), 'bootstrapping.joining.awaitingStart'],
+      [etcd([0, 1], [0], { 0: [90, 40] }), 'bootstrapping.joining.awaitingStart'],
+      [
+        ask('r1'),
+        'recovering.stoppingLost.running',
+        [{ type: 'setDormant', params: { members: ['demo-1'], dormant: true } }],
+      ],
+    ]);
+    expect(d.context.joining).toBeNull();
+  });
+
   it('a request changed while one runs waits for it, then is judged: refused once the quorum is back', () => {
     const d = quorumLost();
     play(d, [
