@@ -125,9 +125,9 @@ export interface EtcdObservation {
   /** etcd's raised alarms (`NOSPACE`, `CORRUPT`) and the member that raised each; absent when none. */
   readonly alarms?: readonly { readonly memberID: string; readonly alarm: string }[];
   /**
-   * While no member names a leader (quorum lost): how far each answering member has applied the
-   * raft log, and the revision of its data, by ID. What a recovery picks its survivor by; absent
-   * with a leader, so a probe at rest stays the same.
+   * While quorum is lost (no member names a leader, or fewer voters answer than a quorum): how far
+   * each answering member has applied the raft log, and the revision of its data, by ID. What a
+   * recovery picks its survivor by; absent otherwise, so a probe at rest stays the same.
    */
   readonly progress?: Readonly<Record<string, { readonly applied: number; readonly revision: number }>>;
 }

@@ -1,4 +1,5 @@
 import { ERR } from '../../machines/error-codes.ts';
+import { quorum } from '../../machines/policy.ts';
 /**
  * probeCluster: what etcd says about a cluster, as the machines observe it. The member list
  * comes from any endpoint that answers; health from each member's own status call, so a
@@ -45,13 +46,17 @@ export async function probeCluster(
   const sizes: Record<string, { dbSize: number; dbSizeInUse: number }> = {};
   const behind: string[] = [];
   const progress: Record<string, { applied: number; revision: number }> = {};
+  // No leader, or fewer voters answer than a quorum (a leader that has not stepped down yet).
+  const voters = members.filter((m) => !m.learner);
+  const answering = voters.filter((m) => statuses[members.indexOf(m)]).length;
+  const lost = leader === null || answering < quorum(voters.length);
   members.forEach((m, i) => {
     const status = statuses[i];
     if (!status) return;
     versions[m.id] = status.version;
     sizes[m.id] = { dbSize: status.dbSize, dbSizeInUse: status.dbSizeInUse };
-    // No leader: how far each member got, which a recovery picks its survivor by.
-    if (leader === null) progress[m.id] = { applied: status.raftAppliedIndex, revision: status.revision };
+    // Quorum lost: how far each member got, which a recovery picks its survivor by.
+    if (lost) progress[m.id] = { applied: status.raftAppliedIndex, revision: status.revision };
     if (leaderIndex === undefined) return;
     if (m.learner) learners[m.id] = { applied: status.raftAppliedIndex, leader: leaderIndex };
     else if (status.raftAppliedIndex + LAG_LIMIT < leaderIndex) behind.push(m.id);
