@@ -1,8 +1,8 @@
 /**
  * Why a member's Pod or claim is stuck, in Kubernetes' own words: the scheduler's PodScheduled
  * message, a container waiting on its image or in a crash loop (with its last termination
- * message), a claim still Pending (with its newest Warning Event). A member that waits for its Pod then says what it waits on,
- * instead of looking like any member starting. Pure.
+ * message), a claim still Pending (with its newest Warning Event). A member that waits for its
+ * Pod then says what it waits on, instead of looking like any member starting. Pure.
  */
 import type { V1ContainerStatus, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { Trouble } from '../machines/types.ts';

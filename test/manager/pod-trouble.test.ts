@@ -18,6 +18,9 @@ const etcd = (s: Partial<V1ContainerStatus>): V1ContainerStatus => ({
   ...s,
 });
 const pod = (status: V1Pod['status']): V1Pod => ({ metadata: { name: 'demo-0', uid: 'p0' }, status });
+/** A claim of a StorageClass that does not exist, and the PV controller's Warning on it. */
+const pvc = { metadata: { name: 'data-demo-0' }, spec: { storageClassName: 'nope' }, status: { phase: 'Pending' } };
+const warning = { reason: 'ProvisioningFailed', message: 'storageclass.storage.k8s.io "nope" not found' };
 
 const unschedulable = pod({
   phase: 'Pending',
@@ -81,7 +84,6 @@ describe('pod trouble, in Kubernetes words', () => {
   });
 
   it('a Pending claim names its StorageClass', () => {
-    const pvc = { metadata: { name: 'data-demo-0' }, spec: { storageClassName: 'nope' }, status: { phase: 'Pending' } };
     expect(claimTrouble(pvc)).toMatchObject({
       reason: 'ClaimPending',
       message: expect.stringContaining('StorageClass nope') as string,
@@ -90,8 +92,6 @@ describe('pod trouble, in Kubernetes words', () => {
   });
 
   it("a Pending claim with a Warning Event says it, in the PV controller's words", () => {
-    const pvc = { metadata: { name: 'data-demo-0' }, spec: { storageClassName: 'nope' }, status: { phase: 'Pending' } };
-    const warning = { reason: 'ProvisioningFailed', message: 'storageclass.storage.k8s.io "nope" not found' };
     const said =
       'PersistentVolumeClaim data-demo-0 is Pending (StorageClass nope): ProvisioningFailed: storageclass.storage.k8s.io "nope" not found';
     expect(claimTrouble(pvc, warning)).toEqual({ reason: 'ClaimPending', message: said });
@@ -155,8 +155,6 @@ describe('a stuck member says why', () => {
   });
 
   it("a claim Pending past 30 s makes the member Stuck with the claim's Warning", () => {
-    const warning = { reason: 'ProvisioningFailed', message: 'storageclass.storage.k8s.io "nope" not found' };
-    const pvc = { metadata: { name: 'data-demo-0' }, spec: { storageClassName: 'nope' }, status: { phase: 'Pending' } };
     const c: MemberContext = {
       ...base,
       pvcBound: false,
