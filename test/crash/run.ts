@@ -13,7 +13,7 @@ import { startManager, type ManagerProcess } from '../e2e/manager-process.ts';
 import { createClusterSecrets } from '../e2e/tls-cluster.ts';
 import { TestPki } from '../effects/etcd/test-pki.ts';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
-import { Traffic, type TrafficReport, type TrafficTLS } from '../e2e/traffic.ts';
+import { Traffic, trafficProblems, type TrafficTLS } from '../e2e/traffic.ts';
 import { describeVerdict } from '../history/checker.ts';
 import { CRASH_KEYS, type ActionContext, type NodeControl, type Scenario } from './scenarios.ts';
 
@@ -200,23 +200,6 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     await cleanUp(o.kubeconfig, o.namespace);
     pki?.remove();
   }
-}
-
-/**
- * What the recorded traffic shows went wrong for clients: an acknowledged write lost or never
- * watched, a history that is not linearizable, revisions out of order, a watch that skipped or
- * repeated. A write that failed within its budget is not among them: the operator's crash does
- * not touch etcd, but what the scenario does (a member wiped, a node lost) may make one slow.
- */
-function trafficProblems(r: TrafficReport): string[] {
-  const h = r.history;
-  return [
-    ...(r.lost.length > 0 ? [`${r.lost.length} acknowledged writes lost (${r.lost.slice(0, 3).join(', ')})`] : []),
-    ...(r.unwatched.length > 0 ? [`${r.unwatched.length} acknowledged revisions never watched`] : []),
-    ...(h && h.linearizable !== 'Ok' ? [`linearizable: ${h.linearizable}`] : []),
-    ...(h && h.revisionViolations.length > 0 ? [`${h.revisionViolations.length} revision violations`] : []),
-    ...(h && h.watch.violations.length > 0 ? [`${h.watch.violations.length} watch violations`] : []),
-  ];
 }
 
 /** Waits until the manager has journaled no step for 3 s: what it resumed has run its course. */
