@@ -75,6 +75,8 @@ export const ConditionReason = {
   ScalingDown: 'ScalingDown',
   /** Upgraded False: a roll runs, or etcd does not yet answer from every member with the target version. */
   Upgrading: 'Upgrading',
+  /** MemberReplaced False: a member whose data or node was lost is being replaced; etcd does not list its replacement a voter yet. */
+  Replacing: 'Replacing',
   /** VolumesExpanded False: storage.size was raised; not every member's claim shows it yet. */
   ResizingVolumes: 'ResizingVolumes',
   /** A run ended short of what its condition claims (a member was skipped); the condition says which. */

@@ -65,6 +65,12 @@ export interface Scenario {
   prepare?(cut: ClusterUnderTest, ctx: ActionContext): Promise<void>;
   /** Stops and starts nodes of the local cluster: its runs go one at a time, even with CRASH_PARALLEL. */
   readonly stopsNodes?: boolean;
+  /**
+   * Its action keeps a quorum throughout: recorded traffic (test/e2e/traffic.ts) runs from before
+   * the armed manager starts until the cluster checks out, and the history checker's verdict on
+   * it is part of converging.
+   */
+  readonly history?: boolean;
   /** Does what a user does and waits until the operator says it is done. */
   action(cut: ClusterUnderTest, ctx: ActionContext): Promise<void>;
   /** Throws when etcd after does not agree with etcd before in the way the scenario demands. */
@@ -472,6 +478,7 @@ const upgrade = (name: string, from: string, to: string): Scenario => ({
   before: 3,
   after: 3,
   version: from,
+  history: true,
   action: async (cut, ctx) => {
     await cut.patchSpec({ version: to });
     await until(
@@ -569,11 +576,11 @@ export const SCENARIOS: readonly Scenario[] = [
       await cut.settled(5, ctx.settleMs);
     },
   },
-  { name: 'renewal', before: 3, after: 4, tls: true, action: renewWhileGrowing },
-  { name: 'ca-change', before: 3, after: 3, tls: true, action: changeCA, check: sameMembers },
+  { name: 'renewal', before: 3, after: 4, tls: true, history: true, action: renewWhileGrowing },
+  { name: 'ca-change', before: 3, after: 3, tls: true, history: true, action: changeCA, check: sameMembers },
   { name: 'ca-change-parked', before: 3, after: 3, tls: true, action: changeCAParked, check: sameMembers },
-  { name: 'scale-3-5', before: 3, after: 5, action: scaleTo(5) },
-  { name: 'scale-5-3', before: 5, after: 3, action: scaleTo(3) },
+  { name: 'scale-3-5', before: 3, after: 5, history: true, action: scaleTo(5) },
+  { name: 'scale-5-3', before: 5, after: 3, history: true, action: scaleTo(3) },
   {
     name: 'scale-3-0-3',
     before: 3,
@@ -594,6 +601,7 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'replacement',
     before: 3,
     after: 3,
+    history: true,
     action: async (cut, ctx) => {
       const [name, id] = victim(ctx.before);
       await wipeVolume(ctx.kubeconfig, cut.namespace, pvcName(name));
@@ -621,6 +629,7 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'grow',
     before: 3,
     after: 3,
+    history: true,
     storage: { size: '64Mi', storageClassName: 'local-sized' },
     action: growVolumes,
     check: sameMembers,
@@ -629,6 +638,7 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'node-loss',
     before: 3,
     after: 3,
+    history: true,
     podTemplate: { spec: { tolerations: SHORT_TOLERATIONS } },
     stopsNodes: true,
     action: loseANode,
@@ -641,6 +651,7 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'defrag',
     before: 3,
     after: 3,
+    history: true,
     storage: { size: '512Mi' },
     prepare: churn,
     action: defragmentPastThreshold,
