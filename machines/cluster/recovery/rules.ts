@@ -41,6 +41,8 @@ export interface RecoveryContext {
   readonly recoveryAsked?: RecoveryRequest | null;
   readonly recovery?: Recovery | null;
   readonly recovered?: RecoveryOutcome | null;
+  /** The requestIDs judged last (refused or started), newest last: none is judged twice. */
+  readonly judged?: readonly string[];
 }
 
 /** What the recovery rules read besides their own fields. */
@@ -57,8 +59,15 @@ export interface RecoveryView extends RecoveryContext {
 /** A request not acted on yet: neither in flight nor ended. */
 export const recoveryPending = (c: RecoveryView): boolean => {
   const id = c.recoveryAsked?.requestID;
-  return id !== undefined && id !== c.recovery?.requestID && id !== c.recovered?.requestID;
+  return id !== undefined && !(c.judged ?? []).includes(id);
 };
+
+/** How many judged requestIDs are kept: a spec goes back to an older one only by hand, and rarely. */
+const JUDGED_KEPT = 8;
+
+/** `judged` with the asked requestID added. */
+export const judgedWith = (c: RecoveryView): string[] =>
+  [...(c.judged ?? []), c.recoveryAsked?.requestID ?? ''].slice(-JUDGED_KEPT);
 
 /** An answering member as a candidate survivor: its EtcdMember name, etcd ID, applied index and revision. */
 export interface Candidate {
@@ -96,6 +105,8 @@ const voterHealth = (c: RecoveryView): { voters: number; healthy: number } => {
 export function refusal(c: RecoveryView): string | null {
   const asked = c.recoveryAsked;
   if (!asked) return 'no recovery is asked';
+  if (c.recovery && c.recovery.requestID !== asked.requestID)
+    return `recovery ${c.recovery.requestID} is running (from ${c.recovery.survivor}): one at a time; ask again once it ended if the cluster still needs it`;
   const { voters, healthy } = voterHealth(c);
   if (voters > 0 && healthy >= quorum(voters))
     return `a quorum answers (${healthy} of ${voters} voters healthy): recovery is for a quorum lost for good, and would drop members that hold data`;

@@ -7,6 +7,7 @@ import type { ClusterEvent, MemberParams, SetDormantParams, SetForceNewClusterPa
 import { recoveredMessage } from './describe.ts';
 import {
   chosen,
+  judgedWith,
   lostGone,
   lostListed,
   lostStopped,
@@ -21,12 +22,16 @@ import {
 
 type Ctx = { context: RecoveryView };
 
+/** A request not judged yet, with etcd's answer fresh and the cluster not going. */
+const judgeable = (c: RecoveryView): boolean => recoveryPending(c) && !c.deleting && !c.etcdStale && c.etcd !== null;
+
 /** Guards of the recovery, by name. */
 export const recoveryGuards = {
   recoveryRefused: ({ context: c }: Ctx) => refusal(c) !== null,
-  // A request that would not be refused, none in flight, and etcd's answer fresh: taken from any step.
-  recoveryInterrupts: ({ context: c }: Ctx) =>
-    recoveryPending(c) && !c.recovery && !c.deleting && !c.etcdStale && refusal(c) === null,
+  // Judged from any step, on a fresh answer from etcd: one that would go ahead interrupts the
+  // step (stuck anyway without a quorum); one refused is said at once and the step goes on.
+  recoveryInterrupts: ({ context: c }: Ctx) => judgeable(c) && refusal(c) === null,
+  recoveryRefusedNow: ({ context: c }: Ctx) => judgeable(c) && refusal(c) !== null,
   lostStopped: ({ context: c }: Ctx) => lostStopped(c),
   survivorForced: ({ context: c }: Ctx) => survivorForced(c),
   survivorPlain: ({ context: c }: Ctx) => survivorPlain(c),
@@ -44,8 +49,9 @@ export const recoveryUpdates = {
   // The request is refused: said once, with why, and not acted on again.
   refuseRecovery: (c) => ({
     recovered: { requestID: c.recoveryAsked?.requestID ?? '', result: 'refused', message: refusal(c) ?? '', at: c.now },
+    judged: judgedWith(c),
   }),
-  chooseSurvivor: (c) => ({ recovery: chosen(c) }),
+  chooseSurvivor: (c) => ({ recovery: chosen(c), judged: judgedWith(c) }),
   chooseLostToDelete: (c) => (c.recovery ? { recovery: { ...c.recovery, deleting: nextToDelete(c) ?? null } } : {}),
   recordDeleted: (c) => {
     const r = c.recovery;

@@ -230,12 +230,21 @@ describe('cluster machine: recovery from a lost quorum', () => {
     expect(d.context.joining).toBeNull();
   });
 
-  it('a request changed while one runs waits for it, then is judged: refused once the quorum is back', () => {
+  it('a second request while one runs is refused at once, and the running one goes on', () => {
     const d = quorumLost();
     play(d, [
       [ask('r1'), 'recovering.stoppingLost.running'],
-      [ask('r2'), 'recovering.stoppingLost.running', []],
       [ok('setDormant'), 'recovering.forcing.running'],
+      [ask('r2'), 'recovering.forcing.running', []],
+    ]);
+    expect(recoveryCondition(d.context)?.reason).toBe('Recovering');
+    expect(d.context.recovered).toMatchObject({
+      requestID: 'r2',
+      result: 'refused',
+      message:
+        'recovery r1 is running (from demo-0): one at a time; ask again once it ended if the cluster still needs it',
+    });
+    play(d, [
       [ok('setForceNewCluster'), 'recovering.awaitingForced'],
       [members({ 0: { pod: { forceNewCluster: 'r1' } }, ...lost }), 'recovering.awaitingForced'],
       [etcd([0], [0]), 'recovering.unforcing.running'],
@@ -245,8 +254,9 @@ describe('cluster machine: recovery from a lost quorum', () => {
       [ok('deleteMember'), 'recovering.deletingLost.running'],
       [ok('deleteMember'), 'recovering.awaitingGone'],
       [members({ 1: null, 2: null }), 'observing'],
+      // r2 is not judged again: the scale-up goes on.
       [etcd([0], [0]), 'scalingUp.joining.addingLearner.running'],
     ]);
-    expect(d.context.recovered).toMatchObject({ requestID: 'r2', result: 'refused' });
+    expect(d.context.recovered).toMatchObject({ requestID: 'r1', result: 'recovered' });
   });
 });
