@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { wipeVolume } from '../../localcluster/storage/index.ts';
 import { clientServiceName } from '../../effects/kubernetes/meta.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
-import { ClusterUnderTest } from './etcd-cluster.ts';
+import { ClusterUnderTest, describeStatus } from './etcd-cluster.ts';
 import { withManager } from './manager-fixture.ts';
 
 const hasNode = inject('clusterHasNode');
@@ -57,6 +57,21 @@ class Writer {
 /** The Recovered condition, when there is one. */
 const recovered = async () => (await demo.get()).status?.conditions?.find((c) => c.type === 'Recovered');
 
+/** What the cluster says and the cluster machine's last steps, printed when the test fails. */
+async function diagnose(): Promise<void> {
+  const steps = env.manager.lines
+    .filter((l) => l.msg === 'step' && l['machine'] === 'cluster')
+    .slice(-40)
+    .map((l) => `${String(l['from'])} -> ${String(l['to'])} on ${String(l['event'])} [${String(l['intents'])}]`);
+  const errors = env.manager.lines
+    .filter((l) => l.level >= 40)
+    .slice(-20)
+    .map((l) => `${l.msg} ${JSON.stringify(l)}`);
+  console.log(
+    `quorum recovery failed; now: ${describeStatus(await demo.get())}\n  ${steps.join('\n  ')}\n  ${errors.join('\n  ')}`,
+  );
+}
+
 /** Waits until the writer has `n` more acknowledged keys. */
 const moreAcked = (w: Writer, n: number): Promise<true> => {
   const from = w.acked.length;
@@ -86,8 +101,10 @@ describe.skipIf(!hasNode)('manager: recovery from a quorum lost for good, from t
       await moreAcked(writer, 20);
       // Asked while every voter answers: refused, nothing changed.
       await demo.patchSpec({ recovery: { requestID: 'too-early' } });
-      await until('too-early refused', async () =>
-        (await recovered())?.reason === 'RecoveryRefused' ? true : undefined,
+      await until(
+        'too-early refused',
+        async () => ((await recovered())?.reason === 'RecoveryRefused' ? true : undefined),
+        60_000,
       );
       expect((await recovered())?.message).toContain('a quorum answers (3 of 3 voters healthy)');
       expect((await demo.verify(3)).members).toEqual(before.members);
@@ -98,18 +115,24 @@ describe.skipIf(!hasNode)('manager: recovery from a quorum lost for good, from t
       await loseMember(first);
       await moreAcked(writer, 5);
       await loseMember(second);
-      await until('quorum lost', async () => {
-        const available = (await demo.get()).status?.conditions?.find((c) => c.type === 'Available');
-        return available?.reason === 'QuorumLost' ? available : undefined;
-      });
+      await until(
+        'quorum lost',
+        async () => {
+          const available = (await demo.get()).status?.conditions?.find((c) => c.type === 'Available');
+          return available?.reason === 'QuorumLost' ? available : undefined;
+        },
+        120_000,
+      );
       await writer.stop();
       const acked = [...writer.acked];
       console.log(`quorum recovery: ${acked.length} writes acknowledged before the loss`);
 
       // Naming a member that is gone is refused too.
       await demo.patchSpec({ recovery: { requestID: 'wrong-member', member: first } });
-      await until('wrong-member refused', async () =>
-        (await recovered())?.message.includes('wrong-member') ? true : undefined,
+      await until(
+        'wrong-member refused',
+        async () => ((await recovered())?.message.includes('wrong-member') ? true : undefined),
+        60_000,
       );
       expect((await recovered())?.reason).toBe('RecoveryRefused');
 
@@ -148,9 +171,12 @@ describe.skipIf(!hasNode)('manager: recovery from a quorum lost for good, from t
       } finally {
         again.etcd.close();
       }
+    } catch (err) {
+      await diagnose();
+      throw err;
     } finally {
       await writer.stop();
       etcd.close();
     }
-  });
+  }, 900_000);
 });
