@@ -137,7 +137,7 @@ describe.skipIf(!hasNode)('manager: recovery from a quorum lost for good, from t
       expect((await recovered())?.reason).toBe('RecoveryRefused');
 
       const asked = Date.now();
-      await demo.patchSpec({ recovery: { requestID: 'lost-for-good' } });
+      await demo.patchSpec({ recovery: { requestID: 'lost-for-good', member: null } });
       const done = await until(
         'recovered',
         async () => {
