@@ -54,6 +54,8 @@ export interface RecoveryView extends RecoveryContext {
   readonly etcdStale: boolean;
   /** The EtcdCluster is being deleted: nothing is recovered. */
   readonly deleting: boolean;
+  /** The EtcdMembers were listed: a request is never judged on a machine that has not seen them. */
+  readonly membersSeen: boolean;
 }
 
 /** A request not acted on yet: neither in flight nor ended. */
