@@ -22,8 +22,9 @@ import {
 
 type Ctx = { context: RecoveryView };
 
-/** A request not judged yet, with etcd's answer fresh and the cluster not going. */
-const judgeable = (c: RecoveryView): boolean => recoveryPending(c) && !c.deleting && !c.etcdStale && c.etcd !== null;
+/** A request not judged yet, with the members listed, etcd's answer fresh and the cluster not going. */
+const judgeable = (c: RecoveryView): boolean =>
+  recoveryPending(c) && c.membersSeen && !c.deleting && !c.etcdStale && c.etcd !== null;
 
 /** Guards of the recovery, by name. */
 export const recoveryGuards = {
