@@ -85,23 +85,15 @@ async function recoverLostQuorum(cut: ClusterUnderTest, ctx: ActionContext): Pro
   const [, ...lost] = [...(ctx.before?.members.keys() ?? [])].sort();
   for (const name of lost) await wipeVolume(ctx.kubeconfig, cut.namespace, pvcName(name));
   await Promise.all(lost.map((name) => ctx.core.deleteNamespacedPod({ name, namespace: cut.namespace })));
-  await until(
-    'quorum lost',
-    async () => {
-      const c = await cut.get();
-      return c.status?.conditions?.some((x) => x.type === 'Available' && x.reason === 'QuorumLost') ? true : undefined;
-    },
-    ctx.settleMs,
-  );
+  const shows = (what: string, type: string, holds: (c: { status: string; reason: string }) => boolean) =>
+    until(
+      what,
+      async () => ((await cut.get()).status?.conditions?.some((x) => x.type === type && holds(x)) ? true : undefined),
+      ctx.settleMs,
+    );
+  await shows('quorum lost', 'Available', (x) => x.reason === 'QuorumLost');
   await cut.patchSpec({ recovery: { requestID: 'crash-sweep' } });
-  await until(
-    'recovered',
-    async () => {
-      const c = await cut.get();
-      return c.status?.conditions?.some((x) => x.type === 'Recovered' && x.status === 'True') ? true : undefined;
-    },
-    ctx.settleMs,
-  );
+  await shows('recovered', 'Recovered', (x) => x.status === 'True');
   await cut.settled(3, ctx.settleMs);
 }
 
