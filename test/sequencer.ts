@@ -23,7 +23,7 @@ export const E2E_SECONDS: Readonly<Record<string, number>> = {
   'test/e2e/metrics-alerts.test.ts': 170,
   'test/e2e/node-loss-bootstrap.test.ts': 141,
   'test/e2e/disruptions.test.ts': 136,
-  'test/e2e/quorum-recovery.test.ts': 120,
+  'test/e2e/quorum-recovery.test.ts': 59,
   'test/e2e/tls-cert-manager.test.ts': 135,
   'test/e2e/node-loss.test.ts': 132,
   'test/e2e/readme-install.test.ts': 128,
