@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startNetwork } from '../../localcluster/network/index.ts';
 import type { LocalNetwork } from '../../localcluster/network/index.ts';
 import { PodNetns } from '../../localcluster/network/podNetns.ts';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 
 const ns = `net-${process.pid}`;
 const sandboxes = new PodNetns(`e2e-network-pods-${process.pid}`, () => undefined);

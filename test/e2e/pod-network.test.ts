@@ -13,7 +13,7 @@ import { DEFAULT_AGENT_IMAGE } from '../../effects/kubernetes/context.ts';
 import { kubeconfigArgs } from '../../localcluster/controlplane/kubectl.ts';
 import { POD_RANGES } from '../../localcluster/realnode/routes.ts';
 import { createNamespace, deleteNamespace, isReady, podWhen } from './pods.ts';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 import { applyManifest, kubectl } from './kube.ts';
 
 const ns = `podnet-${process.pid}`;

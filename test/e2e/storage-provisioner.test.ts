@@ -11,7 +11,7 @@ import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startStorage, wipeVolume } from '../../localcluster/storage/index.ts';
 import type { Storage } from '../../localcluster/types.ts';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 
 const scope = { provisioner: 'etcd-operator.dev/e2e-storage', storageClass: 'e2e-storage', isDefault: false };
 const ns = `storage-${process.pid}`;
