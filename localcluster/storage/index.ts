@@ -11,7 +11,7 @@ import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { ControllerOptions, Storage } from '../types.ts';
 import { Serial, startInformer } from '../network/informer.ts';
-import { StorageError } from './errors.ts';
+import { ignore, StorageError } from './errors.ts';
 import { mountedUnder, mountSized, resizeSized, restoreSaved, saveAndUnmount, unmountSized } from './tmpfs.ts';
 import { wipeVolume } from './wipeVolume.ts';
 import { plan, storageClass } from './volumes.ts';
@@ -179,15 +179,6 @@ async function ensureStorageClass(api: StorageV1Api, scope: Scope): Promise<void
       'ERR_STORAGE_CLASS',
       `StorageClass ${scope.storageClass} exists with provisioner ${current.provisioner}`,
     );
-  }
-}
-
-async function ignore<T>(code: number, call: Promise<T>): Promise<T | undefined> {
-  try {
-    return await call;
-  } catch (err) {
-    if ((err as { code?: unknown }).code === code) return undefined;
-    throw err;
   }
 }
 

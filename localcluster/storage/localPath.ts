@@ -11,7 +11,7 @@ import { startProcess, waitReady } from '../controlplane/process.ts';
 import { binary } from '../controlplane/tools.ts';
 import { BUSYBOX_IMAGE } from '../images.ts';
 import type { ControllerOptions } from '../types.ts';
-import { StorageError } from './errors.ts';
+import { ignore, StorageError } from './errors.ts';
 
 /** The provisioner's name on the class and on each volume it makes (upstream's default). */
 export const LOCAL_PATH_PROVISIONER = 'rancher.io/local-path';
@@ -128,12 +128,4 @@ export async function startLocalPath(opts: LocalPathOptions): Promise<LocalPath>
 }
 
 /** Awaits a create: true when made, false when it existed (409). */
-async function created(call: Promise<unknown>): Promise<boolean> {
-  try {
-    await call;
-    return true;
-  } catch (err) {
-    if ((err as { code?: unknown }).code === 409) return false;
-    throw err;
-  }
-}
+const created = async (call: Promise<unknown>): Promise<boolean> => (await ignore(409, call)) !== undefined;
