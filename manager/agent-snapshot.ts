@@ -15,6 +15,7 @@ import { digestOf, ObjectMismatchError, type StoredObject } from '../effects/dig
 import { readSnapshot, withEtcdHash, type SnapshotInfo } from '../effects/etcd/snapshot.ts';
 import { snapshotStorageVersion, storageVersionRefusal, type ReadAt } from '../effects/etcd/storage-version.ts';
 import { findEtcdData } from './agent.ts';
+import { measureAt } from './agent-verify.ts';
 import { failpoint } from './failpoints.ts';
 import { abortUploads, s3Client, uploadStream, verifyObject, type UploadProgress } from '../effects/s3/index.ts';
 import { tidyReport, tidyUploads } from './agent-uploads.ts';
@@ -26,6 +27,11 @@ export interface SnapshotReport extends StoredObject {
   readonly location: string;
   readonly revision: number;
   readonly etcdVersion: string;
+  /** etcd's HashKV at `revision` on the member, and the compaction it began from (agent-verify.ts). */
+  readonly hashKV?: number;
+  readonly compactRevision?: number;
+  /** Keys on the member at `revision`. */
+  readonly keys?: number;
   /** S3: uploads that earlier, interrupted runs left and this one aborted (its key's, then stale ones beside it). */
   readonly abortedUploads?: number;
   /** S3: why some could not be aborted (the snapshot itself is stored and checked). */
@@ -260,15 +266,20 @@ async function snapshotUntil(args: SnapshotArgs, env: NodeJS.ProcessEnv, signal:
     const info: SnapshotInfo = { bytes: 0 };
     const chunks = readSnapshot(etcd, info, signal);
     const to = args.to;
+    // Recorded once stored, at the revision the snapshot holds: what a restore of it is checked against.
+    const recorded = async () => {
+      const { hashKV, compactRevision, keys } = await measureAt(etcd, info.revision ?? 0);
+      return { revision: info.revision ?? 0, etcdVersion: info.etcdVersion ?? '', hashKV, compactRevision, keys };
+    };
     if (to.kind === 'file') {
       mkdirSync(dirname(to.path), { recursive: true });
       const stored = await writeFileStream(to.path, chunks);
       await verifyFile(to.path, stored);
-      return { location: to.path, ...stored, revision: info.revision ?? 0, etcdVersion: info.etcdVersion ?? '' };
+      return { location: to.path, ...stored, ...(await recorded()) };
     }
     const { size, sha256, ...tidied } = await storeToS3(args, to, chunks, env, signal);
     const location = `s3://${to.bucket}/${to.key}`;
-    return { location, size, sha256, revision: info.revision ?? 0, etcdVersion: info.etcdVersion ?? '', ...tidied };
+    return { location, size, sha256, ...(await recorded()), ...tidied };
   } finally {
     etcd.close();
   }
