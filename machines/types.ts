@@ -331,6 +331,8 @@ export interface ScheduleSpecObservation {
   readonly failedHistoryLimit: number;
   /** metadata.creationTimestamp (epoch ms): fire times at or before it never run. */
   readonly createdAt: number;
+  /** spec.verify.every: verify the snapshot of every Nth run; null (or absent, in older journals) for none. */
+  readonly verifyEvery?: number | null;
 }
 
 /** Schedule machine events. The snapshots are the schedule's own that are not being deleted. */

@@ -16,6 +16,8 @@ export interface OwnedSnapshot {
   readonly createdAt: number;
   /** When it succeeded or failed; null while in flight (a finished one without it counts from createdAt). */
   readonly completedAt: number | null;
+  /** What a restore proved of it (spec.verify), when it was checked: verified or not, and when. */
+  readonly verified?: { readonly ok: boolean; readonly at: number } | null;
 }
 
 /** The schedule's limits. keepLast and maxAge may each be absent; at least one is expected. */
