@@ -196,6 +196,9 @@ describe.skipIf(!hasNode)('snapshots: EtcdSnapshot to S3 and to a PVC on the loc
     // The throwaway etcd went with its Job's Pod: no Pod of it still runs.
     const pods = await kube.core.listNamespacedPod({ namespace: ns, labelSelector: 'etcd-operator.dev/job=verify' });
     expect(pods.items.filter((p) => p.status?.phase === 'Running').map((p) => p.metadata?.name)).toEqual([]);
+    // Gone with what it stored: the bucket holds only what the next cases count.
+    await kube.custom.deleteNamespacedCustomObject({ ...api, name: 'verified' });
+    await untilGone('EtcdSnapshot verified', () => getSnapshot('verified'));
   });
 
   /** The keys of a running cluster, and the revision a new write gets there. */
