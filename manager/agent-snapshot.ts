@@ -32,6 +32,8 @@ export interface SnapshotReport extends StoredObject {
   readonly compactRevision?: number;
   /** Keys on the member at `revision`. */
   readonly keys?: number;
+  /** Why hashKV and keys could not be recorded (the snapshot is stored and checked all the same). */
+  readonly notRecorded?: string;
   /** S3: uploads that earlier, interrupted runs left and this one aborted (its key's, then stale ones beside it). */
   readonly abortedUploads?: number;
   /** S3: why some could not be aborted (the snapshot itself is stored and checked). */
@@ -267,9 +269,16 @@ async function snapshotUntil(args: SnapshotArgs, env: NodeJS.ProcessEnv, signal:
     const chunks = readSnapshot(etcd, info, signal);
     const to = args.to;
     // Recorded once stored, at the revision the snapshot holds: what a restore of it is checked against.
+    // A record that fails (the member compacted past it meanwhile) leaves a stored snapshot that
+    // cannot be verified, not a failed one.
     const recorded = async () => {
-      const { hashKV, compactRevision, keys } = await measureAt(etcd, info.revision ?? 0);
-      return { revision: info.revision ?? 0, etcdVersion: info.etcdVersion ?? '', hashKV, compactRevision, keys };
+      const base = { revision: info.revision ?? 0, etcdVersion: info.etcdVersion ?? '' };
+      try {
+        const { hashKV, compactRevision, keys } = await measureAt(etcd, base.revision);
+        return { ...base, hashKV, compactRevision, keys };
+      } catch (err) {
+        return { ...base, notRecorded: (err as Error).message };
+      }
     };
     if (to.kind === 'file') {
       mkdirSync(dirname(to.path), { recursive: true });

@@ -8,15 +8,15 @@
  * on the restored data; `verifySnapshotFile` does the whole round (sha256, etcdutl restore, etcd,
  * check, removal) in one process, for the tests and for measuring what verification costs.
  */
-import { spawn, execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { promisify } from 'node:util';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { Etcd3 } from 'etcd3';
 import { digestOf } from '../effects/digest.ts';
+import type { SnapshotVerdict } from '../machines/types.ts';
 
 /** What was recorded of the member when the snapshot was taken, at the snapshot's revision. */
 export interface SnapshotRecord {
@@ -31,13 +31,7 @@ export interface SnapshotRecord {
 }
 
 /** What a check of a restored snapshot found: what it checked, and what differed (none when verified). */
-export interface Verdict {
-  readonly verified: boolean;
-  /** What was checked, as users read it: `revision 12 (head 12), hashKV 3021.., 100 keys`. */
-  readonly checked: string;
-  /** Each difference as a sentence; empty when verified. */
-  readonly differences: readonly string[];
-}
+export type Verdict = SnapshotVerdict;
 
 /** All keys: both key and range_end '\0'. */
 const ALL = Buffer.from([0]);
