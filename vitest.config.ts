@@ -11,6 +11,11 @@ import LongestFirst from './test/sequencer.ts';
  * controller is started with the cluster for every file.
  */
 const WHOLE_CLUSTER = [
+  // Own tainted nodes, so they could share; side by side, another file's node holder was twice
+  // killed as it came up while a node stopped (localcluster/realnode/node.ts, lockNodes): kept
+  // apart until that is understood.
+  'test/e2e/node-loss.test.ts', // stops the node a member runs on
+  'test/e2e/node-loss-bootstrap.test.ts', // hangs and deletes a node under a new cluster
   'test/e2e/nodes-spread-drain.test.ts', // cordons and drains nodes
   'test/e2e/disruption-budget.test.ts', // drains a node
   'test/e2e/chart-install.test.ts', // a manager watching every namespace
@@ -39,8 +44,9 @@ const cluster = {
 // one after the other. First `image` (builds the operator image, runs it unpacked and pushes it to
 // a local registry; root); then `cluster` (e2e on the shared local Kubernetes) and `unit` (needs
 // nothing but Node) sharing E2E_WORKERS workers: vitest hands out the e2e files first (longest
-// first, test/sequencer.ts), and the unit files fill the workers the last e2e files leave free,
-// where one worker after another sat idle; then `cluster-serial`, one file at a time. Both e2e
+// first, test/sequencer.ts), and the unit files once every e2e file has started, three at a time
+// (measured: they run mostly after the group's e2e files, not beside them); then
+// `cluster-serial`, one file at a time. Both e2e
 // projects share one local cluster, started once by test/e2e/setup.ts.
 export default defineConfig({
   test: {

@@ -15,7 +15,7 @@ import { setup } from 'xstate';
 import { DECISIONS, decide, initialClusterContext, type ClusterContext, type Decision } from './cluster-decide.ts';
 import { bootstrapGuards, starting } from './cluster/bootstrap/index.ts';
 import { CONCERN_GUARDS, CONCERN_TOP_STATES } from './cluster/concerns.ts';
-import { BOOTSTRAP, CLUSTER, PARKING, RESTORE, SEEDING, WAKING } from './cluster/ids.ts';
+import { BOOTSTRAP, CLUSTER, PARKING, RESTORE, SEEDING, WAKING, type ClusterStep } from './cluster/ids.ts';
 import { attempt, restingState } from './cluster/step-kit.ts';
 import { coordinatorGuards } from './cluster-guards.ts';
 import * as act from './cluster-updates.ts';
@@ -300,5 +300,5 @@ export const clusterMachine = machine.createMachine({
       always: { guard: 'targetOutdated', target: 'deciding', actions: 'latchTarget' },
     },
     deleting: { type: 'final', tags: [TAG.halted] },
-  },
+  } satisfies Record<ClusterStep, StateConfig>,
 });

@@ -7,10 +7,11 @@ import type { ClusterContext } from './cluster-decide.ts';
 import { liveVoters, wantedBudget } from './cluster-decide.ts';
 import { retarget } from './cluster/concern.ts';
 import { concernMessage } from './cluster/concerns.ts';
+import { stepOf } from './cluster/ids.ts';
 import { startMessage } from './cluster/bootstrap/index.ts';
 import { maintenanceNote } from './cluster/maintenance/index.ts';
 import { memberTrouble, type MemberContext } from './member-decide.ts';
-import { MEMBER_STATE } from './member-state.ts';
+import { MEMBER_STATE, shownState, type MemberState } from './member-state.ts';
 import { expectedWait, peerURL, type HoldCode, type StepFailures } from './policy.ts';
 import { pathHasTag, TAG } from './tags.ts';
 
@@ -113,15 +114,15 @@ const leaderOf = (c: ClusterContext): string => {
 
 /** The step and message of a cluster machine state (its dotted path) and context. */
 export function describeCluster(path: string, c: ClusterContext): Described {
-  const [top = 'pending', ...rest] = path.split('.');
-  const message = concernMessage(top, rest.join('.'), c) ?? coordinatorMessage(path, c);
+  const [top = 'pending'] = path.split('.');
+  const message = concernMessage(path, c) ?? coordinatorMessage(path, c);
   const resting = pathHasTag(clusterMachine, path, TAG.resting);
   return { step: camel(top), message: `${message}${stuckMembers(c)}${resting ? '' : retrying(c)}` };
 }
 
 /** What the coordinator's own steps (membership, bootstrap, rest) say. */
 function coordinatorMessage(path: string, c: ClusterContext): string {
-  const [top = 'pending', ...rest] = path.split('.');
+  const rest = path.split('.').slice(1);
   const sub = rest.join('.');
   const target = c.target?.replicas ?? 0;
   const live = c.etcd ? liveVoters(c) : [];
@@ -129,7 +130,8 @@ function coordinatorMessage(path: string, c: ClusterContext): string {
   const healthy = live.filter((v) => c.etcd?.healthy.includes(v.id)).length;
   const leaving = c.leaving?.member ?? 'a member';
   let message: string;
-  switch (top) {
+  // Cases the compiler checks against the machine's steps (a step it lacks does not compile).
+  switch (stepOf(path)) {
     case 'pending':
       message = c.spec === null ? 'waiting for the EtcdCluster spec' : 'waiting for the list of its EtcdMembers';
       break;
@@ -229,31 +231,33 @@ const stuckMembers = (c: ClusterContext): string =>
 const failure = (c: { lastError: { code: string; message: string } | null }, until: string): string =>
   `a step failed in a way trying again cannot fix${c.lastError ? ` (${c.lastError.code}: ${c.lastError.message})` : ''}; nothing more is done until ${until}`;
 
-/** The step and message of a member machine state; `state` is what EtcdMember.status.state shows. */
-export function describeMember(path: string, c: MemberContext): Described & { readonly state: string } {
+/** Member states in which what keeps a Pod from running is not news: none is meant to run. */
+const UNTROUBLED: ReadonlySet<MemberState> = new Set([
+  MEMBER_STATE.failed,
+  MEMBER_STATE.removed,
+  MEMBER_STATE.dormant,
+  MEMBER_STATE.parking,
+]);
+
+/**
+ * The step and message of a member machine state; `state` is what EtcdMember.status.state shows
+ * (undefined for a path the machine does not have, as a journal's older one may be).
+ */
+export function describeMember(
+  path: string,
+  c: MemberContext,
+): Described & { readonly state: MemberState | undefined } {
   const [top = 'pending', sub = ''] = path.split('.');
-  // A parked member is dormant only once its Pod is really gone; a started learner waits to be promoted.
-  // A Pod that runs but is not Ready is not being restarted: its etcd answers no health check
-  // (a member of a cluster without quorum looks like this, the healthy ones too).
   const running = Boolean(c.pod && !c.pod.deleting && c.pod.phase === 'Running');
-  const state =
-    top === 'parking' && sub === 'stopped'
-      ? 'dormant'
-      : top === 'joiningLearner' && sub === 'catchingUp'
-        ? 'promoting'
-        : top === 'restarting' && sub === 'awaitingReady' && running
-          ? 'notReady'
-          : top;
-  const messages: Record<string, string> = {
+  const state = shownState(path, running);
+  const messages: Record<MemberState, string> = {
     pending: "waiting for the member's Pod and volume to be observed",
     deciding: 'deciding the next step',
     creatingVolume: "creating the member's PersistentVolumeClaim",
     bootstrapping:
       'starting etcd for the first time with a new cluster (--initial-cluster-state new): the seed, or one of the members a new cluster starts with at once',
-    joiningLearner:
-      sub === 'catchingUp'
-        ? 'running as a learner, catching up with the leader before promotion'
-        : 'starting etcd as a learner that joins the cluster',
+    joiningLearner: 'starting etcd as a learner that joins the cluster',
+    promoting: 'running as a learner, catching up with the leader before promotion',
     rechecking:
       'etcd restarted inside its Pod, where the data check does not run: a new Pod checks the volume before etcd starts',
     restarting: "etcd's Pod is gone or not ready: starting it again from the member's volume",
@@ -267,10 +271,8 @@ export function describeMember(path: string, c: MemberContext): Described & { re
           : 'creating the new Pod'
     }`,
     voter: 'a voting member, running',
-    parking:
-      state === 'dormant'
-        ? 'dormant: no Pod runs; the volume and member ID are kept'
-        : 'stopping the Pod for scale to zero; the volume stays',
+    parking: 'stopping the Pod for scale to zero; the volume stays',
+    dormant: 'dormant: no Pod runs; the volume and member ID are kept',
     replacing: `its data is gone (${c.dataLost ?? 'unknown'}); the cluster replaces it with a new member`,
     nodeLost: c.pod?.evictedFromNode
       ? `its node ${c.pod.evictedFromNode} is down and Kubernetes evicts its Pod; the cluster replaces it with a new member on a live node while a quorum remains`
@@ -284,10 +286,10 @@ export function describeMember(path: string, c: MemberContext): Described & { re
   };
   // What keeps its Pod or claim from running, in Kubernetes' words, whatever the step waits for.
   const trouble = memberTrouble(c);
-  const stuck = trouble && !['failed', 'removed', 'dormant', 'parking'].includes(state) ? `; ${trouble.message}` : '';
+  const stuck = trouble && !(state && UNTROUBLED.has(state)) ? `; ${trouble.message}` : '';
   return {
     state,
-    step: camel(state),
-    message: `${messages[state] ?? messages[top] ?? path}${stuck}${top === 'failed' ? '' : retrying(c)}`,
+    step: camel(state ?? top),
+    message: `${state ? messages[state] : path}${stuck}${state === MEMBER_STATE.failed ? '' : retrying(c)}`,
   };
 }

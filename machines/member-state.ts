@@ -35,5 +35,34 @@ export const MEMBER_STATE = Object.fromEntries(MEMBER_STATES.map((s) => [s, s]))
   readonly [S in MemberState]: S;
 };
 
+/** The states shown from inside another top state rather than being one (see `shownState`). */
+const SHOWN_WITHIN = [MEMBER_STATE.promoting, MEMBER_STATE.notReady, MEMBER_STATE.dormant] as const;
+
+/**
+ * The member machine's top-level states: every member state but those shown from inside one.
+ * machines/member.ts's `states` satisfies a record of exactly these, so a state the machine has
+ * and the list lacks, or the other way round, fails to compile.
+ */
+export type MemberMachineState = Exclude<MemberState, (typeof SHOWN_WITHIN)[number]>;
+
 /** Whether `s` is a member state. */
 export const isMemberState = (s: string): s is MemberState => (MEMBER_STATES as readonly string[]).includes(s);
+
+/** Whether `s` is one of the member machine's top-level states. */
+const isMachineState = (s: string): s is MemberMachineState =>
+  isMemberState(s) && !(SHOWN_WITHIN as readonly string[]).includes(s);
+
+/**
+ * What status.state shows for the member machine at the dotted `path`, given whether its Pod
+ * runs (and is not being deleted); undefined for a path whose top the machine does not have.
+ */
+export function shownState(path: string, podRunning: boolean): MemberState | undefined {
+  const [top = '', sub = ''] = path.split('.');
+  // A parked member is dormant only once its Pod is really gone; a started learner waits to be promoted.
+  if (top === MEMBER_STATE.parking && sub === 'stopped') return MEMBER_STATE.dormant;
+  if (top === MEMBER_STATE.joiningLearner && sub === 'catchingUp') return MEMBER_STATE.promoting;
+  // A Pod that runs but is not Ready is not being restarted: its etcd answers no health check
+  // (a member of a cluster without quorum looks like this, the healthy ones too).
+  if (top === MEMBER_STATE.restarting && sub === 'awaitingReady' && podRunning) return MEMBER_STATE.notReady;
+  return isMachineState(top) ? top : undefined;
+}

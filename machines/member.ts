@@ -20,12 +20,14 @@ import {
   type MemberInput,
 } from './member-decide.ts';
 import * as act from './member-updates.ts';
+import type { MemberMachineState } from './member-state.ts';
 import { TAG, type Tag } from './tags.ts';
 import type { MemberEvent } from './types.ts';
 
 export { MEMBER_DECISIONS, decideMember, type MemberDecision } from './member-decide.ts';
 
-const STATE_OF: Record<MemberDecision, string> = {
+/** The state each decision leads to: a member machine state's id, or one below it. */
+const STATE_OF: Record<MemberDecision, `#member.${MemberMachineState}` | `#member.${MemberMachineState}.${string}`> = {
   removing: '#member.removing',
   replacing: '#member.replacing',
   nodeLost: '#member.nodeLost',
@@ -224,5 +226,5 @@ export const memberMachine = machine.createMachine({
     // from changes (the EtcdMember or EtcdCluster is edited, the member is deleted or parked).
     failed: { tags: [TAG.resting], always: { guard: 'failureOutdated', target: 'deciding', actions: 'clearFailed' } },
     removed: { type: 'final', tags: [TAG.resting] },
-  },
+  } satisfies Record<MemberMachineState, StateConfig>,
 });

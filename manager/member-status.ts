@@ -10,13 +10,36 @@ import { memberMachine } from '../machines/member.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
 import { memberTrouble, type MemberContext } from '../machines/member-decide.ts';
 import type { EtcdMemberInfo } from '../machines/types.ts';
-import { isMemberState, type MemberState } from '../machines/member-state.ts';
+import type { MemberState } from '../machines/member-state.ts';
 import { pvcName } from '../effects/kubernetes/meta.ts';
 
 /** Reasons every start meets for a moment (scheduling, a claim binding): stuck only past STUCK_AFTER_MS. */
 const PASSING = new Set(['Unschedulable', 'SchedulerError', 'ClaimPending']);
 /** How long a passing reason may last before the member is Stuck. */
 export const STUCK_AFTER_MS = 30_000;
+
+/**
+ * From when the member's trouble makes it Stuck: at once for a reason that does not pass by
+ * itself, STUCK_AFTER_MS after it began for a passing one; null with no trouble (or a passing one
+ * whose start is unknown).
+ */
+function stuckFrom(c: MemberContext): number | null {
+  const found = memberTrouble(c);
+  if (!found) return null;
+  if (!PASSING.has(found.reason)) return -Infinity;
+  return c.troubleSince == null ? null : c.troubleSince.at + STUCK_AFTER_MS;
+}
+
+/**
+ * When the Stuck condition may next change with time alone: a passing reason (waiting to be
+ * scheduled, or for a claim to bind) reaching STUCK_AFTER_MS. The member is worked then: nothing
+ * else may come to wake it (the scheduler retries an unschedulable Pod without changing its
+ * status), and it would say "starting" for good. Null when nothing is due.
+ */
+export function stuckDueAt(c: MemberContext, now: number): number | null {
+  const from = stuckFrom(c);
+  return from !== null && from > now ? from : null;
+}
 
 /** What one step (or a refresh) of the member machine gives the status. */
 export interface MemberStep {
@@ -29,7 +52,7 @@ export interface MemberStep {
 export function memberStatus(previous: EtcdMemberStatus | undefined, step: MemberStep, now: number): EtcdMemberStatus {
   const c = step.context;
   const { state: described, step: name, message } = describeMember(step.path, c);
-  const state = shown(described);
+  const state = shown(described, step.path);
   const info: EtcdMemberInfo | null | undefined = c.etcd;
   const resting = pathHasTag(memberMachine, step.path, TAG.resting);
   const set: ConditionInput[] = [
@@ -57,10 +80,8 @@ export function memberStatus(previous: EtcdMemberStatus | undefined, step: Membe
   ];
   // Shown from the first time something kept its Pod or claim from running on. Waiting to be
   // scheduled or for a claim to bind is part of every start: stuck only once it lasts.
-  const found = memberTrouble(c);
-  const lasting =
-    found && (!PASSING.has(found.reason) || (c.troubleSince != null && now - c.troubleSince.at >= STUCK_AFTER_MS));
-  const trouble = lasting ? found : undefined;
+  const from = stuckFrom(c);
+  const trouble = from !== null && now >= from ? memberTrouble(c) : undefined;
   if (trouble || previous?.conditions?.some((x) => x.type === ConditionType.Stuck))
     set.push(
       trouble
@@ -112,9 +133,9 @@ export function memberStatus(previous: EtcdMemberStatus | undefined, step: Membe
 }
 
 /** The state EtcdMember.status.state shows: one of MEMBER_STATES, as the CRD's enum admits no other. */
-function shown(state: string): MemberState {
-  // A state the list lacks is a bug test/machines/member-state.test.ts catches: the API server would refuse it.
-  if (!isMemberState(state)) throw new Error(`member state ${state} is not one of MEMBER_STATES`);
+function shown(state: MemberState | undefined, path: string): MemberState {
+  // A path the member machine lacks is a bug test/machines/member-state.test.ts catches: the API server would refuse it.
+  if (state === undefined) throw new Error(`member machine state ${path} shows none of MEMBER_STATES`);
   return state;
 }
 

@@ -9,8 +9,9 @@ import { ConditionReason, ConditionType, type ConditionInput } from '../api/cond
 import type { Condition } from '../api/v1alpha1/index.ts';
 import { liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
 import { clusterMachine } from '../machines/cluster.ts';
+import { membershipRun } from '../machines/cluster/concerns.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
-import { runOpen, topState } from './status-runs.ts';
+import { runOpen } from './status-runs.ts';
 
 /** etcd's fresh list shows exactly the target's voters. */
 const reached = (c: ClusterContext): boolean =>
@@ -18,17 +19,17 @@ const reached = (c: ClusterContext): boolean =>
 
 const voterCount = (c: ClusterContext): number => (c.etcd ? liveVoters(c).length : 0);
 
-/** A scaling run: its step, its condition, the reason it reads while it runs, and the words for it. */
+/** A scaling run: the machine's run, its condition, the reason it reads while it runs, and the words for it. */
 const RUNS = [
   {
-    step: 'scalingUp',
+    run: 'up',
     type: ConditionType.ScaledUp,
     runningReason: ConditionReason.ScalingUp,
     finished: 'scaled up',
     running: 'scaling up',
   },
   {
-    step: 'scalingDown',
+    run: 'down',
     type: ConditionType.ScaledDown,
     runningReason: ConditionReason.ScalingDown,
     finished: 'scaled down',
@@ -56,9 +57,9 @@ export function membershipConditions(
     });
   const wanted = c.target?.replicas ?? 0;
   for (const run of RUNS) {
-    const inRun = topState(from) === run.step || runOpen(previous, run.type, run.runningReason);
-    if (!inRun || topState(to) === run.step) continue;
-    const opposite = RUNS.find((r) => r !== run && r.step === topState(to));
+    const inRun = membershipRun(from) === run.run || runOpen(previous, run.type, run.runningReason);
+    if (!inRun || membershipRun(to) === run.run) continue;
+    const opposite = RUNS.find((r) => r !== run && r.run === membershipRun(to));
     if (opposite)
       set.push({
         type: run.type,

@@ -11,10 +11,8 @@ import type { ClusterContext } from '../machines/cluster-decide.ts';
 import type { Completion } from '../machines/cluster/concern.ts';
 import { COMPLETES } from '../machines/cluster/concerns.ts';
 import { clusterMachine } from '../machines/cluster.ts';
+import { stepOf, type ClusterStep } from '../machines/cluster/ids.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
-
-/** The top-level state of a dotted state path: the step kind (`scalingUp.joining...` -> `scalingUp`). */
-export const topState = (path: string): string => path.split('.')[0] ?? path;
 
 /** The condition reads False with the run's reason: the run was not yet seen to hold. */
 export const runOpen = (list: readonly Condition[] | undefined, type: string, reason: string): boolean =>
@@ -29,17 +27,17 @@ const completed = (w: Completion, c: ClusterContext): ConditionInput => ({
 
 /** One step kind's condition after a step from `from` to `to`; null to leave it as it is. */
 function judge(
-  step: string,
+  step: ClusterStep,
   w: Completion,
   previous: readonly Condition[] | undefined,
   from: string,
   to: string,
   c: ClusterContext,
 ): ConditionInput | null {
-  const left = topState(from) === step && topState(to) !== step;
+  const left = stepOf(from) === step && stepOf(to) !== step;
   const run = w.running;
   if (run) {
-    if (topState(to) !== step && !left && !runOpen(previous, w.condition, run.reason)) return null;
+    if (stepOf(to) !== step && !left && !runOpen(previous, w.condition, run.reason)) return null;
     // A run that has nothing to do for the condition (a roll onto new CAs alone) leaves it True.
     if (w.done(c)) return completed(w, c);
     return { type: w.condition, status: 'False', reason: run.reason, message: run.message(c) };
@@ -59,5 +57,5 @@ export function completionConditions(
 ): ConditionInput[] {
   // A step left for failed or deleting did not complete; what it said stays.
   if (pathHasTag(clusterMachine, to, TAG.halted)) return [];
-  return Object.entries(COMPLETES).flatMap(([step, w]) => judge(step, w, previous, from, to, c) ?? []);
+  return COMPLETES.flatMap(([step, w]) => judge(step, w, previous, from, to, c) ?? []);
 }

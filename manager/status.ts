@@ -6,7 +6,7 @@
 import { ConditionReason, ConditionType, k8sTime, setConditions, type ConditionInput } from '../api/conditions.ts';
 import type { EtcdClusterStatus, MemberSummary } from '../api/v1alpha1/index.ts';
 import { etcdVoters, liveVoters, type ClusterContext } from '../machines/cluster-decide.ts';
-import { HOLDS } from '../machines/cluster/concerns.ts';
+import { holdAt } from '../machines/cluster/concerns.ts';
 import { clusterMachine } from '../machines/cluster.ts';
 import { describeCluster } from '../machines/describe.ts';
 import { noSpaceRaised } from '../machines/cluster/maintenance/index.ts';
@@ -16,7 +16,7 @@ import { pathHasTag, TAG } from '../machines/tags.ts';
 import { LABEL } from '../effects/kubernetes/meta.ts';
 import { degradedCondition } from './status-degraded.ts';
 import { membershipConditions } from './status-membership.ts';
-import { completionConditions, topState } from './status-runs.ts';
+import { completionConditions } from './status-runs.ts';
 import { MEMBER_STATE } from '../machines/member-state.ts';
 
 /** What one journaled step of the cluster machine gives the status. */
@@ -72,7 +72,7 @@ export function clusterStatus(
   }
 
   // A concern's step that holds its condition False while it rests (a refused expansion).
-  const held = HOLDS[topState(step.to)];
+  const held = holdAt(step.to);
   if (held) set.push({ type: held.condition, status: 'False', reason: held.reason, message });
   // Shown from the first alarm on: True at once, whatever step is in flight; False once it is gone.
   if (noSpaceRaised(c) || previous?.conditions?.some((x) => x.type === ConditionType.SpaceAlarm)) {

@@ -5,6 +5,7 @@
  */
 import type { ConditionTypeName } from '../../api/conditions.ts';
 import type { ClusterContext } from '../cluster-decide.ts';
+import type { ClusterStep } from './ids.ts';
 
 /** The condition a step records once it is left, and whether leaving it finished it. */
 export interface Completion {
@@ -25,11 +26,11 @@ export interface Completion {
 /** A concern's own words, by step (top-level state). */
 export interface ConcernWords {
   /** What a user reads in each of its steps; `sub` is the path under the step. */
-  readonly describe: Readonly<Record<string, (sub: string, c: ClusterContext) => string>>;
-  /** The steps whose end is a condition of its own. */
-  readonly completes: Readonly<Record<string, Completion>>;
+  readonly describe: Readonly<Partial<Record<ClusterStep, (sub: string, c: ClusterContext) => string>>>;
+  /** The steps whose end is a condition of its own, each with its `done`. */
+  readonly completes: Readonly<Partial<Record<ClusterStep, Completion>>>;
   /** Steps that hold a condition False, with the step's message, while the machine rests in them. */
-  readonly holds?: Readonly<Record<string, Hold>>;
+  readonly holds?: Readonly<Partial<Record<ClusterStep, Hold>>>;
 }
 
 /** A condition held False while a step rests: its type and reason (api/conditions.ts). */

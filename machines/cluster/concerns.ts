@@ -4,6 +4,7 @@
  * the coordinator's own steps whose end is a condition. A new concern is one line in each list.
  */
 import type { Completion, ConcernWords, Hold } from './concern.ts';
+import { stepOf, type ClusterStep } from './ids.ts';
 import * as maintenance from './maintenance/index.ts';
 import * as roll from './roll/index.ts';
 import * as volumes from './volumes/index.ts';
@@ -43,7 +44,7 @@ export const CONCERN_UPDATES = {
 export const CONCERNS: readonly ConcernWords[] = [roll.rollWords, maintenance.maintenanceWords, volumes.volumeWords];
 
 /** The coordinator's own steps whose end is a condition: each finishes when it is left. */
-const COORDINATOR: Readonly<Record<string, Completion>> = {
+const COORDINATOR: Readonly<Partial<Record<ClusterStep, Completion>>> = {
   replacing: {
     condition: 'MemberReplaced',
     message: () => 'a member whose data was lost was replaced by a new one',
@@ -62,19 +63,43 @@ const COORDINATOR: Readonly<Record<string, Completion>> = {
   },
 };
 
-/** A step kind that, once left, is recorded as a condition of its own, by step. */
-export const COMPLETES: Readonly<Record<string, Completion>> = {
-  ...COORDINATOR,
-  ...Object.fromEntries(CONCERNS.flatMap((w) => Object.entries(w.completes))),
-};
+/** Entries of a record by step, typed by step. */
+const byStep = <V>(r: Readonly<Partial<Record<ClusterStep, V>>>): [ClusterStep, V][] =>
+  Object.entries(r) as [ClusterStep, V][];
+
+/** A step kind that, once left, is recorded as a condition of its own, by step; each says when it is done. */
+export const COMPLETES: readonly (readonly [ClusterStep, Completion])[] = [
+  ...byStep(COORDINATOR),
+  ...CONCERNS.flatMap((w) => byStep(w.completes)),
+];
 
 /** Conditions held False while a concern's step rests, by step. */
-export const HOLDS: Readonly<Record<string, Hold>> = Object.fromEntries(
-  CONCERNS.flatMap((w) => Object.entries(w.holds ?? {})),
+const HOLDS: Readonly<Partial<Record<ClusterStep, Hold>>> = Object.fromEntries(
+  CONCERNS.flatMap((w) => byStep(w.holds ?? {})),
 );
 
+/** The condition the state at a dotted path holds False while it rests there, if any. */
+export function holdAt(path: string): Hold | undefined {
+  const step = stepOf(path);
+  return step && HOLDS[step];
+}
+
+/** The membership runs of the coordinator, by the step that runs each (ScaledUp, ScaledDown). */
+const MEMBERSHIP_RUNS = { scalingUp: 'up', scalingDown: 'down' } as const satisfies Partial<
+  Record<ClusterStep, string>
+>;
+
+/** A membership run: members added (`up`) or removed (`down`) one per step until etcd lists the target. */
+export type MembershipRun = (typeof MEMBERSHIP_RUNS)[keyof typeof MEMBERSHIP_RUNS];
+
+/** The membership run the state at a dotted path is in, if any. */
+export function membershipRun(path: string): MembershipRun | undefined {
+  const step = stepOf(path);
+  return step && step in MEMBERSHIP_RUNS ? MEMBERSHIP_RUNS[step as keyof typeof MEMBERSHIP_RUNS] : undefined;
+}
+
 /** What a concern says about one of its steps; undefined for the coordinator's own steps. */
-export function concernMessage(top: string, sub: string, c: Parameters<Completion['message']>[0]): string | undefined {
-  const words = CONCERNS.find((w) => top in w.describe);
-  return words?.describe[top]?.(sub, c);
+export function concernMessage(path: string, c: Parameters<Completion['message']>[0]): string | undefined {
+  const [step, sub] = [stepOf(path), path.split('.').slice(1).join('.')];
+  return step && CONCERNS.find((w) => w.describe[step])?.describe[step]?.(sub, c);
 }

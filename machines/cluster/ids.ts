@@ -46,6 +46,18 @@ export const CLUSTER = idsAt([
   'deleting',
 ]);
 
+/**
+ * One of the cluster machine's top-level states: a step. machines/cluster.ts's `states`
+ * satisfies a record of exactly these, so this list and the machine cannot drift apart.
+ */
+export type ClusterStep = keyof typeof CLUSTER;
+
+/** The step (top-level state) of a dotted state path; undefined for a top the machine does not have. */
+export function stepOf(path: string): ClusterStep | undefined {
+  const [top = ''] = path.split('.');
+  return Object.hasOwn(CLUSTER, top) ? (top as ClusterStep) : undefined;
+}
+
 /** The coordinator's compound steps. */
 export const BOOTSTRAP = idsUnder('bootstrapping', ['seeding', 'starting', 'joining']);
 export const SEEDING = idsUnder('bootstrapping.seeding', [

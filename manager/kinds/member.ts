@@ -6,10 +6,10 @@ import { patchMemberStatus, pvcName } from '../../effects/kubernetes/index.ts';
 import { controllerUid } from '../../effects/kubernetes/meta.ts';
 import { describeMember, etcdMemberFor, memberMachine, type ClusterObjectRef } from '../../machines/index.ts';
 import { dataLostObserved } from '../data-check.ts';
-import { memberStatus, newlyStuck } from '../member-status.ts';
+import { memberStatus, newlyStuck, stuckDueAt } from '../member-status.ts';
 import { memberObserved, podObserved, pvcObserved } from '../observe.ts';
 import { WATCHES } from '../watches.ts';
-import { statusByPath } from './_util.ts';
+import { statusByPath, wakeAt } from './_util.ts';
 import type { KindSpec } from './kind.ts';
 
 /** The EtcdMember kind. */
@@ -85,6 +85,8 @@ export const memberKind: KindSpec<'EtcdMember'> = {
         await entry.runner.feed({ type: 'etcd.member.observed', at: now(), member });
       }
     });
+    // Woken when waiting to be scheduled, or for its claim, has lasted long enough to be Stuck.
+    wakeAt(w, key, stuckDueAt(entry.runner.snapshot.context, w.now()));
     if (moved) w.queue.add(key);
   },
 };

@@ -34,6 +34,8 @@ export const WRITE_BUDGET_MS = 10_000;
  * reconnects on a timeout does.
  */
 const ATTEMPT_MS = 2_000;
+/** Writes `stop` waits for after it is called: the cluster is shown writable after what ran. */
+const FINAL_WRITES = 5;
 
 /**
  * gRPC keepalive of the watcher's connection, so a watch on a dead member's connection is
@@ -166,8 +168,15 @@ export class Traffic {
     }
   }
 
-  /** Stops writing, lets the watch catch up, reads every acknowledged key back, and reports. */
+  /**
+   * Stops writing once the cluster has taken `FINAL_WRITES` more writes (so a disruption over
+   * sooner than a few writes still shows the cluster writable after it; a writer still failing
+   * stops when its write fails for good), lets the watch catch up, reads every acknowledged key
+   * back, and reports.
+   */
   async stop(): Promise<TrafficReport> {
+    const target = this.#acked.size + FINAL_WRITES;
+    for (let waited = 0; waited < 2 * WRITE_BUDGET_MS && this.#acked.size < target; waited += 50) await sleep(50);
     this.#running = false;
     const recorded = this.#history?.stop();
     recorded?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile

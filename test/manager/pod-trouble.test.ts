@@ -2,9 +2,8 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { initialMemberContext, type MemberContext } from '../../machines/member-decide.ts';
-import { memberStatus, STUCK_AFTER_MS } from '../../manager/member-status.ts';
+import { memberStatus, newlyStuck, STUCK_AFTER_MS, stuckDueAt } from '../../manager/member-status.ts';
 import { stuckOf } from '../../manager/debug/views.ts';
-import { newlyStuck } from '../../manager/member-status.ts';
 import { membersListed, podObserved, pvcObserved } from '../../manager/observe.ts';
 import { claimTrouble, podTrouble } from '../../manager/pod-trouble.ts';
 import { UNWELL_GRACE_MS } from '../../manager/status-degraded.ts';
@@ -123,14 +122,16 @@ describe('a stuck member says why', () => {
     expect(newlyStuck(s.conditions, ok.conditions)).toBeUndefined();
   });
 
+  /** A member whose Pod has waited to be scheduled since NOW. */
+  const waitingToBeScheduled = (): MemberContext => ({
+    ...base,
+    pvcBound: true,
+    pod: { uid: 'p0', phase: 'Pending', ready: false, deleting: false, trouble: podTrouble(unschedulable)! },
+    troubleSince: { reason: 'Unschedulable', at: NOW },
+  });
+
   it('waiting to be scheduled or for a claim to bind is part of every start: Stuck only once it lasts 30 s', () => {
-    const trouble = podTrouble(unschedulable)!;
-    const c: MemberContext = {
-      ...base,
-      pvcBound: true,
-      pod: { uid: 'p0', phase: 'Pending', ready: false, deleting: false, trouble },
-      troubleSince: { reason: 'Unschedulable', at: NOW },
-    };
+    const c = waitingToBeScheduled();
     const step = { path: 'bootstrapping.awaitingReady', context: c, generation: 1 };
     const fresh = memberStatus(undefined, step, NOW + 5_000);
     expect(fresh.conditions?.find((x) => x.type === 'Stuck')).toBeUndefined();
@@ -140,6 +141,18 @@ describe('a stuck member says why', () => {
       status: 'True',
       reason: 'Unschedulable',
     });
+  });
+
+  it('a member waiting on a passing reason is due to be worked again when it would turn Stuck, and no longer once it has', () => {
+    const c = waitingToBeScheduled();
+    const trouble = podTrouble(unschedulable)!;
+    // Nothing may come to wake it (the scheduler retries without changing the Pod's status).
+    expect(stuckDueAt(c, NOW + 5_000)).toBe(NOW + STUCK_AFTER_MS);
+    expect(stuckDueAt(c, NOW + STUCK_AFTER_MS)).toBeNull();
+    // A reason that is Stuck at once, and no trouble at all, need no wake.
+    const pulling = { ...trouble, reason: 'ErrImagePull' };
+    expect(stuckDueAt({ ...c, pod: { ...c.pod!, trouble: pulling } }, NOW + 5_000)).toBeNull();
+    expect(stuckDueAt(base, NOW)).toBeNull();
   });
 
   it("the cluster's Progressing names it at once, and Degraded says MemberStuck past the grace", () => {

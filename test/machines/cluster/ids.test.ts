@@ -6,7 +6,7 @@ import { MAINTENANCE } from '../../../machines/cluster/maintenance/index.ts';
 import { ROLL } from '../../../machines/cluster/roll/index.ts';
 import { VOLUMES } from '../../../machines/cluster/volumes/index.ts';
 
-const { idsAt: _at, idsUnder: _under, ...TABLES } = COORDINATOR;
+const { idsAt: _at, idsUnder: _under, stepOf: _stepOf, ...TABLES } = COORDINATOR;
 const ID_TABLES = { ...TABLES, STARTING, ROLL, MAINTENANCE, VOLUMES };
 
 /** Every id in a table, nested tables flattened. */
@@ -20,4 +20,8 @@ describe('cluster machine: typed state ids', () => {
       expect(() => clusterMachine.getStateNodeById(id.slice(1))).not.toThrow();
     },
   );
+
+  it('CLUSTER lists exactly the top-level states of the machine', () => {
+    expect(Object.keys(clusterMachine.root.states).sort()).toEqual(Object.keys(COORDINATOR.CLUSTER).sort());
+  });
 });
