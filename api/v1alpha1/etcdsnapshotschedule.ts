@@ -11,7 +11,7 @@ import { clusterReference, MAX_SNAPSHOT_NAME, snapshotDestination } from './etcd
 export const MAX_SCHEDULE_NAME = MAX_SNAPSHOT_NAME - '-12345678'.length;
 
 const retention = s.object(
-  'Which of the EtcdSnapshots this schedule made it keeps. The newest successful one is never deleted, so a schedule whose runs keep failing keeps its last good backup however old.',
+  'Which of the EtcdSnapshots this schedule made it keeps. The newest successful one is never deleted, so a schedule whose runs keep failing keeps its last good backup however old; nor is the newest one a restore proved (verify).',
   {
     keepLast: s.integer('Keep the newest N successful snapshots.', { minimum: 1, format: 'int32' }),
     maxAge: s.string(

@@ -526,7 +526,7 @@ export interface EtcdSnapshotScheduleSpec {
   timeZone?: string;
   /** Where the snapshot is stored: exactly one of s3 and pvc. */
   destination: SnapshotDestination;
-  /** Which of the EtcdSnapshots this schedule made it keeps. The newest successful one is never deleted, so a schedule whose runs keep failing keeps its last good backup however old. */
+  /** Which of the EtcdSnapshots this schedule made it keeps. The newest successful one is never deleted, so a schedule whose runs keep failing keeps its last good backup however old; nor is the newest one a restore proved (verify). */
   retention: SnapshotRetention;
   /** Freeze the schedule: no new snapshot starts and retention deletes none. A snapshot already running finishes. */
   suspend: boolean;
@@ -542,7 +542,7 @@ export interface EtcdSnapshotScheduleSpec {
   verify?: SnapshotVerification;
 }
 
-/** Which of the EtcdSnapshots this schedule made it keeps. The newest successful one is never deleted, so a schedule whose runs keep failing keeps its last good backup however old. */
+/** Which of the EtcdSnapshots this schedule made it keeps. The newest successful one is never deleted, so a schedule whose runs keep failing keeps its last good backup however old; nor is the newest one a restore proved (verify). */
 export interface SnapshotRetention {
   /** Keep the newest N successful snapshots. */
   keepLast?: number;
