@@ -22,6 +22,26 @@ import { tidyReport, tidyUploads } from './agent-uploads.ts';
 import { verifyFile, writeFileStream } from '../effects/volume/write-file.ts';
 
 /** What a snapshot run stored, as printed. */
+/**
+ * How long recording HashKV and the key count may take once the snapshot is stored. HashKV reads
+ * every key and version since the last compaction; a member that stops answering must not hold
+ * the Job until its own deadline with the snapshot already stored.
+ */
+export const RECORD_MS = 120_000;
+
+/** `work`, or a rejection once `ms` have passed without it. */
+export async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export interface SnapshotReport extends StoredObject {
   /** `s3://bucket/key` or the file's path. */
   readonly location: string;
@@ -269,12 +289,12 @@ async function snapshotUntil(args: SnapshotArgs, env: NodeJS.ProcessEnv, signal:
     const chunks = readSnapshot(etcd, info, signal);
     const to = args.to;
     // Recorded once stored, at the revision the snapshot holds: what a restore of it is checked against.
-    // A record that fails (the member compacted past it meanwhile) leaves a stored snapshot that
-    // cannot be verified, not a failed one.
+    // A record that fails (the member compacted past it meanwhile) or does not answer within
+    // RECORD_MS leaves a stored snapshot that cannot be verified, not a failed or a hung one.
     const recorded = async () => {
       const base = { revision: info.revision ?? 0, etcdVersion: info.etcdVersion ?? '' };
       try {
-        const { hashKV, compactRevision, keys } = await measureAt(etcd, base.revision);
+        const { hashKV, compactRevision, keys } = await withDeadline(measureAt(etcd, base.revision), RECORD_MS);
         return { ...base, hashKV, compactRevision, keys };
       } catch (err) {
         return { ...base, notRecorded: (err as Error).message };
