@@ -15,17 +15,45 @@ import { digestOf, ObjectMismatchError, type StoredObject } from '../effects/dig
 import { readSnapshot, withEtcdHash, type SnapshotInfo } from '../effects/etcd/snapshot.ts';
 import { snapshotStorageVersion, storageVersionRefusal, type ReadAt } from '../effects/etcd/storage-version.ts';
 import { findEtcdData } from './agent.ts';
+import { measureAt } from './agent-verify.ts';
 import { failpoint } from './failpoints.ts';
 import { abortUploads, s3Client, uploadStream, verifyObject, type UploadProgress } from '../effects/s3/index.ts';
 import { tidyReport, tidyUploads } from './agent-uploads.ts';
 import { verifyFile, writeFileStream } from '../effects/volume/write-file.ts';
 
 /** What a snapshot run stored, as printed. */
+/**
+ * How long recording HashKV and the key count may take once the snapshot is stored. HashKV reads
+ * every key and version since the last compaction; a member that stops answering must not hold
+ * the Job until its own deadline with the snapshot already stored.
+ */
+export const RECORD_MS = 120_000;
+
+/** `work`, or a rejection once `ms` have passed without it. */
+export async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export interface SnapshotReport extends StoredObject {
   /** `s3://bucket/key` or the file's path. */
   readonly location: string;
   readonly revision: number;
   readonly etcdVersion: string;
+  /** etcd's HashKV at `revision` on the member, and the compaction it began from (agent-verify.ts). */
+  readonly hashKV?: number;
+  readonly compactRevision?: number;
+  /** Keys on the member at `revision`. */
+  readonly keys?: number;
+  /** Why hashKV and keys could not be recorded (the snapshot is stored and checked all the same). */
+  readonly notRecorded?: string;
   /** S3: uploads that earlier, interrupted runs left and this one aborted (its key's, then stale ones beside it). */
   readonly abortedUploads?: number;
   /** S3: why some could not be aborted (the snapshot itself is stored and checked). */
@@ -260,15 +288,27 @@ async function snapshotUntil(args: SnapshotArgs, env: NodeJS.ProcessEnv, signal:
     const info: SnapshotInfo = { bytes: 0 };
     const chunks = readSnapshot(etcd, info, signal);
     const to = args.to;
+    // Recorded once stored, at the revision the snapshot holds: what a restore of it is checked against.
+    // A record that fails (the member compacted past it meanwhile) or does not answer within
+    // RECORD_MS leaves a stored snapshot that cannot be verified, not a failed or a hung one.
+    const recorded = async () => {
+      const base = { revision: info.revision ?? 0, etcdVersion: info.etcdVersion ?? '' };
+      try {
+        const { hashKV, compactRevision, keys } = await withDeadline(measureAt(etcd, base.revision), RECORD_MS);
+        return { ...base, hashKV, compactRevision, keys };
+      } catch (err) {
+        return { ...base, notRecorded: (err as Error).message };
+      }
+    };
     if (to.kind === 'file') {
       mkdirSync(dirname(to.path), { recursive: true });
       const stored = await writeFileStream(to.path, chunks);
       await verifyFile(to.path, stored);
-      return { location: to.path, ...stored, revision: info.revision ?? 0, etcdVersion: info.etcdVersion ?? '' };
+      return { location: to.path, ...stored, ...(await recorded()) };
     }
     const { size, sha256, ...tidied } = await storeToS3(args, to, chunks, env, signal);
     const location = `s3://${to.bucket}/${to.key}`;
-    return { location, size, sha256, revision: info.revision ?? 0, etcdVersion: info.etcdVersion ?? '', ...tidied };
+    return { location, size, sha256, ...(await recorded()), ...tidied };
   } finally {
     etcd.close();
   }
