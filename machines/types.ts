@@ -90,6 +90,11 @@ export interface EtcdMemberInfo {
   readonly name: string;
   readonly peerURL: string;
   readonly learner: boolean;
+  /**
+   * etcd holds the member's client URLs, which only the member itself publishes once it has
+   * started: etcd ran on its data (absent in observations journaled before this was read).
+   */
+  readonly started?: boolean;
 }
 
 /** What etcd said when asked for its member list. */
