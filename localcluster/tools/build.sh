@@ -36,7 +36,7 @@ VERSITYGW_VERSION=v1.8.0
 CRANE_VERSION=v0.22.1
 REGISTRY_VERSION=v3.1.2
 # kubectl's plugin manager, to install `kubectl etcd` from its built archive as a user would
-# (make plugin-archive, test/e2e/plugin.test.ts). v0.4.3 is the newest the Go module proxy serves.
+# (make plugin-archive, test/e2e/kubectl-etcd.test.ts). v0.4.3 is the newest the Go module proxy serves.
 KREW_VERSION=v0.4.3
 DEFAULT_ETCD=3.6.16
 # The real nodes' container runtime, CNI plugins and crictl, each `go install`ed at a pinned
