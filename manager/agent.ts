@@ -71,7 +71,7 @@ Commands Pods run from the operator image.
                 Reports {verified, checked, differences}; a difference is not an error.
 `;
 
-/** The commands of agent-snapshot.ts and agent-verify.ts. */
+/** The commands of agent-snapshot.ts, agent-restore.ts and agent-verify.ts. */
 const SNAPSHOT_COMMANDS = [
   'snapshot',
   'delete-snapshot',
@@ -261,17 +261,20 @@ export async function runAgentCommand(
   const command = SNAPSHOT_COMMANDS.find((c) => c === sub);
   if (command) {
     // Loaded here only: etcd3 and the S3 SDK would slow every member Pod's check-data start.
-    const a = await import('./agent-snapshot.ts');
-    if (command === 'snapshot') return reported(command, a.parseSnapshotArgs, a.takeSnapshot, rest, io, opts);
-    if (command === 'delete-snapshot') return reported(command, a.parseDeleteArgs, a.deleteSnapshot, rest, io, opts);
-    if (command === 'fetch-snapshot') return reported(command, a.parseFetchArgs, a.fetchSnapshot, rest, io, opts);
     if (command === 'verify-snapshot') {
       const v = await import('./agent-verify.ts');
       const check = (args: ReturnType<typeof v.parseVerifyArgs>) =>
         v.checkRestored(args.endpoint, args.record, args.timeoutMs);
       return reported(command, v.parseVerifyArgs, check, rest, io, opts);
     }
-    return reported(command, a.parseFinishArgs, (args) => Promise.resolve(a.finishRestore(args)), rest, io, opts);
+    if (command === 'fetch-snapshot' || command === 'finish-restore') {
+      const r = await import('./agent-restore.ts');
+      if (command === 'fetch-snapshot') return reported(command, r.parseFetchArgs, r.fetchSnapshot, rest, io, opts);
+      return reported(command, r.parseFinishArgs, (args) => Promise.resolve(r.finishRestore(args)), rest, io, opts);
+    }
+    const a = await import('./agent-snapshot.ts');
+    if (command === 'snapshot') return reported(command, a.parseSnapshotArgs, a.takeSnapshot, rest, io, opts);
+    return reported(command, a.parseDeleteArgs, a.deleteSnapshot, rest, io, opts);
   }
   if (sub !== 'check-data') {
     io.stderr(`etcd-operator agent: ${sub === undefined ? 'no command' : `unknown command '${sub}'`}\n${AGENT_USAGE}`);
