@@ -23,6 +23,7 @@ import type { ClusterRef, HandlerTable } from '../effects/types.ts';
 import type { StepBookkeeping } from '../machines/index.ts';
 import { ClusterTrust } from './cluster-trust.ts';
 import { VolumeNodes, volumeNodeReader } from './volume-nodes.ts';
+import { ClaimWarnings, claimWarningReader } from './claim-warnings.ts';
 import { EtcdProbes } from './etcd-probes.ts';
 import { Informer, type KubeObject } from './informer.ts';
 import type { JournalKeeper } from './journal-keeper.ts';
@@ -168,6 +169,7 @@ export class Controller {
       certs,
       trust: new ClusterTrust(readSecret, reads),
       volumeNodes: new VolumeNodes(volumeNodeReader(this.#kube, 10_000), { now }),
+      claimWarnings: new ClaimWarnings(claimWarningReader(this.#kube, 10_000), { now }),
       rest: new ProbeSchedule({ baseMs: options.resyncMs ?? 15_000, maxMs: options.maxResyncMs ?? 120_000 }),
       entry: (spec, key, object, owner) => this.#runners.entry(spec, key, object, owner),
       step: (entry, observe) => this.#step(entry, observe),

@@ -12,6 +12,7 @@ import type {
   MemberEvent,
   MemberObservation,
   PreUpgradeSnapshot,
+  Trouble,
   VolumeSize,
 } from '../machines/types.ts';
 import { MEMBER_STATE } from '../machines/member-state.ts';
@@ -232,17 +233,22 @@ export function versionOfImage(image: string | undefined): string | undefined {
 
 /**
  * The member machine's view of its volume claim: null when there is none, else whether it is
- * bound, and `lostNode` when its volume is pinned to a node that is gone (manager/volume-nodes.ts).
+ * bound; `lostNode` when its volume is pinned to a node that is gone (manager/volume-nodes.ts),
+ * `warning` the newest Warning Event on it while Pending (manager/claim-warnings.ts).
  */
-export function pvcObserved(pvc: V1PersistentVolumeClaim | undefined, at: number, lostNode?: string): MemberEvent {
+export function pvcObserved(
+  pvc: V1PersistentVolumeClaim | undefined,
+  at: number,
+  seen: { readonly lostNode?: string | undefined; readonly warning?: Trouble | undefined } = {},
+): MemberEvent {
   // A claim being deleted holds no data the member may count on.
   if (!pvc || pvc.metadata?.deletionTimestamp) return { type: 'k8s.pvc.observed', at, bound: null };
-  const trouble = claimTrouble(pvc);
+  const trouble = claimTrouble(pvc, seen.warning);
   return {
     type: 'k8s.pvc.observed',
     at,
     bound: pvc.status?.phase === 'Bound',
     ...(trouble ? { trouble } : {}),
-    ...(lostNode ? { lostNode } : {}),
+    ...(seen.lostNode ? { lostNode: seen.lostNode } : {}),
   };
 }

@@ -1,8 +1,8 @@
 /**
  * Why a member's Pod or claim is stuck, in Kubernetes' own words: the scheduler's PodScheduled
  * message, a container waiting on its image or in a crash loop (with its last termination
- * message), a claim still Pending. A member that waits for its Pod then says what it waits on,
- * instead of looking like any member starting. Pure.
+ * message), a claim still Pending (with its newest Warning Event). A member that waits for its
+ * Pod then says what it waits on, instead of looking like any member starting. Pure.
  */
 import type { V1ContainerStatus, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { Trouble } from '../machines/types.ts';
@@ -56,12 +56,18 @@ export function podTrouble(pod: V1Pod): Trouble | undefined {
   return [...init, ...main].find((t) => t !== undefined);
 }
 
-/** Why the claim is not bound yet, if it is Pending. */
-export function claimTrouble(pvc: V1PersistentVolumeClaim): Trouble | undefined {
+/**
+ * Why the claim is not bound yet, if it is Pending: with `warning`, the newest Warning Event on it
+ * (manager/claim-warnings.ts), which says why; without, where to look.
+ */
+export function claimTrouble(pvc: V1PersistentVolumeClaim, warning?: Trouble): Trouble | undefined {
   if (pvc.status?.phase !== 'Pending') return undefined;
   const klass = pvc.spec?.storageClassName;
+  const pending = `PersistentVolumeClaim ${pvc.metadata?.name ?? ''} is Pending`;
   return {
     reason: 'ClaimPending',
-    message: `PersistentVolumeClaim ${pvc.metadata?.name ?? ''} is Pending${klass ? ` (StorageClass ${klass}; kubectl describe pvc says why)` : ''}`,
+    message: warning
+      ? `${pending}${klass ? ` (StorageClass ${klass})` : ''}: ${warning.reason}: ${lastLine(warning.message) ?? ''}`
+      : `${pending}${klass ? ` (StorageClass ${klass}; kubectl describe pvc says why)` : ''}`,
   };
 }

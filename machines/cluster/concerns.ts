@@ -3,6 +3,8 @@
  * machine spreads in), their words (which describe.ts and the manager's status assemble), and
  * the coordinator's own steps whose end is a condition. A new concern is one line in each list.
  */
+import { ConditionReason } from '../../api/conditions.ts';
+import { liveVoters, lostMember } from '../cluster-decide.ts';
 import type { Completion, ConcernWords, Hold } from './concern.ts';
 import { stepOf, type ClusterStep } from './ids.ts';
 import * as maintenance from './maintenance/index.ts';
@@ -45,10 +47,23 @@ export const CONCERNS: readonly ConcernWords[] = [roll.rollWords, maintenance.ma
 
 /** The coordinator's own steps whose end is a condition: each finishes when it is left. */
 const COORDINATOR: Readonly<Partial<Record<ClusterStep, Completion>>> = {
+  // The step ends at the new member's promotion, or without one when its own node is lost (the
+  // next run replaces it): replaced once etcd's fresh list holds the target's voters, none lost.
   replacing: {
     condition: 'MemberReplaced',
     message: () => 'a member whose data was lost was replaced by a new one',
-    done: () => true,
+    done: (c) =>
+      c.leaving === null &&
+      c.joining === null &&
+      !lostMember(c) &&
+      !c.etcdStale &&
+      c.etcd !== null &&
+      liveVoters(c).length === (c.target?.replicas ?? -1),
+    running: {
+      reason: ConditionReason.Replacing,
+      message: (c) =>
+        `replacing a member whose data or node was lost: ${c.etcd ? liveVoters(c).length : 0} of ${c.target?.replicas ?? 0} voters`,
+    },
   },
   removingOrphan: {
     condition: 'OrphanRemoved',

@@ -35,6 +35,7 @@ import type { WorkQueue } from '../queue.ts';
 import type { Runner } from '../runner.ts';
 import type { Owned, WatchSpec } from '../watches.ts';
 import type { VolumeNodes } from '../volume-nodes.ts';
+import type { ClaimWarnings } from '../claim-warnings.ts';
 
 /** The object, status and machine of each kind. */
 export interface KindTypes {
@@ -159,6 +160,8 @@ export interface KindWork {
   readonly trust: ClusterTrust;
   /** Whether a member's volume is pinned to a node that is gone. */
   readonly volumeNodes: VolumeNodes;
+  /** The newest Warning Event on a member's Pending claim. */
+  readonly claimWarnings: ClaimWarnings;
   /** When each cluster at rest is looked at again. */
   readonly rest: ProbeSchedule;
   /** The runner of an object, made or resumed on first use; `owner` is its EtcdCluster when seen. */

@@ -47,9 +47,10 @@ export const memberKind: KindSpec<'EtcdMember'> = {
     const stuck = newlyStuck(before?.conditions, after.conditions);
     return stuck && { type: 'Warning', reason: stuck.reason, note: stuck.message, action: 'Observe' };
   },
-  // What was read of its volume's node is swept with the other reads past their age.
+  // What was read of its volume's node and its claim's Warnings is swept with the other reads past their age.
   forget(_, w) {
     w.volumeNodes.sweep();
+    w.claimWarnings.sweep();
   },
   async work(key, object, w) {
     const ns = object.metadata.namespace ?? '';
@@ -62,17 +63,8 @@ export const memberKind: KindSpec<'EtcdMember'> = {
       const { now, caches } = w;
       const pod = caches.pods.get(ns, name);
       await entry.runner.feed(memberObserved(object, owner, now()));
-      const claim = object.spec.storage.medium !== 'Memory' ? caches.pvcs.get(ns, pvcName(name)) : undefined;
-      // A Pod with no node to run on: is its volume pinned to a node that is gone?
-      const volume = claim ? await w.volumeNodes.check(claim, pod) : {};
-      if (volume.againMs !== undefined) w.queue.addAfter(key, volume.againMs);
-      const claimed = (): Promise<void> => entry.runner.feed(pvcObserved(claim, now(), volume.lost));
-      // A lost node is told before the Pod's absence, so no Pod is made that could only stay Pending.
-      if (volume.lost) await claimed();
-      await entry.runner.feed(podObserved(pod, now()));
-      if (object.spec.storage.medium !== 'Memory' && !volume.lost) await claimed();
-      const lost = dataLostObserved(pod, now());
-      if (lost) await entry.runner.feed(lost);
+      // What etcd says of it is told before its Pod's absence: a member etcd says has started is
+      // never given a Pod that takes an empty volume for a first start.
       const probe = w.probes.get(entry.cluster.uid);
       if (probe) {
         const ref: ClusterObjectRef = {
@@ -84,6 +76,20 @@ export const memberKind: KindSpec<'EtcdMember'> = {
         const member = etcdMemberFor(ref, probe, name) ?? null;
         await entry.runner.feed({ type: 'etcd.member.observed', at: now(), member });
       }
+      const claim = object.spec.storage.medium !== 'Memory' ? caches.pvcs.get(ns, pvcName(name)) : undefined;
+      // A Pod with no node to run on: is its volume pinned to a node that is gone?
+      const volume = claim ? await w.volumeNodes.check(claim, pod) : {};
+      // A Pending claim: the newest Warning on it says why.
+      const pending = await w.claimWarnings.check(claim);
+      for (const again of [volume.againMs, pending.againMs]) if (again !== undefined) w.queue.addAfter(key, again);
+      const claimed = (): Promise<void> =>
+        entry.runner.feed(pvcObserved(claim, now(), { lostNode: volume.lost, warning: pending.warning }));
+      // A lost node is told before the Pod's absence, so no Pod is made that could only stay Pending.
+      if (volume.lost) await claimed();
+      await entry.runner.feed(podObserved(pod, now()));
+      if (object.spec.storage.medium !== 'Memory' && !volume.lost) await claimed();
+      const lost = dataLostObserved(pod, now());
+      if (lost) await entry.runner.feed(lost);
     });
     // Woken when waiting to be scheduled, or for its claim, has lasted long enough to be Stuck.
     wakeAt(w, key, stuckDueAt(entry.runner.snapshot.context, w.now()));

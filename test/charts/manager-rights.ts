@@ -22,7 +22,7 @@ export const MANAGER_RIGHTS: readonly (readonly [string, string, string])[] = [
   ['', 'pods', 'get list watch create delete'],
   ['', 'persistentvolumeclaims', 'get list watch create patch'],
   ['', 'services', 'get create patch'],
-  ['', 'events', 'create patch'],
+  ['', 'events', 'list create patch'],
   ['policy', 'poddisruptionbudgets', 'get create update delete'],
   // cert-manager Certificates of a cluster whose spec.tls names an issuer.
   ['cert-manager.io', 'certificates', 'get create patch'],

@@ -13,6 +13,8 @@ import { startManager, type ManagerProcess } from '../../localcluster/manager-pr
 import { createClusterSecrets } from '../e2e/tls-cluster.ts';
 import { TestPki } from '../effects/etcd/test-pki.ts';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { Traffic, trafficProblems, type TrafficTLS } from '../e2e/traffic.ts';
+import { describeVerdict } from '../history/checker.ts';
 import { CRASH_KEYS, type ActionContext, type NodeControl, type Scenario } from './scenarios.ts';
 
 /** How a run ended. */
@@ -32,6 +34,8 @@ export interface RunResult {
   /** The run's dir, relative to the sweep's, holding its journal and the managers' logs. */
   readonly dir: string;
   readonly seconds: number;
+  /** The history checker's line on the traffic recorded through the run (scenarios with `history`). */
+  readonly history?: string;
 }
 
 /** What a run needs. */
@@ -85,11 +89,13 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     managers.push({ name, m });
     return m;
   };
+  let checked: string | undefined;
   const result = (outcome: Outcome, error?: string): RunResult => ({
     scenario: o.scenario.name,
     ...(o.point ?? {}),
     outcome,
     ...(error ? { error } : {}),
+    ...(checked ? { history: checked } : {}),
     dir: o.label,
     seconds: Math.round((performance.now() - started) / 100) / 10,
   });
@@ -97,6 +103,8 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
   let cut = new ClusterUnderTest(clients, o.namespace, CLUSTER);
   let spec: ActionContext['spec'] = {};
   let pki: TestPki | undefined;
+  let reach: TrafficTLS | undefined;
+  let traffic: Traffic | undefined;
   let died: string | number | undefined;
   try {
     await createNamespace(clients.core, o.namespace);
@@ -104,6 +112,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       pki = await TestPki.create('etcd-operator-crash-pki-');
       const tls = await createClusterSecrets(clients, pki, o.namespace, CLUSTER);
       cut = new ClusterUnderTest(clients, o.namespace, CLUSTER, tls.reach);
+      if (tls.reach.client) reach = { client: tls.reach.client, serverName: tls.reach.serverName ?? '' };
       spec = { tls: tls.spec };
     }
     let before: Converged | undefined;
@@ -133,6 +142,11 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     };
     // What the user did to etcd before, with no manager running: churn, a full database.
     await o.scenario.prepare?.(cut, ctx);
+    // Clients through the client Service for the whole action, the kill and the resume.
+    if (o.scenario.history && before) {
+      traffic = new Traffic(`crash-${o.scenario.name}`, { history: true });
+      await traffic.start(clients.core, o.namespace, CLUSTER, reach);
+    }
 
     const env: Record<string, string> = o.countFile ? { ETCD_OPERATOR_FAILPOINT_COUNT: o.countFile } : {};
     // Armed by window: the first time the failpoint is reached in it, wherever that falls in this run.
@@ -158,6 +172,13 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       await cut.settled(o.scenario.after, o.settleMs);
     }
     const after = await cut.verify(o.scenario.after);
+    if (traffic) {
+      const report = await traffic.stop();
+      traffic = undefined;
+      checked = report.history ? describeVerdict(report.history) : 'no history recorded';
+      const wrong = trafficProblems(report);
+      if (wrong.length > 0) throw new Error(`the clients saw: ${wrong.join('; ')} (${checked})`);
+    }
     if (before) {
       const read = await cut.readBack(KEYS.prefix, KEYS.count);
       if (read !== KEYS.count) throw new Error(`${read} of the ${KEYS.count} keys written before read back`);
@@ -171,6 +192,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       died !== undefined && died !== 'SIGKILL' ? `the armed manager exited with ${died}; then: ${message}` : message,
     );
   } finally {
+    traffic?.close();
     // The verdict is in: each manager stops as the kubelet would stop it (SIGTERM), and exits.
     for (const { m } of managers) await m.stop();
     for (const { name, m } of managers)

@@ -14,7 +14,7 @@ import { wipeVolume } from '../../localcluster/storage/index.ts';
 import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
 import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 import { keepLeaseOf } from '../e2e/hung-node.ts';
-import { createSnapshot, snapshotFinished } from '../e2e/s3-server.ts';
+import { createSnapshot, snapshotFinished, snapshotVerified } from '../e2e/s3-server.ts';
 import { renewClusterSecrets, servedSerial, trustRolled, writeClusterCA } from '../e2e/tls-cluster.ts';
 import { TestPki } from '../effects/etcd/test-pki.ts';
 
@@ -65,6 +65,12 @@ export interface Scenario {
   prepare?(cut: ClusterUnderTest, ctx: ActionContext): Promise<void>;
   /** Stops and starts nodes of the local cluster: its runs go one at a time, even with CRASH_PARALLEL. */
   readonly stopsNodes?: boolean;
+  /**
+   * Its action keeps a quorum throughout: recorded traffic (test/e2e/traffic.ts) runs from before
+   * the armed manager starts until the cluster checks out, and the history checker's verdict on
+   * it is part of converging.
+   */
+  readonly history?: boolean;
   /** Does what a user does and waits until the operator says it is done. */
   action(cut: ClusterUnderTest, ctx: ActionContext): Promise<void>;
   /** Throws when etcd after does not agree with etcd before in the way the scenario demands. */
@@ -105,10 +111,15 @@ async function backupClaim(ctx: ActionContext, namespace: string): Promise<void>
 }
 
 /** Takes an EtcdSnapshot of the cluster to the claim `backups` and waits until it is Succeeded. */
-async function snapshotOf(cut: ClusterUnderTest, ctx: ActionContext, name: string): Promise<EtcdSnapshot> {
+async function snapshotOf(
+  cut: ClusterUnderTest,
+  ctx: ActionContext,
+  name: string,
+  extra: object = {},
+): Promise<EtcdSnapshot> {
   const kube = clientsOf(ctx.kubeconfig);
   const destination = { pvc: { claimName: 'backups' } };
-  await createSnapshot(kube, cut.namespace, name, { cluster: cut.name, destination });
+  await createSnapshot(kube, cut.namespace, name, { cluster: cut.name, destination, extra });
   const done = await snapshotFinished(kube, cut.namespace, name, ctx.settleMs);
   if (done.status?.phase !== 'Succeeded') throw new Error(`EtcdSnapshot ${name}: ${JSON.stringify(done.status)}`);
   return done;
@@ -122,18 +133,22 @@ async function snapshotFile(ctx: ActionContext, namespace: string, s: EtcdSnapsh
 }
 
 /**
- * A snapshot to a PVC, checked on the claim's volume, then deleted: the EtcdSnapshot goes only
- * after its file has. The snapshot and delete Jobs run on whatever the crashes do to the manager.
+ * A snapshot to a PVC with spec.verify, checked on the claim's volume and proved by its verify
+ * Job's restore, then deleted: the EtcdSnapshot goes only after its file has. The snapshot,
+ * verify and delete Jobs run on whatever the crashes do to the manager.
  */
 async function snapshotToPVC(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
   const { custom } = clientsOf(ctx.kubeconfig);
   const api = apiOf(cut, PLURAL.snapshot);
   await backupClaim(ctx, cut.namespace);
-  const done = await snapshotOf(cut, ctx, 'crash-snap');
+  const done = await snapshotOf(cut, ctx, 'crash-snap', { verify: true });
   const file = await snapshotFile(ctx, cut.namespace, done);
   const sha256 = createHash('sha256').update(readFileSync(file)).digest('hex');
   if (sha256 !== done.status?.sha256)
     throw new Error(`${file} has sha256 ${sha256}, the status says ${done.status?.sha256}`);
+  const proved = await snapshotVerified(clientsOf(ctx.kubeconfig), cut.namespace, 'crash-snap', ctx.settleMs);
+  const verified = proved.status?.conditions?.find((c) => c.type === 'Verified');
+  if (verified?.status !== 'True') throw new Error(`EtcdSnapshot crash-snap not verified: ${JSON.stringify(verified)}`);
   const read = () => custom.getNamespacedCustomObject({ ...api, name: 'crash-snap' });
   await custom.deleteNamespacedCustomObject({ ...api, name: 'crash-snap' });
   await untilGone('EtcdSnapshot crash-snap', read);
@@ -444,6 +459,7 @@ const upgrade = (name: string, from: string, to: string): Scenario => ({
   before: 3,
   after: 3,
   version: from,
+  history: true,
   action: async (cut, ctx) => {
     await cut.patchSpec({ version: to });
     await until(
@@ -541,11 +557,11 @@ export const SCENARIOS: readonly Scenario[] = [
       await cut.settled(5, ctx.settleMs);
     },
   },
-  { name: 'renewal', before: 3, after: 4, tls: true, action: renewWhileGrowing },
-  { name: 'ca-change', before: 3, after: 3, tls: true, action: changeCA, check: sameMembers },
+  { name: 'renewal', before: 3, after: 4, tls: true, history: true, action: renewWhileGrowing },
+  { name: 'ca-change', before: 3, after: 3, tls: true, history: true, action: changeCA, check: sameMembers },
   { name: 'ca-change-parked', before: 3, after: 3, tls: true, action: changeCAParked, check: sameMembers },
-  { name: 'scale-3-5', before: 3, after: 5, action: scaleTo(5) },
-  { name: 'scale-5-3', before: 5, after: 3, action: scaleTo(3) },
+  { name: 'scale-3-5', before: 3, after: 5, history: true, action: scaleTo(5) },
+  { name: 'scale-5-3', before: 5, after: 3, history: true, action: scaleTo(3) },
   {
     name: 'scale-3-0-3',
     before: 3,
@@ -566,6 +582,7 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'replacement',
     before: 3,
     after: 3,
+    history: true,
     action: async (cut, ctx) => {
       const [name, id] = victim(ctx.before);
       await wipeVolume(ctx.kubeconfig, cut.namespace, pvcName(name));
@@ -593,6 +610,7 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'grow',
     before: 3,
     after: 3,
+    history: true,
     storage: { size: '64Mi', storageClassName: 'local-sized' },
     action: growVolumes,
     check: sameMembers,
@@ -601,6 +619,7 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'node-loss',
     before: 3,
     after: 3,
+    history: true,
     podTemplate: { spec: { tolerations: SHORT_TOLERATIONS } },
     stopsNodes: true,
     action: loseANode,
@@ -613,6 +632,7 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'defrag',
     before: 3,
     after: 3,
+    history: true,
     storage: { size: '512Mi' },
     prepare: churn,
     action: defragmentPastThreshold,

@@ -171,7 +171,7 @@ const run = async (scenario: Scenario, label: string, point?: CrashPoint, countF
     ...(nodes ? { nodes } : {}),
   });
   console.log(
-    `${scenario.name.padEnd(12)} ${(point ? `${point.failpoint}:${point.n}${point.window ? `@${point.window}` : ''}` : 'clean').padEnd(33)} ${r.outcome.padEnd(11)} ${r.seconds.toFixed(1).padStart(6)} s${point?.about ? `  ${point.about}` : ''}${r.error ? `  ${r.error.slice(0, 400)}` : ''}`,
+    `${scenario.name.padEnd(12)} ${(point ? `${point.failpoint}:${point.n}${point.window ? `@${point.window}` : ''}` : 'clean').padEnd(33)} ${r.outcome.padEnd(11)} ${r.seconds.toFixed(1).padStart(6)} s${point?.about ? `  ${point.about}` : ''}${r.error ? `  ${r.error.slice(0, 400)}` : ''}${r.history && !r.error ? `  history: ${r.history}` : ''}`,
   );
   return r;
 };

@@ -6,7 +6,7 @@
  * in-place restart, to check its data again, and the previous run's log goes with the old Pod); a
  * version whose image the registry lacks leaves the member Stuck with the kubelet's pull error,
  * and the EtcdCluster Degraded naming the member and that error; a storage class that does not
- * exist leaves it Stuck on its Pending claim, naming the class.
+ * exist leaves it Stuck on its Pending claim, naming the class and quoting the claim's Warning Event.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, inject, it } from 'vitest';
@@ -80,7 +80,7 @@ describe.skipIf(!hasNode)('a member container, as the kubelet runs it', () => {
     await demo.delete();
   });
 
-  it('a storage class that does not exist leaves the member Stuck on its Pending claim naming the class, and the cluster Degraded naming it', async () => {
+  it("a storage class that does not exist leaves the member Stuck on its Pending claim with the claim's Warning, and the cluster Degraded saying it", async () => {
     const klass = `missing-${Date.now().toString(36)}`;
     const demo = new ClusterUnderTest(kube, ns, 'noclass');
     await demo.create({ replicas: 1, storage: { size: '64Mi', storageClassName: klass } });
@@ -91,15 +91,17 @@ describe.skipIf(!hasNode)('a member container, as the kubelet runs it', () => {
     });
     // Waiting for a claim to bind is part of every start: Stuck once it has lasted 30 s.
     expect(stuck.reason).toBe('ClaimPending');
+    // The claim's own Warning, as the PV controller records it (kubectl describe pvc shows it too).
+    const why = `storageclass.storage.k8s.io "${klass}" not found`;
     expect(stuck.message).toBe(
-      `PersistentVolumeClaim data-noclass-0 is Pending (StorageClass ${klass}; kubectl describe pvc says why)`,
+      `PersistentVolumeClaim data-noclass-0 is Pending (StorageClass ${klass}): ProvisioningFailed: ${why}`,
     );
     const degraded = await until('noclass Degraded by its stuck member', async () => {
       const c = condition(await demo.get(), 'Degraded');
       return c?.status === 'True' && c.reason === 'MemberStuck' ? c : undefined;
     });
     expect(degraded.message).toMatch(/^EtcdMember noclass-0 stuck since \S+ \(ClaimPending\): /);
-    expect(degraded.message).toContain(klass);
+    expect(degraded.message).toContain(why);
     await demo.delete();
   });
 });

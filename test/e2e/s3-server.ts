@@ -66,3 +66,22 @@ export function snapshotFinished(
     timeoutMs,
   );
 }
+
+/** Waits until the EtcdSnapshot's Verified condition is True or False (within timeoutMs); returns the snapshot. */
+export function snapshotVerified(
+  kube: ReturnType<typeof clientsOf>,
+  ns: string,
+  name: string,
+  timeoutMs = Infinity,
+): Promise<EtcdSnapshot> {
+  const ref = { group: GROUP, version: VERSION, namespace: ns, plural: PLURAL.snapshot, name };
+  return until(
+    `EtcdSnapshot ${name} verified or not`,
+    async () => {
+      const s = (await kube.custom.getNamespacedCustomObject(ref)) as EtcdSnapshot;
+      const v = s.status?.conditions?.find((c) => c.type === 'Verified');
+      return v && v.status !== 'Unknown' ? s : undefined;
+    },
+    timeoutMs,
+  );
+}

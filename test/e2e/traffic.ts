@@ -209,3 +209,20 @@ export class Traffic {
     this.#writer?.close();
   }
 }
+
+/**
+ * What the traffic shows went wrong for clients: an acknowledged write lost or never watched,
+ * and with `history` a history that is not linearizable, revisions out of order, a watch that
+ * skipped or repeated. A write that failed within its budget is not among them: callers that
+ * promise none failed check `failed` too.
+ */
+export function trafficProblems(r: TrafficReport): string[] {
+  const h = r.history;
+  return [
+    ...(r.lost.length > 0 ? [`${r.lost.length} acknowledged writes lost (${r.lost.slice(0, 3).join(', ')})`] : []),
+    ...(r.unwatched.length > 0 ? [`${r.unwatched.length} acknowledged revisions never watched`] : []),
+    ...(h && h.linearizable !== 'Ok' ? [`linearizable: ${h.linearizable}`] : []),
+    ...(h && h.revisionViolations.length > 0 ? [`${h.revisionViolations.length} revision violations`] : []),
+    ...(h && h.watch.violations.length > 0 ? [`${h.watch.violations.length} watch violations`] : []),
+  ];
+}

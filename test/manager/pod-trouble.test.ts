@@ -18,6 +18,9 @@ const etcd = (s: Partial<V1ContainerStatus>): V1ContainerStatus => ({
   ...s,
 });
 const pod = (status: V1Pod['status']): V1Pod => ({ metadata: { name: 'demo-0', uid: 'p0' }, status });
+/** A claim of a StorageClass that does not exist, and the PV controller's Warning on it. */
+const pvc = { metadata: { name: 'data-demo-0' }, spec: { storageClassName: 'nope' }, status: { phase: 'Pending' } };
+const warning = { reason: 'ProvisioningFailed', message: 'storageclass.storage.k8s.io "nope" not found' };
 
 const unschedulable = pod({
   phase: 'Pending',
@@ -81,12 +84,20 @@ describe('pod trouble, in Kubernetes words', () => {
   });
 
   it('a Pending claim names its StorageClass', () => {
-    const pvc = { metadata: { name: 'data-demo-0' }, spec: { storageClassName: 'nope' }, status: { phase: 'Pending' } };
     expect(claimTrouble(pvc)).toMatchObject({
       reason: 'ClaimPending',
       message: expect.stringContaining('StorageClass nope') as string,
     });
     expect(pvcObserved(pvc, 1)).toMatchObject({ bound: false, trouble: { reason: 'ClaimPending' } });
+  });
+
+  it("a Pending claim with a Warning Event says it, in the PV controller's words", () => {
+    const said =
+      'PersistentVolumeClaim data-demo-0 is Pending (StorageClass nope): ProvisioningFailed: storageclass.storage.k8s.io "nope" not found';
+    expect(claimTrouble(pvc, warning)).toEqual({ reason: 'ClaimPending', message: said });
+    expect(pvcObserved(pvc, 1, { warning })).toMatchObject({ bound: false, trouble: { message: said } });
+    // Bound: the Warnings it had before say nothing now.
+    expect(claimTrouble({ ...pvc, status: { phase: 'Bound' } }, warning)).toBeUndefined();
   });
 });
 
@@ -141,6 +152,26 @@ describe('a stuck member says why', () => {
       status: 'True',
       reason: 'Unschedulable',
     });
+  });
+
+  it("a claim Pending past 30 s makes the member Stuck with the claim's Warning", () => {
+    const c: MemberContext = {
+      ...base,
+      pvcBound: false,
+      pvcTrouble: claimTrouble(pvc, warning)!,
+      troubleSince: { reason: 'ClaimPending', at: NOW },
+    };
+    const s = memberStatus(
+      undefined,
+      { path: 'bootstrapping.awaitingReady', context: c, generation: 1 },
+      NOW + STUCK_AFTER_MS,
+    );
+    expect(s.conditions?.find((x) => x.type === 'Stuck')).toMatchObject({
+      status: 'True',
+      reason: 'ClaimPending',
+      message: expect.stringContaining(': ProvisioningFailed: storageclass.storage.k8s.io "nope" not found') as string,
+    });
+    expect(s.conditions?.find((x) => x.type === 'Progressing')?.message).toContain('"nope" not found');
   });
 
   it('a member waiting on a passing reason is due to be worked again when it would turn Stuck, and no longer once it has', () => {
