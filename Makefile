@@ -12,7 +12,7 @@ export PATH := $(NODE_BIN):$(PATH)
 # Native modules (better-sqlite3) compile against this Node's own headers, offline.
 export npm_config_nodedir := $(abspath $(NODE_BIN)/..)
 
-.PHONY: help deps generate typecheck lint format unit test tools cluster dev e2e-crash bench bench-scale image image-test push
+.PHONY: help deps generate typecheck lint format unit test tools cluster dev e2e-crash bench bench-scale image image-test push plugin-archive
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -39,6 +39,9 @@ image: deps ## build the operator's OCI image without Docker (build/image/*.oci.
 push: deps ## push the image and the chart to TO=REGISTRY/ORG (PLAIN_HTTP=1 without TLS), read both back, print the helm install line
 	@[[ -n "$${TO:-}" ]] || { echo "make push TO=REGISTRY/ORG (e.g. ghcr.io/you); make image first" >&2; exit 2; }
 	node hack/release.ts --to "$$TO" $${PLAIN_HTTP:+--plain-http}
+
+plugin-archive: ## `kubectl etcd`'s krew archive, reproducibly (build/plugin/kubectl-etcd-vVERSION.tar.gz), and its manifest with the archive's sha256 (build/plugin/etcd.yaml)
+	node hack/plugin-archive.ts
 
 image-test: deps ## build the image twice (same digest?), run it unpacked as uid 65532 (needs root), push it and the chart to a local registry and pull them back
 	@localcluster/tools/build.sh crane >/dev/null && localcluster/tools/build.sh registry >/dev/null && localcluster/tools/build.sh helm >/dev/null

@@ -56,6 +56,11 @@ export const ConditionType = {
   Promoted: 'Promoted',
   /** EtcdSnapshot: stored and read back whole (True), or not yet or never (False, with why). */
   Complete: 'Complete',
+  /**
+   * EtcdSnapshot with spec.verify: a restore of the stored snapshot matched what was recorded as it
+   * was taken (True, with what was checked), or what differed or kept it from being checked (False).
+   */
+  Verified: 'Verified',
   /** EtcdSnapshotSchedule: the newest finished snapshot succeeded (True), or why the backups are not good (False). */
   BackupHealthy: 'BackupHealthy',
 } as const;
@@ -125,6 +130,16 @@ export const ConditionReason = {
   SnapshotSucceeded: 'SnapshotSucceeded',
   /** EtcdSnapshotSchedule: the newest finished EtcdSnapshot failed. */
   SnapshotFailed: 'SnapshotFailed',
+  /** EtcdSnapshot Verified: a verify Job restores the stored snapshot and checks it now. */
+  Verifying: 'Verifying',
+  /** EtcdSnapshot Verified True: the restore's HashKV, revision and key count are those recorded. */
+  Matched: 'Matched',
+  /** EtcdSnapshot Verified False: the restore differs from what was recorded (the message says how). */
+  Differs: 'Differs',
+  /** EtcdSnapshot Verified False: the verify Job could not check it (the stored file failed its sha256, etcdutl refused it, or the Job could not run). */
+  NotChecked: 'NotChecked',
+  /** EtcdSnapshotSchedule BackupHealthy False: the newest snapshot a restore checked was not proved. */
+  VerificationFailed: 'VerificationFailed',
   /** EtcdSnapshotSchedule: no snapshot of it has finished yet. */
   NoSnapshotYet: 'NoSnapshotYet',
   /** etcd raised its NOSPACE alarm: the database reached its quota and writes are refused. */

@@ -26,6 +26,15 @@ export function describeSnapshot(path: string, c: SnapshotContext): DescribedSna
       const what = r ? `${r.location}: ${r.size} bytes, sha256 ${r.sha256}, revision ${r.revision}` : 'stored';
       return { phase: 'Succeeded', step: 'Succeeded', message: `stored and read back whole at ${what}` };
     }
+    case 'verifying':
+      return {
+        phase: 'Succeeded',
+        step: 'Verifying',
+        message:
+          sub === 'running'
+            ? `stored at ${c.result?.location ?? ''}; a Job restores it into a throwaway etcd and checks HashKV, revision and keys`
+            : `stored at ${c.result?.location ?? ''}; creating the Job that verifies it${retrying(c)}`,
+      };
     case 'failed':
       return {
         phase: 'Failed',

@@ -77,6 +77,8 @@ export const ERR = {
   RESTORE_SOURCE: 'ERR_RESTORE_SOURCE',
   /** The snapshot a cluster is to be restored from failed its check: nothing is started from it. */
   RESTORE_VERIFY: 'ERR_RESTORE_VERIFY',
+  /** A snapshot cannot be verified: nothing was recorded to check a restore against. */
+  VERIFY_SNAPSHOT: 'ERR_VERIFY_SNAPSHOT',
   /**
    * A Secret spec.tls names is missing, lacks tls.crt, tls.key or ca.crt, or holds a certificate
    * that does not fit (another key, expired, not covering the member, wrong usage). Retried with

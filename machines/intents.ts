@@ -199,6 +199,8 @@ export interface ScheduledSnapshotParams {
 export interface CreateScheduledSnapshotParams extends ScheduledSnapshotParams {
   /** The fire time this run is for, RFC 3339. */
   readonly scheduledAt: string;
+  /** The snapshot is verified by a restore (an Nth run of spec.verify.every); absent in older journals. */
+  readonly verify?: boolean;
 }
 
 /** Parameters of deleteEtcdSnapshot: the snapshot, and the retention limit that drops it. */
@@ -238,6 +240,7 @@ export interface IntentParams {
   readonly createSnapshotJob: CreateSnapshotJobParams;
   readonly deleteSnapshotJob: SnapshotParams;
   readonly createSnapshotDeleteJob: SnapshotParams;
+  readonly createVerifyJob: SnapshotParams;
   readonly releaseSnapshotFinalizer: SnapshotParams;
   readonly createScheduledSnapshot: CreateScheduledSnapshotParams;
   readonly deleteEtcdSnapshot: DeleteEtcdSnapshotParams;
@@ -292,6 +295,7 @@ export const SNAPSHOT_INTENTS = [
   'createSnapshotJob',
   'deleteSnapshotJob',
   'createSnapshotDeleteJob',
+  'createVerifyJob',
   'releaseSnapshotFinalizer',
 ] as const satisfies readonly IntentKind[];
 

@@ -28,6 +28,12 @@ export interface MemberContext extends StepBookkeeping {
   readonly podSeen: boolean;
   /** etcd ran here once: a data directory exists (or existed) for this member. */
   readonly everRan: boolean;
+  /**
+   * etcd listed the member as started (its client URLs published), whether or not a Pod of it
+   * was seen Ready: its volume held etcd's data. Only what the Pod's data check expects reads it;
+   * the steps go by `everRan`, so a first start still shows as bootstrapping until Ready.
+   */
+  readonly etcdStarted?: boolean;
   readonly dataLost: string | null;
   /**
    * The etcd container's restart count when this Pod was first seen: a restart after it ran

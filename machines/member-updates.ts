@@ -50,7 +50,12 @@ const updates = {
       troubleSince: troubleSince({ ...c, pvcTrouble }, e.at),
     };
   },
-  observeEtcd: (_, e) => ({ etcd: (e as Of<'etcd.member.observed'>).member }),
+  // etcd saying the member started is proof etcd ran on its volume, even when no Pod of it was
+  // seen Ready (a manager stopped between the two): latched, so its next Pod expects the data.
+  observeEtcd: (_, e) => {
+    const { member } = e as Of<'etcd.member.observed'>;
+    return { etcd: member, ...(member?.started ? { etcdStarted: true } : {}) };
+  },
   observeDataLost: (_, e) => ({ dataLost: (e as Of<'member.data.lost'>).reason }),
   observeTime: () => ({}),
   ...stepUpdates,

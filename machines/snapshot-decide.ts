@@ -4,11 +4,15 @@
  * Succeeded only with the Job's report of what was stored and checked; a Job that failed, or a
  * cluster it could not be taken from when asked, makes it Failed for good (a schedule makes the
  * next one). Deleting it stops a running Job first, then deletes what may have been stored
- * (unless Retain) before its finalizer goes.
+ * (unless Retain) before its finalizer goes. With spec.verify, a stored snapshot is then proved
+ * by a verify Job that restores it into a throwaway etcd and checks it against what was recorded;
+ * its verdict (or why it could not run) is recorded once, and the snapshot stays Succeeded.
  */
 import { ERR } from './error-codes.ts';
+import { permanentFailure } from './policy.ts';
 import { NO_STEP, stepUpdates, toAssigns, type StepBookkeeping, type Update } from './kit.ts';
 import type {
+  SnapshotVerdict,
   CreateSnapshotJobParams,
   JobObservation,
   ObjectRef,
@@ -45,6 +49,15 @@ export interface SnapshotContext extends StepBookkeeping {
   readonly removalFailed: boolean;
   /** Why the stored snapshot was kept although the policy is Delete (its namespace was being deleted). */
   readonly kept?: string | null;
+  /** spec.verify: prove the stored snapshot by restoring it. Absent in contexts journaled before it existed. */
+  readonly verify?: boolean;
+  /** The verify Job; absent until observed, null when there is none. */
+  readonly verifyJob?: JobObservation | null;
+  /** A verify Job was asked for, and the uid of one seen since (as for the snapshot Job). */
+  readonly verifyAsked?: boolean;
+  readonly verifyJobSeen?: string | null;
+  /** What verifying found, and when; null until it finished. */
+  readonly verification?: (SnapshotVerdict & { readonly at: number }) | null;
 }
 
 /** What a snapshot machine starts from. */
@@ -59,6 +72,10 @@ export const initialSnapshotContext = (i: SnapshotInput): SnapshotContext => ({
   deleting: false,
   retain: false,
   finalizer: false,
+  verify: false,
+  verifyAsked: false,
+  verifyJobSeen: null,
+  verification: null,
   member: null,
   jobAsked: false,
   jobSeen: null,
@@ -89,6 +106,7 @@ const active = (j: JobObservation | null | undefined): boolean => Boolean(j && !
 
 /** Guards by name. */
 export const guards = {
+  // The verify Job is not awaited here: creating it finds one already there (a repeated run).
   observed: ({ context: c }: Ctx) =>
     c.specSeen && c.cluster !== undefined && c.job !== undefined && c.deleteJob !== undefined,
   jobPresent: ({ context: c }: Ctx) => Boolean(c.job),
@@ -109,16 +127,31 @@ export const guards = {
   namespaceGoing: ({ event }: { event: object }) =>
     'error' in event && (event.error as { code?: string }).code === ERR.NAMESPACE_TERMINATING,
   deleteJobFailed: ({ context: c }: Ctx) => Boolean(c.deleteJob && c.deleteJob.failed !== null),
+  verifyJobPresent: ({ context: c }: Ctx) => Boolean(c.verifyJob),
+  verifyJobDone: ({ context: c }: Ctx) => Boolean(c.verifyJob?.succeeded && c.verifyJob.verdict),
+  verifyJobFailed: ({ context: c }: Ctx) => Boolean(c.verifyJob && c.verifyJob.failed !== null),
+  verifyJobVanished: ({ context: c }: Ctx) => c.verifyJob === null && (c.verifyJobSeen ?? null) !== null,
+  // The verify Job cannot be made (its create failed for good): recorded as not verified, and why.
+  verifyCannotRun: ({ event }: { event: object }) => permanentFailure(event),
 };
 
 /** The steps `decideSnapshot` can choose. */
-export const SNAPSHOT_DECISIONS = ['removing', 'succeeded', 'failed', 'finalizing', 'waiting', 'taking'] as const;
+export const SNAPSHOT_DECISIONS = [
+  'removing',
+  'verifying',
+  'succeeded',
+  'failed',
+  'finalizing',
+  'waiting',
+  'taking',
+] as const;
 /** One of SNAPSHOT_DECISIONS. */
 export type SnapshotDecision = (typeof SNAPSHOT_DECISIONS)[number];
 
 /** Which step comes next for this snapshot. */
 export function decideSnapshot(c: SnapshotContext): SnapshotDecision {
   if (c.deleting) return 'removing';
+  if (c.result && c.verify && !c.verification) return 'verifying';
   if (c.result) return 'succeeded';
   if (c.failure !== null) return 'failed';
   if (!c.finalizer) return 'finalizing';
@@ -133,10 +166,10 @@ type Of<T extends SnapshotEvent['type']> = Extract<SnapshotEvent, { type: T }>;
 /** Context updates by name; each also moves `now` to the event's time (kit.ts). */
 const updates = {
   observeSnapshot: (c, e) => {
-    const { deleting, retain, finalizer } = e as Of<'k8s.snapshot.updated'>;
+    const { deleting, retain, finalizer, verify } = e as Of<'k8s.snapshot.updated'>;
     // Switching to Retain is the edit that lets a removal that failed try again, without deleting.
     const removalFailed = c.removalFailed && !(retain && !c.retain);
-    return { specSeen: true, deleting, retain, finalizer, removalFailed };
+    return { specSeen: true, deleting, retain, finalizer, removalFailed, verify: verify ?? false };
   },
   observeCluster: (_, e) => ({ cluster: (e as Of<'k8s.cluster.observed'>).cluster }),
   observeJob: (c, e) => {
@@ -144,6 +177,10 @@ const updates = {
     return { job, jobSeen: job && c.jobAsked ? job.uid : c.jobSeen };
   },
   observeDeleteJob: (_, e) => ({ deleteJob: (e as Of<'k8s.deleteJob.observed'>).job }),
+  observeVerifyJob: (c, e) => {
+    const { job } = e as Of<'k8s.verifyJob.observed'>;
+    return { verifyJob: job, verifyJobSeen: job && c.verifyAsked ? job.uid : (c.verifyJobSeen ?? null) };
+  },
   observeTime: () => ({}),
   ...stepUpdates,
   recordFinalizer: () => ({ finalizer: true }),
@@ -151,6 +188,16 @@ const updates = {
   chooseMember: (c) => ({ member: c.cluster?.candidates?.[0] ?? null, jobAsked: true, jobSeen: null }),
   recordStart: (c) => ({ startedAt: c.startedAt ?? c.now }),
   recordResult: (c) => ({ result: c.job?.report ?? null, completedAt: c.now }),
+  // Asked for in the same journaled step as the intent, as chooseMember is.
+  askVerify: () => ({ verifyAsked: true, verifyJobSeen: null }),
+  recordVerification: (c) => ({
+    verification: c.verifyJob?.verdict ? { ...c.verifyJob.verdict, at: c.now } : null,
+  }),
+  markVerifyFailed: (c) => {
+    const why = c.verifyJob?.failed ?? `${c.lastError?.code ?? 'ERR'}: ${c.lastError?.message ?? 'failed'}`;
+    const differences = [`the verify Job could not check it: ${why}`];
+    return { verification: { verified: false, checked: 'nothing', differences, at: c.now }, retryAt: null };
+  },
   markJobFailed: (c) => ({ failure: `the snapshot Job failed: ${c.job?.failed ?? 'no reason given'}` }),
   markRefused: (c) => ({ failure: c.failure ?? refusal(c) }),
   markKept: (c) => ({ kept: c.lastError?.message ?? 'the namespace is being deleted' }),

@@ -29,6 +29,8 @@ export interface ScheduledRun {
   readonly name: string;
   /** The fire time, epoch ms. */
   readonly scheduledAt: number;
+  /** Its snapshot is verified by a restore: the Nth run since the last verified one. */
+  readonly verify?: boolean;
 }
 
 /** Everything the schedule machine knows. Plain JSON: journaled with every step. */
@@ -47,6 +49,8 @@ export interface ScheduleContext extends StepBookkeeping {
   /** Fire time of the last run whose EtcdSnapshot was created. */
   readonly lastScheduleTime: number | null;
   readonly lastSnapshot: string | null;
+  /** Runs whose EtcdSnapshot was created (spec.verify.every counts them); absent in older journals. */
+  readonly runsCreated?: number;
   readonly missedRuns: number;
   /** The snapshot retention deletes now, chosen with the intent. */
   readonly pruning: Prune | null;
@@ -196,12 +200,15 @@ const updates = {
   chooseRun: (c) => {
     const d = dueNow(c);
     if (d?.run == null) return {};
-    const run = { name: scheduledSnapshotName(c.schedule.name, d.run), scheduledAt: d.run };
+    const every = c.spec?.verifyEvery ?? null;
+    const verify = every !== null && (c.runsCreated ?? 0) % every === 0;
+    const run = { name: scheduledSnapshotName(c.schedule.name, d.run), scheduledAt: d.run, verify };
     return { run, handledThrough: d.run, missedRuns: c.missedRuns + d.missed };
   },
   recordCreated: (c) => ({
     lastScheduleTime: c.run?.scheduledAt ?? c.lastScheduleTime,
     lastSnapshot: c.run?.name ?? c.lastSnapshot,
+    runsCreated: (c.runsCreated ?? 0) + (c.run ? 1 : 0),
     run: null,
     failure: null,
   }),
@@ -235,6 +242,7 @@ export const params = {
   create: ({ context: c }: Ctx): CreateScheduledSnapshotParams => ({
     ...ref(c, c.run?.name ?? ''),
     scheduledAt: new Date(c.run?.scheduledAt ?? 0).toISOString(),
+    verify: c.run?.verify ?? false,
   }),
   delete: ({ context: c }: Ctx): DeleteEtcdSnapshotParams => ({
     ...ref(c, c.pruning?.name ?? ''),

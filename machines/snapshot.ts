@@ -1,7 +1,7 @@
 /**
  * The snapshot machine: one EtcdSnapshot, taken once. It puts its finalizer on, asks for a Job
  * that streams the snapshot from a healthy voter to S3 or a PVC and reads it back, and records
- * what the Job reports. Invariants it protects: it is Succeeded only with the report of an
+ * what the Job reports; with spec.verify, a second Job then proves it by a restore. Invariants it protects: it is Succeeded only with the report of an
  * object that was stored whole and checked; a snapshot of a cluster without quorum is refused,
  * not taken; a deleted EtcdSnapshot stops its Job before it deletes what the Job stored, so no
  * upload finishes after the delete.
@@ -27,6 +27,7 @@ import type { SnapshotEvent } from './types.ts';
 
 const STATE_OF: Record<SnapshotDecision, string> = {
   removing: '#snapshot.removing',
+  verifying: '#snapshot.verifying',
   succeeded: '#snapshot.succeeded',
   failed: '#snapshot.failed',
   finalizing: '#snapshot.finalizing',
@@ -62,6 +63,7 @@ export const snapshotMachine = machine.createMachine({
     'k8s.cluster.observed': { actions: 'observeCluster' },
     'k8s.job.observed': { actions: 'observeJob' },
     'k8s.deleteJob.observed': { actions: 'observeDeleteJob' },
+    'k8s.verifyJob.observed': { actions: 'observeVerifyJob' },
     'timer.tick': { actions: 'observeTime' },
   },
   states: {
@@ -94,6 +96,33 @@ export const snapshotMachine = machine.createMachine({
             { guard: 'jobSucceeded', target: '#snapshot.deciding', actions: 'recordResult' },
             { guard: 'jobFailed', target: '#snapshot.failed', actions: 'markJobFailed' },
             { guard: 'jobVanished', target: 'creatingJob', actions: 'chooseMember' },
+          ],
+        },
+      },
+    },
+    // Stored and checked; spec.verify asks for proof: a Job restores it into a throwaway etcd.
+    verifying: {
+      entry: 'beginStep',
+      always: { guard: kit.undecided('verifying'), target: '#snapshot.deciding' },
+      initial: 'checking',
+      states: {
+        checking: {
+          always: [
+            { guard: 'verifyJobPresent', target: 'running' },
+            { target: 'creatingJob', actions: 'askVerify' },
+          ],
+        },
+        creatingJob: attempt(
+          '#snapshot.verifying.running',
+          { type: 'createVerifyJob', params: params.snapshot },
+          [],
+          [{ guard: 'verifyCannotRun', target: '#snapshot.deciding', actions: ['markVerifyFailed'] }],
+        ),
+        running: {
+          always: [
+            { guard: 'verifyJobDone', target: '#snapshot.deciding', actions: 'recordVerification' },
+            { guard: 'verifyJobFailed', target: '#snapshot.deciding', actions: 'markVerifyFailed' },
+            { guard: 'verifyJobVanished', target: 'creatingJob', actions: 'askVerify' },
           ],
         },
       },

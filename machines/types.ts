@@ -94,6 +94,11 @@ export interface EtcdMemberInfo {
   readonly name: string;
   readonly peerURL: string;
   readonly learner: boolean;
+  /**
+   * etcd holds the member's client URLs, which only the member itself publishes once it has
+   * started: etcd ran on its data (absent in observations journaled before this was read).
+   */
+  readonly started?: boolean;
 }
 
 /** What etcd said when asked for its member list. */
@@ -289,19 +294,35 @@ export interface SnapshotReport {
   readonly sha256: string;
   readonly revision: number;
   readonly etcdVersion: string;
+  /** etcd's HashKV of the member at `revision`, and the compaction it began from (-1: none). */
+  readonly hashKV?: number;
+  readonly compactRevision?: number;
+  /** Keys on the member at `revision`. */
+  readonly keys?: number;
   /** S3: unfinished uploads that earlier, interrupted runs left and the agent aborted. */
   readonly abortedUploads?: number;
   /** S3: why the agent could not abort them (the snapshot is stored and checked all the same). */
   readonly uploadsNotAborted?: string;
 }
 
-/** A Job of the snapshot machine (taking the snapshot, or deleting what it stored). */
+/** What a verify Job's agent found: a restore of the stored snapshot, against what was recorded. */
+export interface SnapshotVerdict {
+  readonly verified: boolean;
+  /** What was checked, as users read it. */
+  readonly checked: string;
+  /** What differed, a sentence each; empty when verified. */
+  readonly differences: readonly string[];
+}
+
+/** A Job of the snapshot machine (taking the snapshot, verifying it, or deleting what it stored). */
 export interface JobObservation {
   readonly uid: string;
   readonly active: boolean;
   /** The Job completed; the agent's report, when its Pod's termination message holds one. */
   readonly succeeded: boolean;
   readonly report?: SnapshotReport | null;
+  /** A verify Job completed: its agent's verdict. */
+  readonly verdict?: SnapshotVerdict | null;
   /** The Job failed for good (its back-off limit or deadline): why, from its last Pod if it said. */
   readonly failed: string | null;
   readonly deleting: boolean;
@@ -315,10 +336,13 @@ export type SnapshotEvent =
       readonly deleting: boolean;
       readonly retain: boolean;
       readonly finalizer: boolean;
+      /** spec.verify; absent in events journaled before it existed. */
+      readonly verify?: boolean;
     }
   | { readonly type: 'k8s.cluster.observed'; readonly at: number; readonly cluster: SnapshotClusterObservation }
   | { readonly type: 'k8s.job.observed'; readonly at: number; readonly job: JobObservation | null }
   | { readonly type: 'k8s.deleteJob.observed'; readonly at: number; readonly job: JobObservation | null }
+  | { readonly type: 'k8s.verifyJob.observed'; readonly at: number; readonly job: JobObservation | null }
   | { readonly type: 'timer.tick'; readonly at: number }
   | EffectOutcome<SnapshotIntent['type']>;
 
@@ -336,6 +360,8 @@ export interface ScheduleSpecObservation {
   readonly failedHistoryLimit: number;
   /** metadata.creationTimestamp (epoch ms): fire times at or before it never run. */
   readonly createdAt: number;
+  /** spec.verify.every: verify the snapshot of every Nth run; null (or absent, in older journals) for none. */
+  readonly verifyEvery?: number | null;
 }
 
 /** Schedule machine events. The snapshots are the schedule's own that are not being deleted. */

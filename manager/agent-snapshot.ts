@@ -5,20 +5,38 @@
  * (where the operator reads it from the Pod's status). The manager never holds the bytes, nor
  * the S3 credentials: the Job's Pod gets those from their Secret as environment variables.
  */
-import { closeSync, createReadStream, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DeleteObjectCommand, GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Etcd3 } from 'etcd3';
-import { digestOf, ObjectMismatchError, type StoredObject } from '../effects/digest.ts';
-import { readSnapshot, withEtcdHash, type SnapshotInfo } from '../effects/etcd/snapshot.ts';
-import { snapshotStorageVersion, storageVersionRefusal, type ReadAt } from '../effects/etcd/storage-version.ts';
-import { findEtcdData } from './agent.ts';
+import type { StoredObject } from '../effects/digest.ts';
+import { readSnapshot, type SnapshotInfo } from '../effects/etcd/snapshot.ts';
+import { measureAt } from './agent-verify.ts';
 import { failpoint } from './failpoints.ts';
 import { abortUploads, s3Client, uploadStream, verifyObject, type UploadProgress } from '../effects/s3/index.ts';
 import { tidyReport, tidyUploads } from './agent-uploads.ts';
 import { verifyFile, writeFileStream } from '../effects/volume/write-file.ts';
+
+/**
+ * How long recording HashKV and the key count may take once the snapshot is stored. HashKV reads
+ * every key and version since the last compaction; a member that stops answering must not hold
+ * the Job until its own deadline with the snapshot already stored.
+ */
+export const RECORD_MS = 120_000;
+
+/** `work`, or a rejection once `ms` have passed without it. */
+export async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** What a snapshot run stored, as printed. */
 export interface SnapshotReport extends StoredObject {
@@ -26,13 +44,21 @@ export interface SnapshotReport extends StoredObject {
   readonly location: string;
   readonly revision: number;
   readonly etcdVersion: string;
+  /** etcd's HashKV at `revision` on the member, and the compaction it began from (agent-verify.ts). */
+  readonly hashKV?: number;
+  readonly compactRevision?: number;
+  /** Keys on the member at `revision`. */
+  readonly keys?: number;
+  /** Why hashKV and keys could not be recorded (the snapshot is stored and checked all the same). */
+  readonly notRecorded?: string;
   /** S3: uploads that earlier, interrupted runs left and this one aborted (its key's, then stale ones beside it). */
   readonly abortedUploads?: number;
   /** S3: why some could not be aborted (the snapshot itself is stored and checked). */
   readonly uploadsNotAborted?: string;
 }
 
-type Destination =
+/** Where a snapshot is stored: an S3 object or a file on a mounted volume. */
+export type Destination =
   | {
       readonly kind: 's3';
       readonly bucket: string;
@@ -59,7 +85,8 @@ interface SnapshotArgs {
   readonly sweepOlderThanMs?: number;
 }
 
-const destinationOptions = {
+/** The options that name a destination, for each command that takes one. */
+export const destinationOptions = {
   's3-bucket': { type: 'string' },
   's3-key': { type: 'string' },
   's3-endpoint': { type: 'string' },
@@ -90,7 +117,7 @@ type DestinationValues = {
 };
 
 /** The one destination the arguments name; throws a TypeError that says what is wrong. */
-function destinationOf(command: string, values: DestinationValues): Destination {
+export function destinationOf(command: string, values: DestinationValues): Destination {
   const s3 = values['s3-bucket'] !== undefined || values['s3-key'] !== undefined;
   if (s3 === (values.file !== undefined))
     throw new TypeError(`${command} needs exactly one of --s3-bucket/--s3-key and --file`);
@@ -158,7 +185,7 @@ export function parseDeleteArgs(argv: readonly string[]): DeleteArgs {
 }
 
 /** The S3 client of a destination, with the credentials from the environment. */
-function clientFor(to: Extract<Destination, { kind: 's3' }>, env: NodeJS.ProcessEnv): S3Client {
+export function clientFor(to: Extract<Destination, { kind: 's3' }>, env: NodeJS.ProcessEnv): S3Client {
   const { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey } = env;
   if (!accessKeyId || !secretAccessKey) throw new TypeError('S3 needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set');
   return s3Client({ ...to, accessKeyId, secretAccessKey });
@@ -260,187 +287,30 @@ async function snapshotUntil(args: SnapshotArgs, env: NodeJS.ProcessEnv, signal:
     const info: SnapshotInfo = { bytes: 0 };
     const chunks = readSnapshot(etcd, info, signal);
     const to = args.to;
+    // Recorded once stored, at the revision the snapshot holds: what a restore of it is checked against.
+    // A record that fails (the member compacted past it meanwhile) or does not answer within
+    // RECORD_MS leaves a stored snapshot that cannot be verified, not a failed or a hung one.
+    const recorded = async () => {
+      const base = { revision: info.revision ?? 0, etcdVersion: info.etcdVersion ?? '' };
+      try {
+        const { hashKV, compactRevision, keys } = await withDeadline(measureAt(etcd, base.revision), RECORD_MS);
+        return { ...base, hashKV, compactRevision, keys };
+      } catch (err) {
+        return { ...base, notRecorded: (err as Error).message };
+      }
+    };
     if (to.kind === 'file') {
       mkdirSync(dirname(to.path), { recursive: true });
       const stored = await writeFileStream(to.path, chunks);
       await verifyFile(to.path, stored);
-      return { location: to.path, ...stored, revision: info.revision ?? 0, etcdVersion: info.etcdVersion ?? '' };
+      return { location: to.path, ...stored, ...(await recorded()) };
     }
     const { size, sha256, ...tidied } = await storeToS3(args, to, chunks, env, signal);
     const location = `s3://${to.bucket}/${to.key}`;
-    return { location, size, sha256, revision: info.revision ?? 0, etcdVersion: info.etcdVersion ?? '', ...tidied };
+    return { location, size, sha256, ...(await recorded()), ...tidied };
   } finally {
     etcd.close();
   }
 }
 
 /** What `fetch-snapshot` is asked: where the snapshot is, what it must hash to, where it goes. */
-interface FetchArgs {
-  readonly from: Destination;
-  readonly sha256?: string;
-  /** Where to write it (whole or absent); left out, it is only read and checked. */
-  readonly to?: string;
-  /** A directory removed first (what an earlier, interrupted restore left). */
-  readonly clear?: string;
-  /** The etcd version that is to run on the data: a snapshot of a newer storage version is refused. */
-  readonly etcdVersion?: string;
-}
-
-/** Parses the arguments of `fetch-snapshot`; throws a TypeError that says what is wrong. */
-export function parseFetchArgs(argv: readonly string[]): FetchArgs {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      ...destinationOptions,
-      sha256: { type: 'string' },
-      to: { type: 'string' },
-      clear: { type: 'string' },
-      'etcd-version': { type: 'string' },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (values.sha256 !== undefined && !/^[0-9a-f]{64}$/.test(values.sha256))
-    throw new TypeError(`--sha256 must be 64 lowercase hexadecimal digits, not '${values.sha256}'`);
-  const version = values['etcd-version'];
-  if (version !== undefined && !/^\d+\.\d+\.\d+$/.test(version))
-    throw new TypeError(`--etcd-version must be a version such as 3.6.16, not '${version}'`);
-  return {
-    from: destinationOf('fetch-snapshot', values),
-    ...(values.sha256 ? { sha256: values.sha256 } : {}),
-    ...(values.to ? { to: values.to } : {}),
-    ...(values.clear ? { clear: values.clear } : {}),
-    ...(version ? { etcdVersion: version } : {}),
-  };
-}
-
-/**
- * Reads a stored snapshot whole and checks it: etcd's own hash at its end, and the sha256 it was
- * stored with when given; with `to`, writes it there (whole or absent). With `etcdVersion`, also
- * reads the storage version the snapshot holds (reported) and refuses one that etcd of that
- * version cannot start on (a newer minor's). A snapshot that fails a check is refused, and
- * nothing is left at `to`.
- */
-export async function fetchSnapshot(
-  args: FetchArgs,
-  env: NodeJS.ProcessEnv,
-): Promise<StoredObject & { location: string; storageVersion?: string }> {
-  if (args.clear) rmSync(args.clear, { recursive: true, force: true });
-  const from = args.from;
-  let s3: S3Client | undefined;
-  try {
-    let source: AsyncIterable<Uint8Array>;
-    let location: string;
-    if (from.kind === 'file') {
-      location = from.path;
-      source = createReadStream(from.path);
-    } else {
-      s3 = clientFor(from, env);
-      location = `s3://${from.bucket}/${from.key}`;
-      const { Body } = await s3.send(new GetObjectCommand({ Bucket: from.bucket, Key: from.key }));
-      source = Body as AsyncIterable<Uint8Array>;
-    }
-    const chunks = withEtcdHash(source);
-    let stored: StoredObject;
-    if (args.to) {
-      mkdirSync(dirname(args.to), { recursive: true });
-      stored = await writeFileStream(args.to, chunks);
-    } else stored = await digestOf(chunks);
-    if (args.sha256 && stored.sha256 !== args.sha256) {
-      if (args.to) rmSync(args.to, { force: true });
-      throw new ObjectMismatchError(
-        `${location} has sha256 ${stored.sha256} (${stored.size} bytes), not the ${args.sha256} it was stored with`,
-      );
-    }
-    if (!args.etcdVersion) return { location, ...stored };
-    // Read where it now is on this machine, else from the bucket: a few pages, not the whole again.
-    const read = args.to ? fileReader(args.to) : from.kind === 'file' ? fileReader(from.path) : rangeReader(s3!, from);
-    let storageVersion: string | undefined;
-    try {
-      storageVersion = await snapshotStorageVersion(read);
-    } finally {
-      await read.close();
-    }
-    const refusal = storageVersionRefusal(storageVersion, args.etcdVersion);
-    if (refusal) {
-      if (args.to) rmSync(args.to, { force: true });
-      throw new Error(`${location}: ${refusal}`);
-    }
-    return { location, ...stored, ...(storageVersion ? { storageVersion } : {}) };
-  } finally {
-    s3?.destroy();
-  }
-}
-
-/** Reads bytes of a local file at an offset; close() when done. */
-function fileReader(file: string): ReadAt & { close(): Promise<void> } {
-  const opened = open(file, 'r');
-  const read = async (offset: number, length: number): Promise<Uint8Array> => {
-    const buffer = Buffer.alloc(length);
-    const { bytesRead } = await (await opened).read(buffer, 0, length, offset);
-    return buffer.subarray(0, bytesRead);
-  };
-  return Object.assign(read, { close: async () => (await opened).close() });
-}
-
-/** Reads bytes of an S3 object at an offset, by ranged GETs. */
-function rangeReader(s3: S3Client, at: { bucket: string; key: string }): ReadAt & { close(): Promise<void> } {
-  const read: ReadAt = async (offset, length) => {
-    const range = `bytes=${offset}-${offset + length - 1}`;
-    const { Body } = await s3
-      .send(new GetObjectCommand({ Bucket: at.bucket, Key: at.key, Range: range }))
-      .catch((err: unknown) => {
-        // Past the end of the object: nothing there, as a file read says.
-        if ((err as { name?: string }).name === 'InvalidRange') return { Body: undefined };
-        throw err;
-      });
-    return Body ? Body.transformToByteArray() : new Uint8Array();
-  };
-  return Object.assign(read, { close: () => Promise.resolve() });
-}
-
-/** Parses the arguments of `finish-restore`; throws a TypeError that says what is wrong. */
-export function parseFinishArgs(argv: readonly string[]): { restored: string; dataDir: string; clean?: string } {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: { restored: { type: 'string' }, 'data-dir': { type: 'string' }, clean: { type: 'string' } },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (!values.restored || !values['data-dir'])
-    throw new TypeError('finish-restore needs --restored DIR and --data-dir DIR');
-  return { restored: values.restored, dataDir: values['data-dir'], ...(values.clean ? { clean: values.clean } : {}) };
-}
-
-/**
- * Moves the data dir etcdutl restored into place, unless etcd data is there already (a Pod
- * started again after a restore that finished): the rename is atomic, so the data dir is the
- * old one or the restored one, never a mix. Then removes the working dir.
- */
-export function finishRestore(args: { restored: string; dataDir: string; clean?: string }): {
-  dataDir: string;
-  restored: boolean;
-} {
-  const there = findEtcdData(args.dataDir);
-  let restored = false;
-  if (!(there.walFiles > 0 && there.db)) {
-    const now = findEtcdData(args.restored);
-    if (!(now.walFiles > 0 && now.db)) throw new Error(`${args.restored} holds no restored etcd data`);
-    rmSync(args.dataDir, { recursive: true, force: true });
-    renameSync(args.restored, args.dataDir);
-    syncDir(dirname(args.dataDir));
-    restored = true;
-  }
-  if (args.clean) rmSync(args.clean, { recursive: true, force: true });
-  return { dataDir: args.dataDir, restored };
-}
-
-/** fsyncs a directory, so a rename in it survives a crash. */
-function syncDir(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}

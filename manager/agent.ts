@@ -32,7 +32,7 @@ export const DATA_GUARD_FILE = 'member/etcd-operator-guard';
 export const TERMINATION_LOG = '/dev/termination-log';
 
 /** The usage text. */
-export const AGENT_USAGE = `usage: etcd-operator agent check-data|snapshot|delete-snapshot|fetch-snapshot|finish-restore ARGS
+export const AGENT_USAGE = `usage: etcd-operator agent check-data|snapshot|delete-snapshot|fetch-snapshot|finish-restore|verify-snapshot ARGS
 
 Commands Pods run from the operator image.
 
@@ -64,10 +64,21 @@ Commands Pods run from the operator image.
                 refuses a snapshot whose storage version etcd V cannot run (a newer minor's).
   finish-restore   --restored DIR --data-dir DIR [--clean DIR]
                 moves the data dir etcdutl restored into place unless etcd data is there.
+  verify-snapshot  --endpoint http://127.0.0.1:PORT --revision R --hash-kv H
+                --compact-revision C --keys N [--timeout SECONDS]
+                checks the throwaway etcd restored from a snapshot beside it against what
+                was recorded when the snapshot was taken: HashKV and keys at R, head >= R.
+                Reports {verified, checked, differences}; a difference is not an error.
 `;
 
-/** The commands of agent-snapshot.ts. */
-const SNAPSHOT_COMMANDS = ['snapshot', 'delete-snapshot', 'fetch-snapshot', 'finish-restore'] as const;
+/** The commands of agent-snapshot.ts, agent-restore.ts and agent-verify.ts. */
+const SNAPSHOT_COMMANDS = [
+  'snapshot',
+  'delete-snapshot',
+  'fetch-snapshot',
+  'finish-restore',
+  'verify-snapshot',
+] as const;
 
 /** Knobs for tests. */
 export interface AgentOptions {
@@ -250,11 +261,20 @@ export async function runAgentCommand(
   const command = SNAPSHOT_COMMANDS.find((c) => c === sub);
   if (command) {
     // Loaded here only: etcd3 and the S3 SDK would slow every member Pod's check-data start.
+    if (command === 'verify-snapshot') {
+      const v = await import('./agent-verify.ts');
+      const check = (args: ReturnType<typeof v.parseVerifyArgs>) =>
+        v.checkRestored(args.endpoint, args.record, args.timeoutMs);
+      return reported(command, v.parseVerifyArgs, check, rest, io, opts);
+    }
+    if (command === 'fetch-snapshot' || command === 'finish-restore') {
+      const r = await import('./agent-restore.ts');
+      if (command === 'fetch-snapshot') return reported(command, r.parseFetchArgs, r.fetchSnapshot, rest, io, opts);
+      return reported(command, r.parseFinishArgs, (args) => Promise.resolve(r.finishRestore(args)), rest, io, opts);
+    }
     const a = await import('./agent-snapshot.ts');
     if (command === 'snapshot') return reported(command, a.parseSnapshotArgs, a.takeSnapshot, rest, io, opts);
-    if (command === 'delete-snapshot') return reported(command, a.parseDeleteArgs, a.deleteSnapshot, rest, io, opts);
-    if (command === 'fetch-snapshot') return reported(command, a.parseFetchArgs, a.fetchSnapshot, rest, io, opts);
-    return reported(command, a.parseFinishArgs, (args) => Promise.resolve(a.finishRestore(args)), rest, io, opts);
+    return reported(command, a.parseDeleteArgs, a.deleteSnapshot, rest, io, opts);
   }
   if (sub !== 'check-data') {
     io.stderr(`etcd-operator agent: ${sub === undefined ? 'no command' : `unknown command '${sub}'`}\n${AGENT_USAGE}`);

@@ -127,7 +127,7 @@ export function memberStatus(previous: EtcdMemberStatus | undefined, step: Membe
     podName: c.member.name,
     ...(c.medium === 'Memory' ? {} : { pvcName: pvcName(c.member.name) }),
     // Once true, the Pod's check-data init container refuses an empty data directory.
-    ...(c.everRan ? { dataInitialized: true } : {}),
+    ...(c.everRan || c.etcdStarted ? { dataInitialized: true } : {}),
     conditions,
   };
 }

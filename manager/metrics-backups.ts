@@ -15,34 +15,56 @@ export function backupFamilies(caches: () => ObjectCaches | undefined, now: () =
 }
 
 function snapshotFamilies(caches: () => ObjectCaches | undefined): Metric[] {
-  const last = (phase: 'Succeeded' | 'Failed') => () => {
+  /** The newest snapshot per cluster and schedule that `when` gives a time for, with that time and its size. */
+  const newestBy = (when: (s: EtcdSnapshot) => string | undefined) => () => {
     const newest = new Map<string, { labels: Labels; at: number; size: number }>();
     for (const s of caches()?.EtcdSnapshot.list() ?? []) {
-      if (s.status?.phase !== phase) continue;
-      const at = seconds(phase === 'Succeeded' ? s.status.completionTime : failedAt(s));
+      const at = seconds(when(s));
       if (at === undefined) continue;
       const labels = snapshotLabels(s);
       const key = JSON.stringify(labels);
-      if ((newest.get(key)?.at ?? -1) < at) newest.set(key, { labels, at, size: s.status.size ?? 0 });
+      if ((newest.get(key)?.at ?? -1) < at) newest.set(key, { labels, at, size: s.status?.size ?? 0 });
     }
     return [...newest.values()];
   };
-  const ok = last('Succeeded');
+  const verified = (s: EtcdSnapshot) => s.status?.conditions?.find((c) => c.type === ConditionType.Verified);
+  const ok = newestBy((s) => (s.status?.phase === 'Succeeded' ? s.status.completionTime : undefined));
+  const series = (newest: ReturnType<typeof newestBy>, value: 'at' | 'size') => () =>
+    newest().map((n) => [n.labels, n[value]] as const);
   return [
     new Family(
       'etcd_operator_snapshot_last_success_timestamp_seconds',
       'When the newest successful EtcdSnapshot was stored and checked, per cluster and schedule ("" for one-shot snapshots).',
-      () => ok().map((n) => [n.labels, n.at] as const),
+      series(ok, 'at'),
     ),
     new Family(
       'etcd_operator_snapshot_last_success_size_bytes',
       'The size of the newest successful EtcdSnapshot, per cluster and schedule.',
-      () => ok().map((n) => [n.labels, n.size] as const),
+      series(ok, 'size'),
     ),
     new Family(
       'etcd_operator_snapshot_last_failure_timestamp_seconds',
       'When the newest failed EtcdSnapshot failed, per cluster and schedule.',
-      () => last('Failed')().map((n) => [n.labels, n.at] as const),
+      series(
+        newestBy((s) => (s.status?.phase === 'Failed' ? failedAt(s) : undefined)),
+        'at',
+      ),
+    ),
+    new Family(
+      'etcd_operator_snapshot_last_verified_timestamp_seconds',
+      'When the newest EtcdSnapshot a restore proved (Verified True) was stored: the age of the last proven backup, per cluster and schedule.',
+      series(
+        newestBy((s) => (verified(s)?.status === 'True' ? s.status?.completionTime : undefined)),
+        'at',
+      ),
+    ),
+    new Family(
+      'etcd_operator_snapshot_last_verify_failure_timestamp_seconds',
+      'When a restore of an EtcdSnapshot last failed to prove it (Verified False), per cluster and schedule.',
+      series(
+        newestBy((s) => (verified(s)?.status === 'False' ? verified(s)?.lastTransitionTime : undefined)),
+        'at',
+      ),
     ),
   ];
 }

@@ -3,6 +3,7 @@
  * spec, and the EtcdSnapshots it made (by the uid label), not those being deleted. Level-based
  * and pure, like observe.ts: the caller stamps the time.
  */
+import { ConditionType } from '../api/conditions.ts';
 import type { EtcdSnapshot, EtcdSnapshotSchedule } from '../api/v1alpha1/index.ts';
 import { madeBy } from '../effects/kubernetes/build-scheduled-snapshot.ts';
 import type { OwnedSnapshot, SnapshotPhase } from '../machines/schedule/index.ts';
@@ -27,6 +28,7 @@ export function scheduleObserved(s: EtcdSnapshotSchedule, at: number): ScheduleE
       maxAge: spec.retention.maxAge ?? null,
       failedHistoryLimit: spec.failedHistoryLimit ?? 1,
       createdAt: ms(s.metadata.creationTimestamp),
+      verifyEvery: spec.verify ? (spec.verify.every ?? 1) : null,
     },
   };
 }
@@ -36,6 +38,14 @@ const phaseOf = (s: EtcdSnapshot): SnapshotPhase => {
   const p = s.status?.phase;
   return p === 'Running' || p === 'Succeeded' || p === 'Failed' ? p : 'Pending';
 };
+
+/** What a restore proved of a snapshot: its Verified condition once True or False, and since when. */
+function verifiedOf(s: EtcdSnapshot): Pick<OwnedSnapshot, 'verified'> {
+  const v = s.status?.conditions?.find((c) => c.type === ConditionType.Verified);
+  if (!v || v.status === 'Unknown') return {};
+  const at = ms(v.status === 'True' ? s.status?.verifiedTime : v.lastTransitionTime);
+  return { verified: { ok: v.status === 'True', at } };
+}
 
 /** The schedule's own EtcdSnapshots that are not being deleted, by name (so an unchanged list is equal). */
 export function ownedSnapshots(schedule: EtcdSnapshotSchedule, snapshots: readonly EtcdSnapshot[]): OwnedSnapshot[] {
@@ -48,6 +58,7 @@ export function ownedSnapshots(schedule: EtcdSnapshotSchedule, snapshots: readon
       phase: phaseOf(s),
       createdAt: ms(s.metadata.creationTimestamp),
       completedAt: s.status?.completionTime ? ms(s.status.completionTime) : null,
+      ...verifiedOf(s),
     }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

@@ -13,6 +13,7 @@ import type {
   SnapshotClusterObservation,
   SnapshotEvent,
   SnapshotReport,
+  SnapshotVerdict,
 } from '../machines/types.ts';
 
 /** The snapshot machine's view of its EtcdSnapshot. */
@@ -23,6 +24,7 @@ export function snapshotObserved(s: EtcdSnapshot, at: number): SnapshotEvent {
     deleting: Boolean(s.metadata.deletionTimestamp),
     retain: s.spec.deletionPolicy === 'Retain',
     finalizer: (s.metadata.finalizers ?? []).includes(SNAPSHOT_FINALIZER),
+    verify: s.spec.verify === true,
   };
 }
 
@@ -64,6 +66,41 @@ function terminated(pod: V1Pod): { exitCode: number; message: string } | undefin
   return state ? { exitCode: state.exitCode, message: (state.message ?? '').trim() } : undefined;
 }
 
+/** Why a Pod failed: its agent's message, else that of the first init container that failed (a verify Job's). */
+function failedWith(pod: V1Pod): { exitCode: number; message: string } | undefined {
+  const agent = terminated(pod);
+  if (agent && agent.exitCode !== 0) return agent;
+  const init = (pod.status?.initContainerStatuses ?? [])
+    .map((c) => ({ name: c.name, state: c.state?.terminated ?? c.lastState?.terminated }))
+    .find((c) => c.state && c.state.exitCode !== 0);
+  if (!init?.state) return agent;
+  const message = (init.state.message ?? '').trim() || init.state.reason || 'no message';
+  return { exitCode: init.state.exitCode, message: `${init.name}: ${message}` };
+}
+
+/** A verify agent's verdict, checked to be the shape it prints; a string says what is wrong with it. */
+export function parseVerdict(message: string): SnapshotVerdict | string {
+  let v: Partial<Record<keyof SnapshotVerdict, unknown>>;
+  try {
+    v = JSON.parse(message) as typeof v;
+  } catch {
+    return `the verify agent's report is not JSON: ${message.slice(0, 200)}`;
+  }
+  const differences = Array.isArray(v.differences) ? v.differences.filter((d) => typeof d === 'string') : null;
+  if (typeof v.verified !== 'boolean' || typeof v.checked !== 'string' || !differences)
+    return `the verify agent's report lacks verified, checked or differences: ${message.slice(0, 200)}`;
+  return { verified: v.verified && differences.length === 0, checked: v.checked, differences };
+}
+
+/** What the agent recorded to verify the snapshot against, when it did (agents before it did not). */
+function recorded(
+  r: Partial<Record<keyof SnapshotReport, unknown>>,
+): Pick<SnapshotReport, 'hashKV' | 'compactRevision' | 'keys'> {
+  const { hashKV, compactRevision, keys } = r;
+  const whole = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n);
+  return whole(hashKV) && whole(compactRevision) && whole(keys) ? { hashKV, compactRevision, keys } : {};
+}
+
 /** The agent's report, checked to be the shape it prints; a string says what is wrong with it. */
 export function parseReport(message: string, location: string): SnapshotReport | string {
   let r: Partial<Record<keyof SnapshotReport, unknown>>;
@@ -86,6 +123,7 @@ export function parseReport(message: string, location: string): SnapshotReport |
     sha256: r.sha256 as string,
     revision: r.revision as number,
     etcdVersion: r.etcdVersion as string,
+    ...recorded(r),
     ...(typeof r.abortedUploads === 'number' && r.abortedUploads > 0 ? { abortedUploads: r.abortedUploads } : {}),
     ...(typeof r.uploadsNotAborted === 'string' ? { uploadsNotAborted: r.uploadsNotAborted.slice(0, 300) } : {}),
   };
@@ -94,12 +132,14 @@ export function parseReport(message: string, location: string): SnapshotReport |
 /**
  * One Job of the snapshot, with its Pods: whether it runs, succeeded or failed for good (with
  * the last Pod's message). `snapshot` is given for the Job that takes it: its success counts
- * only with the agent's report of what it stored, read from its Pod once the Pod is seen.
+ * only with the agent's report of what it stored, read from its Pod once the Pod is seen; with
+ * `verifying`, the same holds for a verify Job and its agent's verdict.
  */
 export function jobObservation(
   job: V1Job | undefined,
   pods: readonly V1Pod[],
   snapshot?: EtcdSnapshot,
+  verifying = false,
 ): JobObservation | null {
   if (!job) return null;
   const uid = job.metadata?.uid ?? '';
@@ -117,17 +157,22 @@ export function jobObservation(
   };
   if (failedCondition) {
     const last = mine
-      .map(terminated)
+      .map(failedWith)
       .filter((t) => t !== undefined && t.exitCode !== 0)
       .at(-1);
     const why = last?.message || failedCondition.message || failedCondition.reason || 'no reason given';
     return { ...base, succeeded: false, failed: why };
   }
   if (!succeeded) return { ...base, succeeded: false, failed: null };
-  if (!snapshot) return { ...base, succeeded: true, failed: null };
+  if (!snapshot && !verifying) return { ...base, succeeded: true, failed: null };
   const done = mine.map(terminated).find((t) => t?.exitCode === 0);
   // The Pod's status may reach this cache after the Job's: the report comes with the next look.
   if (!done) return { ...base, succeeded: true, failed: null };
+  if (!snapshot) {
+    const verdict = parseVerdict(done.message);
+    if (typeof verdict === 'string') return { ...base, succeeded: false, failed: verdict };
+    return { ...base, succeeded: true, failed: null, verdict };
+  }
   const report = parseReport(done.message, storedAt(snapshot).location);
   if (typeof report === 'string') return { ...base, succeeded: false, failed: report };
   return { ...base, succeeded: true, failed: null, report };

@@ -1,7 +1,8 @@
 /**
  * EtcdSnapshotSchedule.status from the schedule machine: its runs (last, next, active, missed),
  * the age of its newest good backup, and two conditions: Progressing (a step in flight) and
- * BackupHealthy (the newest finished snapshot succeeded, or why the backups are not good).
+ * BackupHealthy (the newest finished snapshot succeeded, or why the backups are not good; with
+ * spec.verify, also whether the newest one a restore checked was proved, and when the last proved one was taken).
  * Pure: the caller gives the time and writes it.
  */
 import { ConditionReason, ConditionType, setConditions, type ConditionInput } from '../api/conditions.ts';
@@ -47,6 +48,39 @@ function backupHealth(c: ScheduleContext, step: string, message: string): Condit
   };
 }
 
+/** The newest snapshot a restore checked, whether it was proved or not (by when it was checked). */
+function lastChecked(c: ScheduleContext): OwnedSnapshot | undefined {
+  const checked = (c.snapshots ?? []).filter((s) => s.verified);
+  return [...checked].sort((a, b) => (b.verified?.at ?? 0) - (a.verified?.at ?? 0))[0];
+}
+
+/** The newest snapshot a restore proved: when it was taken (stored) is what a user can restore to. */
+function lastVerified(c: ScheduleContext): OwnedSnapshot | undefined {
+  const proved = (c.snapshots ?? []).filter((s) => s.verified?.ok && s.phase === 'Succeeded');
+  return [...proved].sort((a, b) => finishedAt(b) - finishedAt(a))[0];
+}
+
+/**
+ * BackupHealthy with spec.verify: a backup a restore did not prove is not healthy, however many
+ * were stored since; a healthy one says when the last proved one was taken.
+ */
+function withVerification(c: ScheduleContext, health: ConditionInput): ConditionInput {
+  if (c.spec?.verifyEvery == null || health.status !== 'True') return health;
+  const checked = lastChecked(c);
+  if (checked && !checked.verified?.ok)
+    return {
+      type: health.type,
+      status: 'False',
+      reason: ConditionReason.VerificationFailed,
+      message: `EtcdSnapshot ${checked.name} did not restore as recorded: see its Verified condition`,
+    };
+  const proved = lastVerified(c);
+  const last = proved
+    ? `; the last verified by a restore, EtcdSnapshot ${proved.name}, was taken at ${iso(finishedAt(proved)) ?? ''}`
+    : '; none verified by a restore yet';
+  return { ...health, message: `${health.message}${last}` };
+}
+
 /** The status to write, given the status the EtcdSnapshotSchedule has now. */
 export function scheduleStatus(
   previous: EtcdSnapshotScheduleStatus | undefined,
@@ -60,7 +94,7 @@ export function scheduleStatus(
     previous?.conditions,
     [
       { type: ConditionType.Progressing, status: resting ? 'False' : 'True', reason, message },
-      backupHealth(c, reason, message),
+      withVerification(c, backupHealth(c, reason, message)),
     ],
     step.generation,
     new Date(now),
@@ -70,6 +104,8 @@ export function scheduleStatus(
   const lastScheduleTime = iso(c.lastScheduleTime);
   const nextTime = iso(nextScheduleTime(c));
   const active = activeSnapshot(c)?.name;
+  const proved = lastVerified(c);
+  const lastVerifiedTime = iso(proved ? finishedAt(proved) : null);
   return {
     observedGeneration: step.generation,
     state: step.path.split('.')[0] ?? 'pending',
@@ -78,6 +114,7 @@ export function scheduleStatus(
     ...(nextTime ? { nextScheduleTime: nextTime } : {}),
     ...(active ? { active } : {}),
     ...(c.lastSnapshot ? { lastSnapshot: c.lastSnapshot } : {}),
+    ...(lastVerifiedTime ? { lastVerifiedTime } : {}),
     missedRuns: c.missedRuns,
     conditions,
   };

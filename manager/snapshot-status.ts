@@ -1,9 +1,10 @@
 /**
  * EtcdSnapshot.status from the snapshot machine: the phase, what was stored (location, size,
  * sha256, revision, etcd version), when, and two conditions: Progressing (a step in flight)
- * and Complete (stored and checked, or why not). Pure: the caller gives the time and writes it.
+ * and Complete (stored and checked, or why not); with spec.verify, Verified (a restore of it
+ * matched what was recorded, or what differed). Pure: the caller gives the time and writes it.
  */
-import { ConditionType, setConditions } from '../api/conditions.ts';
+import { ConditionReason, ConditionType, setConditions, type ConditionInput } from '../api/conditions.ts';
 import type { EtcdSnapshotStatus } from '../api/v1alpha1/index.ts';
 import { snapshotJobName } from '../effects/kubernetes/build-snapshot-job.ts';
 import { describeSnapshot } from '../machines/describe-snapshot.ts';
@@ -28,6 +29,24 @@ function tidied(r: SnapshotReport): string {
 
 const iso = (ms: number | null): string | undefined => (ms === null ? undefined : new Date(ms).toISOString());
 
+/** Verified, for a snapshot that asks for it (spec.verify): none otherwise. */
+function verified(c: SnapshotContext): ConditionInput[] {
+  const v = c.verification;
+  const type = ConditionType.Verified;
+  if (v?.verified)
+    return [{ type, status: 'True', reason: ConditionReason.Matched, message: `restored and checked: ${v.checked}` }];
+  if (v) {
+    // A verdict with what was checked differs; a Job that could not check says so (checked: nothing).
+    const reason = v.checked === 'nothing' ? ConditionReason.NotChecked : ConditionReason.Differs;
+    return [{ type, status: 'False', reason, message: v.differences.join('; ') }];
+  }
+  if (!c.verify) return [];
+  const message = c.result
+    ? 'a Job restores the stored snapshot into a throwaway etcd and checks it against what was recorded'
+    : 'verified once it is stored';
+  return [{ type, status: 'Unknown', reason: ConditionReason.Verifying, message }];
+}
+
 /** The status to write, given the status the EtcdSnapshot has now. */
 export function snapshotStatus(
   previous: EtcdSnapshotStatus | undefined,
@@ -49,6 +68,7 @@ export function snapshotStatus(
             message: `stored and read back whole at ${c.result.location}${tidied(c.result)}`,
           }
         : { type: ConditionType.Complete, status: 'False', reason, message },
+      ...verified(c),
     ],
     step.generation,
     new Date(now),
@@ -56,6 +76,7 @@ export function snapshotStatus(
   const r = c.result;
   const startTime = iso(c.startedAt);
   const completionTime = iso(c.completedAt);
+  const verifiedTime = c.verification?.verified ? iso(c.verification.at) : undefined;
   return {
     observedGeneration: step.generation,
     phase,
@@ -67,6 +88,8 @@ export function snapshotStatus(
     ...(r
       ? { location: r.location, size: r.size, sha256: r.sha256, revision: r.revision, etcdVersion: r.etcdVersion }
       : {}),
+    ...(r?.hashKV !== undefined ? { hashKV: r.hashKV, compactRevision: r.compactRevision, keys: r.keys } : {}),
+    ...(verifiedTime ? { verifiedTime } : {}),
     conditions,
   };
 }

@@ -152,13 +152,17 @@ export const clusterReference = s.object(
 );
 
 const spec = s.object(
-  'The snapshot to take. Fixed once created, except deletionPolicy.',
+  'The snapshot to take. Fixed once created, except deletionPolicy and verify.',
   {
     clusterRef: clusterReference,
     destination: snapshotDestination,
     deletionPolicy: s.string(
       'What deleting this EtcdSnapshot does to the stored snapshot: Delete removes it (a Job with the same credentials does), Retain keeps it.',
       { enum: ['Delete', 'Retain'], default: 'Delete' },
+    ),
+    verify: s.boolean(
+      "Prove the snapshot once it is stored: a Job restores it into a throwaway etcd that serves no client and checks etcd's HashKV, the revision and the key count against what was recorded as it was taken; the condition Verified says what was checked, or what differed. See docs/snapshots.md.",
+      { default: false },
     ),
   },
   {
@@ -195,6 +199,16 @@ const status = s.object(
       format: 'int64',
     }),
     etcdVersion: s.string('Version of the etcd member it was taken from.'),
+    hashKV: s.integer("etcd's HashKV of the member at revision, recorded as the snapshot was taken.", {
+      format: 'int64',
+    }),
+    compactRevision: s.integer('The revision the member was compacted at when hashKV was recorded (-1: never).', {
+      format: 'int64',
+    }),
+    keys: s.integer('Keys on the member at revision, recorded as the snapshot was taken.', { format: 'int64' }),
+    verifiedTime: s.string('When a restore of the stored snapshot was checked against what was recorded.', {
+      format: 'date-time',
+    }),
     conditions,
     observed: observedMachine,
   },

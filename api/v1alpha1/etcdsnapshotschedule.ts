@@ -11,7 +11,7 @@ import { clusterReference, MAX_SNAPSHOT_NAME, snapshotDestination } from './etcd
 export const MAX_SCHEDULE_NAME = MAX_SNAPSHOT_NAME - '-12345678'.length;
 
 const retention = s.object(
-  'Which of the EtcdSnapshots this schedule made it keeps. The newest successful one is never deleted, so a schedule whose runs keep failing keeps its last good backup however old.',
+  'Which of the EtcdSnapshots this schedule made it keeps. The newest successful one is never deleted, so a schedule whose runs keep failing keeps its last good backup however old; nor is the newest one a restore proved (verify).',
   {
     keepLast: s.integer('Keep the newest N successful snapshots.', { minimum: 1, format: 'int32' }),
     maxAge: s.string(
@@ -65,6 +65,16 @@ const spec = s.object(
       'The deletionPolicy of the EtcdSnapshots it creates: Delete removes the stored snapshot with the EtcdSnapshot (retention then frees space), Retain keeps it.',
       { enum: ['Delete', 'Retain'], default: 'Delete' },
     ),
+    verify: s.object(
+      'Prove the backups by restoring them: the EtcdSnapshots it creates get spec.verify on every Nth run. Left out, none is verified.',
+      {
+        every: s.integer(
+          'Verify the snapshot of every Nth run: 1 verifies each, 24 one a day of an hourly schedule. The first run is verified.',
+          { minimum: 1, maximum: 10000, default: 1, format: 'int32' },
+        ),
+      },
+      { name: 'SnapshotVerification' },
+    ),
   },
   { name: 'EtcdSnapshotScheduleSpec', required: ['clusterRef', 'schedule', 'destination', 'retention'] },
 );
@@ -81,6 +91,10 @@ const status = s.object(
     nextScheduleTime: s.string('The next fire time; absent while suspended or invalid.', { format: 'date-time' }),
     active: s.string('The EtcdSnapshot of this schedule that is running now, if any.'),
     lastSnapshot: s.string('The EtcdSnapshot the last run created.'),
+    lastVerifiedTime: s.string(
+      'When the newest EtcdSnapshot of this schedule that a restore proved (Verified True) was taken.',
+      { format: 'date-time' },
+    ),
     missedRuns: s.integer(
       'Fire times that never ran (the manager was down, the previous snapshot still ran past the starting deadline), since the schedule was created.',
       { format: 'int64' },

@@ -31,7 +31,7 @@ export interface EtcdSnapshot {
   apiVersion: 'etcd-operator.dev/v1alpha1';
   kind: 'EtcdSnapshot';
   metadata: V1ObjectMeta;
-  /** The snapshot to take. Fixed once created, except deletionPolicy. */
+  /** The snapshot to take. Fixed once created, except deletionPolicy and verify. */
   spec: EtcdSnapshotSpec;
   /** Where the snapshot machine stands, and what was stored. */
   status?: EtcdSnapshotStatus;
@@ -472,7 +472,7 @@ export interface ObservedMachine {
   intents?: ObservedIntent[];
 }
 
-/** The snapshot to take. Fixed once created, except deletionPolicy. */
+/** The snapshot to take. Fixed once created, except deletionPolicy and verify. */
 export interface EtcdSnapshotSpec {
   /** The EtcdCluster to snapshot, in the same namespace. */
   clusterRef: ClusterReference;
@@ -480,6 +480,8 @@ export interface EtcdSnapshotSpec {
   destination: SnapshotDestination;
   /** What deleting this EtcdSnapshot does to the stored snapshot: Delete removes it (a Job with the same credentials does), Retain keeps it. */
   deletionPolicy: 'Delete' | 'Retain';
+  /** Prove the snapshot once it is stored: a Job restores it into a throwaway etcd that serves no client and checks etcd's HashKV, the revision and the key count against what was recorded as it was taken; the condition Verified says what was checked, or what differed. See docs/snapshots.md. */
+  verify: boolean;
 }
 
 /** The EtcdCluster to snapshot, in the same namespace. */
@@ -514,6 +516,14 @@ export interface EtcdSnapshotStatus {
   revision?: number;
   /** Version of the etcd member it was taken from. */
   etcdVersion?: string;
+  /** etcd's HashKV of the member at revision, recorded as the snapshot was taken. */
+  hashKV?: number;
+  /** The revision the member was compacted at when hashKV was recorded (-1: never). */
+  compactRevision?: number;
+  /** Keys on the member at revision, recorded as the snapshot was taken. */
+  keys?: number;
+  /** When a restore of the stored snapshot was checked against what was recorded. */
+  verifiedTime?: string;
   /** Conditions: Available, Progressing, Degraded and one per step kind, each with a reason and a human message. */
   conditions?: Condition[];
   /** The step the machine last journaled (the rest of it in the annotation etcd-operator.dev/resume): a manager whose journal is lost or damaged resumes from it mid-step. */
@@ -530,7 +540,7 @@ export interface EtcdSnapshotScheduleSpec {
   timeZone?: string;
   /** Where the snapshot is stored: exactly one of s3 and pvc. */
   destination: SnapshotDestination;
-  /** Which of the EtcdSnapshots this schedule made it keeps. The newest successful one is never deleted, so a schedule whose runs keep failing keeps its last good backup however old. */
+  /** Which of the EtcdSnapshots this schedule made it keeps. The newest successful one is never deleted, so a schedule whose runs keep failing keeps its last good backup however old; nor is the newest one a restore proved (verify). */
   retention: SnapshotRetention;
   /** Freeze the schedule: no new snapshot starts and retention deletes none. A snapshot already running finishes. */
   suspend: boolean;
@@ -542,14 +552,22 @@ export interface EtcdSnapshotScheduleSpec {
   failedHistoryLimit: number;
   /** The deletionPolicy of the EtcdSnapshots it creates: Delete removes the stored snapshot with the EtcdSnapshot (retention then frees space), Retain keeps it. */
   deletionPolicy: 'Delete' | 'Retain';
+  /** Prove the backups by restoring them: the EtcdSnapshots it creates get spec.verify on every Nth run. Left out, none is verified. */
+  verify?: SnapshotVerification;
 }
 
-/** Which of the EtcdSnapshots this schedule made it keeps. The newest successful one is never deleted, so a schedule whose runs keep failing keeps its last good backup however old. */
+/** Which of the EtcdSnapshots this schedule made it keeps. The newest successful one is never deleted, so a schedule whose runs keep failing keeps its last good backup however old; nor is the newest one a restore proved (verify). */
 export interface SnapshotRetention {
   /** Keep the newest N successful snapshots. */
   keepLast?: number;
   /** Delete successful snapshots completed longer ago than this (except the newest): whole numbers with d, h, m or s, largest first, such as 7d, 12h or 1h30m. */
   maxAge?: string;
+}
+
+/** Prove the backups by restoring them: the EtcdSnapshots it creates get spec.verify on every Nth run. Left out, none is verified. */
+export interface SnapshotVerification {
+  /** Verify the snapshot of every Nth run: 1 verifies each, 24 one a day of an hourly schedule. The first run is verified. */
+  every: number;
 }
 
 /** Where the schedule stands: its runs, its backups and the next fire time. */
@@ -568,6 +586,8 @@ export interface EtcdSnapshotScheduleStatus {
   active?: string;
   /** The EtcdSnapshot the last run created. */
   lastSnapshot?: string;
+  /** When the newest EtcdSnapshot of this schedule that a restore proved (Verified True) was taken. */
+  lastVerifiedTime?: string;
   /** Fire times that never ran (the manager was down, the previous snapshot still ran past the starting deadline), since the schedule was created. */
   missedRuns?: number;
   /** Conditions: Available, Progressing, Degraded and one per step kind, each with a reason and a human message. */

@@ -126,7 +126,13 @@ export const codeOf = (err: unknown): string | undefined => (err instanceof Effe
 
 /** One member in the operator's vocabulary: hex ID, first peer URL. */
 export function memberInfo(m: IMember): EtcdMemberInfo {
-  return { id: hexID(m.ID), name: m.name, peerURL: m.peerURLs[0] ?? '', learner: m.isLearner };
+  return {
+    id: hexID(m.ID),
+    name: m.name,
+    peerURL: m.peerURLs[0] ?? '',
+    learner: m.isLearner,
+    started: m.clientURLs.length > 0,
+  };
 }
 
 /** A fresh member list, linearizable: what a handler decides on must not be a stale view. */

@@ -18,11 +18,12 @@ export const scheduleLabels = (schedule: EtcdSnapshotSchedule): Record<string, s
 export const madeBy = (snapshot: Pick<EtcdSnapshot, 'metadata'>, scheduleUid: string): boolean =>
   scheduleUid !== '' && snapshot.metadata.labels?.[LABEL.scheduleUid] === scheduleUid;
 
-/** The EtcdSnapshot of the run at `scheduledAt` (RFC 3339), named `name`. */
+/** The EtcdSnapshot of the run at `scheduledAt` (RFC 3339), named `name`; `verify` when it is an Nth run. */
 export function buildScheduledSnapshot(
   schedule: EtcdSnapshotSchedule,
   name: string,
   scheduledAt: string,
+  verify = false,
 ): EtcdSnapshot {
   const { clusterRef, destination, deletionPolicy } = schedule.spec;
   return {
@@ -34,6 +35,6 @@ export function buildScheduledSnapshot(
       labels: scheduleLabels(schedule),
       annotations: { [SCHEDULED_AT]: scheduledAt },
     },
-    spec: { clusterRef: { ...clusterRef }, destination: structuredClone(destination), deletionPolicy },
+    spec: { clusterRef: { ...clusterRef }, destination: structuredClone(destination), deletionPolicy, verify },
   };
 }

@@ -204,10 +204,11 @@ export function agentJob(j: AgentJob, image: string, settings: PodSettings = {})
   };
 }
 
-function job(
+/** A Job of an EtcdSnapshot running the agent, labelled with its role and owned by the snapshot. */
+export function snapshotAgentJob(
   s: EtcdSnapshot,
   name: string,
-  role: 'snapshot' | 'delete',
+  role: 'snapshot' | 'delete' | 'verify',
   args: string[],
   image: string,
   extra: { volumes: V1Volume[]; mounts: V1VolumeMount[] } = { volumes: [], mounts: [] },
@@ -258,11 +259,11 @@ export function buildSnapshotJob(
     `--timeout=${SNAPSHOT_DEADLINE_SECONDS}`,
     ...sweepArgs(s),
   ];
-  return job(s, snapshotJobName(s.metadata.name ?? ''), 'snapshot', args, image, tls, settings);
+  return snapshotAgentJob(s, snapshotJobName(s.metadata.name ?? ''), 'snapshot', args, image, tls, settings);
 }
 
 /** The Job that deletes the stored snapshot (and any upload or partial file left behind). */
 export function buildSnapshotDeleteJob(s: EtcdSnapshot, image: string, settings: PodSettings = {}): V1Job {
   const args = ['agent', 'delete-snapshot', ...storedAt(s).args, ...sweepArgs(s)];
-  return job(s, snapshotDeleteJobName(s.metadata.name ?? ''), 'delete', args, image, undefined, settings);
+  return snapshotAgentJob(s, snapshotDeleteJobName(s.metadata.name ?? ''), 'delete', args, image, undefined, settings);
 }

@@ -72,6 +72,7 @@ export { buildPVC } from './build-pvc.ts';
 export { buildPod, CHECK_DATA_CONTAINER } from './build-pod.ts';
 export { DEFAULT_ETCD_IMAGE_REPOSITORY, etcdImage, type PodSettings } from './pod-settings.ts';
 export { storedAt, snapshotDeleteJobName, snapshotJobName } from './build-snapshot-job.ts';
+export { verifyJobName } from './build-verify-job.ts';
 export { restoreJobName } from './build-restore.ts';
 export { checkTLSSecret, getSecret, operatorTLSUse, type TLSFiles, type TLSSecretUse } from './tls-secrets.ts';
 export { FINALIZER, SNAPSHOT_FINALIZER, SCHEDULED_AT, LABEL, clusterLabels, memberLabels, pvcName } from './meta.ts';

@@ -37,10 +37,14 @@ export const createScheduledSnapshot: IntentHandler<'createScheduledSnapshot', S
   kind: 'createScheduledSnapshot',
   async run(params, ctx) {
     const schedule = await requireSchedule(ctx, params.schedule, params.scheduleUid);
-    return createOwnSnapshot(ctx, buildScheduledSnapshot(schedule, params.name, params.scheduledAt), {
-      ours: (s) => madeBy(s, params.scheduleUid),
-      whose: `one EtcdSnapshotSchedule ${params.schedule} made`,
-    });
+    return createOwnSnapshot(
+      ctx,
+      buildScheduledSnapshot(schedule, params.name, params.scheduledAt, params.verify ?? false),
+      {
+        ours: (s) => madeBy(s, params.scheduleUid),
+        whose: `one EtcdSnapshotSchedule ${params.schedule} made`,
+      },
+    );
   },
   recover: (params, ctx) => recoverOwnSnapshot(ctx, params.name, (s) => madeBy(s, params.scheduleUid)),
 };

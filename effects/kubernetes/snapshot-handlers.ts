@@ -13,6 +13,7 @@ import {
   snapshotDeleteJobName,
   snapshotJobName,
 } from './build-snapshot-job.ts';
+import { buildVerifyJob, verifyJobName, verifyRefusal } from './build-verify-job.ts';
 import { DEFAULT_AGENT_IMAGE, type KubeContext } from './context.ts';
 import { createOwned } from './create-owned.ts';
 import { changeFinalizer, readFinalizers } from './finalizers.ts';
@@ -114,6 +115,21 @@ export const createSnapshotJob: IntentHandler<'createSnapshotJob', JobResult, Ku
   recover: (params, ctx) => recoverJob(ctx, params.snapshot, snapshotJobName(params.snapshot)),
 };
 
+/**
+ * Creates the Job that proves the stored snapshot by a restore (build-verify-job.ts). A snapshot
+ * with nothing recorded to check against cannot be verified: retrying would not change that.
+ */
+export const createVerifyJob: IntentHandler<'createVerifyJob', JobResult, KubeContext> = {
+  kind: 'createVerifyJob',
+  async run(params, ctx) {
+    const snapshot = await requireSnapshot(ctx, params.snapshot);
+    const refusal = verifyRefusal(snapshot);
+    if (refusal) throw new EffectError(ERR.VERIFY_SNAPSHOT, `cannot verify: ${refusal}`, { retryable: false });
+    return createJob(ctx, snapshot.metadata.uid ?? '', buildVerifyJob(snapshot, image(ctx), ctx.pods));
+  },
+  recover: (params, ctx) => recoverJob(ctx, params.snapshot, verifyJobName(params.snapshot)),
+};
+
 /** Creates the Job that deletes the stored snapshot, and any upload or partial file left behind. */
 export const createSnapshotDeleteJob: IntentHandler<'createSnapshotDeleteJob', JobResult, KubeContext> = {
   kind: 'createSnapshotDeleteJob',
@@ -164,5 +180,6 @@ export const snapshotHandlers = {
   createSnapshotJob,
   deleteSnapshotJob,
   createSnapshotDeleteJob,
+  createVerifyJob,
   releaseSnapshotFinalizer,
 } as const;

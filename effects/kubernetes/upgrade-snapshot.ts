@@ -35,7 +35,12 @@ export function buildUpgradeSnapshot(cluster: EtcdCluster, p: CreateUpgradeSnaps
       namespace: cluster.metadata.namespace ?? '',
       labels: { [LABEL.managedBy]: 'etcd-operator', [LABEL.cluster]: p.cluster, [LABEL.upgradeTo]: p.version },
     },
-    spec: { clusterRef: { name: p.cluster }, destination: structuredClone(destination), deletionPolicy: 'Delete' },
+    spec: {
+      clusterRef: { name: p.cluster },
+      destination: structuredClone(destination),
+      deletionPolicy: 'Delete',
+      verify: false,
+    },
   };
 }
 

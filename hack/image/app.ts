@@ -35,9 +35,9 @@ const PRUNED = [
   /(^|\/)(?!(licen[cs]e|copying|notice)[^/]*$)[^/]*\.(md|markdown)$/i,
   /^\.package-lock\.json$/,
   /^\.bin\//,
-  // better-sqlite3 loads prebuilds/<platform>.node; its C sources and other platforms' builds stay out.
+  // better-sqlite3 loads prebuilds/<platform>.node; its C sources stay out, and the builds of
+  // platforms other than the ones asked for (moduleEntries).
   /^better-sqlite3\/(deps|src|build|binding\.gyp)(\/|$)/,
-  /^better-sqlite3\/prebuilds\/(?!linux-x64\.node$)/,
 ];
 
 /**
@@ -69,27 +69,44 @@ export function productionModules(repo: string, nodeBin: string, cacheDir: strin
   return join(dir, 'node_modules');
 }
 
-/** The production dependencies under APP_DIR/node_modules, pruned. */
-export function moduleEntries(modules: string): EntryMap {
+/**
+ * The production dependencies under prefix (the image's APP_DIR/node_modules), pruned, with
+ * better-sqlite3's builds for platforms (`linux-x64`, `darwin-arm64`...) alone.
+ */
+export function moduleEntries(
+  modules: string,
+  prefix = `${APP}/node_modules`,
+  platforms: readonly string[] = ['linux-x64'],
+): EntryMap {
   const entries: EntryMap = new Map();
-  treeEntries(modules, `${APP}/node_modules`, entries, (path) => !PRUNED.some((re) => re.test(path)));
+  const builds = new Set(platforms.map((p) => `better-sqlite3/prebuilds/${p}.node`));
+  treeEntries(
+    modules,
+    prefix,
+    entries,
+    (path) =>
+      !PRUNED.some((re) => re.test(path)) && (!path.startsWith('better-sqlite3/prebuilds/') || builds.has(path)),
+  );
   return entries;
 }
 
-/** The operator's tracked sources (as in the work tree), package.json, and etcd-operator on PATH. */
-export function sourceEntries(repo: string): EntryMap {
+/** The files git tracks under paths (as in the work tree), placed under prefix. */
+export function trackedEntries(repo: string, paths: readonly string[], prefix: string): EntryMap {
   const entries: EntryMap = new Map();
-  const files = execFileSync('git', ['ls-files', '-z', '--', 'package.json', ...APP_FOLDERS], {
-    cwd: repo,
-    encoding: 'utf8',
-  })
+  const files = execFileSync('git', ['ls-files', '-z', '--', ...paths], { cwd: repo, encoding: 'utf8' })
     .split('\0')
     .filter((f) => f !== '' && existsSync(join(repo, f)));
   for (const f of files) {
     const full = join(repo, f);
     const st = statSync(full);
-    addEntry(entries, { path: `${APP}/${f}`, type: 'file', mode: fileMode(st.mode), size: st.size, source: full });
+    addEntry(entries, { path: `${prefix}/${f}`, type: 'file', mode: fileMode(st.mode), size: st.size, source: full });
   }
+  return entries;
+}
+
+/** The operator's tracked sources (as in the work tree), package.json, and etcd-operator on PATH. */
+export function sourceEntries(repo: string): EntryMap {
+  const entries = trackedEntries(repo, ['package.json', ...APP_FOLDERS], APP);
   // cli.ts (executable, #!/usr/bin/env node) on PATH.
   addEntry(entries, { path: CLI_LINK.slice(1), type: 'symlink', mode: 0o777, target: `${APP_DIR}/manager/cli.ts` });
   return entries;

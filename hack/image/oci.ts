@@ -29,14 +29,20 @@ export interface Layer {
 
 const LAYER_GZIP = 'application/vnd.oci.image.layer.v1.tar+gzip';
 
-/** Writes a layer's tar, gzipped, into layout/blobs/sha256. */
-export async function writeLayer(layout: string, entries: readonly TarEntry[], mtime: number): Promise<Layer> {
-  const blobs = join(layout, 'blobs', 'sha256');
-  mkdirSync(blobs, { recursive: true });
-  const tmp = join(blobs, `.layer-${process.pid}-${Math.random().toString(36).slice(2)}`);
+/** A gzipped tar written to a file: the digests (hex) of the file and of the tar inside, and their sizes. */
+export interface GzippedTar {
+  readonly sha256: string;
+  readonly size: number;
+  readonly tarSha256: string;
+  readonly tarSize: number;
+}
+
+/** Writes the entries' tar through `gzip -n -6` to file (through a temporary file beside it, renamed). */
+export async function writeGzippedTar(file: string, entries: readonly TarEntry[], mtime: number): Promise<GzippedTar> {
+  const tmp = `${file}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`;
   const raw = createHash('sha256');
   const packed = createHash('sha256');
-  let unpackedSize = 0;
+  let tarSize = 0;
   const gzip = spawn('gzip', ['-n', '-6'], { stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve, reject) => {
     gzip.on('error', reject);
@@ -50,21 +56,34 @@ export async function writeLayer(layout: string, entries: readonly TarEntry[], m
         done(null, chunk);
       },
     });
-  await Promise.all([
-    pipeline(
-      Readable.from(tarStream(entries, mtime)),
-      tap(raw, (n) => (unpackedSize += n)),
-      gzip.stdin,
-    ),
-    pipeline(gzip.stdout, tap(packed), createWriteStream(tmp)),
-    exited,
-  ]);
-  const digest = `sha256:${packed.digest('hex')}`;
-  renameSync(tmp, join(blobs, digest.slice(7)));
+  try {
+    await Promise.all([
+      pipeline(
+        Readable.from(tarStream(entries, mtime)),
+        tap(raw, (n) => (tarSize += n)),
+        gzip.stdin,
+      ),
+      pipeline(gzip.stdout, tap(packed), createWriteStream(tmp)),
+      exited,
+    ]);
+    renameSync(tmp, file);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  return { sha256: packed.digest('hex'), size: statSync(file).size, tarSha256: raw.digest('hex'), tarSize };
+}
+
+/** Writes a layer's tar, gzipped, into layout/blobs/sha256. */
+export async function writeLayer(layout: string, entries: readonly TarEntry[], mtime: number): Promise<Layer> {
+  const blobs = join(layout, 'blobs', 'sha256');
+  mkdirSync(blobs, { recursive: true });
+  const tmp = join(blobs, `.layer-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  const written = await writeGzippedTar(tmp, entries, mtime);
+  renameSync(tmp, join(blobs, written.sha256));
   return {
-    blob: { mediaType: LAYER_GZIP, digest, size: statSync(join(blobs, digest.slice(7))).size },
-    diffId: `sha256:${raw.digest('hex')}`,
-    unpackedSize,
+    blob: { mediaType: LAYER_GZIP, digest: `sha256:${written.sha256}`, size: written.size },
+    diffId: `sha256:${written.tarSha256}`,
+    unpackedSize: written.tarSize,
   };
 }
 

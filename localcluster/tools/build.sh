@@ -12,7 +12,7 @@
 # TOOL: the control plane's kube-apiserver|kube-controller-manager|kube-scheduler|kubectl (a second
 # argument picks another release, from the wrapper module k8s-1.<minor>/); the real nodes'
 # kubelet|containerd|containerd-shim-runc-v2|ctr|runc|bridge|host-local|loopback|portmap|crictl|
-# pause|coredns; etcd|etcdctl|etcdutl [etcd-version]; helm|versitygw|cert-manager|crane|registry;
+# pause|coredns|local-path-provisioner; etcd|etcdctl|etcdutl [etcd-version]; helm|versitygw|cert-manager|crane|registry|krew;
 # versitygw-entrypoint (the path of upstream's docker-entrypoint.sh for the versitygw image).
 #
 # cert-manager is the controller of the wrapper module cert-manager/ (its main.go), with the
@@ -35,6 +35,9 @@ VERSITYGW_VERSION=v1.8.0
 # reference OCI registry, CNCF), run locally by test/release/ to push the image and the chart to.
 CRANE_VERSION=v0.22.1
 REGISTRY_VERSION=v3.1.2
+# kubectl's plugin manager, to install `kubectl etcd` from its built archive as a user would
+# (make plugin-archive, test/e2e/kubectl-etcd.test.ts). v0.4.3 is the newest the Go module proxy serves.
+KREW_VERSION=v0.4.3
 DEFAULT_ETCD=3.6.16
 # The real nodes' container runtime, CNI plugins and crictl, each `go install`ed at a pinned
 # version into a dir of its own.
@@ -42,6 +45,8 @@ CONTAINERD_VERSION=v2.4.2
 RUNC_VERSION=v1.5.2
 CNI_PLUGINS_VERSION=v1.10.0
 CRI_TOOLS_VERSION=v1.37.0
+# The default StorageClass's provisioner, as kind ships it (rancher's local-path-provisioner).
+LOCAL_PATH_VERSION=v0.0.30
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${ETCD_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/etcd-operator}
@@ -50,7 +55,7 @@ tool=${1:?usage: build.sh TOOL [etcd-version]}
 log() { echo "build.sh: $*" >&2; }
 
 if [[ $tool == all ]]; then
-  for t in kube-apiserver kube-controller-manager kube-scheduler kubectl helm versitygw cert-manager crane registry prometheus history-checker; do "$0" "$t"; done
+  for t in kube-apiserver kube-controller-manager kube-scheduler kubectl helm versitygw cert-manager crane registry krew prometheus history-checker; do "$0" "$t"; done
   for mod in "$here"/etcd-*/go.mod; do
     v=$(sed -n 's#^\tgo.etcd.io/etcd/server/v3 v\([0-9.]*\).*#\1#p' "$mod")
     for t in etcd etcdctl etcdutl; do "$0" "$t" "$v"; done
@@ -58,7 +63,7 @@ if [[ $tool == all ]]; then
   # The nodes run only as root (namespaces, mounts, cgroups); without root the cluster is the
   # control plane alone, and runc's build would need Debian packages only root installs.
   if [[ $(id -u) == 0 ]]; then
-    for t in kubelet containerd containerd-shim-runc-v2 ctr runc bridge host-local loopback portmap crictl pause coredns; do "$0" "$t"; done
+    for t in kubelet containerd containerd-shim-runc-v2 ctr runc bridge host-local loopback portmap crictl pause coredns local-path-provisioner; do "$0" "$t"; done
   else
     log "not root: the real nodes' parts are not built (the nodes need root)"
   fi
@@ -156,6 +161,10 @@ case "$tool" in
   crictl)
     go_installed_into "cri-tools-$CRI_TOOLS_VERSION" crictl "sigs.k8s.io/cri-tools@$CRI_TOOLS_VERSION" \
       sigs.k8s.io/cri-tools/cmd/crictl -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$CRI_TOOLS_VERSION" ;;
+  local-path-provisioner)
+    p=github.com/rancher/local-path-provisioner
+    go_installed_into "local-path-provisioner-$LOCAL_PATH_VERSION" local-path-provisioner "$p@$LOCAL_PATH_VERSION" "$p" \
+      -ldflags "-s -w -X main.VERSION=$LOCAL_PATH_VERSION" ;;
   pause)
     # Our own pause (pause/main.go): the Pod sandbox's process, for the image registry.k8s.io/pause.
     # Versioned by the source's digest, so a change to it builds again.
@@ -241,6 +250,10 @@ case "$tool" in
     [[ -f $dir/docker-entrypoint.sh ]] || { log "no docker-entrypoint.sh in versitygw $VERSITYGW_VERSION's module"; exit 1; }
     echo "$dir/docker-entrypoint.sh" ;;
   crane) go_installed crane "$CRANE_VERSION" github.com/google/go-containerregistry/cmd/crane ;;
+  krew)
+    # Named kubectl-krew, as krew installs itself, so `kubectl krew` finds it on PATH.
+    go_installed_into "krew-$KREW_VERSION" kubectl-krew "sigs.k8s.io/krew@$KREW_VERSION" sigs.k8s.io/krew/cmd/krew \
+      -ldflags "-s -w -X sigs.k8s.io/krew/internal/version.gitTag=$KREW_VERSION" ;;
   registry) go_installed registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry ;;
   *) log "unknown tool '$tool'"; exit 2 ;;
 esac

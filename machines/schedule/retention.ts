@@ -1,7 +1,7 @@
 /**
  * Which of a schedule's EtcdSnapshots to delete. Successful snapshots are the backups: keepLast
  * and maxAge prune them, but never the newest one, so a schedule whose runs keep failing still
- * holds its last good backup however old. Failed ones are history, limited by
+ * holds its last good backup however old, nor the newest one a restore proved (spec.verify). Failed ones are history, limited by
  * failedHistoryLimit. A snapshot still running or pending is never touched. Pure: `now` is an
  * argument.
  */
@@ -16,6 +16,8 @@ export interface OwnedSnapshot {
   readonly createdAt: number;
   /** When it succeeded or failed; null while in flight (a finished one without it counts from createdAt). */
   readonly completedAt: number | null;
+  /** What a restore proved of it (spec.verify), when it was checked: verified or not, and when. */
+  readonly verified?: { readonly ok: boolean; readonly at: number } | null;
 }
 
 /** The schedule's limits. keepLast and maxAge may each be absent; at least one is expected. */
@@ -56,7 +58,11 @@ export function prune(snapshots: readonly OwnedSnapshot[], policy: RetentionPoli
   }
   const out: { snapshot: OwnedSnapshot; reason: PruneReason }[] = [];
   const succeeded = snapshots.filter((s) => s.phase === 'Succeeded').sort(newestFirst);
+  // The newest one a restore proved is kept beside the newest N: a schedule verifying every Nth
+  // run never prunes its last proven backup for unproven ones.
+  const proven = succeeded.find((s) => s.verified?.ok);
   succeeded.forEach((snapshot, i) => {
+    if (snapshot === proven) return;
     // i > 0: the newest successful snapshot is never too old to keep.
     if (keepLast !== null && i >= keepLast) out.push({ snapshot, reason: 'keepLast' });
     else if (maxAgeMs !== null && i > 0 && now - finishedAt(snapshot) > maxAgeMs)

@@ -63,6 +63,19 @@ export const memberKind: KindSpec<'EtcdMember'> = {
       const { now, caches } = w;
       const pod = caches.pods.get(ns, name);
       await entry.runner.feed(memberObserved(object, owner, now()));
+      // What etcd says of it is told before its Pod's absence: a member etcd says has started is
+      // never given a Pod that takes an empty volume for a first start.
+      const probe = w.probes.get(entry.cluster.uid);
+      if (probe) {
+        const ref: ClusterObjectRef = {
+          namespace: ns,
+          name: object.spec.cluster,
+          uid: entry.cluster.uid,
+          peerTLS: entry.runner.snapshot.context.member.peerTLS === true,
+        };
+        const member = etcdMemberFor(ref, probe, name) ?? null;
+        await entry.runner.feed({ type: 'etcd.member.observed', at: now(), member });
+      }
       const claim = object.spec.storage.medium !== 'Memory' ? caches.pvcs.get(ns, pvcName(name)) : undefined;
       // A Pod with no node to run on: is its volume pinned to a node that is gone?
       const volume = claim ? await w.volumeNodes.check(claim, pod) : {};
@@ -77,17 +90,6 @@ export const memberKind: KindSpec<'EtcdMember'> = {
       if (object.spec.storage.medium !== 'Memory' && !volume.lost) await claimed();
       const lost = dataLostObserved(pod, now());
       if (lost) await entry.runner.feed(lost);
-      const probe = w.probes.get(entry.cluster.uid);
-      if (probe) {
-        const ref: ClusterObjectRef = {
-          namespace: ns,
-          name: object.spec.cluster,
-          uid: entry.cluster.uid,
-          peerTLS: entry.runner.snapshot.context.member.peerTLS === true,
-        };
-        const member = etcdMemberFor(ref, probe, name) ?? null;
-        await entry.runner.feed({ type: 'etcd.member.observed', at: now(), member });
-      }
     });
     // Woken when waiting to be scheduled, or for its claim, has lasted long enough to be Stuck.
     wakeAt(w, key, stuckDueAt(entry.runner.snapshot.context, w.now()));

@@ -1,8 +1,13 @@
 /**
  * EtcdSnapshot: the snapshot machine. Working a key feeds it its spec, its cluster (and that
- * cluster's last etcd probe), its Job and its deletion Job.
+ * cluster's last etcd probe), its Job, its verify Job and its deletion Job.
  */
-import { patchSnapshotStatus, snapshotDeleteJobName, snapshotJobName } from '../../effects/kubernetes/index.ts';
+import {
+  patchSnapshotStatus,
+  snapshotDeleteJobName,
+  snapshotJobName,
+  verifyJobName,
+} from '../../effects/kubernetes/index.ts';
 import { describeSnapshot } from '../../machines/describe-snapshot.ts';
 import { snapshotMachine } from '../../machines/snapshot.ts';
 import { jobObservation, snapshotClusterObserved, snapshotObserved } from '../observe-snapshot.ts';
@@ -38,6 +43,8 @@ export const snapshotKind: KindSpec<'EtcdSnapshot'> = {
       await entry.runner.feed({ type: 'k8s.job.observed', at, job });
       const deleteJob = jobObservation(caches.jobs.get(ns, snapshotDeleteJobName(name)), pods);
       await entry.runner.feed({ type: 'k8s.deleteJob.observed', at, job: deleteJob });
+      const verifyJob = jobObservation(caches.jobs.get(ns, verifyJobName(name)), pods, undefined, true);
+      await entry.runner.feed({ type: 'k8s.verifyJob.observed', at, job: verifyJob });
     });
     if (moved) w.queue.add(key);
   },

@@ -14,7 +14,7 @@ import { wipeVolume } from '../../localcluster/storage/index.ts';
 import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
 import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 import { keepLeaseOf } from '../e2e/hung-node.ts';
-import { createSnapshot, snapshotFinished } from '../e2e/s3-server.ts';
+import { createSnapshot, snapshotFinished, snapshotVerified } from '../e2e/s3-server.ts';
 import { renewClusterSecrets, servedSerial, trustRolled, writeClusterCA } from '../e2e/tls-cluster.ts';
 import { TestPki } from '../effects/etcd/test-pki.ts';
 
@@ -131,10 +131,15 @@ async function backupClaim(ctx: ActionContext, namespace: string): Promise<void>
 }
 
 /** Takes an EtcdSnapshot of the cluster to the claim `backups` and waits until it is Succeeded. */
-async function snapshotOf(cut: ClusterUnderTest, ctx: ActionContext, name: string): Promise<EtcdSnapshot> {
+async function snapshotOf(
+  cut: ClusterUnderTest,
+  ctx: ActionContext,
+  name: string,
+  extra: object = {},
+): Promise<EtcdSnapshot> {
   const kube = clientsOf(ctx.kubeconfig);
   const destination = { pvc: { claimName: 'backups' } };
-  await createSnapshot(kube, cut.namespace, name, { cluster: cut.name, destination });
+  await createSnapshot(kube, cut.namespace, name, { cluster: cut.name, destination, extra });
   const done = await snapshotFinished(kube, cut.namespace, name, ctx.settleMs);
   if (done.status?.phase !== 'Succeeded') throw new Error(`EtcdSnapshot ${name}: ${JSON.stringify(done.status)}`);
   return done;
@@ -148,18 +153,22 @@ async function snapshotFile(ctx: ActionContext, namespace: string, s: EtcdSnapsh
 }
 
 /**
- * A snapshot to a PVC, checked on the claim's volume, then deleted: the EtcdSnapshot goes only
- * after its file has. The snapshot and delete Jobs run on whatever the crashes do to the manager.
+ * A snapshot to a PVC with spec.verify, checked on the claim's volume and proved by its verify
+ * Job's restore, then deleted: the EtcdSnapshot goes only after its file has. The snapshot,
+ * verify and delete Jobs run on whatever the crashes do to the manager.
  */
 async function snapshotToPVC(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
   const { custom } = clientsOf(ctx.kubeconfig);
   const api = apiOf(cut, PLURAL.snapshot);
   await backupClaim(ctx, cut.namespace);
-  const done = await snapshotOf(cut, ctx, 'crash-snap');
+  const done = await snapshotOf(cut, ctx, 'crash-snap', { verify: true });
   const file = await snapshotFile(ctx, cut.namespace, done);
   const sha256 = createHash('sha256').update(readFileSync(file)).digest('hex');
   if (sha256 !== done.status?.sha256)
     throw new Error(`${file} has sha256 ${sha256}, the status says ${done.status?.sha256}`);
+  const proved = await snapshotVerified(clientsOf(ctx.kubeconfig), cut.namespace, 'crash-snap', ctx.settleMs);
+  const verified = proved.status?.conditions?.find((c) => c.type === 'Verified');
+  if (verified?.status !== 'True') throw new Error(`EtcdSnapshot crash-snap not verified: ${JSON.stringify(verified)}`);
   const read = () => custom.getNamespacedCustomObject({ ...api, name: 'crash-snap' });
   await custom.deleteNamespacedCustomObject({ ...api, name: 'crash-snap' });
   await untilGone('EtcdSnapshot crash-snap', read);

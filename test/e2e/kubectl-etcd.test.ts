@@ -6,9 +6,11 @@
  * The manager runs on this machine (withManager) and the API server proxies to Pods only, so the
  * manager's Service selects a Pod of the operator's image that forwards to it: the proxy path, the
  * RBAC check and the manager's route are the real ones, the Pod stands in for the manager's own.
+ * Then as krew installs it: the archive `make plugin-archive` builds (twice: one sha256), unpacked
+ * alone, and installed by the pinned krew into a KREW_ROOT of its own, run, and uninstalled.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +18,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdCluster, EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { DEFAULT_AGENT_IMAGE } from '../../effects/kubernetes/index.ts';
+import { buildPluginArchive, manifestWithSha256 } from '../../hack/plugin-archive.ts';
 import { GROUP, PLURAL, VERSION } from '../../effects/kubernetes/meta.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import { renderChart } from '../charts/helm.ts';
@@ -54,10 +57,24 @@ async function kubectlAs(
   kubeconfig: string,
   ...args: string[]
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const PATH = [bin, path.dirname(process.execPath), path.dirname(inject('kubectlPath')), process.env.PATH].join(':');
+  return kubectlWith({ kubeconfig, path: [bin] }, ...args);
+}
+
+/** `kubectl ARGS` with the dirs of path first on PATH (where it finds plugins), and env added. */
+async function kubectlWith(
+  opts: { kubeconfig: string; path: readonly string[]; env?: Record<string, string> },
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const PATH = [...opts.path, path.dirname(process.execPath), path.dirname(inject('kubectlPath')), process.env.PATH];
   try {
     const r = await run(inject('kubectlPath'), args, {
-      env: { ...process.env, PATH, KUBECONFIG: kubeconfig, KUBECTL_ETCD_OPERATOR_NAMESPACE: ns },
+      env: {
+        ...process.env,
+        ...opts.env,
+        PATH: PATH.join(':'),
+        KUBECONFIG: opts.kubeconfig,
+        KUBECTL_ETCD_OPERATOR_NAMESPACE: ns,
+      },
       maxBuffer: 64 * 1024 * 1024,
       timeout: 600_000,
     });
@@ -282,6 +299,76 @@ describe.skipIf(!hasNode)('kubectl etcd: the plugin on PATH, run by kubectl agai
       `It takes get on services/proxy for that Service: kubectl create rolebinding NAME -n ${ns} --role=etcd-operator-journal-reader --user=YOU`,
     );
   });
+
+  it('krew: the archive built twice is one sha256, runs unpacked alone, installs by its manifest, runs status, uninstalls to nothing', async () => {
+    const work = mkdtempSync(path.join(os.tmpdir(), 'kubectl-etcd-krew-'));
+    try {
+      const built = await buildPluginArchive(path.join(work, 'out'));
+      expect((await buildPluginArchive(path.join(work, 'again'))).sha256).toBe(built.sha256);
+      expect(readFileSync(built.manifest, 'utf8')).toContain(`sha256: "${built.sha256}"`);
+
+      // Without krew: unpacked anywhere, the launcher finds the tree it came in.
+      const alone = path.join(work, 'alone');
+      mkdirSync(alone);
+      await run('tar', ['-xzf', built.archive, '-C', alone]);
+      const [top] = readdirSync(alone);
+      const help = await run(path.join(alone, top!, 'plugin', 'kubectl-etcd'), ['--help'], {
+        env: { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH}` },
+      });
+      expect(help.stdout).toMatch(/^usage: kubectl etcd COMMAND NAME/);
+
+      // krew as a user has it: kubectl-krew on PATH, KREW_ROOT/bin after it, the index `kubectl
+      // krew update` clones (here a local git repository holding the manifest, as krew-index would).
+      const buildSh = path.join(import.meta.dirname, '..', '..', 'localcluster', 'tools', 'build.sh');
+      const krewBin = (await run(buildSh, ['krew'], { timeout: 900_000 })).stdout.trim();
+      const root = path.join(work, 'krew');
+      const index = path.join(work, 'index');
+      mkdirSync(path.join(index, 'plugins'), { recursive: true });
+      writeFileSync(path.join(index, 'plugins', 'etcd.yaml'), readFileSync(built.manifest));
+      const git = (...args: string[]) =>
+        run('git', ['-c', 'user.name=test', '-c', 'user.email=test@localhost', ...args], { cwd: index });
+      await git('init', '-q');
+      await git('add', '.');
+      await git('commit', '-qm', 'index');
+      await run('git', ['clone', '-q', index, path.join(root, 'index', 'default')]);
+      const krew = (...args: string[]) =>
+        kubectlWith(
+          {
+            kubeconfig: inject('kubeconfig'),
+            path: [path.dirname(krewBin), path.join(root, 'bin')],
+            env: { KREW_ROOT: root, KREW_NO_UPGRADE_CHECK: '1' },
+          },
+          ...args,
+        );
+
+      // krew checks the archive against the manifest's sha256.
+      const wrong = path.join(work, 'wrong.yaml');
+      writeFileSync(wrong, manifestWithSha256(readFileSync(built.manifest, 'utf8'), 'a'.repeat(64)));
+      const refused = await krew('krew', 'install', `--manifest=${wrong}`, `--archive=${built.archive}`);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`checksum does not match, want: ${'a'.repeat(64)}, got ${built.sha256}`);
+      expect(readdirSync(path.join(root, 'bin'))).toEqual([]);
+
+      const install = await krew('krew', 'install', `--manifest=${built.manifest}`, `--archive=${built.archive}`);
+      expect(install.code, install.stderr).toBe(0);
+      expect(install.stderr).toContain('Installed plugin: etcd');
+      expect((await krew('krew', 'list')).stdout).toMatch(/(^|\/)etcd$/m);
+      expect((await krew('plugin', 'list')).stdout).toContain(path.join(root, 'bin', 'kubectl-etcd'));
+      const status = await krew('etcd', 'status', 'demo', '-n', ns);
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout).toContain(`EtcdCluster ${ns}/demo`);
+      expect(status.stdout).toMatch(/Available: {2}True \(1 of 1 voters healthy\)/);
+
+      const uninstall = await krew('krew', 'uninstall', 'etcd');
+      expect(uninstall.code, uninstall.stderr).toBe(0);
+      for (const dir of ['bin', 'store', 'receipts']) expect(readdirSync(path.join(root, dir))).toEqual([]);
+      const gone = await krew('etcd', 'status', 'demo', '-n', ns);
+      expect(gone.code).toBe(1);
+      expect(gone.stderr).toContain('unknown command "etcd" for "kubectl"');
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  }, 900_000);
 });
 
 /** A kubeconfig of the ServiceAccount `name` of the namespace: the admin's server and CA, its token. */

@@ -26,6 +26,7 @@ import {
   listKeys,
   s3Destination,
   snapshotFinished,
+  snapshotVerified,
   startS3,
 } from './s3-server.ts';
 
@@ -173,6 +174,31 @@ describe.skipIf(!hasNode)('snapshots: EtcdSnapshot to S3 and to a PVC on the loc
     const file = path.join(pv.spec?.hostPath?.path ?? '', relative);
     expect(await digest(createReadStream(file))).toEqual({ sha256: s.status?.sha256, size: s.status?.size });
     expectEveryKey(await restoredKeys(file));
+  });
+
+  it('with spec.verify: a restore into a throwaway etcd proves the S3 snapshot, Verified True with what was checked', async () => {
+    await createSnapshot('verified', s3Destination(ns), { verify: true });
+    const started = Date.now();
+    const s = await snapshotVerified(kube, ns, 'verified');
+    const verified = s.status?.conditions?.find((c) => c.type === 'Verified');
+    console.log(
+      `verified ${s.status?.size} bytes in ${Date.now() - started} ms after it was stored: ${verified?.message}`,
+    );
+    expect(verified, JSON.stringify(s.status)).toMatchObject({ status: 'True', reason: 'Matched' });
+    const { revision, hashKV, keys } = s.status ?? {};
+    // Every key written, and no other: the snapshot was taken after the last write.
+    expect(keys).toBe(KEYS);
+    expect(verified?.message).toMatch(
+      new RegExp(`^restored and checked: revision ${revision} \\(head \\d+\\), hashKV ${hashKV}, ${KEYS} keys$`),
+    );
+    expect(s.status?.phase).toBe('Succeeded');
+    expect(s.status?.verifiedTime).toBeDefined();
+    // The throwaway etcd went with its Job's Pod: no Pod of it still runs.
+    const pods = await kube.core.listNamespacedPod({ namespace: ns, labelSelector: 'etcd-operator.dev/job=verify' });
+    expect(pods.items.filter((p) => p.status?.phase === 'Running').map((p) => p.metadata?.name)).toEqual([]);
+    // Gone with what it stored: the bucket holds only what the next cases count.
+    await kube.custom.deleteNamespacedCustomObject({ ...api, name: 'verified' });
+    await untilGone('EtcdSnapshot verified', () => getSnapshot('verified'));
   });
 
   /** The keys of a running cluster, and the revision a new write gets there. */

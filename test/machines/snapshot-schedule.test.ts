@@ -46,13 +46,14 @@ const snap = (iso: string, phase: OwnedSnapshot['phase'] = 'Succeeded'): OwnedSn
   createdAt: T(iso),
   completedAt: phase === 'Succeeded' || phase === 'Failed' ? T(iso) + 60_000 : null,
 });
-const create = (iso: string): Intent => ({
+const create = (iso: string, verify = false): Intent => ({
   type: 'createScheduledSnapshot',
   params: {
     schedule: 'nightly',
     scheduleUid: 'sched-1',
     name: scheduledSnapshotName('nightly', T(iso)),
     scheduledAt: new Date(T(iso)).toISOString(),
+    verify,
   },
 });
 const del = (name: string, reason: string): Intent => ({
@@ -107,7 +108,7 @@ describe('schedule machine', () => {
     const d = observed('2026-01-01T02:59:20Z', { schedule: '* * * * *', createdAt: T('2026-01-01T02:59:10Z') });
     play(d, [[tick(T('2026-01-01T03:00:05Z')), 'creating.asking.running', [create('2026-01-01T03:00:00Z')]]]);
     d.restart();
-    expect(d.context.run).toEqual({ name: 'nightly-29453940', scheduledAt: T('2026-01-01T03:00:00Z') });
+    expect(d.context.run).toEqual({ name: 'nightly-29453940', scheduledAt: T('2026-01-01T03:00:00Z'), verify: false });
     // Back two minutes later: observations first, then the outcome recover found. The fire times in
     // between are not run on top of it; the run that was asked for is recorded.
     play(d, [
@@ -274,5 +275,37 @@ describe('schedule machine', () => {
       [listed(T('2026-01-01T03:00:01Z'), [snap('2025-12-30T03:00:00Z'), snap('2025-12-31T03:00:00Z')]), 'ending'],
     ]);
     expect(nextScheduleTime(d.context)).toBeNull();
+  });
+
+  it('spec.verify.every 3: the first run and every third after it ask for a verified snapshot; a lost run is not counted', () => {
+    const d = observed('2026-01-01T02:59:20Z', {
+      schedule: '* * * * *',
+      createdAt: T('2026-01-01T02:59:10Z'),
+      verifyEvery: 3,
+      keepLast: 10,
+    });
+    const minute = (m: number) => `2026-01-01T03:0${m}:00Z`;
+    const at = (m: number, s: number) => T(`2026-01-01T03:0${m}:${String(s).padStart(2, '0')}Z`);
+    const runs: boolean[] = [];
+    for (let m = 0; m < 5; m++) {
+      const out = d.send(tick(at(m, 5)));
+      expect(out.intents).toHaveLength(1);
+      runs.push((out.intents[0]!.params as { verify: boolean }).verify);
+      expect(out.intents).toEqual([create(minute(m), runs[m])]);
+      if (m === 1) {
+        // Failed for good: that run is lost, and the next one takes its turn.
+        play(d, [[failed('createScheduledSnapshot', at(m, 6), false), 'failed']]);
+        continue;
+      }
+      d.send(ok('createScheduledSnapshot', at(m, 6)));
+      d.send(listed(at(m, 7), [snap(minute(m), 'Succeeded')]));
+    }
+    expect(runs).toEqual([true, false, false, false, true]);
+    expect(d.context.runsCreated).toBe(4);
+  });
+
+  it('without spec.verify no run asks for verification', () => {
+    const d = observed();
+    play(d, [[tick(T('2026-01-01T03:00:01Z')), 'creating.asking.running', [create('2026-01-01T03:00:00Z', false)]]]);
   });
 });

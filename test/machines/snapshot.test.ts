@@ -265,3 +265,125 @@ describe('snapshot machine', () => {
     ]);
   });
 });
+
+const verifyJob = (o: Partial<JobObservation> | null): SnapshotEvent => ({
+  type: 'k8s.verifyJob.observed',
+  at: at(),
+  job: o === null ? null : { uid: 'v1', active: true, succeeded: false, failed: null, deleting: false, ...o },
+});
+const verdict = { verified: true, checked: 'revision 10001 (head 10003), hashKV 42, 7 keys', differences: [] };
+
+/** A snapshot with spec.verify, driven to stored: its verify Job is the next step. */
+function storedToVerify(): Driver<typeof snapshotMachine> {
+  const d = new Driver(snapshotMachine, { snapshot: snap });
+  play(d, [
+    [{ ...updated(), verify: true } as SnapshotEvent, 'pending'],
+    [cluster(['demo-1']), 'pending'],
+    [job(null), 'pending'],
+    [deleteJob(null), 'taking.creatingJob.running'],
+    [ok('createSnapshotJob', { uid: 'j1' }), 'taking.running'],
+    [job({ succeeded: true, active: false, report }), 'verifying.creatingJob.running', [intent('createVerifyJob')]],
+  ]);
+  return d;
+}
+
+describe('snapshot machine: spec.verify', () => {
+  it('once stored, a verify Job restores it; its verdict is recorded and the snapshot rests Succeeded', () => {
+    const d = storedToVerify();
+    expect(describeSnapshot(d.state, d.context)).toMatchObject({ phase: 'Succeeded', step: 'Verifying' });
+    play(d, [
+      [ok('createVerifyJob', { uid: 'v1' }), 'verifying.running', []],
+      [verifyJob({ active: true }), 'verifying.running', []],
+      // Done, but the Pod's verdict has not been seen yet: nothing recorded on faith.
+      [verifyJob({ active: false, succeeded: true }), 'verifying.running', []],
+      [verifyJob({ active: false, succeeded: true, verdict }), 'succeeded', []],
+    ]);
+    expect(d.context.verification).toEqual({ ...verdict, at: d.context.now });
+    expect(d.context.result).toEqual(report);
+    // Verified once: the Job going (garbage, or deleted) asks for nothing more.
+    play(d, [[verifyJob(null), 'succeeded', []]]);
+  });
+
+  it('a restore that differs from the record is recorded as not verified, with what differed', () => {
+    const d = storedToVerify();
+    const differs = {
+      verified: false,
+      checked: 'revision 10001 (head 10001), hashKV 9, 6 keys',
+      differences: ['6 keys at revision 10001, not the recorded 7'],
+    };
+    play(d, [
+      [ok('createVerifyJob', { uid: 'v1' }), 'verifying.running'],
+      [verifyJob({ active: false, succeeded: true, verdict: differs }), 'succeeded', []],
+    ]);
+    expect(d.context.verification).toMatchObject({
+      verified: false,
+      differences: ['6 keys at revision 10001, not the recorded 7'],
+    });
+  });
+
+  it('a verify Job that fails (the stored file failed its sha256) is recorded as not checked, with its words', () => {
+    const d = storedToVerify();
+    const why = 'fetch: fetch-snapshot failed: s3://b/k has sha256 1f.., not the aa.. it was stored with';
+    play(d, [
+      [ok('createVerifyJob', { uid: 'v1' }), 'verifying.running'],
+      [verifyJob({ active: false, failed: why }), 'succeeded', []],
+    ]);
+    expect(d.context.verification).toMatchObject({
+      verified: false,
+      checked: 'nothing',
+      differences: [`the verify Job could not check it: ${why}`],
+    });
+    expect(d.context.failure).toBeNull();
+  });
+
+  it('a verify Job that cannot be made (nothing recorded) is recorded as not checked; one failing for a while is retried', () => {
+    const d = storedToVerify();
+    play(d, [
+      [failed('createVerifyJob'), 'verifying.creatingJob.backingOff', []],
+      [{ type: 'timer.tick', at: at() + 60_000 }, 'verifying.creatingJob.running', [intent('createVerifyJob')]],
+      [failed('createVerifyJob', false), 'succeeded', []],
+    ]);
+    expect(d.context.verification).toMatchObject({
+      verified: false,
+      differences: ['the verify Job could not check it: ERR_X: no'],
+    });
+  });
+
+  it('makes its verify Job again when someone deleted it before it finished', () => {
+    const d = storedToVerify();
+    play(d, [
+      [ok('createVerifyJob', { uid: 'v1' }), 'verifying.running'],
+      [verifyJob({ active: true }), 'verifying.running'],
+      [verifyJob(null), 'verifying.creatingJob.running', [intent('createVerifyJob')]],
+    ]);
+  });
+
+  it('resumes mid-step: a verify Job asked for before a crash is followed, not asked again', () => {
+    const d = storedToVerify();
+    d.restart();
+    expect(d.context.verifyAsked).toBe(true);
+    play(d, [
+      [ok('createVerifyJob', { uid: 'v1' }), 'verifying.running', []],
+      [verifyJob({ active: false, succeeded: true, verdict }), 'succeeded', []],
+    ]);
+  });
+
+  it('deleted while verifying: removal goes on as for any snapshot (the verify Job goes with its owner)', () => {
+    const d = storedToVerify();
+    play(d, [
+      [ok('createVerifyJob', { uid: 'v1' }), 'verifying.running'],
+      [job({ succeeded: true, active: false, report, deleting: false }), 'verifying.running'],
+      [
+        { ...updated({ deleting: true }), verify: true } as SnapshotEvent,
+        'removing.deletingStored.creatingJob.running',
+        [intent('createSnapshotDeleteJob')],
+      ],
+    ]);
+  });
+
+  it('without spec.verify no verify Job is asked for, and a snapshot journaled before verify existed rests Succeeded', () => {
+    const d = succeeded();
+    expect(d.context.verification).toBeNull();
+    play(d, [[verifyJob(null), 'succeeded', []]]);
+  });
+});

@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CreateMultipartUploadCommand, ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 import { readObject } from '../../effects/s3/index.ts';
 import { runAgentCommand } from '../../manager/agent.ts';
+import { withDeadline } from '../../manager/agent-snapshot.ts';
 import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
 import { binary, run as runTool } from '../../localcluster/controlplane/tools.ts';
 import { LocalS3 } from '../effects/s3/local-s3.ts';
@@ -285,5 +286,12 @@ describe('agent fetch-snapshot --etcd-version: the storage version a snapshot ho
     const got = await agent('fetch-snapshot', [...at(), '--etcd-version', 'v3.7']);
     expect(got.code).toBe(2);
     expect(got.err).toMatch(/--etcd-version must be a version such as 3\.6\.16, not 'v3\.7'/);
+  });
+});
+
+describe('recording what a snapshot holds has a deadline', () => {
+  it('a record call that never answers is given up at its deadline, saying so; one that answers is returned', async () => {
+    await expect(withDeadline(new Promise(() => undefined), 50)).rejects.toThrow('no answer within 0.05 s');
+    await expect(withDeadline(Promise.resolve(7), 50)).resolves.toBe(7);
   });
 });

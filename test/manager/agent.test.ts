@@ -163,7 +163,7 @@ describe('agent command line', () => {
     expect(got.code).toBe(2);
     expect(got.err).toMatch(why);
     expect(got.err).toContain(
-      'usage: etcd-operator agent check-data|snapshot|delete-snapshot|fetch-snapshot|finish-restore ARGS',
+      'usage: etcd-operator agent check-data|snapshot|delete-snapshot|fetch-snapshot|finish-restore|verify-snapshot ARGS',
     );
   });
 

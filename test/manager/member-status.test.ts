@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { initialMemberContext, type MemberContext } from '../../machines/member-decide.ts';
+import { memberMachine } from '../../machines/member.ts';
+import type { MemberEvent } from '../../machines/types.ts';
 import { memberStatus } from '../../manager/member-status.ts';
+import { Driver } from '../machines/harness.ts';
 
 const member = { namespace: 'default', name: 'demo-1', uid: 'm1', cluster: 'demo' };
 const base = initialMemberContext({ member, bootstrap: false, medium: '' });
@@ -56,5 +59,41 @@ describe('member status', () => {
     const first = memberStatus(undefined, { path: 'voter', context: c, generation: 1 }, NOW);
     const later = memberStatus(first, { path: 'voter', context: c, generation: 1 }, NOW + 60_000);
     expect(condition(later, 'Joined')?.lastTransitionTime).toBe(condition(first, 'Joined')?.lastTransitionTime);
+  });
+
+  it('a seed etcd lists as started, whose Pod went before it was seen Ready, gets its next Pod with the data expected', () => {
+    // A manager stopped between the seed's Pod running etcd and its Ready being seen; then the
+    // Pod went and its volume was wiped. The new Pod's check must refuse the empty volume.
+    const d = new Driver(memberMachine, { member, bootstrap: true, medium: '' });
+    let t = NOW;
+    const send = (e: Omit<MemberEvent, 'at'>) => d.send({ ...e, at: (t += 10) } as MemberEvent);
+    send({
+      type: 'k8s.member.updated',
+      dormant: false,
+      deleting: false,
+      clusterDeleting: false,
+      generation: 1,
+      clusterGeneration: 1,
+    } as never);
+    send({ type: 'k8s.pvc.observed', bound: true } as never);
+    send({ type: 'k8s.pod.observed', pod: null } as never);
+    send({ type: 'effect.createPod.succeeded', result: { uid: 'p1' } } as never);
+    send({
+      type: 'k8s.pod.observed',
+      pod: { uid: 'p1', phase: 'Running', ready: false, deleting: false, restarts: 0 },
+    } as never);
+    const status = () => memberStatus(undefined, { path: d.state, context: d.context, generation: 1 }, t);
+    expect(d.state).toBe('bootstrapping.awaitingReady');
+    expect(status().dataInitialized).toBeUndefined();
+    const started = { id: 'ab12', name: 'demo-1', peerURL: 'http://x:2380', learner: false, started: true };
+    send({ type: 'etcd.member.observed', member: started } as never);
+    // Still shown as starting: only the data check reads it.
+    expect(d.state).toBe('bootstrapping.awaitingReady');
+    expect(status()).toMatchObject({ state: 'bootstrapping', dataInitialized: true });
+    // The probe failing later does not take it back.
+    send({ type: 'etcd.member.observed', member: null } as never);
+    const out = d.send({ type: 'k8s.pod.observed', at: (t += 10), pod: null });
+    expect(out.intents.map((i) => i.type)).toEqual(['createPod']);
+    expect(status().dataInitialized).toBe(true);
   });
 });

@@ -176,6 +176,46 @@ describe('manager metrics: snapshots and schedules', () => {
     expect(s.get(series('etcd_operator_snapshot_last_success_size_bytes', { ...at, schedule: '' }))).toBe(50);
   });
 
+  it('shows when the newest proven snapshot was stored and when a restore last failed to prove one', () => {
+    const verified = (status: string, at: string) => ({
+      conditions: [{ type: 'Verified', status, reason: 'x', message: '', lastTransitionTime: at }],
+    });
+    const m = metricsOf({
+      snapshots: [
+        snapshot(
+          'p1',
+          'Succeeded',
+          { completionTime: '2026-11-27T07:00:10Z', ...verified('True', '2026-11-27T07:01:00Z') },
+          'hourly',
+        ),
+        snapshot(
+          'p2',
+          'Succeeded',
+          { completionTime: '2026-11-27T08:00:10Z', ...verified('True', '2026-11-27T08:01:00Z') },
+          'hourly',
+        ),
+        snapshot(
+          'bad',
+          'Succeeded',
+          { completionTime: '2026-11-27T09:00:10Z', ...verified('False', '2026-11-27T09:01:30Z') },
+          'hourly',
+        ),
+        snapshot('unproven', 'Succeeded', { completionTime: '2026-11-27T10:00:10Z' }, 'hourly'),
+      ],
+    });
+    const s = samples(m.render());
+    const hourly = { ...at, schedule: 'hourly' };
+    expect(s.get(series('etcd_operator_snapshot_last_verified_timestamp_seconds', hourly))).toBe(
+      Date.parse('2026-11-27T08:00:10Z') / 1000,
+    );
+    expect(s.get(series('etcd_operator_snapshot_last_verify_failure_timestamp_seconds', hourly))).toBe(
+      Date.parse('2026-11-27T09:01:30Z') / 1000,
+    );
+    expect(s.get(series('etcd_operator_snapshot_last_success_timestamp_seconds', hourly))).toBe(
+      Date.parse('2026-11-27T10:00:10Z') / 1000,
+    );
+  });
+
   it("shows a schedule's interval, whether it is suspended, its creation and its last success", () => {
     const m = metricsOf({
       schedules: [

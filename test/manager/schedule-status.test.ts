@@ -127,4 +127,36 @@ describe('schedule observations and status', () => {
       reason: 'Suspended',
     });
   });
+
+  const checked = (name: string, completed: string, verified: 'True' | 'False', at: string): EtcdSnapshot => {
+    const s = snapshot(name, 'Succeeded', { completed });
+    const condition = { type: 'Verified', status: verified, reason: 'x', message: 'x', lastTransitionTime: at };
+    return { ...s, status: { ...s.status, verifiedTime: at, conditions: [condition] } };
+  };
+
+  it('with spec.verify, BackupHealthy says when the last snapshot a restore proved was taken', () => {
+    const { status } = statusAt('2026-01-03T02:00:00Z', schedule({ verify: { every: 2 } }), [
+      checked('nightly-a', '2026-01-01T03:01:00Z', 'True', '2026-01-01T03:02:00Z'),
+      snapshot('nightly-b', 'Succeeded', { completed: '2026-01-02T03:01:00Z' }),
+    ]);
+    expect(status.conditions?.find((c) => c.type === 'BackupHealthy')).toMatchObject({
+      status: 'True',
+      message:
+        'EtcdSnapshot nightly-b succeeded at 2026-01-02T03:01:00.000Z; the last verified by a restore, EtcdSnapshot nightly-a, was taken at 2026-01-01T03:01:00.000Z',
+    });
+    expect(status.lastVerifiedTime).toBe('2026-01-01T03:01:00.000Z');
+  });
+
+  it('with spec.verify, the newest snapshot a restore checked not matching makes the backups unhealthy', () => {
+    const { status } = statusAt('2026-01-03T02:00:00Z', schedule({ verify: { every: 1 } }), [
+      checked('nightly-a', '2026-01-01T03:01:00Z', 'True', '2026-01-01T03:02:00Z'),
+      checked('nightly-b', '2026-01-02T03:01:00Z', 'False', '2026-01-02T03:02:00Z'),
+    ]);
+    expect(status.conditions?.find((c) => c.type === 'BackupHealthy')).toMatchObject({
+      status: 'False',
+      reason: 'VerificationFailed',
+      message: 'EtcdSnapshot nightly-b did not restore as recorded: see its Verified condition',
+    });
+    expect(status.lastVerifiedTime).toBe('2026-01-01T03:01:00.000Z');
+  });
 });

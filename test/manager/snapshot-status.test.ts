@@ -39,3 +39,43 @@ describe('snapshot status: what the agent did of the uploads earlier attempts le
     expect(c?.message).toMatch(/; unfinished uploads under s3:\/\/backups\/x not aborted: AccessDenied$/);
   });
 });
+
+describe('snapshot status: Verified', () => {
+  const base = initialSnapshotContext({ snapshot: { name: 'nightly', namespace: 'prod', uid: 'u', cluster: 'demo' } });
+  const verifiedOf = (c: Partial<typeof base>, path = 'succeeded') => {
+    const status = snapshotStatus(undefined, { path, context: { ...base, result: report, ...c }, generation: 1 }, 0);
+    return { status, condition: status.conditions?.find((x) => x.type === 'Verified') };
+  };
+
+  it('no Verified condition on a snapshot that does not ask for it', () => {
+    expect(verifiedOf({}).condition).toBeUndefined();
+  });
+
+  it('Unknown while a verify Job runs; True with what was checked, and when', () => {
+    expect(verifiedOf({ verify: true }, 'verifying.running').condition).toMatchObject({
+      status: 'Unknown',
+      reason: 'Verifying',
+    });
+    const checked = 'revision 7 (head 7), hashKV 42, 3 keys';
+    const { status, condition } = verifiedOf({
+      verify: true,
+      verification: { verified: true, checked, differences: [], at: Date.parse('2026-01-01T03:05:00Z') },
+    });
+    expect(condition).toMatchObject({ status: 'True', reason: 'Matched', message: `restored and checked: ${checked}` });
+    expect(status.verifiedTime).toBe('2026-01-01T03:05:00.000Z');
+  });
+
+  it('False with what differed, or NotChecked with why the Job could not check it', () => {
+    const differences = ['3 keys at revision 7, not the recorded 4', 'hashKV at revision 7 is 1, not the recorded 2'];
+    expect(
+      verifiedOf({ verify: true, verification: { verified: false, checked: 'x', differences, at: 0 } }).condition,
+    ).toMatchObject({ status: 'False', reason: 'Differs', message: differences.join('; ') });
+    const why = ['the verify Job could not check it: fetch: sha256 differs'];
+    const { status, condition } = verifiedOf({
+      verify: true,
+      verification: { verified: false, checked: 'nothing', differences: why, at: 0 },
+    });
+    expect(condition).toMatchObject({ status: 'False', reason: 'NotChecked', message: why[0] });
+    expect(status.verifiedTime).toBeUndefined();
+  });
+});

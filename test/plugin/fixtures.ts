@@ -81,6 +81,7 @@ const snapshot = (name: string, status: EtcdSnapshot['status'], cluster = 'demo'
     clusterRef: { name: cluster },
     destination: { pvc: { claimName: 'backups' } },
     deletionPolicy: 'Delete',
+    verify: false,
   },
   ...(status ? { status } : {}),
 });

@@ -21,11 +21,13 @@ describe('probeCluster against a real etcd', { timeout: 60_000 }, () => {
     const { result: added } = await retrying('ERR_ETCD_UNHEALTHY', () => addLearner.run(params, local.ctx()));
     learnerID = added.memberID;
     const before = await probe();
+    // Not started: no name and no client URLs (`started` false), which only the member publishes.
     expect(before.members).toContainEqual({
       id: learnerID,
       name: '',
       peerURL: local.peerURL('probe-2'),
       learner: true,
+      started: false,
     });
     expect(before.healthy).not.toContain(learnerID);
     // A learner that has not started says nothing of its progress.
@@ -41,9 +43,10 @@ describe('probeCluster against a real etcd', { timeout: 60_000 }, () => {
         name: 'probe-0',
         peerURL: local.peerURL('probe-0'),
         learner: false,
+        started: true,
       },
-      { id: voterID, name: 'probe-1', peerURL: local.peerURL('probe-1'), learner: false },
-      { id: learnerID, name: 'probe-2', peerURL: local.peerURL('probe-2'), learner: true },
+      { id: voterID, name: 'probe-1', peerURL: local.peerURL('probe-1'), learner: false, started: true },
+      { id: learnerID, name: 'probe-2', peerURL: local.peerURL('probe-2'), learner: true, started: true },
     ]);
     expect([...after.healthy].sort()).toEqual(after.members.map((m) => m.id).sort());
     // The leader is a voter, and the started learner's progress is reported against it.

@@ -82,6 +82,7 @@ describe('schedule handlers', () => {
       clusterRef: { name: 'demo' },
       destination: { pvc: { claimName: 'backups', subPath: 'etcd' } },
       deletionPolicy: 'Retain',
+      verify: false,
     });
     expect(made.metadata.labels).toMatchObject({
       'etcd-operator.dev/schedule': 'nightly',
@@ -94,6 +95,13 @@ describe('schedule handlers', () => {
     expect(await createScheduledSnapshot.recover(run, ctx)).toEqual({ done: true, result: { uid: 'snap-1' } });
     expect(await createScheduledSnapshot.run(run, ctx)).toEqual({ uid: 'snap-1' });
     expect([...objects.keys()].filter((k) => k.startsWith('etcdsnapshots/'))).toHaveLength(1);
+  });
+
+  it('an Nth run of spec.verify.every asks its EtcdSnapshot to be verified', async () => {
+    const { objects, ctx } = setup();
+    await createScheduledSnapshot.run({ ...run, verify: true }, ctx);
+    const made = objects.get('etcdsnapshots/nightly-29453940') as unknown as EtcdSnapshot;
+    expect(made.spec.verify).toBe(true);
   });
 
   it('never adopts an EtcdSnapshot of that name it did not make, nor acts for a schedule created again', async () => {

@@ -73,6 +73,27 @@ describe('prune: successful snapshots', () => {
     expect(prune([snap('only', 'Succeeded', 400)], policy({ maxAgeMs: DAY }), now)).toEqual([]);
   });
 
+  it('keepLast and maxAge never delete the newest snapshot a restore proved; an older proven one goes', () => {
+    const proved = (s: OwnedSnapshot, ok = true): OwnedSnapshot => ({ ...s, verified: { ok, at: s.completedAt! } });
+    const runs = [
+      snap('ok-0', 'Succeeded', 0),
+      proved(snap('ok-1', 'Succeeded', 1), false),
+      snap('ok-2', 'Succeeded', 2),
+      proved(snap('ok-3', 'Succeeded', 3)),
+      proved(snap('ok-4', 'Succeeded', 4)),
+    ];
+    expect(prune(runs, policy({ keepLast: 1 }), now)).toEqual([
+      { name: 'ok-4', reason: 'keepLast' },
+      { name: 'ok-2', reason: 'keepLast' },
+      { name: 'ok-1', reason: 'keepLast' },
+    ]);
+    expect(prune(runs, policy({ maxAgeMs: DAY / 2 }), now)).toEqual([
+      { name: 'ok-4', reason: 'maxAge' },
+      { name: 'ok-2', reason: 'maxAge' },
+      { name: 'ok-1', reason: 'maxAge' },
+    ]);
+  });
+
   it('a newer snapshot still running does not make the last good one old enough to delete', () => {
     const s = [snap('ok-9', 'Succeeded', 9), snap('running', 'Running', 0), snap('pending', 'Pending', 0)];
     expect(prune(s, policy({ maxAgeMs: DAY }), now)).toEqual([]);
