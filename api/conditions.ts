@@ -37,6 +37,11 @@ export const ConditionType = {
   OrphanRemoved: 'OrphanRemoved',
   /** etcd authentication was turned on (spec.auth.enabled): the user root exists with the role root. */
   AuthEnabled: 'AuthEnabled',
+  /**
+   * The last recovery asked in spec.recovery: done (True, from which survivor, at which revision),
+   * running (False, Recovering) or refused (False, RecoveryRefused, with why). Absent until one is asked.
+   */
+  Recovered: 'Recovered',
   /** EtcdMember: the member's volume exists (or it needs none). */
   VolumeReady: 'VolumeReady',
   /** EtcdMember: the member joined etcd (as the seed or a learner). */
@@ -81,6 +86,10 @@ export const ConditionReason = {
   ResizingVolumes: 'ResizingVolumes',
   /** A run ended short of what its condition claims (a member was skipped); the condition says which. */
   Incomplete: 'Incomplete',
+  /** Recovered False: a recovery from a lost quorum runs (spec.recovery). */
+  Recovering: 'Recovering',
+  /** Recovered False: the recovery asked was refused and nothing was changed; the message says why. */
+  RecoveryRefused: 'RecoveryRefused',
   /** Every voter is healthy and the target is reached. */
   Steady: 'Steady',
   /** A quorum answers. */

@@ -6,6 +6,7 @@
 import type { BootstrapContext } from './cluster/bootstrap/index.ts';
 import { defragDecision, spaceDecision, type MaintenanceContext } from './cluster/maintenance/index.ts';
 import { volumesDecision, type VolumesContext } from './cluster/volumes/index.ts';
+import { recoveryPending, type RecoveryContext } from './cluster/recovery/index.ts';
 import { outdatedMembers, type RollContext } from './cluster/roll/rules.ts';
 import { NO_STEP, type StepBookkeeping } from './kit.ts';
 import {
@@ -39,7 +40,7 @@ export interface Joiner {
 
 /** Everything the cluster machine knows. Plain JSON: journaled with every step. */
 export interface ClusterContext
-  extends StepBookkeeping, MaintenanceContext, VolumesContext, RollContext, BootstrapContext {
+  extends StepBookkeeping, MaintenanceContext, VolumesContext, RollContext, BootstrapContext, RecoveryContext {
   readonly cluster: ClusterObjectRef;
   /** The latest spec observed. */
   readonly spec: ClusterTarget | null;
@@ -135,6 +136,7 @@ export const DECISIONS = [
   'upgrading',
   'defragmenting',
   'volumesRefused',
+  'recovering',
   'steady',
 ] as const;
 /** One of DECISIONS. */
@@ -236,6 +238,8 @@ export function decide(c: ClusterContext): Decision {
   if (active.length > 0 && active.every((m) => m.dormant)) return 'waking';
   if (active.length === 0 && c.clusterID === null) return 'seeding';
   if (c.etcdStale || c.etcd === null) return 'observing';
+  // Asked for by the user, and judged before anything else: refused at once when a quorum answers.
+  if (recoveryPending(c)) return 'recovering';
   // Another cluster answers at these addresses: act on nothing, report it.
   if (c.clusterID !== null && c.etcd.clusterID !== c.clusterID) return 'degraded';
   if (orphanMembers(c).length > 0) return 'removingOrphan';

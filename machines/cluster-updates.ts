@@ -46,6 +46,7 @@ const updates = {
       volumeSize,
       certificates,
       auth,
+      recovery,
     } = e as Of<'k8s.cluster.updated'>;
     return {
       ...observeMaintenance(c, maintenance, e.at),
@@ -61,6 +62,7 @@ const updates = {
       certificatesWanted: certificates === true,
       authWanted: auth === true,
       ...(restore && !c.restore ? { restore: { verified: false } } : {}),
+      recoveryAsked: recovery ?? null,
     };
   },
   observeRestoreJob: (c, e) =>
@@ -183,6 +185,8 @@ const updates = {
   markBootstrapped: () => ({ bootstrapped: true }),
   markAuthEnabled: () => ({ authEnabled: true }),
   markEtcdStale: () => ({ etcdStale: true }),
+  // What the step a recovery interrupts had chosen: the survivor alone is left, and joins start anew.
+  abandonForRecovery: () => ({ joining: null, leaving: null, orphan: null, upgrade: null }),
   ...bootstrapUpdates,
   ...CONCERN_UPDATES,
 } satisfies Record<string, Update<ClusterContext, ClusterEvent>>;

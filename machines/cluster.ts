@@ -46,6 +46,7 @@ const STATE_OF = {
   defragmenting: CLUSTER.defragmenting,
   resizingVolumes: CLUSTER.resizingVolumes,
   volumesRefused: CLUSTER.volumesRefused,
+  recovering: CLUSTER.recovering,
   steady: CLUSTER.steady,
 } as const satisfies Record<Decision, string>;
 
@@ -122,6 +123,12 @@ export const clusterMachine = machine.createMachine({
   id: 'cluster',
   context: ({ input }) => initialClusterContext(input.cluster),
   initial: 'pending',
+  // A recovery asked is judged from any step: the step in flight (a join whose learner can no
+  // longer be promoted, say) would otherwise hold it for ever. A refusal changes nothing.
+  always: [
+    { guard: 'recoveryInterrupts', target: '.recovering', actions: 'abandonForRecovery' },
+    { guard: 'recoveryRefusedNow', actions: 'refuseRecovery' },
+  ],
   on: {
     'k8s.cluster.updated': { actions: 'observeSpec' },
     'k8s.cluster.deleted': { target: '.deleting', actions: 'observeDeleted' },

@@ -10,6 +10,7 @@ import { concernMessage } from './cluster/concerns.ts';
 import { stepOf } from './cluster/ids.ts';
 import { startMessage } from './cluster/bootstrap/index.ts';
 import { maintenanceNote } from './cluster/maintenance/index.ts';
+import { recoveryHint } from './cluster/recovery/index.ts';
 import { memberTrouble, type MemberContext } from './member-decide.ts';
 import { MEMBER_STATE, shownState, type MemberState } from './member-state.ts';
 import { expectedWait, peerURL, type HoldCode, type StepFailures } from './policy.ts';
@@ -201,7 +202,7 @@ function coordinatorMessage(path: string, c: ClusterContext): string {
             : `${healthy} of ${voters} voters healthy${down(
                 c,
                 live.filter((v) => !c.etcd?.healthy.includes(v.id)).map((v) => v.name),
-              )}: waiting for a healthy quorum before any change`;
+              )}: waiting for a healthy quorum before any change${recoveryHint(c)}`;
       break;
     case 'deleting':
       message = 'the cluster is being deleted; its members go with it';
@@ -230,6 +231,14 @@ const stuckMembers = (c: ClusterContext): string =>
 /** A `failed` state's message: the error, and what makes the machine try again. */
 const failure = (c: { lastError: { code: string; message: string } | null }, until: string): string =>
   `a step failed in a way trying again cannot fix${c.lastError ? ` (${c.lastError.code}: ${c.lastError.message})` : ''}; nothing more is done until ${until}`;
+
+/** ` once with --force-new-cluster (recovery R)` or ` without --force-new-cluster` while a recovery restarts the member. */
+const forceChange = (c: MemberContext): string => {
+  if (!c.pod || (c.pod.forceNewCluster ?? null) === (c.forceNewCluster ?? null)) return '';
+  return c.forceNewCluster
+    ? ` once with --force-new-cluster (recovery ${c.forceNewCluster}): a cluster of one, its data kept`
+    : ' without --force-new-cluster, so no later restart forces again';
+};
 
 /** Member states in which what keeps a Pod from running is not news: none is meant to run. */
 const UNTROUBLED: ReadonlySet<MemberState> = new Set([
@@ -263,7 +272,7 @@ export function describeMember(
     restarting: "etcd's Pod is gone or not ready: starting it again from the member's volume",
     notReady:
       'etcd runs in its Pod but does not report healthy (its readiness probe fails): it waits for a quorum of its cluster, or is still starting',
-    upgrading: `restarting${c.version ? ` on etcd ${c.version}` : ''}${c.ranVersion && c.ranVersion !== c.version ? ` (it ran ${c.ranVersion})` : ''}${c.trust !== undefined && c.pod && c.pod.trust !== c.trust ? ' to trust the CA certificates now in its Secrets' : ''} with the same volume and member ID: ${
+    upgrading: `restarting${c.version ? ` on etcd ${c.version}` : ''}${c.ranVersion && c.ranVersion !== c.version ? ` (it ran ${c.ranVersion})` : ''}${c.trust !== undefined && c.pod && c.pod.trust !== c.trust ? ' to trust the CA certificates now in its Secrets' : ''}${forceChange(c)} with the same volume and member ID: ${
       sub === 'stoppingPod' || sub === 'awaitingGone'
         ? 'stopping the Pod'
         : sub === 'awaitingReady'

@@ -84,6 +84,15 @@ export interface SetMemberVersionParams {
  * Parameters of growVolume: the member whose PersistentVolumeClaim is asked to grow, and the size
  * (a quantity, as spec.storage.size writes it). A claim already asking for as much is left alone.
  */
+/**
+ * Parameters of setForceNewCluster: the survivor of a recovery from a lost quorum, whose Pod is to
+ * start etcd with --force-new-cluster once (requestID), or plainly again (null).
+ */
+export interface SetForceNewClusterParams {
+  readonly member: string;
+  readonly requestID: string | null;
+}
+
 export interface GrowVolumeParams {
   readonly member: string;
   readonly size: string;
@@ -212,6 +221,7 @@ export interface IntentParams {
   readonly removeEtcdMember: RemoveEtcdMemberParams;
   readonly setDormant: SetDormantParams;
   readonly setMemberVersion: SetMemberVersionParams;
+  readonly setForceNewCluster: SetForceNewClusterParams;
   readonly growVolume: GrowVolumeParams;
   readonly moveLeader: MoveLeaderParams;
   readonly flushRaftLog: FlushRaftLogParams;
@@ -257,6 +267,7 @@ export const CLUSTER_INTENTS = [
   'removeEtcdMember',
   'setDormant',
   'setMemberVersion',
+  'setForceNewCluster',
   'growVolume',
   'moveLeader',
   'flushRaftLog',

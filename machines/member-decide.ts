@@ -48,6 +48,8 @@ export interface MemberContext extends StepBookkeeping {
   readonly version?: string;
   /** EtcdMember.spec.trust: the CA digest its Pod is to start with; absent without TLS. */
   readonly trust?: string;
+  /** EtcdMember.spec.forceNewCluster: a recovery's requestID while its Pod is to start with --force-new-cluster. */
+  readonly forceNewCluster?: string | null;
   /** The etcd version of the last Pod seen ready: differs from `version` until an upgrade is done. */
   readonly ranVersion?: string;
   /** Set by a failure retrying cannot fix: what it failed with (see failureKey). */
@@ -121,13 +123,14 @@ export const guards = {
   versionOutdated: ({ context: c }: Ctx) =>
     c.version !== undefined && c.ranVersion !== undefined && c.ranVersion !== c.version,
   // Its Pod runs another version than the spec, or started trusting other CAs (etcd reads its CA
-  // files once, at start): it is stopped and made again.
+  // files once, at start), or with --force-new-cluster other than a recovery asks: made again.
   podOutdated: ({ context: c }: Ctx) =>
     Boolean(
       c.pod &&
       !c.pod.deleting &&
       ((c.pod.version !== undefined && c.pod.version !== c.version) ||
-        (c.trust !== undefined && c.pod.trust !== c.trust)),
+        (c.trust !== undefined && c.pod.trust !== c.trust) ||
+        (c.pod.forceNewCluster ?? null) !== (c.forceNewCluster ?? null)),
     ),
 };
 

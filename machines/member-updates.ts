@@ -13,7 +13,7 @@ type Of<T extends MemberEvent['type']> = Extract<MemberEvent, { type: T }>;
 /** Context updates by name; each also moves `now` to the event's time (kit.ts). */
 const updates = {
   observeMember: (_, e) => {
-    const { dormant, deleting, clusterDeleting, generation, clusterGeneration, version, trust } =
+    const { dormant, deleting, clusterDeleting, generation, clusterGeneration, version, trust, forceNewCluster } =
       e as Of<'k8s.member.updated'>;
     return {
       dormant,
@@ -22,6 +22,7 @@ const updates = {
       generations: `${generation}/${clusterGeneration}`,
       ...(version !== undefined ? { version } : {}),
       ...(trust !== undefined ? { trust } : {}),
+      forceNewCluster: forceNewCluster ?? null,
     };
   },
   observePod: (c, e) => {

@@ -64,6 +64,10 @@ export interface MemberObservation {
   readonly trust?: string;
   /** The CA digest its Pod started with (the Pod's trust annotation); absent without a Pod. */
   readonly podTrust?: string;
+  /** EtcdMember.spec.forceNewCluster: a recovery's requestID while its Pod is to start with --force-new-cluster. */
+  readonly forceNewCluster?: string;
+  /** Its Pod, when it has one: the requestID it started with --force-new-cluster for ('' for a plain start). */
+  readonly pod?: { readonly forceNewCluster: string };
 }
 
 /** spec.maintenance.defrag as the cluster machine reads it; bytes as numbers. */
@@ -125,6 +129,20 @@ export interface EtcdObservation {
   readonly sizes?: Readonly<Record<string, { readonly dbSize: number; readonly dbSizeInUse: number }>>;
   /** etcd's raised alarms (`NOSPACE`, `CORRUPT`) and the member that raised each; absent when none. */
   readonly alarms?: readonly { readonly memberID: string; readonly alarm: string }[];
+  /**
+   * While quorum is lost (no member names a leader, or fewer voters answer than a quorum): how far
+   * each answering member has applied the raft log, and the revision of its data, by ID. What a
+   * recovery picks its survivor by; absent otherwise, so a probe at rest stays the same.
+   */
+  readonly progress?: Readonly<Record<string, { readonly applied: number; readonly revision: number }>>;
+}
+
+/** spec.recovery as the cluster machine reads it: a recovery from a lost quorum, asked once per requestID. */
+export interface RecoveryRequest {
+  readonly requestID: string;
+  readonly from: 'survivor';
+  /** The survivor the user expects; absent: the operator picks the most advanced. */
+  readonly member?: string;
 }
 
 /** A retryable failure reported by an effect handler. */
@@ -156,6 +174,8 @@ export type ClusterEvent =
       readonly certificates?: boolean;
       /** spec.auth.enabled: etcd authentication is turned on once a quorum answers. */
       readonly auth?: boolean;
+      /** spec.recovery: a recovery from a lost quorum asked for (absent: none). */
+      readonly recovery?: RecoveryRequest;
     }
   | { readonly type: 'k8s.cluster.deleted'; readonly at: number }
   | { readonly type: 'k8s.members.listed'; readonly at: number; readonly members: readonly MemberObservation[] }
@@ -205,6 +225,8 @@ export interface PodObservation {
   readonly version?: string;
   /** The CA digest it started with, from its trust annotation (absent without TLS). */
   readonly trust?: string;
+  /** The recovery requestID it started etcd with --force-new-cluster for, from its annotation (absent: a plain start). */
+  readonly forceNewCluster?: string;
   /**
    * The node it is bound to, when Kubernetes evicts it from there because the node is down: the
    * node lifecycle controller tainted the node NotReady or unreachable, and the Pod's toleration
@@ -231,6 +253,8 @@ export type MemberEvent =
       readonly version?: string;
       /** spec.trust: the CA digest the member's Pod is to start with. */
       readonly trust?: string;
+      /** spec.forceNewCluster: the recovery's requestID while its Pod is to start with --force-new-cluster. */
+      readonly forceNewCluster?: string;
     }
   | { readonly type: 'k8s.pod.observed'; readonly at: number; readonly pod: PodObservation | null }
   | {

@@ -12,12 +12,13 @@ import type {
   MemberEvent,
   MemberObservation,
   PreUpgradeSnapshot,
+  RecoveryRequest,
   Trouble,
   VolumeSize,
 } from '../machines/types.ts';
 import { MEMBER_STATE } from '../machines/member-state.ts';
 import { quantityBytes } from '../effects/kubernetes/build-etcd-args.ts';
-import { LABEL, TRUST_ANNOTATION } from '../effects/kubernetes/meta.ts';
+import { FORCE_NEW_CLUSTER_ANNOTATION, LABEL, TRUST_ANNOTATION } from '../effects/kubernetes/meta.ts';
 import { ConditionType } from '../api/conditions.ts';
 import { ETCD_CONTAINER } from '../effects/kubernetes/build-pod.ts';
 import { claimTrouble, podTrouble } from './pod-trouble.ts';
@@ -39,8 +40,18 @@ export function clusterObserved(cluster: EtcdCluster, at: number, trust?: string
     ...(cluster.spec.options?.snapshotCount !== undefined ? { snapshotCount: cluster.spec.options.snapshotCount } : {}),
     ...(cluster.spec.tls?.client?.issuerRef || cluster.spec.tls?.peer?.issuerRef ? { certificates: true } : {}),
     ...(cluster.spec.auth?.enabled ? { auth: true } : {}),
+    ...recoveryObserved(cluster.spec),
     maintenance: maintenanceObserved(cluster.spec),
     volumeSize: volumeSizeObserved(cluster.spec),
+  };
+}
+
+/** spec.recovery as the cluster machine reads it (the API server defaults `from`). */
+function recoveryObserved(spec: EtcdCluster['spec']): { recovery?: RecoveryRequest } {
+  const r = spec.recovery;
+  if (!r) return {};
+  return {
+    recovery: { requestID: r.requestID, from: 'survivor', ...(r.member !== undefined ? { member: r.member } : {}) },
   };
 }
 
@@ -141,7 +152,8 @@ export function membersListed(
   const observed: MemberObservation[] = members
     .filter((m) => m.spec.cluster === cluster)
     .map((m) => {
-      const podTrust = podOf(m.metadata.name ?? '')?.metadata?.annotations?.[TRUST_ANNOTATION];
+      const pod = podOf(m.metadata.name ?? '');
+      const podTrust = pod?.metadata?.annotations?.[TRUST_ANNOTATION];
       return {
         name: m.metadata.name ?? '',
         ordinal: ordinalOf(cluster, m.metadata.name ?? ''),
@@ -152,6 +164,8 @@ export function membersListed(
         version: m.spec.version,
         ...(m.spec.trust !== undefined ? { trust: m.spec.trust } : {}),
         ...(podTrust !== undefined ? { podTrust } : {}),
+        ...(m.spec.forceNewCluster !== undefined ? { forceNewCluster: m.spec.forceNewCluster } : {}),
+        ...(pod ? { pod: { forceNewCluster: pod.metadata?.annotations?.[FORCE_NEW_CLUSTER_ANNOTATION] ?? '' } } : {}),
         ...(m.status?.state === MEMBER_STATE.failed ? { failure: failureOf(m) } : {}),
         ...stuckOf(m),
       };
@@ -185,6 +199,7 @@ export function memberObserved(member: EtcdMember, cluster: EtcdCluster | undefi
     clusterGeneration: cluster?.metadata.generation ?? 0,
     version: member.spec.version,
     ...(member.spec.trust !== undefined ? { trust: member.spec.trust } : {}),
+    ...(member.spec.forceNewCluster !== undefined ? { forceNewCluster: member.spec.forceNewCluster } : {}),
   };
 }
 
@@ -196,6 +211,7 @@ export function podObserved(pod: V1Pod | undefined, at: number): MemberEvent {
   const version = versionOfImage(pod.spec?.containers.find((c) => c.name === ETCD_CONTAINER)?.image);
   const evictedFromNode = evictedFromLostNode(pod);
   const trust = pod.metadata?.annotations?.[TRUST_ANNOTATION];
+  const forceNewCluster = pod.metadata?.annotations?.[FORCE_NEW_CLUSTER_ANNOTATION];
   const trouble = podTrouble(pod);
   return {
     type: 'k8s.pod.observed',
@@ -208,6 +224,7 @@ export function podObserved(pod: V1Pod | undefined, at: number): MemberEvent {
       restarts,
       ...(version ? { version } : {}),
       ...(trust !== undefined ? { trust } : {}),
+      ...(forceNewCluster !== undefined ? { forceNewCluster } : {}),
       ...(evictedFromNode ? { evictedFromNode } : {}),
       ...(trouble ? { trouble } : {}),
     },

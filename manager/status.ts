@@ -11,6 +11,7 @@ import { clusterMachine } from '../machines/cluster.ts';
 import { describeCluster } from '../machines/describe.ts';
 import { noSpaceRaised } from '../machines/cluster/maintenance/index.ts';
 import { spaceAlarmMessage, spaceDisarmedMessage } from '../machines/cluster/maintenance/index.ts';
+import { recoveryCondition } from '../machines/cluster/recovery/index.ts';
 import { etcdMemberFor, quorum } from '../machines/policy.ts';
 import { pathHasTag, TAG } from '../machines/tags.ts';
 import { LABEL } from '../effects/kubernetes/meta.ts';
@@ -92,6 +93,9 @@ export function clusterStatus(
           },
     );
   }
+  // A recovery asked in spec.recovery: in flight, done, or refused (with why), from the first on.
+  const recovery = recoveryCondition(c);
+  if (recovery) set.push({ type: ConditionType.Recovered, ...recovery });
   const conditions = setConditions(previous?.conditions, set, step.generation, new Date(now));
   return {
     observedGeneration: step.generation,

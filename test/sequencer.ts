@@ -36,6 +36,7 @@ export const E2E_SECONDS: Readonly<Record<string, number>> = {
   'test/e2e/snapshot-s3-tls.test.ts': 84,
   'test/e2e/volume-expansion.test.ts': 73,
   'test/e2e/member-failures.test.ts': 63,
+  'test/e2e/quorum-recovery.test.ts': 59,
   'test/e2e/kubectl-exec.test.ts': 54,
   'test/e2e/nodes-spread-drain.test.ts': 43,
   'test/e2e/api-validation.test.ts': 40,

@@ -150,6 +150,24 @@ const spec = s.object(
       { defrag },
       { name: 'Maintenance' },
     ),
+    recovery: s.object(
+      "A recovery from a quorum lost for good, asked for explicitly (docs/recovery.md). Set a new requestID to ask; the operator acts on each requestID once and reports it in the Recovered condition. from survivor: the member with the highest raft applied index among those that answer is restarted once with etcd's --force-new-cluster (it keeps its data, member ID and the cluster ID), every other EtcdMember is deleted, and new members join it as learners until spec.replicas voters run, under the same name, Services and client endpoints. What the lost members had and the survivor did not (revisions after the survivor's) is lost; the Recovered condition names the survivor's revision before and after. Refused, with nothing changed: while a quorum of voters answers, when no member answers, or when member names one that is not the most advanced. A new requestID while a recovery runs is refused: one at a time.",
+      {
+        requestID: s.string(
+          'Any string that names this request, for example a date. A value acted on before (or the one in flight) is not acted on again.',
+          { minLength: 1, maxLength: 63 },
+        ),
+        from: s.string(
+          'Where the data comes from: survivor (the most advanced member that still answers). Recovery from a snapshot is not offered yet.',
+          { enum: ['survivor'], default: 'survivor' },
+        ),
+        member: s.string(
+          'The survivor you expect: the recovery is refused unless this member answers and no answering member has applied more of the raft log. Left out, the operator picks the most advanced.',
+          { maxLength: 63 },
+        ),
+      },
+      { name: 'RecoverySpec', required: ['requestID'] },
+    ),
     progressDeadlineSeconds: s.integer(
       'Seconds one step (bootstrap a member, join a learner, promote, remove...) may take before the cluster reports the step as stuck in its Progressing and Degraded conditions. The step keeps trying.',
       {

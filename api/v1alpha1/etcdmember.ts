@@ -19,6 +19,10 @@ const spec = s.object(
       { maxLength: 64 },
     ),
     storage,
+    forceNewCluster: s.string(
+      "Set by a recovery from a lost quorum (the EtcdCluster's spec.recovery), to its requestID: while set, the member's Pod starts etcd with --force-new-cluster, which makes it a one-member cluster keeping its data, member ID and cluster ID. A new value restarts the Pod with the flag; removing it restarts the Pod without, so the flag acts once.",
+      { maxLength: 63 },
+    ),
     bootstrap: s.boolean(
       'True for a member of a new cluster: it starts etcd with --initial-cluster-state new and spec.initialCluster, either one of the members a new cluster starts with at once or the seed a restore starts from (spec.restore). Every member added later joins the existing cluster as a learner.',
       {

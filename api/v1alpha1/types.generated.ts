@@ -78,6 +78,8 @@ export interface EtcdClusterSpec {
   upgrade?: UpgradeSpec;
   /** Maintenance the operator does on its own. Without it, still: when etcd raises its NOSPACE alarm (the database reached options.quotaBackendBytes), the history is compacted, every member defragmented and the alarm disarmed once the data fits well under the quota (see docs/maintenance.md). */
   maintenance?: Maintenance;
+  /** A recovery from a quorum lost for good, asked for explicitly (docs/recovery.md). Set a new requestID to ask; the operator acts on each requestID once and reports it in the Recovered condition. from survivor: the member with the highest raft applied index among those that answer is restarted once with etcd's --force-new-cluster (it keeps its data, member ID and the cluster ID), every other EtcdMember is deleted, and new members join it as learners until spec.replicas voters run, under the same name, Services and client endpoints. What the lost members had and the survivor did not (revisions after the survivor's) is lost; the Recovered condition names the survivor's revision before and after. Refused, with nothing changed: while a quorum of voters answers, when no member answers, or when member names one that is not the most advanced. A new requestID while a recovery runs is refused: one at a time. */
+  recovery?: RecoverySpec;
   /** Seconds one step (bootstrap a member, join a learner, promote, remove...) may take before the cluster reports the step as stuck in its Progressing and Degraded conditions. The step keeps trying. */
   progressDeadlineSeconds: number;
 }
@@ -320,6 +322,16 @@ export interface DefragThreshold {
   fragmentedPercent?: number;
 }
 
+/** A recovery from a quorum lost for good, asked for explicitly (docs/recovery.md). Set a new requestID to ask; the operator acts on each requestID once and reports it in the Recovered condition. from survivor: the member with the highest raft applied index among those that answer is restarted once with etcd's --force-new-cluster (it keeps its data, member ID and the cluster ID), every other EtcdMember is deleted, and new members join it as learners until spec.replicas voters run, under the same name, Services and client endpoints. What the lost members had and the survivor did not (revisions after the survivor's) is lost; the Recovered condition names the survivor's revision before and after. Refused, with nothing changed: while a quorum of voters answers, when no member answers, or when member names one that is not the most advanced. A new requestID while a recovery runs is refused: one at a time. */
+export interface RecoverySpec {
+  /** Any string that names this request, for example a date. A value acted on before (or the one in flight) is not acted on again. */
+  requestID: string;
+  /** Where the data comes from: survivor (the most advanced member that still answers). Recovery from a snapshot is not offered yet. */
+  from: 'survivor';
+  /** The survivor you expect: the recovery is refused unless this member answers and no answering member has applied more of the raft log. Left out, the operator picks the most advanced. */
+  member?: string;
+}
+
 /** What the operator observed and is doing. */
 export interface EtcdClusterStatus {
   /** metadata.generation the operator last acted on. */
@@ -414,6 +426,8 @@ export interface EtcdMemberSpec {
   trust?: string;
   /** Where each member keeps its data directory. */
   storage: StorageSpec;
+  /** Set by a recovery from a lost quorum (the EtcdCluster's spec.recovery), to its requestID: while set, the member's Pod starts etcd with --force-new-cluster, which makes it a one-member cluster keeping its data, member ID and cluster ID. A new value restarts the Pod with the flag; removing it restarts the Pod without, so the flag acts once. */
+  forceNewCluster?: string;
   /** True for a member of a new cluster: it starts etcd with --initial-cluster-state new and spec.initialCluster, either one of the members a new cluster starts with at once or the seed a restore starts from (spec.restore). Every member added later joins the existing cluster as a learner. */
   bootstrap: boolean;
   /** The --initial-cluster this member starts with: name=peerURL pairs of every member of a new cluster, or of the voters and this member for one that joins. */

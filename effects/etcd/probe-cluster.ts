@@ -1,4 +1,5 @@
 import { ERR } from '../../machines/error-codes.ts';
+import { quorum } from '../../machines/policy.ts';
 /**
  * probeCluster: what etcd says about a cluster, as the machines observe it. The member list
  * comes from any endpoint that answers; health from each member's own status call, so a
@@ -44,11 +45,18 @@ export async function probeCluster(
   const versions: Record<string, string> = {};
   const sizes: Record<string, { dbSize: number; dbSizeInUse: number }> = {};
   const behind: string[] = [];
+  const progress: Record<string, { applied: number; revision: number }> = {};
+  // No leader, or fewer voters answer than a quorum (a leader that has not stepped down yet).
+  const voters = members.filter((m) => !m.learner);
+  const answering = voters.filter((m) => statuses[members.indexOf(m)]).length;
+  const lost = leader === null || answering < quorum(voters.length);
   members.forEach((m, i) => {
     const status = statuses[i];
     if (!status) return;
     versions[m.id] = status.version;
     sizes[m.id] = { dbSize: status.dbSize, dbSizeInUse: status.dbSizeInUse };
+    // Quorum lost: how far each member got, which a recovery picks its survivor by.
+    if (lost) progress[m.id] = { applied: status.raftAppliedIndex, revision: status.revision };
     if (leaderIndex === undefined) return;
     if (m.learner) learners[m.id] = { applied: status.raftAppliedIndex, leader: leaderIndex };
     else if (status.raftAppliedIndex + LAG_LIMIT < leaderIndex) behind.push(m.id);
@@ -62,6 +70,7 @@ export async function probeCluster(
     ...(Object.keys(versions).length > 0 ? { versions } : {}),
     ...(behind.length > 0 ? { behind } : {}),
     ...(Object.keys(sizes).length > 0 ? { sizes } : {}),
+    ...(Object.keys(progress).length > 0 ? { progress } : {}),
     ...alarmsOf(
       statuses,
       members.findIndex((m) => m.id === leader),
@@ -101,6 +110,8 @@ interface MemberStatus {
   readonly leader: string;
   readonly raftIndex: number;
   readonly raftAppliedIndex: number;
+  /** The revision of its data (the status header's). */
+  readonly revision: number;
   readonly dbSize: number;
   readonly dbSizeInUse: number;
   /** What etcd lists besides: the alarms it has applied, and "no leader". */
@@ -125,6 +136,7 @@ async function memberStatus(
       leader: hexID(status.leader),
       raftIndex: Number(status.raftIndex),
       raftAppliedIndex: Number(status.raftAppliedIndex),
+      revision: Number(status.header.revision),
       dbSize: Number(status.dbSize),
       dbSizeInUse: Number(status.dbSizeInUse),
       errors: status.errors ?? [],

@@ -88,5 +88,8 @@ export function etcdCommand(member: EtcdMember, cluster: EtcdCluster): string[] 
     `--initial-cluster-token=${cluster.metadata.uid ?? ''}`,
     ...etcdTLSFlags(cluster),
     ...optionFlags(cluster.spec.options, member.spec.version),
+    // A recovery's survivor, once: etcd removes every other member and runs as a cluster of one,
+    // with its data, member ID and cluster ID. The field is cleared, so the next Pod starts plainly.
+    ...(member.spec.forceNewCluster ? ['--force-new-cluster'] : []),
   ];
 }

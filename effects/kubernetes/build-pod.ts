@@ -17,7 +17,14 @@ import { CLIENT_TLS_DIR, memberTLSVolumes, tlsFiles, tlsOf } from './build-tls.t
 import { DEFAULT_AGENT_IMAGE } from './context.ts';
 import { etcdImage, pullSecrets, resourcesOr } from './pod-settings.ts';
 import type { PodSettings } from './pod-settings.ts';
-import { DATA_GUARD_ANNOTATION, memberLabels, ownedMeta, pvcName, TRUST_ANNOTATION } from './meta.ts';
+import {
+  DATA_GUARD_ANNOTATION,
+  FORCE_NEW_CLUSTER_ANNOTATION,
+  memberLabels,
+  ownedMeta,
+  pvcName,
+  TRUST_ANNOTATION,
+} from './meta.ts';
 
 /** Name of the etcd container. */
 export const ETCD_CONTAINER = 'etcd';
@@ -133,6 +140,7 @@ export function buildPod(
       ...extra?.annotations,
       ...template?.metadata?.annotations,
       ...(member.spec.trust !== undefined ? { [TRUST_ANNOTATION]: member.spec.trust } : {}),
+      ...(member.spec.forceNewCluster ? { [FORCE_NEW_CLUSTER_ANNOTATION]: member.spec.forceNewCluster } : {}),
     },
   });
   const user: Partial<V1PodSpec> = template?.spec ?? {};

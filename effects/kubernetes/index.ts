@@ -13,6 +13,7 @@ import { releaseFinalizer } from './release-finalizer.ts';
 import { createRestoreJob } from './restore-job.ts';
 import { setDisruptionBudget } from './set-disruption-budget.ts';
 import { setDormant } from './set-dormant.ts';
+import { setForceNewCluster } from './set-force-new-cluster.ts';
 import { setMemberVersion } from './set-member-version.ts';
 import { createUpgradeSnapshot } from './upgrade-snapshot.ts';
 import { scheduleHandlers } from './schedule-handlers.ts';
@@ -27,6 +28,7 @@ export const kubernetesHandlers = {
   deleteMember,
   setDormant,
   setMemberVersion,
+  setForceNewCluster,
   growVolume,
   createUpgradeSnapshot,
   createPVC,

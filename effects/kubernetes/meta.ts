@@ -50,6 +50,12 @@ export const LABEL = {
 export const TRUST_ANNOTATION = 'etcd-operator.dev/trust';
 
 /**
+ * Annotation on a member Pod started with --force-new-cluster: the recovery requestID
+ * (EtcdMember spec.forceNewCluster) it was made for. A Pod without it started plainly.
+ */
+export const FORCE_NEW_CLUSTER_ANNOTATION = 'etcd-operator.dev/force-new-cluster';
+
+/**
  * Annotation on an EtcdMember made with a data guard: its Pods' check-data writes the member's uid
  * into its data dir at the first start and refuses data without it after (manager/agent.ts).
  * Members made before it have none, and are checked as before.

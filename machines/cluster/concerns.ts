@@ -8,6 +8,7 @@ import { liveVoters, lostMember } from '../cluster-decide.ts';
 import type { Completion, ConcernWords, Hold } from './concern.ts';
 import { stepOf, type ClusterStep } from './ids.ts';
 import * as maintenance from './maintenance/index.ts';
+import * as recovery from './recovery/index.ts';
 import * as roll from './roll/index.ts';
 import * as volumes from './volumes/index.ts';
 
@@ -20,6 +21,7 @@ export const CONCERN_STATES = {
     defragmenting: maintenance.defragmenting,
   },
   volumes: { resizingVolumes: volumes.resizingVolumes, volumesRefused: volumes.volumesRefused },
+  recovery: { recovering: recovery.recovering },
 } as const;
 
 /** One of the concerns. */
@@ -30,20 +32,32 @@ export const CONCERN_TOP_STATES = {
   ...CONCERN_STATES.roll,
   ...CONCERN_STATES.maintenance,
   ...CONCERN_STATES.volumes,
+  ...CONCERN_STATES.recovery,
 } as const;
 
 /** Every concern's guards, by name. */
-export const CONCERN_GUARDS = { ...roll.rollGuards, ...maintenance.maintenanceGuards, ...volumes.volumeGuards };
+export const CONCERN_GUARDS = {
+  ...roll.rollGuards,
+  ...maintenance.maintenanceGuards,
+  ...volumes.volumeGuards,
+  ...recovery.recoveryGuards,
+};
 
 /** Every concern's context updates, by name. */
 export const CONCERN_UPDATES = {
   ...roll.rollUpdates,
   ...maintenance.maintenanceUpdates,
   ...volumes.volumeUpdates,
+  ...recovery.recoveryUpdates,
 };
 
 /** The concerns the cluster machine starts and awaits, by their words. */
-export const CONCERNS: readonly ConcernWords[] = [roll.rollWords, maintenance.maintenanceWords, volumes.volumeWords];
+export const CONCERNS: readonly ConcernWords[] = [
+  roll.rollWords,
+  maintenance.maintenanceWords,
+  volumes.volumeWords,
+  recovery.recoveryWords,
+];
 
 /** The coordinator's own steps whose end is a condition: each finishes when it is left. */
 const COORDINATOR: Readonly<Partial<Record<ClusterStep, Completion>>> = {

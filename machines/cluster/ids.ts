@@ -40,6 +40,7 @@ export const CLUSTER = idsAt([
   'defragmenting',
   'resizingVolumes',
   'volumesRefused',
+  'recovering',
   'steady',
   'degraded',
   'failed',

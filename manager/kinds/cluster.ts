@@ -3,6 +3,7 @@
  * restore's Job, the upgrade snapshots and a fresh etcd probe; a cluster at rest is looked at
  * again on the probe schedule, one in a step at its progress deadline.
  */
+import { ConditionReason, ConditionType } from '../../api/conditions.ts';
 import { patchClusterStatus, restoreJobName } from '../../effects/kubernetes/index.ts';
 import type { ClusterRef } from '../../effects/types.ts';
 import { clusterMachine } from '../../machines/cluster.ts';
@@ -42,6 +43,23 @@ export const clusterKind: KindSpec<'EtcdCluster'> = {
   status: clusterStatus,
   patch: (ctx, _name, status, current) => patchClusterStatus(ctx, status, current),
   describe: describeCluster,
+  // One Event when a recovery ends, refused (Warning, with why) or done: what a user asked for, answered.
+  warning(before, after) {
+    const was = before?.conditions?.find((x) => x.type === ConditionType.Recovered);
+    const now = after.conditions?.find((x) => x.type === ConditionType.Recovered);
+    if (
+      !now ||
+      now.reason === ConditionReason.Recovering ||
+      (was?.reason === now.reason && was.message === now.message)
+    )
+      return;
+    return {
+      type: now.status === 'True' ? 'Normal' : 'Warning',
+      reason: now.reason,
+      note: now.message,
+      action: 'Recover',
+    };
+  },
   async work(key, object, w) {
     const ns = object.metadata.namespace ?? '';
     const name = object.metadata.name ?? '';

@@ -77,6 +77,26 @@ export interface Scenario {
   check?(before: Converged | undefined, after: Converged): void;
 }
 
+/**
+ * Two of three members' volumes wiped and their Pods deleted at once, the quorum lost for good;
+ * once the cluster says so, a recovery from the survivor (spec.recovery) until 3 voters run.
+ */
+async function recoverLostQuorum(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  const [, ...lost] = [...(ctx.before?.members.keys() ?? [])].sort();
+  for (const name of lost) await wipeVolume(ctx.kubeconfig, cut.namespace, pvcName(name));
+  await Promise.all(lost.map((name) => ctx.core.deleteNamespacedPod({ name, namespace: cut.namespace })));
+  const shows = (what: string, type: string, holds: (c: { status: string; reason: string }) => boolean) =>
+    until(
+      what,
+      async () => ((await cut.get()).status?.conditions?.some((x) => x.type === type && holds(x)) ? true : undefined),
+      ctx.settleMs,
+    );
+  await shows('quorum lost', 'Available', (x) => x.reason === 'QuorumLost');
+  await cut.patchSpec({ recovery: { requestID: 'crash-sweep' } });
+  await shows('recovered', 'Recovered', (x) => x.status === 'True');
+  await cut.settled(3, ctx.settleMs);
+}
+
 const scaleTo =
   (to: number): Scenario['action'] =>
   async (cut, ctx) => {
@@ -647,6 +667,22 @@ export const SCENARIOS: readonly Scenario[] = [
     prepare: fillToQuota,
     action: recoverFromNoSpace,
     check: sameMembers,
+  },
+  {
+    name: 'quorum-recovery',
+    before: 3,
+    after: 3,
+    action: recoverLostQuorum,
+    check: (before, after) => {
+      const [survivor, ...lost] = [...(before?.members ?? [])].sort(([a], [b]) => a.localeCompare(b));
+      if (after.clusterID !== before?.clusterID)
+        throw new Error(`cluster ${before?.clusterID} became ${after.clusterID}`);
+      if (after.members.get(survivor?.[0] ?? '') !== survivor?.[1])
+        throw new Error(`the survivor ${survivor?.[0]} (${survivor?.[1]}) is not in etcd with its ID`);
+      for (const [name, id] of lost)
+        if ([...after.members.values()].includes(id))
+          throw new Error(`the lost member ${name} (${id}) is still in etcd`);
+    },
   },
   { name: 'snapshot', before: 1, after: 1, action: snapshotToPVC },
   { name: 'restore', before: 1, after: 1, action: restoreFromSnapshot },

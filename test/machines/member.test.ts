@@ -493,6 +493,50 @@ describe('member machine: new CAs to trust', () => {
   });
 });
 
+describe('member machine: a recovery forces its survivor once', () => {
+  const forcing = (forceNewCluster?: string): MemberEvent =>
+    ({ ...updated(), version: '3.6.16', ...(forceNewCluster ? { forceNewCluster } : {}) }) as MemberEvent;
+  const podForced = (forced: string | undefined, ready: boolean, uid: string): MemberEvent => ({
+    type: 'k8s.pod.observed',
+    at: at(),
+    pod: {
+      uid,
+      phase: 'Running',
+      ready,
+      deleting: false,
+      restarts: 0,
+      version: '3.6.16',
+      ...(forced ? { forceNewCluster: forced } : {}),
+    },
+  });
+
+  it('a Pod is made again with --force-new-cluster while its spec asks, and again without once it no longer does', () => {
+    const d = runningVoter();
+    play(d, [
+      [forcing(), 'voter'],
+      [podForced(undefined, false, 'p1'), 'restarting.awaitingReady'],
+      [forcing('r1'), 'upgrading.stoppingPod.running', [intent('deletePod')]],
+    ]);
+    expect(describeMember(d.state, d.context).message).toBe(
+      'restarting on etcd 3.6.16 once with --force-new-cluster (recovery r1): a cluster of one, its data kept with the same volume and member ID: stopping the Pod',
+    );
+    play(d, [
+      [ok('deletePod'), 'upgrading.awaitingGone', []],
+      [noPod(), 'restarting.creatingPod.running', [intent('createPod')]],
+      [ok('createPod', { uid: 'p2' }), 'restarting.awaitingReady', []],
+      [podForced('r1', true, 'p2'), 'voter', []],
+      [forcing(), 'upgrading.stoppingPod.running', [intent('deletePod')]],
+    ]);
+    expect(describeMember(d.state, d.context).message).toContain('without --force-new-cluster');
+    play(d, [
+      [ok('deletePod'), 'upgrading.awaitingGone', []],
+      [noPod(), 'restarting.creatingPod.running', [intent('createPod')]],
+      [ok('createPod', { uid: 'p3' }), 'restarting.awaitingReady', []],
+      [podForced(undefined, true, 'p3'), 'voter', []],
+    ]);
+  });
+});
+
 describe('member machine: what a user reads', () => {
   it('a parked member shows as dormant only once its Pod is gone', () => {
     const d = runningVoter();

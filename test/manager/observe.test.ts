@@ -182,6 +182,31 @@ describe('manager: what the watches see becomes machine events', () => {
     expect(podObserved(podOf('demo-1'), 3)).toMatchObject({ pod: { trust: 'old' } });
   });
 
+  it('spec.recovery reaches the cluster machine; a member and its Pod say whether etcd is forced to start alone', () => {
+    const asking = cluster();
+    asking.spec.recovery = { requestID: 'r1', from: 'survivor', member: 'demo-0' };
+    expect(clusterObserved(asking, 7)).toMatchObject({
+      recovery: { requestID: 'r1', from: 'survivor', member: 'demo-0' },
+    });
+    expect(clusterObserved(cluster(), 7)).not.toHaveProperty('recovery');
+    const forced = { ...member('demo-0', { state: 'voter' }) };
+    forced.spec = { ...forced.spec, forceNewCluster: 'r1' };
+    const annotated = { metadata: { uid: 'p0', annotations: { 'etcd-operator.dev/force-new-cluster': 'r1' } } };
+    const podOf = (name: string) =>
+      name === 'demo-0' ? annotated : name === 'demo-1' ? { metadata: { uid: 'p1' } } : undefined;
+    const listed = membersListed('demo', [forced, member('demo-1'), member('demo-2')], 1, podOf);
+    expect(listed).toMatchObject({
+      members: [
+        { name: 'demo-0', forceNewCluster: 'r1', pod: { forceNewCluster: 'r1' } },
+        { name: 'demo-1', pod: { forceNewCluster: '' } },
+        { name: 'demo-2' },
+      ],
+    });
+    expect(listed).not.toHaveProperty('members.2.pod');
+    expect(memberObserved(forced, cluster(), 2)).toMatchObject({ forceNewCluster: 'r1' });
+    expect(podObserved(annotated, 3)).toMatchObject({ pod: { forceNewCluster: 'r1' } });
+  });
+
   it('a Pod that Kubernetes evicts from a down node (taint eviction) names that node', () => {
     const evicted = {
       metadata: { uid: 'p1', deletionTimestamp: new Date() },

@@ -47,7 +47,7 @@ describe('etcd-operator statechart', () => {
     const { code, err } = await run('pod');
     expect(code).toBe(2);
     expect(err).toContain(
-      "unknown machine 'pod' (one of cluster, member, snapshot, schedule, roll, maintenance, volumes); to chart an EtcdCluster named so, give --db PATH",
+      "unknown machine 'pod' (one of cluster, member, snapshot, schedule, roll, maintenance, volumes, recovery); to chart an EtcdCluster named so, give --db PATH",
     );
   });
 

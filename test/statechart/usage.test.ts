@@ -14,7 +14,7 @@ describe('etcd-operator statechart: the machines it draws', () => {
     await main(['--help']);
     const help = spy.mock.calls.map((c) => String(c[0])).join('');
     spy.mockRestore();
-    expect(MACHINE_FORM).toBe('statechart cluster|member|snapshot|schedule|roll|maintenance|volumes');
+    expect(MACHINE_FORM).toBe('statechart cluster|member|snapshot|schedule|roll|maintenance|volumes|recovery');
     expect(help).toContain(MACHINE_FORM);
     expect(STATECHART_USAGE).toContain(`etcd-operator ${MACHINE_FORM} `);
     expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain(`etcd-operator ${MACHINE_FORM}\``);

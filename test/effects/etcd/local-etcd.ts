@@ -166,9 +166,16 @@ export class LocalEtcd {
 
   /**
    * Starts a member with the given `--initial-cluster` and waits until it answers a status call;
-   * `bin` runs another etcd binary than the cluster's (a member restarted on a new version).
+   * `bin` runs another etcd binary than the cluster's (a member restarted on a new version);
+   * `extra` flags go last (`--force-new-cluster` for one start).
    */
-  async start(member: string, initialCluster: string, state: 'new' | 'existing', bin = this.#bin): Promise<void> {
+  async start(
+    member: string,
+    initialCluster: string,
+    state: 'new' | 'existing',
+    bin = this.#bin,
+    extra: readonly string[] = [],
+  ): Promise<void> {
     const m = this.#members.get(member);
     if (!m) throw new Error(`no ports allocated for ${member}`);
     const log = openSync(path.join(this.dir, `${member}.log`), 'a');
@@ -187,6 +194,7 @@ export class LocalEtcd {
         `--listen-metrics-urls=${m.metricsURL}`,
         ...this.#tlsFlags(),
         ...this.#flags,
+        ...extra,
       ],
       { stdio: ['ignore', log, log] },
     );
@@ -200,6 +208,11 @@ export class LocalEtcd {
     const exited = new Promise((resolve) => proc.once('exit', resolve));
     proc.kill(signal);
     await exited;
+  }
+
+  /** The data directory of a member. */
+  dataDir(member: string): string {
+    return path.join(this.dir, member);
   }
 
   /** Kills every member, closes the clients and removes the data. */

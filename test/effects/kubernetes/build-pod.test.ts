@@ -45,6 +45,16 @@ describe('member Pod', () => {
     expect(buildPod(m, c).metadata?.annotations).toEqual({ team: 'db', 'etcd-operator.dev/trust': '0123456789abcdef' });
   });
 
+  it("a recovery's survivor starts with --force-new-cluster while its spec says so, its Pod annotated with the request; plainly after", () => {
+    const c = cluster();
+    const m = member(c);
+    expect(etcdCommand(m, c)).not.toContain('--force-new-cluster');
+    m.spec.forceNewCluster = 'r1';
+    const pod = buildPod(m, c);
+    expect(pod.spec?.containers[0]?.command).toContain('--force-new-cluster');
+    expect(pod.metadata?.annotations).toEqual({ 'etcd-operator.dev/force-new-cluster': 'r1' });
+  });
+
   it('runs the etcd image of the member version from /usr/local/bin/etcd, serving clients on its Pod IP and loopback (port-forward)', () => {
     const c = cluster({ version: '3.5.35' });
     const etcd = buildPod(member(c), c).spec?.containers[0];

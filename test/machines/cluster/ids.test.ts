@@ -5,9 +5,10 @@ import { STARTING } from '../../../machines/cluster/bootstrap/index.ts';
 import { MAINTENANCE } from '../../../machines/cluster/maintenance/index.ts';
 import { ROLL } from '../../../machines/cluster/roll/index.ts';
 import { VOLUMES } from '../../../machines/cluster/volumes/index.ts';
+import { RECOVERY } from '../../../machines/cluster/recovery/index.ts';
 
 const { idsAt: _at, idsUnder: _under, stepOf: _stepOf, ...TABLES } = COORDINATOR;
-const ID_TABLES = { ...TABLES, STARTING, ROLL, MAINTENANCE, VOLUMES };
+const ID_TABLES = { ...TABLES, STARTING, ROLL, MAINTENANCE, VOLUMES, RECOVERY };
 
 /** Every id in a table, nested tables flattened. */
 const idsIn = (table: object): string[] =>
