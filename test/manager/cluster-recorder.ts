@@ -3,6 +3,7 @@ import { expect } from 'vitest';
 import type { EtcdClusterStatus } from '../../api/v1alpha1/index.ts';
 import { clusterMachine } from '../../machines/cluster.ts';
 import { peerURL } from '../../machines/policy.ts';
+import type { MemberState } from '../../machines/member-state.ts';
 import type { ClusterEvent } from '../../machines/types.ts';
 import { clusterStatus } from '../../manager/status.ts';
 import { Driver } from '../machines/harness.ts';
@@ -37,18 +38,20 @@ export const listed = (
   const healthy = all.filter((m) => m.name !== '' && !down.some((n) => m.id === `a${n}`)).map((m) => m.id);
   return { type: 'etcd.members.listed', at: at(), etcd: { clusterID: 'c1', members: all, healthy } };
 };
-export const memberList = (n: number): ClusterEvent => ({
+/** The EtcdMembers there are, each `demo-<n>` in its state (demo-0 the seed). */
+export const membersIn = (list: readonly (readonly [number, MemberState])[]): ClusterEvent => ({
   type: 'k8s.members.listed',
   at: at(),
-  members: range(n).map((i) => ({
-    name: `demo-${i}`,
-    ordinal: i,
-    bootstrap: i === 0,
+  members: list.map(([n, state]) => ({
+    name: `demo-${n}`,
+    ordinal: n,
+    bootstrap: n === 0,
     dormant: false,
-    state: 'voter',
+    state,
     deleting: false,
   })),
 });
+export const memberList = (n: number): ClusterEvent => membersIn(range(n).map((i) => [i, 'voter'] as const));
 export const ok = (kind: string, result?: Record<string, unknown>): ClusterEvent =>
   ({ type: `effect.${kind}.succeeded`, at: at(), result }) as ClusterEvent;
 export const spec = (replicas: number): ClusterEvent => ({

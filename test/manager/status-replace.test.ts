@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { peerURL } from '../../machines/policy.ts';
-import type { MemberState } from '../../machines/member-state.ts';
 import type { ClusterEvent } from '../../machines/types.ts';
-import { at, bootstrap, claims, condition, ok, ref, type Recorder } from './cluster-recorder.ts';
+import { at, bootstrap, claims, condition, membersIn, ok, ref, type Recorder } from './cluster-recorder.ts';
 
 /** etcd's list: these voters (healthy, demo-0 leads), then an optional learner. */
 const etcdOf = (voters: readonly number[], learner?: { n: number; started: boolean }): ClusterEvent => {
@@ -19,25 +18,11 @@ const etcdOf = (voters: readonly number[], learner?: { n: number; started: boole
   const healthy = members.filter((m) => m.name !== '').map((m) => m.id);
   return { type: 'etcd.members.listed', at: at(), etcd: { clusterID: 'c1', members, healthy, leader: 'a0' } };
 };
-/** The EtcdMembers there are, each in its state. */
-const membersOf = (list: readonly (readonly [number, MemberState])[]): ClusterEvent => ({
-  type: 'k8s.members.listed',
-  at: at(),
-  members: list.map(([n, state]) => ({
-    name: `demo-${n}`,
-    ordinal: n,
-    bootstrap: n === 0,
-    dormant: false,
-    state,
-    deleting: false,
-  })),
-});
-
 /** A steady 3-member cluster whose demo-1 lost its data: it has left, and demo-3 is created to replace it. */
 function replacingUpToNewMember(): Recorder {
   const r = bootstrap(3);
   r.send(
-    membersOf([
+    membersIn([
       [0, 'voter'],
       [1, 'replacing'],
       [2, 'voter'],
@@ -46,7 +31,7 @@ function replacingUpToNewMember(): Recorder {
   expect(r.d.state).toBe('replacing.removing.deletingMember.running');
   r.send(
     ok('deleteMember'),
-    membersOf([
+    membersIn([
       [0, 'voter'],
       [2, 'voter'],
     ]),
@@ -67,7 +52,7 @@ describe('manager: MemberReplaced says a member was replaced only once its repla
     // Promoted, but etcd's list that shows it a voter has not come yet.
     expect(claims(r, 'MemberReplaced')).toEqual([]);
     r.send(
-      membersOf([
+      membersIn([
         [0, 'voter'],
         [2, 'voter'],
         [3, 'voter'],
@@ -85,7 +70,7 @@ describe('manager: MemberReplaced says a member was replaced only once its repla
   it('a replacement whose own node is lost before it starts ends the step without a replacement: not MemberReplaced', () => {
     const r = replacingUpToNewMember();
     r.send(
-      membersOf([
+      membersIn([
         [0, 'voter'],
         [2, 'voter'],
         [3, 'nodeLost'],
