@@ -31,11 +31,42 @@ export class Digest {
   }
 }
 
+/**
+ * Chunks that hash themselves as they pass, so that whoever stores them need not hash them again:
+ * `stored()` is their size and sha256 once they were read to their end.
+ */
+export interface HashedChunks<T extends Uint8Array = Buffer> extends AsyncIterable<T> {
+  stored(): StoredObject;
+}
+
+/** `chunks`, hashed as they pass, unless they hash themselves already (a snapshot's stream). */
+export function hashed<T extends Uint8Array>(chunks: AsyncIterable<T> | Iterable<T>): HashedChunks<T> {
+  if ('stored' in chunks && typeof chunks.stored === 'function') return chunks as HashedChunks<T>;
+  const digest = new Digest();
+  let whole: StoredObject | undefined;
+  return {
+    async *[Symbol.asyncIterator]() {
+      for await (const chunk of chunks) {
+        digest.add(chunk);
+        yield chunk;
+      }
+      whole = digest.result();
+    },
+    stored: () => readToEnd(whole),
+  };
+}
+
+/** `whole`, once the chunks it is of were read to their end. */
+export function readToEnd(whole: StoredObject | undefined): StoredObject {
+  if (!whole) throw new Error('the size and sha256 of chunks not yet read to their end');
+  return whole;
+}
+
 /** The size and sha256 of a stream, read to its end. */
 export async function digestOf(chunks: AsyncIterable<Uint8Array>): Promise<StoredObject> {
-  const digest = new Digest();
-  for await (const chunk of chunks) digest.add(chunk);
-  return digest.result();
+  const source = hashed(chunks);
+  for await (const _ of source);
+  return source.stored();
 }
 
 /** Throws ObjectMismatchError, naming `where`, unless `got` is `expected`. */

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Etcd3 } from 'etcd3';
 import type { StoredObject } from '../effects/digest.ts';
-import { readSnapshot, type SnapshotInfo } from '../effects/etcd/snapshot.ts';
+import { readSnapshot, snapshotGrpcOptions, type SnapshotInfo } from '../effects/etcd/snapshot.ts';
 import { measureAt } from './agent-verify.ts';
 import { failpoint } from './failpoints.ts';
 import { abortUploads, s3Client, uploadStream, verifyObject, type UploadProgress } from '../effects/s3/index.ts';
@@ -240,7 +240,7 @@ async function storeToS3(
   try {
     const before = await tidyUploads(s3, to, { signal });
     const stored = await uploadStream(s3, to, chunks, { signal, progress: uploadFailpoints });
-    await verifyObject(s3, to, stored, signal);
+    await verifyObject(s3, to, stored, { signal });
     const olderThanMs = args.sweepOlderThanMs;
     const after = await tidyUploads(s3, to, { signal, ...(olderThanMs !== undefined ? { olderThanMs } : {}) });
     return { ...stored, ...tidyReport(before, after) };
@@ -273,6 +273,7 @@ async function snapshotUntil(args: SnapshotArgs, env: NodeJS.ProcessEnv, signal:
   const etcd = new Etcd3({
     hosts: [args.endpoint],
     dialTimeout: 10_000,
+    grpcOptions: snapshotGrpcOptions,
     ...(tls
       ? {
           credentials: {

@@ -4,12 +4,13 @@ export {
   abortOpenUploads,
   abortUploads,
   defaultPartSize,
+  defaultPartsInFlight,
   openUploads,
-  readObject,
+  uploadMemory,
   uploadStream,
-  verifyObject,
   type ObjectLocation,
   type OpenUpload,
   type UploadOptions,
   type UploadProgress,
 } from './upload.ts';
+export { defaultRangesInFlight, defaultRangeSize, readObject, verifyObject, type ReadBackOptions } from './read-back.ts';

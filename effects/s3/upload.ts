@@ -1,19 +1,18 @@
 /**
- * Streams bytes of unknown length into one S3 object as a multipart upload, one part in memory
- * at a time, computing the sha256 of the whole as it goes; and reads an object back to check it.
- * A failed upload is aborted, so no half-written object is ever listed.
+ * Streams bytes of unknown length into one S3 object as a multipart upload, several parts in
+ * flight at once and a bounded number of them in memory, with the sha256 of the whole taken as
+ * it goes (by the stream itself when it hashes itself, as a snapshot's does). A failed upload is aborted, so no half-written object is ever listed.
  */
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
-  GetObjectCommand,
   ListMultipartUploadsCommand,
   UploadPartCommand,
   type CompletedPart,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { Digest, digestOf, expectStored, ObjectMismatchError, type StoredObject } from '../digest.ts';
+import { hashed, ObjectMismatchError, type StoredObject } from '../digest.ts';
 
 /** Where an object lives. */
 export interface ObjectLocation {
@@ -24,6 +23,12 @@ export interface ObjectLocation {
 /** S3's smallest part but the last is 5 MiB; 8 MiB keeps the part count low for large snapshots. */
 export const defaultPartSize = 8 * 1024 * 1024;
 
+/**
+ * Parts sent at once: enough to keep the stream from waiting on one request's round trip, few
+ * enough that memory stays small (parts in flight + the one filling, times the part size: 40 MiB).
+ */
+export const defaultPartsInFlight = 4;
+
 /** Where an upload stands, told as it gets there: begun, part n stored, completed. */
 export type UploadProgress =
   { readonly step: 'created' } | { readonly step: 'part'; readonly part: number } | { readonly step: 'completed' };
@@ -31,12 +36,23 @@ export type UploadProgress =
 /** Options of uploadStream. */
 export interface UploadOptions {
   readonly partSize?: number;
+  /** How many parts may be uploading at once (defaultPartsInFlight). */
+  readonly partsInFlight?: number;
   readonly signal?: AbortSignal;
-  /** Called at each boundary of the upload (the agent's failpoints hang there). */
+  /** Called at each boundary of the upload (the agent's failpoints hang there); parts may be stored out of order. */
   readonly progress?: (p: UploadProgress) => void;
 }
 
-/** Uploads `chunks` to `at`; resolves once S3 has the whole object. Memory: one part. */
+/** The memory an upload's parts take at most: those in flight and the one being filled. */
+export function uploadMemory(opts: Pick<UploadOptions, 'partSize' | 'partsInFlight'> = {}): number {
+  return ((opts.partsInFlight ?? defaultPartsInFlight) + 1) * (opts.partSize ?? defaultPartSize);
+}
+
+/**
+ * Uploads `chunks` to `at`; resolves once S3 has the whole object. A part goes up as soon as it
+ * is full while the next one fills; once `partsInFlight` are going, the stream waits for one to
+ * be stored, so memory is uploadMemory(opts) whatever the object's size.
+ */
 export async function uploadStream(
   s3: S3Client,
   at: ObjectLocation,
@@ -44,71 +60,122 @@ export async function uploadStream(
   opts: UploadOptions = {},
 ): Promise<StoredObject> {
   const partSize = opts.partSize ?? defaultPartSize;
-  const signal = opts.signal;
   const progress = opts.progress ?? (() => undefined);
   const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: at.bucket, Key: at.key }), {
-    abortSignal: signal,
+    abortSignal: opts.signal,
   });
   progress({ step: 'created' });
-  const digest = new Digest();
-  const parts: CompletedPart[] = [];
-  const part = Buffer.allocUnsafe(partSize);
+  const parts = new PartSender(s3, { ...at, UploadId }, opts, progress);
+  const source = hashed(chunks);
+  let part: Buffer = Buffer.allocUnsafe(partSize);
   let filled = 0;
-  const flush = async (): Promise<void> => {
-    const PartNumber = parts.length + 1;
-    const body = part.subarray(0, filled);
-    const { ETag } = await s3.send(
-      new UploadPartCommand({ Bucket: at.bucket, Key: at.key, UploadId, PartNumber, Body: body }),
-      { abortSignal: signal },
-    );
-    parts.push({ ETag, PartNumber });
-    filled = 0;
-    progress({ step: 'part', part: PartNumber });
-  };
   try {
-    for await (const chunk of chunks) {
-      digest.add(chunk);
+    for await (const chunk of source) {
       for (let offset = 0; offset < chunk.length;) {
         const n = chunk.copy(part, filled, offset, Math.min(chunk.length, offset + partSize - filled));
         filled += n;
         offset += n;
-        if (filled === partSize) await flush();
+        if (filled < partSize) continue;
+        part = await parts.send(part, filled);
+        filled = 0;
       }
     }
-    if (filled > 0) await flush();
-    if (parts.length === 0) throw new ObjectMismatchError(`nothing to upload to s3://${at.bucket}/${at.key}`);
+    if (filled > 0) await parts.send(part, filled);
+    const stored = await parts.stored();
+    if (stored.length === 0) throw new ObjectMismatchError(`nothing to upload to s3://${at.bucket}/${at.key}`);
     await s3.send(
       new CompleteMultipartUploadCommand({
         Bucket: at.bucket,
         Key: at.key,
         UploadId,
-        MultipartUpload: { Parts: parts },
+        MultipartUpload: { Parts: stored },
       }),
-      { abortSignal: signal },
+      { abortSignal: opts.signal },
     );
   } catch (err) {
-    // Not under the caller's signal: an aborted upload must still be cleaned up.
+    // Every part request settled first, so none lands after the abort. Not under the caller's
+    // signal: an aborted upload must still be cleaned up.
+    await parts.cancel();
     await s3.send(new AbortMultipartUploadCommand({ Bucket: at.bucket, Key: at.key, UploadId })).catch(() => undefined);
     throw err;
   }
   progress({ step: 'completed' });
-  return digest.result();
+  return source.stored();
 }
 
-/** Reads the object back, streaming, and resolves when its size and sha256 are `expected`. */
-export async function verifyObject(
-  s3: S3Client,
-  at: ObjectLocation,
-  expected: StoredObject,
-  signal?: AbortSignal,
-): Promise<void> {
-  expectStored(`s3://${at.bucket}/${at.key}`, await readObject(s3, at, signal), expected);
-}
+/** The parts of one upload going up, at most `partsInFlight` at a time; their buffers are reused. */
+class PartSender {
+  readonly #sending = new Set<Promise<void>>();
+  readonly #done: CompletedPart[] = [];
+  readonly #free: Buffer[] = [];
+  /** Aborts the parts still going once one has failed, or the upload is given up. */
+  readonly #stop = new AbortController();
+  readonly #signal: AbortSignal;
+  readonly #limit: number;
+  readonly #s3: S3Client;
+  readonly #upload: ObjectLocation & { readonly UploadId: string | undefined };
+  readonly #progress: (p: UploadProgress) => void;
+  #failed: { readonly err: unknown } | undefined;
+  #next = 1;
 
-/** The size and sha256 of an object, read as a stream. */
-export async function readObject(s3: S3Client, at: ObjectLocation, signal?: AbortSignal): Promise<StoredObject> {
-  const { Body } = await s3.send(new GetObjectCommand({ Bucket: at.bucket, Key: at.key }), { abortSignal: signal });
-  return digestOf(Body as AsyncIterable<Uint8Array>);
+  constructor(
+    s3: S3Client,
+    upload: ObjectLocation & { readonly UploadId: string | undefined },
+    opts: UploadOptions,
+    progress: (p: UploadProgress) => void,
+  ) {
+    this.#s3 = s3;
+    this.#upload = upload;
+    this.#progress = progress;
+    this.#limit = Math.max(1, opts.partsInFlight ?? defaultPartsInFlight);
+    this.#signal = opts.signal ? AbortSignal.any([opts.signal, this.#stop.signal]) : this.#stop.signal;
+  }
+
+  /**
+   * Starts uploading the first `size` bytes of `buffer` as the next part; resolves, once fewer
+   * than the limit are going, with a buffer to fill next. Rejects with a part's failure.
+   */
+  async send(buffer: Buffer, size: number): Promise<Buffer> {
+    this.#throwIfFailed();
+    const PartNumber = this.#next++;
+    const { bucket, key, UploadId } = this.#upload;
+    const command = new UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber, Body: buffer.subarray(0, size) });
+    const going: Promise<void> = this.#s3
+      .send(command, { abortSignal: this.#signal })
+      .then(({ ETag }) => {
+        this.#done.push({ ETag, PartNumber });
+        this.#progress({ step: 'part', part: PartNumber });
+      })
+      .catch((err: unknown) => {
+        this.#failed ??= { err };
+        this.#stop.abort();
+      })
+      .finally(() => {
+        this.#sending.delete(going);
+        this.#free.push(buffer);
+      });
+    this.#sending.add(going);
+    while (this.#sending.size >= this.#limit) await Promise.race(this.#sending);
+    this.#throwIfFailed();
+    return this.#free.pop() ?? Buffer.allocUnsafe(buffer.length);
+  }
+
+  /** Resolves, once every part is stored, with their list in order; rejects with a part's failure. */
+  async stored(): Promise<CompletedPart[]> {
+    await Promise.all(this.#sending);
+    this.#throwIfFailed();
+    return this.#done.sort((a, b) => a.PartNumber! - b.PartNumber!);
+  }
+
+  /** Stops the parts still going and resolves once each request has settled. */
+  async cancel(): Promise<void> {
+    this.#stop.abort();
+    await Promise.all(this.#sending);
+  }
+
+  #throwIfFailed(): void {
+    if (this.#failed) throw this.#failed.err;
+  }
 }
 
 /** An upload that was begun and never completed nor aborted. */

@@ -4,7 +4,7 @@
  */
 import { closeSync, createReadStream, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Digest, digestOf, expectStored, ObjectMismatchError, type StoredObject } from '../digest.ts';
+import { digestOf, expectStored, hashed, ObjectMismatchError, type StoredObject } from '../digest.ts';
 
 /** Writes `chunks` to `path`; resolves with its size and sha256 once it is on disk. */
 export async function writeFileStream(
@@ -13,11 +13,10 @@ export async function writeFileStream(
 ): Promise<StoredObject> {
   const partial = `${path}.partial`;
   const fd = openSync(partial, 'w', 0o600);
-  const digest = new Digest();
+  const source = hashed(chunks);
   try {
-    for await (const chunk of chunks) {
+    for await (const chunk of source) {
       for (let off = 0; off < chunk.length;) off += writeSync(fd, chunk, off);
-      digest.add(chunk);
     }
     fsyncSync(fd);
   } catch (err) {
@@ -26,7 +25,7 @@ export async function writeFileStream(
     throw err;
   }
   closeSync(fd);
-  const stored = digest.result();
+  const stored = source.stored();
   if (stored.size === 0) {
     rmSync(partial, { force: true });
     throw new ObjectMismatchError(`nothing to write to ${path}`);

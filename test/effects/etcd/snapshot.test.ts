@@ -97,16 +97,20 @@ describe('snapshot stream checks', () => {
     }) as unknown as Etcd3;
   const drain = async (blobs: Buffer[]) => {
     const info: SnapshotInfo = { bytes: 0 };
-    for await (const _ of readSnapshot(fakeClient(blobs), info)) void _;
-    return info;
+    const chunks = readSnapshot(fakeClient(blobs), info);
+    for await (const _ of chunks) void _;
+    return { ...info, stored: chunks.stored() };
   };
   const db = Buffer.from('a database of some bytes'.repeat(100));
   const sum = createHash('sha256').update(db).digest();
 
-  it('passes bytes whose last 32 are the sha256 of the rest, however they are split', async () => {
+  it('passes bytes whose last 32 are the sha256 of the rest, however they are split, and hashes them whole', async () => {
     const whole = Buffer.concat([db, sum]);
-    const info = await drain([whole.subarray(0, 10), whole.subarray(10, whole.length - 5), whole.subarray(-5)]);
-    expect(info).toEqual({ bytes: whole.length, revision: 7, etcdVersion: '3.6.16' });
+    const stored = { size: whole.length, sha256: createHash('sha256').update(whole).digest('hex') };
+    for (const cuts of [[10, whole.length - 5], [whole.length - 40, whole.length - 20, whole.length - 1], [1, 2, 3]]) {
+      const blobs = [0, ...cuts].map((from, i) => whole.subarray(from, [...cuts, whole.length][i]));
+      expect(await drain(blobs)).toEqual({ bytes: whole.length, revision: 7, etcdVersion: '3.6.16', stored });
+    }
   });
 
   it('refuses a stream whose hash does not match, or that ends before its hash', async () => {

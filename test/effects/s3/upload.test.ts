@@ -1,25 +1,27 @@
-import { createHash } from 'node:crypto';
-import { HeadObjectCommand, ListMultipartUploadsCommand, ListPartsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { createCipheriv, createHash } from 'node:crypto';
+import { HeadObjectCommand, ListMultipartUploadsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ObjectMismatchError } from '../../../effects/digest.ts';
-import { readObject, uploadStream, verifyObject } from '../../../effects/s3/index.ts';
+import {
+  readObject,
+  s3Client,
+  uploadMemory,
+  uploadStream,
+  verifyObject,
+  type UploadProgress,
+} from '../../../effects/s3/index.ts';
 import { LocalS3 } from './local-s3.ts';
 
 const MiB = 1024 * 1024;
 
-/** `total` pseudo-random bytes in chunks of an odd size, so parts never line up with chunks. */
+/** `total` pseudo-random bytes (AES-CTR of zeros) in chunks of an odd size, so parts never line up with chunks. */
 function* bytes(total: number, failAfter?: number): Generator<Buffer> {
-  let seed = createHash('sha256').update(String(total)).digest();
+  const stream = createCipheriv('aes-256-ctr', createHash('sha256').update(String(total)).digest(), Buffer.alloc(16));
   for (let sent = 0; sent < total;) {
     if (failAfter !== undefined && sent >= failAfter) throw new Error('source failed mid-stream');
     const n = Math.min(100_003, total - sent);
-    const chunk = Buffer.alloc(n);
-    for (let i = 0; i < n; i += 32) {
-      seed = createHash('sha256').update(seed).digest();
-      seed.copy(chunk, i);
-    }
     sent += n;
-    yield chunk;
+    yield stream.update(Buffer.alloc(n));
   }
 }
 
@@ -82,24 +84,70 @@ describe('S3 uploads against a real S3-compatible server (versitygw)', { timeout
     expect((err as Error).message).toContain(`not the ${MiB} bytes with sha256 ${stored.sha256} that were written`);
   });
 
-  it('one part at a time: a part is uploaded before the next is read', async () => {
-    // The source counts what was read when the server lists the upload's parts.
-    let read = 0;
-    let partsSeenAt6MiB: number | undefined;
-    async function* watched(): AsyncGenerator<Buffer> {
-      for (const c of bytes(8 * MiB)) {
-        read += c.length;
-        if (partsSeenAt6MiB === undefined && read > 6 * MiB) {
-          const uploads = await leftUploads();
-          const parts = await s3.client.send(
-            new ListPartsCommand({ Bucket: s3.bucket, Key: 'paced', UploadId: uploads[0]!.UploadId }),
-          );
-          partsSeenAt6MiB = parts.Parts?.length ?? 0;
+  /** A client of its own that counts the UploadPart requests going at once, and can fail one. */
+  function countingClient(failPart?: number) {
+    const client = s3Client(s3.endpoint);
+    const seen = { going: 0, most: 0 };
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'UploadPartCommand') return next(args);
+        const input = args.input as { PartNumber?: number };
+        if (input.PartNumber === failPart) throw new Error(`part ${failPart} refused`);
+        seen.most = Math.max(seen.most, ++seen.going);
+        try {
+          return await next(args);
+        } finally {
+          seen.going--;
         }
+      },
+      { step: 'initialize', name: 'countParts' },
+    );
+    return { client, seen };
+  }
+
+  it('parts go up several at once, and the source is read no further ahead than those and the one filling', async () => {
+    const { client, seen } = countingClient();
+    const [partSize, partsInFlight] = [5 * MiB, 3];
+    let [read, stored, ahead] = [0, 0, 0];
+    function* watched(): Generator<Buffer> {
+      for (const c of bytes(40 * MiB)) {
+        read += c.length;
+        ahead = Math.max(ahead, read - stored * partSize);
         yield c;
       }
     }
-    await uploadStream(s3.client, at('paced'), watched(), { partSize: 5 * MiB });
-    expect(partsSeenAt6MiB).toBe(1);
+    const progress = (p: UploadProgress) => void (p.step === 'part' && stored++);
+    const got = await uploadStream(client, at('parallel'), watched(), { partSize, partsInFlight, progress });
+    client.destroy();
+    expect(got).toEqual(digest(bytes(40 * MiB)));
+    expect(await readObject(s3.client, at('parallel'))).toEqual(got);
+    expect(seen.most).toBe(partsInFlight);
+    expect(ahead).toBeGreaterThan(partsInFlight * partSize);
+    expect(ahead).toBeLessThanOrEqual(uploadMemory({ partSize, partsInFlight }));
+  });
+
+  it('a part the store refuses stops the upload: the parts going are let go, and nothing is left', async () => {
+    const { client } = countingClient(3);
+    const err = await uploadStream(client, at('refused'), bytes(30 * MiB), { partSize: 5 * MiB }).catch(
+      (e: unknown) => e,
+    );
+    client.destroy();
+    expect((err as Error).message).toBe('part 3 refused');
+    expect(await exists('refused')).toBe(false);
+    expect(await leftUploads()).toEqual([]);
+  });
+
+  it('verifyObject reads the object back in ranges and refuses one with a single byte changed', async () => {
+    const total = 13 * MiB + 7;
+    const stored = await uploadStream(s3.client, at('one-byte'), bytes(total), { partSize: 5 * MiB });
+    await verifyObject(s3.client, at('one-byte'), stored, { rangeSize: MiB, rangesInFlight: 3 });
+    const changed = Buffer.concat([...bytes(total)]);
+    changed[9 * MiB + 3]! ^= 1;
+    await s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'one-byte', Body: changed }));
+    const err = await verifyObject(s3.client, at('one-byte'), stored, { rangeSize: MiB, rangesInFlight: 3 }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ObjectMismatchError);
+    expect((err as Error).message).toContain(`holds ${total} bytes with sha256 ${digest([changed]).sha256}`);
   });
 });
