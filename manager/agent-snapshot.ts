@@ -55,7 +55,25 @@ export interface SnapshotReport extends StoredObject {
   readonly abortedUploads?: number;
   /** S3: why some could not be aborted (the snapshot itself is stored and checked). */
   readonly uploadsNotAborted?: string;
+  /** Where the run's time went. */
+  readonly seconds?: RunSeconds;
 }
+
+/**
+ * Where a run's time went, in seconds: from the process's start to the snapshot's first call
+ * (Node and the agent's modules), streaming it to its store, reading it back (HashKV recorded
+ * meanwhile, then S3's uploads tidied), and in all.
+ */
+export interface RunSeconds {
+  readonly start: number;
+  readonly store: number;
+  readonly check: number;
+  readonly total: number;
+}
+
+/** Seconds since the process started, to the millisecond. */
+const sinceStart = (): number => Math.round(performance.now()) / 1000;
+const round = (s: number): number => Math.round(s * 1000) / 1000;
 
 /** Where a snapshot is stored: an S3 object or a file on a mounted volume. */
 export type Destination =
@@ -224,26 +242,28 @@ function uploadFailpoints(p: UploadProgress): void {
 }
 
 /**
- * Uploads the snapshot to S3 and reads it back. Uploads under its key that an earlier run of
- * this snapshot's Job began and never finished (a Pod killed, then retried) are aborted first;
- * any begun meanwhile (a Pod still going as its replacement started) are aborted after, with
- * the stale ones beside it (agent-uploads.ts).
+ * Uploads the snapshot to S3 and reads it back through `check` (which records the member's
+ * figures meanwhile). Uploads under its
+ * key that an earlier run of this snapshot's Job began and never finished (a Pod killed, then
+ * retried) are aborted first; any begun meanwhile (a Pod still going as its replacement started)
+ * are aborted after, with the stale ones beside it (agent-uploads.ts).
  */
-async function storeToS3(
+async function storeToS3<R>(
   args: SnapshotArgs,
   to: Extract<Destination, { kind: 's3' }>,
   chunks: AsyncIterable<Buffer>,
   env: NodeJS.ProcessEnv,
   signal: AbortSignal,
-): Promise<StoredObject & ReturnType<typeof tidyReport>> {
+  check: (readBack: () => Promise<void>) => Promise<R>,
+): Promise<StoredObject & R & ReturnType<typeof tidyReport>> {
   const s3 = clientFor(to, env);
   try {
     const before = await tidyUploads(s3, to, { signal });
     const stored = await uploadStream(s3, to, chunks, { signal, progress: uploadFailpoints });
-    await verifyObject(s3, to, stored, { signal });
+    const recorded = await check(() => verifyObject(s3, to, stored, { signal }));
     const olderThanMs = args.sweepOlderThanMs;
     const after = await tidyUploads(s3, to, { signal, ...(olderThanMs !== undefined ? { olderThanMs } : {}) });
-    return { ...stored, ...tidyReport(before, after) };
+    return { ...stored, ...recorded, ...tidyReport(before, after) };
   } finally {
     s3.destroy();
   }
@@ -300,15 +320,27 @@ async function snapshotUntil(args: SnapshotArgs, env: NodeJS.ProcessEnv, signal:
         return { ...base, notRecorded: (err as Error).message };
       }
     };
+    const start = sinceStart();
+    let storedAt = start;
+    // Once stored, the read-back and the record run together: neither needs the other, and the
+    // record comes sooner after the snapshot, leaving a compaction less time to pass its revision.
+    const check = async (readBack: () => Promise<void>) => {
+      storedAt = sinceStart();
+      const [record] = await Promise.all([recorded(), readBack()]);
+      return record;
+    };
+    const seconds = (): RunSeconds => {
+      const total = sinceStart();
+      return { start, store: round(storedAt - start), check: round(total - storedAt), total };
+    };
     if (to.kind === 'file') {
       mkdirSync(dirname(to.path), { recursive: true });
       const stored = await writeFileStream(to.path, chunks);
-      await verifyFile(to.path, stored);
-      return { location: to.path, ...stored, ...(await recorded()) };
+      const record = await check(() => verifyFile(to.path, stored));
+      return { location: to.path, ...stored, ...record, seconds: seconds() };
     }
-    const { size, sha256, ...tidied } = await storeToS3(args, to, chunks, env, signal);
-    const location = `s3://${to.bucket}/${to.key}`;
-    return { location, size, sha256, ...(await recorded()), ...tidied };
+    const { size, sha256, ...rest } = await storeToS3(args, to, chunks, env, signal, check);
+    return { location: `s3://${to.bucket}/${to.key}`, size, sha256, ...rest, seconds: seconds() };
   } finally {
     etcd.close();
   }

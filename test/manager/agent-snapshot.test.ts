@@ -51,12 +51,15 @@ describe('agent snapshot against a real etcd and a real S3-compatible server', {
     ...['--s3-endpoint', s3.endpoint.endpoint!, '--s3-force-path-style'],
   ];
 
-  it('stores to S3 and reports location, size, sha256, revision and version, as the object is', async () => {
+  it('stores to S3 and reports location, size, sha256, revision, version and its time, as the object is', async () => {
     const got = await agent(s3Args('demo/one.db'), credentials());
     expect(got.err).toBe('');
     expect(got.code).toBe(0);
     const report = JSON.parse(got.out) as Record<string, unknown>;
     expect(report).toMatchObject({ location: `s3://${s3.bucket}/demo/one.db`, revision, etcdVersion: '3.6.16' });
+    const { start, store, check, total } = report.seconds as Record<string, number>;
+    expect([start, store, check].every((s) => s! >= 0)).toBe(true);
+    expect(start! + store! + check!).toBeCloseTo(total!, 2);
     expect(await readObject(s3.client, { bucket: s3.bucket, key: 'demo/one.db' })).toEqual({
       size: report.size,
       sha256: report.sha256,
