@@ -44,6 +44,7 @@ export function readSnapshot(client: Etcd3, info: SnapshotInfo, signal?: AbortSi
   return withEtcdHash(streamed(client, info, signal), info);
 }
 
+/** The snapshot's bytes as etcd sends them, with `info`'s revision and version asked first. */
 async function* streamed(client: Etcd3, info: SnapshotInfo, signal?: AbortSignal): AsyncGenerator<Buffer> {
   const status = await client.maintenance.status();
   info.revision = Number(status.header.revision);

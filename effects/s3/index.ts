@@ -13,4 +13,10 @@ export {
   type UploadOptions,
   type UploadProgress,
 } from './upload.ts';
-export { defaultRangesInFlight, defaultRangeSize, readObject, verifyObject, type ReadBackOptions } from './read-back.ts';
+export {
+  defaultRangesInFlight,
+  defaultRangeSize,
+  readObject,
+  verifyObject,
+  type ReadBackOptions,
+} from './read-back.ts';

@@ -28,7 +28,8 @@ export async function verifyObject(
   expected: StoredObject,
   opts: ReadBackOptions = {},
 ): Promise<void> {
-  const got = expected.size === 0 ? await readObject(s3, at, opts.signal) : await readRanges(s3, at, expected.size, opts);
+  const got =
+    expected.size === 0 ? await readObject(s3, at, opts.signal) : await readRanges(s3, at, expected.size, opts);
   expectStored(`s3://${at.bucket}/${at.key}`, got, expected);
 }
 
@@ -48,7 +49,12 @@ interface Range {
  * The size and sha256 of an object that should hold `size` bytes, read in ranges. An object of
  * another size (replaced, cut short) is read again whole, to say what it holds.
  */
-async function readRanges(s3: S3Client, at: ObjectLocation, size: number, opts: ReadBackOptions): Promise<StoredObject> {
+async function readRanges(
+  s3: S3Client,
+  at: ObjectLocation,
+  size: number,
+  opts: ReadBackOptions,
+): Promise<StoredObject> {
   const rangeSize = opts.rangeSize ?? defaultRangeSize;
   const inFlight = Math.max(1, opts.rangesInFlight ?? defaultRangesInFlight);
   const stop = new AbortController();
@@ -56,7 +62,9 @@ async function readRanges(s3: S3Client, at: ObjectLocation, size: number, opts: 
   const fetch = async (first: number): Promise<Range> => {
     const Range = `bytes=${first}-${Math.min(size, first + rangeSize) - 1}`;
     try {
-      const got = await s3.send(new GetObjectCommand({ Bucket: at.bucket, Key: at.key, Range }), { abortSignal: signal });
+      const got = await s3.send(new GetObjectCommand({ Bucket: at.bucket, Key: at.key, Range }), {
+        abortSignal: signal,
+      });
       const chunks: Uint8Array[] = [];
       for await (const chunk of got.Body as AsyncIterable<Uint8Array>) chunks.push(chunk);
       return { total: Number(got.ContentRange?.split('/')[1] ?? Number.NaN), chunks };

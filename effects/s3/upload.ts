@@ -1,7 +1,8 @@
 /**
  * Streams bytes of unknown length into one S3 object as a multipart upload, several parts in
  * flight at once and a bounded number of them in memory, with the sha256 of the whole taken as
- * it goes (by the stream itself when it hashes itself, as a snapshot's does). A failed upload is aborted, so no half-written object is ever listed.
+ * it goes (by the stream itself when it hashes itself, as a snapshot's does). A failed upload is
+ * aborted, so no half-written object is ever listed.
  */
 import {
   AbortMultipartUploadCommand,
@@ -139,7 +140,13 @@ class PartSender {
     this.#throwIfFailed();
     const PartNumber = this.#next++;
     const { bucket, key, UploadId } = this.#upload;
-    const command = new UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber, Body: buffer.subarray(0, size) });
+    const command = new UploadPartCommand({
+      Bucket: bucket,
+      Key: key,
+      UploadId,
+      PartNumber,
+      Body: buffer.subarray(0, size),
+    });
     const going: Promise<void> = this.#s3
       .send(command, { abortSignal: this.#signal })
       .then(({ ETag }) => {

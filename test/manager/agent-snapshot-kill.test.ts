@@ -87,7 +87,9 @@ describe('agent snapshot killed mid-upload, against real etcd and versitygw', { 
    * others in flight that the store finished taking before the kill cut their connections.
    */
   const partsLeftAfter = (stored: number) =>
-    expect.toSatisfy((n: number) => n >= stored && n <= Math.min(lastPart, stored + defaultPartsInFlight - 1)) as unknown;
+    expect.toSatisfy(
+      (n: number) => n >= stored && n <= Math.min(lastPart, stored + defaultPartsInFlight - 1),
+    ) as unknown;
 
   /** Kills a run at `failpoint`, checks what it left, runs it again; returns the second run's report. */
   async function killThenRetry(key: string, failpoint: string, partsStored: number) {

@@ -107,7 +107,11 @@ describe('snapshot stream checks', () => {
   it('passes bytes whose last 32 are the sha256 of the rest, however they are split, and hashes them whole', async () => {
     const whole = Buffer.concat([db, sum]);
     const stored = { size: whole.length, sha256: createHash('sha256').update(whole).digest('hex') };
-    for (const cuts of [[10, whole.length - 5], [whole.length - 40, whole.length - 20, whole.length - 1], [1, 2, 3]]) {
+    for (const cuts of [
+      [10, whole.length - 5],
+      [whole.length - 40, whole.length - 20, whole.length - 1],
+      [1, 2, 3],
+    ]) {
       const blobs = [0, ...cuts].map((from, i) => whole.subarray(from, [...cuts, whole.length][i]));
       expect(await drain(blobs)).toEqual({ bytes: whole.length, revision: 7, etcdVersion: '3.6.16', stored });
     }
