@@ -75,6 +75,8 @@ export const ERR = {
   SNAPSHOT_GONE: 'ERR_SNAPSHOT_GONE',
   /** The snapshot a cluster is to be restored from cannot be used (not Succeeded, not there). */
   RESTORE_SOURCE: 'ERR_RESTORE_SOURCE',
+  /** No snapshot a recovery may restore: none named there, or not Succeeded, or its verification failed. */
+  RECOVERY_SNAPSHOT: 'ERR_RECOVERY_SNAPSHOT',
   /** The snapshot a cluster is to be restored from failed its check: nothing is started from it. */
   RESTORE_VERIFY: 'ERR_RESTORE_VERIFY',
   /** A snapshot cannot be verified: nothing was recorded to check a restore against. */
