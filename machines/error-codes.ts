@@ -43,6 +43,7 @@ export const ERR = {
   MOVE_LEADER: 'ERR_MOVE_LEADER',
   DEFRAGMENT: 'ERR_DEFRAGMENT',
   COMPACT: 'ERR_COMPACT',
+  READ_REVISION: 'ERR_READ_REVISION',
   FLUSH_RAFT_LOG: 'ERR_FLUSH_RAFT_LOG',
   DISARM_ALARM: 'ERR_DISARM_ALARM',
   /** A member's database is still too close to its quota for the NOSPACE alarm to be disarmed. */

@@ -105,6 +105,11 @@ export interface ResolveRecoverySnapshotParams {
   readonly snapshotName?: string;
 }
 
+/** Parameters of readRevision: the cluster whose revision a rollback reads before it stops anything. */
+export interface ReadRevisionParams {
+  readonly cluster: string;
+}
+
 export interface GrowVolumeParams {
   readonly member: string;
   readonly size: string;
@@ -235,6 +240,7 @@ export interface IntentParams {
   readonly setMemberVersion: SetMemberVersionParams;
   readonly setForceNewCluster: SetForceNewClusterParams;
   readonly resolveRecoverySnapshot: ResolveRecoverySnapshotParams;
+  readonly readRevision: ReadRevisionParams;
   readonly growVolume: GrowVolumeParams;
   readonly moveLeader: MoveLeaderParams;
   readonly flushRaftLog: FlushRaftLogParams;
@@ -282,6 +288,7 @@ export const CLUSTER_INTENTS = [
   'setMemberVersion',
   'setForceNewCluster',
   'resolveRecoverySnapshot',
+  'readRevision',
   'growVolume',
   'moveLeader',
   'flushRaftLog',

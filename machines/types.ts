@@ -147,6 +147,8 @@ export interface RecoveryRequest {
   readonly snapshotName?: string;
   /** from snapshot: a snapshot of another EtcdCluster may be restored. */
   readonly allowOtherCluster?: boolean;
+  /** from snapshot: a cluster whose quorum answers is rolled back to snapshotName. */
+  readonly rollback?: boolean;
 }
 
 /** A retryable failure reported by an effect handler. */

@@ -57,6 +57,7 @@ function recoveryObserved(spec: EtcdCluster['spec']): { recovery?: RecoveryReque
       ...(r.member !== undefined ? { member: r.member } : {}),
       ...(r.snapshotName !== undefined ? { snapshotName: r.snapshotName } : {}),
       ...(r.allowOtherCluster === true ? { allowOtherCluster: true } : {}),
+      ...(r.rollback === true ? { rollback: true } : {}),
     },
   };
 }

@@ -16,18 +16,23 @@ export async function serviceClient(kube: Kube, ns: string, cluster: string): Pr
   return { etcd: new Etcd3({ hosts: [`http://${ip}:2379`], dialTimeout: 2000 }), ip };
 }
 
-/** Writes key/0, key/1... through the client Service until stopped; keeps the keys etcd acknowledged. */
+/** Writes key/0, key/1... (or another prefix) through the client Service until stopped; keeps the keys etcd acknowledged. */
 export class Writer {
   readonly acked: string[] = [];
+  readonly prefix: string;
   /** The highest revision etcd acknowledged a write at: what a client of this cluster last saw. */
   revision = 0;
   #running = true;
   #loop: Promise<void> = Promise.resolve();
 
+  constructor(prefix = 'key/') {
+    this.prefix = prefix;
+  }
+
   start(etcd: Etcd3): void {
     this.#loop = (async () => {
       for (let i = 0; this.#running; i++) {
-        const key = `key/${String(i).padStart(6, '0')}`;
+        const key = `${this.prefix}${String(i).padStart(6, '0')}`;
         try {
           const put = await etcd
             .put(key)
@@ -73,4 +78,23 @@ export async function diagnose(lines: readonly ManagerLine[], cut: ClusterUnderT
   console.log(
     `${what} failed; now: ${describeStatus(await cut.get())}\n  ${steps.join('\n  ')}\n  ${errors.join('\n  ')}`,
   );
+}
+
+/** What a watch of `prefix` from `revision` is told first: an error's message, or the revisions of its events. */
+export function watchFrom(etcd: Etcd3, prefix: string, revision: number): Promise<string> {
+  return new Promise<string>((resolve) => {
+    void etcd
+      .watch()
+      .prefix(prefix)
+      .startRevision(String(revision))
+      .create()
+      .then((w) => {
+        w.on('error', (err: Error) => resolve(err.message));
+        w.on('data', (res: { events: { kv: { mod_revision: string } }[] }) =>
+          resolve(`events at ${res.events.map((e) => e.kv.mod_revision).join(',')}`),
+        );
+      })
+      .catch((err: Error) => resolve(err.message));
+    setTimeout(() => resolve('nothing within 20 s'), 20_000);
+  });
 }

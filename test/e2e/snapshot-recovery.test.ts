@@ -5,14 +5,15 @@
  * does not exist, the recovery is refused with nothing changed; asked once the quorum is lost, a
  * new seed is restored from the newest snapshot and grown back to 3 under the same name and
  * client Service. Every key acknowledged before the snapshot reads back, none acknowledged after
- * it does, and a watcher resuming from the old cluster's revisions sees a compaction.
+ * it does, and a watcher resuming from the old cluster's revisions sees a compaction. Then the
+ * healthy cluster is rolled back in place to a later snapshot, only once rollback says so.
  */
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { withManager } from './manager-fixture.ts';
-import { diagnose, loseMember, moreAcked, serviceClient, Writer } from './recovery-kit.ts';
+import { diagnose, loseMember, moreAcked, serviceClient, watchFrom, Writer } from './recovery-kit.ts';
 import { createSnapshot, snapshotFinished } from './s3-server.ts';
 
 const hasNode = inject('clusterHasNode');
@@ -148,27 +149,85 @@ describe.skipIf(!hasNode)('manager: recovery from a quorum lost for good, from a
         expect(Number(put.header.revision)).toBeGreaterThan(1_000_000_000 + snapshotRevision);
         expect(Number(put.header.revision)).toBeGreaterThan(lastSeen);
         // A watcher resuming where the old cluster was is told of a compaction, never given older revisions.
-        const told = await new Promise<string>((resolve) => {
-          void again.etcd
-            .watch()
-            .prefix('key/')
-            .startRevision(String(lastSeen + 1))
-            .create()
-            .then((w) => {
-              w.on('error', (err: Error) => resolve(err.message));
-              w.on('data', (res: { events: { kv: { mod_revision: string } }[] }) =>
-                resolve(`events at ${res.events.map((e) => e.kv.mod_revision).join(',')}`),
-              );
-            })
-            .catch((err: Error) => resolve(err.message));
-          setTimeout(() => resolve('nothing within 20 s'), 20_000);
-        });
-        expect(told).toContain('compacted');
+        expect(await watchFrom(again.etcd, 'key/', lastSeen + 1)).toContain('compacted');
       } finally {
         again.etcd.close();
       }
     } catch (err) {
       await diagnose(env.manager.lines, demo, 'snapshot recovery');
+      throw err;
+    } finally {
+      await writer.stop();
+      etcd.close();
+    }
+  }, 900_000);
+  it('rolls the healthy cluster back to a named snapshot in place only when rollback says so: writes after it gone, watchers see a compaction', async () => {
+    const before = await demo.verify(3);
+    const { etcd, ip } = await serviceClient(kube, ns, 'demo');
+    const writer = new Writer('roll/');
+    writer.start(etcd);
+    try {
+      await moreAcked(writer, 20);
+      const ackedBeforeSnapshot = [...writer.acked];
+      const kubeClients = clientsOf(inject('kubeconfig'));
+      const destination = { pvc: { claimName: 'backups' } };
+      await createSnapshot(kubeClients, ns, 'before-rollback', { cluster: 'demo', destination });
+      const snapshot = await snapshotFinished(kubeClients, ns, 'before-rollback', 180_000);
+      expect(snapshot.status?.phase).toBe('Succeeded');
+      const snapshotRevision = snapshot.status?.revision ?? 0;
+      const ackedAtSnapshot = writer.acked.length;
+      await moreAcked(writer, 20);
+
+      // A snapshot named on a healthy cluster without rollback: refused, nothing changed.
+      await demo.patchSpec({ recovery: { requestID: 'no-ack', from: 'snapshot', snapshotName: 'before-rollback' } });
+      expect((await answered('no-ack')).message).toContain('set rollback: true with snapshotName');
+      expect((await demo.verify(3)).members).toEqual(before.members);
+      // rollback without the snapshot named: the API server refuses it.
+      await expect(
+        demo.patchSpec({ recovery: { requestID: 'typo', from: 'snapshot', snapshotName: null, rollback: true } }),
+      ).rejects.toThrow(/recovery.rollback needs from: snapshot and snapshotName/);
+
+      await writer.stop();
+      const ackedAfterSnapshot = writer.acked.slice(ackedAtSnapshot);
+      const lastSeen = writer.revision;
+      const asked = Date.now();
+      await demo.patchSpec({
+        recovery: { requestID: 'rollback', from: 'snapshot', snapshotName: 'before-rollback', rollback: true },
+      });
+      const done = await answered('rollback', 600_000);
+      const recoveredAt = Date.now();
+      expect(done.status).toBe('True');
+      expect(done.message).toContain(
+        `every write after revision ${snapshotRevision} is lost; the cluster was at revision`,
+      );
+      await demo.settled(3);
+      const after = await demo.verify(3);
+      console.log(
+        `rollback: ${ackedBeforeSnapshot.length} writes acknowledged before the snapshot (revision ${snapshotRevision}), ${ackedAfterSnapshot.length} after it; restored in ${((recoveredAt - asked) / 1000).toFixed(1)} s, 3 voters Available in ${((Date.now() - asked) / 1000).toFixed(1)} s`,
+      );
+      for (const name of before.members.keys()) expect([...after.members.keys()]).not.toContain(name);
+      expect(after.clusterID).not.toBe(before.clusterID);
+
+      const again = await serviceClient(kube, ns, 'demo');
+      expect(again.ip).toBe(ip);
+      try {
+        const kv = await again.etcd.getAll().prefix('roll/').strings();
+        const lostBefore = ackedBeforeSnapshot.filter((k) => kv[k] !== `value-${Number(k.slice(5))}`);
+        const keptAfter = ackedAfterSnapshot.filter((k) => k in kv);
+        console.log(
+          `rollback: ${Object.keys(kv).length} keys after; of those acknowledged before the snapshot ${lostBefore.length} missing; of those after it ${keptAfter.length} present`,
+        );
+        expect(lostBefore).toEqual([]);
+        expect(keptAfter).toEqual([]);
+        const put = await again.etcd.put('roll/after').value('written after the rollback').exec();
+        expect(Number(put.header.revision)).toBeGreaterThan(1_000_000_000 + snapshotRevision);
+        expect(Number(put.header.revision)).toBeGreaterThan(lastSeen);
+        expect(await watchFrom(again.etcd, 'roll/', lastSeen + 1)).toContain('compacted');
+      } finally {
+        again.etcd.close();
+      }
+    } catch (err) {
+      await diagnose(env.manager.lines, demo, 'rollback');
       throw err;
     } finally {
       await writer.stop();

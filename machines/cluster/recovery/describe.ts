@@ -15,14 +15,20 @@ export const lossMessage = (r: Pick<Recovery, 'survivor' | 'revision' | 'applied
 export function snapshotLossMessage(r: Recovery): string {
   const s = r.snapshot;
   if (!s) return `the data will be a snapshot's; which one is being looked up`;
+  return `the data is EtcdSnapshot ${s.name}'s at revision ${s.revision} (stored ${s.completionTime || 'at an unknown time'}, ${s.location}): every write after revision ${s.revision} is lost; ${lastKnown(r, s.revision)}; revisions go on from ${s.revision} + ${BUMP_REVISION}, marked compacted, so a watcher sees a compaction, never revisions going back`;
+}
+
+/** How far the cluster had gone beyond the snapshot's revision, as far as the operator knows. */
+function lastKnown(r: Recovery, at: number): string {
   const known = r.lastKnownRevision;
-  const last =
-    known === null || known === undefined
-      ? 'no member answered to say how far the cluster had gone'
-      : known > s.revision
-        ? `the most advanced member that answered was at revision ${known}: the ${known - s.revision} revisions after ${s.revision} are lost`
-        : `the most advanced member that answered was at revision ${known}, not beyond it`;
-  return `the data is EtcdSnapshot ${s.name}'s at revision ${s.revision} (stored ${s.completionTime || 'at an unknown time'}, ${s.location}): every write after revision ${s.revision} is lost; ${last}; revisions go on from ${s.revision} + ${BUMP_REVISION}, marked compacted, so a watcher sees a compaction, never revisions going back`;
+  if (r.rollback === true)
+    return known === null || known === undefined
+      ? "the cluster's revision is being read"
+      : `the cluster was at revision ${known} when the rollback was asked: the ${Math.max(0, known - at)} revisions after ${at} are lost`;
+  if (known === null || known === undefined) return 'no member answered to say how far the cluster had gone';
+  return known > at
+    ? `the most advanced member that answered was at revision ${known}: the ${known - at} revisions after ${at} are lost`
+    : `the most advanced member that answered was at revision ${known}, not beyond it`;
 }
 
 /** What the recovery loses, by where its data comes from. */

@@ -37,7 +37,12 @@ export interface Recovery {
   readonly snapshot?: RecoverySnapshot | null;
   /** from snapshot: the new member restored from it, once chosen. */
   readonly seed?: { readonly member: string; readonly ordinal: number } | null;
-  /** from snapshot: the highest revision a member that answered reported when it was asked; null: none answered. */
+  /** from snapshot: a cluster whose quorum answered, rolled back (spec.recovery.rollback). */
+  readonly rollback?: boolean;
+  /**
+   * from snapshot: the highest revision a member that answered reported when it was asked (a
+   * rollback: the revision read from the cluster); null: none answered (not read yet).
+   */
   readonly lastKnownRevision?: number | null;
   readonly survivor: string;
   /** The survivor's etcd member ID (hex). */
@@ -135,8 +140,14 @@ export function refusal(c: RecoveryView): string | null {
   if (c.recovery && c.recovery.requestID !== asked.requestID)
     return `recovery ${c.recovery.requestID} is running (from ${c.recovery.from === 'snapshot' ? `EtcdSnapshot ${c.recovery.snapshot?.name ?? ''}` : c.recovery.survivor}): one at a time; ask again once it ended if the cluster still needs it`;
   const { voters, healthy } = voterHealth(c);
-  if (voters > 0 && healthy >= quorum(voters))
-    return `a quorum answers (${healthy} of ${voters} voters healthy): recovery is for a quorum lost for good, and would drop members that hold data`;
+  if (voters > 0 && healthy >= quorum(voters)) {
+    if (asked.from === 'snapshot' && asked.rollback === true) return null;
+    const hint =
+      asked.from === 'snapshot'
+        ? '; to roll a healthy cluster back to a snapshot, losing every write after it, set rollback: true with snapshotName'
+        : '';
+    return `a quorum answers (${healthy} of ${voters} voters healthy): recovery is for a quorum lost for good, and would drop members that hold data${hint}`;
+  }
   // From a snapshot no member needs to answer; the snapshot is judged once it is found (snapshotRefusal).
   if (asked.from === 'snapshot') return null;
   const ranked = candidates(c);
@@ -246,6 +257,7 @@ export function chosenSnapshotRecovery(c: RecoveryView): Recovery | null {
   return {
     requestID: asked.requestID,
     from: 'snapshot',
+    ...(asked.rollback === true ? { rollback: true } : {}),
     snapshot: null,
     seed: null,
     lastKnownRevision: best ? best.revision : null,

@@ -11,13 +11,21 @@
 import { TAG } from '../../tags.ts';
 import { CLUSTER, idsUnder } from '../ids.ts';
 import { attempt } from '../step-kit.ts';
-import { deleteLostParams, forceParams, resolveSnapshotParams, seedParams, stopLostParams } from './steps.ts';
+import {
+  deleteLostParams,
+  forceParams,
+  readRevisionParams,
+  resolveSnapshotParams,
+  seedParams,
+  stopLostParams,
+} from './steps.ts';
 
 /** Ids of the recovery's states. */
 export const RECOVERY = idsUnder('recovering', [
   'judging',
   'resolvingSnapshot',
   'checkingSnapshot',
+  'readingRevision',
   'stoppingLost',
   'awaitingStopped',
   'forcing',
@@ -53,9 +61,15 @@ export const recovering = {
     checkingSnapshot: {
       always: [
         { guard: 'snapshotRefused', target: CLUSTER.deciding, actions: 'refuseSnapshot' },
+        { guard: 'rollingBack', target: RECOVERY.readingRevision },
         { target: RECOVERY.stoppingLost },
       ],
     },
+    // A rollback: the cluster's revision read before anything stops, so what is lost is a number.
+    readingRevision: attempt(
+      { target: RECOVERY.stoppingLost, actions: ['recordRevision'] },
+      { type: 'readRevision', params: readRevisionParams },
+    ),
     // No Pod of a lost member runs while the survivor forms a cluster of one: one back with its
     // data meanwhile would find itself removed, never a quorum of its own with another.
     stoppingLost: attempt({ target: RECOVERY.awaitingStopped }, { type: 'setDormant', params: stopLostParams }),

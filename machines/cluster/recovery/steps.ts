@@ -10,6 +10,7 @@ import type {
   ClusterTarget,
   CreateMemberParams,
   MemberParams,
+  ReadRevisionParams,
   ResolveRecoverySnapshotParams,
   SetDormantParams,
   SetForceNewClusterParams,
@@ -66,6 +67,7 @@ export const recoveryGuards = {
   // Every Pod stopped, and the data to come from a snapshot: the seed is next, not a force.
   stoppedForSeed: ({ context: c }: Ctx) => fromSnapshot(c) && lostStopped(c),
   seedRestored: ({ context: c }: Ctx) => seedRestored(c),
+  rollingBack: ({ context: c }: Ctx) => c.recovery?.rollback === true,
 };
 
 type RecoveryUpdate = (
@@ -116,6 +118,10 @@ export const recoveryUpdates = {
   refuseSnapshotMissing: (c, e) =>
     refused(c, 'error' in e && typeof e.error === 'object' ? e.error.message : 'no snapshot may be restored'),
   refuseSnapshot: (c) => refused(c, snapshotRefusal(c) ?? ''),
+  recordRevision: (c, e) => {
+    const read = 'result' in e ? e.result?.revision : undefined;
+    return c.recovery && typeof read === 'number' ? { recovery: { ...c.recovery, lastKnownRevision: read } } : {};
+  },
   // The seed's name is taken once: a name is never reused, even by a createMember that failed.
   chooseRecoverySeed: (c) =>
     c.recovery && !c.recovery.seed
@@ -183,3 +189,6 @@ export const seedParams = ({ context: c }: { context: SeedView }): CreateMemberP
     restoreFrom: c.recovery?.snapshot?.name ?? '',
   };
 };
+
+/** readRevision: the cluster's revision before a rollback stops anything. */
+export const readRevisionParams = ({ context: c }: Ctx): ReadRevisionParams => ({ cluster: c.cluster.name });

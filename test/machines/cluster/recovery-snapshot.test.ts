@@ -61,6 +61,18 @@ const withSeed = (o: Record<number, Partial<MemberObservation> | null>): Cluster
   return { ...e, members: [...e.members, seed] };
 };
 
+/** A 3-member cluster adopted steady, its quorum healthy. */
+function steady(): Driver<typeof clusterMachine> {
+  const d = new Driver(clusterMachine, { cluster: ref });
+  play(d, [
+    [spec(), 'pending'],
+    [members(), 'observing'],
+    [etcd([0, 1, 2], [0, 1, 2]), 'updatingBudget.running'],
+    [ok('setDisruptionBudget', { minAvailable: 2 }), 'steady'],
+  ]);
+  return d;
+}
+
 describe('cluster machine: recovery from a snapshot', () => {
   it('finds the snapshot, stops every member, restores a new seed from it, deletes the old members, then scales up', () => {
     const d = quorumLost();
@@ -179,18 +191,55 @@ describe('cluster machine: recovery from a snapshot', () => {
     ]);
   });
 
-  it('refuses while a quorum answers, and changes nothing', () => {
-    const d = new Driver(clusterMachine, { cluster: ref });
-    play(d, [
-      [spec(), 'pending'],
-      [members(), 'observing'],
-      [etcd([0, 1, 2], [0, 1, 2]), 'updatingBudget.running'],
-      [ok('setDisruptionBudget', { minAvailable: 2 }), 'steady'],
-      [fromSnapshot('r1'), 'steady', []],
-    ]);
+  it('refuses while a quorum answers, and changes nothing, saying how a rollback is asked', () => {
+    const d = steady();
+    play(d, [[fromSnapshot('r1', { snapshotName: 'nightly' }), 'steady', []]]);
     expect(recoveryCondition(d.context)?.message).toBe(
-      'recovery request r1 refused, nothing was changed: a quorum answers (3 of 3 voters healthy): recovery is for a quorum lost for good, and would drop members that hold data',
+      'recovery request r1 refused, nothing was changed: a quorum answers (3 of 3 voters healthy): recovery is for a quorum lost for good, and would drop members that hold data; to roll a healthy cluster back to a snapshot, losing every write after it, set rollback: true with snapshotName',
     );
+  });
+
+  it('rolls a healthy cluster back in place when asked with rollback: reads its revision first, then as from a lost quorum', () => {
+    const d = steady();
+    play(d, [
+      [
+        fromSnapshot('r1', { snapshotName: 'nightly', rollback: true }),
+        'recovering.resolvingSnapshot.running',
+        [{ type: 'resolveRecoverySnapshot', params: { cluster: 'demo', requestID: 'r1', snapshotName: 'nightly' } }],
+      ],
+      [
+        ok('resolveRecoverySnapshot', nightly()),
+        'recovering.readingRevision.running',
+        [{ type: 'readRevision', params: { cluster: 'demo' } }],
+      ],
+    ]);
+    expect(recoveryCondition(d.context)?.message).toContain(
+      "every write after revision 40 is lost; the cluster's revision is being read",
+    );
+    play(d, [
+      [
+        ok('readRevision', { revision: 1200 }),
+        'recovering.stoppingLost.running',
+        [{ type: 'setDormant', params: { members: ['demo-0', 'demo-1', 'demo-2'], dormant: true } }],
+      ],
+    ]);
+    // Said before any member stops: the snapshot's revision against the cluster's.
+    expect(recoveryCondition(d.context)?.message).toContain(
+      'every write after revision 40 is lost; the cluster was at revision 1200 when the rollback was asked: the 1160 revisions after 40 are lost',
+    );
+    play(d, [
+      [ok('setDormant'), 'recovering.awaitingStopped'],
+      [members(allStopped), 'recovering.creatingSeed.running'],
+      [ok('createMember'), 'recovering.awaitingSeed'],
+      [withSeed(allStopped), 'recovering.awaitingSeed'],
+      [restored(), 'recovering.deletingLost.running'],
+      [ok('deleteMember'), 'recovering.deletingLost.running'],
+      [ok('deleteMember'), 'recovering.deletingLost.running'],
+      [ok('deleteMember'), 'recovering.awaitingGone'],
+      [withSeed({ 0: null, 1: null, 2: null }), 'observing'],
+    ]);
+    expect(d.context.recovered).toMatchObject({ requestID: 'r1', result: 'recovered' });
+    expect(d.context.recovered?.message).toContain('the 1160 revisions after 40 are lost');
   });
 
   it('refuses, with nothing changed, when no snapshot may be restored', () => {
