@@ -54,7 +54,13 @@ async function lose(local: LocalEtcd, snapshotTo?: string): Promise<void> {
   const blob = Buffer.alloc(1024 * 1024 - 1024, 'x');
   for (let k = 0; k < MIB; k++) await client.put(`blob/${k}`).value(blob);
   if (snapshotTo)
-    await run(join(tools, 'etcdctl'), ['--endpoints', local.resolve(local.ref).clientURL('m0'), 'snapshot', 'save', snapshotTo]);
+    await run(join(tools, 'etcdctl'), [
+      '--endpoints',
+      local.resolve(local.ref).clientURL('m0'),
+      'snapshot',
+      'save',
+      snapshotTo,
+    ]);
   for (const m of ['m1', 'm2']) {
     await local.kill(m);
     rmSync(local.dataDir(m), { recursive: true, force: true });
