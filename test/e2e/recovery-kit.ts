@@ -80,8 +80,28 @@ export async function diagnose(lines: readonly ManagerLine[], cut: ClusterUnderT
   );
 }
 
+/**
+ * What a client resuming at `revision` of a cluster restored from a snapshot is told: a watch of
+ * `prefix` from there (canceled, or the revisions of the events it was given) and a read at it
+ * (etcd's refusal, or what it read).
+ */
+export async function resumeAt(
+  etcd: Etcd3,
+  prefix: string,
+  revision: number,
+): Promise<{ watch: string; read: string }> {
+  const read = await etcd
+    .getAll()
+    .prefix(prefix)
+    .revision(String(revision))
+    .keys()
+    .then((keys) => `read ${keys.length} keys`)
+    .catch((err: Error) => err.message);
+  return { watch: await watchFrom(etcd, prefix, revision), read };
+}
+
 /** What a watch of `prefix` from `revision` is told first: an error's message, or the revisions of its events. */
-export function watchFrom(etcd: Etcd3, prefix: string, revision: number): Promise<string> {
+function watchFrom(etcd: Etcd3, prefix: string, revision: number): Promise<string> {
   return new Promise<string>((resolve) => {
     void etcd
       .watch()
