@@ -43,6 +43,7 @@ export const ERR = {
   MOVE_LEADER: 'ERR_MOVE_LEADER',
   DEFRAGMENT: 'ERR_DEFRAGMENT',
   COMPACT: 'ERR_COMPACT',
+  READ_REVISION: 'ERR_READ_REVISION',
   FLUSH_RAFT_LOG: 'ERR_FLUSH_RAFT_LOG',
   DISARM_ALARM: 'ERR_DISARM_ALARM',
   /** A member's database is still too close to its quota for the NOSPACE alarm to be disarmed. */
@@ -75,6 +76,8 @@ export const ERR = {
   SNAPSHOT_GONE: 'ERR_SNAPSHOT_GONE',
   /** The snapshot a cluster is to be restored from cannot be used (not Succeeded, not there). */
   RESTORE_SOURCE: 'ERR_RESTORE_SOURCE',
+  /** No snapshot a recovery may restore: none named there, or not Succeeded, or its verification failed. */
+  RECOVERY_SNAPSHOT: 'ERR_RECOVERY_SNAPSHOT',
   /** The snapshot a cluster is to be restored from failed its check: nothing is started from it. */
   RESTORE_VERIFY: 'ERR_RESTORE_VERIFY',
   /** A snapshot cannot be verified: nothing was recorded to check a restore against. */

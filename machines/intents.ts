@@ -43,6 +43,8 @@ export interface CreateMemberParams {
   readonly version: string;
   /** The CA digest its Pod starts with (ClusterTarget.trust); absent without TLS. */
   readonly trust?: string;
+  /** A recovery's seed: the EtcdSnapshot its data dir is restored from (else spec.bootstrap.restore's, for a seed). */
+  readonly restoreFrom?: string;
 }
 
 /** Parameters of addLearner: the member to add and the peer URL it will listen on. */
@@ -91,6 +93,21 @@ export interface SetMemberVersionParams {
 export interface SetForceNewClusterParams {
   readonly member: string;
   readonly requestID: string | null;
+}
+
+/**
+ * Parameters of resolveRecoverySnapshot: which EtcdSnapshot a recovery from a snapshot restores,
+ * the one named, or the newest Succeeded one of the cluster whose verification did not fail.
+ */
+export interface ResolveRecoverySnapshotParams {
+  readonly cluster: string;
+  readonly requestID: string;
+  readonly snapshotName?: string;
+}
+
+/** Parameters of readRevision: the cluster whose revision a rollback reads before it stops anything. */
+export interface ReadRevisionParams {
+  readonly cluster: string;
 }
 
 export interface GrowVolumeParams {
@@ -222,6 +239,8 @@ export interface IntentParams {
   readonly setDormant: SetDormantParams;
   readonly setMemberVersion: SetMemberVersionParams;
   readonly setForceNewCluster: SetForceNewClusterParams;
+  readonly resolveRecoverySnapshot: ResolveRecoverySnapshotParams;
+  readonly readRevision: ReadRevisionParams;
   readonly growVolume: GrowVolumeParams;
   readonly moveLeader: MoveLeaderParams;
   readonly flushRaftLog: FlushRaftLogParams;
@@ -268,6 +287,8 @@ export const CLUSTER_INTENTS = [
   'setDormant',
   'setMemberVersion',
   'setForceNewCluster',
+  'resolveRecoverySnapshot',
+  'readRevision',
   'growVolume',
   'moveLeader',
   'flushRaftLog',

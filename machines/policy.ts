@@ -170,3 +170,6 @@ export function successor(
 /** Whether `id` leads and another healthy voter could take over: leadership is moved off it first. */
 export const leadsWithSuccessor = (etcd: EtcdObservation | null | undefined, id: string | undefined): boolean =>
   id !== undefined && etcd?.leader === id && successor(etcd, id) !== undefined;
+
+/** How far a restore moves revisions on: past any revision a watcher of the old cluster saw. */
+export const BUMP_REVISION = 1_000_000_000;

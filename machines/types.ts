@@ -140,9 +140,15 @@ export interface EtcdObservation {
 /** spec.recovery as the cluster machine reads it: a recovery from a lost quorum, asked once per requestID. */
 export interface RecoveryRequest {
   readonly requestID: string;
-  readonly from: 'survivor';
-  /** The survivor the user expects; absent: the operator picks the most advanced. */
+  readonly from: 'survivor' | 'snapshot';
+  /** from survivor: the survivor the user expects; absent: the operator picks the most advanced. */
   readonly member?: string;
+  /** from snapshot: the EtcdSnapshot to restore; absent: the newest good one of this cluster. */
+  readonly snapshotName?: string;
+  /** from snapshot: a snapshot of another EtcdCluster may be restored. */
+  readonly allowOtherCluster?: boolean;
+  /** from snapshot: a cluster whose quorum answers is rolled back to snapshotName. */
+  readonly rollback?: boolean;
 }
 
 /** A retryable failure reported by an effect handler. */

@@ -51,7 +51,14 @@ function recoveryObserved(spec: EtcdCluster['spec']): { recovery?: RecoveryReque
   const r = spec.recovery;
   if (!r) return {};
   return {
-    recovery: { requestID: r.requestID, from: 'survivor', ...(r.member !== undefined ? { member: r.member } : {}) },
+    recovery: {
+      requestID: r.requestID,
+      from: r.from === 'snapshot' ? 'snapshot' : 'survivor',
+      ...(r.member !== undefined ? { member: r.member } : {}),
+      ...(r.snapshotName !== undefined ? { snapshotName: r.snapshotName } : {}),
+      ...(r.allowOtherCluster === true ? { allowOtherCluster: true } : {}),
+      ...(r.rollback === true ? { rollback: true } : {}),
+    },
   };
 }
 

@@ -154,22 +154,50 @@ const spec = s.object(
       { name: 'Maintenance' },
     ),
     recovery: s.object(
-      "A recovery from a quorum lost for good, asked for explicitly (docs/recovery.md). Set a new requestID to ask; the operator acts on each requestID once and reports it in the Recovered condition. from survivor: the member with the highest raft applied index among those that answer is restarted once with etcd's --force-new-cluster (it keeps its data, member ID and the cluster ID), every other EtcdMember is deleted, and new members join it as learners until spec.replicas voters run, under the same name, Services and client endpoints. What the lost members had and the survivor did not (revisions after the survivor's) is lost; the Recovered condition names the survivor's revision before and after. Refused, with nothing changed: while a quorum of voters answers, when no member answers, or when member names one that is not the most advanced. A new requestID while a recovery runs is refused: one at a time.",
+      "A recovery from a quorum lost for good, asked for explicitly (docs/recovery.md). Set a new requestID to ask; the operator acts on each requestID once and reports it in the Recovered condition, which says what is lost before anything is changed and again once done. from survivor: the member with the highest raft applied index among those that answer is restarted once with etcd's --force-new-cluster (it keeps its data, member ID and the cluster ID), every other EtcdMember is deleted, and new members join it as learners until spec.replicas voters run, under the same name, Services and client endpoints; what the lost members had and the survivor did not is lost. from snapshot: every member's Pod is stopped (volumes kept), a new seed member is restored from the snapshot (revisions bumped by 1,000,000,000 and marked compacted, so watchers see a compaction, never revisions going back), the old EtcdMembers are deleted once it answers, and new members join it as learners, under the same name, Services and client endpoints; every write after the snapshot's revision is lost. Refused, with nothing changed: while a quorum of voters answers (unless rollback says to roll the cluster back to snapshotName); from survivor when no member answers, or when member names one that is not the most advanced; from snapshot when no Succeeded snapshot of this cluster is found, when the snapshot named failed its verification, or when it is of another cluster without allowOtherCluster. A new requestID while a recovery runs is refused: one at a time.",
       {
         requestID: s.string(
           'Any string that names this request, for example a date. A value acted on before (or the one in flight) is not acted on again.',
           { minLength: 1, maxLength: 63 },
         ),
         from: s.string(
-          'Where the data comes from: survivor (the most advanced member that still answers). Recovery from a snapshot is not offered yet.',
-          { enum: ['survivor'], default: 'survivor' },
+          'Where the data comes from: survivor (the most advanced member that still answers) or snapshot (an EtcdSnapshot: snapshotName, or the newest Succeeded one of this cluster whose verification did not fail).',
+          { enum: ['survivor', 'snapshot'], default: 'survivor' },
         ),
         member: s.string(
-          'The survivor you expect: the recovery is refused unless this member answers and no answering member has applied more of the raft log. Left out, the operator picks the most advanced.',
+          'from survivor: the survivor you expect: the recovery is refused unless this member answers and no answering member has applied more of the raft log. Left out, the operator picks the most advanced.',
           { maxLength: 63 },
         ),
+        snapshotName: s.string(
+          'from snapshot: the EtcdSnapshot to restore, in the same namespace; it must be Succeeded and not failed its verification. Left out, the newest such snapshot of this cluster (by completion time).',
+          { maxLength: 253 },
+        ),
+        rollback: s.boolean(
+          "from snapshot: roll a cluster whose quorum answers back to the snapshot named in snapshotName, in place (same name, Services and client endpoints): every write after the snapshot's revision is lost. Without it a recovery is refused while a quorum answers, so a healthy cluster's data is never thrown away by a typo.",
+        ),
+        allowOtherCluster: s.boolean(
+          "from snapshot: restore a snapshot whose clusterRef names another EtcdCluster. Without it such a snapshot is refused: a snapshot of another cluster replaces this one's data with that cluster's.",
+        ),
       },
-      { name: 'RecoverySpec', required: ['requestID'] },
+      {
+        name: 'RecoverySpec',
+        required: ['requestID'],
+        rules: [
+          {
+            rule: "!has(self.member) || !has(self.from) || self.from == 'survivor'",
+            message: 'recovery.member names a survivor: it is for from: survivor only',
+          },
+          {
+            rule: "(!has(self.snapshotName) && !has(self.allowOtherCluster)) || (has(self.from) && self.from == 'snapshot')",
+            message: 'recovery.snapshotName and recovery.allowOtherCluster are for from: snapshot only',
+          },
+          {
+            rule: "!has(self.rollback) || !self.rollback || (has(self.from) && self.from == 'snapshot' && has(self.snapshotName))",
+            message:
+              'recovery.rollback needs from: snapshot and snapshotName: a rollback names the snapshot it goes back to',
+          },
+        ],
+      },
     ),
     progressDeadlineSeconds: s.integer(
       'Seconds one step (bootstrap a member, join a learner, promote, remove...) may take before the cluster reports the step as stuck in its Progressing and Degraded conditions. The step keeps trying.',

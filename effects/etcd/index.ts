@@ -22,6 +22,7 @@ export { moveLeader, type MoveLeaderResult } from './move-leader.ts';
 export { promoteLearner, type PromoteLearnerResult } from './promote-learner.ts';
 export { removeEtcdMember, type RemoveEtcdMemberResult } from './remove-member.ts';
 export { probeCluster } from './probe-cluster.ts';
+import { readRevision } from './read-revision.ts';
 export {
   EtcdClients,
   type EtcdAddresses,
@@ -43,4 +44,5 @@ export const etcdHandlers = {
   compact,
   disarmAlarm,
   enableAuth,
+  readRevision,
 } as const;

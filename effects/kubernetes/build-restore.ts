@@ -14,7 +14,7 @@
 import type { V1Container, V1Job, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdMember, EtcdSnapshot, SnapshotSource } from '../../api/v1alpha1/index.ts';
 import { ERR } from '../../machines/error-codes.ts';
-import { peerURL } from '../../machines/policy.ts';
+import { BUMP_REVISION, peerURL } from '../../machines/policy.ts';
 import { tlsOf } from './build-tls.ts';
 import { EffectError } from '../types.ts';
 import { DATA_DIR, DATA_MOUNT } from './build-etcd-args.ts';
@@ -27,8 +27,7 @@ import type { PodSettings } from './pod-settings.ts';
 export const RESTORE_SOURCE_MOUNT = '/restore-source';
 /** The working dir of a restore, on the member's data volume (the same filesystem as the data dir). */
 export const RESTORE_DIR = `${DATA_MOUNT}/restore`;
-/** How far a restore moves revisions on: past any revision a watcher of the old cluster saw. */
-export const BUMP_REVISION = 1_000_000_000;
+export { BUMP_REVISION };
 /** Names of the seed's restore init containers, in order. */
 export const RESTORE_CONTAINERS = ['restore-fetch', 'restore', 'restore-finish'] as const;
 

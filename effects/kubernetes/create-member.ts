@@ -7,7 +7,8 @@ import { buildEtcdMember } from './build-member.ts';
 import type { KubeContext } from './context.ts';
 import { createOwned } from './create-owned.ts';
 import { controllerUid, PLURAL } from './meta.ts';
-import { customRef, readCluster, readMember } from './objects.ts';
+import { customRef, readCluster, readMember, requireSnapshot } from './objects.ts';
+import { sourceOf } from './build-restore.ts';
 import { restoreSource } from './restore-source.ts';
 import { requireMemberTLS } from './tls-secrets.ts';
 
@@ -21,8 +22,13 @@ export const createMember: IntentHandler<'createMember', CreateMemberResult, Kub
     const cluster = await readCluster(ctx);
     // A member whose certificates are missing or do not fit could never start: say so first.
     const read = await requireMemberTLS(ctx, cluster, params.member);
-    // The seed of a restored cluster carries the snapshot its Pod restores from.
-    const restore = params.bootstrap ? await restoreSource(ctx, cluster) : undefined;
+    // The seed of a restored cluster (or of a recovery from a snapshot) carries the snapshot its Pod restores from.
+    const restore =
+      params.restoreFrom !== undefined
+        ? sourceOf(await requireSnapshot(ctx, params.restoreFrom))
+        : params.bootstrap
+          ? await restoreSource(ctx, cluster)
+          : undefined;
     // The cluster machine may not know the CA digest yet (cert-manager wrote the Secrets since it
     // last read them): the one just read is what the Pod starts with.
     const trust = params.trust ?? read;

@@ -11,6 +11,7 @@ import { ensureServices } from './ensure-services.ts';
 import { growVolume } from './grow-volume.ts';
 import { releaseFinalizer } from './release-finalizer.ts';
 import { createRestoreJob } from './restore-job.ts';
+import { resolveRecoverySnapshot } from './resolve-recovery-snapshot.ts';
 import { setDisruptionBudget } from './set-disruption-budget.ts';
 import { setDormant } from './set-dormant.ts';
 import { setForceNewCluster } from './set-force-new-cluster.ts';
@@ -29,6 +30,7 @@ export const kubernetesHandlers = {
   setDormant,
   setMemberVersion,
   setForceNewCluster,
+  resolveRecoverySnapshot,
   growVolume,
   createUpgradeSnapshot,
   createPVC,

@@ -82,19 +82,48 @@ export interface Scenario {
  * once the cluster says so, a recovery from the survivor (spec.recovery) until 3 voters run.
  */
 async function recoverLostQuorum(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  await loseQuorum(cut, ctx);
+  await recoverAs(cut, ctx, { requestID: 'crash-sweep' });
+}
+
+/** Two of three members' volumes wiped and their Pods deleted at once; until the cluster says the quorum is lost. */
+async function loseQuorum(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
   const [, ...lost] = [...(ctx.before?.members.keys() ?? [])].sort();
   for (const name of lost) await wipeVolume(ctx.kubeconfig, cut.namespace, pvcName(name));
   await Promise.all(lost.map((name) => ctx.core.deleteNamespacedPod({ name, namespace: cut.namespace })));
-  const shows = (what: string, type: string, holds: (c: { status: string; reason: string }) => boolean) =>
-    until(
-      what,
-      async () => ((await cut.get()).status?.conditions?.some((x) => x.type === type && holds(x)) ? true : undefined),
-      ctx.settleMs,
-    );
-  await shows('quorum lost', 'Available', (x) => x.reason === 'QuorumLost');
-  await cut.patchSpec({ recovery: { requestID: 'crash-sweep' } });
-  await shows('recovered', 'Recovered', (x) => x.status === 'True');
+  await conditionShows(cut, ctx, 'quorum lost', 'Available', (x) => x.reason === 'QuorumLost');
+}
+
+/** Asks for a recovery (spec.recovery) and waits until it is Recovered and 3 voters run. */
+async function recoverAs(cut: ClusterUnderTest, ctx: ActionContext, recovery: object): Promise<void> {
+  await cut.patchSpec({ recovery });
+  await conditionShows(cut, ctx, 'recovered', 'Recovered', (x) => x.status === 'True');
   await cut.settled(3, ctx.settleMs);
+}
+
+/** Waits until the cluster has a condition of `type` that `holds`. */
+const conditionShows = (
+  cut: ClusterUnderTest,
+  ctx: ActionContext,
+  what: string,
+  type: string,
+  holds: (c: { status: string; reason: string }) => boolean,
+) =>
+  until(
+    what,
+    async () => ((await cut.get()).status?.conditions?.some((x) => x.type === type && holds(x)) ? true : undefined),
+    ctx.settleMs,
+  );
+
+/**
+ * A snapshot to a PVC, then the quorum lost for good (as above) and a recovery from the newest
+ * snapshot: a new seed restored from it, grown back to 3; the keys written before it read back.
+ */
+async function recoverFromSnapshot(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  await backupClaim(ctx, cut.namespace);
+  await snapshotOf(cut, ctx, 'crash-snap');
+  await loseQuorum(cut, ctx);
+  await recoverAs(cut, ctx, { requestID: 'crash-sweep', from: 'snapshot' });
 }
 
 const scaleTo =
@@ -682,6 +711,19 @@ export const SCENARIOS: readonly Scenario[] = [
       for (const [name, id] of lost)
         if ([...after.members.values()].includes(id))
           throw new Error(`the lost member ${name} (${id}) is still in etcd`);
+    },
+  },
+  {
+    name: 'snapshot-recovery',
+    before: 3,
+    after: 3,
+    action: recoverFromSnapshot,
+    check: (before, after) => {
+      if (after.clusterID === before?.clusterID)
+        throw new Error(`the restored cluster kept the old cluster ID ${after.clusterID}`);
+      for (const [name, id] of before?.members ?? [])
+        if ([...after.members.values()].includes(id))
+          throw new Error(`the old member ${name} (${id}) is still in etcd`);
     },
   },
   { name: 'snapshot', before: 1, after: 1, action: snapshotToPVC },

@@ -1,15 +1,57 @@
 /** What a user reads about a recovery: each step, what will be lost, and the Recovered condition. */
 import { ConditionReason } from '../../../api/conditions.ts';
 import type { ConcernWords } from '../concern.ts';
+import { BUMP_REVISION } from '../../policy.ts';
 import { candidates, describeRanked, type Recovery, type RecoveryView } from './rules.ts';
 
 /** What a survivor's recovery loses: what the lost members had beyond the survivor's revision. */
 export const lossMessage = (r: Pick<Recovery, 'survivor' | 'revision' | 'applied'>): string =>
   `the data is ${r.survivor}'s at revision ${r.revision} (raft applied index ${r.applied}): a write the lost members applied beyond it, if any, is lost; every write ${r.survivor} holds is kept, with its revisions`;
 
+/**
+ * What a recovery from a snapshot loses: every write after the snapshot's revision; against the
+ * highest revision a member that answered reported, when one did. Revisions go on past both.
+ */
+export function snapshotLossMessage(r: Recovery): string {
+  const s = r.snapshot;
+  if (!s) return `the data will be a snapshot's; which one is being looked up`;
+  return `the data is EtcdSnapshot ${s.name}'s at revision ${s.revision} (stored ${s.completionTime || 'at an unknown time'}, ${s.location}): every write after revision ${s.revision} is lost; ${lastKnown(r, s.revision)}; revisions go on from ${s.revision} + ${BUMP_REVISION}, marked compacted, so a watcher sees a compaction, never revisions going back`;
+}
+
+/** How far the cluster had gone beyond the snapshot's revision, as far as the operator knows. */
+function lastKnown(r: Recovery, at: number): string {
+  const known = r.lastKnownRevision;
+  if (r.rollback === true)
+    return known === null || known === undefined
+      ? "the cluster's revision is being read"
+      : `the cluster was at revision ${known} when the rollback was asked: the ${Math.max(0, known - at)} revisions after ${at} are lost`;
+  if (known === null || known === undefined) return 'no member answered to say how far the cluster had gone';
+  return known > at
+    ? `the most advanced member that answered was at revision ${known}: the ${known - at} revisions after ${at} are lost`
+    : `the most advanced member that answered was at revision ${known}, not beyond it`;
+}
+
+/** What the recovery loses, by where its data comes from. */
+const lossOf = (r: Recovery): string => (r.from === 'snapshot' ? snapshotLossMessage(r) : lossMessage(r));
+
 /** The Recovered condition's message once a recovery is done. */
 export const recoveredMessage = (r: Recovery): string =>
-  `recovered from ${r.survivor} (request ${r.requestID}) with --force-new-cluster: ${lossMessage(r)}; ${r.lost.length > 0 ? `${r.lost.join(', ')} deleted, ` : ''}new members join as learners until spec.replicas voters run`;
+  r.from === 'snapshot'
+    ? `recovered from EtcdSnapshot ${r.snapshot?.name ?? ''} (request ${r.requestID}) into ${r.seed?.member ?? ''}: ${snapshotLossMessage(r)}; ${r.lost.length > 0 ? `${r.lost.join(', ')} deleted, ` : ''}new members join as learners until spec.replicas voters run`
+    : `recovered from ${r.survivor} (request ${r.requestID}) with --force-new-cluster: ${lossMessage(r)}; ${r.lost.length > 0 ? `${r.lost.join(', ')} deleted, ` : ''}new members join as learners until spec.replicas voters run`;
+
+/** What each step of a recovery from a snapshot says. */
+function restoringMessage(sub: string, r: Recovery): string {
+  if (sub.startsWith('resolvingSnapshot') || sub.startsWith('checkingSnapshot'))
+    return `recovering from a snapshot (request ${r.requestID}): finding ${r.snapshot ? `EtcdSnapshot ${r.snapshot.name}` : 'the snapshot'}; nothing is changed before it is found`;
+  const head = `recovering from EtcdSnapshot ${r.snapshot?.name ?? ''} (request ${r.requestID}); ${snapshotLossMessage(r)}`;
+  const lost = r.lost.join(', ') || 'none';
+  if (sub.startsWith('stoppingLost') || sub.startsWith('awaitingStopped'))
+    return `${head}: stopping the Pods of every member (${lost}); their volumes stay until the restored member answers`;
+  if (sub.startsWith('creatingSeed') || sub.startsWith('awaitingSeed'))
+    return `${head}: restoring ${r.seed?.member ?? 'a new member'} from the snapshot, waiting until it answers alone and leads`;
+  return `${head}: deleting the old EtcdMembers (${lost}); new members join next`;
+}
 
 /** What each step of a recovery says. */
 export function recoveringMessage(sub: string, c: RecoveryView): string {
@@ -18,6 +60,7 @@ export function recoveringMessage(sub: string, c: RecoveryView): string {
     const ranked = candidates(c);
     return `judging recovery request ${c.recoveryAsked?.requestID ?? ''}${ranked.length > 0 ? `; answering: ${describeRanked(ranked)}` : ''}`;
   }
+  if (r.from === 'snapshot') return restoringMessage(sub, r);
   const head = `recovering from ${r.survivor} (request ${r.requestID}); ${lossMessage(r)}`;
   const lost = r.lost.join(', ') || 'none';
   if (sub.startsWith('stoppingLost') || sub.startsWith('awaitingStopped'))
@@ -43,7 +86,10 @@ export function recoveryCondition(
     return {
       status: 'False',
       reason: ConditionReason.Recovering,
-      message: `recovering from ${c.recovery.survivor} (request ${c.recovery.requestID}): ${lossMessage(c.recovery)}`,
+      message:
+        c.recovery.from === 'snapshot'
+          ? `recovering from ${c.recovery.snapshot ? `EtcdSnapshot ${c.recovery.snapshot.name}` : 'a snapshot'} (request ${c.recovery.requestID}): ${lossOf(c.recovery)}`
+          : `recovering from ${c.recovery.survivor} (request ${c.recovery.requestID}): ${lossOf(c.recovery)}`,
     };
   const last = c.recovered;
   if (!last) return null;

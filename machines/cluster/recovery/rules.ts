@@ -11,9 +11,39 @@ import { MEMBER_STATE } from '../../member-state.ts';
 import { etcdMemberFor, quorum } from '../../policy.ts';
 import type { ClusterObjectRef, EtcdObservation, MemberObservation, RecoveryRequest } from '../../types.ts';
 
-/** The recovery in flight: its request, the survivor and where its data stood, and the members it replaces. */
+/** The EtcdSnapshot a recovery from a snapshot restores, as resolveRecoverySnapshot found it. */
+export interface RecoverySnapshot {
+  readonly name: string;
+  /** The EtcdCluster its clusterRef names. */
+  readonly cluster: string;
+  /** The etcd revision it holds (status.revision). */
+  readonly revision: number;
+  /** Where it is stored: s3://... or pvc://... */
+  readonly location: string;
+  /** When it was stored (status.completionTime), RFC 3339. */
+  readonly completionTime: string;
+}
+
+/**
+ * The recovery in flight: its request, the survivor and where its data stood, and the members it
+ * replaces. From a snapshot: no survivor (its fields empty), every member is replaced by a seed
+ * restored from the snapshot.
+ */
 export interface Recovery {
   readonly requestID: string;
+  /** Absent: from the survivor (journals written before recovery from a snapshot). */
+  readonly from?: 'survivor' | 'snapshot';
+  /** from snapshot: the snapshot, once resolved; null until then. */
+  readonly snapshot?: RecoverySnapshot | null;
+  /** from snapshot: the new member restored from it, once chosen. */
+  readonly seed?: { readonly member: string; readonly ordinal: number } | null;
+  /** from snapshot: a cluster whose quorum answered, rolled back (spec.recovery.rollback). */
+  readonly rollback?: boolean;
+  /**
+   * from snapshot: the highest revision a member that answered reported when it was asked (a
+   * rollback: the revision read from the cluster); null: none answered (not read yet).
+   */
+  readonly lastKnownRevision?: number | null;
   readonly survivor: string;
   /** The survivor's etcd member ID (hex). */
   readonly survivorID: string;
@@ -108,10 +138,18 @@ export function refusal(c: RecoveryView): string | null {
   const asked = c.recoveryAsked;
   if (!asked) return 'no recovery is asked';
   if (c.recovery && c.recovery.requestID !== asked.requestID)
-    return `recovery ${c.recovery.requestID} is running (from ${c.recovery.survivor}): one at a time; ask again once it ended if the cluster still needs it`;
+    return `recovery ${c.recovery.requestID} is running (from ${c.recovery.from === 'snapshot' ? `EtcdSnapshot ${c.recovery.snapshot?.name ?? ''}` : c.recovery.survivor}): one at a time; ask again once it ended if the cluster still needs it`;
   const { voters, healthy } = voterHealth(c);
-  if (voters > 0 && healthy >= quorum(voters))
-    return `a quorum answers (${healthy} of ${voters} voters healthy): recovery is for a quorum lost for good, and would drop members that hold data`;
+  if (voters > 0 && healthy >= quorum(voters)) {
+    if (asked.from === 'snapshot' && asked.rollback === true) return null;
+    const hint =
+      asked.from === 'snapshot'
+        ? '; to roll a healthy cluster back to a snapshot, losing every write after it, set rollback: true with snapshotName'
+        : '';
+    return `a quorum answers (${healthy} of ${voters} voters healthy): recovery is for a quorum lost for good, and would drop members that hold data${hint}`;
+  }
+  // From a snapshot no member needs to answer; the snapshot is judged once it is found (snapshotRefusal).
+  if (asked.from === 'snapshot') return null;
   const ranked = candidates(c);
   const best = ranked[0];
   if (!best)
@@ -203,3 +241,53 @@ export const nextToDelete = (c: RecoveryView): string | undefined =>
 /** Every lost EtcdMember is gone. */
 export const lostGone = (c: RecoveryView): boolean =>
   (c.recovery?.lost ?? []).every((n) => !c.members.some((m) => m.name === n));
+
+/** The request restores a snapshot. */
+export const fromSnapshot = (c: RecoveryView): boolean =>
+  c.recovery ? c.recovery.from === 'snapshot' : c.recoveryAsked?.from === 'snapshot';
+
+/**
+ * The recovery a request from a snapshot starts: every member is replaced, the snapshot is found
+ * next; the cluster's last known revision is the highest a member that answers reports.
+ */
+export function chosenSnapshotRecovery(c: RecoveryView): Recovery | null {
+  const asked = c.recoveryAsked;
+  if (!asked) return null;
+  const best = candidates(c)[0];
+  return {
+    requestID: asked.requestID,
+    from: 'snapshot',
+    ...(asked.rollback === true ? { rollback: true } : {}),
+    snapshot: null,
+    seed: null,
+    lastKnownRevision: best ? best.revision : null,
+    survivor: '',
+    survivorID: '',
+    applied: 0,
+    revision: 0,
+    lost: c.members.filter((m) => !m.deleting).map((m) => m.name),
+    deleted: [],
+    deleting: null,
+  };
+}
+
+/** Why the snapshot found cannot be restored here (another cluster's, not allowed), or null. */
+export function snapshotRefusal(c: RecoveryView): string | null {
+  const s = c.recovery?.snapshot;
+  if (!s) return 'no snapshot was found';
+  if (s.cluster !== c.cluster.name && c.recoveryAsked?.allowOtherCluster !== true)
+    return `EtcdSnapshot ${s.name} is of EtcdCluster ${s.cluster}, not ${c.cluster.name}: restoring it would replace ${c.cluster.name}'s data with ${s.cluster}'s; set spec.recovery.allowOtherCluster to true if that is meant`;
+  return null;
+}
+
+/**
+ * etcd lists the seed restored from the snapshot alone, answering and leading: the restored
+ * cluster runs. The old members are stopped, so nothing else can answer at these addresses.
+ */
+export const seedRestored = (c: RecoveryView): boolean => {
+  const seed = c.recovery?.seed;
+  const e = c.etcd;
+  if (!seed || c.etcdStale || c.etcdError !== null || !e || e.members.length !== 1) return false;
+  const info = etcdMemberFor(c.cluster, e, seed.member);
+  return info !== undefined && info.name !== '' && e.healthy.includes(info.id) && e.leader === info.id;
+};

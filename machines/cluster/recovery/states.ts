@@ -4,21 +4,36 @@
  * Pods are stopped, the survivor restarts once with --force-new-cluster and once more plainly,
  * the other EtcdMembers are deleted (out of etcd already, their finalizers let go at once), and
  * the coordinator's scale-up then joins new members as learners until spec.replicas voters run.
+ * From a snapshot: the snapshot is found and judged, every member's Pod is stopped, a new seed
+ * is restored from the snapshot (the bootstrap restore's init containers), and once it answers
+ * alone the old EtcdMembers are deleted the same way; their volumes stay until then.
  */
 import { TAG } from '../../tags.ts';
 import { CLUSTER, idsUnder } from '../ids.ts';
 import { attempt } from '../step-kit.ts';
-import { deleteLostParams, forceParams, stopLostParams } from './steps.ts';
+import {
+  deleteLostParams,
+  forceParams,
+  readRevisionParams,
+  resolveSnapshotParams,
+  seedParams,
+  stopLostParams,
+} from './steps.ts';
 
 /** Ids of the recovery's states. */
 export const RECOVERY = idsUnder('recovering', [
   'judging',
+  'resolvingSnapshot',
+  'checkingSnapshot',
+  'readingRevision',
   'stoppingLost',
   'awaitingStopped',
   'forcing',
   'awaitingForced',
   'unforcing',
   'awaitingPlain',
+  'creatingSeed',
+  'awaitingSeed',
   'next',
   'deletingLost',
   'awaitingGone',
@@ -33,13 +48,46 @@ export const recovering = {
     judging: {
       always: [
         { guard: 'recoveryRefused', target: CLUSTER.deciding, actions: 'refuseRecovery' },
+        { guard: 'fromSnapshot', target: RECOVERY.resolvingSnapshot, actions: 'chooseSnapshotRecovery' },
         { target: RECOVERY.stoppingLost, actions: 'chooseSurvivor' },
       ],
     },
+    // Which snapshot, read before anything is touched: none that may be restored is a refusal.
+    resolvingSnapshot: attempt(
+      { target: RECOVERY.checkingSnapshot, actions: ['recordSnapshot'] },
+      { type: 'resolveRecoverySnapshot', params: resolveSnapshotParams },
+      [{ guard: 'permanent', target: CLUSTER.deciding, actions: ['refuseSnapshotMissing'] }],
+    ),
+    checkingSnapshot: {
+      always: [
+        { guard: 'snapshotRefused', target: CLUSTER.deciding, actions: 'refuseSnapshot' },
+        { guard: 'rollingBack', target: RECOVERY.readingRevision },
+        { target: RECOVERY.stoppingLost },
+      ],
+    },
+    // A rollback: the cluster's revision read before anything stops, so what is lost is a number.
+    readingRevision: attempt(
+      { target: RECOVERY.stoppingLost, actions: ['recordRevision'] },
+      { type: 'readRevision', params: readRevisionParams },
+    ),
     // No Pod of a lost member runs while the survivor forms a cluster of one: one back with its
     // data meanwhile would find itself removed, never a quorum of its own with another.
     stoppingLost: attempt({ target: RECOVERY.awaitingStopped }, { type: 'setDormant', params: stopLostParams }),
-    awaitingStopped: { always: { guard: 'lostStopped', target: RECOVERY.forcing } },
+    awaitingStopped: {
+      always: [
+        { guard: 'stoppedForSeed', target: RECOVERY.creatingSeed, actions: 'chooseRecoverySeed' },
+        { guard: 'lostStopped', target: RECOVERY.forcing },
+      ],
+    },
+    // A new member (a new name) restored from the snapshot while the old volumes stay: a snapshot
+    // that cannot be restored leaves the old members as they were, only stopped.
+    creatingSeed: attempt(
+      { target: RECOVERY.awaitingSeed, actions: ['recordSeedCreated'] },
+      { type: 'createMember', params: seedParams },
+    ),
+    awaitingSeed: {
+      always: { guard: 'seedRestored', target: RECOVERY.next, actions: 'latchRestoredClusterID' },
+    },
     forcing: attempt(
       { target: RECOVERY.awaitingForced, actions: ['markEtcdStale'] },
       { type: 'setForceNewCluster', params: forceParams(true) },

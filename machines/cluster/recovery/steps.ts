@@ -1,12 +1,28 @@
 /**
  * The recovery's steps by name: its guards, what it writes into the context, and the parameters
- * of its intents (setDormant for the lost members, setForceNewCluster for the survivor, then
+ * of its intents (setDormant for the lost members, setForceNewCluster for the survivor, or
+ * resolveRecoverySnapshot and createMember for a seed restored from a snapshot, then
  * deleteMember for each lost one, one at a time).
  */
-import type { ClusterEvent, MemberParams, SetDormantParams, SetForceNewClusterParams } from '../../types.ts';
+import { memberName, seedInitialCluster } from '../../policy.ts';
+import type {
+  ClusterEvent,
+  ClusterTarget,
+  CreateMemberParams,
+  MemberParams,
+  ReadRevisionParams,
+  ResolveRecoverySnapshotParams,
+  SetDormantParams,
+  SetForceNewClusterParams,
+} from '../../types.ts';
 import { recoveredMessage } from './describe.ts';
 import {
   chosen,
+  chosenSnapshotRecovery,
+  fromSnapshot,
+  seedRestored,
+  snapshotRefusal,
+  type RecoverySnapshot,
   judgedWith,
   lostGone,
   lostListed,
@@ -21,6 +37,14 @@ import {
 } from './rules.ts';
 
 type Ctx = { context: RecoveryView };
+
+/** What the seed's parameters read besides the recovery's view. */
+interface SeedView extends RecoveryView {
+  readonly nextOrdinal: number;
+  readonly spec: ClusterTarget | null;
+  readonly target: ClusterTarget | null;
+  readonly memberNames: readonly string[];
+}
 
 /** A request not judged yet, with the members listed, etcd's answer fresh and the cluster not going. */
 const judgeable = (c: RecoveryView): boolean =>
@@ -38,12 +62,47 @@ export const recoveryGuards = {
   survivorPlain: ({ context: c }: Ctx) => survivorPlain(c),
   lostToDelete: ({ context: c }: Ctx) => nextToDelete(c) !== undefined,
   lostGone: ({ context: c }: Ctx) => lostGone(c),
+  fromSnapshot: ({ context: c }: Ctx) => fromSnapshot(c),
+  snapshotRefused: ({ context: c }: Ctx) => snapshotRefusal(c) !== null,
+  // Every Pod stopped, and the data to come from a snapshot: the seed is next, not a force.
+  stoppedForSeed: ({ context: c }: Ctx) => fromSnapshot(c) && lostStopped(c),
+  seedRestored: ({ context: c }: Ctx) => seedRestored(c),
+  rollingBack: ({ context: c }: Ctx) => c.recovery?.rollback === true,
 };
 
 type RecoveryUpdate = (
-  c: RecoveryView & { readonly now: number },
+  c: SeedView & { readonly now: number },
   e: ClusterEvent,
-) => Partial<RecoveryContext> & { readonly etcdStale?: boolean };
+) => Partial<RecoveryContext> & {
+  readonly etcdStale?: boolean;
+  readonly nextOrdinal?: number;
+  readonly memberNames?: readonly string[];
+  readonly clusterID?: string | null;
+};
+
+/** A refusal said once, with why, and not acted on again; nothing was changed. */
+const refused = (c: SeedView & { readonly now: number }, message: string): Partial<RecoveryContext> => ({
+  recovery: null,
+  recovered: {
+    requestID: c.recoveryAsked?.requestID ?? c.recovery?.requestID ?? '',
+    result: 'refused',
+    message,
+    at: c.now,
+  },
+});
+
+/** The snapshot resolveRecoverySnapshot reported, if its result is one. */
+function snapshotOf(e: ClusterEvent): RecoverySnapshot | null {
+  const r = 'result' in e ? (e.result as Partial<RecoverySnapshot> | undefined) : undefined;
+  if (!r || typeof r.name !== 'string' || typeof r.cluster !== 'string') return null;
+  return {
+    name: r.name,
+    cluster: r.cluster,
+    revision: Number(r.revision ?? 0),
+    location: String(r.location ?? ''),
+    completionTime: String(r.completionTime ?? ''),
+  };
+}
 
 /** Context updates of the recovery, by name. */
 export const recoveryUpdates = {
@@ -53,6 +112,34 @@ export const recoveryUpdates = {
     judged: judgedWith(c),
   }),
   chooseSurvivor: (c) => ({ recovery: chosen(c), judged: judgedWith(c) }),
+  chooseSnapshotRecovery: (c) => ({ recovery: chosenSnapshotRecovery(c), judged: judgedWith(c) }),
+  recordSnapshot: (c, e) => (c.recovery ? { recovery: { ...c.recovery, snapshot: snapshotOf(e) } } : {}),
+  // No snapshot may be restored (none found, not Succeeded, failed its verification): the handler says why.
+  refuseSnapshotMissing: (c, e) =>
+    refused(c, 'error' in e && typeof e.error === 'object' ? e.error.message : 'no snapshot may be restored'),
+  refuseSnapshot: (c) => refused(c, snapshotRefusal(c) ?? ''),
+  recordRevision: (c, e) => {
+    const read = 'result' in e ? e.result?.revision : undefined;
+    return c.recovery && typeof read === 'number' ? { recovery: { ...c.recovery, lastKnownRevision: read } } : {};
+  },
+  // The seed's name is taken once: a name is never reused, even by a createMember that failed.
+  chooseRecoverySeed: (c) =>
+    c.recovery && !c.recovery.seed
+      ? {
+          recovery: {
+            ...c.recovery,
+            seed: { member: memberName(c.cluster.name, c.nextOrdinal), ordinal: c.nextOrdinal },
+          },
+          nextOrdinal: c.nextOrdinal + 1,
+        }
+      : {},
+  // Accounted for as any member the machine created; etcd's list from before it is not read as after.
+  recordSeedCreated: (c) => {
+    const seed = c.recovery?.seed?.member;
+    return seed && !c.memberNames.includes(seed) ? { memberNames: [...c.memberNames, seed], etcdStale: true } : {};
+  },
+  // The restored cluster has a new cluster ID: the one its seed answers with is the cluster's now.
+  latchRestoredClusterID: (c) => ({ clusterID: c.etcd?.clusterID ?? null }),
   chooseLostToDelete: (c) => (c.recovery ? { recovery: { ...c.recovery, deleting: nextToDelete(c) ?? null } } : {}),
   recordDeleted: (c) => {
     const r = c.recovery;
@@ -80,3 +167,28 @@ export const forceParams =
 
 /** deleteMember for the lost member chosen to go now. */
 export const deleteLostParams = ({ context: c }: Ctx): MemberParams => ({ member: c.recovery?.deleting ?? '' });
+
+/** resolveRecoverySnapshot: the snapshot named, or the newest good one of this cluster. */
+export const resolveSnapshotParams = ({ context: c }: Ctx): ResolveRecoverySnapshotParams => ({
+  cluster: c.cluster.name,
+  requestID: c.recovery?.requestID ?? '',
+  ...(c.recoveryAsked?.snapshotName !== undefined ? { snapshotName: c.recoveryAsked.snapshotName } : {}),
+});
+
+/** createMember for the recovery's seed: a member of a new cluster of one, its data dir restored from the snapshot. */
+export const seedParams = ({ context: c }: { context: SeedView }): CreateMemberParams => {
+  const seed = c.recovery?.seed;
+  const trust = c.target?.trust;
+  return {
+    member: seed?.member ?? '',
+    ordinal: seed?.ordinal ?? -1,
+    bootstrap: true,
+    initialCluster: seed ? seedInitialCluster(c.cluster, seed.member) : '',
+    version: c.target?.version ?? c.spec?.version ?? '',
+    ...(trust !== undefined ? { trust } : {}),
+    restoreFrom: c.recovery?.snapshot?.name ?? '',
+  };
+};
+
+/** readRevision: the cluster's revision before a rollback stops anything. */
+export const readRevisionParams = ({ context: c }: Ctx): ReadRevisionParams => ({ cluster: c.cluster.name });

@@ -1,80 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { clusterMachine } from '../../../machines/cluster.ts';
 import { recoveryCondition } from '../../../machines/cluster/recovery/index.ts';
-import { describeCluster } from '../../../machines/describe.ts';
-import { peerURL } from '../../../machines/policy.ts';
-import type { ClusterEvent, EtcdObservation, MemberObservation, RecoveryRequest } from '../../../machines/types.ts';
-import { Driver, play, voters } from '../harness.ts';
+import { Driver, play } from '../harness.ts';
+import { ask, etcd, lost, members, ok, quorumLost, ref, resetClock, say, spec, time } from './recovery-world.ts';
 
-const ref = { namespace: 'default', name: 'demo', uid: 'uid-1' };
-const id = (n: number): string => `a${n}`;
-
-let clock = 0;
-beforeEach(() => {
-  clock = Date.UTC(2026, 10, 27, 12);
-});
-const now = (): number => (clock += 10);
-const ok = (kind: string, result?: Record<string, unknown>): ClusterEvent =>
-  ({ type: `effect.${kind}.succeeded`, at: now(), result }) as ClusterEvent;
-
-const spec = (recovery?: RecoveryRequest, replicas = 3): ClusterEvent => ({
-  type: 'k8s.cluster.updated',
-  at: now(),
-  spec: { replicas, version: '3.6.16' },
-  progressDeadlineSeconds: 600,
-  ...(recovery ? { recovery } : {}),
-});
-const ask = (requestID: string, member?: string, replicas = 3): ClusterEvent =>
-  spec({ requestID, from: 'survivor', ...(member ? { member } : {}) }, replicas);
-
-/** demo-0..2 as listed, each with a plain Pod unless `o` says otherwise. */
-const members = (o: Record<number, Partial<MemberObservation> | null> = {}, n = 3): ClusterEvent => ({
-  type: 'k8s.members.listed',
-  at: now(),
-  members: voters(Array<string>(n).fill('3.6.16')).flatMap((m, i) =>
-    o[i] === null ? [] : [{ ...m, pod: { forceNewCluster: '' }, ...o[i] }],
-  ),
-});
-
-/** etcd listing `listed` members, `healthy` answering; without a leader each reports [applied, revision]. */
-function etcd(listed: number[], healthy: number[], progress?: Record<number, [number, number]>): ClusterEvent {
-  const observation: EtcdObservation = {
-    clusterID: 'c1',
-    members: listed.map((i) => ({ id: id(i), name: `demo-${i}`, peerURL: peerURL(ref, `demo-${i}`), learner: false })),
-    healthy: healthy.map(id),
-    leader: progress ? null : id(healthy[0] ?? 0),
-    ...(progress
-      ? {
-          progress: Object.fromEntries(
-            Object.entries(progress).map(([i, [applied, revision]]) => [id(Number(i)), { applied, revision }]),
-          ),
-        }
-      : {}),
-  };
-  return { type: 'etcd.members.listed', at: now(), etcd: observation };
-}
-
-/** demo-1 and demo-2 as the recovery leaves them: data gone, made dormant, no Pod. */
-const lost = {
-  1: { state: 'replacing' as const, pod: undefined, dormant: true },
-  2: { state: 'replacing' as const, pod: undefined, dormant: true },
-};
-
-const say = (d: Driver<typeof clusterMachine>): string => describeCluster(d.state, d.context).message;
-
-/** A 3-member cluster adopted steady, then demo-1 and demo-2 lost (their Pods stopped): quorum lost. */
-function quorumLost(): Driver<typeof clusterMachine> {
-  const d = new Driver(clusterMachine, { cluster: ref });
-  play(d, [
-    [spec(), 'pending'],
-    [members(), 'observing'],
-    [etcd([0, 1, 2], [0, 1, 2]), 'updatingBudget.running'],
-    [ok('setDisruptionBudget', { minAvailable: 2 }), 'steady'],
-    [etcd([0, 1, 2], [0], { 0: [120, 57] }), 'degraded', []],
-    [members({ 1: { state: 'replacing', pod: undefined }, 2: { state: 'replacing', pod: undefined } }), 'degraded'],
-  ]);
-  return d;
-}
+beforeEach(resetClock);
 
 describe('cluster machine: recovery from a lost quorum', () => {
   it('says what a recovery would keep while quorum is lost, before anything is asked', () => {
@@ -180,7 +110,7 @@ describe('cluster machine: recovery from a lost quorum', () => {
     });
     // Judged once: the same request again is not refused again, nor acted on.
     play(e, [[ask('r1'), 'steady', []]]);
-    expect(e.context.recovered?.at).toBeLessThan(clock);
+    expect(e.context.recovered?.at).toBeLessThan(time.clock);
   });
 
   it('refuses a named survivor that is not the most advanced, and one that does not answer', () => {

@@ -1,0 +1,120 @@
+/** What the recovery e2e tests share: a writer through the client Service, and a member lost for good. */
+import { Etcd3 } from 'etcd3';
+import { inject } from 'vitest';
+import { wipeVolume } from '../../localcluster/storage/index.ts';
+import { clientServiceName } from '../../effects/kubernetes/meta.ts';
+import { type clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
+import { describeStatus, type ClusterUnderTest } from './etcd-cluster.ts';
+import type { ManagerLine } from './manager-process.ts';
+
+type Kube = ReturnType<typeof clientsOf>;
+
+/** A client through the cluster's client Service (its ClusterIP, DNATed on this machine). */
+export async function serviceClient(kube: Kube, ns: string, cluster: string): Promise<{ etcd: Etcd3; ip: string }> {
+  const svc = await kube.core.readNamespacedService({ name: clientServiceName(cluster), namespace: ns });
+  const ip = svc.spec?.clusterIP ?? '';
+  return { etcd: new Etcd3({ hosts: [`http://${ip}:2379`], dialTimeout: 2000 }), ip };
+}
+
+/** Writes key/0, key/1... (or another prefix) through the client Service until stopped; keeps the keys etcd acknowledged. */
+export class Writer {
+  readonly acked: string[] = [];
+  readonly prefix: string;
+  /** The highest revision etcd acknowledged a write at: what a client of this cluster last saw. */
+  revision = 0;
+  #running = true;
+  #loop: Promise<void> = Promise.resolve();
+
+  constructor(prefix = 'key/') {
+    this.prefix = prefix;
+  }
+
+  start(etcd: Etcd3): void {
+    this.#loop = (async () => {
+      for (let i = 0; this.#running; i++) {
+        const key = `${this.prefix}${String(i).padStart(6, '0')}`;
+        try {
+          const put = await etcd
+            .put(key)
+            .value(`value-${i}`)
+            .options({ deadline: new Date(Date.now() + 2000) });
+          this.acked.push(key);
+          this.revision = Math.max(this.revision, Number(put.header.revision));
+        } catch {
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    await this.#loop;
+  }
+}
+
+/** Waits until the writer has `n` more acknowledged keys. */
+export const moreAcked = (w: Writer, n: number): Promise<true> => {
+  const from = w.acked.length;
+  return until(`${n} more writes acknowledged`, () => Promise.resolve(w.acked.length >= from + n ? true : undefined));
+};
+
+/** Wipes a member's volume for good and stops its Pod: its data is gone. */
+export async function loseMember(kube: Kube, ns: string, member: string): Promise<void> {
+  await wipeVolume(inject('kubeconfig'), ns, `data-${member}`);
+  await kube.core.deleteNamespacedPod({ name: member, namespace: ns }).catch(() => undefined);
+}
+
+/** Prints what the cluster says and the cluster machine's last steps and warnings (when a test fails). */
+export async function diagnose(lines: readonly ManagerLine[], cut: ClusterUnderTest, what: string): Promise<void> {
+  const steps = lines
+    .filter((l) => l.msg === 'step' && l['machine'] === 'cluster')
+    .slice(-40)
+    .map((l) => `${String(l['from'])} -> ${String(l['to'])} on ${String(l['event'])} [${String(l['intents'])}]`);
+  const errors = lines
+    .filter((l) => l.level >= 40)
+    .slice(-20)
+    .map((l) => `${l.msg} ${JSON.stringify(l)}`);
+  console.log(
+    `${what} failed; now: ${describeStatus(await cut.get())}\n  ${steps.join('\n  ')}\n  ${errors.join('\n  ')}`,
+  );
+}
+
+/**
+ * What a client resuming at `revision` of a cluster restored from a snapshot is told: a watch of
+ * `prefix` from there (canceled, or the revisions of the events it was given) and a read at it
+ * (etcd's refusal, or what it read).
+ */
+export async function resumeAt(
+  etcd: Etcd3,
+  prefix: string,
+  revision: number,
+): Promise<{ watch: string; read: string }> {
+  const read = await etcd
+    .getAll()
+    .prefix(prefix)
+    .revision(String(revision))
+    .keys()
+    .then((keys) => `read ${keys.length} keys`)
+    .catch((err: Error) => err.message);
+  return { watch: await watchFrom(etcd, prefix, revision), read };
+}
+
+/** What a watch of `prefix` from `revision` is told first: an error's message, or the revisions of its events. */
+function watchFrom(etcd: Etcd3, prefix: string, revision: number): Promise<string> {
+  return new Promise<string>((resolve) => {
+    void etcd
+      .watch()
+      .prefix(prefix)
+      .startRevision(String(revision))
+      .create()
+      .then((w) => {
+        w.on('error', (err: Error) => resolve(err.message));
+        w.on('data', (res: { events: { kv: { mod_revision: string } }[] }) =>
+          resolve(`events at ${res.events.map((e) => e.kv.mod_revision).join(',')}`),
+        );
+      })
+      .catch((err: Error) => resolve(err.message));
+    setTimeout(() => resolve('nothing within 20 s'), 20_000);
+  });
+}

@@ -1,0 +1,292 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { recoveryCondition } from '../../../machines/cluster/recovery/index.ts';
+import { peerURL } from '../../../machines/policy.ts';
+import type { ClusterEvent, MemberObservation, RecoveryRequest } from '../../../machines/types.ts';
+import { clusterMachine } from '../../../machines/cluster.ts';
+import { Driver, play } from '../harness.ts';
+import { etcd, members, ok, quorumLost, ref, resetClock, say, spec, time } from './recovery-world.ts';
+
+beforeEach(resetClock);
+
+const fromSnapshot = (requestID: string, o: Partial<RecoveryRequest> = {}): ClusterEvent =>
+  spec({ requestID, from: 'snapshot', ...o });
+
+/** What resolveRecoverySnapshot reports: EtcdSnapshot nightly of demo at revision 40. */
+const nightly = (o: Record<string, unknown> = {}) => ({
+  name: 'nightly',
+  cluster: 'demo',
+  revision: 40,
+  location: 'pvc://backups/default/demo/nightly.db',
+  completionTime: '2026-11-27T03:00:00Z',
+  ...o,
+});
+
+const refused = (kind: string, message: string): ClusterEvent =>
+  ({
+    type: `effect.${kind}.failed`,
+    at: (time.clock += 10),
+    error: { code: 'ERR_RECOVERY_SNAPSHOT', message, retryable: false },
+  }) as ClusterEvent;
+
+/** Every old member stopped: made dormant, no Pod. */
+const stopped = { pod: undefined, dormant: true, state: 'dormant' as const };
+const allStopped = { 0: stopped, 1: stopped, 2: stopped };
+
+/** The seed demo-3 as listed once it runs. */
+const seed: MemberObservation = {
+  name: 'demo-3',
+  ordinal: 3,
+  bootstrap: true,
+  dormant: false,
+  state: 'voter',
+  deleting: false,
+  pod: { forceNewCluster: '' },
+};
+
+/** etcd as the restored cluster answers: demo-3 alone, a new cluster ID, leading. */
+const restored = (): ClusterEvent => ({
+  type: 'etcd.members.listed',
+  at: (time.clock += 10),
+  etcd: {
+    clusterID: 'c2',
+    members: [{ id: 'b3', name: 'demo-3', peerURL: peerURL(ref, 'demo-3'), learner: false }],
+    healthy: ['b3'],
+    leader: 'b3',
+  },
+});
+
+/** The old members as listed: the ones in `o` as given, the seed beside them once it exists. */
+const withSeed = (o: Record<number, Partial<MemberObservation> | null>): ClusterEvent => {
+  const e = members(o) as Extract<ClusterEvent, { type: 'k8s.members.listed' }>;
+  return { ...e, members: [...e.members, seed] };
+};
+
+/** A 3-member cluster adopted steady, its quorum healthy. */
+function steady(): Driver<typeof clusterMachine> {
+  const d = new Driver(clusterMachine, { cluster: ref });
+  play(d, [
+    [spec(), 'pending'],
+    [members(), 'observing'],
+    [etcd([0, 1, 2], [0, 1, 2]), 'updatingBudget.running'],
+    [ok('setDisruptionBudget', { minAvailable: 2 }), 'steady'],
+  ]);
+  return d;
+}
+
+describe('cluster machine: recovery from a snapshot', () => {
+  it('finds the snapshot, stops every member, restores a new seed from it, deletes the old members, then scales up', () => {
+    const d = quorumLost();
+    play(d, [
+      [
+        fromSnapshot('r1'),
+        'recovering.resolvingSnapshot.running',
+        [{ type: 'resolveRecoverySnapshot', params: { cluster: 'demo', requestID: 'r1' } }],
+      ],
+    ]);
+    // Said before anything is changed: the snapshot is looked up first.
+    expect(recoveryCondition(d.context)).toMatchObject({ status: 'False', reason: 'Recovering' });
+    play(d, [
+      [
+        ok('resolveRecoverySnapshot', nightly()),
+        'recovering.stoppingLost.running',
+        [{ type: 'setDormant', params: { members: ['demo-0', 'demo-1', 'demo-2'], dormant: true } }],
+      ],
+    ]);
+    // What is lost, against the most advanced member that answers (demo-0 at 57).
+    expect(recoveryCondition(d.context)?.message).toBe(
+      "recovering from EtcdSnapshot nightly (request r1): the data is EtcdSnapshot nightly's at revision 40 (stored 2026-11-27T03:00:00Z, pvc://backups/default/demo/nightly.db): every write after revision 40 is lost; the most advanced member that answered was at revision 57: the 17 revisions after 40 are lost; revisions go on from 40 + 1000000000, marked compacted, so a watcher sees a compaction, never revisions going back",
+    );
+    play(d, [
+      [ok('setDormant'), 'recovering.awaitingStopped', []],
+      // demo-0's Pod still runs: the seed waits.
+      [members({ 1: stopped, 2: stopped }), 'recovering.awaitingStopped', []],
+      [
+        members(allStopped),
+        'recovering.creatingSeed.running',
+        [
+          {
+            type: 'createMember',
+            params: {
+              member: 'demo-3',
+              ordinal: 3,
+              bootstrap: true,
+              initialCluster: `demo-3=${peerURL(ref, 'demo-3')}`,
+              version: '3.6.16',
+              restoreFrom: 'nightly',
+            },
+          },
+        ],
+      ],
+    ]);
+    expect(say(d)).toContain('restoring demo-3 from the snapshot, waiting until it answers alone and leads');
+    play(d, [
+      [ok('createMember'), 'recovering.awaitingSeed', []],
+      // The old cluster's last answer is not the seed's.
+      [etcd([0, 1, 2], [], { 0: [120, 57] }), 'recovering.awaitingSeed', []],
+      [withSeed(allStopped), 'recovering.awaitingSeed', []],
+      [restored(), 'recovering.deletingLost.running', [{ type: 'deleteMember', params: { member: 'demo-0' } }]],
+    ]);
+    expect(d.context.clusterID).toBe('c2');
+    play(d, [
+      [ok('deleteMember'), 'recovering.deletingLost.running', [{ type: 'deleteMember', params: { member: 'demo-1' } }]],
+      [ok('deleteMember'), 'recovering.deletingLost.running', [{ type: 'deleteMember', params: { member: 'demo-2' } }]],
+      [ok('deleteMember'), 'recovering.awaitingGone', []],
+      [withSeed({ 0: null, 1: null, 2: null }), 'observing', []],
+    ]);
+    expect(recoveryCondition(d.context)).toMatchObject({ status: 'True', reason: 'Completed' });
+    expect(d.context.recovered?.message).toBe(
+      "recovered from EtcdSnapshot nightly (request r1) into demo-3: the data is EtcdSnapshot nightly's at revision 40 (stored 2026-11-27T03:00:00Z, pvc://backups/default/demo/nightly.db): every write after revision 40 is lost; the most advanced member that answered was at revision 57: the 17 revisions after 40 are lost; revisions go on from 40 + 1000000000, marked compacted, so a watcher sees a compaction, never revisions going back; demo-0, demo-1, demo-2 deleted, new members join as learners until spec.replicas voters run",
+    );
+    // The restored cluster is this cluster now (its new ID latched): it grows, not `degraded`.
+    play(d, [[restored(), 'scalingUp.joining.addingLearner.running']]);
+    expect(d.intents[0]).toMatchObject({ type: 'addLearner', params: { member: 'demo-4' } });
+    play(d, [[fromSnapshot('r1'), 'scalingUp.joining.addingLearner.running', []]]);
+  });
+
+  it('restores a named snapshot when no member answers at all', () => {
+    const d = quorumLost();
+    play(d, [
+      // The members that still run answer no status call: none reports its progress.
+      [etcd([0, 1, 2], [], {}), 'degraded'],
+      [
+        fromSnapshot('r1', { snapshotName: 'weekly' }),
+        'recovering.resolvingSnapshot.running',
+        [{ type: 'resolveRecoverySnapshot', params: { cluster: 'demo', requestID: 'r1', snapshotName: 'weekly' } }],
+      ],
+    ]);
+    play(d, [[ok('resolveRecoverySnapshot', nightly({ name: 'weekly' })), 'recovering.stoppingLost.running']]);
+    expect(recoveryCondition(d.context)?.message).toContain(
+      'every write after revision 40 is lost; no member answered to say how far the cluster had gone',
+    );
+  });
+
+  it('a crash after the seed was asked for resumes waiting for it, with the same seed and nothing asked twice', () => {
+    const d = quorumLost();
+    play(d, [
+      [fromSnapshot('r1'), 'recovering.resolvingSnapshot.running'],
+      [ok('resolveRecoverySnapshot', nightly()), 'recovering.stoppingLost.running'],
+      [ok('setDormant'), 'recovering.awaitingStopped'],
+      [members(allStopped), 'recovering.creatingSeed.running'],
+    ]);
+    d.restart();
+    // The createMember failed and is tried again: the same name, never a second seed.
+    play(d, [
+      [
+        {
+          type: 'effect.createMember.failed',
+          at: (time.clock += 10),
+          error: { code: 'ERR_CREATE_MEMBER', message: 'x' },
+        },
+        'recovering.creatingSeed.backingOff',
+        [],
+      ],
+    ]);
+    play(d, [[{ type: 'timer.tick', at: (time.clock += 60_000) }, 'recovering.creatingSeed.running']]);
+    expect(d.intents).toMatchObject([{ type: 'createMember', params: { member: 'demo-3', restoreFrom: 'nightly' } }]);
+    play(d, [[ok('createMember'), 'recovering.awaitingSeed']]);
+    d.restart();
+    play(d, [
+      [withSeed(allStopped), 'recovering.awaitingSeed', []],
+      [restored(), 'recovering.deletingLost.running', [{ type: 'deleteMember', params: { member: 'demo-0' } }]],
+    ]);
+  });
+
+  it('refuses while a quorum answers, and changes nothing, saying how a rollback is asked', () => {
+    const d = steady();
+    play(d, [[fromSnapshot('r1', { snapshotName: 'nightly' }), 'steady', []]]);
+    expect(recoveryCondition(d.context)?.message).toBe(
+      'recovery request r1 refused, nothing was changed: a quorum answers (3 of 3 voters healthy): recovery is for a quorum lost for good, and would drop members that hold data; to roll a healthy cluster back to a snapshot, losing every write after it, set rollback: true with snapshotName',
+    );
+  });
+
+  it('rolls a healthy cluster back in place when asked with rollback: reads its revision first, then as from a lost quorum', () => {
+    const d = steady();
+    play(d, [
+      [
+        fromSnapshot('r1', { snapshotName: 'nightly', rollback: true }),
+        'recovering.resolvingSnapshot.running',
+        [{ type: 'resolveRecoverySnapshot', params: { cluster: 'demo', requestID: 'r1', snapshotName: 'nightly' } }],
+      ],
+      [
+        ok('resolveRecoverySnapshot', nightly()),
+        'recovering.readingRevision.running',
+        [{ type: 'readRevision', params: { cluster: 'demo' } }],
+      ],
+    ]);
+    expect(recoveryCondition(d.context)?.message).toContain(
+      "every write after revision 40 is lost; the cluster's revision is being read",
+    );
+    play(d, [
+      [
+        ok('readRevision', { revision: 1200 }),
+        'recovering.stoppingLost.running',
+        [{ type: 'setDormant', params: { members: ['demo-0', 'demo-1', 'demo-2'], dormant: true } }],
+      ],
+    ]);
+    // Said before any member stops: the snapshot's revision against the cluster's.
+    expect(recoveryCondition(d.context)?.message).toContain(
+      'every write after revision 40 is lost; the cluster was at revision 1200 when the rollback was asked: the 1160 revisions after 40 are lost',
+    );
+    play(d, [
+      [ok('setDormant'), 'recovering.awaitingStopped'],
+      [members(allStopped), 'recovering.creatingSeed.running'],
+      [ok('createMember'), 'recovering.awaitingSeed'],
+      [withSeed(allStopped), 'recovering.awaitingSeed'],
+      [restored(), 'recovering.deletingLost.running'],
+      [ok('deleteMember'), 'recovering.deletingLost.running'],
+      [ok('deleteMember'), 'recovering.deletingLost.running'],
+      [ok('deleteMember'), 'recovering.awaitingGone'],
+      [withSeed({ 0: null, 1: null, 2: null }), 'observing'],
+    ]);
+    expect(d.context.recovered).toMatchObject({ requestID: 'r1', result: 'recovered' });
+    expect(d.context.recovered?.message).toContain('the 1160 revisions after 40 are lost');
+  });
+
+  it('refuses, with nothing changed, when no snapshot may be restored', () => {
+    const d = quorumLost();
+    const why =
+      'no EtcdSnapshot of EtcdCluster demo in default is Succeeded without a failed verification: there is no snapshot to recover from';
+    play(d, [
+      [fromSnapshot('r1'), 'recovering.resolvingSnapshot.running'],
+      [refused('resolveRecoverySnapshot', why), 'degraded', []],
+    ]);
+    expect(recoveryCondition(d.context)?.message).toBe(`recovery request r1 refused, nothing was changed: ${why}`);
+    expect(d.context.recovery).toBeNull();
+    expect(d.context.members.every((m) => !m.dormant)).toBe(true);
+  });
+
+  it("refuses another cluster's snapshot unless allowOtherCluster says so", () => {
+    const d = quorumLost();
+    play(d, [
+      [fromSnapshot('r1', { snapshotName: 'theirs' }), 'recovering.resolvingSnapshot.running'],
+      [ok('resolveRecoverySnapshot', nightly({ name: 'theirs', cluster: 'other' })), 'degraded', []],
+    ]);
+    expect(recoveryCondition(d.context)?.message).toBe(
+      "recovery request r1 refused, nothing was changed: EtcdSnapshot theirs is of EtcdCluster other, not demo: restoring it would replace demo's data with other's; set spec.recovery.allowOtherCluster to true if that is meant",
+    );
+    play(d, [
+      [fromSnapshot('r2', { snapshotName: 'theirs', allowOtherCluster: true }), 'recovering.resolvingSnapshot.running'],
+      [
+        ok('resolveRecoverySnapshot', nightly({ name: 'theirs', cluster: 'other' })),
+        'recovering.stoppingLost.running',
+        [{ type: 'setDormant', params: { members: ['demo-0', 'demo-1', 'demo-2'], dormant: true } }],
+      ],
+    ]);
+  });
+
+  it('a second request while one runs is refused, naming the snapshot of the one running', () => {
+    const d = quorumLost();
+    play(d, [
+      [fromSnapshot('r1'), 'recovering.resolvingSnapshot.running'],
+      [ok('resolveRecoverySnapshot', nightly()), 'recovering.stoppingLost.running'],
+      [fromSnapshot('r2'), 'recovering.stoppingLost.running', []],
+    ]);
+    expect(d.context.recovered).toMatchObject({
+      requestID: 'r2',
+      result: 'refused',
+      message:
+        'recovery r1 is running (from EtcdSnapshot nightly): one at a time; ask again once it ended if the cluster still needs it',
+    });
+    expect(d.context.recovery?.requestID).toBe('r1');
+  });
+});
