@@ -4,13 +4,20 @@
  * if it leads, set its EtcdMember's version (its member machine restarts its Pod on it), and
  * wait until etcd answers from it, on the new version, in sync, before the next. A snapshot
  * first when spec.upgrade.snapshot asks for one; onto 3.7, every member's raft log flushed to a
- * snapshot on disk before the first restart. Each member ends in the coordinator's
+ * snapshot on disk before the first restart; down a minor, etcd's downgrade enabled first (its
+ * cluster and storage versions at the target's minor), and cancelled by a roll back above it. Each member ends in the coordinator's
  * `observing`, which keeps the roll's replicas until its last member (rules.ts latchDuringRoll).
  */
 import * as kit from '../../kit.ts';
 import { attempt } from '../step-kit.ts';
 import { CLUSTER, idsUnder } from '../ids.ts';
-import { flushRaftLogParams, moveLeaderParams, upgradeParams, upgradeSnapshotParams } from './steps.ts';
+import {
+  downgradeParams,
+  flushRaftLogParams,
+  moveLeaderParams,
+  upgradeParams,
+  upgradeSnapshotParams,
+} from './steps.ts';
 
 /** Ids of the roll's states. */
 export const ROLL = {
@@ -19,6 +26,8 @@ export const ROLL = {
     'snapshotting',
     'awaitingHealth',
     'choosing',
+    'cancellingDowngrade',
+    'enablingDowngrade',
     'flushingLog',
     'movingLeader',
     'awaitingLeader',
@@ -70,11 +79,26 @@ export const upgrading = {
     },
     choosing: {
       always: [
+        { guard: 'downgradeCancelNeeded', target: ROLL.cancellingDowngrade },
+        { guard: 'downgradeNeeded', target: ROLL.enablingDowngrade },
         { guard: 'logFlushNeeded', target: ROLL.flushingLog },
         { guard: 'upgradeeLeads', target: ROLL.movingLeader },
         { target: ROLL.settingVersion },
       ],
     },
+    // Above the minor a downgrade brought the cluster to: etcd's downgrade cancelled first, so
+    // that the cluster version follows the members up again.
+    cancellingDowngrade: attempt(
+      { target: ROLL.choosing, actions: ['markDowngradeCancelled'] },
+      { type: 'cancelDowngrade', params: downgradeParams },
+    ),
+    // Down a minor, once, before the first member restarts: etcd's downgrade enabled, and every
+    // member's cluster and storage versions at the target's minor (rules.ts downgradeNeeded).
+    enablingDowngrade: attempt(
+      { target: ROLL.choosing, actions: ['markDowngradeEnabled'] },
+      { type: 'enableDowngrade', params: downgradeParams },
+      [{ guard: 'downgradeRetargeted', target: CLUSTER.deciding, actions: ['finishUpgrade', 'latchTarget'] }],
+    ),
     // Onto 3.7 from an older minor, once, before the first member restarts: every member writes
     // its raft log to a snapshot on disk, past any entry etcd 3.5 wrote there (rules.ts).
     flushingLog: attempt(
