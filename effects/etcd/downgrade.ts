@@ -143,7 +143,10 @@ export const enableDowngrade: IntentHandler<'enableDowngrade', EnableDowngradeRe
       if (ctx.signal.aborted)
         throw new EffectError(
           ERR.ENABLE_DOWNGRADE,
-          `downgrade to ${minor} enabled, but not every member reports cluster version ${minor} and storage version ${minor} or older yet: ${members.map((m) => `${m.member} cluster ${m.cluster}, storage ${m.storage ?? 'none'}`).join('; ')}`,
+          `downgrade to ${minor} enabled, but not every member reports cluster version ${minor} and storage version ${minor} or older yet (etcd lowers the cluster version once it hears from every member): ${[
+            ...members.map((m) => `${m.member} cluster ${m.cluster}, storage ${m.storage ?? 'none'}`),
+            ...silent.map((m) => `${m} does not answer`),
+          ].join('; ')}`,
         );
       await delay(500);
       ({ members, silent } = await clusterVersions(ctx));

@@ -45,6 +45,8 @@ export function upgradeMessage(sub: string, c: ClusterContext): string {
     return `${head}: waiting until every voter is healthy and in sync before its Pod stops${then}`;
   if (sub.startsWith('enablingDowngrade'))
     return `${head}: enabling etcd's downgrade to ${minorName(to)} and waiting until every member reports cluster version ${minorName(to)} and storage version ${minorName(to)} or older, before any member restarts on it${then}`;
+  if (sub.startsWith('abandoningDowngrade'))
+    return `${head}: the spec changed before etcd's cluster version came down: cancelling etcd's downgrade to ${minorName(to)} first, so that it does not come down later${then}`;
   if (sub.startsWith('cancellingDowngrade'))
     return `${head}: cancelling etcd's downgrade to ${c.downgradeTo ?? 'the previous minor'} first, so that the cluster version follows the members up again${then}`;
   if (sub.startsWith('flushingLog'))

@@ -12,6 +12,7 @@ import * as kit from '../../kit.ts';
 import { attempt } from '../step-kit.ts';
 import { CLUSTER, idsUnder } from '../ids.ts';
 import {
+  abandonParams,
   downgradeParams,
   flushRaftLogParams,
   moveLeaderParams,
@@ -28,6 +29,7 @@ export const ROLL = {
     'choosing',
     'cancellingDowngrade',
     'enablingDowngrade',
+    'abandoningDowngrade',
     'flushingLog',
     'movingLeader',
     'awaitingLeader',
@@ -97,7 +99,14 @@ export const upgrading = {
     enablingDowngrade: attempt(
       { target: ROLL.choosing, actions: ['markDowngradeEnabled'] },
       { type: 'enableDowngrade', params: downgradeParams },
-      [{ guard: 'downgradeRetargeted', target: CLUSTER.deciding, actions: ['finishUpgrade', 'latchTarget'] }],
+      [{ guard: 'downgradeRetargeted', target: ROLL.abandoningDowngrade, actions: [] }],
+    ),
+    // The spec changed while the downgrade had not come down yet (refused, or a member down: etcd
+    // lowers the cluster version only once it hears from every member). etcd may hold it enabled,
+    // and would lower the cluster version later under the new spec: cancelled before it is taken.
+    abandoningDowngrade: attempt(
+      { target: CLUSTER.deciding, actions: ['markDowngradeCancelled', 'finishUpgrade', 'latchTarget'] },
+      { type: 'cancelDowngrade', params: abandonParams },
     ),
     // Onto 3.7 from an older minor, once, before the first member restarts: every member writes
     // its raft log to a snapshot on disk, past any entry etcd 3.5 wrote there (rules.ts).

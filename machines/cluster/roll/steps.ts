@@ -63,7 +63,7 @@ export const rollGuards = {
   logFlushNeeded: ({ context: c }: Ctx) => logFlushNeeded(c),
   downgradeNeeded: ({ context: c }: Ctx) => downgradeNeeded(c),
   downgradeCancelNeeded: ({ context: c }: Ctx) => downgradeCancelNeeded(c),
-  // A downgrade etcd refused (the answer says why) gives way to a new spec, as a stuck member does.
+  // A downgrade not come down (refused, the answer says why; or a member down) gives way to a new spec.
   downgradeRetargeted: ({ context: c }: Ctx) => retargeted(c),
   leaderMoved: ({ context: c }: Ctx) => etcdFresh(c) && c.etcd?.leader != null && c.etcd.leader !== c.upgrade?.memberID,
   // Back on the new version and CAs: its Pod started with them and ready, etcd answering from
@@ -140,6 +140,11 @@ export const flushRaftLogParams = ({ context: c }: Ctx): FlushRaftLogParams => (
 
 /** enableDowngrade or cancelDowngrade for the roll to the target version. */
 export const downgradeParams = ({ context: c }: Ctx): DowngradeParams => ({ version: c.target?.version ?? '' });
+
+/** cancelDowngrade of a downgrade given up for a new spec: for the version the spec asks now. */
+export const abandonParams = ({ context: c }: Ctx): DowngradeParams => ({
+  version: c.spec?.version ?? c.target?.version ?? '',
+});
 
 /** setMemberVersion for the member being upgraded. */
 export const upgradeParams = ({ context: c }: Ctx): SetMemberVersionParams => ({
