@@ -56,7 +56,8 @@ async function allAt(server: string): Promise<void> {
  */
 async function rollUnderTraffic(from: string, to: string, words: RegExp): Promise<void> {
   const before = await demo.verify(3);
-  const traffic = new Traffic(`during-${to}`, { history: true });
+  // Keys of its own per roll: the checker takes every key as unwritten when a recording starts.
+  const traffic = new Traffic(`during-${from}-to-${to}`, { history: true });
   await traffic.start(kube.core, ns, 'demo');
   const started = Date.now();
   let failure: unknown;
