@@ -80,6 +80,8 @@ export const ConditionReason = {
   ScalingDown: 'ScalingDown',
   /** Upgraded False: a roll runs, or etcd does not yet answer from every member with the target version. */
   Upgrading: 'Upgrading',
+  /** Upgraded False: a roll down a minor (etcd's downgrade) runs, or etcd does not yet answer from every member with the target version. */
+  Downgrading: 'Downgrading',
   /** MemberReplaced False: a member whose data or node was lost is being replaced; etcd does not list its replacement a voter yet. */
   Replacing: 'Replacing',
   /** VolumesExpanded False: storage.size was raised; not every member's claim shows it yet. */

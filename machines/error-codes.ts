@@ -45,6 +45,11 @@ export const ERR = {
   COMPACT: 'ERR_COMPACT',
   READ_REVISION: 'ERR_READ_REVISION',
   FLUSH_RAFT_LOG: 'ERR_FLUSH_RAFT_LOG',
+  /** etcd's downgrade could not be enabled, or its cluster and storage versions did not come down in time. */
+  ENABLE_DOWNGRADE: 'ERR_ENABLE_DOWNGRADE',
+  /** etcd refuses the downgrade: its cluster version is not one minor above the target. */
+  DOWNGRADE_REFUSED: 'ERR_DOWNGRADE_REFUSED',
+  CANCEL_DOWNGRADE: 'ERR_CANCEL_DOWNGRADE',
   DISARM_ALARM: 'ERR_DISARM_ALARM',
   /** A member's database is still too close to its quota for the NOSPACE alarm to be disarmed. */
   SPACE_NOT_FREED: 'ERR_SPACE_NOT_FREED',

@@ -124,6 +124,15 @@ export interface FlushRaftLogParams {
   readonly version: string;
 }
 
+/**
+ * Parameters of enableDowngrade and cancelDowngrade: the version a roll goes to. A downgrade
+ * brings etcd's cluster and storage versions down to its minor before any member restarts on it;
+ * a cancel ends a downgrade a roll back up leaves behind.
+ */
+export interface DowngradeParams {
+  readonly version: string;
+}
+
 /** Parameters of moveLeader: the leader to move leadership off, and the voter to give it to. */
 export interface MoveLeaderParams {
   /** The member leadership moves off (by name and hex ID). */
@@ -244,6 +253,8 @@ export interface IntentParams {
   readonly growVolume: GrowVolumeParams;
   readonly moveLeader: MoveLeaderParams;
   readonly flushRaftLog: FlushRaftLogParams;
+  readonly enableDowngrade: DowngradeParams;
+  readonly cancelDowngrade: DowngradeParams;
   readonly defragment: DefragmentParams;
   readonly compact: CompactParams;
   readonly disarmAlarm: DisarmAlarmParams;
@@ -292,6 +303,8 @@ export const CLUSTER_INTENTS = [
   'growVolume',
   'moveLeader',
   'flushRaftLog',
+  'enableDowngrade',
+  'cancelDowngrade',
   'defragment',
   'compact',
   'disarmAlarm',

@@ -37,10 +37,11 @@ function judge(
   const left = stepOf(from) === step && stepOf(to) !== step;
   const run = w.running;
   if (run) {
-    if (stepOf(to) !== step && !left && !runOpen(previous, w.condition, run.reason)) return null;
+    const open = [run.reason, ...(run.otherReasons ?? [])].some((r) => runOpen(previous, w.condition, r));
+    if (stepOf(to) !== step && !left && !open) return null;
     // A run that has nothing to do for the condition (a roll onto new CAs alone) leaves it True.
     if (w.done(c)) return completed(w, c);
-    return { type: w.condition, status: 'False', reason: run.reason, message: run.message(c) };
+    return { type: w.condition, status: 'False', reason: run.reasonOf?.(c) ?? run.reason, message: run.message(c) };
   }
   if (!left) return null;
   if (w.done(c)) return completed(w, c);

@@ -32,12 +32,22 @@ const OLD = 'oldSelf.spec.version';
 /** Back to the version every member still runs: undoing an upgrade that has not finished. */
 const ROLLBACK = `(has(oldSelf.status) && has(oldSelf.status.version) && ${NEW} == oldSelf.status.version)`;
 
-/** The version rules: transition rules on the whole object, since undoing an upgrade reads status. */
+/** The oldest minor the operator runs: a 3.5 cluster has nowhere down to go. */
+const OLDEST_MINOR = 5;
+
+/** `3.5.32` -> [minor, patch] as numbers. */
+const minorPatch = (v: string): [number, number] => [Number(v.split('.')[1]), Number(v.split('.')[2])];
+
+/**
+ * The version rules: transition rules on the whole object, since undoing an upgrade reads status.
+ * Up one minor at a time from a patch etcd supports upgrading from; down one minor at a time, as
+ * etcd's downgrade goes (docs/upgrades.md, "Downgrades"), to a patch fit to run beside the newer minor.
+ */
 const versionRules = [
   {
-    rule: `${NEW} == ${OLD} || ${ROLLBACK} || ${minor(NEW)} > ${minor(OLD)} || (${minor(NEW)} == ${minor(OLD)} && ${patch(NEW)} > ${patch(OLD)})`,
+    rule: `${NEW} == ${OLD} || ${ROLLBACK} || ${minor(NEW)} != ${minor(OLD)} || ${patch(NEW)} > ${patch(OLD)}`,
     message:
-      'spec.version cannot go down: etcd does not support downgrades. While an upgrade is unfinished, going back to status.version (the version every member still runs) is allowed; otherwise restore a snapshot into a new cluster',
+      "spec.version cannot go to an older patch of the same minor. Going down is one minor at a time (3.7 to 3.6, 3.6 to 3.5, by etcd's downgrade); while an upgrade is unfinished, going back to status.version (the version every member still runs) is allowed",
     fieldPath: '.spec.version',
   },
   {
@@ -46,11 +56,34 @@ const versionRules = [
       'spec.version can move up one minor version at a time (3.5 to 3.6, then 3.6 to 3.7): upgrade to the next minor first',
     fieldPath: '.spec.version',
   },
-  ...Object.entries(MIN_PATCH_BEFORE).map(([to, from]) => ({
-    rule: `${NEW} == ${OLD} || ${ROLLBACK} || !(${minor(OLD)} == ${Number(from.split('.')[1])} && ${minor(NEW)} == ${Number(to.split('.')[1])}) || ${patch(OLD)} >= ${Number(from.split('.')[2])}`,
-    message: `upgrade to ${from} or later before ${to}: etcd's upgrade guide asks every ${from.split('.').slice(0, 2).join('.')} member to run ${from} or later first`,
+  {
+    rule: `${NEW} == ${OLD} || ${ROLLBACK} || ${minor(NEW)} >= ${minor(OLD)} - 1`,
+    message:
+      "spec.version can move down one minor version at a time (3.7 to 3.6, then 3.6 to 3.5): etcd's downgrade goes to the previous minor only",
     fieldPath: '.spec.version',
-  })),
+  },
+  {
+    rule: `${NEW} == ${OLD} || ${minor(NEW)} >= ${OLDEST_MINOR}`,
+    message: `etcd 3.${OLDEST_MINOR - 1} is not run by this operator: a 3.${OLDEST_MINOR} cluster cannot be downgraded (restore a snapshot into a 3.${OLDEST_MINOR - 1} cluster outside it)`,
+    fieldPath: '.spec.version',
+  },
+  ...Object.entries(MIN_PATCH_BEFORE).flatMap(([to, from]) => {
+    const [fromMinor, fromPatch] = minorPatch(from);
+    const toMinor = Number(to.split('.')[1]);
+    const fromName = from.split('.').slice(0, 2).join('.');
+    return [
+      {
+        rule: `${NEW} == ${OLD} || ${ROLLBACK} || !(${minor(OLD)} == ${fromMinor} && ${minor(NEW)} == ${toMinor}) || ${patch(OLD)} >= ${fromPatch}`,
+        message: `upgrade to ${from} or later before ${to}: etcd's upgrade guide asks every ${fromName} member to run ${from} or later first`,
+        fieldPath: '.spec.version',
+      },
+      {
+        rule: `${NEW} == ${OLD} || ${ROLLBACK} || !(${minor(OLD)} == ${toMinor} && ${minor(NEW)} == ${fromMinor}) || ${patch(NEW)} >= ${fromPatch}`,
+        message: `downgrade to ${from} or later: a downgrade from ${to} runs ${fromName} and ${to} members side by side, as an upgrade does, and etcd's upgrade guide asks ${fromName} members to run ${from} or later for that`,
+        fieldPath: '.spec.version',
+      },
+    ];
+  }),
 ];
 
 const spec = s.object(
@@ -70,7 +103,11 @@ const spec = s.object(
         MIN_PATCH_BEFORE,
       )
         .map(([to, from]) => `${to} needs ${from} or later`)
-        .join(', ')}). Downgrades are refused, except back to status.version while an upgrade is unfinished.`,
+        .join(', ')}), or the previous minor, through etcd's downgrade API (${Object.entries(MIN_PATCH_BEFORE)
+        .map(([to, from]) => `${to} to ${from} or later`)
+        .join(
+          ', ',
+        )}). An older patch of the same minor is refused, except back to status.version while an upgrade is unfinished.`,
       {
         default: DEFAULT_ETCD_VERSION,
       },

@@ -52,7 +52,7 @@ export interface EtcdSnapshotSchedule {
 export interface EtcdClusterSpec {
   /** Number of voting members. 0 parks the cluster (dormant): Pods go, data stays, and scaling up again resumes the same cluster. Odd numbers tolerate as many failures as the next even one. */
   replicas: number;
-  /** etcd version of every member. Changing it rolls the members onto it one at a time, followers before the leader, each back healthy and in sync before the next. Allowed: a newer patch of the same minor, or the next minor from a patch etcd supports upgrading from (3.6 needs 3.5.32 or later, 3.7 needs 3.6.11 or later). Downgrades are refused, except back to status.version while an upgrade is unfinished. */
+  /** etcd version of every member. Changing it rolls the members onto it one at a time, followers before the leader, each back healthy and in sync before the next. Allowed: a newer patch of the same minor, or the next minor from a patch etcd supports upgrading from (3.6 needs 3.5.32 or later, 3.7 needs 3.6.11 or later), or the previous minor, through etcd's downgrade API (3.6 to 3.5.32 or later, 3.7 to 3.6.11 or later). An older patch of the same minor is refused, except back to status.version while an upgrade is unfinished. */
   version: string;
   /** Where each member keeps its data directory. */
   storage: StorageSpec;

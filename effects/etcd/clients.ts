@@ -105,6 +105,26 @@ export class EtcdClients {
     return this.#cached(ref, `${ref.uid} ${url}`, [url], addresses);
   }
 
+  /**
+   * A member's client URL and what an https call to it needs (the certificate, the name its
+   * certificate is checked against): for etcd's plain HTTP endpoints on the client port (/version).
+   */
+  address(ref: ClusterRef, member: string): { url: string; tls?: EtcdClientTLS; serverName?: string } {
+    const addresses = this.#resolve(ref);
+    const url = addresses.clientURL(member);
+    if (!url.startsWith('https:')) return { url };
+    if (!addresses.tls) throw this.#noCertificate(ref, addresses);
+    const serverName = addresses.serverName?.(url);
+    return { url, tls: addresses.tls, ...(serverName ? { serverName } : {}) };
+  }
+
+  #noCertificate(ref: ClusterRef, addresses: EtcdAddresses): EffectError {
+    return new EffectError(
+      ERR.TLS_SECRET,
+      `no client certificate to call etcd of ${ref.namespace}/${ref.name} with: ${addresses.tlsProblem ?? 'its Secret was not read yet'}`,
+    );
+  }
+
   /** A client that talks to one client URL only. */
   endpoint(ref: ClusterRef, url: string): Etcd3 {
     return this.#cached(ref, `${ref.uid} ${url}`, [url], this.#resolve(ref));
@@ -134,11 +154,7 @@ export class EtcdClients {
   #cached(ref: ClusterRef, id: string, hosts: string[], addresses: EtcdAddresses): Etcd3 {
     const secure = hosts.some((h) => h.startsWith('https:'));
     const tls = secure ? addresses.tls : undefined;
-    if (secure && !tls)
-      throw new EffectError(
-        ERR.TLS_SECRET,
-        `no client certificate to call etcd of ${ref.namespace}/${ref.name} with: ${addresses.tlsProblem ?? 'its Secret was not read yet'}`,
-      );
+    if (secure && !tls) throw this.#noCertificate(ref, addresses);
     const names = new Set(hosts.map((h) => addresses.serverName?.(h)));
     const serverName = names.size === 1 ? [...names][0] : undefined;
     const key = [...hosts].sort().join(',');

@@ -6,6 +6,7 @@ import { addLearner } from './add-learner.ts';
 import { compact } from './compact.ts';
 import { defragment } from './defragment.ts';
 import { disarmAlarm } from './disarm-alarm.ts';
+import { cancelDowngrade, enableDowngrade } from './downgrade.ts';
 import { enableAuth } from './enable-auth.ts';
 import { flushRaftLog } from './flush-raft-log.ts';
 import { moveLeader } from './move-leader.ts';
@@ -16,6 +17,14 @@ export { addLearner, type AddLearnerResult } from './add-learner.ts';
 export { compact, type CompactResult } from './compact.ts';
 export { defragment, type DefragmentResult } from './defragment.ts';
 export { disarmAlarm, type DisarmAlarmResult } from './disarm-alarm.ts';
+export {
+  cancelDowngrade,
+  clusterVersions,
+  enableDowngrade,
+  type CancelDowngradeResult,
+  type EnableDowngradeResult,
+  type MemberVersions,
+} from './downgrade.ts';
 export { authStatus, enableAuth, type EnableAuthResult } from './enable-auth.ts';
 export { flushRaftLog, type FlushRaftLogResult } from './flush-raft-log.ts';
 export { moveLeader, type MoveLeaderResult } from './move-leader.ts';
@@ -40,6 +49,8 @@ export const etcdHandlers = {
   removeEtcdMember,
   moveLeader,
   flushRaftLog,
+  enableDowngrade,
+  cancelDowngrade,
   defragment,
   compact,
   disarmAlarm,

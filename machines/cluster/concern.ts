@@ -18,7 +18,13 @@ export interface Completion {
    * reason while it runs, and from when it is left until `done`, judged again at every step.
    * Absent: judged once, when the step is left.
    */
-  readonly running?: { readonly reason: string; readonly message: (c: ClusterContext) => string };
+  readonly running?: {
+    readonly reason: string;
+    readonly message: (c: ClusterContext) => string;
+    /** A run that can go two ways (a roll up or down): its reason now, one of `reason` and `otherReasons`. */
+    readonly reasonOf?: (c: ClusterContext) => string;
+    readonly otherReasons?: readonly string[];
+  };
   /** Why a step left not done fell short, when a user should read it (False); null leaves the condition as it was. */
   readonly unfinished?: (c: ClusterContext) => { readonly reason: string; readonly message: string } | null;
 }

@@ -33,7 +33,7 @@ function refusals(from: string, to: string, statusVersion?: string): string[] {
 describe('api: spec.version changes', () => {
   it('knows the oldest patch each minor upgrades from: 3.5.32 before 3.6, 3.6.11 before 3.7', () => {
     expect(MIN_PATCH_BEFORE).toEqual({ '3.6': '3.5.32', '3.7': '3.6.11' });
-    expect(rules).toHaveLength(2 + Object.keys(MIN_PATCH_BEFORE).length);
+    expect(rules).toHaveLength(4 + 2 * Object.keys(MIN_PATCH_BEFORE).length);
   });
 
   it.each([
@@ -43,6 +43,10 @@ describe('api: spec.version changes', () => {
     ['3.5.32', '3.6.16', 'the oldest 3.5 patch etcd upgrades to 3.6 from'],
     ['3.7.3', '3.7.4', 'a newer 3.7 patch'],
     ['3.6.16', '3.6.16', 'no change'],
+    ['3.6.16', '3.5.35', 'a downgrade of 3.6 to 3.5'],
+    ['3.7.3', '3.6.16', 'a downgrade of 3.7 to 3.6'],
+    ['3.6.0', '3.5.32', 'a downgrade to the oldest 3.5 patch fit to run beside 3.6'],
+    ['3.7.3', '3.6.11', 'a downgrade to the oldest 3.6 patch fit to run beside 3.7'],
   ])('allows %s -> %s (%s)', (from, to) => {
     expect(refusals(from, to)).toEqual([]);
   });
@@ -52,17 +56,23 @@ describe('api: spec.version changes', () => {
     ['3.6.0', '3.7.0', 'upgrade to 3.6.11 or later before 3.7'],
     ['3.5.31', '3.6.16', 'upgrade to 3.5.32 or later before 3.6'],
     ['3.5.35', '3.7.3', 'spec.version can move up one minor version at a time (3.5 to 3.6, then 3.6 to 3.7)'],
-    ['3.7.3', '3.6.16', 'spec.version cannot go down'],
-    ['3.7.3', '3.7.2', 'spec.version cannot go down'],
+    ['3.7.3', '3.5.35', 'spec.version can move down one minor version at a time (3.7 to 3.6, then 3.6 to 3.5)'],
+    ['3.7.3', '3.7.2', 'spec.version cannot go to an older patch of the same minor'],
+    ['3.6.16', '3.6.15', 'spec.version cannot go to an older patch of the same minor'],
+    ['3.6.16', '3.5.31', 'downgrade to 3.5.32 or later: a downgrade from 3.6 runs 3.5 and 3.6 members side by side'],
+    ['3.7.3', '3.6.10', 'downgrade to 3.6.11 or later'],
+    ['3.5.35', '3.4.37', 'etcd 3.4 is not run by this operator: a 3.5 cluster cannot be downgraded'],
   ])('refuses %s -> %s, saying: %s', (from, to, message) => {
     const said = refusals(from, to);
     expect(said).toHaveLength(1);
     expect(said[0]).toContain(message);
   });
 
-  it('allows going back to status.version while a 3.6 -> 3.7 roll is unfinished, and nowhere else down', () => {
+  it('allows going back to status.version while a 3.6 -> 3.7 roll is unfinished, below it only a whole minor down', () => {
     expect(refusals('3.7.3', '3.6.16', '3.6.16')).toEqual([]);
-    expect(refusals('3.7.3', '3.6.15', '3.6.16')).not.toEqual([]);
+    expect(refusals('3.6.16', '3.6.15', '3.6.15')).toEqual([]);
+    expect(refusals('3.6.16', '3.6.14', '3.6.15')).not.toEqual([]);
+    expect(refusals('3.7.3', '3.5.35', '3.6.16')).not.toEqual([]);
   });
 
   it.each([

@@ -502,7 +502,10 @@ async function loseANode(cut: ClusterUnderTest, ctx: ActionContext): Promise<voi
   );
 }
 
-/** A roll of 3 members from `from` to `to`: done when every member answers on `to`, restarted in place. */
+/**
+ * A roll of 3 members from `from` to `to`, up or one minor down (etcd's downgrade): done when
+ * every member answers on `to` and etcd's cluster version is its minor, restarted in place.
+ */
 const upgrade = (name: string, from: string, to: string): Scenario => ({
   name,
   before: 3,
@@ -523,6 +526,23 @@ const upgrade = (name: string, from: string, to: string): Scenario => ({
       ctx.settleMs,
     );
     await cut.settled(3, ctx.settleMs);
+    // The cluster version follows (a downgrade left enabled would hold it below the members).
+    const minor = `${to.split('.').slice(0, 2).join('.')}.0`;
+    await until(
+      `cluster version ${minor} on every member`,
+      async () => {
+        const ips = [...(await cut.podIPs()).values()];
+        const said = await Promise.all(
+          ips.map((ip) =>
+            fetch(`http://${ip}:2379/version`)
+              .then((r) => r.json() as Promise<{ etcdcluster?: string }>)
+              .catch(() => ({})),
+          ),
+        );
+        return said.length === 3 && said.every((v) => 'etcdcluster' in v && v.etcdcluster === minor) ? true : undefined;
+      },
+      ctx.settleMs,
+    );
   },
   // Restarted in place: the same members with the same IDs, none replaced.
   check: (before, after) => {
@@ -655,6 +675,8 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   upgrade('upgrade', '3.5.35', '3.6.16'),
   upgrade('upgrade-3.7', '3.6.16', '3.7.3'),
+  upgrade('downgrade', '3.6.16', '3.5.35'),
+  upgrade('downgrade-3.7', '3.7.3', '3.6.16'),
   {
     name: 'grow',
     before: 3,

@@ -67,8 +67,8 @@ const spec = (replicas: number, version = '3.6.16', o: { snapshotCount?: number 
 });
 const ok = (kind: string, result?: Record<string, unknown>): ClusterEvent =>
   ({ type: `effect.${kind}.succeeded`, at: now(), result }) as ClusterEvent;
-const failed = (kind: string, code: string): ClusterEvent =>
-  ({ type: `effect.${kind}.failed`, at: now(), error: { code, message: code } }) as ClusterEvent;
+const failed = (kind: string, code: string, message = code): ClusterEvent =>
+  ({ type: `effect.${kind}.failed`, at: now(), error: { code, message } }) as ClusterEvent;
 const tick = (ms: number): ClusterEvent => ({ type: 'timer.tick', at: (clock += ms) });
 
 /** A machine that has seen its cluster has no EtcdMembers yet (the spec comes next). */
@@ -1505,13 +1505,135 @@ describe('cluster machine: rolling upgrades', () => {
       [spec(3, OLD), 'upgrading.awaitingMember', []],
       [tick(590_000), 'upgrading.awaitingMember', []],
       [tick(20_000), 'observing', []],
-      // Then the stuck member is the one to restart, although it is not healthy itself.
-      [etcdAt([OLD, OLD, OLD], 0, { unhealthy: [1] }), 'upgrading.settingVersion.running', [setVersion(1, OLD)]],
+      // Then the stuck member is the one to restart, although it is not healthy itself. It is set
+      // to a newer minor: etcd's cluster version is checked first (never raised: nothing to enable).
+      [
+        etcdAt([OLD, OLD, OLD], 0, { unhealthy: [1] }),
+        'upgrading.enablingDowngrade.running',
+        [{ type: 'enableDowngrade', params: { version: OLD } }],
+      ],
+      [ok('enableDowngrade', { enabled: false }), 'upgrading.settingVersion.running', [setVersion(1, OLD)]],
       [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
       [listed([OLD, OLD, OLD]), 'upgrading.awaitingMember', []],
       [etcdAt([OLD, OLD, OLD], 0), 'observing', []],
       [etcdAt([OLD, OLD, OLD], 0), 'steady', []],
     ]);
+  });
+
+  describe('down a minor (etcd downgrade)', () => {
+    const enable = (version: string): Intent => ({ type: 'enableDowngrade', params: { version } });
+    const cancel = (version: string): Intent => ({ type: 'cancelDowngrade', params: { version } });
+    /** A steady 3-member cluster on 3.6.16 led by demo-0. */
+    function onNew(): Driver<typeof clusterMachine> {
+      const d = steadyCluster(3);
+      play(d, [
+        [spec(3, NEW), 'steady'],
+        [listed([NEW, NEW, NEW]), 'steady'],
+        [etcdAt([NEW, NEW, NEW], 0), 'steady'],
+      ]);
+      return d;
+    }
+
+    it('enables etcd downgrade once before the first member restarts, then rolls members down one at a time, the leader last', () => {
+      const d = onNew();
+      play(d, [[spec(3, OLD), 'upgrading.enablingDowngrade.running', [enable(OLD)]]]);
+      expect(describeCluster(d.state, d.context).message).toBe(
+        'downgrading demo-1 (1 of 3) from 3.6.16 to 3.5.35 (no snapshot first: spec.upgrade.snapshot is not set): ' +
+          "enabling etcd's downgrade to 3.5 and waiting until every member reports cluster version 3.5 and storage version 3.5 or older, before any member restarts on it",
+      );
+      play(d, [
+        [ok('enableDowngrade', { enabled: true }), 'upgrading.settingVersion.running', [setVersion(1, OLD)]],
+        [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+        [listed([NEW, OLD, NEW], { 1: 'upgrading' }), 'upgrading.awaitingMember', []],
+        [etcdAt([NEW, NEW, NEW], 0, { unhealthy: [1] }), 'upgrading.awaitingMember', []],
+        [listed([NEW, OLD, NEW]), 'upgrading.awaitingMember', []],
+        [etcdAt([NEW, OLD, NEW], 0), 'observing', []],
+        // Not asked again for the next member.
+        [etcdAt([NEW, OLD, NEW], 0), 'upgrading.settingVersion.running', [setVersion(2, OLD)]],
+      ]);
+      expect(describeCluster(d.state, d.context).message).toBe(
+        "downgrading demo-2 (2 of 3) from 3.6.16 to 3.5.35: setting the EtcdMember's version",
+      );
+      play(d, [
+        [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+        [listed([NEW, OLD, OLD]), 'upgrading.awaitingMember', []],
+        [etcdAt([NEW, OLD, OLD], 0), 'observing', []],
+        [
+          etcdAt([NEW, OLD, OLD], 0),
+          'upgrading.movingLeader.running',
+          [{ type: 'moveLeader', params: { member: 'demo-0', memberID: id(0), toID: id(1) } }],
+        ],
+        [ok('moveLeader', { leader: id(1) }), 'upgrading.awaitingLeader', []],
+        [etcdAt([NEW, OLD, OLD], 1), 'upgrading.settingVersion.running', [setVersion(0, OLD)]],
+        [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+        [listed([OLD, OLD, OLD]), 'upgrading.awaitingMember', []],
+        [etcdAt([OLD, OLD, OLD], 1), 'observing', []],
+        [etcdAt([OLD, OLD, OLD], 1), 'steady', []],
+      ]);
+      expect(d.context.downgradeTo).toBe('3.5');
+    });
+
+    it('a refusal from etcd is retried with back-off and says why; at the next failure a new spec is taken, the downgrade cancelled first', () => {
+      const d = onNew();
+      play(d, [
+        [spec(3, OLD), 'upgrading.enablingDowngrade.running', [enable(OLD)]],
+        [
+          failed(
+            'enableDowngrade',
+            'ERR_DOWNGRADE_REFUSED',
+            "etcd's cluster version is 3.7: its downgrade goes to the minor below the cluster version only, and 3.5 is not",
+          ),
+          'upgrading.enablingDowngrade.backingOff',
+          [],
+        ],
+      ]);
+      expect(describeCluster(d.state, d.context).message).toContain(
+        "the last try failed (ERR_DOWNGRADE_REFUSED: etcd's cluster version is 3.7",
+      );
+      play(d, [
+        [spec(3, NEW), 'upgrading.enablingDowngrade.backingOff', []],
+        [tick(60_000), 'upgrading.enablingDowngrade.running', [enable(OLD)]],
+        // etcd may hold the downgrade enabled (a member down when asked): cancelled before the new spec.
+        [
+          failed('enableDowngrade', 'ERR_ENABLE_DOWNGRADE', 'not down yet'),
+          'upgrading.abandoningDowngrade.running',
+          [cancel(NEW)],
+        ],
+      ]);
+      expect(describeCluster(d.state, d.context).message).toContain(
+        "the spec changed before etcd's cluster version came down: cancelling etcd's downgrade to 3.5 first",
+      );
+      play(d, [
+        [ok('cancelDowngrade', { cancelled: true }), 'observing', []],
+        [etcdAt([NEW, NEW, NEW], 0), 'steady', []],
+      ]);
+      expect(d.context.target?.version).toBe(NEW);
+      expect(d.context.downgradeTo ?? null).toBeNull();
+    });
+
+    it('undone after its first member (spec back up): cancels etcd downgrade first, then rolls that member back up', () => {
+      const d = onNew();
+      play(d, [
+        [spec(3, OLD), 'upgrading.enablingDowngrade.running', [enable(OLD)]],
+        [ok('enableDowngrade', { enabled: true }), 'upgrading.settingVersion.running', [setVersion(1, OLD)]],
+        [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+        [listed([NEW, OLD, NEW]), 'upgrading.awaitingMember', []],
+        [etcdAt([NEW, OLD, NEW], 0), 'observing', []],
+        [spec(3, NEW), 'observing', []],
+        [etcdAt([NEW, OLD, NEW], 0), 'upgrading.cancellingDowngrade.running', [cancel(NEW)]],
+      ]);
+      expect(describeCluster(d.state, d.context).message).toBe(
+        "upgrading demo-1 (3 of 3) from 3.5.35 to 3.6.16: cancelling etcd's downgrade to 3.5 first, so that the cluster version follows the members up again",
+      );
+      play(d, [
+        [ok('cancelDowngrade', { cancelled: true }), 'upgrading.settingVersion.running', [setVersion(1, NEW)]],
+        [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
+        [listed([NEW, NEW, NEW]), 'upgrading.awaitingMember', []],
+        [etcdAt([NEW, NEW, NEW], 0), 'observing', []],
+        [etcdAt([NEW, NEW, NEW], 0), 'steady', []],
+      ]);
+      expect(d.context.downgradeTo).toBeNull();
+    });
   });
 
   it('scales before it upgrades, and the members it adds start on the new version', () => {

@@ -112,6 +112,41 @@ describe('manager: step-end conditions say only what etcd and the claims show', 
     });
   });
 
+  it('a roll down a minor reads Downgrading, through etcd downgrade, until etcd answers from every member with the older version', () => {
+    const r = bootstrap(3);
+    r.send(specAt(NEW), membersAt([NEW, NEW, NEW]), claimsAt([64, 64, 64]), etcdAt([NEW, NEW, NEW]));
+    expect(r.d.state).toBe('steady');
+    r.send(specAt(OLD));
+    expect(r.d.state).toBe('upgrading.enablingDowngrade.running');
+    expect(condition(r.status, 'Upgraded')).toMatchObject({
+      status: 'False',
+      reason: 'Downgrading',
+      message:
+        "downgrading to etcd 3.5.35 (etcd's downgrade to 3.5): 0 of 3 members answer with it; not yet: demo-0, demo-1, demo-2",
+    });
+    r.send(ok('enableDowngrade', { enabled: true }), ok('setMemberVersion'), membersAt([NEW, OLD, NEW]));
+    r.send(etcdAt([NEW, OLD, NEW]));
+    expect(r.d.state).toBe('observing');
+    expect(condition(r.status, 'Upgraded')).toMatchObject({
+      status: 'False',
+      reason: 'Downgrading',
+      message:
+        "downgrading to etcd 3.5.35 (etcd's downgrade to 3.5): 1 of 3 members answer with it; not yet: demo-0, demo-2",
+    });
+    r.send(etcdAt([NEW, OLD, NEW]), ok('setMemberVersion'), membersAt([NEW, OLD, OLD]), etcdAt([NEW, OLD, OLD]));
+    r.send(etcdAt([NEW, OLD, OLD]), ok('moveLeader', { leader: id(1) }), etcdAt([NEW, OLD, OLD], 1));
+    r.send(ok('setMemberVersion'), membersAt([OLD, OLD, OLD]));
+    // Every EtcdMember is set to 3.5.35; etcd does not answer from demo-0 with it yet: still down.
+    expect(condition(r.status, 'Upgraded')).toMatchObject({ status: 'False', reason: 'Downgrading' });
+    r.send(etcdAt([OLD, OLD, OLD], 1), etcdAt([OLD, OLD, OLD], 1));
+    expect(r.d.state).toBe('steady');
+    expect(condition(r.status, 'Upgraded')).toMatchObject({
+      status: 'True',
+      reason: 'Completed',
+      message: 'every member runs etcd 3.5.35',
+    });
+  });
+
   it('a roll whose last member is lost on its way up is not Upgraded until its replacement answers with the version', () => {
     const r = onOld();
     rollFirst(r);

@@ -3,7 +3,7 @@ import type { ClusterContext } from '../../cluster-decide.ts';
 import { ConditionReason } from '../../../api/conditions.ts';
 import { etcdMemberFor, preUpgradeSnapshotName } from '../../policy.ts';
 import { retarget, type ConcernWords } from '../concern.ts';
-import { DEFAULT_SNAPSHOT_COUNT, preUpgradeSnapshot } from './rules.ts';
+import { DEFAULT_SNAPSHOT_COUNT, minorName, older, outdatedMembers, preUpgradeSnapshot } from './rules.ts';
 
 /** The snapshot a roll takes first: taking it, waiting for it, or what to do once it failed. */
 function snapshotMessage(c: ClusterContext, to: string): string {
@@ -15,6 +15,14 @@ function snapshotMessage(c: ClusterContext, to: string): string {
     ? `upgrading to ${to}: waiting for EtcdSnapshot ${name} (${s.phase || 'Pending'}) before any member restarts`
     : `upgrading to ${to}: taking EtcdSnapshot ${name} before any member restarts`;
 }
+
+/** The roll goes down: some member is still set to, or still answers with, a newer version than the target. */
+const goingDown = (c: ClusterContext): boolean => {
+  const to = c.target?.version;
+  if (!to) return false;
+  const answers = Object.values(c.etcd?.versions ?? {});
+  return [...outdatedMembers(c).map((m) => m.version ?? to), ...answers].some((v) => older(to, v));
+};
 
 /** What a step of a rolling upgrade does: `upgrading demo-1 (2 of 3) to 3.6.16: ...`. */
 export function upgradeMessage(sub: string, c: ClusterContext): string {
@@ -30,11 +38,17 @@ export function upgradeMessage(sub: string, c: ClusterContext): string {
   const caOnly = u.from === to;
   const head = caOnly
     ? `restarting ${u.member} (${u.position} of ${u.total}) to trust the CA certificates now in the cluster's Secrets (ca.crt changed)`
-    : `upgrading ${u.member} (${u.position} of ${u.total}) from ${u.from} to ${to}${u.newTrust ? ', trusting the CA certificates now in its Secrets' : ''}${without}`;
+    : `${older(to, u.from) ? 'downgrading' : 'upgrading'} ${u.member} (${u.position} of ${u.total}) from ${u.from} to ${to}${u.newTrust ? ', trusting the CA certificates now in its Secrets' : ''}${without}`;
   // A scale asked meanwhile waits for the roll's last member: said, as observing says it.
   const then = retarget(c);
   if (sub.startsWith('awaitingHealth'))
     return `${head}: waiting until every voter is healthy and in sync before its Pod stops${then}`;
+  if (sub.startsWith('enablingDowngrade'))
+    return `${head}: enabling etcd's downgrade to ${minorName(to)} and waiting until every member reports cluster version ${minorName(to)} and storage version ${minorName(to)} or older, before any member restarts on it${then}`;
+  if (sub.startsWith('abandoningDowngrade'))
+    return `${head}: the spec changed before etcd's cluster version came down: cancelling etcd's downgrade to ${minorName(to)} first, so that it does not come down later${then}`;
+  if (sub.startsWith('cancellingDowngrade'))
+    return `${head}: cancelling etcd's downgrade to ${c.downgradeTo ?? 'the previous minor'} first, so that the cluster version follows the members up again${then}`;
   if (sub.startsWith('flushingLog'))
     return `${head}: committing ${(c.snapshotCount ?? DEFAULT_SNAPSHOT_COUNT) + 1} empty entries so that every member writes its raft log to a snapshot on disk first (etcd ${to} cannot replay entries etcd 3.5 wrote)${then}`;
   if (sub.startsWith('movingLeader') || sub.startsWith('awaitingLeader'))
@@ -59,11 +73,16 @@ export const rollWords: ConcernWords = {
         rolled(c).missing.length === 0,
       running: {
         reason: ConditionReason.Upgrading,
+        otherReasons: [ConditionReason.Downgrading],
+        reasonOf: (c) => (goingDown(c) ? ConditionReason.Downgrading : ConditionReason.Upgrading),
         message: (c) => {
           const { runs, missing } = rolled(c);
           const to = c.target?.version ?? 'the target version';
           const waiting = missing.length > 0 ? `; not yet: ${missing.join(', ')}` : '';
-          return `upgrading to etcd ${to}: ${runs.length} of ${runs.length + missing.length} members answer with it${waiting}`;
+          const how = goingDown(c)
+            ? `downgrading to etcd ${to} (etcd's downgrade to ${minorName(to)})`
+            : `upgrading to etcd ${to}`;
+          return `${how}: ${runs.length} of ${runs.length + missing.length} members answer with it${waiting}`;
         },
       },
     },

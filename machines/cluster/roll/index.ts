@@ -1,6 +1,8 @@
 /** The rolling upgrade (a version, or CAs to trust): rules, steps, states and words, in one folder. */
 export {
   DEFAULT_SNAPSHOT_COUNT,
+  downgradeCancelNeeded,
+  downgradeNeeded,
   latchDuringRoll,
   logFlushNeeded,
   outdatedMembers,

@@ -43,6 +43,11 @@ export interface RollContext {
   readonly snapshotCount?: number;
   /** The version whose roll flushed every member's raft log to a snapshot first: not asked again. */
   readonly logFlushed?: string | null;
+  /**
+   * The minor etcd's cluster and storage versions were brought down to for a roll down (`3.5`; etcd's
+   * downgrade enabled, or found there): not asked again; a roll back above it cancels the downgrade first.
+   */
+  readonly downgradeTo?: string | null;
 }
 
 /** etcd's default --snapshot-count (3.6 and 3.7). */
@@ -52,6 +57,37 @@ export const DEFAULT_SNAPSHOT_COUNT = 10_000;
 const minorOf = (version: string): number => {
   const [major = 0, minor = 0] = version.split('.').map(Number);
   return major * 1000 + minor;
+};
+
+/** `3.6.16` -> `3.6`. */
+export const minorName = (version: string): string => version.split('.').slice(0, 2).join('.');
+
+/** A version is older than another (by minor, then patch). */
+export const older = (a: string, b: string): boolean => {
+  const [x, y] = [a.split('.').map(Number), b.split('.').map(Number)];
+  for (let i = 0; i < 3; i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) < (y[i] ?? 0);
+  return false;
+};
+
+/**
+ * A roll down a minor (members on 3.6, the target 3.5) brings etcd's cluster and storage versions
+ * down to the target's minor first (etcd's downgrade), once: a member restarted on the older minor
+ * before would find data newer than it runs. Also when the cluster version is there already (an
+ * unfinished upgrade undone): the effect then finds nothing to enable.
+ */
+export const downgradeNeeded = (c: RollView): boolean => {
+  const to = c.target?.version;
+  if (!to || c.downgradeTo === minorName(to)) return false;
+  return outdatedMembers(c).some((m) => m.version !== undefined && minorOf(m.version) > minorOf(to));
+};
+
+/**
+ * A roll above the minor a downgrade brought the cluster to (the downgrade undone, or a later
+ * upgrade) cancels etcd's downgrade first: while it is enabled the cluster version stays down.
+ */
+export const downgradeCancelNeeded = (c: RollView): boolean => {
+  const to = c.target?.version;
+  return !!to && !!c.downgradeTo && minorOf(to) > minorOf(c.downgradeTo);
 };
 
 /**

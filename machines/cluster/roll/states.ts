@@ -4,13 +4,21 @@
  * if it leads, set its EtcdMember's version (its member machine restarts its Pod on it), and
  * wait until etcd answers from it, on the new version, in sync, before the next. A snapshot
  * first when spec.upgrade.snapshot asks for one; onto 3.7, every member's raft log flushed to a
- * snapshot on disk before the first restart. Each member ends in the coordinator's
+ * snapshot on disk before the first restart; down a minor, etcd's downgrade enabled first (its
+ * cluster and storage versions at the target's minor), and cancelled by a roll back above it. Each member ends in the coordinator's
  * `observing`, which keeps the roll's replicas until its last member (rules.ts latchDuringRoll).
  */
 import * as kit from '../../kit.ts';
 import { attempt } from '../step-kit.ts';
 import { CLUSTER, idsUnder } from '../ids.ts';
-import { flushRaftLogParams, moveLeaderParams, upgradeParams, upgradeSnapshotParams } from './steps.ts';
+import {
+  abandonParams,
+  downgradeParams,
+  flushRaftLogParams,
+  moveLeaderParams,
+  upgradeParams,
+  upgradeSnapshotParams,
+} from './steps.ts';
 
 /** Ids of the roll's states. */
 export const ROLL = {
@@ -19,6 +27,9 @@ export const ROLL = {
     'snapshotting',
     'awaitingHealth',
     'choosing',
+    'cancellingDowngrade',
+    'enablingDowngrade',
+    'abandoningDowngrade',
     'flushingLog',
     'movingLeader',
     'awaitingLeader',
@@ -70,11 +81,33 @@ export const upgrading = {
     },
     choosing: {
       always: [
+        { guard: 'downgradeCancelNeeded', target: ROLL.cancellingDowngrade },
+        { guard: 'downgradeNeeded', target: ROLL.enablingDowngrade },
         { guard: 'logFlushNeeded', target: ROLL.flushingLog },
         { guard: 'upgradeeLeads', target: ROLL.movingLeader },
         { target: ROLL.settingVersion },
       ],
     },
+    // Above the minor a downgrade brought the cluster to: etcd's downgrade cancelled first, so
+    // that the cluster version follows the members up again.
+    cancellingDowngrade: attempt(
+      { target: ROLL.choosing, actions: ['markDowngradeCancelled'] },
+      { type: 'cancelDowngrade', params: downgradeParams },
+    ),
+    // Down a minor, once, before the first member restarts: etcd's downgrade enabled, and every
+    // member's cluster and storage versions at the target's minor (rules.ts downgradeNeeded).
+    enablingDowngrade: attempt(
+      { target: ROLL.choosing, actions: ['markDowngradeEnabled'] },
+      { type: 'enableDowngrade', params: downgradeParams },
+      [{ guard: 'downgradeRetargeted', target: ROLL.abandoningDowngrade, actions: [] }],
+    ),
+    // The spec changed while the downgrade had not come down yet (refused, or a member down: etcd
+    // lowers the cluster version only once it hears from every member). etcd may hold it enabled,
+    // and would lower the cluster version later under the new spec: cancelled before it is taken.
+    abandoningDowngrade: attempt(
+      { target: CLUSTER.deciding, actions: ['markDowngradeCancelled', 'finishUpgrade', 'latchTarget'] },
+      { type: 'cancelDowngrade', params: abandonParams },
+    ),
     // Onto 3.7 from an older minor, once, before the first member restarts: every member writes
     // its raft log to a snapshot on disk, past any entry etcd 3.5 wrote there (rules.ts).
     flushingLog: attempt(

@@ -9,13 +9,17 @@ import { etcdMemberFor, leadsWithSuccessor, preUpgradeSnapshotName, successor } 
 import type {
   ClusterEvent,
   CreateUpgradeSnapshotParams,
+  DowngradeParams,
   FlushRaftLogParams,
   MoveLeaderParams,
   SetMemberVersionParams,
 } from '../../types.ts';
 import {
   DEFAULT_SNAPSHOT_COUNT,
+  downgradeCancelNeeded,
+  downgradeNeeded,
   logFlushNeeded,
+  minorName,
   outdatedMembers,
   preUpgradeSnapshot,
   trustOutdated,
@@ -57,6 +61,10 @@ export const rollGuards = {
   },
   upgradeeLeads: ({ context: c }: Ctx) => leadsWithSuccessor(c.etcd, c.upgrade?.memberID),
   logFlushNeeded: ({ context: c }: Ctx) => logFlushNeeded(c),
+  downgradeNeeded: ({ context: c }: Ctx) => downgradeNeeded(c),
+  downgradeCancelNeeded: ({ context: c }: Ctx) => downgradeCancelNeeded(c),
+  // A downgrade not come down (refused, the answer says why; or a member down) gives way to a new spec.
+  downgradeRetargeted: ({ context: c }: Ctx) => retargeted(c),
   leaderMoved: ({ context: c }: Ctx) => etcdFresh(c) && c.etcd?.leader != null && c.etcd.leader !== c.upgrade?.memberID,
   // Back on the new version and CAs: its Pod started with them and ready, etcd answering from
   // it with that version, in sync.
@@ -93,6 +101,8 @@ export const rollUpdates = {
   },
   markPreUpgradeDone: (c) => ({ preUpgradeDone: c.target?.version ?? null }),
   markLogFlushed: (c) => ({ logFlushed: c.target?.version ?? null }),
+  markDowngradeEnabled: (c) => ({ downgradeTo: c.target?.version ? minorName(c.target.version) : null }),
+  markDowngradeCancelled: () => ({ downgradeTo: null }),
   clearPreUpgradeFailure: () => ({ preUpgradeFailed: null }),
   // The next member of a roll, and its place in it: `2 of 3` counts the members already done.
   chooseUpgradee: (c) => {
@@ -126,6 +136,14 @@ export const upgradeSnapshotParams = ({ context: c }: Ctx): CreateUpgradeSnapsho
 export const flushRaftLogParams = ({ context: c }: Ctx): FlushRaftLogParams => ({
   entries: (c.snapshotCount ?? DEFAULT_SNAPSHOT_COUNT) + 1,
   version: c.target?.version ?? '',
+});
+
+/** enableDowngrade or cancelDowngrade for the roll to the target version. */
+export const downgradeParams = ({ context: c }: Ctx): DowngradeParams => ({ version: c.target?.version ?? '' });
+
+/** cancelDowngrade of a downgrade given up for a new spec: for the version the spec asks now. */
+export const abandonParams = ({ context: c }: Ctx): DowngradeParams => ({
+  version: c.spec?.version ?? c.target?.version ?? '',
 });
 
 /** setMemberVersion for the member being upgraded. */
