@@ -3,14 +3,16 @@
 #
 #   localcluster/tools/build.sh TOOL [version]
 #   localcluster/tools/build.sh all     every binary the tests use (etcd of every wrapper module;
-#                                       as root, the real nodes' parts too)
+#                                       as root, the real nodes' parts too), TOOLS_JOBS builds at
+#                                       once (default: the cores + 1)
 #   localcluster/tools/build.sh prometheus|promtool   Prometheus and promtool of the wrapper module prometheus/
 #                                       (the alert rules' tests and the metrics e2e; both built together)
 #   localcluster/tools/build.sh history-checker   the e2e traffic's linearizability and watch checker
 #                                       (wrapper module history-checker/, porcupine; docs/reliability.md)
 #
 # TOOL: the control plane's kube-apiserver|kube-controller-manager|kube-scheduler|kubectl (a second
-# argument picks another release, from the wrapper module k8s-1.<minor>/); the real nodes'
+# argument picks another release, from the wrapper module k8s-1.<minor>/; these four and the
+# kubelet are one binary, `kubernetes`, with a symlink to it by each name); the real nodes'
 # kubelet|containerd|containerd-shim-runc-v2|ctr|runc|bridge|host-local|loopback|portmap|crictl|
 # pause|coredns; etcd|etcdctl|etcdutl [etcd-version]; helm|versitygw|cert-manager|crane|registry|krew;
 # versitygw-entrypoint (the path of upstream's docker-entrypoint.sh for the versitygw image).
@@ -105,6 +107,10 @@ if [[ "${LOCALCLUSTER_BINARIES:-}" == path && $tool != cert-manager ]]; then
   command -v "$tool"; exit 0
 fi
 
+# Every binary is linked without its symbol table and DWARF (-s -w), so its packages are compiled
+# without DWARF too: 6-14% less CPU and a quarter less build cache (docs/development.md).
+nodwarf=-gcflags=all=-dwarf=false
+
 # Go is needed only to build a binary that is not cached yet.
 need_go() { command -v go >/dev/null || { log "Go is needed to build $tool (https://go.dev/doc/install)"; exit 1; }; }
 
@@ -115,7 +121,7 @@ build_into() { # dir, binary name, then the go build arguments
   local dir=$1 name=$2; shift 2
   mkdir -p "$dir"
   local tmp; tmp=$(mktemp -d "$dir/.build.XXXXXX")
-  (CGO_ENABLED=0 go build -trimpath -o "$tmp/$name" "$@") || { rm -rf "$tmp"; exit 1; }
+  (CGO_ENABLED=0 go build -trimpath "$nodwarf" -o "$tmp/$name" "$@") || { rm -rf "$tmp"; exit 1; }
   mv -f "$tmp/$name" "$dir/$name"
   rmdir "$tmp"
 }
@@ -127,7 +133,7 @@ go_installed() { # name, version, package path
     log "installing $1 $2 from Go modules (first time only)"
     need_go
     mkdir -p "$dir"
-    GOBIN=$dir CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "$3@$2"
+    GOBIN=$dir CGO_ENABLED=0 go install -trimpath "$nodwarf" -ldflags "-s -w" "$3@$2"
   fi
   echo "$dir/$1"
 }
@@ -142,7 +148,7 @@ go_installed_into() {
     need_go
     mkdir -p "$dir"
     local tmp; tmp=$(mktemp -d "$dir/.build.XXXXXX")
-    (GOBIN=$tmp CGO_ENABLED=${CGO_ENABLED:-0} go install -trimpath "$@" "$pkg@${modver#*@}") || { rm -rf "$tmp"; exit 1; }
+    (GOBIN=$tmp CGO_ENABLED=${CGO_ENABLED:-0} go install -trimpath "$nodwarf" "$@" "$pkg@${modver#*@}") || { rm -rf "$tmp"; exit 1; }
     mv -f "$tmp/$(basename "$pkg")" "$dir/$name"
     rmdir "$tmp"
   fi
