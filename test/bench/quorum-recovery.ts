@@ -11,7 +11,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { probeCluster } from '../../effects/etcd/index.ts';
 import { joinMember, LocalEtcd } from '../effects/etcd/local-etcd.ts';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 
 const ROUNDS = Number(process.env.QUORUM_ROUNDS ?? 3);
 const KEYS = Number(process.env.QUORUM_KEYS ?? 1000);
