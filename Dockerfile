@@ -15,6 +15,7 @@ COPY effects ./effects
 COPY journal ./journal
 COPY manager ./manager
 COPY statechart ./statechart
+COPY plugin ./plugin
 # `kubectl exec deploy/etcd-operator -- etcd-operator journal NAME` (the chart's NOTES) needs it on PATH.
 RUN chmod 755 manager/cli.ts && ln -s /opt/etcd-operator/manager/cli.ts /usr/local/bin/etcd-operator
 # The journal lives on a volume mounted here (see the chart).

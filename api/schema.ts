@@ -171,7 +171,10 @@ export function toOpenAPI(node: Schema): Record<string, unknown> {
       break;
     case 'external': {
       // The Kubernetes schema when api/kubernetes has it: explained by kubectl, typos refused.
-      const known = kubeSchema(node.tsType);
+      // Partial<V1PodSpec>: the schema of V1PodSpec with nothing required (podTemplate overrides).
+      const partial = /^Partial<(.*)>$/.exec(node.tsType);
+      const full = kubeSchema(partial ? partial[1]! : node.tsType);
+      const known = full && partial ? withoutRequired(full) : full;
       if (known && node.array) {
         out.type = 'array';
         out.items = known;
@@ -201,6 +204,11 @@ export const QUANTITY_RULE: Rule = {
   rule: 'isQuantity(string(self))',
   message: 'must be a quantity, such as 1Gi or 512Mi',
 };
+
+function withoutRequired(schema: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const { required: _, ...rest } = schema;
+  return rest;
+}
 
 function copy(out: Record<string, unknown>, node: object, keys: readonly string[]): void {
   for (const k of keys) {

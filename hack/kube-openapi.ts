@@ -5,8 +5,20 @@ export const TYPES: Readonly<Record<string, string>> = {
   V1ResourceRequirements: 'io.k8s.api.core.v1.ResourceRequirements',
   V1Affinity: 'io.k8s.api.core.v1.Affinity',
   V1TopologySpreadConstraint: 'io.k8s.api.core.v1.TopologySpreadConstraint',
+  V1PodSpec: 'io.k8s.api.core.v1.PodSpec',
+};
+/**
+ * Fields left out of an embedded schema, so a user who sets one is refused by the API server rather
+ * than surprised later: a member Pod's hostname and subdomain are its identity in the cluster and
+ * always the operator's, and ephemeral containers cannot be set when a Pod is created (every member
+ * Pod would be refused).
+ */
+export const OMIT: Readonly<Record<string, readonly string[]>> = {
+  V1PodSpec: ['ephemeralContainers', 'hostname', 'subdomain'],
 };
 const QUANTITY = 'io.k8s.apimachinery.pkg.api.resource.Quantity';
+/** A port (a number or a name): a CRD says it with x-kubernetes-int-or-string, not oneOf. */
+const INT_OR_STRING = 'io.k8s.apimachinery.pkg.util.intstr.IntOrString';
 /** Kubernetes' quantity syntax, as controller-gen writes it. */
 const QUANTITY_PATTERN =
   '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
@@ -39,7 +51,9 @@ export function inline(node: Json, all: Readonly<Record<string, Json>>, seen: re
             pattern: QUANTITY_PATTERN,
             'x-kubernetes-int-or-string': true,
           }
-        : inline(all[name]!, all, [...seen, name]);
+        : name === INT_OR_STRING
+          ? { anyOf: [{ type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true }
+          : inline(all[name]!, all, [...seen, name]);
     // A quantity's own description is a page of grammar, repeated at every use: the field's will do.
     const description = name === QUANTITY ? node.description : (node.description ?? target.description);
     return { ...target, ...(description ? { description } : {}) };
@@ -53,5 +67,23 @@ export function inline(node: Json, all: Readonly<Record<string, Json>>, seen: re
       res[k] = inline(v as Json, all, seen);
     else res[k] = v;
   }
-  return res;
+  return withKeyDefaults(res, node, all);
+}
+
+/**
+ * A list keyed by a field that is not required needs that field's default (a container port's
+ * protocol, TCP; a pull Secret's name, ""), which the structural subset otherwise drops.
+ */
+function withKeyDefaults(res: Json, node: Json, all: Readonly<Record<string, Json>>): Json {
+  const keys = res['x-kubernetes-list-map-keys'] as string[] | undefined;
+  const items = res.items as Json | undefined;
+  const ref = ((node.items as Json | undefined)?.$ref ?? '') as string;
+  const raw = all[ref.replace('#/components/schemas/', '')]?.properties as Record<string, Json> | undefined;
+  if (!keys || !items || !raw) return res;
+  const required = (items.required as string[] | undefined) ?? [];
+  const properties = { ...(items.properties as Record<string, Json>) };
+  for (const key of keys)
+    if (!required.includes(key) && raw[key]?.default !== undefined)
+      properties[key] = { ...properties[key], default: raw[key].default };
+  return { ...res, items: { ...items, properties } };
 }

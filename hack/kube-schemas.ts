@@ -6,7 +6,7 @@
  *
  *   node hack/kube-schemas.ts [--kubeconfig PATH]
  *
- * Only the types listed in TYPES, so the CRDs stay small (no PodSpec). Quantities become int-or-string
+ * Only the types listed in TYPES (PodSpec without the fields OMIT names). Quantities become int-or-string
  * with Kubernetes' quantity pattern; patch strategies and the `default: {}` of $ref wrappers are dropped
  * (a CRD has no strategic merge, and a default would fill fields the user left out).
  */
@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { startControlPlane } from '../localcluster/controlplane/index.ts';
 import { kubectlPath } from '../localcluster/controlplane/kubectl.ts';
-import { inline, TYPES, type Json } from './kube-openapi.ts';
+import { inline, OMIT, TYPES, type Json } from './kube-openapi.ts';
 
 async function openapi(kubeconfig: string): Promise<{ version: string; schemas: Record<string, Json> }> {
   const kubectl = await kubectlPath();
@@ -27,6 +27,13 @@ async function openapi(kubeconfig: string): Promise<{ version: string; schemas: 
   const version = (JSON.parse(await raw('/version')) as { gitVersion: string }).gitVersion;
   const doc = JSON.parse(await raw('/openapi/v3/api/v1')) as { components: { schemas: Record<string, Json> } };
   return { version, schemas: doc.components.schemas };
+}
+
+/** schema without the named properties. */
+function omit(schema: Json, fields: readonly string[]): Json {
+  const properties = schema.properties as Record<string, Json> | undefined;
+  if (!properties || fields.length === 0) return schema;
+  return { ...schema, properties: Object.fromEntries(Object.entries(properties).filter(([p]) => !fields.includes(p))) };
 }
 
 const out = join(import.meta.dirname, '..', 'api', 'kubernetes', 'core-v1.json');
@@ -44,7 +51,9 @@ if (!kubeconfig) {
 }
 try {
   const { version, schemas } = await openapi(kubeconfig);
-  const inlined = Object.fromEntries(Object.entries(TYPES).map(([ts, name]) => [ts, inline(schemas[name]!, schemas)]));
+  const inlined = Object.fromEntries(
+    Object.entries(TYPES).map(([ts, name]) => [ts, omit(inline(schemas[name]!, schemas), OMIT[ts] ?? [])]),
+  );
   const file = {
     $comment: `Written by hack/kube-schemas.ts from kube-apiserver ${version} /openapi/v3/api/v1. Do not edit.`,
     schemas: inlined,

@@ -33,7 +33,6 @@ export const PLUGIN_PATHS = [
   'README.md',
   'CHANGELOG.md',
   'docs',
-  'plugin',
   ...APP_FOLDERS,
 ] as const;
 

@@ -224,7 +224,11 @@ export const memberMachine = machine.createMachine({
     },
     // A failure that retrying cannot fix: nothing is tried until the step or what it is built
     // from changes (the EtcdMember or EtcdCluster is edited, the member is deleted or parked).
-    failed: { tags: [TAG.resting], always: { guard: 'failureOutdated', target: 'deciding', actions: 'clearFailed' } },
+    failed: {
+      // A failure trying again cannot help: counted as a failed step, its Events Warnings.
+      tags: [TAG.resting, TAG.failed, TAG.warning],
+      always: { guard: 'failureOutdated', target: 'deciding', actions: 'clearFailed' },
+    },
     removed: { type: 'final', tags: [TAG.resting] },
   } satisfies Record<MemberMachineState, StateConfig>,
 });

@@ -102,7 +102,10 @@ const spec = s.object(
           { labels: stringMap('Labels to add.'), annotations: stringMap('Annotations to add.') },
           { name: 'PodTemplateMetadata' },
         ),
-        spec: s.external("Pod spec fields merged over the operator's.", 'Partial<V1PodSpec>'),
+        spec: s.external(
+          "Pod spec fields merged over the operator's (a core/v1 PodSpec with nothing required). hostname, subdomain and ephemeralContainers are refused: the first two are a member's identity, the last cannot be set on a new Pod.",
+          'Partial<V1PodSpec>',
+        ),
       },
       { name: 'PodTemplateOverrides' },
     ),

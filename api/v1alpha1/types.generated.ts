@@ -106,7 +106,7 @@ export interface AdditionalMetadata {
 export interface PodTemplateOverrides {
   /** Labels and annotations for member Pods. */
   metadata?: PodTemplateMetadata;
-  /** Pod spec fields merged over the operator's. */
+  /** Pod spec fields merged over the operator's (a core/v1 PodSpec with nothing required). hostname, subdomain and ephemeralContainers are refused: the first two are a member's identity, the last cannot be set on a new Pod. */
   spec?: Partial<V1PodSpec>;
 }
 

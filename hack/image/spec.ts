@@ -7,7 +7,7 @@
 export const APP_DIR = '/opt/etcd-operator';
 
 /** The top-level folders of the repository the CLI needs at run time, besides package.json. */
-export const APP_FOLDERS = ['api', 'machines', 'effects', 'journal', 'manager', 'statechart'] as const;
+export const APP_FOLDERS = ['api', 'machines', 'effects', 'journal', 'manager', 'statechart', 'plugin'] as const;
 
 /** The non-root user everything runs as (distroless's `nonroot`; build-security.ts uses it too). */
 export const USER_ID = 65532;

@@ -84,9 +84,11 @@ describe('api: the API server refuses bad EtcdClusters, EtcdMembers, EtcdSnapsho
     });
   }
 
-  it('kubectl explain shows the Kubernetes fields under resources, affinity and topologySpreadConstraints', async () => {
+  it('kubectl explain shows the Kubernetes fields under resources, affinity, topologySpreadConstraints and the podTemplate', async () => {
     for (const [path, field] of [
       ['etcdcluster.spec.resources', 'limits'],
+      ['etcdcluster.spec.podTemplate.spec.tolerations', 'tolerationSeconds'],
+      ['etcdcluster.spec.podTemplate.spec.containers.readinessProbe', 'periodSeconds'],
       ['etcdcluster.spec.affinity.podAntiAffinity', 'preferredDuringSchedulingIgnoredDuringExecution'],
       ['etcdcluster.spec.topologySpreadConstraints', 'whenUnsatisfiable'],
     ]) {

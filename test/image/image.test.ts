@@ -116,6 +116,12 @@ describe.runIf(process.getuid?.() === 0)('the operator image, built without Dock
     expect(existsSync(join(rootfs, 'bin/sh'))).toBe(false);
   });
 
+  it('runs every subcommand its usage lists, `kubectl etcd` too (kubectl exec ... -- etcd-operator kubectl-etcd status NAME)', async () => {
+    const r = await inImage(rootfs, ['etcd-operator', 'kubectl-etcd', '--help']);
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toMatch(/^usage: kubectl etcd COMMAND NAME/);
+  });
+
   it("opens a journal (better-sqlite3's native addon) in the journal dir the non-root user owns", async () => {
     expect(statSync(join(rootfs, JOURNAL_DIR)).uid).toBe(USER_ID);
     const open = `const J = require('better-sqlite3'); const db = new J('${JOURNAL_DIR}/journal.db'); db.pragma('journal_mode = WAL'); console.log(db.prepare('select sqlite_version() v').get().v)`;

@@ -39,7 +39,7 @@ describe('state tags: what a state means outside the machines', () => {
     ['removing.forcingPod.running', []],
     ['joiningLearner.catchingUp', []],
     ['removed', ['resting']],
-    ['failed', ['resting']],
+    ['failed', ['resting', 'warning', 'failed']],
     ['pending', []],
   ])('member %s carries %j', (path, tags) => {
     expect(tagsAt(memberMachine, path)).toEqual(tags);
