@@ -13,6 +13,7 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import { pvcName } from '../../effects/kubernetes/meta.ts';
+import { SELECTED_NODE } from '../../manager/volume-nodes.ts';
 
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -37,9 +38,6 @@ export async function keepLeaseOf(kc: KubeConfig, name: string): Promise<() => v
   const timer = setInterval(() => void renew(), 2000);
   return () => clearInterval(timer);
 }
-
-/** The annotation by which kube-scheduler tells a WaitForFirstConsumer provisioner the claim's node. */
-const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
 
 /**
  * The member of cluster `cluster` that `node` holds, if any: its Pod bound there or, while its
