@@ -14,9 +14,9 @@ import { parse } from 'yaml';
 import { kubectlPath } from './controlplane/index.ts';
 import { installCrds } from './crds.ts';
 import { defaultClusterDir, startLocalCluster, type LocalCluster } from './index.ts';
-import { startManager, type ManagerLine, type ManagerProcess } from '../test/e2e/manager-process.ts';
-import { S3_CREDENTIALS, startS3 } from '../test/e2e/s3-server.ts';
-import { clientsOf, createNamespace } from '../test/effects/kubernetes/e2e-context.ts';
+import { startManager, type ManagerLine, type ManagerProcess } from './manager-process.ts';
+import { S3_CREDENTIALS, startS3 } from './s3-server.ts';
+import { clientsOf, createNamespace } from './clients.ts';
 
 const repo = path.join(import.meta.dirname, '..');
 const example = path.join(repo, 'examples', 'etcdcluster.yaml');

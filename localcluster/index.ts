@@ -14,8 +14,8 @@ import type { LocalNetwork } from './network/index.ts';
 import { shareMounts, startRealNodeServices } from './realnode/cluster.ts';
 import { REAL_NODES_DIR } from './realnode/join.ts';
 import { asLocalNode } from './realnode/localNode.ts';
-import { SIZED_SCOPE, startStorage } from './storage/index.ts';
-import type { Kubectl, LocalNode, Log, Storage } from './types.ts';
+import { SIZED_SCOPE, startLocalPath, startStorage } from './storage/index.ts';
+import type { Kubectl, LocalNode, Log } from './types.ts';
 
 /** Options of startLocalCluster. */
 export interface LocalClusterOptions {
@@ -37,7 +37,6 @@ export interface LocalCluster {
   readonly kubeconfigPath: string;
   readonly kubectl: Kubectl;
   readonly network?: LocalNetwork;
-  readonly storage?: Storage;
   /** The first node (node-a). */
   readonly node?: LocalNode;
   /** Every node as first started, in name order; a stopped one is started again with startNode. */
@@ -90,9 +89,11 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     stops.push(await shareMounts(path.join(dir, 'storage-sized')));
     const network = await startNetwork({ dir: path.join(dir, 'network'), kubeconfigPath, log });
     stops.push(() => network.stop());
-    const storage = await startStorage({ dir: path.join(dir, 'storage'), kubeconfigPath, log });
-    stops.push(() => storage.stop());
-    // Class local-sized: tmpfs volumes whose size a Pod sees (the nodes, hence root, are here).
+    const names = nodeNames(opts.nodes ?? 3);
+    // The default class standard, as kind's: local-path-provisioner, a directory per node.
+    const localPath = await startLocalPath({ dir: path.join(dir, 'local-path'), kubeconfigPath, nodes: names, log });
+    stops.push(() => localPath.stop());
+    // Class local-sized: tmpfs volumes whose size a Pod sees, grown in place (local-path cannot grow).
     const sized = await startStorage({ dir: path.join(dir, 'storage-sized'), kubeconfigPath, log }, SIZED_SCOPE);
     stops.push(() => sized.stop());
     const services = await startRealNodeServices({
@@ -113,8 +114,8 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
       return node;
     };
     const nodes: LocalNode[] = [];
-    for (const name of nodeNames(opts.nodes ?? 3)) nodes.push(await startNode(name));
-    return { ...base, network, storage, node: nodes[0], nodes, startNode, registryHost: services.registryHost };
+    for (const name of names) nodes.push(await startNode(name));
+    return { ...base, network, node: nodes[0], nodes, startNode, registryHost: services.registryHost };
   } catch (err) {
     await stop().catch(() => undefined);
     throw err;

@@ -9,7 +9,7 @@ import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { freePort } from '../test/effects/etcd/local-etcd.ts';
+import { freePort } from './controlplane/ports.ts';
 import { binary } from './controlplane/tools.ts';
 
 /** A running registry. */

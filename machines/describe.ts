@@ -240,6 +240,15 @@ const forceChange = (c: MemberContext): string => {
     : ' without --force-new-cluster, so no later restart forces again';
 };
 
+/** Why a member is nodeLost: its Pod evicted from a down node, or what ties its claim to a deleted one. */
+function nodeLostWhy(c: MemberContext): string {
+  if (c.pod?.evictedFromNode) return `its node ${c.pod.evictedFromNode} is down and Kubernetes evicts its Pod`;
+  const node = c.pvcLostNode ?? '';
+  return c.pvcBound === false
+    ? `its claim is Pending, its volume to be made on node ${node} (the node chosen for its Pod), which no longer exists, so no Pod of it can run`
+    : `its volume is pinned to node ${node}, which no longer exists, so no Pod of it can run`;
+}
+
 /** Member states in which what keeps a Pod from running is not news: none is meant to run. */
 const UNTROUBLED: ReadonlySet<MemberState> = new Set([
   MEMBER_STATE.failed,
@@ -283,9 +292,7 @@ export function describeMember(
     parking: 'stopping the Pod for scale to zero; the volume stays',
     dormant: 'dormant: no Pod runs; the volume and member ID are kept',
     replacing: `its data is gone (${c.dataLost ?? 'unknown'}); the cluster replaces it with a new member`,
-    nodeLost: c.pod?.evictedFromNode
-      ? `its node ${c.pod.evictedFromNode} is down and Kubernetes evicts its Pod; the cluster replaces it with a new member on a live node while a quorum remains`
-      : `its volume is pinned to node ${c.pvcLostNode ?? ''}, which no longer exists, so no Pod of it can run; the cluster replaces it with a new member on a live node while a quorum remains`,
+    nodeLost: `${nodeLostWhy(c)}; the cluster replaces it with a new member on a live node while a quorum remains`,
     removing:
       sub === 'forcingPod' || sub === 'clearing'
         ? `out of etcd; deleting its Pod on the lost node${c.pod?.evictedFromNode ? ` ${c.pod.evictedFromNode}` : ''} at once, as no kubelet will confirm it gone`

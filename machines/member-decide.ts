@@ -18,7 +18,7 @@ export interface MemberContext extends StepBookkeeping {
   readonly pvcBound?: boolean | null;
   /** Why the claim is not bound yet; null or absent: nothing to say. */
   readonly pvcTrouble?: Trouble | null;
-  /** The node the claim's volume is pinned to, when that node is gone; null or absent: none is. */
+  /** The node the claim is tied to (its volume's, or the one selected for it), once gone; null or absent: none is. */
   readonly pvcLostNode?: string | null;
   /** Since when (event time) memberTrouble has given this reason; null or absent: no trouble. */
   readonly troubleSince?: { readonly reason: string; readonly at: number } | null;
@@ -116,8 +116,8 @@ export const guards = {
   // confirm gone. The cluster replaces the member (while a quorum remains); nothing is latched, so
   // a node back before that lets the Pod go and the member restart there from its volume.
   podEvicted: ({ context: c }: Ctx) => Boolean(c.pod?.evictedFromNode),
-  // Or its node was deleted (its Pod with it, by Kubernetes' garbage collector): the volume is
-  // pinned there, so no new Pod can be scheduled, whether etcd ever ran on it or not.
+  // Or its node was deleted: the volume is pinned there, or (the claim Pending) to be made there,
+  // so no Pod can be scheduled elsewhere, whether etcd ever ran on it or not.
   nodeLost: ({ context: c }: Ctx) => Boolean(c.pod?.evictedFromNode) || Boolean(c.pvcLostNode && !c.pod?.ready),
   // The member ran another version than its spec asks: a rolling upgrade (or its undoing) restarts it.
   versionOutdated: ({ context: c }: Ctx) =>

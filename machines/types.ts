@@ -270,8 +270,10 @@ export type MemberEvent =
       /** Why it is not bound yet (Pending); absent: nothing to say. */
       readonly trouble?: Trouble;
       /**
-       * The node its volume is pinned to (the PersistentVolume's node affinity), when no such node
-       * exists any more: no Pod of the member can run again. Absent: a live node, none, or not known.
+       * The node the claim is tied to, when no such node exists any more: its volume's (the
+       * PersistentVolume's node affinity) or, while Pending, the node selected for its volume
+       * (`volume.kubernetes.io/selected-node`). No Pod of the member can run meanwhile. Absent: a
+       * live node, none, or not known.
        */
       readonly lostNode?: string;
     }

@@ -257,7 +257,8 @@ export function versionOfImage(image: string | undefined): string | undefined {
 
 /**
  * The member machine's view of its volume claim: null when there is none, else whether it is
- * bound; `lostNode` when its volume is pinned to a node that is gone (manager/volume-nodes.ts),
+ * bound; `lostNode` when it is tied to a node that is gone (its volume's, or while Pending the
+ * one selected for it: manager/volume-nodes.ts),
  * `warning` the newest Warning Event on it while Pending (manager/claim-warnings.ts).
  */
 export function pvcObserved(

@@ -1,13 +1,18 @@
 /**
- * Whether a member's claim is bound to a volume pinned to a node that no longer exists: a
- * PersistentVolume of local storage names its node in its node affinity
- * (`kubernetes.io/hostname In [node]`), and once that Node object is deleted, its Pods go too
- * (Kubernetes' garbage collector) and no new Pod using the claim can be scheduled anywhere.
- * The member machine then waits as nodeLost for the cluster to replace it.
+ * Whether a member's claim is tied to a node that no longer exists, so that no Pod of it can run:
+ * - bound: its PersistentVolume of local storage names its node in its node affinity
+ *   (`kubernetes.io/hostname In [node]`);
+ * - Pending: kube-scheduler chose a node for the claim's first Pod (the claim's
+ *   `volume.kubernetes.io/selected-node`) and a WaitForFirstConsumer provisioner makes the volume
+ *   there first (local-path-provisioner runs a helper Pod on it). The Pod stays unbound meanwhile,
+ *   and the scheduler places it on that node only.
+ * Once every such Node object is deleted, the member machine waits as nodeLost for the cluster to
+ * replace it. A Pod of it bound to the deleted node changes nothing: it never runs (Kubernetes'
+ * garbage collector deletes it 40 s or more later).
  *
- * Read (the volume, then its nodes, by name) only while the member has no Pod on a node: a
- * running member has nothing to ask. A read that fails (no right to read Nodes or volumes, the
- * API server away) says nothing: the member stays as it is, its Pod's own trouble reported.
+ * Read (the volume, then its nodes, by name) only while the member's Pod is not running: a Ready
+ * member has nothing to ask. A read that fails (no right to read Nodes or volumes, the API server
+ * away) says nothing new: what was read before stands, and the member stays as it is.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { callOptions, isNotFound } from '../effects/kubernetes/_util.ts';
@@ -15,6 +20,8 @@ import type { KubeClients } from '../effects/kubernetes/context.ts';
 
 /** The node label a local volume's affinity names its node by. */
 const HOSTNAME = 'kubernetes.io/hostname';
+/** The claim annotation by which kube-scheduler tells a WaitForFirstConsumer provisioner its node. */
+export const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
 
 /** Reads a Node (undefined for NotFound) and a PersistentVolume, by name. */
 export interface VolumeNodeReader {
@@ -39,15 +46,24 @@ export function pinnedNodes(volume: V1PersistentVolume): string[] | undefined {
   return nodes;
 }
 
-/** Whether the member's Pod, if any, has a node to run on (it is bound to one and not going). */
-const podPlaced = (pod: V1Pod | undefined): boolean => Boolean(pod?.spec?.nodeName && !pod.metadata?.deletionTimestamp);
+/** Whether the member's Pod runs: Ready and not going. */
+const running = (pod: V1Pod | undefined): boolean =>
+  !pod?.metadata?.deletionTimestamp &&
+  Boolean(pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
 
-/** The volumes' nodes, as last read; a read stands for `maxAgeMs`. */
+/** A read and when it was made. */
+interface Read<T> {
+  readonly at: number;
+  readonly value: T;
+}
+
+/** The claims' nodes, as last read; a read stands for `maxAgeMs`. */
 export class VolumeNodes {
   readonly #read: VolumeNodeReader;
   readonly #now: () => number;
   readonly #maxAgeMs: number;
-  readonly #reads = new Map<string, { readonly at: number; readonly lost: string | undefined }>();
+  readonly #volumes = new Map<string, Read<string[] | undefined>>();
+  readonly #nodes = new Map<string, Read<boolean>>();
 
   constructor(read: VolumeNodeReader, options: { now?: () => number; maxAgeMs?: number } = {}) {
     this.#read = read;
@@ -56,40 +72,60 @@ export class VolumeNodes {
   }
 
   /**
-   * `lost`: the node the claim's volume is pinned to, when every node it may be used on is gone
-   * and the member's Pod is not on a node. `againMs`: when to look again, while the Pod has no
-   * node and none is known lost (no watch on Nodes tells when one goes).
+   * `lost`: the node the claim is tied to (its volume's, or while Pending the one selected for
+   * it), when every node it is tied to is gone and the member's Pod does not run. `againMs`: when
+   * to look again, while the Pod does not run and the nodes exist (no watch on Nodes tells when
+   * one goes).
    */
   async check(
     claim: V1PersistentVolumeClaim | undefined,
     pod: V1Pod | undefined,
   ): Promise<{ readonly lost?: string; readonly againMs?: number }> {
-    const volume = claim?.status?.phase === 'Bound' ? claim.spec?.volumeName : undefined;
-    if (!volume || podPlaced(pod)) return {};
-    const lost = await this.#lost(volume);
-    return lost ? { lost } : { againMs: this.#maxAgeMs };
-  }
-
-  async #lost(volume: string): Promise<string | undefined> {
-    const now = this.#now();
-    const before = this.#reads.get(volume);
-    if (before && now - before.at < this.#maxAgeMs) return before.lost;
-    let lost: string | undefined;
+    if (!claim || running(pod)) return {};
     try {
-      const nodes = pinnedNodes(await this.#read.volume(volume));
-      const gone = nodes && (await Promise.all(nodes.map(async (n) => !(await this.#read.nodeExists(n)))));
-      lost = nodes && gone?.every(Boolean) ? nodes[0] : undefined;
+      const nodes = await this.#tiedTo(claim);
+      if (!nodes) return {};
+      const gone = await Promise.all(nodes.map(async (n) => !(await this.#nodeExists(n))));
+      return gone.every(Boolean) ? { lost: nodes[0] } : { againMs: this.#maxAgeMs };
     } catch {
-      return before?.lost;
+      return { againMs: this.#maxAgeMs };
     }
-    this.#reads.set(volume, { at: now, lost });
-    return lost;
   }
 
-  /** Forgets reads older than they may stand (volumes of members that went, among them). */
+  /** The nodes the claim may only be used on: its bound volume's, or the node selected while Pending. */
+  async #tiedTo(claim: V1PersistentVolumeClaim): Promise<readonly string[] | undefined> {
+    const phase = claim.status?.phase;
+    const volume = claim.spec?.volumeName;
+    if (phase === 'Bound' && volume)
+      return this.#cached(this.#volumes, volume, async () => pinnedNodes(await this.#read.volume(volume)));
+    const selected = phase === 'Pending' ? claim.metadata?.annotations?.[SELECTED_NODE] : undefined;
+    return selected ? [selected] : undefined;
+  }
+
+  #nodeExists(name: string): Promise<boolean> {
+    return this.#cached(this.#nodes, name, () => this.#read.nodeExists(name));
+  }
+
+  /** The read of `key` while it stands, else a new one; a read that fails gives the last one, if any. */
+  async #cached<T>(reads: Map<string, Read<T>>, key: string, read: () => Promise<T>): Promise<T> {
+    const now = this.#now();
+    const before = reads.get(key);
+    if (before && now - before.at < this.#maxAgeMs) return before.value;
+    try {
+      const value = await read();
+      reads.set(key, { at: now, value });
+      return value;
+    } catch (err) {
+      if (before) return before.value;
+      throw err;
+    }
+  }
+
+  /** Forgets reads older than they may stand (volumes and nodes of members that went, among them). */
   sweep(): void {
     const now = this.#now();
-    for (const [volume, read] of this.#reads) if (now - read.at >= this.#maxAgeMs) this.#reads.delete(volume);
+    for (const reads of [this.#volumes, this.#nodes] as Map<string, Read<unknown>>[])
+      for (const [key, read] of reads) if (now - read.at >= this.#maxAgeMs) reads.delete(key);
   }
 }
 

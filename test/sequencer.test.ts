@@ -18,7 +18,7 @@ describe('the e2e order', () => {
 
   it('puts the five-minute schedule file before short ones, an unnamed e2e file early, and other files at 0', () => {
     expect(expectedSeconds('test/e2e/snapshot-schedules.test.ts')).toBeGreaterThan(
-      expectedSeconds('test/e2e/network-pods.test.ts'),
+      expectedSeconds('test/e2e/cert-manager.test.ts'),
     );
     expect(expectedSeconds('test/e2e/new-one.test.ts')).toBe(DEFAULT_SECONDS);
     expect(expectedSeconds('test/machines/cluster.test.ts')).toBe(0);

@@ -51,7 +51,6 @@ export const E2E_SECONDS: Readonly<Record<string, number>> = {
   'test/e2e/network-etcd.test.ts': 9,
   'test/e2e/effects-kubernetes-lifecycle.test.ts': 8,
   'test/e2e/storage-provisioner.test.ts': 7,
-  'test/e2e/network-pods.test.ts': 6,
   'test/e2e/cert-manager.test.ts': 6,
 };
 

@@ -1,7 +1,7 @@
 /**
- * The local cluster's network: a hosts file that answers like the cluster DNS, Services (nftables
- * DNAT to Pods in their own network namespaces behind one bridge), and fault injection that cuts
- * a Pod off its peers.
+ * The local cluster's network on the machine: a hosts file that the cluster DNS answers from,
+ * Services (nftables DNAT to the Pods on the real nodes), and fault injection that cuts a Pod off
+ * its peers.
  */
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -10,9 +10,10 @@ import { CoreV1Api, DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { ControllerOptions, Network } from '../types.ts';
 import { renderHosts, writeInPlace } from './hosts.ts';
+import { nft } from './nft.ts';
 import { Serial, startInformer } from './informer.ts';
-import { claimBridge, removePodNetwork } from './bridge.ts';
 import { NetnsIsolation } from './netnsIsolation.ts';
+import { refusalRules, removeRefusal, removeTables } from './refusal.ts';
 import { routes } from './routes.ts';
 import type { Target } from './routes.ts';
 import { ServiceRules } from './serviceRules.ts';
@@ -41,7 +42,8 @@ export async function startNetwork(opts: ControllerOptions): Promise<LocalNetwor
   const discovery = kc.makeApiClient(DiscoveryV1Api);
 
   let stopped = false;
-  const owned = await claimBridge((line) => log(`network: ${line}`));
+  await removeTables((line) => log(`network: ${line}`));
+  await nft(refusalRules());
   const isolation = await NetnsIsolation.start(dir, (line) => log(`network: ${line}`));
   const services = new ServiceRules(dir);
   // A restart keeps the names Pods already resolve until the first reconcile rewrites them.
@@ -91,7 +93,7 @@ export async function startNetwork(opts: ControllerOptions): Promise<LocalNetwor
       await Promise.all([pods.stop(), serviceObjects.stop(), slices.stop()]);
       await services.close();
       await isolation.stop();
-      if (owned) await removePodNetwork((line) => log(`network: ${line}`));
+      await nft(removeRefusal());
     },
   };
 }

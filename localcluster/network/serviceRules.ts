@@ -1,8 +1,8 @@
 /**
  * Services as kube-proxy's nftables mode makes them: a DNAT per ClusterIP and port to one of
- * its endpoints in turn, for packets from Pods (prerouting on the bridge) and from the host
- * (output). Pure text, loaded atomically with `nft -f`. A port with no endpoint gets no rule:
- * the bridge's rules refuse it.
+ * its endpoints in turn, for packets from Pods (prerouting, as the nodes route them through the
+ * machine) and from the host (output). Pure text, loaded atomically with `nft -f`. A port with no
+ * endpoint gets no rule: the refusal table (refusal.ts) refuses it.
  */
 import { createHash } from 'node:crypto';
 import { nft } from './nft.ts';

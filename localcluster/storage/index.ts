@@ -1,7 +1,9 @@
 /**
- * The local cluster's storage: a provisioner that gives every PersistentVolumeClaim a host
- * directory under `dir/volumes/<claim uid>`, lets the controller manager bind it, deletes
- * the data when the claim goes, grows volumes, and wipes a volume for fault tests.
+ * The local cluster's storage: local-path-provisioner for the default class `standard`
+ * (localPath.ts), and our own provisioner for the growable class `local-sized`: it gives every
+ * claim of its class a directory under `dir/volumes/<claim uid>` (a tmpfs of the claim's size),
+ * lets the controller manager bind it, deletes the data when the claim goes, grows volumes, and
+ * wipes a volume for fault tests.
  */
 import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -9,21 +11,22 @@ import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { ControllerOptions, Storage } from '../types.ts';
 import { Serial, startInformer } from '../network/informer.ts';
-import { StorageError } from './errors.ts';
+import { ignore, StorageError } from './errors.ts';
 import { mountedUnder, mountSized, resizeSized, restoreSaved, saveAndUnmount, unmountSized } from './tmpfs.ts';
 import { wipeVolume } from './wipeVolume.ts';
-import { DEFAULT_SCOPE, plan, storageClass } from './volumes.ts';
+import { plan, storageClass } from './volumes.ts';
 import type { Action, Scope } from './volumes.ts';
 
 export { StorageError } from './errors.ts';
 export { wipeVolume } from './wipeVolume.ts';
 export { SIZED_SCOPE } from './volumes.ts';
+export { LOCAL_PATH_PROVISIONER, startLocalPath, STANDARD_CLASS } from './localPath.ts';
 
 /**
  * Starts the provisioner; resolves once its StorageClass exists and claims and volumes are
  * listed. `scope` names another provisioner and class, so a test can run its own beside the cluster's.
  */
-export async function startStorage(opts: ControllerOptions, scope: Scope = DEFAULT_SCOPE): Promise<Storage> {
+export async function startStorage(opts: ControllerOptions, scope: Scope): Promise<Storage> {
   const log = opts.log ?? (() => {});
   const root = path.resolve(opts.dir);
   await mkdir(path.join(root, 'volumes'), { recursive: true });
@@ -142,7 +145,7 @@ export async function startStorage(opts: ControllerOptions, scope: Scope = DEFAU
   await serial.kick();
   return {
     async wipe(namespace: string, claim: string): Promise<void> {
-      const dir = await wipeVolume(opts.kubeconfigPath, namespace, claim, scope.provisioner);
+      const dir = await wipeVolume(opts.kubeconfigPath, namespace, claim, [scope.provisioner]);
       log(`storage: wiped ${namespace}/${claim} (${dir})`);
     },
     async stop(): Promise<void> {
@@ -176,15 +179,6 @@ async function ensureStorageClass(api: StorageV1Api, scope: Scope): Promise<void
       'ERR_STORAGE_CLASS',
       `StorageClass ${scope.storageClass} exists with provisioner ${current.provisioner}`,
     );
-  }
-}
-
-async function ignore<T>(code: number, call: Promise<T>): Promise<T | undefined> {
-  try {
-    return await call;
-  } catch (err) {
-    if ((err as { code?: unknown }).code === code) return undefined;
-    throw err;
   }
 }
 

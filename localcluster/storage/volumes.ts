@@ -6,10 +6,8 @@ import path from 'node:path';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { parseQuantity } from './quantity.ts';
 
-/** The provisioner name written on the StorageClass and on every volume it creates. */
+/** The provisioner name the functions below take when none is given (the cluster runs SIZED_SCOPE's). */
 export const PROVISIONER = 'etcd-operator.dev/local-process';
-/** The default StorageClass created at start. */
-export const STORAGE_CLASS = 'local';
 const PROVISIONED_BY = 'pv.kubernetes.io/provisioned-by';
 /** Where kube-scheduler writes the node it chose for the first Pod of a WaitForFirstConsumer claim. */
 export const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
@@ -44,14 +42,6 @@ export interface Scope {
   readonly waitForConsumer?: boolean;
 }
 
-/** The cluster's provisioner: class `local`, the default. */
-export const DEFAULT_SCOPE: Scope = {
-  provisioner: PROVISIONER,
-  storageClass: STORAGE_CLASS,
-  isDefault: true,
-  waitForConsumer: true,
-};
-
 /** The class `local-sized`: volumes whose size the Pod sees, grown in place (needs root: mount). */
 export const SIZED_SCOPE: Scope = {
   provisioner: 'etcd-operator.dev/local-sized',
@@ -65,7 +55,7 @@ export const SIZED_SCOPE: Scope = {
  * The StorageClass served by this provisioner. With waitForConsumer volumes belong to a node, as
  * kind's local-path ones do: a claim waits for its first Pod to be scheduled, and its volume is that node's.
  */
-export function storageClass(scope: Scope = DEFAULT_SCOPE): V1StorageClass {
+export function storageClass(scope: Scope): V1StorageClass {
   const annotations: Record<string, string> = scope.isDefault
     ? { 'storageclass.kubernetes.io/is-default-class': 'true' }
     : {};

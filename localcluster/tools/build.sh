@@ -14,7 +14,7 @@
 # argument picks another release, from the wrapper module k8s-1.<minor>/; these four and the
 # kubelet are one binary, `kubernetes`, with a symlink to it by each name); the real nodes'
 # kubelet|containerd|containerd-shim-runc-v2|ctr|runc|bridge|host-local|loopback|portmap|crictl|
-# pause|coredns; etcd|etcdctl|etcdutl [etcd-version]; helm|versitygw|cert-manager|crane|registry|krew;
+# pause|coredns|local-path-provisioner; etcd|etcdctl|etcdutl [etcd-version]; helm|versitygw|cert-manager|crane|registry|krew;
 # versitygw-entrypoint (the path of upstream's docker-entrypoint.sh for the versitygw image).
 #
 # cert-manager is the controller of the wrapper module cert-manager/ (its main.go), with the
@@ -47,6 +47,8 @@ CONTAINERD_VERSION=v2.4.2
 RUNC_VERSION=v1.5.2
 CNI_PLUGINS_VERSION=v1.10.0
 CRI_TOOLS_VERSION=v1.37.0
+# The default StorageClass's provisioner, as kind ships it (rancher's local-path-provisioner).
+LOCAL_PATH_VERSION=v0.0.30
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${ETCD_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/etcd-operator}
@@ -68,7 +70,7 @@ if [[ $tool == all ]]; then
   # control plane alone, and runc's build would need Debian packages only root installs.
   if [[ $(id -u) == 0 ]]; then
     groups[0]+=" kubelet"
-    groups+=("containerd containerd-shim-runc-v2 ctr" crictl coredns runc "bridge host-local loopback portmap" pause)
+    groups+=("containerd containerd-shim-runc-v2 ctr" crictl coredns runc "bridge host-local loopback portmap" pause local-path-provisioner)
   else
     log "not root: the real nodes' parts are not built (the nodes need root)"
   fi
@@ -200,6 +202,10 @@ case "$tool" in
   crictl)
     go_installed_into "cri-tools-$CRI_TOOLS_VERSION" crictl "sigs.k8s.io/cri-tools@$CRI_TOOLS_VERSION" \
       sigs.k8s.io/cri-tools/cmd/crictl -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$CRI_TOOLS_VERSION" ;;
+  local-path-provisioner)
+    p=github.com/rancher/local-path-provisioner
+    go_installed_into "local-path-provisioner-$LOCAL_PATH_VERSION" local-path-provisioner "$p@$LOCAL_PATH_VERSION" "$p" \
+      -ldflags "-s -w -X main.VERSION=$LOCAL_PATH_VERSION" ;;
   pause)
     # Our own pause (pause/main.go): the Pod sandbox's process, for the image registry.k8s.io/pause.
     # Versioned by the source's digest, so a change to it builds again.

@@ -77,7 +77,7 @@ export const memberKind: KindSpec<'EtcdMember'> = {
         await entry.runner.feed({ type: 'etcd.member.observed', at: now(), member });
       }
       const claim = object.spec.storage.medium !== 'Memory' ? caches.pvcs.get(ns, pvcName(name)) : undefined;
-      // A Pod with no node to run on: is its volume pinned to a node that is gone?
+      // A Pod that does not run: is its claim tied to a node that is gone (manager/volume-nodes.ts)?
       const volume = claim ? await w.volumeNodes.check(claim, pod) : {};
       // A Pending claim: the newest Warning on it says why.
       const pending = await w.claimWarnings.check(claim);

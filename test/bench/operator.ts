@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { TimelineRow } from '../../journal/index.ts';
 import { installCrds } from '../../localcluster/crds.ts';
 import { startLocalCluster } from '../../localcluster/index.ts';
-import { startManager, type ManagerProcess } from '../e2e/manager-process.ts';
+import { startManager, type ManagerProcess } from '../../localcluster/manager-process.ts';
 import { clientsOf } from '../effects/kubernetes/e2e-context.ts';
 import { eventToIntent, retries, rowsOf, trace, type Retried, type TraceRow } from './operator/journal-figures.ts';
 import {

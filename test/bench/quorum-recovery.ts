@@ -20,7 +20,7 @@ import { promisify } from 'node:util';
 import { probeCluster } from '../../effects/etcd/index.ts';
 import { BUMP_REVISION } from '../../machines/policy.ts';
 import { etcdBinary, joinMember, LocalEtcd } from '../effects/etcd/local-etcd.ts';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 
 const run = promisify(execFile);
 const ROUNDS = Number(process.env.QUORUM_ROUNDS ?? 3);

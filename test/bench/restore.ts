@@ -33,7 +33,7 @@ import { installCrds } from '../../localcluster/crds.ts';
 import { binary } from '../../localcluster/controlplane/tools.ts';
 import { startLocalCluster } from '../../localcluster/index.ts';
 import { ClusterUnderTest } from '../e2e/etcd-cluster.ts';
-import { startManager, type ManagerProcess } from '../e2e/manager-process.ts';
+import { startManager, type ManagerProcess } from '../../localcluster/manager-process.ts';
 import { BUCKET, s3Destination, startS3 } from '../e2e/s3-server.ts';
 import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';

@@ -17,7 +17,7 @@ import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
 import { apiVersion } from '../../api/v1alpha1/index.ts';
 import { installCrds } from '../../localcluster/crds.ts';
 import { startLocalCluster } from '../../localcluster/index.ts';
-import { startManager, type ManagerProcess } from '../e2e/manager-process.ts';
+import { startManager, type ManagerProcess } from '../../localcluster/manager-process.ts';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
 import { eventToIntent, rowsOf } from './operator/journal-figures.ts';
 import { percentile } from './operator/poll.ts';

@@ -17,7 +17,7 @@ import { hexID } from '../../effects/etcd/ids.ts';
 import { installCrds } from '../../localcluster/crds.ts';
 import { startLocalCluster } from '../../localcluster/index.ts';
 import { ClusterUnderTest } from '../e2e/etcd-cluster.ts';
-import { startManager, type ManagerLine, type ManagerProcess } from '../e2e/manager-process.ts';
+import { startManager, type ManagerLine, type ManagerProcess } from '../../localcluster/manager-process.ts';
 import { etcdBinary, joinMember, LocalEtcd } from '../effects/etcd/local-etcd.ts';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Failpoint } from '../../manager/failpoints.ts';
 import type { CrashPoint } from './points.ts';
 import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
-import { startManager, type ManagerProcess } from '../e2e/manager-process.ts';
+import { startManager, type ManagerProcess } from '../../localcluster/manager-process.ts';
 import { createClusterSecrets } from '../e2e/tls-cluster.ts';
 import { TestPki } from '../effects/etcd/test-pki.ts';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';

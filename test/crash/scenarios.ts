@@ -13,7 +13,7 @@ import { GROUP, PLURAL, pvcName, VERSION } from '../../effects/kubernetes/meta.t
 import { wipeVolume } from '../../localcluster/storage/index.ts';
 import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
 import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
-import { keepLeaseOf } from '../e2e/hung-node.ts';
+import { keepLeaseOf, memberHeldBy } from '../e2e/hung-node.ts';
 import { createSnapshot, snapshotFinished, snapshotVerified } from '../e2e/s3-server.ts';
 import { renewClusterSecrets, servedSerial, trustRolled, writeClusterCA } from '../e2e/tls-cluster.ts';
 import { TestPki } from '../effects/etcd/test-pki.ts';
@@ -552,14 +552,15 @@ const upgrade = (name: string, from: string, to: string): Scenario => ({
   },
 });
 
-/** The member the last bootstrap-node-loss run found bound to the lost node, for its check. */
+/** The member the last bootstrap-node-loss run found placed on the lost node, for its check. */
 let lostMember = '';
 
 /**
  * A node lost under a member of a new 3-member cluster (test/e2e/node-loss-bootstrap.test.ts):
  * the last node hangs (its kubelet stopped, its Lease renewed here); the members, started at once,
- * prefer distinct nodes, so one is bound there and never starts while the two others start the
- * cluster; then the node is deleted. That member is replaced and the cluster goes on to 3 voters.
+ * prefer distinct nodes, so one is placed there (its claim's volume to be made there, or its Pod
+ * bound there) and never starts while the two others start the cluster; then the node is deleted.
+ * That member is replaced and the cluster goes on to 3 voters.
  * The node is started again whatever happens, and every node left schedulable.
  */
 async function loseANodeWhileBootstrapping(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
@@ -572,11 +573,8 @@ async function loseANodeWhileBootstrapping(cut: ClusterUnderTest, ctx: ActionCon
   try {
     await cut.create({ replicas: 3, ...ctx.spec });
     lostMember = await until(
-      `a member of ${cut.name} bound to the hung ${lost}`,
-      async () =>
-        (await ctx.core.listNamespacedPod({ namespace: cut.namespace })).items.find(
-          (p) => p.spec?.nodeName === lost && p.metadata?.name?.startsWith(`${cut.name}-`),
-        )?.metadata?.name,
+      `a member of ${cut.name} placed on the hung ${lost}`,
+      () => memberHeldBy(ctx.core, cut.namespace, cut.name, lost),
       ctx.settleMs,
     );
     release();

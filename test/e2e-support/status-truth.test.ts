@@ -10,7 +10,7 @@ import {
   type PodSeen,
   type TruthMemory,
 } from '../e2e/status-truth.ts';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 
 const T0 = Date.parse('2026-11-27T10:00:00Z');
 const S = 1000;

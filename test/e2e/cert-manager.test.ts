@@ -6,7 +6,7 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useCertManager, type CertManagerInUse } from './cert-manager-fixture.ts';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 import { applyManifest, getJson, kubectl } from './kube.ts';
 
 const ns = `cert-manager-${Date.now().toString(36)}`;

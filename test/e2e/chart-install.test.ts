@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { until, untilGone } from '../until.ts';
+import { until, untilGone } from '../../localcluster/until.ts';
 import { clientsOf } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { chartDir, helm } from '../charts/helm.ts';

@@ -11,7 +11,7 @@ import { stringify } from 'yaml';
 import { DASHBOARD_FILE, RULES_FILE } from '../../manager/metrics-files.ts';
 import { binary } from '../../localcluster/controlplane/tools.ts';
 import { freePort } from '../effects/etcd/local-etcd.ts';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 
 const root = path.join(import.meta.dirname, '..', '..');
 

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { kubeconfigArgs } from '../../localcluster/controlplane/kubectl.ts';
 import { BUSYBOX_IMAGE } from '../../localcluster/images.ts';
 import { createNamespace, deleteNamespace, etcdPod, isReady, podWhen } from './pods.ts';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 import { chartDir, helm } from '../charts/helm.ts';
 import { TestPki } from '../effects/etcd/test-pki.ts';
 import { clientsOf } from '../effects/kubernetes/e2e-context.ts';

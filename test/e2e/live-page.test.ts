@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { TimelineRow } from '../../journal/index.ts';
 import type { ObjectLine } from '../../manager/debug/views.ts';
 import { kubeconfigArgs } from '../../localcluster/controlplane/kubectl.ts';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 import { chartDir, helm } from '../charts/helm.ts';
 import { clientsOf } from '../effects/kubernetes/e2e-context.ts';
 import { hasChromium, launchChromium } from '../chromium.ts';

@@ -12,7 +12,7 @@ import { describe, expect, inject, it } from 'vitest';
 import type { Etcd3 } from 'etcd3';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest, describeStatus } from './etcd-cluster.ts';
-import type { ManagerLine } from './manager-process.ts';
+import type { ManagerLine } from '../../localcluster/manager-process.ts';
 import { withManager } from './manager-fixture.ts';
 import { Traffic } from './traffic.ts';
 import { describeVerdict } from '../history/checker.ts';

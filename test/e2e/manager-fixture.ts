@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
-import { startManager, type ManagerLine, type ManagerProcess } from './manager-process.ts';
+import { startManager, type ManagerLine, type ManagerProcess } from '../../localcluster/manager-process.ts';
 
 /** How the fixture's manager runs and its namespace is made. */
 export interface ManagerHooks {

@@ -16,7 +16,7 @@ import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { GROUP, PLURAL, VERSION } from '../../effects/kubernetes/meta.ts';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { HostPrometheus, shippedDashboard, substitute, type Alert } from './host-prometheus.ts';
 import { withManager } from './manager-fixture.ts';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startIsolator } from '../../localcluster/network/index.ts';
 import type { Isolator } from '../../localcluster/network/index.ts';
 import { applyManifest } from './kube.ts';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 
 const run = promisify(execFile);
 const VERSION = '3.6.16';

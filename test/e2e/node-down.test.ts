@@ -8,7 +8,7 @@ import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { LocalNode } from '../../localcluster/types.ts';
 import { etcdPod, isReady, podGone, podWhen } from './pods.ts';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 import { setUpNode, startPrivateNode, tearDownNode } from './node-fixture.ts';
 
 const ns = `node-down-${process.pid}`;

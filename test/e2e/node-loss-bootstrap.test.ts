@@ -1,26 +1,29 @@
 /**
- * A node lost while a 3-member cluster bootstraps, as seen in a red run: one member's Pod is
- * bound to a node that has hung (its kubelet gone, its Lease still renewed, so it looks Ready
- * and is chosen), and that node is then deleted. Kubernetes' garbage collector deletes the
- * orphaned Pod, and every new Pod of that member would stay Pending: its volume is pinned to the
- * deleted node. A new cluster starts with all its members at once, so a quorum (the two other
- * members) starts without it; the operator replaces the member that never started and the cluster
- * goes on to 3 voters on live nodes, the keys written meanwhile all kept.
+ * A node lost while a 3-member cluster bootstraps, as seen in a red run: one member is placed on
+ * a node that has hung (its kubelet gone, its Lease still renewed, so it looks Ready and is
+ * chosen). With the default class (local-path-provisioner, WaitForFirstConsumer) its claim waits
+ * for a helper Pod on that node to make the volume, which never runs, so the member's Pod is never
+ * bound; with a class that provisions at once, the Pod is bound there. Then the node is deleted:
+ * the claim's selected node (or the volume's) is gone, and no Pod of that member can run. A new
+ * cluster starts with all its members at once, so a quorum (the two other members) starts without
+ * it; the operator replaces the member that never started, says why, and the cluster goes on to
+ * 3 voters on live nodes, the keys written meanwhile all kept.
  *
  * The test runs three nodes of its own (zones a, b, c), tainted so no other file's Pod lands on
  * them (node c looks Ready while it hangs), and pins the cluster to them. Node c is
  * the one lost: it is stopped before the cluster exists and its Lease renewed by the test; the
- * members prefer distinct nodes, so one of them is bound there.
+ * members prefer distinct nodes, so one of them is placed there.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { pvcName } from '../../effects/kubernetes/meta.ts';
 import type { LocalNode } from '../../localcluster/types.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
-import { keepLeaseOf } from './hung-node.ts';
+import { keepLeaseOf, memberHeldBy } from './hung-node.ts';
 import { withManager } from './manager-fixture.ts';
 import { PRIVATE_NODE_TAINT, startOwnNode } from './node-fixture.ts';
 
@@ -78,11 +81,8 @@ describe.skipIf(!hasNode)('a node lost under a member of a new cluster', () => {
   it('the member on the lost node is replaced, and the cluster reaches Available with 3 voters, every key kept', async () => {
     const tolerations = [{ key: PRIVATE_NODE_TAINT.key, operator: 'Exists', effect: PRIVATE_NODE_TAINT.effect }];
     await demo.create({ replicas: 3, podTemplate: { spec: { nodeSelector: { [POOL]: id }, tolerations } } });
-    const lostPod = await until('a member bound to the hung node', async () =>
-      [...(await memberPods()).values()].find((p) => p.spec?.nodeName === c),
-    );
-    const lost = lostPod.metadata?.name ?? '';
-    const claim = lostPod.spec?.volumes?.find((v) => v.persistentVolumeClaim)?.persistentVolumeClaim?.claimName ?? '';
+    const lost = await until('a member placed on the hung node', () => memberHeldBy(kube.core, ns, 'demo', c));
+    const claim = pvcName(lost);
     // The two others started the cluster without it: it answers, and takes writes.
     await until(
       'Available without the member on the hung node',
@@ -95,17 +95,24 @@ describe.skipIf(!hasNode)('a node lost under a member of a new cluster', () => {
     await kube.core.deleteNode({ name: c });
 
     await demo.replaced(lost, 3);
+    // The lost member said why it was replaced, in its Events (kubectl describe etcdmember).
+    const said = (await kube.core.listNamespacedEvent({ namespace: ns })).items.filter(
+      (e) => e.involvedObject.kind === 'EtcdMember' && e.involvedObject.name === lost && e.reason === 'NodeLost',
+    );
+    expect(said.map((e) => e.message)).toContainEqual(
+      expect.stringContaining(`its claim is Pending, its volume to be made on node ${c}`),
+    );
     await demo.settled(3);
     const after = await demo.verify(3);
     expect([...after.members.keys()]).not.toContain(lost);
     expect(await demo.readBack('during-bootstrap', 20)).toBe(20);
     for (const p of (await memberPods()).values()) expect([a, b]).toContain(p.spec?.nodeName);
-    // The lost member's claim went with it (its volume on the deleted node is no one's).
+    // The lost member's claim went with it.
     await until(`claim ${claim} gone`, async () =>
       kube.core.readNamespacedPersistentVolumeClaim({ name: claim, namespace: ns }).then(
         () => undefined,
         () => true,
       ),
     );
-  }, 360_000); // the garbage collector takes its time over a deleted node's Pods (40 s and more)
+  }, 360_000);
 });

@@ -2,18 +2,20 @@
  * Each Pod in its own network namespace on the local cluster: two unmodified etcd Pods listening
  * on 0.0.0.0:2379 and a third program on the same port (Node, in the operator's own image, which
  * has it) run side by side; a ClusterIP Service
- * reaches each etcd, from the host and from a Pod; a headless Service's name resolves to both;
+ * reaches each etcd, from the host and from a Pod, and one with no Pod behind it refuses the host at
+ * once; a headless Service's name resolves to both;
  * the host reaches Pod IPs; a Pod reaches the API server through the `kubernetes` Service; and
  * port-forward reaches a program bound to 127.0.0.1 inside its Pod.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_AGENT_IMAGE } from '../../effects/kubernetes/context.ts';
 import { kubeconfigArgs } from '../../localcluster/controlplane/kubectl.ts';
 import { POD_RANGES } from '../../localcluster/realnode/routes.ts';
 import { createNamespace, deleteNamespace, isReady, podWhen } from './pods.ts';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 import { applyManifest, kubectl } from './kube.ts';
 
 const ns = `podnet-${process.pid}`;
@@ -172,6 +174,20 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('a network 
         console.log([...seen].sort().join(' '));
       })()`);
     expect(fromPod).toBe([...expected].sort().join(' '));
+  });
+
+  it('a ClusterIP with no ready Pod behind it refuses the host at once rather than leaving the machine', async () => {
+    const svc = await core.createNamespacedService({
+      namespace: ns,
+      body: { metadata: { name: 'pn-empty' }, spec: { selector: { app: 'nobody' }, ports: [{ port: 80 }] } },
+    });
+    const refused = await new Promise<string>((resolve) => {
+      const c = net.connect({ host: svc.spec?.clusterIP ?? '', port: 80, timeout: 5_000 });
+      c.once('connect', () => resolve('connected'));
+      c.once('timeout', () => resolve('timeout'));
+      c.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    });
+    expect(refused).toBe('ECONNREFUSED');
   });
 
   it("a headless Service's names resolve in a Pod to the Pods it selects", async () => {

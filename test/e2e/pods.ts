@@ -1,6 +1,6 @@
 /** Helpers for tests that run Pods of their own on the local cluster: polling, namespaces and etcd Pod manifests. */
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 
 /** The Pod once it satisfies check. */
 export function podWhen(

@@ -25,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BuiltImage } from '../../hack/image/build.ts';
 import { helm, helmPath } from '../charts/helm.ts';
 import { TestPki } from '../effects/etcd/test-pki.ts';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 import { getJson, kubectl } from './kube.ts';
 import { installCommands, withRegistry } from './readme.ts';
 

@@ -19,7 +19,7 @@
 import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
 import { UNWELL_GRACE_MS } from '../../manager/status-degraded.ts';
 import { quorum } from '../../machines/policy.ts';
-import { StopWaiting } from '../until.ts';
+import { StopWaiting } from '../../localcluster/until.ts';
 
 /** Slack over the documented grace: a probe's call deadline (5 s), the work queue, a status write. */
 export const SLACK_MS = 10_000;

@@ -10,7 +10,7 @@ import { hexID } from '../../effects/etcd/ids.ts';
 import { ETCD_CONTAINER } from '../../effects/kubernetes/build-pod.ts';
 import { LABEL } from '../../effects/kubernetes/meta.ts';
 import type { ClusterTLS } from './etcd-cluster.ts';
-import { managerSince } from './manager-process.ts';
+import { managerSince } from '../../localcluster/manager-process.ts';
 import { judge, newMemory, type EtcdSeen, type PodSeen, type TruthMemory, type WorldSeen } from './status-truth.ts';
 
 /** Each call's deadline: a member that takes longer counts as not answering. */

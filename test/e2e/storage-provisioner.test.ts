@@ -9,9 +9,9 @@ import path from 'node:path';
 import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startStorage, wipeVolume } from '../../localcluster/storage/index.ts';
+import { LOCAL_PATH_PROVISIONER, STANDARD_CLASS, startStorage, wipeVolume } from '../../localcluster/storage/index.ts';
 import type { Storage } from '../../localcluster/types.ts';
-import { until } from '../until.ts';
+import { until, untilGone } from '../../localcluster/until.ts';
 
 const scope = { provisioner: 'etcd-operator.dev/e2e-storage', storageClass: 'e2e-storage', isDefault: false };
 const ns = `storage-${process.pid}`;
@@ -105,7 +105,8 @@ describe('storage provisioner', () => {
   });
 
   it.skipIf(!inject('clusterHasNode'))(
-    'a claim without a class gets the default class local, and any process can wipe it',
+    "a claim without a class gets the default class standard (local-path-provisioner): a directory in its node's path, wiped by any process, gone with the claim",
+    { timeout: 180_000 },
     async () => {
       await core.createNamespacedPersistentVolumeClaim({
         namespace: ns,
@@ -127,7 +128,7 @@ describe('storage provisioner', () => {
         },
       });
       const pvc = await bound('data-default');
-      expect(pvc.spec?.storageClassName).toBe('local');
+      expect(pvc.spec?.storageClassName).toBe(STANDARD_CLASS);
       // kube-scheduler binds the Pod once its claim is bound: wait for that, not just the claim.
       const node = await until(
         'the consumer Pod bound to a node',
@@ -135,11 +136,20 @@ describe('storage provisioner', () => {
       );
       expect(pvc.metadata?.annotations?.['volume.kubernetes.io/selected-node']).toBe(node);
       const pv = await core.readPersistentVolume({ name: pvc.spec?.volumeName ?? '' });
+      expect(pv.metadata?.annotations?.['pv.kubernetes.io/provisioned-by']).toBe(LOCAL_PATH_PROVISIONER);
       expect(pv.spec?.nodeAffinity?.required?.nodeSelectorTerms[0]?.matchExpressions?.[0]?.values).toEqual([node]);
       const data = await hostDir(pvc);
+      // The node's helper Pod made it, in the directory the provisioner's ConfigMap gives that node.
+      expect(path.basename(path.dirname(data))).toBe(node);
+      expect(path.basename(data)).toBe(`${pvc.spec?.volumeName}_${ns}_data-default`);
       await writeFile(path.join(data, 'db'), 'x');
       expect(await wipeVolume(inject('kubeconfig'), ns, 'data-default')).toBe(data);
       expect(await readdir(data)).toEqual([]);
+
+      await core.deleteNamespacedPod({ name: 'consumer', namespace: ns, gracePeriodSeconds: 0 });
+      await core.deleteNamespacedPersistentVolumeClaim({ name: 'data-default', namespace: ns });
+      await untilGone('the volume deleted', () => core.readPersistentVolume({ name: pv.metadata?.name ?? '' }));
+      expect(existsSync(data)).toBe(false);
     },
   );
 

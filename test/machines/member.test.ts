@@ -342,6 +342,26 @@ describe('member machine', () => {
     play(d, [[podEvicted(), 'nodeLost', []]]);
   });
 
+  it('a member of a new cluster whose claim waits for a node that is then deleted waits as nodeLost, saying its claim was for that node', () => {
+    const d = new Driver(memberMachine, { member, bootstrap: true, medium: '' });
+    // WaitForFirstConsumer: the claim stays Pending until its Pod's node, node-c, runs the
+    // provisioner's helper Pod; node-c hangs, so the Pod is never bound.
+    play(d, [
+      [updated(), 'pending', []],
+      [pvc(false), 'pending', []],
+      [noPod(), 'bootstrapping.creatingPod.running', [intent('createPod')]],
+      [ok('createPod', { uid: 'p1' }), 'bootstrapping.awaitingReady', []],
+      [pod(false), 'bootstrapping.awaitingReady', []],
+      [{ type: 'k8s.pvc.observed', at: at(), bound: false, lostNode: 'node-c' }, 'nodeLost', []],
+      [pod(false), 'nodeLost', []],
+    ]);
+    expect(describeMember(d.state, d.context).message).toBe(
+      'its claim is Pending, its volume to be made on node node-c (the node chosen for its Pod), which no longer exists, so no Pod of it can run; the cluster replaces it with a new member on a live node while a quorum remains',
+    );
+    // The provisioner gives node-c up before the cluster replaced it: the Pod may go elsewhere.
+    play(d, [[pvc(false), 'bootstrapping.awaitingReady', []]]);
+  });
+
   it('a learner that never started, whose node was deleted (its Pod with it, its volume pinned there), waits as nodeLost, no new Pod', () => {
     const d = unstartedLearner();
     play(d, [

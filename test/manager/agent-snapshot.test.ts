@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CreateMultipartUploadCommand, ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 import { readObject } from '../../effects/s3/index.ts';
 import { runAgentCommand } from '../../manager/agent.ts';
 import { withDeadline } from '../../manager/agent-snapshot.ts';

@@ -19,7 +19,7 @@ import { RULES_FILE } from '../../manager/metrics-files.ts';
 import { ManagerMetrics } from '../../manager/metrics.ts';
 import { binary } from '../../localcluster/controlplane/tools.ts';
 import { freePort } from '../effects/etcd/local-etcd.ts';
-import { until } from '../until.ts';
+import { until } from '../../localcluster/until.ts';
 
 const root = path.join(import.meta.dirname, '..', '..');
 

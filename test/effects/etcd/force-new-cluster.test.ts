@@ -7,7 +7,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { probeCluster } from '../../../effects/etcd/index.ts';
-import { until } from '../../until.ts';
+import { until } from '../../../localcluster/until.ts';
 import { joinMember, LocalEtcd } from './local-etcd.ts';
 
 const local = new LocalEtcd('force-new-cluster');

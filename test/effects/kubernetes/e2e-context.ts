@@ -1,35 +1,18 @@
 /** What the end-to-end tests of the Kubernetes handlers share: a context per call, a cluster object, polling. */
-import type { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { CustomObjectsApi } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../../../api/v1alpha1/index.ts';
-import { kubeClients } from '../../../effects/kubernetes/context.ts';
 import type { KubeClients, KubeContext } from '../../../effects/kubernetes/context.ts';
 import type { Log } from '../../../effects/types.ts';
-import { until } from '../../until.ts';
 
-export { until, untilGone } from '../../until.ts';
+export { clientsOf, createNamespace } from '../../../localcluster/clients.ts';
+export { until, untilGone } from '../../../localcluster/until.ts';
 
 const quiet: Log = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
-/** The API clients of a kubeconfig file. */
-export function clientsOf(kubeconfig: string): KubeClients & { kc: KubeConfig } {
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfig);
-  return { ...kubeClients(kc), kc };
-}
 
 /** A handler context for `cluster`, with a fresh 30 s deadline each time it is made. */
 export function contextFor(kube: KubeClients, cluster: EtcdCluster): KubeContext {
   const { namespace = '', name = '', uid = '' } = cluster.metadata;
   return { cluster: { namespace, name, uid }, signal: AbortSignal.timeout(30_000), log: quiet, kube };
-}
-
-/** Creates a namespace (with `labels`) and waits for its default ServiceAccount (Pods need it to be admitted). */
-export async function createNamespace(core: CoreV1Api, ns: string, labels?: Record<string, string>): Promise<void> {
-  await core.createNamespace({ body: { metadata: { name: ns, ...(labels ? { labels } : {}) } } });
-  await until(`ServiceAccount default in ${ns}`, () =>
-    core.readNamespacedServiceAccount({ name: 'default', namespace: ns }),
-  );
 }
 
 /** Creates an EtcdCluster as a user would and returns it as stored (with uid and defaults). */

@@ -1,4 +1,4 @@
-/** Polling for tests: the one `until` every test that waits for the world uses. */
+/** Polling: the one `until` the local cluster and every test that waits for the world use. */
 
 /** An error of a probe that ends the wait at once: what it found does not turn right by waiting. */
 export class StopWaiting extends Error {

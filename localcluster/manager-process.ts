@@ -68,7 +68,7 @@ function track(args: readonly string[], exited: Promise<unknown>): void {
   });
 }
 
-const cli = path.join(import.meta.dirname, '..', '..', 'manager', 'cli.ts');
+const cli = path.join(import.meta.dirname, '..', 'manager', 'cli.ts');
 
 /** Starts `etcd-operator manager`; resolves once it serves its endpoints. */
 export function startManager(o: ManagerProcessOptions): Promise<ManagerProcess> {
