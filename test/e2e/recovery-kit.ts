@@ -5,7 +5,7 @@ import { wipeVolume } from '../../localcluster/storage/index.ts';
 import { clientServiceName } from '../../effects/kubernetes/meta.ts';
 import { type clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
 import { describeStatus, type ClusterUnderTest } from './etcd-cluster.ts';
-import type { ManagerLine } from './manager-process.ts';
+import type { ManagerLine } from '../../localcluster/manager-process.ts';
 
 type Kube = ReturnType<typeof clientsOf>;
 
