@@ -22,6 +22,8 @@ export const E2E_SECONDS: Readonly<Record<string, number>> = {
   'test/e2e/kubectl-etcd.test.ts': 194,
   'test/e2e/maintenance.test.ts': 182,
   'test/e2e/metrics-alerts.test.ts': 170,
+  'test/e2e/snapshot-recovery.test.ts': 146,
+  'test/e2e/downgrade.test.ts': 137,
   'test/e2e/node-loss-bootstrap.test.ts': 141,
   'test/e2e/disruptions.test.ts': 136,
   'test/e2e/tls-cert-manager.test.ts': 135,

@@ -153,14 +153,16 @@ describe.skipIf(!hasNode)('metrics: a real Prometheus scrapes the manager, alert
 
   it("Prometheus reads the clusters' members, quorum, leader, database sizes and quotas", async () => {
     const at = `namespace="${ns}", cluster="demo"`;
-    // Prometheus started beside the clusters: wait for a scrape made once demo was settled.
+    // Prometheus started beside the clusters: wait for a scrape made once demo was settled and
+    // full was probed (its alarms come from a probe, which a scrape can precede).
     const healthy = await until(
-      'Prometheus scraped 3 healthy voters and 3 ready members',
+      'Prometheus scraped 3 healthy voters and 3 ready members of demo, and a probe of full',
       async () => {
         const r = await prometheus.query(
           `etcd_operator_cluster_healthy_voters{${at}} == 3 and etcd_operator_cluster_members_ready{${at}} == 3`,
         );
-        return r.length > 0 ? r : undefined;
+        const fullProbed = await prometheus.query(`etcd_operator_cluster_alarm{namespace="${ns}", cluster="full"}`);
+        return r.length > 0 && fullProbed.length > 0 ? r : undefined;
       },
       60_000,
       1000,
