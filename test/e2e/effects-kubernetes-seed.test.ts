@@ -92,7 +92,9 @@ describe('Kubernetes handlers bring up a seed', () => {
         return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? pod : undefined;
       });
       // The host has no cluster DNS; a Pod does, so a client Pod uses the name: etcd's image's
-      // etcdctl writes (an init container), then reads back what it wrote.
+      // etcdctl writes (an init container), then reads back what it wrote. The name is served once
+      // CoreDNS has read the Ready seed's endpoint, a moment after Ready: a write that came first
+      // is tried again (OnFailure), as any client would.
       const endpoint = `http://${seed}.demo.${ns}.svc:2379`;
       const etcdctlContainer = (name: string, args: string[]) => ({
         name,
@@ -102,7 +104,7 @@ describe('Kubernetes handlers bring up a seed', () => {
       const client: V1Pod = {
         metadata: { name: 'client', namespace: ns },
         spec: {
-          restartPolicy: 'Never',
+          restartPolicy: 'OnFailure',
           initContainers: [etcdctlContainer('put', ['put', 'greeting', 'hello'])],
           containers: [etcdctlContainer('get', ['get', 'greeting', '--print-value-only'])],
         },
