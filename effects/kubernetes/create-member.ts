@@ -1,7 +1,7 @@
 /** createMember: the EtcdMember the cluster machine asked for, owned by its cluster. */
-import type { EtcdMember } from '../../api/v1alpha1/index.ts';
+import type { EtcdMember, EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { ERR } from '../../machines/error-codes.ts';
-import type { IntentHandler, Recovered } from '../types.ts';
+import { EffectError, type IntentHandler, type Recovered } from '../types.ts';
 import { callOptions } from './_util.ts';
 import { buildEtcdMember } from './build-member.ts';
 import type { KubeContext } from './context.ts';
@@ -11,6 +11,21 @@ import { customRef, readCluster, readMember, requireSnapshot } from './objects.t
 import { sourceOf } from './build-restore.ts';
 import { restoreSource } from './restore-source.ts';
 import { requireMemberTLS } from './tls-secrets.ts';
+
+/**
+ * The EtcdSnapshot a seed restores from; one being deleted is gone (its stored file goes with it,
+ * and the seed's Pod could not fetch it): a non-retryable ERR_SNAPSHOT_GONE, like a missing one.
+ */
+async function restorable(ctx: KubeContext, name: string): Promise<EtcdSnapshot> {
+  const snapshot = await requireSnapshot(ctx, name);
+  if (snapshot.metadata.deletionTimestamp)
+    throw new EffectError(
+      ERR.SNAPSHOT_GONE,
+      `EtcdSnapshot ${ctx.cluster.namespace}/${name} is being deleted, its stored file with it`,
+      { retryable: false },
+    );
+  return snapshot;
+}
 
 /** The created (or found) EtcdMember's uid. */
 export type CreateMemberResult = { readonly uid: string };
@@ -25,7 +40,7 @@ export const createMember: IntentHandler<'createMember', CreateMemberResult, Kub
     // The seed of a restored cluster (or of a recovery from a snapshot) carries the snapshot its Pod restores from.
     const restore =
       params.restoreFrom !== undefined
-        ? sourceOf(await requireSnapshot(ctx, params.restoreFrom))
+        ? sourceOf(await restorable(ctx, params.restoreFrom))
         : params.bootstrap
           ? await restoreSource(ctx, cluster)
           : undefined;

@@ -7,42 +7,30 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { CoreV1Api } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { GROUP, PLURAL, pvcName, VERSION } from '../../effects/kubernetes/meta.ts';
 import { wipeVolume } from '../../localcluster/storage/index.ts';
 import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
 import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 import { keepLeaseOf, memberHeldBy } from '../e2e/hung-node.ts';
-import { createSnapshot, snapshotFinished, snapshotVerified } from '../e2e/s3-server.ts';
+import { snapshotVerified } from '../e2e/s3-server.ts';
 import { renewClusterSecrets, servedSerial, trustRolled, writeClusterCA } from '../e2e/tls-cluster.ts';
 import { TestPki } from '../effects/etcd/test-pki.ts';
+import type { ActionContext } from './action-context.ts';
+import {
+  apiOf,
+  backupClaim,
+  recoverAfterSnapshotGone,
+  recoverFromSnapshot,
+  recoverLostQuorum,
+  snapshotOf,
+  survivorKept,
+} from './recovery-actions.ts';
 
 /** The keys the sweep writes before the action (run.ts), read back from a restored cluster. */
 export const CRASH_KEYS = { prefix: 'before-crash', count: 20 };
 
-/** What an action may use. */
-export interface ActionContext {
-  readonly kubeconfig: string;
-  readonly core: CoreV1Api;
-  /** How long the operator gets to settle after each thing the user does. */
-  readonly settleMs: number;
-  /** What etcd said before the action (undefined for bootstrap). */
-  readonly before?: Converged;
-  /** What the scenario's cluster is created with beyond replicas and version (its spec.tls). */
-  readonly spec: Partial<EtcdCluster['spec']>;
-  /** The CA that signed the cluster's certificates (scenarios with tls). */
-  readonly pki?: TestPki;
-  /** Stops and starts the local cluster's nodes: only when the sweep started the cluster itself. */
-  readonly nodes?: NodeControl;
-}
-
-/** A node of the sweep's local cluster stopped as a machine dies, and started again. */
-export interface NodeControl {
-  stop(name: string): Promise<void>;
-  /** Starts the node again and waits until it is Ready. */
-  start(name: string): Promise<void>;
-}
+export type { ActionContext, NodeControl } from './action-context.ts';
 
 /** One scenario of the sweep. */
 export interface Scenario {
@@ -77,55 +65,6 @@ export interface Scenario {
   check?(before: Converged | undefined, after: Converged): void;
 }
 
-/**
- * Two of three members' volumes wiped and their Pods deleted at once, the quorum lost for good;
- * once the cluster says so, a recovery from the survivor (spec.recovery) until 3 voters run.
- */
-async function recoverLostQuorum(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
-  await loseQuorum(cut, ctx);
-  await recoverAs(cut, ctx, { requestID: 'crash-sweep' });
-}
-
-/** Two of three members' volumes wiped and their Pods deleted at once; until the cluster says the quorum is lost. */
-async function loseQuorum(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
-  const [, ...lost] = [...(ctx.before?.members.keys() ?? [])].sort();
-  for (const name of lost) await wipeVolume(ctx.kubeconfig, cut.namespace, pvcName(name));
-  await Promise.all(lost.map((name) => ctx.core.deleteNamespacedPod({ name, namespace: cut.namespace })));
-  await conditionShows(cut, ctx, 'quorum lost', 'Available', (x) => x.reason === 'QuorumLost');
-}
-
-/** Asks for a recovery (spec.recovery) and waits until it is Recovered and 3 voters run. */
-async function recoverAs(cut: ClusterUnderTest, ctx: ActionContext, recovery: object): Promise<void> {
-  await cut.patchSpec({ recovery });
-  await conditionShows(cut, ctx, 'recovered', 'Recovered', (x) => x.status === 'True');
-  await cut.settled(3, ctx.settleMs);
-}
-
-/** Waits until the cluster has a condition of `type` that `holds`. */
-const conditionShows = (
-  cut: ClusterUnderTest,
-  ctx: ActionContext,
-  what: string,
-  type: string,
-  holds: (c: { status: string; reason: string }) => boolean,
-) =>
-  until(
-    what,
-    async () => ((await cut.get()).status?.conditions?.some((x) => x.type === type && holds(x)) ? true : undefined),
-    ctx.settleMs,
-  );
-
-/**
- * A snapshot to a PVC, then the quorum lost for good (as above) and a recovery from the newest
- * snapshot: a new seed restored from it, grown back to 3; the keys written before it read back.
- */
-async function recoverFromSnapshot(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
-  await backupClaim(ctx, cut.namespace);
-  await snapshotOf(cut, ctx, 'crash-snap');
-  await loseQuorum(cut, ctx);
-  await recoverAs(cut, ctx, { requestID: 'crash-sweep', from: 'snapshot' });
-}
-
 const scaleTo =
   (to: number): Scenario['action'] =>
   async (cut, ctx) => {
@@ -139,40 +78,6 @@ const victim = (before: Converged | undefined): [string, string] => {
   if (!first) throw new Error('replacement: no member before');
   return first;
 };
-
-/** The API coordinates of a kind of the operator in the cluster's namespace. */
-const apiOf = (cut: ClusterUnderTest, plural: string) => ({
-  group: GROUP,
-  version: VERSION,
-  namespace: cut.namespace,
-  plural,
-});
-
-/** Creates the claim `backups` for snapshots to a PVC. */
-async function backupClaim(ctx: ActionContext, namespace: string): Promise<void> {
-  await ctx.core.createNamespacedPersistentVolumeClaim({
-    namespace,
-    body: {
-      metadata: { name: 'backups' },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } },
-    },
-  });
-}
-
-/** Takes an EtcdSnapshot of the cluster to the claim `backups` and waits until it is Succeeded. */
-async function snapshotOf(
-  cut: ClusterUnderTest,
-  ctx: ActionContext,
-  name: string,
-  extra: object = {},
-): Promise<EtcdSnapshot> {
-  const kube = clientsOf(ctx.kubeconfig);
-  const destination = { pvc: { claimName: 'backups' } };
-  await createSnapshot(kube, cut.namespace, name, { cluster: cut.name, destination, extra });
-  const done = await snapshotFinished(kube, cut.namespace, name, ctx.settleMs);
-  if (done.status?.phase !== 'Succeeded') throw new Error(`EtcdSnapshot ${name}: ${JSON.stringify(done.status)}`);
-  return done;
-}
 
 /** The file of a snapshot to the claim `backups`, on the host. */
 async function snapshotFile(ctx: ActionContext, namespace: string, s: EtcdSnapshot): Promise<string> {
@@ -722,16 +627,7 @@ export const SCENARIOS: readonly Scenario[] = [
     before: 3,
     after: 3,
     action: recoverLostQuorum,
-    check: (before, after) => {
-      const [survivor, ...lost] = [...(before?.members ?? [])].sort(([a], [b]) => a.localeCompare(b));
-      if (after.clusterID !== before?.clusterID)
-        throw new Error(`cluster ${before?.clusterID} became ${after.clusterID}`);
-      if (after.members.get(survivor?.[0] ?? '') !== survivor?.[1])
-        throw new Error(`the survivor ${survivor?.[0]} (${survivor?.[1]}) is not in etcd with its ID`);
-      for (const [name, id] of lost)
-        if ([...after.members.values()].includes(id))
-          throw new Error(`the lost member ${name} (${id}) is still in etcd`);
-    },
+    check: survivorKept,
   },
   {
     name: 'snapshot-recovery',
@@ -746,6 +642,8 @@ export const SCENARIOS: readonly Scenario[] = [
           throw new Error(`the old member ${name} (${id}) is still in etcd`);
     },
   },
+  // The snapshot deleted mid-recovery: refused, every member started again, then from the survivor.
+  { name: 'snapshot-gone', before: 3, after: 3, action: recoverAfterSnapshotGone, check: survivorKept },
   { name: 'snapshot', before: 1, after: 1, action: snapshotToPVC },
   { name: 'restore', before: 1, after: 1, action: restoreFromSnapshot },
   { name: 'schedule', before: 1, after: 1, action: scheduleEveryMinute },

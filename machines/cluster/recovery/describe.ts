@@ -1,5 +1,6 @@
 /** What a user reads about a recovery: each step, what will be lost, and the Recovered condition. */
 import { ConditionReason } from '../../../api/conditions.ts';
+import { ERR } from '../../error-codes.ts';
 import type { ConcernWords } from '../concern.ts';
 import { BUMP_REVISION } from '../../policy.ts';
 import { candidates, describeRanked, type Recovery, type RecoveryView } from './rules.ts';
@@ -39,6 +40,24 @@ export const recoveredMessage = (r: Recovery): string =>
   r.from === 'snapshot'
     ? `recovered from EtcdSnapshot ${r.snapshot?.name ?? ''} (request ${r.requestID}) into ${r.seed?.member ?? ''}: ${snapshotLossMessage(r)}; ${r.lost.length > 0 ? `${r.lost.join(', ')} deleted, ` : ''}new members join as learners until spec.replicas voters run`
     : `recovered from ${r.survivor} (request ${r.requestID}) with --force-new-cluster: ${lossMessage(r)}; ${r.lost.length > 0 ? `${r.lost.join(', ')} deleted, ` : ''}new members join as learners until spec.replicas voters run`;
+
+/**
+ * Why a recovery from a snapshot ended without its seed: the EtcdSnapshot deleted after it was
+ * found (ERR_SNAPSHOT_GONE), or the seed refused otherwise; what happens to the members it stopped.
+ */
+export function seedAbandonedMessage(r: Recovery, error: { readonly code: string; readonly message: string }): string {
+  const name = r.snapshot?.name ?? '';
+  const seed = r.seed?.member ?? 'the restored member';
+  const why =
+    error.code === ERR.SNAPSHOT_GONE
+      ? `EtcdSnapshot ${name} was deleted after the recovery found it, before ${seed} was made from it (${error.message})`
+      : `${seed} could not be made from EtcdSnapshot ${name} (${error.code}: ${error.message})`;
+  const stopped =
+    r.lost.length > 0
+      ? `; ${r.lost.join(', ')}, stopped for the restore, start again as they were, each with its own volume and data`
+      : '';
+  return `${why}: nothing was restored and nothing deleted${stopped}; ask again with a new requestID (another snapshot, or from a survivor) if the cluster still needs it`;
+}
 
 /** What each step of a recovery from a snapshot says. */
 function restoringMessage(sub: string, r: Recovery): string {
@@ -98,7 +117,7 @@ export function recoveryCondition(
     : {
         status: 'False',
         reason: ConditionReason.RecoveryRefused,
-        message: `recovery request ${last.requestID} refused, nothing was changed: ${last.message}`,
+        message: `recovery request ${last.requestID} refused${last.restarted ? '' : ', nothing was changed'}: ${last.message}`,
       };
 }
 

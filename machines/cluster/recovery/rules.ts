@@ -63,6 +63,8 @@ export interface RecoveryOutcome {
   readonly result: 'recovered' | 'refused';
   readonly message: string;
   readonly at: number;
+  /** Refused after it started: the members it had stopped, started again (absent: nothing was changed). */
+  readonly restarted?: readonly string[];
 }
 
 /** What the cluster context holds for recovery; every field optional, so older journals read. */

@@ -79,11 +79,13 @@ export const recovering = {
         { guard: 'lostStopped', target: RECOVERY.forcing },
       ],
     },
-    // A new member (a new name) restored from the snapshot while the old volumes stay: a snapshot
-    // that cannot be restored leaves the old members as they were, only stopped.
+    // A new member (a new name) restored from the snapshot while the old volumes stay. A seed that
+    // cannot be made (its EtcdSnapshot deleted meanwhile) ends the recovery refused, and the old
+    // members, stopped for it, start again as they were (`waking`): nothing was restored.
     creatingSeed: attempt(
       { target: RECOVERY.awaitingSeed, actions: ['recordSeedCreated'] },
       { type: 'createMember', params: seedParams },
+      [{ guard: 'permanent', target: CLUSTER.waking, actions: ['abandonSeed'] }],
     ),
     awaitingSeed: {
       always: { guard: 'seedRestored', target: RECOVERY.next, actions: 'latchRestoredClusterID' },

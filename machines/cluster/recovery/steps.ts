@@ -15,7 +15,7 @@ import type {
   SetDormantParams,
   SetForceNewClusterParams,
 } from '../../types.ts';
-import { recoveredMessage } from './describe.ts';
+import { recoveredMessage, seedAbandonedMessage } from './describe.ts';
 import {
   chosen,
   chosenSnapshotRecovery,
@@ -80,14 +80,19 @@ type RecoveryUpdate = (
   readonly clusterID?: string | null;
 };
 
-/** A refusal said once, with why, and not acted on again; nothing was changed. */
-const refused = (c: SeedView & { readonly now: number }, message: string): Partial<RecoveryContext> => ({
+/** A refusal said once, with why, and not acted on again; nothing was changed but stopping `restarted`, started again. */
+const refused = (
+  c: SeedView & { readonly now: number },
+  message: string,
+  restarted?: readonly string[],
+): Partial<RecoveryContext> => ({
   recovery: null,
   recovered: {
-    requestID: c.recoveryAsked?.requestID ?? c.recovery?.requestID ?? '',
+    requestID: c.recovery?.requestID ?? c.recoveryAsked?.requestID ?? '',
     result: 'refused',
     message,
     at: c.now,
+    ...(restarted ? { restarted } : {}),
   },
 });
 
@@ -133,6 +138,13 @@ export const recoveryUpdates = {
           nextOrdinal: c.nextOrdinal + 1,
         }
       : {},
+  // The seed could not be made (its EtcdSnapshot deleted meanwhile): the recovery ends refused, and
+  // the members it stopped are started again by `waking`; its requestID stays judged.
+  abandonSeed: (c, e) => {
+    const r = c.recovery;
+    const error = 'error' in e && typeof e.error === 'object' ? e.error : { code: '', message: '' };
+    return refused(c, r ? seedAbandonedMessage(r, error) : error.message, r?.lost ?? []);
+  },
   // Accounted for as any member the machine created; etcd's list from before it is not read as after.
   recordSeedCreated: (c) => {
     const seed = c.recovery?.seed?.member;

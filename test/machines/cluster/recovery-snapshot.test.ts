@@ -4,7 +4,7 @@ import { peerURL } from '../../../machines/policy.ts';
 import type { ClusterEvent, MemberObservation, RecoveryRequest } from '../../../machines/types.ts';
 import { clusterMachine } from '../../../machines/cluster.ts';
 import { Driver, play } from '../harness.ts';
-import { etcd, members, ok, quorumLost, ref, resetClock, say, spec, time } from './recovery-world.ts';
+import { ask, etcd, lost, members, ok, quorumLost, ref, resetClock, say, spec, time } from './recovery-world.ts';
 
 beforeEach(resetClock);
 
@@ -189,6 +189,51 @@ describe('cluster machine: recovery from a snapshot', () => {
       [withSeed(allStopped), 'recovering.awaitingSeed', []],
       [restored(), 'recovering.deletingLost.running', [{ type: 'deleteMember', params: { member: 'demo-0' } }]],
     ]);
+  });
+
+  it('its EtcdSnapshot deleted before the seed exists: refused, the members it stopped started again, a new request judged', () => {
+    const d = quorumLost();
+    play(d, [
+      [fromSnapshot('r1'), 'recovering.resolvingSnapshot.running'],
+      [ok('resolveRecoverySnapshot', nightly()), 'recovering.stoppingLost.running'],
+      [ok('setDormant'), 'recovering.awaitingStopped'],
+      [members(allStopped), 'recovering.creatingSeed.running'],
+    ]);
+    const gone = 'EtcdSnapshot default/nightly does not exist';
+    play(d, [
+      [
+        {
+          type: 'effect.createMember.failed',
+          at: (time.clock += 10),
+          error: { code: 'ERR_SNAPSHOT_GONE', message: gone, retryable: false },
+        },
+        'waking.wakingMembers.running',
+        [{ type: 'setDormant', params: { members: ['demo-0', 'demo-1', 'demo-2'], dormant: false } }],
+      ],
+    ]);
+    expect(d.context.recovery).toBeNull();
+    expect(recoveryCondition(d.context)).toEqual({
+      status: 'False',
+      reason: 'RecoveryRefused',
+      message: `recovery request r1 refused: EtcdSnapshot nightly was deleted after the recovery found it, before demo-3 was made from it (${gone}): nothing was restored and nothing deleted; demo-0, demo-1, demo-2, stopped for the restore, start again as they were, each with its own volume and data; ask again with a new requestID (another snapshot, or from a survivor) if the cluster still needs it`,
+    });
+    // Back where the request found it: demo-0 answers again, the lost two wait to be replaced.
+    play(d, [
+      [ok('setDormant'), 'waking.awaitingWake', []],
+      [members({ 1: lost[1], 2: lost[2] }), 'waking.awaitingWake', []],
+      [members({ 1: { state: 'replacing', pod: undefined }, 2: { state: 'replacing', pod: undefined } }), 'observing'],
+      [etcd([0, 1, 2], [0], { 0: [120, 57] }), 'degraded', []],
+    ]);
+    // The same requestID is not acted on again; a new one is judged, not refused as "one at a time".
+    play(d, [
+      [fromSnapshot('r1'), 'degraded', []],
+      [
+        ask('r2'),
+        'recovering.stoppingLost.running',
+        [{ type: 'setDormant', params: { members: ['demo-1', 'demo-2'], dormant: true } }],
+      ],
+    ]);
+    expect(d.context.recovery).toMatchObject({ requestID: 'r2', survivor: 'demo-0' });
   });
 
   it('refuses while a quorum answers, and changes nothing, saying how a rollback is asked', () => {

@@ -1,0 +1,125 @@
+/**
+ * The crash sweep's snapshot and recovery actions: a snapshot to a PVC, the quorum lost for good
+ * (two of three volumes wiped), and spec.recovery from the survivor or from the snapshot, as a
+ * user does them (docs/recovery.md).
+ */
+import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
+import { GROUP, PLURAL, pvcName, VERSION } from '../../effects/kubernetes/meta.ts';
+import { wipeVolume } from '../../localcluster/storage/index.ts';
+import type { ClusterUnderTest, Converged } from '../e2e/etcd-cluster.ts';
+import { clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
+import { createSnapshot, snapshotFinished } from '../e2e/s3-server.ts';
+import type { ActionContext } from './action-context.ts';
+
+/**
+ * Two of three members' volumes wiped and their Pods deleted at once, the quorum lost for good;
+ * once the cluster says so, a recovery from the survivor (spec.recovery) until 3 voters run.
+ */
+export async function recoverLostQuorum(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  await loseQuorum(cut, ctx);
+  await recoverAs(cut, ctx, { requestID: 'crash-sweep' });
+}
+
+/** Two of three members' volumes wiped and their Pods deleted at once; until the cluster says the quorum is lost. */
+async function loseQuorum(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  const [, ...lost] = [...(ctx.before?.members.keys() ?? [])].sort();
+  for (const name of lost) await wipeVolume(ctx.kubeconfig, cut.namespace, pvcName(name));
+  await Promise.all(lost.map((name) => ctx.core.deleteNamespacedPod({ name, namespace: cut.namespace })));
+  await conditionShows(cut, ctx, 'quorum lost', 'Available', (x) => x.reason === 'QuorumLost');
+}
+
+/** Asks for a recovery (spec.recovery) and waits until it is Recovered and 3 voters run. */
+async function recoverAs(cut: ClusterUnderTest, ctx: ActionContext, recovery: object): Promise<void> {
+  await cut.patchSpec({ recovery });
+  await conditionShows(cut, ctx, 'recovered', 'Recovered', (x) => x.status === 'True');
+  await cut.settled(3, ctx.settleMs);
+}
+
+/** Waits until the cluster has a condition of `type` that `holds`. */
+const conditionShows = (
+  cut: ClusterUnderTest,
+  ctx: ActionContext,
+  what: string,
+  type: string,
+  holds: (c: { status: string; reason: string; message: string }) => boolean,
+) =>
+  until(
+    what,
+    async () => ((await cut.get()).status?.conditions?.some((x) => x.type === type && holds(x)) ? true : undefined),
+    ctx.settleMs,
+  );
+
+/**
+ * A snapshot to a PVC, then the quorum lost for good (as above) and a recovery from the newest
+ * snapshot: a new seed restored from it, grown back to 3; the keys written before it read back.
+ */
+export async function recoverFromSnapshot(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  await backupClaim(ctx, cut.namespace);
+  await snapshotOf(cut, ctx, 'crash-snap');
+  await loseQuorum(cut, ctx);
+  await recoverAs(cut, ctx, { requestID: 'crash-sweep', from: 'snapshot' });
+}
+
+/**
+ * As recoverFromSnapshot, but the EtcdSnapshot is deleted once the recovery found it, while the
+ * members' Pods stop and before its seed is made: the recovery ends refused and every member it
+ * stopped starts again with its data; then a recovery from the survivor brings 3 voters back.
+ */
+export async function recoverAfterSnapshotGone(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  await backupClaim(ctx, cut.namespace);
+  await snapshotOf(cut, ctx, 'crash-snap');
+  await loseQuorum(cut, ctx);
+  await cut.patchSpec({ recovery: { requestID: 'crash-sweep', from: 'snapshot' } });
+  const found = 'recovering from EtcdSnapshot crash-snap';
+  await conditionShows(cut, ctx, 'the snapshot found', 'Recovered', (x) => x.message.startsWith(found));
+  const { custom } = clientsOf(ctx.kubeconfig);
+  await custom.deleteNamespacedCustomObject({ ...apiOf(cut, PLURAL.snapshot), name: 'crash-snap' });
+  await conditionShows(cut, ctx, 'the recovery refused', 'Recovered', (x) => x.message.includes('was deleted after'));
+  const hint = 'a new spec.recovery.requestID recovers from';
+  await conditionShows(cut, ctx, 'the survivor answering again', 'Progressing', (x) => x.message.includes(hint));
+  await recoverAs(cut, ctx, { requestID: 'crash-sweep-2' });
+}
+
+/** Throws unless the survivor (the first member by name) kept its ID and the cluster's, and the lost left etcd. */
+export function survivorKept(before: Converged | undefined, after: Converged): void {
+  const [survivor, ...lost] = [...(before?.members ?? [])].sort(([a], [b]) => a.localeCompare(b));
+  if (after.clusterID !== before?.clusterID) throw new Error(`cluster ${before?.clusterID} became ${after.clusterID}`);
+  if (after.members.get(survivor?.[0] ?? '') !== survivor?.[1])
+    throw new Error(`the survivor ${survivor?.[0]} (${survivor?.[1]}) is not in etcd with its ID`);
+  for (const [name, id] of lost)
+    if ([...after.members.values()].includes(id)) throw new Error(`the lost member ${name} (${id}) is still in etcd`);
+}
+
+/** The API coordinates of a kind of the operator in the cluster's namespace. */
+export const apiOf = (cut: ClusterUnderTest, plural: string) => ({
+  group: GROUP,
+  version: VERSION,
+  namespace: cut.namespace,
+  plural,
+});
+
+/** Creates the claim `backups` for snapshots to a PVC. */
+export async function backupClaim(ctx: ActionContext, namespace: string): Promise<void> {
+  await ctx.core.createNamespacedPersistentVolumeClaim({
+    namespace,
+    body: {
+      metadata: { name: 'backups' },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } },
+    },
+  });
+}
+
+/** Takes an EtcdSnapshot of the cluster to the claim `backups` and waits until it is Succeeded. */
+export async function snapshotOf(
+  cut: ClusterUnderTest,
+  ctx: ActionContext,
+  name: string,
+  extra: object = {},
+): Promise<EtcdSnapshot> {
+  const kube = clientsOf(ctx.kubeconfig);
+  const destination = { pvc: { claimName: 'backups' } };
+  await createSnapshot(kube, cut.namespace, name, { cluster: cut.name, destination, extra });
+  const done = await snapshotFinished(kube, cut.namespace, name, ctx.settleMs);
+  if (done.status?.phase !== 'Succeeded') throw new Error(`EtcdSnapshot ${name}: ${JSON.stringify(done.status)}`);
+  return done;
+}
