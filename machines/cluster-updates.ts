@@ -9,6 +9,7 @@ import { observeMaintenance, overThreshold } from './cluster/maintenance/index.t
 import { stepUpdates, toAssigns, type Update } from './kit.ts';
 import { memberName, peerURL, seedInitialCluster } from './policy.ts';
 import { bootstrapUpdates, unmadeSeed } from './cluster/bootstrap/index.ts';
+import { judgedFromStatus } from './cluster/recovery/index.ts';
 import type {
   AddLearnerParams,
   ClusterEvent,
@@ -47,6 +48,7 @@ const updates = {
       certificates,
       auth,
       recovery,
+      recoveryHandled,
     } = e as Of<'k8s.cluster.updated'>;
     return {
       ...observeMaintenance(c, maintenance, e.at),
@@ -63,6 +65,7 @@ const updates = {
       authWanted: auth === true,
       ...(restore && !c.restore ? { restore: { verified: false } } : {}),
       recoveryAsked: recovery ?? null,
+      ...judgedFromStatus(c, recoveryHandled),
     };
   },
   observeRestoreJob: (c, e) =>

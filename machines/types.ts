@@ -182,6 +182,8 @@ export type ClusterEvent =
       readonly auth?: boolean;
       /** spec.recovery: a recovery from a lost quorum asked for (absent: none). */
       readonly recovery?: RecoveryRequest;
+      /** status.recovery.requestID: the last request handled, as the status says (absent: none). */
+      readonly recoveryHandled?: string;
     }
   | { readonly type: 'k8s.cluster.deleted'; readonly at: number }
   | { readonly type: 'k8s.members.listed'; readonly at: number; readonly members: readonly MemberObservation[] }

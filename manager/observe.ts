@@ -41,6 +41,7 @@ export function clusterObserved(cluster: EtcdCluster, at: number, trust?: string
     ...(cluster.spec.tls?.client?.issuerRef || cluster.spec.tls?.peer?.issuerRef ? { certificates: true } : {}),
     ...(cluster.spec.auth?.enabled ? { auth: true } : {}),
     ...recoveryObserved(cluster.spec),
+    ...(cluster.status?.recovery ? { recoveryHandled: cluster.status.recovery.requestID } : {}),
     maintenance: maintenanceObserved(cluster.spec),
     volumeSize: volumeSizeObserved(cluster.spec),
   };

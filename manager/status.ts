@@ -111,7 +111,19 @@ export function clusterStatus(
     ...(c.clusterID ? { clusterID: c.clusterID } : {}),
     ...runningVersion(c, previous?.version),
     selector: `${LABEL.cluster}=${c.cluster.name}`,
+    ...handledRecovery(c, previous),
   };
+}
+
+/** status.recovery: how the last request ended; kept as it was for a machine that does not know (its journal lost). */
+function handledRecovery(
+  c: ClusterContext,
+  previous: EtcdClusterStatus | undefined,
+): Pick<EtcdClusterStatus, 'recovery'> {
+  const r = c.recovered;
+  if (!r) return previous?.recovery ? { recovery: previous.recovery } : {};
+  const result = r.result === 'recovered' ? ('Recovered' as const) : ('Refused' as const);
+  return { recovery: { requestID: r.requestID, result, time: iso(r.at) } };
 }
 
 /** Available False at zero replicas, a state the user asked for: said as such, not as an outage. */

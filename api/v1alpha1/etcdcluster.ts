@@ -191,7 +191,7 @@ const spec = s.object(
       { name: 'Maintenance' },
     ),
     recovery: s.object(
-      "A recovery from a quorum lost for good, asked for explicitly (docs/recovery.md). Set a new requestID to ask; the operator acts on each requestID once and reports it in the Recovered condition, which says what is lost before anything is changed and again once done. from survivor: the member with the highest raft applied index among those that answer is restarted once with etcd's --force-new-cluster (it keeps its data, member ID and the cluster ID), every other EtcdMember is deleted, and new members join it as learners until spec.replicas voters run, under the same name, Services and client endpoints; what the lost members had and the survivor did not is lost. from snapshot: every member's Pod is stopped (volumes kept), a new seed member is restored from the snapshot (revisions bumped by 1,000,000,000 and marked compacted, so watchers see a compaction, never revisions going back), the old EtcdMembers are deleted once it answers, and new members join it as learners, under the same name, Services and client endpoints; every write after the snapshot's revision is lost. Refused, with nothing changed: while a quorum of voters answers (unless rollback says to roll the cluster back to snapshotName); from survivor when no member answers, or when member names one that is not the most advanced; from snapshot when no Succeeded snapshot of this cluster is found, when the snapshot named failed its verification, or when it is of another cluster without allowOtherCluster. A new requestID while a recovery runs is refused: one at a time.",
+      "A recovery from a quorum lost for good, asked for explicitly (docs/recovery.md). Set a new requestID to ask; the operator acts on each requestID once and reports it in the Recovered condition, which says what is lost before anything is changed and again once done. from survivor: the member with the highest raft applied index among those that answer is restarted once with etcd's --force-new-cluster (it keeps its data, member ID and the cluster ID), every other EtcdMember is deleted, and new members join it as learners until spec.replicas voters run, under the same name, Services and client endpoints; what the lost members had and the survivor did not is lost. from snapshot: every member's Pod is stopped (volumes kept), a new seed member is restored from the snapshot (revisions bumped by 1,000,000,000 and marked compacted, so watchers see a compaction, never revisions going back), the old EtcdMembers are deleted once it answers, and new members join it as learners, under the same name, Services and client endpoints; every write after the snapshot's revision is lost. Refused, with nothing changed: while a quorum of voters answers (unless rollback says to roll the cluster back to snapshotName); from survivor when no member answers, or when member names one that is not the most advanced; from snapshot when no Succeeded snapshot of this cluster is found, when the snapshot named failed its verification, or when it is of another cluster without allowOtherCluster. A new requestID while a recovery runs is refused: one at a time. A snapshot deleted after it was found and before the new seed is made ends the recovery refused, and the stopped members start again with their volumes as they were.",
       {
         requestID: s.string(
           'Any string that names this request, for example a date. A value acted on before (or the one in flight) is not acted on again.',
@@ -341,6 +341,15 @@ const status = s.object(
       'The etcd version every member runs; while a rolling upgrade is under way, the oldest one still running. spec.version may go back to it until the upgrade finishes.',
     ),
     selector: s.string('Label selector of the member Pods (for the scale subresource).'),
+    recovery: s.object(
+      'The last spec.recovery request handled and how it ended (the Recovered condition says why). A manager that lost its journal reads it back, so a requestID still in the spec is not judged again.',
+      {
+        requestID: s.string('The requestID handled.'),
+        result: s.string('Recovered, or Refused (nothing restored).', { enum: ['Recovered', 'Refused'] }),
+        time: s.string('When it ended.', { format: 'date-time' }),
+      },
+      { name: 'RecoveryStatus', required: ['requestID', 'result'] },
+    ),
   },
   { name: 'EtcdClusterStatus' },
 );

@@ -78,7 +78,7 @@ export interface EtcdClusterSpec {
   upgrade?: UpgradeSpec;
   /** Maintenance the operator does on its own. Without it, still: when etcd raises its NOSPACE alarm (the database reached options.quotaBackendBytes), the history is compacted, every member defragmented and the alarm disarmed once the data fits well under the quota (see docs/maintenance.md). */
   maintenance?: Maintenance;
-  /** A recovery from a quorum lost for good, asked for explicitly (docs/recovery.md). Set a new requestID to ask; the operator acts on each requestID once and reports it in the Recovered condition, which says what is lost before anything is changed and again once done. from survivor: the member with the highest raft applied index among those that answer is restarted once with etcd's --force-new-cluster (it keeps its data, member ID and the cluster ID), every other EtcdMember is deleted, and new members join it as learners until spec.replicas voters run, under the same name, Services and client endpoints; what the lost members had and the survivor did not is lost. from snapshot: every member's Pod is stopped (volumes kept), a new seed member is restored from the snapshot (revisions bumped by 1,000,000,000 and marked compacted, so watchers see a compaction, never revisions going back), the old EtcdMembers are deleted once it answers, and new members join it as learners, under the same name, Services and client endpoints; every write after the snapshot's revision is lost. Refused, with nothing changed: while a quorum of voters answers (unless rollback says to roll the cluster back to snapshotName); from survivor when no member answers, or when member names one that is not the most advanced; from snapshot when no Succeeded snapshot of this cluster is found, when the snapshot named failed its verification, or when it is of another cluster without allowOtherCluster. A new requestID while a recovery runs is refused: one at a time. */
+  /** A recovery from a quorum lost for good, asked for explicitly (docs/recovery.md). Set a new requestID to ask; the operator acts on each requestID once and reports it in the Recovered condition, which says what is lost before anything is changed and again once done. from survivor: the member with the highest raft applied index among those that answer is restarted once with etcd's --force-new-cluster (it keeps its data, member ID and the cluster ID), every other EtcdMember is deleted, and new members join it as learners until spec.replicas voters run, under the same name, Services and client endpoints; what the lost members had and the survivor did not is lost. from snapshot: every member's Pod is stopped (volumes kept), a new seed member is restored from the snapshot (revisions bumped by 1,000,000,000 and marked compacted, so watchers see a compaction, never revisions going back), the old EtcdMembers are deleted once it answers, and new members join it as learners, under the same name, Services and client endpoints; every write after the snapshot's revision is lost. Refused, with nothing changed: while a quorum of voters answers (unless rollback says to roll the cluster back to snapshotName); from survivor when no member answers, or when member names one that is not the most advanced; from snapshot when no Succeeded snapshot of this cluster is found, when the snapshot named failed its verification, or when it is of another cluster without allowOtherCluster. A new requestID while a recovery runs is refused: one at a time. A snapshot deleted after it was found and before the new seed is made ends the recovery refused, and the stopped members start again with their volumes as they were. */
   recovery?: RecoverySpec;
   /** Seconds one step (bootstrap a member, join a learner, promote, remove...) may take before the cluster reports the step as stuck in its Progressing and Degraded conditions. The step keeps trying. */
   progressDeadlineSeconds: number;
@@ -322,7 +322,7 @@ export interface DefragThreshold {
   fragmentedPercent?: number;
 }
 
-/** A recovery from a quorum lost for good, asked for explicitly (docs/recovery.md). Set a new requestID to ask; the operator acts on each requestID once and reports it in the Recovered condition, which says what is lost before anything is changed and again once done. from survivor: the member with the highest raft applied index among those that answer is restarted once with etcd's --force-new-cluster (it keeps its data, member ID and the cluster ID), every other EtcdMember is deleted, and new members join it as learners until spec.replicas voters run, under the same name, Services and client endpoints; what the lost members had and the survivor did not is lost. from snapshot: every member's Pod is stopped (volumes kept), a new seed member is restored from the snapshot (revisions bumped by 1,000,000,000 and marked compacted, so watchers see a compaction, never revisions going back), the old EtcdMembers are deleted once it answers, and new members join it as learners, under the same name, Services and client endpoints; every write after the snapshot's revision is lost. Refused, with nothing changed: while a quorum of voters answers (unless rollback says to roll the cluster back to snapshotName); from survivor when no member answers, or when member names one that is not the most advanced; from snapshot when no Succeeded snapshot of this cluster is found, when the snapshot named failed its verification, or when it is of another cluster without allowOtherCluster. A new requestID while a recovery runs is refused: one at a time. */
+/** A recovery from a quorum lost for good, asked for explicitly (docs/recovery.md). Set a new requestID to ask; the operator acts on each requestID once and reports it in the Recovered condition, which says what is lost before anything is changed and again once done. from survivor: the member with the highest raft applied index among those that answer is restarted once with etcd's --force-new-cluster (it keeps its data, member ID and the cluster ID), every other EtcdMember is deleted, and new members join it as learners until spec.replicas voters run, under the same name, Services and client endpoints; what the lost members had and the survivor did not is lost. from snapshot: every member's Pod is stopped (volumes kept), a new seed member is restored from the snapshot (revisions bumped by 1,000,000,000 and marked compacted, so watchers see a compaction, never revisions going back), the old EtcdMembers are deleted once it answers, and new members join it as learners, under the same name, Services and client endpoints; every write after the snapshot's revision is lost. Refused, with nothing changed: while a quorum of voters answers (unless rollback says to roll the cluster back to snapshotName); from survivor when no member answers, or when member names one that is not the most advanced; from snapshot when no Succeeded snapshot of this cluster is found, when the snapshot named failed its verification, or when it is of another cluster without allowOtherCluster. A new requestID while a recovery runs is refused: one at a time. A snapshot deleted after it was found and before the new seed is made ends the recovery refused, and the stopped members start again with their volumes as they were. */
 export interface RecoverySpec {
   /** Any string that names this request, for example a date. A value acted on before (or the one in flight) is not acted on again. */
   requestID: string;
@@ -356,6 +356,8 @@ export interface EtcdClusterStatus {
   version?: string;
   /** Label selector of the member Pods (for the scale subresource). */
   selector?: string;
+  /** The last spec.recovery request handled and how it ended (the Recovered condition says why). A manager that lost its journal reads it back, so a requestID still in the spec is not judged again. */
+  recovery?: RecoveryStatus;
 }
 
 /** The step in flight. The target is latched when a step starts: spec edits made meanwhile wait until it is reached. */
@@ -420,6 +422,16 @@ export interface MemberSummary {
   state?: string;
   /** The etcd version the member answers with (its EtcdMember spec.version until it answers). */
   version?: string;
+}
+
+/** The last spec.recovery request handled and how it ended (the Recovered condition says why). A manager that lost its journal reads it back, so a requestID still in the spec is not judged again. */
+export interface RecoveryStatus {
+  /** The requestID handled. */
+  requestID: string;
+  /** Recovered, or Refused (nothing restored). */
+  result: 'Recovered' | 'Refused';
+  /** When it ended. */
+  time?: string;
 }
 
 /** The member the cluster machine asked for. Written by the operator, not by users. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { initialClusterContext, type ClusterContext } from '../../machines/cluster-decide.ts';
 import { clusterKind } from '../../manager/kinds/cluster.ts';
+import { clusterObserved } from '../../manager/observe.ts';
 import { clusterStatus } from '../../manager/status.ts';
 
 const ref = { namespace: 'default', name: 'demo', uid: 'u1' };
@@ -60,5 +61,27 @@ describe('manager: the Recovered condition and its Event', () => {
     });
     expect(clusterKind.warning?.(undefined, refused)).toMatchObject({ type: 'Warning', reason: 'RecoveryRefused' });
     expect(clusterKind.warning?.(refused, refused)).toBeUndefined();
+  });
+
+  it('status.recovery says which request was handled and how, and a machine that does not know keeps it and Recovered as they were', () => {
+    const message = 'recovered from demo-0 (request r1) ...';
+    const done = statusOf({ recovered: { requestID: 'r1', result: 'recovered', message, at: T0 } });
+    expect(done.recovery).toEqual({ requestID: 'r1', result: 'Recovered', time: '2026-11-27T12:00:00Z' });
+    // A manager that lost its journal: its machine has no outcome, the status it writes keeps both.
+    const step = { seq: 1, from: 'steady', to: 'steady', context: initialClusterContext(ref), generation: 2 };
+    const after = clusterStatus(done, step, T0 + 60_000);
+    expect(after.recovery).toEqual(done.recovery);
+    expect(recovered(after)).toMatchObject({ status: 'True', reason: 'Completed', message });
+    expect(clusterKind.warning?.(done, after)).toBeUndefined();
+    // What the machine is fed from it.
+    const object = {
+      metadata: { name: 'demo', namespace: 'default', uid: 'u1' },
+      spec: { replicas: 3, version: '3.6.16', progressDeadlineSeconds: 600, recovery: { requestID: 'r1' } },
+      status: after,
+    };
+    expect(clusterObserved(object as never, T0)).toMatchObject({
+      recovery: { requestID: 'r1' },
+      recoveryHandled: 'r1',
+    });
   });
 });

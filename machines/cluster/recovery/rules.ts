@@ -103,6 +103,16 @@ const JUDGED_KEPT = 8;
 export const judgedWith = (c: RecoveryView): string[] =>
   [...(c.judged ?? []), c.recoveryAsked?.requestID ?? ''].slice(-JUDGED_KEPT);
 
+/**
+ * `judged` with the requestID the EtcdCluster's status says was handled (status.recovery), when
+ * the machine does not know it: one that lost its journal and its resume annotation then does not
+ * judge it again, and the Recovered condition keeps what it said.
+ */
+export const judgedFromStatus = (c: RecoveryContext, handled: string | undefined): { judged?: string[] } =>
+  handled === undefined || (c.judged ?? []).includes(handled)
+    ? {}
+    : { judged: [...(c.judged ?? []), handled].slice(-JUDGED_KEPT) };
+
 /** An answering member as a candidate survivor: its EtcdMember name, etcd ID, applied index and revision. */
 export interface Candidate {
   readonly member: string;

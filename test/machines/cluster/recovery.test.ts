@@ -189,4 +189,29 @@ describe('cluster machine: recovery from a lost quorum', () => {
     ]);
     expect(d.context.recovered).toMatchObject({ requestID: 'r1', result: 'recovered' });
   });
+
+  it('a manager without its journal (nor the resume annotation) does not judge again the request the status says was handled', () => {
+    // What a new machine adopts: a 3-member cluster at rest, spec.recovery still r1 from a recovery done before.
+    const adopt = (handled?: string): Driver<typeof clusterMachine> => {
+      const d = new Driver(clusterMachine, { cluster: ref });
+      play(d, [
+        [{ ...ask('r1'), ...(handled ? { recoveryHandled: handled } : {}) }, 'pending'],
+        [members(), 'observing'],
+        [etcd([0, 1, 2], [0, 1, 2]), 'updatingBudget.running'],
+      ]);
+      return d;
+    };
+    // Without status.recovery the request reads as new and is refused: Recovered would say so.
+    expect(recoveryCondition(adopt().context)).toMatchObject({ reason: 'RecoveryRefused' });
+    // With it: r1 is known as handled, nothing is judged, and the machine says nothing of it
+    // (the Recovered condition the status has stays as it was).
+    const d = adopt('r1');
+    expect(d.context.judged).toEqual(['r1']);
+    expect(recoveryCondition(d.context)).toBeNull();
+    // A new requestID is judged as ever.
+    play(d, [[ok('setDisruptionBudget', { minAvailable: 2 }), 'steady']]);
+    play(d, [[{ ...ask('r2'), recoveryHandled: 'r1' }, 'steady', []]]);
+    expect(d.context.recovered).toMatchObject({ requestID: 'r2', result: 'refused' });
+    expect(d.context.judged).toEqual(['r1', 'r2']);
+  });
 });
