@@ -61,6 +61,18 @@ const withSeed = (o: Record<number, Partial<MemberObservation> | null>): Cluster
   return { ...e, members: [...e.members, seed] };
 };
 
+/** A recovery r1 from the snapshot nightly, every member stopped, its seed's createMember asked. */
+function atSeed(): Driver<typeof clusterMachine> {
+  const d = quorumLost();
+  play(d, [
+    [fromSnapshot('r1'), 'recovering.resolvingSnapshot.running'],
+    [ok('resolveRecoverySnapshot', nightly()), 'recovering.stoppingLost.running'],
+    [ok('setDormant'), 'recovering.awaitingStopped'],
+    [members(allStopped), 'recovering.creatingSeed.running'],
+  ]);
+  return d;
+}
+
 /** A 3-member cluster adopted steady, its quorum healthy. */
 function steady(): Driver<typeof clusterMachine> {
   const d = new Driver(clusterMachine, { cluster: ref });
@@ -161,13 +173,7 @@ describe('cluster machine: recovery from a snapshot', () => {
   });
 
   it('a crash after the seed was asked for resumes waiting for it, with the same seed and nothing asked twice', () => {
-    const d = quorumLost();
-    play(d, [
-      [fromSnapshot('r1'), 'recovering.resolvingSnapshot.running'],
-      [ok('resolveRecoverySnapshot', nightly()), 'recovering.stoppingLost.running'],
-      [ok('setDormant'), 'recovering.awaitingStopped'],
-      [members(allStopped), 'recovering.creatingSeed.running'],
-    ]);
+    const d = atSeed();
     d.restart();
     // The createMember failed and is tried again: the same name, never a second seed.
     play(d, [
@@ -192,13 +198,7 @@ describe('cluster machine: recovery from a snapshot', () => {
   });
 
   it('its EtcdSnapshot deleted before the seed exists: refused, the members it stopped started again, a new request judged', () => {
-    const d = quorumLost();
-    play(d, [
-      [fromSnapshot('r1'), 'recovering.resolvingSnapshot.running'],
-      [ok('resolveRecoverySnapshot', nightly()), 'recovering.stoppingLost.running'],
-      [ok('setDormant'), 'recovering.awaitingStopped'],
-      [members(allStopped), 'recovering.creatingSeed.running'],
-    ]);
+    const d = atSeed();
     const gone = 'EtcdSnapshot default/nightly does not exist';
     play(d, [
       [
@@ -217,6 +217,8 @@ describe('cluster machine: recovery from a snapshot', () => {
       reason: 'RecoveryRefused',
       message: `recovery request r1 refused: EtcdSnapshot nightly was deleted after the recovery found it, before demo-3 was made from it (${gone}): nothing was restored and nothing deleted; demo-0, demo-1, demo-2, stopped for the restore, start again as they were, each with its own volume and data; ask again with a new requestID (another snapshot, or from a survivor) if the cluster still needs it`,
     });
+    // A crash here resumes waking them (setDormant's recover reads each member back).
+    d.restart();
     // Back where the request found it: demo-0 answers again, the lost two wait to be replaced.
     play(d, [
       [ok('setDormant'), 'waking.awaitingWake', []],
