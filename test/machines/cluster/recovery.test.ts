@@ -1,10 +1,17 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { clusterMachine } from '../../../machines/cluster.ts';
 import { recoveryCondition } from '../../../machines/cluster/recovery/index.ts';
+import type { ClusterEvent } from '../../../machines/types.ts';
 import { Driver, play } from '../harness.ts';
 import { ask, etcd, lost, members, ok, quorumLost, ref, resetClock, say, spec, time } from './recovery-world.ts';
 
 beforeEach(resetClock);
+
+/** A recovery asked, and the requestID status.recovery says was handled, if any. */
+const asked = (requestID: string, handled?: string): ClusterEvent => ({
+  ...(ask(requestID) as Extract<ClusterEvent, { type: 'k8s.cluster.updated' }>),
+  ...(handled ? { recoveryHandled: handled } : {}),
+});
 
 describe('cluster machine: recovery from a lost quorum', () => {
   it('says what a recovery would keep while quorum is lost, before anything is asked', () => {
@@ -195,7 +202,7 @@ describe('cluster machine: recovery from a lost quorum', () => {
     const adopt = (handled?: string): Driver<typeof clusterMachine> => {
       const d = new Driver(clusterMachine, { cluster: ref });
       play(d, [
-        [{ ...ask('r1'), ...(handled ? { recoveryHandled: handled } : {}) }, 'pending'],
+        [asked('r1', handled), 'pending'],
         [members(), 'observing'],
         [etcd([0, 1, 2], [0, 1, 2]), 'updatingBudget.running'],
       ]);
@@ -210,7 +217,7 @@ describe('cluster machine: recovery from a lost quorum', () => {
     expect(recoveryCondition(d.context)).toBeNull();
     // A new requestID is judged as ever.
     play(d, [[ok('setDisruptionBudget', { minAvailable: 2 }), 'steady']]);
-    play(d, [[{ ...ask('r2'), recoveryHandled: 'r1' }, 'steady', []]]);
+    play(d, [[asked('r2', 'r1'), 'steady', []]]);
     expect(d.context.recovered).toMatchObject({ requestID: 'r2', result: 'refused' });
     expect(d.context.judged).toEqual(['r1', 'r2']);
   });
