@@ -1,7 +1,7 @@
 /**
  * Each concern of the cluster machine as a chart of its own: its states, with the cluster
  * machine's implementations (so intents and updates read as in the whole chart), framed by
- * the coordinator's states it goes back to (`deciding`, `observing`, `waking`, `failed`), drawn empty,
+ * the coordinator's states it goes back to (`deciding`, `observing`, `failed`), drawn empty,
  * and the observations the whole machine takes in any state.
  */
 import { createMachine, type AnyStateMachine } from 'xstate';
@@ -10,7 +10,7 @@ import { initialClusterContext } from '../machines/cluster-decide.ts';
 import { CONCERN_STATES, type ConcernName } from '../machines/cluster/concerns.ts';
 
 /** The coordinator's states a concern leaves for, as empty boxes (deleting: where any state goes on deletion). */
-const FRAME = { deciding: {}, observing: {}, waking: {}, failed: {}, deleting: { type: 'final' } };
+const FRAME = { deciding: {}, observing: {}, failed: {}, deleting: { type: 'final' } };
 
 /** A concern's chart machine: the cluster machine's id and implementations, only its states. */
 function concernMachine(states: Record<string, unknown>): AnyStateMachine {

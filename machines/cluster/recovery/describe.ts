@@ -75,6 +75,8 @@ function restoringMessage(sub: string, r: Recovery): string {
 /** What each step of a recovery says. */
 export function recoveringMessage(sub: string, c: RecoveryView): string {
   const r = c.recovery;
+  if (sub.startsWith('restartingStopped') || sub.startsWith('awaitingRestarted'))
+    return `recovery request ${c.recovered?.requestID ?? ''} refused: starting again the members stopped for it (${(c.recovered?.restarted ?? []).join(', ')}), each with its own volume and data`;
   if (!r || sub.startsWith('judging')) {
     const ranked = candidates(c);
     return `judging recovery request ${c.recoveryAsked?.requestID ?? ''}${ranked.length > 0 ? `; answering: ${describeRanked(ranked)}` : ''}`;

@@ -75,6 +75,8 @@ export interface RecoveryContext {
   readonly recovered?: RecoveryOutcome | null;
   /** The requestIDs judged last (refused or started), newest last: none is judged twice. */
   readonly judged?: readonly string[];
+  /** A refused recovery's stopped members are being started again: no request is judged meanwhile. */
+  readonly restarting?: boolean;
 }
 
 /** What the recovery rules read besides their own fields. */
@@ -202,6 +204,14 @@ export function chosen(c: RecoveryView): Recovery | null {
 /** The lost members still listed: the ones to stop (made dormant, so no Pod of theirs runs while the survivor is forced). */
 export const lostListed = (c: RecoveryView): string[] =>
   (c.recovery?.lost ?? []).filter((n) => c.members.some((m) => m.name === n));
+
+/** The members a refused recovery had stopped, still listed: to start again. */
+export const stoppedListed = (c: RecoveryView): string[] =>
+  (c.recovered?.restarted ?? []).filter((n) => c.members.some((m) => m.name === n && !m.deleting));
+
+/** Every member a refused recovery had stopped is asked to run again, and its machine took it up. */
+export const stoppedRestarted = (c: RecoveryView): boolean =>
+  stoppedListed(c).every((n) => c.members.some((m) => m.name === n && !m.dormant && m.state !== MEMBER_STATE.dormant));
 
 /** Every lost member's Pod is gone, or cannot run (its node is lost). */
 export const lostStopped = (c: RecoveryView): boolean =>

@@ -16,6 +16,7 @@ import {
   forceParams,
   readRevisionParams,
   resolveSnapshotParams,
+  restartParams,
   seedParams,
   stopLostParams,
 } from './steps.ts';
@@ -34,6 +35,8 @@ export const RECOVERY = idsUnder('recovering', [
   'awaitingPlain',
   'creatingSeed',
   'awaitingSeed',
+  'restartingStopped',
+  'awaitingRestarted',
   'next',
   'deletingLost',
   'awaitingGone',
@@ -81,12 +84,18 @@ export const recovering = {
     },
     // A new member (a new name) restored from the snapshot while the old volumes stay. A seed that
     // cannot be made (its EtcdSnapshot deleted meanwhile) ends the recovery refused, and the old
-    // members, stopped for it, start again as they were (`waking`): nothing was restored.
+    // members, stopped for it, start again as they were: nothing was restored.
     creatingSeed: attempt(
       { target: RECOVERY.awaitingSeed, actions: ['recordSeedCreated'] },
       { type: 'createMember', params: seedParams },
-      [{ guard: 'permanent', target: CLUSTER.waking, actions: ['abandonSeed'] }],
+      [{ guard: 'permanent', target: RECOVERY.restartingStopped, actions: ['abandonSeed'] }],
     ),
+    // etcd's last answer stays the cluster's view (not marked stale): a member restarted without a
+    // quorum serves no client, and a next request is judged on what each member said before it stopped.
+    restartingStopped: attempt({ target: RECOVERY.awaitingRestarted }, { type: 'setDormant', params: restartParams }),
+    awaitingRestarted: {
+      always: { guard: 'stoppedRestarted', target: CLUSTER.deciding, actions: 'finishRestart' },
+    },
     awaitingSeed: {
       always: { guard: 'seedRestored', target: RECOVERY.next, actions: 'latchRestoredClusterID' },
     },

@@ -22,6 +22,8 @@ import {
   fromSnapshot,
   seedRestored,
   snapshotRefusal,
+  stoppedListed,
+  stoppedRestarted,
   type RecoverySnapshot,
   judgedWith,
   lostGone,
@@ -48,7 +50,7 @@ interface SeedView extends RecoveryView {
 
 /** A request not judged yet, with the members listed, etcd's answer fresh and the cluster not going. */
 const judgeable = (c: RecoveryView): boolean =>
-  recoveryPending(c) && c.membersSeen && !c.deleting && !c.etcdStale && c.etcd !== null;
+  recoveryPending(c) && c.membersSeen && !c.deleting && !c.etcdStale && c.etcd !== null && c.restarting !== true;
 
 /** Guards of the recovery, by name. */
 export const recoveryGuards = {
@@ -68,6 +70,7 @@ export const recoveryGuards = {
   stoppedForSeed: ({ context: c }: Ctx) => fromSnapshot(c) && lostStopped(c),
   seedRestored: ({ context: c }: Ctx) => seedRestored(c),
   rollingBack: ({ context: c }: Ctx) => c.recovery?.rollback === true,
+  stoppedRestarted: ({ context: c }: Ctx) => stoppedRestarted(c),
 };
 
 type RecoveryUpdate = (
@@ -139,12 +142,13 @@ export const recoveryUpdates = {
         }
       : {},
   // The seed could not be made (its EtcdSnapshot deleted meanwhile): the recovery ends refused, and
-  // the members it stopped are started again by `waking`; its requestID stays judged.
+  // the members it stopped are started again before any next request is judged.
   abandonSeed: (c, e) => {
     const r = c.recovery;
     const error = 'error' in e && typeof e.error === 'object' ? e.error : { code: '', message: '' };
-    return refused(c, r ? seedAbandonedMessage(r, error) : error.message, r?.lost ?? []);
+    return { ...refused(c, r ? seedAbandonedMessage(r, error) : error.message, r?.lost ?? []), restarting: true };
   },
+  finishRestart: () => ({ restarting: false }),
   // Accounted for as any member the machine created; etcd's list from before it is not read as after.
   recordSeedCreated: (c) => {
     const seed = c.recovery?.seed?.member;
@@ -176,6 +180,13 @@ export const forceParams =
     member: c.recovery?.survivor ?? '',
     requestID: on ? (c.recovery?.requestID ?? null) : null,
   });
+
+/** setDormant off for the members a refused recovery had stopped: they start again with their data. */
+export const restartParams = ({ context: c }: { context: SeedView }): SetDormantParams => ({
+  members: stoppedListed(c),
+  dormant: false,
+  ...(c.target?.trust !== undefined ? { trust: c.target.trust } : {}),
+});
 
 /** deleteMember for the lost member chosen to go now. */
 export const deleteLostParams = ({ context: c }: Ctx): MemberParams => ({ member: c.recovery?.deleting ?? '' });

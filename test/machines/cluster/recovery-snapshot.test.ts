@@ -207,7 +207,7 @@ describe('cluster machine: recovery from a snapshot', () => {
           at: (time.clock += 10),
           error: { code: 'ERR_SNAPSHOT_GONE', message: gone, retryable: false },
         },
-        'waking.wakingMembers.running',
+        'recovering.restartingStopped.running',
         [{ type: 'setDormant', params: { members: ['demo-0', 'demo-1', 'demo-2'], dormant: false } }],
       ],
     ]);
@@ -217,24 +217,31 @@ describe('cluster machine: recovery from a snapshot', () => {
       reason: 'RecoveryRefused',
       message: `recovery request r1 refused: EtcdSnapshot nightly was deleted after the recovery found it, before demo-3 was made from it (${gone}): nothing was restored and nothing deleted; demo-0, demo-1, demo-2, stopped for the restore, start again as they were, each with its own volume and data; ask again with a new requestID (another snapshot, or from a survivor) if the cluster still needs it`,
     });
-    // A crash here resumes waking them (setDormant's recover reads each member back).
+    // A crash here resumes starting them (setDormant's recover reads each member back).
     d.restart();
-    // Back where the request found it: demo-0 answers again, the lost two wait to be replaced.
+    // A request while they start is judged once they run, not before.
     play(d, [
-      [ok('setDormant'), 'waking.awaitingWake', []],
-      [members({ 1: lost[1], 2: lost[2] }), 'waking.awaitingWake', []],
-      [members({ 1: { state: 'replacing', pod: undefined }, 2: { state: 'replacing', pod: undefined } }), 'observing'],
-      [etcd([0, 1, 2], [0], { 0: [120, 57] }), 'degraded', []],
+      [ok('setDormant'), 'recovering.awaitingRestarted', []],
+      [ask('r2'), 'recovering.awaitingRestarted', []],
+      [members({ 1: lost[1], 2: lost[2] }), 'recovering.awaitingRestarted', []],
     ]);
-    // The same requestID is not acted on again; a new one is judged, not refused as "one at a time".
+    // Restarted without a quorum, demo-0 serves no client (etcd waits to publish itself through
+    // raft): etcd does not answer, and what each member said before it stopped is what is known.
     play(d, [
-      [fromSnapshot('r1'), 'degraded', []],
       [
-        ask('r2'),
+        { type: 'etcd.unreachable', at: (time.clock += 10), error: 'none of 1 member answered' },
+        'recovering.awaitingRestarted',
+        [],
+      ],
+    ]);
+    play(d, [
+      [
+        members({ 1: { state: 'replacing', pod: undefined }, 2: { state: 'replacing', pod: undefined } }),
         'recovering.stoppingLost.running',
         [{ type: 'setDormant', params: { members: ['demo-1', 'demo-2'], dormant: true } }],
       ],
     ]);
+    // The new request, from the survivor: not refused as "one at a time", demo-0 chosen by its last answer.
     expect(d.context.recovery).toMatchObject({ requestID: 'r2', survivor: 'demo-0' });
   });
 
