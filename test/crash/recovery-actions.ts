@@ -7,7 +7,7 @@ import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { GROUP, PLURAL, pvcName, VERSION } from '../../effects/kubernetes/meta.ts';
 import { wipeVolume } from '../../localcluster/storage/index.ts';
 import type { ClusterUnderTest, Converged } from '../e2e/etcd-cluster.ts';
-import { clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
+import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 import { createSnapshot, snapshotFinished } from '../e2e/s3-server.ts';
 import type { ActionContext } from './action-context.ts';
 
@@ -61,26 +61,41 @@ export async function recoverFromSnapshot(cut: ClusterUnderTest, ctx: ActionCont
 }
 
 /**
- * As recoverFromSnapshot, but the EtcdSnapshot is deleted once the recovery found it, while the
- * members' Pods stop and before its seed is made: the recovery ends refused and every member it
- * stopped starts again with its data; then a recovery from the survivor (chosen by what it said
- * before it stopped) brings 3 voters back.
+ * As recoverFromSnapshot, but the EtcdSnapshot is deleted once the recovery found it and before
+ * its seed is made (the survivor's Pod held Terminating by a finalizer of the test's meanwhile, so
+ * the seed waits for it): the recovery ends refused and every member it stopped starts again with
+ * its data; then a recovery from the survivor, chosen by what it said before it stopped.
  */
 export async function recoverAfterSnapshotGone(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
   await backupClaim(ctx, cut.namespace);
   await snapshotOf(cut, ctx, 'crash-snap');
   await loseQuorum(cut, ctx);
+  const survivor = [...(ctx.before?.members.keys() ?? [])].sort()[0] ?? '';
+  await holdPod(ctx, cut.namespace, survivor, true);
   await cut.patchSpec({ recovery: { requestID: 'crash-sweep', from: 'snapshot' } });
   const found = 'recovering from EtcdSnapshot crash-snap';
   await conditionShows(cut, ctx, 'the snapshot found', 'Recovered', (x) => x.message.startsWith(found));
   const { custom } = clientsOf(ctx.kubeconfig);
-  await custom.deleteNamespacedCustomObject({ ...apiOf(cut, PLURAL.snapshot), name: 'crash-snap' });
+  const snapshot = { ...apiOf(cut, PLURAL.snapshot), name: 'crash-snap' };
+  await custom.deleteNamespacedCustomObject(snapshot);
+  await untilGone('EtcdSnapshot crash-snap', () => custom.getNamespacedCustomObject(snapshot));
+  await holdPod(ctx, cut.namespace, survivor, false);
   await conditionShows(cut, ctx, 'the recovery refused', 'Recovered', (x) => x.message.includes('was deleted after'));
   // Started again without a quorum, no member serves a client: the cluster rests, Degraded.
   const resting = 'etcd does not answer';
   await conditionShows(cut, ctx, 'the members started again', 'Progressing', (x) => x.message.startsWith(resting));
   await recoverAs(cut, ctx, { requestID: 'crash-sweep-2' });
 }
+
+/** Puts the test's finalizer on Pod `name` (a deletion then waits for it), or takes it off. */
+async function holdPod(ctx: ActionContext, namespace: string, name: string, hold: boolean): Promise<void> {
+  const finalizers = (await ctx.core.readNamespacedPod({ name, namespace })).metadata?.finalizers ?? [];
+  const value = hold ? [...finalizers, HOLD] : finalizers.filter((f) => f !== HOLD);
+  await ctx.core.patchNamespacedPod({ name, namespace, body: [{ op: 'add', path: '/metadata/finalizers', value }] });
+}
+
+/** The finalizer holdPod puts on. */
+const HOLD = 'etcd-operator.dev/crash-sweep-hold';
 
 /** Throws unless the survivor (the first member by name) kept its ID and the cluster's, and the lost left etcd. */
 export function survivorKept(before: Converged | undefined, after: Converged): void {
