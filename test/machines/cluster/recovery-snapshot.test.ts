@@ -2,9 +2,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { recoveryCondition } from '../../../machines/cluster/recovery/index.ts';
 import { peerURL } from '../../../machines/policy.ts';
 import type { ClusterEvent, MemberObservation, RecoveryRequest } from '../../../machines/types.ts';
-import { clusterMachine } from '../../../machines/cluster.ts';
-import { Driver, play } from '../harness.ts';
-import { etcd, members, ok, quorumLost, ref, resetClock, say, spec, time } from './recovery-world.ts';
+import { play } from '../harness.ts';
+import { etcd, members, ok, quorumLost, ref, resetClock, say, spec, steady, time } from './recovery-world.ts';
 
 beforeEach(resetClock);
 
@@ -60,18 +59,6 @@ const withSeed = (o: Record<number, Partial<MemberObservation> | null>): Cluster
   const e = members(o) as Extract<ClusterEvent, { type: 'k8s.members.listed' }>;
   return { ...e, members: [...e.members, seed] };
 };
-
-/** A 3-member cluster adopted steady, its quorum healthy. */
-function steady(): Driver<typeof clusterMachine> {
-  const d = new Driver(clusterMachine, { cluster: ref });
-  play(d, [
-    [spec(), 'pending'],
-    [members(), 'observing'],
-    [etcd([0, 1, 2], [0, 1, 2]), 'updatingBudget.running'],
-    [ok('setDisruptionBudget', { minAvailable: 2 }), 'steady'],
-  ]);
-  return d;
-}
 
 describe('cluster machine: recovery from a snapshot', () => {
   it('finds the snapshot, stops every member, restores a new seed from it, deletes the old members, then scales up', () => {
