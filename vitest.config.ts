@@ -30,6 +30,11 @@ const WHOLE_CLUSTER = [
  */
 const E2E_WORKERS = Number(process.env.E2E_WORKERS ?? 3);
 /**
+ * The last group's workers: one runs a whole-cluster file, one holds the next (waiting for the
+ * lock, test/e2e/one-at-a-time.ts), two run unit files beside them.
+ */
+const SERIAL_GROUP_WORKERS = 4;
+/**
  * The image files at once: both (each builds the image into a cache dir of its own).
  */
 const IMAGE_WORKERS = 2;
@@ -42,12 +47,13 @@ const cluster = {
 
 // Four projects in three groups (numbered from 1: vitest sends a one-worker group 0 to the end),
 // one after the other. First `image` (builds the operator image, runs it unpacked and pushes it to
-// a local registry; root); then `cluster` (e2e on the shared local Kubernetes) and `unit` (needs
-// nothing but Node) sharing E2E_WORKERS workers: vitest hands out the e2e files first (longest
-// first, test/sequencer.ts), and the unit files once every e2e file has started, three at a time
-// (measured: they run mostly after the group's e2e files, not beside them); then
-// `cluster-serial`, one file at a time. Both e2e
-// projects share one local cluster, started once by test/e2e/setup.ts.
+// a local registry; root); then `cluster` (e2e on the shared local Kubernetes, E2E_WORKERS at once,
+// the longest first: test/sequencer.ts); then `cluster-serial` (the WHOLE_CLUSTER files) and `unit`
+// (needs nothing but Node) together: the serial files one at a time (a lock each takes before it is
+// collected, test/e2e/one-at-a-time.ts), mostly waiting on Kubernetes, while the unit files, mostly
+// CPU, run on the group's other workers. Before, the unit files ran at the end of the cluster group
+// (after its e2e files, not beside them: 204 s) and the serial files after them (533 s), each alone
+// on the machine. Both e2e projects share one local cluster, started once by test/e2e/setup.ts.
 export default defineConfig({
   test: {
     reporters: ['default', './test/summary-reporter.ts'],
@@ -62,9 +68,9 @@ export default defineConfig({
           // Some unit files start real etcd processes or lay out SVGs in WebAssembly; with the
           // cluster project running beside them on two cores, 5 s was seen to run out.
           testTimeout: 30_000,
-          // The cluster project's group: one group's projects share one worker count.
-          maxWorkers: E2E_WORKERS,
-          sequence: { groupOrder: 2 },
+          // cluster-serial's group: one group's projects share one worker count.
+          maxWorkers: SERIAL_GROUP_WORKERS,
+          sequence: { groupOrder: 3 },
         },
       },
       {
@@ -82,7 +88,9 @@ export default defineConfig({
           name: 'cluster-serial',
           include: WHOLE_CLUSTER,
           ...cluster,
-          fileParallelism: false,
+          // One at a time by the lock this takes, not by one worker: the group's others run unit files.
+          setupFiles: ['test/e2e/one-at-a-time.ts'],
+          maxWorkers: SERIAL_GROUP_WORKERS,
           sequence: { groupOrder: 3 },
         },
       },

@@ -6,7 +6,7 @@ import { clusterMachine } from './cluster.ts';
 import type { ClusterContext } from './cluster-decide.ts';
 import { liveVoters, wantedBudget } from './cluster-decide.ts';
 import { retarget } from './cluster/concern.ts';
-import { concernMessage } from './cluster/concerns.ts';
+import { concernMessage, concernStep } from './cluster/concerns.ts';
 import { stepOf } from './cluster/ids.ts';
 import { startMessage } from './cluster/bootstrap/index.ts';
 import { maintenanceNote } from './cluster/maintenance/index.ts';
@@ -118,7 +118,10 @@ export function describeCluster(path: string, c: ClusterContext): Described {
   const [top = 'pending'] = path.split('.');
   const message = concernMessage(path, c) ?? coordinatorMessage(path, c);
   const resting = pathHasTag(clusterMachine, path, TAG.resting);
-  return { step: camel(top), message: `${message}${stuckMembers(c)}${resting ? '' : retrying(c)}` };
+  return {
+    step: concernStep(path, c) ?? camel(top),
+    message: `${message}${stuckMembers(c)}${resting ? '' : retrying(c)}`,
+  };
 }
 
 /** What the coordinator's own steps (membership, bootstrap, rest) say. */

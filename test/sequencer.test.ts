@@ -4,7 +4,14 @@
  */
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SECONDS, E2E_SECONDS, expectedSeconds } from './sequencer.ts';
+import {
+  DEFAULT_SECONDS,
+  E2E_SECONDS,
+  SERIAL_LEAD,
+  SERIAL_PROJECT,
+  expectedSeconds,
+  serialAfterLead,
+} from './sequencer.ts';
 
 const e2eFiles = readdirSync(new URL('./e2e/', import.meta.url))
   .filter((f) => f.endsWith('.test.ts'))
@@ -22,5 +29,30 @@ describe('the e2e order', () => {
     );
     expect(expectedSeconds('test/e2e/new-one.test.ts')).toBe(DEFAULT_SECONDS);
     expect(expectedSeconds('test/machines/cluster.test.ts')).toBe(0);
+  });
+});
+
+describe('the last group: serial files and unit files', () => {
+  const file = (name: string, project: string, groupOrder: number) => ({
+    name,
+    project: { name: project, config: { sequence: { groupOrder } } },
+  });
+  it(`starts ${SERIAL_LEAD} serial files, then the unit files, then the other serial files, before a later group`, () => {
+    const files = [
+      file('e2e', 'cluster', 2),
+      file('s1', SERIAL_PROJECT, 3),
+      file('s2', SERIAL_PROJECT, 3),
+      file('s3', SERIAL_PROJECT, 3),
+      file('s4', SERIAL_PROJECT, 3),
+      file('u1', 'unit', 3),
+      file('u2', 'unit', 3),
+      file('later', 'other', 4),
+    ];
+    expect(serialAfterLead(files).map((f) => f.name)).toEqual(['e2e', 's1', 's2', 'u1', 'u2', 's3', 's4', 'later']);
+  });
+
+  it('leaves an order without serial files past the lead as it is', () => {
+    const files = [file('s1', SERIAL_PROJECT, 3), file('u1', 'unit', 3)];
+    expect(serialAfterLead(files)).toEqual(files);
   });
 });

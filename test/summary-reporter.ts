@@ -1,6 +1,6 @@
 /**
- * Prints the ten slowest test files (where the time goes, for whoever speeds the suite up next),
- * every failed test with the first line of its error (CI shows only the tail of a run, so a red
+ * Prints the ten slowest test files and when each project's files ran (where the time goes, for
+ * whoever speeds the suite up next), every failed test with the first line of its error (CI shows only the tail of a run, so a red
  * run must name what failed there), and one plain closing line,
  * `vitest: N passed, N failed, N skipped`, that CI reads.
  */
@@ -11,6 +11,23 @@ const SLOWEST = 10;
 
 /** The closing-line reporter, used beside vitest's default one. */
 export default class SummaryReporter implements Reporter {
+  /** When the run started, and when each file started and ended (ms since the epoch). */
+  private runStart = Date.now();
+  private readonly spans = new Map<TestModule, { start: number; end?: number }>();
+
+  onTestRunStart(): void {
+    this.runStart = Date.now();
+  }
+
+  onTestModuleStart(m: TestModule): void {
+    this.spans.set(m, { start: Date.now() });
+  }
+
+  onTestModuleEnd(m: TestModule): void {
+    const span = this.spans.get(m);
+    if (span) span.end = Date.now();
+  }
+
   onTestRunEnd(modules: ReadonlyArray<TestModule>, errors: ReadonlyArray<unknown>): void {
     const count = { passed: 0, failed: 0, skipped: 0 };
     const failures: string[] = [];
@@ -33,6 +50,7 @@ export default class SummaryReporter implements Reporter {
     count.failed += errors.length;
     for (const e of errors) failures.push(`  unhandled: ${firstLine(e)}`);
     console.log(slowest(modules));
+    console.log(projectSpans(this.spans, this.runStart));
     if (failures.length > 0) console.log(`\nfailed:\n${failures.join('\n')}`);
     console.log(`\nvitest: ${count.passed} passed, ${count.failed} failed, ${count.skipped} skipped`);
   }
@@ -47,6 +65,55 @@ function slowest(modules: ReadonlyArray<TestModule>): string {
   const width = Math.max(0, ...rows.map((r) => r.file.length));
   const lines = rows.map((r) => `  ${(r.ms / 1000).toFixed(1).padStart(7)} s  ${r.file.padEnd(width)}  ${r.project}`);
   return `\nslowest files (tests and hooks):\n${lines.join('\n')}`;
+}
+
+/**
+ * Each project's files from the first start to the last end, in seconds since the run started,
+ * with how many files it ran and the most that ran at once: the groups one after the other, and
+ * how full each kept its workers.
+ */
+export function projectSpans(
+  spans: ReadonlyMap<{ project: { name: string } }, { start: number; end?: number }>,
+  runStart: number,
+): string {
+  const byProject = new Map<string, { start: number; end: number }[]>();
+  for (const [m, span] of spans) {
+    const list = byProject.get(m.project.name) ?? [];
+    list.push({ start: span.start, end: span.end ?? span.start });
+    byProject.set(m.project.name, list);
+  }
+  const rows = [...byProject]
+    .map(([project, list]) => {
+      const start = Math.min(...list.map((s) => s.start));
+      const end = Math.max(...list.map((s) => s.end));
+      return { project, start, end, files: list.length, most: mostAtOnce(list) };
+    })
+    .sort((a, b) => a.start - b.start);
+  const width = Math.max(0, ...rows.map((r) => r.project.length));
+  const seconds = (ms: number) => ((ms - runStart) / 1000).toFixed(0).padStart(5);
+  const lines = rows.map(
+    (r) =>
+      `  ${r.project.padEnd(width)}  ${seconds(r.start)} s -> ${seconds(r.end)} s  ${r.files} files, at most ${r.most} at once`,
+  );
+  return `\nprojects (from the first file's start to the last one's end):\n${lines.join('\n')}`;
+}
+
+/** The most spans open at one moment. */
+function mostAtOnce(list: ReadonlyArray<{ start: number; end: number }>): number {
+  const edges = list.flatMap((s) => [
+    { at: s.start, step: 1 },
+    { at: s.end, step: -1 },
+  ]);
+  // An end before a start at the same moment: a file that ends as the next starts is not two at once.
+  edges.sort((a, b) => a.at - b.at || a.step - b.step);
+  let open = 0;
+  let most = 0;
+  for (const e of edges) {
+    open += e.step;
+    most = Math.max(most, open);
+  }
+  // A file that ended the moment it started still ran: one at once, at least.
+  return list.length === 0 ? 0 : Math.max(1, most);
 }
 
 /** The first line of an error vitest recorded (a message, or whatever was thrown). */

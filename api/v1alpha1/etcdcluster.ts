@@ -312,7 +312,9 @@ const status = s.object(
           },
           { name: 'ObservedTarget' },
         ),
-        step: s.string("Current step, the cluster machine's state (Bootstrapping, ScalingUp, Steady...)."),
+        step: s.string(
+          "Current step, the cluster machine's state (Bootstrapping, ScalingUp, Steady...); a roll reads Upgrading or Downgrading by the way it goes.",
+        ),
         sequence: s.integer('Number of the step, increasing by one per transition.', { format: 'int64' }),
         stepStartedAt: s.string('When the current step started.', { format: 'date-time' }),
         ...resumeFields,

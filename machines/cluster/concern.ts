@@ -33,6 +33,8 @@ export interface Completion {
 export interface ConcernWords {
   /** What a user reads in each of its steps; `sub` is the path under the step. */
   readonly describe: Readonly<Partial<Record<ClusterStep, (sub: string, c: ClusterContext) => string>>>;
+  /** Steps named by where they go (a roll up or down): the name now; absent, the state's name capitalised. */
+  readonly names?: Readonly<Partial<Record<ClusterStep, (c: ClusterContext) => string>>>;
   /** The steps whose end is a condition of its own, each with its `done`. */
   readonly completes: Readonly<Partial<Record<ClusterStep, Completion>>>;
   /** Steps that hold a condition False, with the step's message, while the machine rests in them. */

@@ -132,3 +132,9 @@ export function concernMessage(path: string, c: Parameters<Completion['message']
   const [step, sub] = [stepOf(path), path.split('.').slice(1).join('.')];
   return step && CONCERNS.find((w) => w.describe[step])?.describe[step]?.(sub, c);
 }
+
+/** A concern's name for the step at a dotted path, where it names it by the context; undefined otherwise. */
+export function concernStep(path: string, c: Parameters<Completion['message']>[0]): string | undefined {
+  const step = stepOf(path);
+  return step && CONCERNS.find((w) => w.names?.[step])?.names?.[step]?.(c);
+}

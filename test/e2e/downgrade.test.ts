@@ -54,21 +54,23 @@ async function allAt(server: string): Promise<void> {
  * a user would: the step said, nothing failed or lost, the history linearizable with whole watches,
  * the same member IDs, every key read back, Upgraded True on the version.
  */
-async function rollUnderTraffic(from: string, to: string, words: RegExp): Promise<void> {
+async function rollUnderTraffic(from: string, to: string, words: RegExp, step: string): Promise<void> {
   const before = await demo.verify(3);
   // Keys of its own per roll: the checker takes every key as unwritten when a recording starts.
   const traffic = new Traffic(`during-${from}-to-${to}`, { history: true });
   await traffic.start(kube.core, ns, 'demo');
   const started = Date.now();
   let failure: unknown;
-  let seen = '';
+  let seen = { message: '', reason: '', step: '' };
   try {
     await demo.patchSpec({ version: to });
-    const progressing = await until('the roll said', async () => {
-      const p = (await demo.get()).status?.conditions?.find((c) => c.type === 'Progressing');
-      return p && words.test(p.message) ? p : undefined;
+    seen = await until('the roll said', async () => {
+      const status = (await demo.get()).status;
+      const p = status?.conditions?.find((c) => c.type === 'Progressing');
+      return p && words.test(p.message)
+        ? { message: p.message, reason: p.reason, step: status?.observed?.step ?? '' }
+        : undefined;
     });
-    seen = progressing.message;
     await allAt(to);
     await demo.settled(3);
   } catch (err) {
@@ -82,7 +84,9 @@ async function rollUnderTraffic(from: string, to: string, words: RegExp): Promis
       `longest write ${report.longestStallMs} ms; history: ${describeVerdict(history)}`,
   );
   if (failure !== undefined) throw failure instanceof Error ? failure : new Error(JSON.stringify(failure));
-  expect(seen).toMatch(words);
+  expect(seen.message).toMatch(words);
+  // The Step column and Progressing's reason say which way the roll goes.
+  expect(seen).toMatchObject({ reason: step, step });
   expect(report.failed).toEqual([]);
   expect(trafficProblems(report)).toEqual([]);
   expect(history.checked).toBeGreaterThan(100);
@@ -119,7 +123,12 @@ describe.skipIf(!hasNode)('manager: one-minor downgrades through etcd downgrade'
 
   it('3.6.16 -> 3.5.35: etcd downgrade enabled first, then one member at a time under traffic; nothing failed, lost or out of order', async () => {
     const mark = env.manager.lines.length;
-    await rollUnderTraffic('3.6.16', '3.5.35', /^downgrading demo-\d \([123] of 3\) from 3\.6\.16 to 3\.5\.35/);
+    await rollUnderTraffic(
+      '3.6.16',
+      '3.5.35',
+      /^downgrading demo-\d \([123] of 3\) from 3\.6\.16 to 3\.5\.35/,
+      'Downgrading',
+    );
     // etcd's downgrade asked (and, after a failed try, asked again) before any member was set.
     const steps = env.manager.lines
       .slice(mark)
@@ -133,7 +142,12 @@ describe.skipIf(!hasNode)('manager: one-minor downgrades through etcd downgrade'
   });
 
   it('3.5.35 -> 3.6.16 again: the downgrade cancelled first, the cluster version back at 3.6', async () => {
-    await rollUnderTraffic('3.5.35', '3.6.16', /^upgrading demo-\d \([123] of 3\) from 3\.5\.35 to 3\.6\.16/);
+    await rollUnderTraffic(
+      '3.5.35',
+      '3.6.16',
+      /^upgrading demo-\d \([123] of 3\) from 3\.5\.35 to 3\.6\.16/,
+      'Upgrading',
+    );
     await allAt('3.6.16');
   });
 
@@ -144,6 +158,11 @@ describe.skipIf(!hasNode)('manager: one-minor downgrades through etcd downgrade'
     await expect(demo.patchSpec({ version: '3.5.35' })).rejects.toThrow(
       /spec.version can move down one minor version at a time/,
     );
-    await rollUnderTraffic('3.7.3', '3.6.16', /^downgrading demo-\d \([123] of 3\) from 3\.7\.3 to 3\.6\.16/);
+    await rollUnderTraffic(
+      '3.7.3',
+      '3.6.16',
+      /^downgrading demo-\d \([123] of 3\) from 3\.7\.3 to 3\.6\.16/,
+      'Downgrading',
+    );
   });
 });

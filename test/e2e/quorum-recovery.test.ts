@@ -5,35 +5,22 @@
  * asked once it is lost, the survivor is forced into a cluster of one and new members join it,
  * under the same name and client Service. Every key acknowledged before the loss reads back after.
  */
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { until } from '../effects/kubernetes/e2e-context.ts';
-import { ClusterUnderTest } from './etcd-cluster.ts';
-import { withManager } from './manager-fixture.ts';
-import { diagnose, loseMember, moreAcked, serviceClient, Writer } from './recovery-kit.ts';
+import { loseMember, moreAcked, withRecoveryDemo } from './recovery-kit.ts';
 
 const hasNode = inject('clusterHasNode');
-const env = withManager('quorum');
-const { ns, kube } = env;
-let demo: ClusterUnderTest;
-
-/** The Recovered condition, when there is one. */
-const recovered = async () => (await demo.get()).status?.conditions?.find((c) => c.type === 'Recovered');
+const kit = withRecoveryDemo('quorum');
+const { ns, kube } = kit.env;
+const recovered = () => kit.recovered();
 
 describe.skipIf(!hasNode)('manager: recovery from a quorum lost for good, from the survivor', () => {
-  env.hooks();
-  beforeAll(async () => {
-    demo = new ClusterUnderTest(kube, ns, 'demo');
-    await demo.create({ replicas: 3 });
-    await demo.settled(3);
-  });
+  kit.hooks();
 
   it('refuses a recovery while the quorum stands, recovers from the survivor once it is lost, and keeps every acknowledged key', async () => {
+    const demo = kit.demo;
     const before = await demo.verify(3);
-    const { etcd, ip } = await serviceClient(kube, ns, 'demo');
-    const writer = new Writer();
-    writer.start(etcd);
-    try {
-      await moreAcked(writer, 20);
+    await kit.underWriter('quorum recovery', undefined, async (writer, ip) => {
       // Asked while every voter answers: refused, nothing changed.
       await demo.patchSpec({ recovery: { requestID: 'too-early' } });
       await until(
@@ -50,14 +37,7 @@ describe.skipIf(!hasNode)('manager: recovery from a quorum lost for good, from t
       await loseMember(kube, ns, first);
       await moreAcked(writer, 5);
       await loseMember(kube, ns, second);
-      await until(
-        'quorum lost',
-        async () => {
-          const available = (await demo.get()).status?.conditions?.find((c) => c.type === 'Available');
-          return available?.reason === 'QuorumLost' ? available : undefined;
-        },
-        120_000,
-      );
+      await kit.untilQuorumLost();
       await writer.stop();
       const acked = [...writer.acked];
       console.log(`quorum recovery: ${acked.length} writes acknowledged before the loss`);
@@ -95,23 +75,12 @@ describe.skipIf(!hasNode)('manager: recovery from a quorum lost for good, from t
       expect([...after.members.keys()]).not.toContain(second);
 
       // Through the same client Service: every acknowledged key, with its value.
-      const again = await serviceClient(kube, ns, 'demo');
-      expect(again.ip).toBe(ip);
-      try {
-        const kv = await again.etcd.getAll().prefix('key/').strings();
+      await kit.readBack(ip, 'key/', async (etcd, kv) => {
         const missing = acked.filter((k) => kv[k] !== `value-${Number(k.slice(4))}`);
         console.log(`quorum recovery: ${Object.keys(kv).length} keys after, ${missing.length} acknowledged missing`);
         expect(missing).toEqual([]);
-        await again.etcd.put('key/after').value('written after the recovery');
-      } finally {
-        again.etcd.close();
-      }
-    } catch (err) {
-      await diagnose(env.manager.lines, demo, 'quorum recovery');
-      throw err;
-    } finally {
-      await writer.stop();
-      etcd.close();
-    }
+        await etcd.put('key/after').value('written after the recovery');
+      });
+    });
   }, 900_000);
 });

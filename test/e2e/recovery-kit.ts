@@ -1,10 +1,15 @@
-/** What the recovery e2e tests share: a writer through the client Service, and a member lost for good. */
+/**
+ * What the recovery e2e tests share: a settled cluster, a writer through the client Service, a
+ * member lost for good, the wait for the quorum's loss, and the read-back through the same Service.
+ */
 import { Etcd3 } from 'etcd3';
-import { inject } from 'vitest';
+import { beforeAll, expect, inject } from 'vitest';
 import { wipeVolume } from '../../localcluster/storage/index.ts';
 import { clientServiceName } from '../../effects/kubernetes/meta.ts';
 import { type clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
-import { describeStatus, type ClusterUnderTest } from './etcd-cluster.ts';
+import type { Condition } from '../../api/v1alpha1/index.ts';
+import { ClusterUnderTest, describeStatus } from './etcd-cluster.ts';
+import { withManager, type ManagerFixture } from './manager-fixture.ts';
 import type { ManagerLine } from '../../localcluster/manager-process.ts';
 
 type Kube = ReturnType<typeof clientsOf>;
@@ -58,6 +63,98 @@ export const moreAcked = (w: Writer, n: number): Promise<true> => {
   const from = w.acked.length;
   return until(`${n} more writes acknowledged`, () => Promise.resolve(w.acked.length >= from + n ? true : undefined));
 };
+
+/**
+ * A file's namespace and manager (`withManager`) and, once `hooks()` ran in its describe block, the
+ * 3-member cluster demo made and settled there: what a recovery test starts from.
+ */
+export class RecoveryDemo {
+  /** The namespace and the manager scoped to it. */
+  readonly env: ManagerFixture;
+  #demo: ClusterUnderTest | undefined;
+
+  constructor(prefix: string) {
+    this.env = withManager(prefix);
+  }
+
+  /** The cluster demo; throws before `hooks()` made it. */
+  get demo(): ClusterUnderTest {
+    if (!this.#demo) throw new Error(`no cluster demo in ${this.env.ns} yet`);
+    return this.#demo;
+  }
+
+  /** In a describe block: the namespace and manager, then `before` (what demo needs first), then demo settled with 3 members. */
+  hooks(before?: () => Promise<unknown>): void {
+    this.env.hooks();
+    beforeAll(async () => {
+      await before?.();
+      const demo = new ClusterUnderTest(this.env.kube, this.env.ns, 'demo');
+      await demo.create({ replicas: 3 });
+      await demo.settled(3);
+      this.#demo = demo;
+    });
+  }
+
+  /** demo's Recovered condition, when there is one. */
+  async recovered(): Promise<Condition | undefined> {
+    return (await this.demo.get()).status?.conditions?.find((c) => c.type === 'Recovered');
+  }
+
+  /** Waits (up to 2 min) until demo's Available condition says its quorum is lost. */
+  untilQuorumLost(): Promise<Condition> {
+    return until(
+      'quorum lost',
+      async () => {
+        const available = (await this.demo.get()).status?.conditions?.find((c) => c.type === 'Available');
+        return available?.reason === 'QuorumLost' ? available : undefined;
+      },
+      120_000,
+    );
+  }
+
+  /**
+   * Runs `body` with a Writer of `prefix` through demo's client Service, once 20 of its writes are
+   * acknowledged; `ip` is the Service's. On a failure prints `diagnose`'s story as `what`; the
+   * writer is stopped and its client closed either way.
+   */
+  async underWriter(
+    what: string,
+    prefix: string | undefined,
+    body: (writer: Writer, ip: string) => Promise<void>,
+  ): Promise<void> {
+    const { etcd, ip } = await serviceClient(this.env.kube, this.env.ns, this.demo.name);
+    const writer = new Writer(prefix);
+    writer.start(etcd);
+    try {
+      await moreAcked(writer, 20);
+      await body(writer, ip);
+    } catch (err) {
+      await diagnose(this.env.manager.lines, this.demo, what);
+      throw err;
+    } finally {
+      await writer.stop();
+      etcd.close();
+    }
+  }
+
+  /** Reads `prefix` back through a new client of demo's client Service, which must still be at `ip`; `body` gets the client and what it read. */
+  async readBack(
+    ip: string,
+    prefix: string,
+    body: (etcd: Etcd3, kv: Record<string, string>) => Promise<void>,
+  ): Promise<void> {
+    const again = await serviceClient(this.env.kube, this.env.ns, this.demo.name);
+    expect(again.ip).toBe(ip);
+    try {
+      await body(again.etcd, await again.etcd.getAll().prefix(prefix).strings());
+    } finally {
+      again.etcd.close();
+    }
+  }
+}
+
+/** A namespace named after `prefix` with a manager scoped to it and, after `hooks()`, the settled cluster demo. */
+export const withRecoveryDemo = (prefix: string): RecoveryDemo => new RecoveryDemo(prefix);
 
 /** Wipes a member's volume for good and stops its Pod: its data is gone. */
 export async function loseMember(kube: Kube, ns: string, member: string): Promise<void> {

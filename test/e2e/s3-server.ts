@@ -49,38 +49,47 @@ export async function createSnapshot(
   });
 }
 
-/** Waits until the EtcdSnapshot is Succeeded or Failed (within timeoutMs); returns it. */
-export function snapshotFinished(
+/** A wait for the EtcdSnapshot `name` in `ns` (within timeoutMs), returning it. */
+type SnapshotWait = (
   kube: ReturnType<typeof clientsOf>,
   ns: string,
   name: string,
-  timeoutMs = Infinity,
-): Promise<EtcdSnapshot> {
-  const ref = { group: GROUP, version: VERSION, namespace: ns, plural: PLURAL.snapshot, name };
-  return until(
-    `EtcdSnapshot ${name} finished`,
-    async () => {
-      const s = (await kube.custom.getNamespacedCustomObject(ref)) as EtcdSnapshot;
-      return s.status?.phase === 'Succeeded' || s.status?.phase === 'Failed' ? s : undefined;
-    },
+  timeoutMs?: number,
+) => Promise<EtcdSnapshot>;
+
+/** Waits until the EtcdSnapshot is Succeeded or Failed (within timeoutMs); returns it. */
+export const snapshotFinished: SnapshotWait = (kube, ns, name, timeoutMs = Infinity) =>
+  snapshotWhen(
+    kube,
+    ns,
+    name,
+    'finished',
     timeoutMs,
+    (s) => s.status?.phase === 'Succeeded' || s.status?.phase === 'Failed',
   );
-}
 
 /** Waits until the EtcdSnapshot's Verified condition is True or False (within timeoutMs); returns the snapshot. */
-export function snapshotVerified(
+export const snapshotVerified: SnapshotWait = (kube, ns, name, timeoutMs = Infinity) =>
+  snapshotWhen(kube, ns, name, 'verified or not', timeoutMs, (s) => {
+    const v = s.status?.conditions?.find((c) => c.type === 'Verified');
+    return v !== undefined && v.status !== 'Unknown';
+  });
+
+/** Reads the EtcdSnapshot until `done` holds of it (within timeoutMs, said as `what`); returns it. */
+function snapshotWhen(
   kube: ReturnType<typeof clientsOf>,
   ns: string,
   name: string,
-  timeoutMs = Infinity,
+  what: string,
+  timeoutMs: number,
+  done: (s: EtcdSnapshot) => boolean,
 ): Promise<EtcdSnapshot> {
   const ref = { group: GROUP, version: VERSION, namespace: ns, plural: PLURAL.snapshot, name };
   return until(
-    `EtcdSnapshot ${name} verified or not`,
+    `EtcdSnapshot ${name} ${what}`,
     async () => {
       const s = (await kube.custom.getNamespacedCustomObject(ref)) as EtcdSnapshot;
-      const v = s.status?.conditions?.find((c) => c.type === 'Verified');
-      return v && v.status !== 'Unknown' ? s : undefined;
+      return done(s) ? s : undefined;
     },
     timeoutMs,
   );

@@ -30,6 +30,8 @@ declare module 'vitest' {
     certManagerLog: string;
     /** The registry the nodes pull from as HOST:PORT on this machine (plain HTTP); '' without nodes. */
     registryHost: string;
+    /** The lock dir that keeps cluster-serial's files one at a time (test/e2e/one-at-a-time.ts). */
+    serialLock: string;
   }
 }
 
@@ -64,7 +66,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('clusterHasNode', shared.hasNode);
   project.provide('certManagerLog', shared.certManagerLog);
   project.provide('registryHost', shared.registryHost);
-  return first ? stop : () => Promise.resolve();
+  // One path for this vitest process (both projects run in it); made only while a file holds it.
+  const serialLock = path.join(os.tmpdir(), `etcd-operator-serial-${process.pid}`);
+  project.provide('serialLock', serialLock);
+  if (!first) return () => Promise.resolve();
+  return async () => {
+    await stop();
+    await rm(serialLock, { recursive: true, force: true });
+  };
 }
 
 /** The cluster LOCALCLUSTER_KUBECONFIG names (CRDs installed), or a new one in a temp dir. */

@@ -8,21 +8,17 @@
  * it does, and a watcher resuming from the old cluster's revisions sees a compaction. Then the
  * healthy cluster is rolled back in place to a later snapshot, only once rollback says so.
  */
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
-import { ClusterUnderTest } from './etcd-cluster.ts';
-import { withManager } from './manager-fixture.ts';
-import { diagnose, loseMember, moreAcked, resumeAt, serviceClient, Writer } from './recovery-kit.ts';
+import type { Converged } from './etcd-cluster.ts';
+import { loseMember, moreAcked, resumeAt, withRecoveryDemo } from './recovery-kit.ts';
 import { createSnapshot, snapshotFinished } from './s3-server.ts';
 
 const hasNode = inject('clusterHasNode');
-const env = withManager('snaprecover');
-const { ns, kube } = env;
-let demo: ClusterUnderTest;
-
-/** The Recovered condition, when there is one. */
-const recovered = async () => (await demo.get()).status?.conditions?.find((c) => c.type === 'Recovered');
+const kit = withRecoveryDemo('snaprecover');
+const { ns, kube } = kit.env;
+const recovered = () => kit.recovered();
 
 /** Waits until the Recovered condition mentions `requestID`; returns it. */
 const answered = (requestID: string, timeoutMs = 60_000) =>
@@ -35,29 +31,68 @@ const answered = (requestID: string, timeoutMs = 60_000) =>
     timeoutMs,
   );
 
+/**
+ * demo after a restore from the snapshot at `snapshotRevision`: a new cluster (new IDs, no member of
+ * `before`) under the same name and client Service (still at `ip`). Read back there, every key of
+ * `prefix` in `kept` is there with its value and none in `lost` is, a new write's revision is past
+ * the snapshot's + 1,000,000,000 and past `lastSeen` (the highest a client of the old cluster saw),
+ * and a client resuming from there meets a compaction.
+ */
+async function expectRestored(
+  what: string,
+  ip: string,
+  prefix: string,
+  o: {
+    before: Converged;
+    after: Converged;
+    kept: string[];
+    lost: string[];
+    snapshotRevision: number;
+    lastSeen: number;
+  },
+): Promise<void> {
+  for (const name of o.before.members.keys()) expect([...o.after.members.keys()]).not.toContain(name);
+  expect(o.after.clusterID).not.toBe(o.before.clusterID);
+  await kit.readBack(ip, prefix, async (etcd, kv) => {
+    const missing = o.kept.filter((k) => kv[k] !== `value-${Number(k.slice(prefix.length))}`);
+    const present = o.lost.filter((k) => k in kv);
+    console.log(
+      `${what}: ${Object.keys(kv).length} keys after; of those acknowledged before the snapshot ${missing.length} missing; of those after it ${present.length} present`,
+    );
+    expect(missing).toEqual([]);
+    // Acknowledged after the snapshot was stored: lost, as the condition said.
+    expect(present).toEqual([]);
+    const put = await etcd.put(`${prefix}after`).value(`written after the ${what}`).exec();
+    // Revisions go on from the snapshot's + 1,000,000,000: past any the old cluster reached.
+    expect(Number(put.header.revision)).toBeGreaterThan(1_000_000_000 + o.snapshotRevision);
+    expect(Number(put.header.revision)).toBeGreaterThan(o.lastSeen);
+    // The old cluster's revisions are compacted: a watcher resuming where the old cluster was
+    // is canceled (never handed events under them) and a read at one is refused as compacted,
+    // so a client relists.
+    const resumed = await resumeAt(etcd, prefix, o.lastSeen + 1);
+    expect(resumed.watch).toMatch(/^Watcher canceled/);
+    expect(resumed.read).toContain('compacted');
+  });
+}
+
 describe.skipIf(!hasNode)('manager: recovery from a quorum lost for good, from a snapshot', () => {
-  env.hooks();
-  beforeAll(async () => {
-    await kube.core.createNamespacedPersistentVolumeClaim({
+  // The claim the snapshots are stored on, made before the cluster.
+  kit.hooks(() =>
+    kube.core.createNamespacedPersistentVolumeClaim({
       namespace: ns,
       body: {
         metadata: { name: 'backups' },
         spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } },
       },
-    });
-    demo = new ClusterUnderTest(kube, ns, 'demo');
-    await demo.create({ replicas: 3 });
-    await demo.settled(3);
-  });
+    }),
+  );
 
   it('refuses while the quorum stands and for a missing snapshot, then restores the newest snapshot in place: keys before it kept, after it lost, watchers see a compaction', async () => {
+    const demo = kit.demo;
     const before = await demo.verify(3);
-    const { etcd, ip } = await serviceClient(kube, ns, 'demo');
-    const writer = new Writer();
-    writer.start(etcd);
-    try {
-      await moreAcked(writer, 20);
-      const ackedBeforeSnapshot = [...writer.acked];
+    await kit.underWriter('snapshot recovery', undefined, async (writer, ip) => {
+      // Acknowledged before the snapshot: kept by the restore; acknowledged after it: lost.
+      const kept = [...writer.acked];
       await createSnapshot(clientsOf(inject('kubeconfig')), ns, 'before-loss', {
         cluster: 'demo',
         destination: { pvc: { claimName: 'backups' } },
@@ -81,20 +116,13 @@ describe.skipIf(!hasNode)('manager: recovery from a quorum lost for good, from a
       const [, first = '', second = ''] = [...before.members.keys()];
       await loseMember(kube, ns, first);
       await loseMember(kube, ns, second);
-      await until(
-        'quorum lost',
-        async () => {
-          const available = (await demo.get()).status?.conditions?.find((c) => c.type === 'Available');
-          return available?.reason === 'QuorumLost' ? available : undefined;
-        },
-        120_000,
-      );
+      await kit.untilQuorumLost();
       await writer.stop();
-      const ackedAfterSnapshot = writer.acked.slice(ackedAtSnapshot);
+      const lost = writer.acked.slice(ackedAtSnapshot);
       // The highest revision a client of the old cluster saw.
       const lastSeen = writer.revision;
       console.log(
-        `snapshot recovery: ${ackedBeforeSnapshot.length} writes acknowledged before the snapshot (revision ${snapshotRevision}), ${ackedAfterSnapshot.length} after it`,
+        `snapshot recovery: ${kept.length} writes acknowledged before the snapshot (revision ${snapshotRevision}), ${lost.length} after it`,
       );
 
       // A snapshot that does not exist: refused, the members untouched (none made dormant).
@@ -128,51 +156,15 @@ describe.skipIf(!hasNode)('manager: recovery from a quorum lost for good, from a
       console.log(
         `snapshot recovery: restored seed answering and old members deleted in ${((recoveredAt - asked) / 1000).toFixed(1)} s, 3 voters Available in ${((Date.now() - asked) / 1000).toFixed(1)} s`,
       );
-      // A new cluster (new IDs, no member of before), under the same name and client Service.
-      for (const name of before.members.keys()) expect([...after.members.keys()]).not.toContain(name);
-      expect(after.clusterID).not.toBe(before.clusterID);
-
-      const again = await serviceClient(kube, ns, 'demo');
-      expect(again.ip).toBe(ip);
-      try {
-        const kv = await again.etcd.getAll().prefix('key/').strings();
-        const lostBefore = ackedBeforeSnapshot.filter((k) => kv[k] !== `value-${Number(k.slice(4))}`);
-        const keptAfter = ackedAfterSnapshot.filter((k) => k in kv);
-        console.log(
-          `snapshot recovery: ${Object.keys(kv).length} keys after; of those acknowledged before the snapshot ${lostBefore.length} missing; of those after it ${keptAfter.length} present`,
-        );
-        expect(lostBefore).toEqual([]);
-        // Acknowledged after the snapshot was stored: lost, as the condition said.
-        expect(keptAfter).toEqual([]);
-        const put = await again.etcd.put('key/after').value('written after the recovery').exec();
-        // Revisions go on from the snapshot's + 1,000,000,000: past any the old cluster reached.
-        expect(Number(put.header.revision)).toBeGreaterThan(1_000_000_000 + snapshotRevision);
-        expect(Number(put.header.revision)).toBeGreaterThan(lastSeen);
-        // A watcher resuming where the old cluster was is told of a compaction, never given older revisions.
-        // The old cluster's revisions are compacted: a resumed watch is canceled (never handed events
-        // under them) and a read at one is refused as compacted, so a client relists.
-        const resumed = await resumeAt(again.etcd, 'key/', lastSeen + 1);
-        expect(resumed.watch).toMatch(/^Watcher canceled/);
-        expect(resumed.read).toContain('compacted');
-      } finally {
-        again.etcd.close();
-      }
-    } catch (err) {
-      await diagnose(env.manager.lines, demo, 'snapshot recovery');
-      throw err;
-    } finally {
-      await writer.stop();
-      etcd.close();
-    }
+      await expectRestored('snapshot recovery', ip, 'key/', { before, after, kept, lost, snapshotRevision, lastSeen });
+    });
   }, 900_000);
   it('rolls the healthy cluster back to a named snapshot in place only when rollback says so: writes after it gone, watchers see a compaction', async () => {
+    const demo = kit.demo;
     const before = await demo.verify(3);
-    const { etcd, ip } = await serviceClient(kube, ns, 'demo');
-    const writer = new Writer('roll/');
-    writer.start(etcd);
-    try {
-      await moreAcked(writer, 20);
-      const ackedBeforeSnapshot = [...writer.acked];
+    await kit.underWriter('rollback', 'roll/', async (writer, ip) => {
+      // Acknowledged before the snapshot: kept by the restore; acknowledged after it: lost.
+      const kept = [...writer.acked];
       const kubeClients = clientsOf(inject('kubeconfig'));
       const destination = { pvc: { claimName: 'backups' } };
       await createSnapshot(kubeClients, ns, 'before-rollback', { cluster: 'demo', destination });
@@ -192,7 +184,7 @@ describe.skipIf(!hasNode)('manager: recovery from a quorum lost for good, from a
       ).rejects.toThrow(/recovery.rollback needs from: snapshot and snapshotName/);
 
       await writer.stop();
-      const ackedAfterSnapshot = writer.acked.slice(ackedAtSnapshot);
+      const lost = writer.acked.slice(ackedAtSnapshot);
       const lastSeen = writer.revision;
       const asked = Date.now();
       await demo.patchSpec({
@@ -207,37 +199,9 @@ describe.skipIf(!hasNode)('manager: recovery from a quorum lost for good, from a
       await demo.settled(3);
       const after = await demo.verify(3);
       console.log(
-        `rollback: ${ackedBeforeSnapshot.length} writes acknowledged before the snapshot (revision ${snapshotRevision}), ${ackedAfterSnapshot.length} after it; restored in ${((recoveredAt - asked) / 1000).toFixed(1)} s, 3 voters Available in ${((Date.now() - asked) / 1000).toFixed(1)} s`,
+        `rollback: ${kept.length} writes acknowledged before the snapshot (revision ${snapshotRevision}), ${lost.length} after it; restored in ${((recoveredAt - asked) / 1000).toFixed(1)} s, 3 voters Available in ${((Date.now() - asked) / 1000).toFixed(1)} s`,
       );
-      for (const name of before.members.keys()) expect([...after.members.keys()]).not.toContain(name);
-      expect(after.clusterID).not.toBe(before.clusterID);
-
-      const again = await serviceClient(kube, ns, 'demo');
-      expect(again.ip).toBe(ip);
-      try {
-        const kv = await again.etcd.getAll().prefix('roll/').strings();
-        const lostBefore = ackedBeforeSnapshot.filter((k) => kv[k] !== `value-${Number(k.slice(5))}`);
-        const keptAfter = ackedAfterSnapshot.filter((k) => k in kv);
-        console.log(
-          `rollback: ${Object.keys(kv).length} keys after; of those acknowledged before the snapshot ${lostBefore.length} missing; of those after it ${keptAfter.length} present`,
-        );
-        expect(lostBefore).toEqual([]);
-        expect(keptAfter).toEqual([]);
-        const put = await again.etcd.put('roll/after').value('written after the rollback').exec();
-        expect(Number(put.header.revision)).toBeGreaterThan(1_000_000_000 + snapshotRevision);
-        expect(Number(put.header.revision)).toBeGreaterThan(lastSeen);
-        const resumed = await resumeAt(again.etcd, 'roll/', lastSeen + 1);
-        expect(resumed.watch).toMatch(/^Watcher canceled/);
-        expect(resumed.read).toContain('compacted');
-      } finally {
-        again.etcd.close();
-      }
-    } catch (err) {
-      await diagnose(env.manager.lines, demo, 'rollback');
-      throw err;
-    } finally {
-      await writer.stop();
-      etcd.close();
-    }
+      await expectRestored('rollback', ip, 'roll/', { before, after, kept, lost, snapshotRevision, lastSeen });
+    });
   }, 900_000);
 });

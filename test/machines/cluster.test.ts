@@ -1410,9 +1410,11 @@ describe('cluster machine: rolling upgrades', () => {
   it('upgrades one member at a time, followers first, each back healthy, on the new version and in sync before the next', () => {
     const d = onOld();
     play(d, [[spec(3, NEW), 'upgrading.settingVersion.running', [setVersion(1)]]]);
-    expect(describeCluster(d.state, d.context).message).toBe(
-      "upgrading demo-1 (1 of 3) from 3.5.35 to 3.6.16 (no snapshot first: spec.upgrade.snapshot is not set): setting the EtcdMember's version",
-    );
+    expect(describeCluster(d.state, d.context)).toEqual({
+      step: 'Upgrading',
+      message:
+        "upgrading demo-1 (1 of 3) from 3.5.35 to 3.6.16 (no snapshot first: spec.upgrade.snapshot is not set): setting the EtcdMember's version",
+    });
     play(d, [
       [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
       // Its Pod stops: etcd does not answer from it, its member machine restarts it.
@@ -1537,10 +1539,13 @@ describe('cluster machine: rolling upgrades', () => {
     it('enables etcd downgrade once before the first member restarts, then rolls members down one at a time, the leader last', () => {
       const d = onNew();
       play(d, [[spec(3, OLD), 'upgrading.enablingDowngrade.running', [enable(OLD)]]]);
-      expect(describeCluster(d.state, d.context).message).toBe(
-        'downgrading demo-1 (1 of 3) from 3.6.16 to 3.5.35 (no snapshot first: spec.upgrade.snapshot is not set): ' +
+      // The step (the Step column, Progressing's reason) says which way the roll goes.
+      expect(describeCluster(d.state, d.context)).toEqual({
+        step: 'Downgrading',
+        message:
+          'downgrading demo-1 (1 of 3) from 3.6.16 to 3.5.35 (no snapshot first: spec.upgrade.snapshot is not set): ' +
           "enabling etcd's downgrade to 3.5 and waiting until every member reports cluster version 3.5 and storage version 3.5 or older, before any member restarts on it",
-      );
+      });
       play(d, [
         [ok('enableDowngrade', { enabled: true }), 'upgrading.settingVersion.running', [setVersion(1, OLD)]],
         [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
@@ -1551,9 +1556,10 @@ describe('cluster machine: rolling upgrades', () => {
         // Not asked again for the next member.
         [etcdAt([NEW, OLD, NEW], 0), 'upgrading.settingVersion.running', [setVersion(2, OLD)]],
       ]);
-      expect(describeCluster(d.state, d.context).message).toBe(
-        "downgrading demo-2 (2 of 3) from 3.6.16 to 3.5.35: setting the EtcdMember's version",
-      );
+      expect(describeCluster(d.state, d.context)).toEqual({
+        step: 'Downgrading',
+        message: "downgrading demo-2 (2 of 3) from 3.6.16 to 3.5.35: setting the EtcdMember's version",
+      });
       play(d, [
         [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
         [listed([NEW, OLD, OLD]), 'upgrading.awaitingMember', []],
@@ -1600,9 +1606,12 @@ describe('cluster machine: rolling upgrades', () => {
           [cancel(NEW)],
         ],
       ]);
-      expect(describeCluster(d.state, d.context).message).toContain(
-        "the spec changed before etcd's cluster version came down: cancelling etcd's downgrade to 3.5 first",
-      );
+      expect(describeCluster(d.state, d.context)).toMatchObject({
+        step: 'Downgrading',
+        message: expect.stringContaining(
+          "the spec changed before etcd's cluster version came down: cancelling etcd's downgrade to 3.5 first",
+        ) as string,
+      });
       play(d, [
         [ok('cancelDowngrade', { cancelled: true }), 'observing', []],
         [etcdAt([NEW, NEW, NEW], 0), 'steady', []],
@@ -1622,9 +1631,12 @@ describe('cluster machine: rolling upgrades', () => {
         [spec(3, NEW), 'observing', []],
         [etcdAt([NEW, OLD, NEW], 0), 'upgrading.cancellingDowngrade.running', [cancel(NEW)]],
       ]);
-      expect(describeCluster(d.state, d.context).message).toBe(
-        "upgrading demo-1 (3 of 3) from 3.5.35 to 3.6.16: cancelling etcd's downgrade to 3.5 first, so that the cluster version follows the members up again",
-      );
+      // Back up: an upgrade again, from the cancel on.
+      expect(describeCluster(d.state, d.context)).toEqual({
+        step: 'Upgrading',
+        message:
+          "upgrading demo-1 (3 of 3) from 3.5.35 to 3.6.16: cancelling etcd's downgrade to 3.5 first, so that the cluster version follows the members up again",
+      });
       play(d, [
         [ok('cancelDowngrade', { cancelled: true }), 'upgrading.settingVersion.running', [setVersion(1, NEW)]],
         [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
@@ -1633,6 +1645,32 @@ describe('cluster machine: rolling upgrades', () => {
         [etcdAt([NEW, NEW, NEW], 0), 'steady', []],
       ]);
       expect(d.context.downgradeTo).toBeNull();
+    });
+
+    it('with spec.upgrade.snapshot, says it takes the snapshot for a downgrade', () => {
+      const d = onNew();
+      play(d, [
+        [
+          {
+            type: 'k8s.cluster.updated',
+            at: now(),
+            spec: { replicas: 3, version: OLD },
+            progressDeadlineSeconds: 600,
+            upgradeSnapshot: true,
+          },
+          'upgrading.snapshotting.creating.running',
+          [
+            {
+              type: 'createUpgradeSnapshot',
+              params: { cluster: 'demo', name: 'demo-pre-v3-5-35', version: OLD },
+            },
+          ],
+        ],
+      ]);
+      expect(describeCluster(d.state, d.context)).toEqual({
+        step: 'Downgrading',
+        message: 'downgrading to 3.5.35: taking EtcdSnapshot demo-pre-v3-5-35 before any member restarts',
+      });
     });
   });
 

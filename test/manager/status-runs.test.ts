@@ -118,6 +118,9 @@ describe('manager: step-end conditions say only what etcd and the claims show', 
     expect(r.d.state).toBe('steady');
     r.send(specAt(OLD));
     expect(r.d.state).toBe('upgrading.enablingDowngrade.running');
+    // The Step column and Progressing say Downgrading, never Upgrading, while the roll goes down.
+    expect(r.status?.observed?.step).toBe('Downgrading');
+    expect(condition(r.status, 'Progressing')).toMatchObject({ status: 'True', reason: 'Downgrading' });
     expect(condition(r.status, 'Upgraded')).toMatchObject({
       status: 'False',
       reason: 'Downgrading',
@@ -135,7 +138,10 @@ describe('manager: step-end conditions say only what etcd and the claims show', 
     });
     r.send(etcdAt([NEW, OLD, NEW]), ok('setMemberVersion'), membersAt([NEW, OLD, OLD]), etcdAt([NEW, OLD, OLD]));
     r.send(etcdAt([NEW, OLD, OLD]), ok('moveLeader', { leader: id(1) }), etcdAt([NEW, OLD, OLD], 1));
-    r.send(ok('setMemberVersion'), membersAt([OLD, OLD, OLD]));
+    r.send(ok('setMemberVersion'));
+    expect(r.d.state).toBe('upgrading.awaitingMember');
+    expect(r.status?.observed?.step).toBe('Downgrading');
+    r.send(membersAt([OLD, OLD, OLD]));
     // Every EtcdMember is set to 3.5.35; etcd does not answer from demo-0 with it yet: still down.
     expect(condition(r.status, 'Upgraded')).toMatchObject({ status: 'False', reason: 'Downgrading' });
     r.send(etcdAt([OLD, OLD, OLD], 1), etcdAt([OLD, OLD, OLD], 1));

@@ -10,10 +10,10 @@ function snapshotMessage(c: ClusterContext, to: string): string {
   const name = preUpgradeSnapshotName(c.cluster.name, to);
   const s = preUpgradeSnapshot(c);
   if (s?.phase === 'Failed')
-    return `upgrading to ${to}: EtcdSnapshot ${name}, taken before any member restarts, failed (${s.message ?? 'see kubectl describe etcdsnapshot'}); no member was restarted. Fix its destination and delete it to take it again, remove spec.upgrade.snapshot to roll without one, or set spec.version back`;
+    return `${rolling(c)} to ${to}: EtcdSnapshot ${name}, taken before any member restarts, failed (${s.message ?? 'see kubectl describe etcdsnapshot'}); no member was restarted. Fix its destination and delete it to take it again, remove spec.upgrade.snapshot to roll without one, or set spec.version back`;
   return s
-    ? `upgrading to ${to}: waiting for EtcdSnapshot ${name} (${s.phase || 'Pending'}) before any member restarts`
-    : `upgrading to ${to}: taking EtcdSnapshot ${name} before any member restarts`;
+    ? `${rolling(c)} to ${to}: waiting for EtcdSnapshot ${name} (${s.phase || 'Pending'}) before any member restarts`
+    : `${rolling(c)} to ${to}: taking EtcdSnapshot ${name} before any member restarts`;
 }
 
 /** The roll goes down: some member is still set to, or still answers with, a newer version than the target. */
@@ -24,10 +24,17 @@ const goingDown = (c: ClusterContext): boolean => {
   return [...outdatedMembers(c).map((m) => m.version ?? to), ...answers].some((v) => older(to, v));
 };
 
+/** The roll's step and its Upgraded reason, by its direction: Downgrading when it goes down, else Upgrading. */
+const rollStep = (c: ClusterContext): string =>
+  goingDown(c) ? ConditionReason.Downgrading : ConditionReason.Upgrading;
+
+/** `downgrading` or `upgrading`, as the roll goes. */
+const rolling = (c: ClusterContext): string => (goingDown(c) ? 'downgrading' : 'upgrading');
+
 /** What a step of a rolling upgrade does: `upgrading demo-1 (2 of 3) to 3.6.16: ...`. */
 export function upgradeMessage(sub: string, c: ClusterContext): string {
   const u = c.upgrade;
-  if (!u) return c.target?.version ? `upgrading to etcd ${c.target.version}` : 'upgrading to the target version';
+  if (!u) return `${rolling(c)} to ${c.target?.version ? `etcd ${c.target.version}` : 'the target version'}`;
   const to = c.target?.version ?? 'the target version';
   if (sub.startsWith('snapshotting')) return snapshotMessage(c, to);
   const without =
@@ -61,6 +68,7 @@ export function upgradeMessage(sub: string, c: ClusterContext): string {
 /** The roll's words: its step's message, and Upgraded once etcd answers from every member with the target. */
 export const rollWords: ConcernWords = {
   describe: { upgrading: upgradeMessage },
+  names: { upgrading: rollStep },
   completes: {
     upgrading: {
       condition: 'Upgraded',
@@ -74,7 +82,7 @@ export const rollWords: ConcernWords = {
       running: {
         reason: ConditionReason.Upgrading,
         otherReasons: [ConditionReason.Downgrading],
-        reasonOf: (c) => (goingDown(c) ? ConditionReason.Downgrading : ConditionReason.Upgrading),
+        reasonOf: rollStep,
         message: (c) => {
           const { runs, missing } = rolled(c);
           const to = c.target?.version ?? 'the target version';

@@ -2,9 +2,22 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { recoveryCondition } from '../../../machines/cluster/recovery/index.ts';
 import { peerURL } from '../../../machines/policy.ts';
 import type { ClusterEvent, MemberObservation, RecoveryRequest } from '../../../machines/types.ts';
-import { clusterMachine } from '../../../machines/cluster.ts';
-import { Driver, play } from '../harness.ts';
-import { ask, etcd, lost, members, ok, quorumLost, ref, resetClock, say, spec, time } from './recovery-world.ts';
+import type { clusterMachine } from '../../../machines/cluster.ts';
+import { play, type Driver } from '../harness.ts';
+import {
+  ask,
+  etcd,
+  lost,
+  members,
+  ok,
+  quorumLost,
+  ref,
+  resetClock,
+  say,
+  spec,
+  steady,
+  time,
+} from './recovery-world.ts';
 
 beforeEach(resetClock);
 
@@ -69,18 +82,6 @@ function atSeed(): Driver<typeof clusterMachine> {
     [ok('resolveRecoverySnapshot', nightly()), 'recovering.stoppingLost.running'],
     [ok('setDormant'), 'recovering.awaitingStopped'],
     [members(allStopped), 'recovering.creatingSeed.running'],
-  ]);
-  return d;
-}
-
-/** A 3-member cluster adopted steady, its quorum healthy. */
-function steady(): Driver<typeof clusterMachine> {
-  const d = new Driver(clusterMachine, { cluster: ref });
-  play(d, [
-    [spec(), 'pending'],
-    [members(), 'observing'],
-    [etcd([0, 1, 2], [0, 1, 2]), 'updatingBudget.running'],
-    [ok('setDisruptionBudget', { minAvailable: 2 }), 'steady'],
   ]);
   return d;
 }

@@ -69,14 +69,22 @@ export const lost = {
 /** What describe says of the cluster now. */
 export const say = (d: Driver<typeof clusterMachine>): string => describeCluster(d.state, d.context).message;
 
-/** A 3-member cluster adopted steady, then demo-1 and demo-2 lost (their Pods stopped): quorum lost. */
-export function quorumLost(): Driver<typeof clusterMachine> {
+/** A 3-member cluster adopted steady, its quorum healthy. */
+export function steady(): Driver<typeof clusterMachine> {
   const d = new Driver(clusterMachine, { cluster: ref });
   play(d, [
     [spec(), 'pending'],
     [members(), 'observing'],
     [etcd([0, 1, 2], [0, 1, 2]), 'updatingBudget.running'],
     [ok('setDisruptionBudget', { minAvailable: 2 }), 'steady'],
+  ]);
+  return d;
+}
+
+/** A 3-member cluster adopted steady, then demo-1 and demo-2 lost (their Pods stopped): quorum lost. */
+export function quorumLost(): Driver<typeof clusterMachine> {
+  const d = steady();
+  play(d, [
     [etcd([0, 1, 2], [0], { 0: [120, 57] }), 'degraded', []],
     [members({ 1: { state: 'replacing', pod: undefined }, 2: { state: 'replacing', pod: undefined } }), 'degraded'],
   ]);
