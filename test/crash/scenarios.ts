@@ -6,12 +6,13 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import https from 'node:https';
 import path from 'node:path';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { GROUP, PLURAL, pvcName, VERSION } from '../../effects/kubernetes/meta.ts';
 import { wipeVolume } from '../../localcluster/storage/index.ts';
-import { ClusterUnderTest, type Converged } from '../e2e/etcd-cluster.ts';
+import { ClusterUnderTest, type ClusterTLS, type Converged } from '../e2e/etcd-cluster.ts';
 import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 import { keepLeaseOf, memberHeldBy } from '../e2e/hung-node.ts';
 import { createSnapshot, snapshotFinished, snapshotVerified } from '../e2e/s3-server.ts';
@@ -502,6 +503,23 @@ async function loseANode(cut: ClusterUnderTest, ctx: ActionContext): Promise<voi
   );
 }
 
+/** What the member at `ip` answers on /version: over https with the cluster's client TLS. */
+function versionOf(ip: string, tls: ClusterTLS): Promise<{ etcdcluster?: string }> {
+  const creds = tls.client;
+  if (!creds) return fetch(`http://${ip}:2379/version`).then((r) => r.json() as Promise<{ etcdcluster?: string }>);
+  const body = new Promise<string>((resolve, reject) => {
+    const options = { host: ip, port: 2379, path: '/version', ca: creds.ca, cert: creds.cert, key: creds.key };
+    const req = https.get({ ...options, ...(tls.serverName ? { servername: tls.serverName } : {}) }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve(text));
+    });
+    req.setTimeout(5_000, () => req.destroy(new Error(`no answer from ${ip}:2379/version in 5 s`)));
+    req.on('error', reject);
+  });
+  return body.then((text) => JSON.parse(text) as { etcdcluster?: string });
+}
+
 /**
  * A roll of 3 members from `from` to `to`, up or one minor down (etcd's downgrade): done when
  * every member answers on `to` and etcd's cluster version is its minor, restarted in place.
@@ -532,13 +550,7 @@ const upgrade = (name: string, from: string, to: string): Scenario => ({
       `cluster version ${minor} on every member`,
       async () => {
         const ips = [...(await cut.podIPs()).values()];
-        const said = await Promise.all(
-          ips.map((ip) =>
-            fetch(`http://${ip}:2379/version`)
-              .then((r) => r.json() as Promise<{ etcdcluster?: string }>)
-              .catch(() => ({})),
-          ),
-        );
+        const said = await Promise.all(ips.map((ip) => versionOf(ip, cut.tls).catch(() => ({}))));
         return said.length === 3 && said.every((v) => 'etcdcluster' in v && v.etcdcluster === minor) ? true : undefined;
       },
       ctx.settleMs,
