@@ -64,12 +64,12 @@ const scenarioNamed = (name: string): Scenario => {
 
 const started = performance.now();
 const secondsSince = (t: number): number => Math.round((performance.now() - t) / 100) / 10;
+console.log(`seeded fault run: HISTORY_SEED=${seed}`);
 const cluster = await runCluster('etcd-operator-history-');
 let plan = planFaultRun(seed, { versions: ETCD_IMAGE_VERSIONS, kills });
 if (!cluster.nodes) plan = plan.filter((a) => a.scenario !== 'node-loss');
 const describeAction = (a: PlannedAction): string =>
   a.kill ? `${a.scenario} (kill at ${a.kill.failpoint}:${a.kill.n})` : a.scenario;
-console.log(`seeded fault run: HISTORY_SEED=${seed}`);
 console.log(`plan: ${plan.map(describeAction).join(' -> ')}`);
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-history-run-'));
