@@ -17,52 +17,54 @@ describe('fault run plan', () => {
           .join(','),
       ),
     );
-    expect(orders.size).toBeGreaterThan(50);
+    expect(orders.size).toBeGreaterThan(150);
   });
 
-  it('runs every action once, each a crash-sweep scenario', () => {
+  it('runs every action once a round (the defragmentation in the first), each a crash-sweep scenario', () => {
     const names = SCENARIOS.map((s) => s.name);
+    const every = ['ca-change', 'downgrade-3.7', 'node-loss', 'replacement', 'scale-3-5', 'scale-5-3', 'upgrade-3.7'];
     for (const seed of SEEDS) {
-      const plan = planFaultRun(seed, WITH_37).map((a) => a.scenario);
-      expect([...plan].sort()).toEqual(
-        [
-          'ca-change',
-          'defrag',
-          'downgrade-3.7',
-          'node-loss',
-          'replacement',
-          'scale-3-5',
-          'scale-5-3',
-          'upgrade',
-          'upgrade-3.7',
-        ].sort(),
-      );
-      for (const name of plan) expect(names).toContain(name);
+      const plan = planFaultRun(seed, WITH_37);
+      const round = (r: number) =>
+        plan
+          .filter((a) => a.round === r)
+          .map((a) => a.scenario)
+          .sort();
+      expect(round(1)).toEqual([...every, 'defrag', 'upgrade'].sort());
+      for (const r of [2, 3, 4, 5]) expect(round(r)).toEqual(every);
+      expect(plan.filter((a) => a.round > 5)).toEqual([]);
+      for (const a of plan) expect(names).toContain(a.scenario);
     }
   });
 
-  it('rolls 3.5 -> 3.6 -> 3.7 then down one minor, and scales 5 -> 3 right after 3 -> 5', () => {
+  it('rolls 3.5 -> 3.6 -> 3.7 -> 3.6, then up and down again each round; scales 5 -> 3 right after 3 -> 5', () => {
     for (const seed of SEEDS) {
       const plan = planFaultRun(seed, WITH_37).map((a) => a.scenario);
-      const at = (name: string) => plan.indexOf(name);
-      expect(at('upgrade')).toBeLessThan(at('upgrade-3.7'));
-      expect(at('upgrade-3.7')).toBeLessThan(at('downgrade-3.7'));
-      expect(at('scale-5-3')).toBe(at('scale-3-5') + 1);
+      expect(plan.filter((n) => /grade/.test(n))).toEqual([
+        'upgrade',
+        ...Array.from({ length: 5 }, () => ['upgrade-3.7', 'downgrade-3.7']).flat(),
+      ]);
+      plan.forEach((n, i) => {
+        if (n === 'scale-3-5') expect(plan[i + 1]).toBe('scale-5-3');
+      });
     }
   });
 
-  it('without a 3.7 image: up to 3.6 and back down to 3.5', () => {
-    const plan = planFaultRun(5, { versions: ['3.5.35', '3.6.16'] }).map((a) => a.scenario);
-    expect(plan.filter((n) => /grade/.test(n))).toEqual(['upgrade', 'downgrade']);
+  it('without a 3.7 image: up to 3.6 and back down to 3.5, each round', () => {
+    const plan = planFaultRun(5, { versions: ['3.5.35', '3.6.16'], rounds: 2 }).map((a) => a.scenario);
+    expect(plan.filter((n) => /grade/.test(n))).toEqual(['upgrade', 'downgrade', 'upgrade', 'downgrade']);
   });
 
-  it('kills the manager in as many actions as asked, at a failpoint it has', () => {
+  it('kills the manager in as many actions of each round as asked, at a failpoint it has', () => {
     for (const seed of SEEDS) {
-      const kills = planFaultRun(seed, { ...WITH_37, kills: 3 }).flatMap((a) => (a.kill ? [a.kill] : []));
-      expect(kills).toHaveLength(3);
-      for (const k of kills) {
-        expect(FAILPOINTS).toContain(k.failpoint);
-        expect(k.n).toBeGreaterThanOrEqual(1);
+      const plan = planFaultRun(seed, { ...WITH_37, rounds: 2, kills: 2 });
+      for (const r of [1, 2]) {
+        const kills = plan.filter((a) => a.round === r).flatMap((a) => (a.kill ? [a.kill] : []));
+        expect(kills).toHaveLength(2);
+        for (const k of kills) {
+          expect(FAILPOINTS).toContain(k.failpoint);
+          expect(k.n).toBeGreaterThanOrEqual(1);
+        }
       }
     }
   });

@@ -10,8 +10,9 @@
  *
  *   node test/history/fault-run.ts
  *
- * Env: HISTORY_SEED (the plan's seed, printed at the start; default random), HISTORY_KILLS (actions
- * the manager is killed in; default 4), HISTORY_SETTLE_SECONDS (how long each wait for the operator
+ * Env: HISTORY_SEED (the plan's seed, printed at the start; default random), HISTORY_ROUNDS (rounds
+ * of the actions; default 5), HISTORY_KILLS (actions of each round the manager is killed in;
+ * default 3), HISTORY_SETTLE_SECONDS (how long each wait for the operator
  * may take; default 300), LOCALCLUSTER_KUBECONFIG (a running local cluster: no node loss then),
  * LOCALCLUSTER_KEEP=1. The journal and the managers' logs are kept in a temp dir when the run fails.
  */
@@ -48,10 +49,11 @@ interface ActionResult {
 }
 
 const seed = process.env.HISTORY_SEED ? Number(process.env.HISTORY_SEED) : randomInt(2 ** 31);
-const kills = Number(process.env.HISTORY_KILLS ?? 4);
+const rounds = Number(process.env.HISTORY_ROUNDS ?? 5);
+const kills = Number(process.env.HISTORY_KILLS ?? 3);
 const settleMs = Number(process.env.HISTORY_SETTLE_SECONDS ?? 300) * 1000;
-if (!Number.isSafeInteger(seed) || !(kills >= 0)) {
-  console.error('HISTORY_SEED must be an integer and HISTORY_KILLS a count');
+if (!Number.isSafeInteger(seed) || !(rounds >= 1) || !(kills >= 0)) {
+  console.error('HISTORY_SEED must be an integer, HISTORY_ROUNDS and HISTORY_KILLS counts');
   process.exit(2);
 }
 const CLUSTER = 'history';
@@ -66,11 +68,17 @@ const started = performance.now();
 const secondsSince = (t: number): number => Math.round((performance.now() - t) / 100) / 10;
 console.log(`seeded fault run: HISTORY_SEED=${seed}`);
 const cluster = await runCluster('etcd-operator-history-');
-let plan = planFaultRun(seed, { versions: ETCD_IMAGE_VERSIONS, kills });
+let plan = planFaultRun(seed, { versions: ETCD_IMAGE_VERSIONS, rounds, kills });
 if (!cluster.nodes) plan = plan.filter((a) => a.scenario !== 'node-loss');
 const describeAction = (a: PlannedAction): string =>
   a.kill ? `${a.scenario} (kill at ${a.kill.failpoint}:${a.kill.n})` : a.scenario;
-console.log(`plan: ${plan.map(describeAction).join(' -> ')}`);
+for (let r = 1; r <= rounds; r++)
+  console.log(
+    `plan, round ${r}: ${plan
+      .filter((a) => a.round === r)
+      .map(describeAction)
+      .join(' -> ')}`,
+  );
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-operator-history-run-'));
 const namespace = `history-${process.pid}`;
@@ -146,7 +154,7 @@ async function runAction(i: number, a: PlannedAction, cut: ClusterUnderTest, ctx
     ? `manager ${killed ? 'killed' : 'not killed (failpoint not reached)'} at ${result.kill}; `
     : '';
   console.log(
-    `${String(i + 1).padStart(2)}/${plan.length} ${scenario.name.padEnd(14)} ${result.seconds.toFixed(1).padStart(6)} s  ` +
+    `${String(i + 1).padStart(2)}/${plan.length} round ${a.round} ${scenario.name.padEnd(14)} ${result.seconds.toFixed(1).padStart(6)} s  ` +
       `${result.operations} operations and ${result.watchEvents} watch events checked, ${result.violations.length} violations; ` +
       `${killNote}${result.failedWrites} plain writes failed\n        ${result.verdict}`,
   );
@@ -201,8 +209,16 @@ try {
   await cluster.stop();
 }
 
-const sum = (f: (r: ActionResult) => number): number => results.reduce((a, r) => a + f(r), 0);
+const sum = (f: (r: ActionResult) => number, of = results): number => of.reduce((a, r) => a + f(r), 0);
 const violations = sum((r) => r.violations.length);
+for (const name of new Set(results.map((r) => r.scenario))) {
+  const of = results.filter((r) => r.scenario === name);
+  console.log(
+    `${name.padEnd(14)} ${of.length} runs, ${sum((r) => r.operations, of)} operations and ` +
+      `${sum((r) => r.watchEvents, of)} watch events checked, ${sum((r) => r.violations.length, of)} violations, ` +
+      `manager killed in ${of.filter((r) => r.killed).length}, ${sum((r) => r.seconds, of).toFixed(1)} s`,
+  );
+}
 console.log(
   `total: ${results.length} of ${plan.length} actions, ${sum((r) => r.operations)} operations and ` +
     `${sum((r) => r.watchEvents)} watch events checked, ${violations} violations; manager killed in ` +
