@@ -21,7 +21,7 @@ export interface PlannedAction {
 export interface PlanOptions {
   /** The etcd versions the cluster's nodes can run: the 3.7 roll and its downgrade need 3.7.3. */
   readonly versions: readonly string[];
-  /** How many rounds of the actions (default 5). */
+  /** How many rounds of the actions (default 3). */
   readonly rounds?: number;
   /** In how many actions of each round the manager is killed (default 3). */
   readonly kills?: number;
@@ -60,7 +60,7 @@ export function planFaultRun(seed: number, o: PlanOptions): PlannedAction[] {
   const rand = random(seed);
   const pick = (n: number): number => Math.floor(rand() * n);
   const plan: PlannedAction[] = [];
-  for (let round = 1; round <= (o.rounds ?? 5); round++) {
+  for (let round = 1; round <= (o.rounds ?? 3); round++) {
     const chain = rolls(round, o.versions);
     // Each roll a unit of its own; shuffled, the rolls' places are then given to them in order.
     const units: (readonly string[])[] = [

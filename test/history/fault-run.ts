@@ -11,7 +11,7 @@
  *   node test/history/fault-run.ts
  *
  * Env: HISTORY_SEED (the plan's seed, printed at the start; default random), HISTORY_ROUNDS (rounds
- * of the actions; default 5), HISTORY_KILLS (actions of each round the manager is killed in;
+ * of the actions; default 3), HISTORY_KILLS (actions of each round the manager is killed in;
  * default 3), HISTORY_SETTLE_SECONDS (how long each wait for the operator
  * may take; default 300), LOCALCLUSTER_KUBECONFIG (a running local cluster: no node loss then),
  * LOCALCLUSTER_KEEP=1. The journal and the managers' logs are kept in a temp dir when the run fails.
@@ -49,7 +49,7 @@ interface ActionResult {
 }
 
 const seed = process.env.HISTORY_SEED ? Number(process.env.HISTORY_SEED) : randomInt(2 ** 31);
-const rounds = Number(process.env.HISTORY_ROUNDS ?? 5);
+const rounds = Number(process.env.HISTORY_ROUNDS ?? 3);
 const kills = Number(process.env.HISTORY_KILLS ?? 3);
 const settleMs = Number(process.env.HISTORY_SETTLE_SECONDS ?? 300) * 1000;
 if (!Number.isSafeInteger(seed) || !(rounds >= 1) || !(kills >= 0)) {
