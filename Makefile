@@ -12,7 +12,7 @@ export PATH := $(NODE_BIN):$(PATH)
 # Native modules (better-sqlite3) compile against this Node's own headers, offline.
 export npm_config_nodedir := $(abspath $(NODE_BIN)/..)
 
-.PHONY: help deps generate typecheck lint format unit test tools cluster dev e2e-crash bench bench-scale image image-test push plugin-archive
+.PHONY: help deps generate typecheck lint format unit test tools cluster dev e2e-crash e2e-history bench bench-scale image image-test push plugin-archive
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -73,6 +73,9 @@ bench-scale: deps tools ## the manager at scale: BENCH_SCALE_LIVE (50) one-membe
 
 e2e-crash: deps tools ## kill the manager at the failpoints of bootstrap, scale, 3->0->3, replacement, an upgrade, growth, defrag, NOSPACE, snapshot, restore and schedule; check it converges (CRASH_SCENARIO=, CRASH_ALL=1: every window)
 	node test/crash/sweep.ts
+
+e2e-history: deps tools ## the seeded fault run: HISTORY_ROUNDS (3) rounds of scale, replacement, node loss, upgrade/downgrade rolls, CA change (defrag in the first) with manager kills, in an order from HISTORY_SEED (printed; default random), under traffic the history checker must pass (docs/reliability.md)
+	node test/history/fault-run.ts
 
 dev: deps tools ## local cluster + CRDs + manager + examples/etcdcluster.yaml (EXIT_WHEN_READY=1 exits once Available)
 	node localcluster/dev.ts

@@ -148,19 +148,15 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       await traffic.start(clients.core, o.namespace, CLUSTER, reach);
     }
 
-    const env: Record<string, string> = o.countFile ? { ETCD_OPERATOR_FAILPOINT_COUNT: o.countFile } : {};
-    // Armed by window: the first time the failpoint is reached in it, wherever that falls in this run.
-    if (o.point) env.ETCD_OPERATOR_FAILPOINT = `${o.point.failpoint}:${o.point.window ? 1 : o.point.n}`;
-    if (o.point?.window) env.ETCD_OPERATOR_FAILPOINT_WINDOW = o.point.window;
-    const armed = await start(o.point ? 'armed' : 'clean', env);
-    // The armed manager's death starts the next one at once, while the action goes on.
-    const restarted = armed.exited.then(async (how) => {
-      died = how;
-      if (how !== 'SIGKILL') throw new Error(`the armed manager exited with ${how}, not by its failpoint`);
-      loseJournal(o.dir, o.journal ?? 'keep');
-      return start('restarted');
-    });
-    restarted.catch(() => undefined);
+    const armed = await start(o.point ? 'armed' : 'clean', armedEnv(o.point, o.countFile));
+    const restarted = restartWhenKilled(
+      armed,
+      (how) => (died = how),
+      () => {
+        loseJournal(o.dir, o.journal ?? 'keep');
+        return start('restarted');
+      },
+    );
     await o.scenario.action(cut, ctx);
     if (died === undefined) await Promise.race([armed.exited, new Promise((r) => setTimeout(r, GRACE_MS))]);
     // An armed run counts as reached only up to here: so does the clean run count, not later.
@@ -202,8 +198,40 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
   }
 }
 
+/**
+ * The environment of a manager armed at `point` (none: not armed), and counting every failpoint
+ * it reaches into `countFile` when given. Armed by window: the first time the failpoint is
+ * reached in it, wherever that falls in the run.
+ */
+export function armedEnv(point?: CrashPoint, countFile?: string): Record<string, string> {
+  return {
+    ...(countFile ? { ETCD_OPERATOR_FAILPOINT_COUNT: countFile } : {}),
+    ...(point ? { ETCD_OPERATOR_FAILPOINT: `${point.failpoint}:${point.window ? 1 : point.n}` } : {}),
+    ...(point?.window ? { ETCD_OPERATOR_FAILPOINT_WINDOW: point.window } : {}),
+  };
+}
+
+/**
+ * The armed manager's death starts the next one (`restart`) at once, on the same journal, while
+ * the action goes on; `exited` hears how it ended. Rejects when it exited other than by SIGKILL
+ * (never unhandled: callers await it only when it died).
+ */
+export function restartWhenKilled(
+  armed: ManagerProcess,
+  exited: (how: number | string) => void,
+  restart: () => Promise<ManagerProcess>,
+): Promise<ManagerProcess> {
+  const restarted = armed.exited.then(async (how) => {
+    exited(how);
+    if (how !== 'SIGKILL') throw new Error(`the armed manager exited with ${how}, not by its failpoint`);
+    return restart();
+  });
+  restarted.catch(() => undefined);
+  return restarted;
+}
+
 /** Waits until the manager has journaled no step for 3 s: what it resumed has run its course. */
-async function quiet(m: ManagerProcess, timeoutMs: number): Promise<void> {
+export async function quiet(m: ManagerProcess, timeoutMs: number): Promise<void> {
   let seen = -1;
   let since = performance.now();
   await until(
@@ -218,7 +246,7 @@ async function quiet(m: ManagerProcess, timeoutMs: number): Promise<void> {
 }
 
 /** Deletes the namespace, its Pods at once; with no manager left, the EtcdMembers' and EtcdSnapshots' finalizers are taken off by hand. */
-async function cleanUp(kubeconfig: string, namespace: string): Promise<void> {
+export async function cleanUp(kubeconfig: string, namespace: string): Promise<void> {
   const { core, custom } = clientsOf(kubeconfig);
   const pods = await core.listNamespacedPod({ namespace }).catch(() => ({ items: [] }));
   for (const p of pods.items)

@@ -21,20 +21,14 @@
  * Results: test/crash/results/latest.json; each run's journal and logs under results/runs/.
  */
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { FAILPOINTS } from '../../manager/failpoints.ts';
-import { installCrds } from '../../localcluster/crds.ts';
-import { kubectlFor, kubectlPath } from '../../localcluster/controlplane/index.ts';
-import { startLocalCluster, type LocalCluster } from '../../localcluster/index.ts';
-import type { LocalNode } from '../../localcluster/types.ts';
 import { choosePoints, chooseWindows, countReached, countWindows, readReached, type CrashPoint } from './points.ts';
 import { runOnce, type JournalFate, type RunResult } from './run.ts';
-import { SCENARIOS, type NodeControl, type Scenario } from './scenarios.ts';
-import { clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
+import { runCluster } from './local-cluster.ts';
+import { SCENARIOS, type Scenario } from './scenarios.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -111,43 +105,8 @@ const measured = {
     .filter(Boolean),
 };
 
-let cluster: LocalCluster | undefined;
-let clusterDir: string | undefined;
-let kubeconfig = process.env.LOCALCLUSTER_KUBECONFIG;
-if (kubeconfig) {
-  await installCrds(kubectlFor(kubeconfig, await kubectlPath()));
-} else {
-  clusterDir = await mkdtemp(path.join(os.tmpdir(), 'etcd-operator-crash-'));
-  const logFile = path.join(clusterDir, 'cluster.log');
-  cluster = await startLocalCluster({
-    dir: clusterDir,
-    node: true,
-    log: (line) => appendFileSync(logFile, line + '\n'),
-  });
-  await installCrds(cluster.kubectl);
-  kubeconfig = cluster.kubeconfigPath;
-}
-/** The cluster's nodes by name, a stopped one started again in its place (the cluster stops it). */
-const running = new Map<string, LocalNode>((cluster?.nodes ?? []).map((n) => [n.name, n]));
-const nodes: NodeControl | undefined = cluster?.startNode
-  ? {
-      async stop(name) {
-        await running.get(name)?.stop();
-        running.delete(name);
-      },
-      async start(name) {
-        if (running.has(name) || !cluster?.startNode) return;
-        running.set(name, await cluster.startNode(name));
-        const { core } = clientsOf(cluster.kubeconfigPath);
-        await until(`node ${name} Ready again`, async () =>
-          (await core.readNode({ name })).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
-            ? true
-            : undefined,
-        );
-      },
-    }
-  : undefined;
-
+const cluster = await runCluster('etcd-operator-crash-');
+const { kubeconfig, nodes } = cluster;
 console.log(
   `crash sweep: ${scenarios.map((s) => s.name).join(', ')}; ${per === 'windows' ? 'every window' : per === Infinity ? 'every n' : `at most ${per} n per failpoint`}${parallel > 1 ? `, ${parallel} runs at once` : ''}; runs in ${path.relative(process.cwd(), runsDir)}`,
 );
@@ -159,7 +118,7 @@ const run = async (scenario: Scenario, label: string, point?: CrashPoint, countF
   mkdirSync(dir, { recursive: true });
   if (point?.about) writeFileSync(path.join(dir, 'window.txt'), `${point.window ?? ''}\t${point.about}\n`);
   const r = await runOnce({
-    kubeconfig: kubeconfig ?? '',
+    kubeconfig,
     scenario,
     dir,
     label: path.relative(resultsDir, dir),
@@ -291,8 +250,7 @@ try {
   const alone = scenarios.some((s) => s.stopsNodes);
   await Promise.all(Array.from({ length: alone ? 1 : parallel }, worker));
 } finally {
-  await cluster?.stop().catch((err: unknown) => console.error(`stopping the local cluster: ${String(err)}`));
-  if (clusterDir && process.env.LOCALCLUSTER_KEEP !== '1') await rm(clusterDir, { recursive: true, force: true });
+  await cluster.stop();
 }
 
 save(true);

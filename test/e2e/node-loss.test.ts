@@ -4,7 +4,8 @@
  * so it can stop one while the other files run on the cluster's own nodes. The node goes NotReady,
  * Kubernetes evicts its Pods once their toleration (10 s here, from the podTemplate) runs out,
  * and the operator replaces the member there with a new one on a live node while the cluster
- * keeps serving; the old member is gone from etcd, and the node, back, runs nothing of it.
+ * keeps serving; the old member is gone from etcd, and the node, back, runs nothing of it. The
+ * clients' recorded history across the loss is checked (test/history/, docs/reliability.md).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -16,7 +17,8 @@ import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { withManager } from './manager-fixture.ts';
 import { PRIVATE_NODE_TAINT, startOwnNode } from './node-fixture.ts';
-import { Traffic } from './traffic.ts';
+import { describeVerdict } from '../history/checker.ts';
+import { Traffic, trafficProblems } from './traffic.ts';
 
 const hasNode = inject('clusterHasNode') && process.getuid?.() === 0;
 const id = Date.now().toString(36);
@@ -90,7 +92,7 @@ describe.skipIf(!hasNode)('a node lost under a 3-member cluster', () => {
     const [lost, pod] = [...pods.entries()].find(([, p]) => p.spec?.nodeName === names[2])!;
     const lostID = before.members.get(lost);
     const claim = pod.spec?.volumes?.find((v) => v.persistentVolumeClaim)?.persistentVolumeClaim?.claimName ?? '';
-    const traffic = new Traffic('node-loss');
+    const traffic = new Traffic('node-loss', { history: true });
     await traffic.start(kube.core, ns, 'demo');
     try {
       await nodes.get(names[2]!)!.stop();
@@ -99,12 +101,15 @@ describe.skipIf(!hasNode)('a node lost under a 3-member cluster', () => {
       await demo.settled(3);
     } finally {
       const report = await traffic.stop();
+      const history = report.history!;
       console.log(
-        `node loss: ${report.acknowledged} writes, ${report.failed.length} failed, longest write ${report.longestStallMs} ms`,
+        `node loss: ${report.acknowledged} writes, ${report.failed.length} failed, longest write ${report.longestStallMs} ms; history: ${describeVerdict(history)}`,
       );
       expect(report.failed).toEqual([]);
       expect(report.lost).toEqual([]);
       expect(report.acknowledged).toBeGreaterThan(5);
+      expect(trafficProblems(report), describeVerdict(history)).toEqual([]);
+      expect(history.checked).toBeGreaterThan(20);
     }
     const after = await demo.verify(3);
     expect([...after.members.values()]).not.toContain(lostID);

@@ -63,6 +63,8 @@ export interface TrafficReport {
 export interface TrafficOptions {
   /** Recorded traffic (3 clients, 2 watchers) checked by the history checker at `stop`. */
   readonly history?: boolean;
+  /** Seed of the recorded traffic's mix of calls (1 unless given). */
+  readonly seed?: number;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -127,7 +129,12 @@ export class Traffic {
     if (this.#options.history) {
       // Its own prefix: the writer's keys are not in its model. 25 ms between one client's calls
       // keeps the three at about the writer's pace on a shared 2-core machine.
-      this.#history = new HistoryTraffic({ prefix: `${this.#prefix}-history`, connect: options, pauseMs: 25 });
+      this.#history = new HistoryTraffic({
+        prefix: `${this.#prefix}-history`,
+        connect: options,
+        pauseMs: 25,
+        ...(this.#options.seed === undefined ? {} : { seed: this.#options.seed }),
+      });
       await this.#history.start();
     }
     this.#client = await this.#connect();

@@ -62,8 +62,8 @@ const watchBackoff = (ms = 100): Backoff => ({ duration: ms, next: () => watchBa
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** mulberry32: a small seeded PRNG. */
-function random(seed: number): () => number {
+/** mulberry32: a small seeded PRNG, numbers in [0, 1). */
+export function random(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
