@@ -35,7 +35,7 @@ export type Update<C, E> = (c: C, e: E) => Partial<C>;
 const noFailure = { attempts: 0, retryAt: null, lastError: null } as const;
 
 /** The failure an effect outcome event reports, if it is one. */
-const failureOf = (e: object): EffectFailure | null =>
+export const failureOf = (e: object): EffectFailure | null =>
   'error' in e && typeof e.error === 'object' ? (e.error as EffectFailure) : null;
 
 /** The bookkeeping updates every machine has. */

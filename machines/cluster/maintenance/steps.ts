@@ -17,6 +17,7 @@ import {
   type MaintenanceContext,
   type MaintenanceView,
 } from './rules.ts';
+import { failureOf } from '../../kit.ts';
 import { leadsWithSuccessor, successor } from '../../policy.ts';
 import type { CompactParams, DefragmentParams, DisarmAlarmParams, MoveLeaderParams } from '../../intents.ts';
 import type { MemberObservation } from '../../types.ts';
@@ -29,10 +30,6 @@ const defragee = (c: MaintenanceView): MemberObservation | undefined =>
   c.members.find((m) => m.name === c.defrag?.member && !m.deleting);
 
 const etcdFresh = (c: MaintenanceView): boolean => !c.etcdStale && c.etcd !== null;
-
-/** The code of a failed effect's event. */
-const failureCode = (e: object): string | undefined =>
-  'error' in e && typeof e.error === 'object' && e.error !== null ? (e.error as { code?: string }).code : undefined;
 
 /** Guards of the maintenance steps, by name. */
 export const maintenanceGuards = {
@@ -49,8 +46,8 @@ export const maintenanceGuards = {
   // A database still over the limit after the first pass may have been rebuilt before its own
   // compaction finished: one more pass over every member, then the verdict.
   spaceNotFreedFirstPass: ({ context: c, event }: Ctx & { event: object }) =>
-    failureCode(event) === 'ERR_SPACE_NOT_FREED' && (c.space?.passes ?? 1) < 2,
-  spaceNotFreed: ({ event }: { event: object }) => failureCode(event) === 'ERR_SPACE_NOT_FREED',
+    failureOf(event)?.code === 'ERR_SPACE_NOT_FREED' && (c.space?.passes ?? 1) < 2,
+  spaceNotFreed: ({ event }: { event: object }) => failureOf(event)?.code === 'ERR_SPACE_NOT_FREED',
 };
 
 type Update = (
@@ -154,7 +151,7 @@ export const maintenanceUpdates = {
     ...(c.space ? { space: { ...c.space, passes: c.space.passes + 1 } } : {}),
   }),
   markSpaceNotFreed: (c, e) => {
-    const error = 'error' in e ? (e.error as { message?: string }) : undefined;
+    const error = failureOf(e);
     const why =
       error?.message ??
       `after compacting to revision ${c.space?.revision ?? '?'}, ${formatBytes(c.space?.inUse ?? 0)} of data is in use, more than the ${formatBytes(spaceLimit(quotaOf(c)))} (${SPACE_LIMIT_SHARE * 100}% of the quota) it must be under`;

@@ -101,9 +101,12 @@ export const recoveryPending = (c: RecoveryView): boolean => {
 /** How many judged requestIDs are kept: a spec goes back to an older one only by hand, and rarely. */
 const JUDGED_KEPT = 8;
 
+/** `judged` with `requestID` added, the oldest dropped past JUDGED_KEPT. */
+const judgedAnd = (c: RecoveryContext, requestID: string): string[] =>
+  [...(c.judged ?? []), requestID].slice(-JUDGED_KEPT);
+
 /** `judged` with the asked requestID added. */
-export const judgedWith = (c: RecoveryView): string[] =>
-  [...(c.judged ?? []), c.recoveryAsked?.requestID ?? ''].slice(-JUDGED_KEPT);
+export const judgedWith = (c: RecoveryView): string[] => judgedAnd(c, c.recoveryAsked?.requestID ?? '');
 
 /**
  * `judged` with the requestID the EtcdCluster's status says was handled (status.recovery), when
@@ -111,9 +114,7 @@ export const judgedWith = (c: RecoveryView): string[] =>
  * judge it again, and the Recovered condition keeps what it said.
  */
 export const judgedFromStatus = (c: RecoveryContext, handled: string | undefined): { judged?: string[] } =>
-  handled === undefined || (c.judged ?? []).includes(handled)
-    ? {}
-    : { judged: [...(c.judged ?? []), handled].slice(-JUDGED_KEPT) };
+  handled === undefined || (c.judged ?? []).includes(handled) ? {} : { judged: judgedAnd(c, handled) };
 
 /** An answering member as a candidate survivor: its EtcdMember name, etcd ID, applied index and revision. */
 export interface Candidate {

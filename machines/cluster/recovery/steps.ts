@@ -4,6 +4,7 @@
  * resolveRecoverySnapshot and createMember for a seed restored from a snapshot, then
  * deleteMember for each lost one, one at a time).
  */
+import { failureOf } from '../../kit.ts';
 import { memberName, seedInitialCluster } from '../../policy.ts';
 import type {
   ClusterEvent,
@@ -123,8 +124,7 @@ export const recoveryUpdates = {
   chooseSnapshotRecovery: (c) => ({ recovery: chosenSnapshotRecovery(c), judged: judgedWith(c) }),
   recordSnapshot: (c, e) => (c.recovery ? { recovery: { ...c.recovery, snapshot: snapshotOf(e) } } : {}),
   // No snapshot may be restored (none found, not Succeeded, failed its verification): the handler says why.
-  refuseSnapshotMissing: (c, e) =>
-    refused(c, 'error' in e && typeof e.error === 'object' ? e.error.message : 'no snapshot may be restored'),
+  refuseSnapshotMissing: (c, e) => refused(c, failureOf(e)?.message ?? 'no snapshot may be restored'),
   refuseSnapshot: (c) => refused(c, snapshotRefusal(c) ?? ''),
   recordRevision: (c, e) => {
     const read = 'result' in e ? e.result?.revision : undefined;
@@ -145,7 +145,7 @@ export const recoveryUpdates = {
   // the members it stopped are started again before any next request is judged.
   abandonSeed: (c, e) => {
     const r = c.recovery;
-    const error = 'error' in e && typeof e.error === 'object' ? e.error : { code: '', message: '' };
+    const error = failureOf(e) ?? { code: '', message: '' };
     return { ...refused(c, r ? seedAbandonedMessage(r, error) : error.message, r?.lost ?? []), restarting: true };
   },
   finishRestart: () => ({ restarting: false }),

@@ -28,8 +28,8 @@ const goingDown = (c: ClusterContext): boolean => {
 const rollStep = (c: ClusterContext): string =>
   goingDown(c) ? ConditionReason.Downgrading : ConditionReason.Upgrading;
 
-/** `downgrading` or `upgrading`, as the roll goes. */
-const rolling = (c: ClusterContext): string => (goingDown(c) ? 'downgrading' : 'upgrading');
+/** `downgrading` or `upgrading`, as the roll goes: its step's name in a sentence. */
+const rolling = (c: ClusterContext): string => rollStep(c).toLowerCase();
 
 /** What a step of a rolling upgrade does: `upgrading demo-1 (2 of 3) to 3.6.16: ...`. */
 export function upgradeMessage(sub: string, c: ClusterContext): string {

@@ -3,20 +3,17 @@
  * growVolume (one claim patched at a time; rules.ts says which).
  */
 import { ERR } from '../../error-codes.ts';
+import { failureOf } from '../../kit.ts';
 import type { GrowVolumeParams } from '../../types.ts';
 import { growDone, nextClaim, type ClaimObservation, type VolumesContext, type VolumesView } from './rules.ts';
 
 type Ctx = { context: VolumesView };
 
-/** The code of a failed effect's event. */
-const failureCode = (e: object): string | undefined =>
-  'error' in e && typeof e.error === 'object' && e.error !== null ? (e.error as { code?: string }).code : undefined;
-
 /** Guards of the volume step, by name. */
 export const volumeGuards = {
   claimToPatch: ({ context: c }: Ctx) => nextClaim(c) !== undefined,
   volumesGrown: ({ context: c }: Ctx) => growDone(c),
-  expansionNotAllowed: ({ event }: { event: object }) => failureCode(event) === ERR.VOLUME_EXPANSION_NOT_ALLOWED,
+  expansionNotAllowed: ({ event }: { event: object }) => failureOf(event)?.code === ERR.VOLUME_EXPANSION_NOT_ALLOWED,
 };
 
 type Update = (
@@ -39,7 +36,7 @@ export const volumeUpdates = {
     return { grow: { ...g, patched: [...g.patched, g.member], member: null } };
   },
   markGrowRefused: (c, e) => {
-    const error = 'error' in e ? (e.error as { message?: string }) : undefined;
+    const error = failureOf(e);
     const claim = (c.claims ?? []).find((k) => k.member === c.grow?.member);
     return {
       retryAt: null,
