@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import LongestFirst from './test/sequencer.ts';
+import LongestFirst, { SERIAL_PROJECT } from './test/sequencer.ts';
 
 /**
  * e2e files that need the whole local cluster to themselves: they stop, drain or cordon the
@@ -85,7 +85,7 @@ export default defineConfig({
       },
       {
         test: {
-          name: 'cluster-serial',
+          name: SERIAL_PROJECT,
           include: WHOLE_CLUSTER,
           ...cluster,
           // One at a time by the lock this takes, not by one worker: the group's others run unit files.
