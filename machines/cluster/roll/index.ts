@@ -5,6 +5,7 @@ export {
   downgradeNeeded,
   latchDuringRoll,
   logFlushNeeded,
+  older,
   outdatedMembers,
   preUpgradeSnapshot,
   trustOutdated,
