@@ -364,7 +364,7 @@ export interface EtcdClusterStatus {
 export interface ObservedStep {
   /** The latched target. */
   target?: ObservedTarget;
-  /** Current step, the cluster machine's state (Bootstrapping, ScalingUp, Steady...); a roll reads Upgrading or Downgrading by the way it goes. */
+  /** Current step, the cluster machine's state (Bootstrapping, ScalingUp, Steady...); a roll reads Upgrading or Downgrading by the way its version goes, RollingCA when it moves no version and only restarts members onto new CAs. */
   step?: string;
   /** Number of the step, increasing by one per transition. */
   sequence?: number;

@@ -9,6 +9,7 @@ export {
   outdatedMembers,
   preUpgradeSnapshot,
   trustOutdated,
+  versionMoves,
 } from './rules.ts';
 export type { RollContext, RollView, Upgradee } from './rules.ts';
 export { rollGuards, rollUpdates } from './steps.ts';
