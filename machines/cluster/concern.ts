@@ -25,8 +25,8 @@ export interface Completion {
     readonly reasonOf?: (c: ClusterContext) => string;
     readonly otherReasons?: readonly string[];
     /**
-     * Whether the step moves what the condition claims (a roll: a version); a step that does not
-     * (a roll onto new CAs alone) leaves it as it was, unless a run is open. Absent: every step does.
+     * Whether the step moves what the condition claims (a roll: a version); one that does not (a
+     * roll onto new CAs alone) leaves it as it was while not done, unless a run is open. Absent: every step does.
      */
     readonly moves?: (c: ClusterContext) => boolean;
   };
