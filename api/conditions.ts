@@ -21,7 +21,7 @@ export const ConditionType = {
   ScaledUp: 'ScaledUp',
   /** The last scale-down finished: the removed members left etcd and went (False with ScalingDown until then). */
   ScaledDown: 'ScaledDown',
-  /** Every member runs the wanted version, as etcd answers from it (False with Upgrading while a roll runs). */
+  /** Every member runs the wanted version, as etcd answers from it (False with Upgrading while a version roll runs; a roll onto new CAs alone leaves it as it was). */
   Upgraded: 'Upgraded',
   /** The last defragmentation run finished on every member it took (False with Incomplete when it skipped one). */
   Defragmented: 'Defragmented',
@@ -82,6 +82,8 @@ export const ConditionReason = {
   Upgrading: 'Upgrading',
   /** Upgraded False: a roll down a minor (etcd's downgrade) runs, or etcd does not yet answer from every member with the target version. */
   Downgrading: 'Downgrading',
+  /** The step of a roll that restarts members onto new CA certificates alone (a ca.crt changed, no version does). */
+  RollingCA: 'RollingCA',
   /** MemberReplaced False: a member whose data or node was lost is being replaced; etcd does not list its replacement a voter yet. */
   Replacing: 'Replacing',
   /** VolumesExpanded False: storage.size was raised; not every member's claim shows it yet. */

@@ -104,11 +104,25 @@ export function toTimelineRow(row: EntryRow): TimelineRow {
   if (row.ok !== null) out.ok = row.ok === 1;
   if (row.code !== null) out.code = row.code;
   if (row.message !== null) out.message = row.message;
-  if (row.data !== null) out.data = JSON.parse(row.data);
+  if (row.data !== null)
+    Object.assign(out, row.ok === 0 ? failureOf(row.data) : { data: JSON.parse(row.data) as unknown });
   if (row.recovered === 1) out.recovered = true;
   out.at = row.at;
   out.writtenAt = row.written_at;
   return out as unknown as TimelineRow;
+}
+
+/**
+ * What a failed outcome's `data` holds: `{"retryable":false}` for a failure retrying cannot fix,
+ * nothing (NULL) otherwise, as every failure was written before the flag was kept. No new column:
+ * the file's schema stays, so a manager of the release before still opens it.
+ */
+export const failureData = (retryable: boolean | undefined): string | null =>
+  retryable === false ? JSON.stringify({ retryable: false }) : null;
+
+/** A failed outcome's `data` read back: its flag, where it was kept. */
+function failureOf(data: string): Pick<TimelineRow, 'retryable'> {
+  return (JSON.parse(data) as { retryable?: unknown }).retryable === false ? { retryable: false } : {};
 }
 
 /** An open intent from its entry row. */

@@ -6,7 +6,16 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
-import { ENTRY_COLUMNS, isoTime, stateName, toOpenIntent, toOverview, toSnapshot, toTimelineRow } from './_rows.ts';
+import {
+  ENTRY_COLUMNS,
+  failureData,
+  isoTime,
+  stateName,
+  toOpenIntent,
+  toOverview,
+  toSnapshot,
+  toTimelineRow,
+} from './_rows.ts';
 import { ENTRY, NONE, OVERVIEW, UPSERT_OBJECT, checkIntact, openFile, openReader, wrapOpen } from './_sqlite.ts';
 import type { EntryRow, ObjectRow, OverviewRow } from './_rows.ts';
 import { JournalError } from './errors.ts';
@@ -140,7 +149,7 @@ export class Journal {
         ok: outcome.ok ? 1 : 0,
         code: outcome.ok ? null : outcome.code,
         message: outcome.ok ? null : redactText(outcome.message),
-        data: outcome.ok ? redactedJson(outcome.result) : null,
+        data: outcome.ok ? redactedJson(outcome.result) : failureData(outcome.retryable),
         recovered: outcome.recovered ? 1 : null,
         at: outcome.at === undefined ? writtenAt : isoTime(outcome.at, `outcome of ${intentId} time`),
         writtenAt,

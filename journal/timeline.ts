@@ -143,7 +143,8 @@ function intentNo(row: TimelineRow): string {
 }
 
 function outcomeText(row: TimelineRow): string {
-  if (!row.ok) return `error ${row.code ?? ''}: ${row.message ?? ''}`;
+  if (!row.ok)
+    return `error ${row.code ?? ''}: ${row.message ?? ''}${row.retryable === false ? ' (not retryable)' : ''}`;
   return row.data === undefined || row.data === null ? 'ok' : `ok ${compact(row.data, 80)}`;
 }
 

@@ -59,7 +59,13 @@ export interface RecordedStep {
 /** How an effect ended: ok with a result, or an error with a code. */
 export type Outcome = (
   | { readonly ok: true; readonly result?: unknown }
-  | { readonly ok: false; readonly code: string; readonly message: string }
+  | {
+      readonly ok: false;
+      readonly code: string;
+      readonly message: string;
+      /** False: a failure retrying cannot fix, kept so that a resume feeds it as it was fed. */
+      readonly retryable?: boolean;
+    }
 ) & {
   readonly at?: Date | string | number;
   /** Found by a handler's recover() after a restart rather than reported by its run(). */
@@ -113,6 +119,8 @@ export interface TimelineRow {
   readonly message?: string;
   /** On an outcome: found by recover() after a restart. */
   readonly recovered?: boolean;
+  /** On a failed outcome: a failure retrying cannot fix (absent: retryable, as in rows written before it was kept). */
+  readonly retryable?: false;
   /** Event fields, intent params, or outcome result, already redacted. */
   readonly data?: unknown;
   /** Event time for event, transition and intent rows; the effect's end for outcomes. */

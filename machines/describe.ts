@@ -11,6 +11,7 @@ import { stepOf } from './cluster/ids.ts';
 import { startMessage } from './cluster/bootstrap/index.ts';
 import { maintenanceNote } from './cluster/maintenance/index.ts';
 import { recoveryHint } from './cluster/recovery/index.ts';
+import { older } from './cluster/roll/index.ts';
 import { memberTrouble, type MemberContext } from './member-decide.ts';
 import { MEMBER_STATE, shownState, type MemberState } from './member-state.ts';
 import { expectedWait, peerURL, type HoldCode, type StepFailures } from './policy.ts';
@@ -243,6 +244,22 @@ const forceChange = (c: MemberContext): string => {
     : ' without --force-new-cluster, so no later restart forces again';
 };
 
+/** Its spec names an older version than it ran or its Pod runs: a restart onto it is a downgrade. */
+function versionDown(c: MemberContext): boolean {
+  const to = c.version;
+  return to !== undefined && [c.ranVersion, c.pod?.version].some((v) => v !== undefined && older(to, v));
+}
+
+/** What a restart onto its spec (a version, CAs to trust, --force-new-cluster) does now. */
+const restartMessage = (sub: string, c: MemberContext): string =>
+  `restarting${c.version ? ` on etcd ${c.version}` : ''}${c.ranVersion && c.ranVersion !== c.version ? ` (it ran ${c.ranVersion})` : ''}${c.trust !== undefined && c.pod && c.pod.trust !== c.trust ? ' to trust the CA certificates now in its Secrets' : ''}${forceChange(c)} with the same volume and member ID: ${
+    sub === 'stoppingPod' || sub === 'awaitingGone'
+      ? 'stopping the Pod'
+      : sub === 'awaitingReady'
+        ? 'waiting for the new Pod to be ready'
+        : 'creating the new Pod'
+  }`;
+
 /** Why a member is nodeLost: its Pod evicted from a down node, or what ties its claim to a deleted one. */
 function nodeLostWhy(c: MemberContext): string {
   if (c.pod?.evictedFromNode) return `its node ${c.pod.evictedFromNode} is down and Kubernetes evicts its Pod`;
@@ -270,7 +287,7 @@ export function describeMember(
 ): Described & { readonly state: MemberState | undefined } {
   const [top = 'pending', sub = ''] = path.split('.');
   const running = Boolean(c.pod && !c.pod.deleting && c.pod.phase === 'Running');
-  const state = shownState(path, running);
+  const state = shownState(path, running, versionDown(c));
   const messages: Record<MemberState, string> = {
     pending: "waiting for the member's Pod and volume to be observed",
     deciding: 'deciding the next step',
@@ -284,13 +301,8 @@ export function describeMember(
     restarting: "etcd's Pod is gone or not ready: starting it again from the member's volume",
     notReady:
       'etcd runs in its Pod but does not report healthy (its readiness probe fails): it waits for a quorum of its cluster, or is still starting',
-    upgrading: `restarting${c.version ? ` on etcd ${c.version}` : ''}${c.ranVersion && c.ranVersion !== c.version ? ` (it ran ${c.ranVersion})` : ''}${c.trust !== undefined && c.pod && c.pod.trust !== c.trust ? ' to trust the CA certificates now in its Secrets' : ''}${forceChange(c)} with the same volume and member ID: ${
-      sub === 'stoppingPod' || sub === 'awaitingGone'
-        ? 'stopping the Pod'
-        : sub === 'awaitingReady'
-          ? 'waiting for the new Pod to be ready'
-          : 'creating the new Pod'
-    }`,
+    upgrading: restartMessage(sub, c),
+    downgrading: restartMessage(sub, c),
     voter: 'a voting member, running',
     parking: 'stopping the Pod for scale to zero; the volume stays',
     dormant: 'dormant: no Pod runs; the volume and member ID are kept',

@@ -1,7 +1,8 @@
 /**
  * What EtcdMember.status.state shows: the member machine's top state, or, inside a state, what
  * it means to a reader (a parked member whose Pod is gone is dormant, a started learner is
- * promoting, a restarted Pod that runs but is not Ready is notReady). One list, read by the
+ * promoting, a restarted Pod that runs but is not Ready is notReady, an upgrade onto an older
+ * version is downgrading). One list, read by the
  * code that writes and reads the state and by the CRD's enum (api/v1alpha1/etcdmember.ts).
  */
 
@@ -18,6 +19,7 @@ export const MEMBER_STATES = [
   'notReady',
   'rechecking',
   'upgrading',
+  'downgrading',
   'parking',
   'dormant',
   'replacing',
@@ -36,7 +38,12 @@ export const MEMBER_STATE = Object.fromEntries(MEMBER_STATES.map((s) => [s, s]))
 };
 
 /** The states shown from inside another top state rather than being one (see `shownState`). */
-const SHOWN_WITHIN = [MEMBER_STATE.promoting, MEMBER_STATE.notReady, MEMBER_STATE.dormant] as const;
+const SHOWN_WITHIN = [
+  MEMBER_STATE.promoting,
+  MEMBER_STATE.notReady,
+  MEMBER_STATE.downgrading,
+  MEMBER_STATE.dormant,
+] as const;
 
 /**
  * The member machine's top-level states: every member state but those shown from inside one.
@@ -54,9 +61,10 @@ const isMachineState = (s: string): s is MemberMachineState =>
 
 /**
  * What status.state shows for the member machine at the dotted `path`, given whether its Pod
- * runs (and is not being deleted); undefined for a path whose top the machine does not have.
+ * runs (and is not being deleted) and whether its spec names an older version than it runs;
+ * undefined for a path whose top the machine does not have.
  */
-export function shownState(path: string, podRunning: boolean): MemberState | undefined {
+export function shownState(path: string, podRunning: boolean, versionDown = false): MemberState | undefined {
   const [top = '', sub = ''] = path.split('.');
   // A parked member is dormant only once its Pod is really gone; a started learner waits to be promoted.
   if (top === MEMBER_STATE.parking && sub === 'stopped') return MEMBER_STATE.dormant;
@@ -64,5 +72,7 @@ export function shownState(path: string, podRunning: boolean): MemberState | und
   // A Pod that runs but is not Ready is not being restarted: its etcd answers no health check
   // (a member of a cluster without quorum looks like this, the healthy ones too).
   if (top === MEMBER_STATE.restarting && sub === 'awaitingReady' && podRunning) return MEMBER_STATE.notReady;
+  // The machine's one step restarts a member on another version either way: shown as the way it goes.
+  if (top === MEMBER_STATE.upgrading && versionDown) return MEMBER_STATE.downgrading;
   return isMachineState(top) ? top : undefined;
 }

@@ -274,7 +274,7 @@ export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStat
       intent.id,
       r.ok
         ? { ok: true, result: r.result, at, recovered }
-        : { ok: false, code: r.error.code, message: r.error.message, at },
+        : { ok: false, code: r.error.code, message: r.error.message, retryable: r.error.retryable, at },
     );
     failpoint('after-outcome', () => `${step} | ${intent.type} ${recovered ? 'recovered' : r.ok ? 'ok' : 'failed'}`);
     this.#o.onOutcome?.({
@@ -300,12 +300,19 @@ export class Runner<C extends EffectContext, M extends AnyStateMachine = AnyStat
   }
 }
 
-/** The event an outcome row stands for, as the runner fed it when it was written. */
+/**
+ * The event an outcome row stands for, as the runner fed it when it was written: a permanent
+ * failure stays permanent (a row written before the flag was kept reads as retryable, as it did).
+ */
 function journaledOutcome(kind: string, row: TimelineRow): RunnerEvent {
   const at = Date.parse(row.at);
-  return row.ok
-    ? { type: `effect.${kind}.succeeded`, at, result: row.data ?? {} }
-    : { type: `effect.${kind}.failed`, at, error: { code: row.code ?? ERR.EFFECT, message: row.message ?? '' } };
+  if (row.ok) return { type: `effect.${kind}.succeeded`, at, result: row.data ?? {} };
+  const error = {
+    code: row.code ?? ERR.EFFECT,
+    message: row.message ?? '',
+    ...(row.retryable === false ? { retryable: false } : {}),
+  };
+  return { type: `effect.${kind}.failed`, at, error };
 }
 
 /** Same state value and the same context but for `now`. */

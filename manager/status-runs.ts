@@ -39,8 +39,10 @@ function judge(
   if (run) {
     const open = [run.reason, ...(run.otherReasons ?? [])].some((r) => runOpen(previous, w.condition, r));
     if (stepOf(to) !== step && !left && !open) return null;
-    // A run that has nothing to do for the condition (a roll onto new CAs alone) leaves it True.
     if (w.done(c)) return completed(w, c);
+    // A step that moves nothing the condition claims (a roll onto new CAs alone) leaves it as it
+    // was: a member it restarts, silent meanwhile, is not one etcd has yet to answer a version from.
+    if (!open && run.moves?.(c) === false) return null;
     return { type: w.condition, status: 'False', reason: run.reasonOf?.(c) ?? run.reason, message: run.message(c) };
   }
   if (!left) return null;

@@ -313,7 +313,7 @@ const status = s.object(
           { name: 'ObservedTarget' },
         ),
         step: s.string(
-          "Current step, the cluster machine's state (Bootstrapping, ScalingUp, Steady...); a roll reads Upgrading or Downgrading by the way it goes.",
+          "Current step, the cluster machine's state (Bootstrapping, ScalingUp, Steady...); a roll reads Upgrading or Downgrading by the way its version goes, RollingCA when it moves no version and only restarts members onto new CAs.",
         ),
         sequence: s.integer('Number of the step, increasing by one per transition.', { format: 'int64' }),
         stepStartedAt: s.string('When the current step started.', { format: 'date-time' }),

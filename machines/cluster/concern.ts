@@ -24,6 +24,11 @@ export interface Completion {
     /** A run that can go two ways (a roll up or down): its reason now, one of `reason` and `otherReasons`. */
     readonly reasonOf?: (c: ClusterContext) => string;
     readonly otherReasons?: readonly string[];
+    /**
+     * Whether the step moves what the condition claims (a roll: a version); one that does not (a
+     * roll onto new CAs alone) leaves it as it was while not done, unless a run is open. Absent: every step does.
+     */
+    readonly moves?: (c: ClusterContext) => boolean;
   };
   /** Why a step left not done fell short, when a user should read it (False); null leaves the condition as it was. */
   readonly unfinished?: (c: ClusterContext) => { readonly reason: string; readonly message: string } | null;

@@ -176,6 +176,31 @@ describe('journal: outcomes', () => {
     ]);
   });
 
+  test('a failure retrying cannot fix reads back as such; one without the flag is stored and read as every failure was before', () => {
+    const path = tempDb();
+    const j = journal(path);
+    j.recordStep(demo, step('Pending', 'Bootstrapping', [{ type: 'createMember' }, { type: 'createService' }]));
+    j.recordOutcome(demo, 'uid-demo:1:0', {
+      ok: false,
+      code: 'ERR_RESTORE',
+      message: 'no such snapshot',
+      retryable: false,
+    });
+    j.recordOutcome(demo, 'uid-demo:1:1', { ok: false, code: 'ERR_CREATE', message: 'forbidden', retryable: true });
+    const [permanent, retryable] = j.timeline({ uid: demo.uid }).filter((r) => r.entry === 'outcome');
+    expect(permanent).toMatchObject({ ok: false, code: 'ERR_RESTORE', retryable: false });
+    expect(permanent).not.toHaveProperty('data');
+    expect(retryable).not.toHaveProperty('retryable');
+    expect(retryable).not.toHaveProperty('data');
+    // The retryable one is stored as failures always were (no data), so older files read as they did.
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare(`SELECT intent_id, data FROM entries WHERE entry = 'outcome' ORDER BY lsn`).all()).toEqual([
+      { intent_id: 'uid-demo:1:0', data: '{"retryable":false}' },
+      { intent_id: 'uid-demo:1:1', data: null },
+    ]);
+    raw.close();
+  });
+
   test("an outcome for an unknown intent, or for another object's intent, is refused", () => {
     const j = journal();
     j.recordStep(demo, step('Pending', 'Bootstrapping', [{ type: 'createMember' }]));

@@ -36,13 +36,20 @@ describe('journal: timeline text', () => {
       message: 'too many learners',
       at: at(2500),
     });
+    j.recordOutcome(demo, 'uid-demo:43:1', {
+      ok: false,
+      code: 'ERR_CREATE_POD',
+      message: 'the image names no etcd version',
+      retryable: false,
+      at: at(2600),
+    });
 
     expect(formatTimeline(j.timeline({ uid: demo.uid }))).toEqual([
       '2026-11-21T12:00:01.123Z #42 k8s.cluster.updated  Pending -> Bootstrapping',
       '    intent createMember{member: demo-0} #42.0 -> ok (+333ms)',
       '2026-11-21T12:00:03.123Z #43 etcd.member.ready  stays Bootstrapping',
       '    intent addLearner{peerURL: http://demo-1.demo:2380} #43.0 -> error ERR_ADD_LEARNER: too many learners (+500ms)',
-      '    intent createPod{member: demo-1} #43.1 -> open',
+      '    intent createPod{member: demo-1} #43.1 -> error ERR_CREATE_POD: the image names no etcd version (not retryable) (+600ms)',
     ]);
   });
 

@@ -1725,9 +1725,12 @@ describe('cluster machine: rolling upgrades', () => {
     it('restarts one member at a time onto the new CAs, each only done once its new Pod started with them', () => {
       const d = trustingA();
       play(d, [[trusting('b'), 'upgrading.settingVersion.running', [setTrust(1, 'b')]]]);
-      expect(describeCluster(d.state, d.context).message).toBe(
-        "restarting demo-1 (1 of 3) to trust the CA certificates now in the cluster's Secrets (ca.crt changed): setting the EtcdMember's spec.trust",
-      );
+      // The step says what runs: no version moves, so it is no upgrade.
+      expect(describeCluster(d.state, d.context)).toEqual({
+        step: 'RollingCA',
+        message:
+          "restarting demo-1 (1 of 3) to trust the CA certificates now in the cluster's Secrets (ca.crt changed): setting the EtcdMember's spec.trust",
+      });
       play(d, [
         [ok('setMemberVersion'), 'upgrading.awaitingMember', []],
         // Its EtcdMember names the new digest, but its Pod still runs with the old CAs: not done,
@@ -1737,6 +1740,9 @@ describe('cluster machine: rolling upgrades', () => {
         // Its Pod stops; the new one, made with the new digest, is not answering yet.
         [etcdAt([OLD, OLD, OLD], 0, { unhealthy: [1] }), 'upgrading.awaitingMember', []],
         [trusts(['a', 'b', 'a']), 'upgrading.awaitingMember', []],
+      ]);
+      expect(describeCluster(d.state, d.context).step).toBe('RollingCA');
+      play(d, [
         [etcdAt([OLD, OLD, OLD], 0, { behind: [1] }), 'upgrading.awaitingMember', []],
         [etcdAt([OLD, OLD, OLD], 0), 'observing', []],
         [etcdAt([OLD, OLD, OLD], 0), 'upgrading.settingVersion.running', [setTrust(2, 'b')]],
@@ -1780,9 +1786,11 @@ describe('cluster machine: rolling upgrades', () => {
           [{ type: 'setMemberVersion', params: { member: 'demo-1', version: NEW, trust: 'c' } }],
         ],
       ]);
-      expect(describeCluster(d.state, d.context).message).toBe(
-        "upgrading demo-1 (1 of 3) from 3.5.35 to 3.6.16, trusting the CA certificates now in its Secrets (no snapshot first: spec.upgrade.snapshot is not set): setting the EtcdMember's version",
-      );
+      expect(describeCluster(d.state, d.context)).toEqual({
+        step: 'Upgrading',
+        message:
+          "upgrading demo-1 (1 of 3) from 3.5.35 to 3.6.16, trusting the CA certificates now in its Secrets (no snapshot first: spec.upgrade.snapshot is not set): setting the EtcdMember's version",
+      });
     });
 
     it('CAs changed while parked: waking sets the new digest in the same patch, and no roll follows', () => {

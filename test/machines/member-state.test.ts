@@ -23,12 +23,14 @@ const running: MemberContext = {
   ...base,
   pod: { uid: 'p1', phase: 'Running', ready: false, deleting: false, restarts: 0 },
 };
+/** A context whose spec names an older version than its Pod runs: a restart onto it reads as downgrading. */
+const goingDown: MemberContext = { ...running, version: '3.5.35', ranVersion: '3.6.16' };
 
 describe('member states: one list for the code and the CRD', () => {
   it('every state the member machine can be in shows as one of MEMBER_STATES', () => {
     const shown = new Set(
       paths(memberMachine.root as unknown as Node).flatMap((p) =>
-        [base, running].map((c) => describeMember(p, c).state),
+        [base, running, goingDown].map((c) => describeMember(p, c).state),
       ),
     );
     expect([...shown].filter((s) => s === undefined || !isMemberState(s))).toEqual([]);
@@ -41,6 +43,8 @@ describe('member states: one list for the code and the CRD', () => {
     expect(shownState('scalingUp.joining', false)).toBeUndefined();
     expect(shownState('restarting.awaitingReady', true)).toBe('notReady');
     expect(shownState('restarting.awaitingReady', false)).toBe('restarting');
+    expect(shownState('upgrading.stoppingPod', true, true)).toBe('downgrading');
+    expect(shownState('restarting.awaitingReady', false, true)).toBe('restarting');
   });
 
   it("the CRD's enum of status.state is MEMBER_STATES", () => {

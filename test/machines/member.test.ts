@@ -602,12 +602,36 @@ describe('member machine: a new etcd version', () => {
       [ok('createPod', { uid: 'p2' }), 'upgrading.awaitingReady', []],
       [podOn('3.6.16', false, 'p2'), 'upgrading.awaitingReady', []],
     ]);
-    expect(describeMember(d.state, d.context)).toMatchObject({
+    expect(describeMember(d.state, d.context)).toEqual({
       state: 'upgrading',
+      step: 'Upgrading',
       message:
         'restarting on etcd 3.6.16 (it ran 3.5.35) with the same volume and member ID: waiting for the new Pod to be ready',
     });
     play(d, [[podOn('3.6.16', true, 'p2'), 'voter', []]]);
+  });
+
+  it('a restart onto an older version reads Downgrading, from stopping the old Pod until the new one is ready', () => {
+    const d = runningVoter();
+    play(d, [
+      [versioned('3.6.16'), 'voter'],
+      [podOn('3.6.16', true, 'p1'), 'voter'],
+      [versioned('3.5.35'), 'upgrading.stoppingPod.running', [intent('deletePod')]],
+    ]);
+    expect(describeMember(d.state, d.context)).toEqual({
+      state: 'downgrading',
+      step: 'Downgrading',
+      message: 'restarting on etcd 3.5.35 (it ran 3.6.16) with the same volume and member ID: stopping the Pod',
+    });
+    play(d, [
+      [ok('deletePod'), 'upgrading.awaitingGone', []],
+      [noPod(), 'upgrading.creatingPod.running', [intent('createPod')]],
+      [ok('createPod', { uid: 'p2' }), 'upgrading.awaitingReady', []],
+      [podOn('3.5.35', false, 'p2'), 'upgrading.awaitingReady', []],
+    ]);
+    expect(describeMember(d.state, d.context)).toMatchObject({ state: 'downgrading', step: 'Downgrading' });
+    play(d, [[podOn('3.5.35', true, 'p2'), 'voter', []]]);
+    expect(describeMember(d.state, d.context).state).toBe('voter');
   });
 
   it('a Pod that cannot start the new version is replaced by one on the old version when the spec goes back', () => {

@@ -47,6 +47,28 @@ describe('member status', () => {
     expect(condition(s, 'Progressing')).toMatchObject({ status: 'False', reason: 'Voter' });
   });
 
+  it('a member restarted onto an older version reads downgrading in its State column and Progressing, upgrading onto a newer one', () => {
+    const c: MemberContext = {
+      ...base,
+      pvcBound: true,
+      everRan: true,
+      version: '3.5.35',
+      ranVersion: '3.6.16',
+      pod: { uid: 'p1', phase: 'Running', ready: true, deleting: false, restarts: 0, version: '3.6.16' },
+    };
+    const down = memberStatus(undefined, { path: 'upgrading.stoppingPod.running', context: c, generation: 3 }, NOW);
+    expect(down.state).toBe('downgrading');
+    expect(condition(down, 'Progressing')).toMatchObject({
+      status: 'True',
+      reason: 'Downgrading',
+      message: 'restarting on etcd 3.5.35 (it ran 3.6.16) with the same volume and member ID: stopping the Pod',
+    });
+    const up = { ...c, version: '3.6.16', ranVersion: '3.5.35', pod: { ...c.pod, version: '3.5.35' } } as MemberContext;
+    const s = memberStatus(down, { path: 'upgrading.stoppingPod.running', context: up, generation: 4 }, NOW);
+    expect(s.state).toBe('upgrading');
+    expect(condition(s, 'Progressing')).toMatchObject({ status: 'True', reason: 'Upgrading' });
+  });
+
   it('a member in memory has no claim and needs no volume', () => {
     const c: MemberContext = { ...base, medium: 'Memory' };
     const s = memberStatus(undefined, { path: 'pending', context: c, generation: 1 }, NOW);

@@ -17,7 +17,14 @@ const now = (): number => (clock += 5);
 /** A fake handler (the real ones touch Kubernetes and etcd): records calls, can fail, can claim an earlier run happened. */
 function fake(
   kind: string,
-  opts: { fail?: boolean; recovered?: boolean; result?: Record<string, unknown>; seen?: (j: Journal) => void } = {},
+  opts: {
+    fail?: boolean;
+    /** It fails in a way retrying cannot fix (EffectError retryable: false). */
+    permanent?: boolean;
+    recovered?: boolean;
+    result?: Record<string, unknown>;
+    seen?: (j: Journal) => void;
+  } = {},
 ) {
   const calls = { run: 0, recover: 0 };
   const handler: Handler<never, Record<string, unknown>> = {
@@ -25,7 +32,8 @@ function fake(
     run: () => {
       calls.run++;
       opts.seen?.(journal);
-      if (opts.fail) return Promise.reject(new EffectError(ERR.EFFECT, `${kind} failed`));
+      if (opts.fail || opts.permanent)
+        return Promise.reject(new EffectError(ERR.EFFECT, `${kind} failed`, { retryable: !opts.permanent }));
       return Promise.resolve(opts.result ?? {});
     },
     recover: () => {
@@ -160,6 +168,45 @@ describe('runner: steps go through the journal', () => {
     expect(services.calls).toEqual({ run: 0, recover: 0 });
     expect(create.calls.run).toBe(3);
     expect(path(r.snapshot.value)).toBe('bootstrapping.starting.awaitingQuorum');
+  });
+
+  it('a failure retrying cannot fix stops the machine, and its outcome is journaled as such', async () => {
+    const services = fake('ensureServices', { permanent: true });
+    const r = runner({ ensureServices: services.handler });
+    await feedSpec(r);
+    expect(path(r.snapshot.value)).toBe('failed');
+    expect(journal.timeline({ uid: ref.uid }).filter((row) => row.entry === 'outcome')).toMatchObject([
+      { name: 'ensureServices', ok: false, code: ERR.EFFECT, retryable: false },
+    ]);
+  });
+
+  /**
+   * Resumes after a crash that left a journaled failure unfed to the machine, its flag as given
+   * (or none, as every failure was written before it was kept), then lets a minute pass.
+   */
+  async function resumeAfterFailure(retryable?: boolean): Promise<{ resumed: string; calls: object }> {
+    await crashAfterJournal();
+    const [open] = journal.openIntents();
+    const failure = { ok: false, code: ERR.EFFECT, message: 'ensureServices failed', at: now() } as const;
+    journal.recordOutcome(ref, open!.id, retryable === undefined ? failure : { ...failure, retryable });
+    const services = fake('ensureServices');
+    const r = runner({ ensureServices: services.handler, createMember: fake('createMember').handler });
+    await r.resume();
+    const resumed = path(r.snapshot.value);
+    await r.feed({ type: 'timer.tick', at: now() + 60_000 });
+    return { resumed, calls: services.calls };
+  }
+
+  it('after a crash between a permanent failure and the step it leads to, resume feeds it as permanent: nothing is tried again', async () => {
+    // Journaled as the runner writes it (above) before the manager dies.
+    expect(await resumeAfterFailure(false)).toEqual({ resumed: 'failed', calls: { run: 0, recover: 0 } });
+  });
+
+  it('a failure journaled without the flag, as every failure was before it was kept, resumes as retryable, as it did', async () => {
+    expect(await resumeAfterFailure()).toEqual({
+      resumed: 'bootstrapping.seeding.creatingServices.backingOff',
+      calls: { run: 1, recover: 0 },
+    });
   });
 
   it('when recover cannot tell whether an effect happened, resume fails and the intent stays open, never run', async () => {

@@ -98,7 +98,12 @@ describe('manager: step-end conditions say only what etcd and the claims show', 
       message: 'upgrading to etcd 3.6.16: 1 of 3 members answer with it; not yet: demo-0, demo-2',
     });
     rollToLeader(r);
-    r.send(membersAt([NEW, NEW, NEW]), etcdAt([NEW, NEW, NEW], 1), etcdAt([NEW, NEW, NEW], 1));
+    // Every EtcdMember set to 3.6.16, the last restarting (etcd has no answer from it): still an upgrade.
+    r.send(membersAt([NEW, NEW, NEW]), etcdAt([null, NEW, NEW], 1));
+    expect(r.d.state).toBe('upgrading.awaitingMember');
+    expect(r.status?.observed?.step).toBe('Upgrading');
+    expect(condition(r.status, 'Upgraded')).toMatchObject({ status: 'False', reason: 'Upgrading' });
+    r.send(etcdAt([NEW, NEW, NEW], 1), etcdAt([NEW, NEW, NEW], 1));
     expect(r.d.state).toBe('steady');
     // Every status that claimed it was written with etcd answering 3.6.16 from all three.
     expect(claims(r, 'Upgraded').length).toBeGreaterThan(0);
@@ -168,13 +173,14 @@ describe('manager: step-end conditions say only what etcd and the claims show', 
     });
   });
 
-  it('a roll onto new CAs alone (the same version) leaves Upgraded True: every member still runs it', () => {
+  it('a roll onto new CAs alone (the same version) reads RollingCA and leaves Upgraded as it was, a member restarting too', () => {
     const r = onOld();
     rollFirst(r);
     rollToLeader(r);
     r.send(membersAt([NEW, NEW, NEW]), etcdAt([NEW, NEW, NEW], 1), etcdAt([NEW, NEW, NEW], 1));
     expect(condition(r.status, 'Upgraded')).toMatchObject({ status: 'True' });
-    const trusted = (trust: string, pods = trust): ClusterEvent => ({
+    /** The EtcdMembers on 3.6.16, each one's spec.trust and the trust its Pod was made with. */
+    const trusted = (trusts: readonly string[], pods = trusts): ClusterEvent => ({
       type: 'k8s.members.listed',
       at: at(),
       members: [0, 1, 2].map((n) => ({
@@ -185,14 +191,33 @@ describe('manager: step-end conditions say only what etcd and the claims show', 
         state: 'voter',
         deleting: false,
         version: NEW,
-        trust,
-        podTrust: pods,
+        trust: trusts[n],
+        podTrust: pods[n],
       })),
     });
-    r.send(specAt(NEW, { spec: { replicas: 3, version: NEW, trust: 'a' } }), trusted('a'), etcdAt([NEW, NEW, NEW], 1));
-    r.send(specAt(NEW, { spec: { replicas: 3, version: NEW, trust: 'b' } }));
-    expect(r.d.state).toMatch(/^upgrading/);
-    expect(condition(r.status, 'Upgraded')).toMatchObject({ status: 'True' });
+    r.send(
+      trusted(['a', 'a', 'a']),
+      specAt(NEW, { spec: { replicas: 3, version: NEW, trust: 'a' } }),
+      etcdAt([NEW, NEW, NEW], 1),
+    );
+    expect(r.d.state).toBe('steady');
+    const before = condition(r.status, 'Upgraded');
+    const mark = r.seen.length;
+    r.send(specAt(NEW, { spec: { replicas: 3, version: NEW, trust: 'b' } }), etcdAt([NEW, NEW, NEW], 1));
+    expect(r.d.state).toBe('upgrading.settingVersion.running');
+    // The Step column and Progressing say what runs: a roll onto new CAs, not an upgrade.
+    expect(r.status?.observed?.step).toBe('RollingCA');
+    expect(condition(r.status, 'Progressing')).toMatchObject({ status: 'True', reason: 'RollingCA' });
+    // demo-0 restarts onto the new CAs: etcd has no answer from it meanwhile, and no version moves.
+    r.send(ok('setMemberVersion'), trusted(['b', 'a', 'a'], ['a', 'a', 'a']), etcdAt([null, NEW, NEW], 1));
+    expect(r.d.state).toBe('upgrading.awaitingMember');
+    expect(r.status?.observed?.step).toBe('RollingCA');
+    r.send(trusted(['b', 'a', 'a']), etcdAt([NEW, NEW, NEW], 1));
+    expect(r.d.state).toBe('observing');
+    // Upgraded said the same in every status written meanwhile.
+    expect(r.seen.slice(mark).map((x) => condition(x.status, 'Upgraded'))).toEqual(
+      r.seen.slice(mark).map(() => before),
+    );
   });
 
   it('raising storage.size turns VolumesExpanded False (ResizingVolumes) until every claim shows it, an unbound one included', () => {

@@ -3,7 +3,14 @@ import type { ClusterContext } from '../../cluster-decide.ts';
 import { ConditionReason } from '../../../api/conditions.ts';
 import { etcdMemberFor, preUpgradeSnapshotName } from '../../policy.ts';
 import { retarget, type ConcernWords } from '../concern.ts';
-import { DEFAULT_SNAPSHOT_COUNT, minorName, older, outdatedMembers, preUpgradeSnapshot } from './rules.ts';
+import {
+  DEFAULT_SNAPSHOT_COUNT,
+  minorName,
+  older,
+  outdatedMembers,
+  preUpgradeSnapshot,
+  versionMoves,
+} from './rules.ts';
 
 /** The snapshot a roll takes first: taking it, waiting for it, or what to do once it failed. */
 function snapshotMessage(c: ClusterContext, to: string): string {
@@ -24,12 +31,16 @@ const goingDown = (c: ClusterContext): boolean => {
   return [...outdatedMembers(c).map((m) => m.version ?? to), ...answers].some((v) => older(to, v));
 };
 
-/** The roll's step and its Upgraded reason, by its direction: Downgrading when it goes down, else Upgrading. */
-const rollStep = (c: ClusterContext): string =>
+/** A version roll's step and its Upgraded reason, by its direction: Downgrading when it goes down, else Upgrading. */
+const direction = (c: ClusterContext): string =>
   goingDown(c) ? ConditionReason.Downgrading : ConditionReason.Upgrading;
 
-/** `downgrading` or `upgrading`, as the roll goes: its step's name in a sentence. */
-const rolling = (c: ClusterContext): string => rollStep(c).toLowerCase();
+/** The roll's step: RollingCA while the member in its step moves no version (new CAs alone), else its direction. */
+const rollStep = (c: ClusterContext): string =>
+  c.upgrade && !versionMoves(c) ? ConditionReason.RollingCA : direction(c);
+
+/** `downgrading` or `upgrading`, as the roll's version goes: its direction in a sentence. */
+const rolling = (c: ClusterContext): string => direction(c).toLowerCase();
 
 /** What a step of a rolling upgrade does: `upgrading demo-1 (2 of 3) to 3.6.16: ...`. */
 export function upgradeMessage(sub: string, c: ClusterContext): string {
@@ -75,14 +86,15 @@ export const rollWords: ConcernWords = {
       message: (c) => `every member runs etcd ${c.target?.version ?? ''}`,
       // Each member's EtcdMember is set and etcd answers from it with the version: leaving the
       // step for another (a new spec, a member to replace) or between members is not enough.
-      // New CAs alone (the same version) change nothing it says.
       done: (c) =>
         !c.members.some((m) => !m.deleting && m.version !== undefined && m.version !== c.target?.version) &&
         rolled(c).missing.length === 0,
       running: {
         reason: ConditionReason.Upgrading,
         otherReasons: [ConditionReason.Downgrading],
-        reasonOf: rollStep,
+        reasonOf: direction,
+        // New CAs alone (the same version) change nothing it says: it stays as it was.
+        moves: versionMoves,
         message: (c) => {
           const { runs, missing } = rolled(c);
           const to = c.target?.version ?? 'the target version';

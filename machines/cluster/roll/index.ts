@@ -5,9 +5,11 @@ export {
   downgradeNeeded,
   latchDuringRoll,
   logFlushNeeded,
+  older,
   outdatedMembers,
   preUpgradeSnapshot,
   trustOutdated,
+  versionMoves,
 } from './rules.ts';
 export type { RollContext, RollView, Upgradee } from './rules.ts';
 export { rollGuards, rollUpdates } from './steps.ts';

@@ -133,6 +133,20 @@ export function outdatedMembers(c: RollView): MemberObservation[] {
     .sort((a, b) => Number(leads(a)) - Number(leads(b)) || a.ordinal - b.ordinal);
 }
 
+/**
+ * The roll moves a version: an EtcdMember is set to, or etcd answers from a member with, another
+ * than the target, or the member in its step came from another (etcd has no answer from it while
+ * it restarts). False in a roll onto new CAs alone.
+ */
+export function versionMoves(c: RollView): boolean {
+  const other = (v: string | undefined): boolean => v !== undefined && v !== c.target?.version;
+  return (
+    (c.upgrade != null && other(c.upgrade.from)) ||
+    c.members.some((m) => !m.deleting && other(m.version)) ||
+    Object.values(c.etcd?.versions ?? {}).some(other)
+  );
+}
+
 /** The member being upgraded, as the cluster machine last listed it (undefined once it is gone). */
 export const upgradee = (c: RollView): MemberObservation | undefined =>
   c.members.find((m) => m.name === c.upgrade?.member && !m.deleting && m.state !== MEMBER_STATE.replacing);
