@@ -36,7 +36,8 @@ describe('etcd handlers over TLS', { timeout: 60_000 }, () => {
     await local.startSeed('t0');
     await joinMember(local, 't1');
     await joinMember(local, 't2');
-  });
+    // Three members, each join after etcd's 5 s hold: more than the 10 s default on a loaded machine.
+  }, 60_000);
   afterAll(() => local?.stop());
 
   it('grows a cluster with https peer URLs through addLearner and promoteLearner, and probes it', async () => {
@@ -91,7 +92,7 @@ describe('etcd clients over TLS by address', { timeout: 60_000 }, () => {
       tls: { member: named, client: credentialsOf(operator), peer: false, serverName: 'm0.demo.test.svc' },
     });
     await local.startSeed('m0');
-  });
+  }, 60_000);
   afterAll(() => local?.stop());
 
   it('checks the certificate against the name the resolver gives, not the address', async () => {
