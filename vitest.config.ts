@@ -24,11 +24,11 @@ const WHOLE_CLUSTER = [
 ];
 
 /**
- * Shared-cluster e2e files at once (E2E_WORKERS, default 3): vitest takes about 1,100 s where it
- * took 2,631 s one file at a time (docs/development.md, "How tests use it", has the figures and
- * what had to be fixed for three to hold).
+ * Shared-cluster e2e files at once (E2E_WORKERS, default 4): the group is bound by its files' total
+ * time over this number, not by CPU (docs/development.md, "How tests use it", has the figures and
+ * what had to be fixed for several at once to hold).
  */
-const E2E_WORKERS = Number(process.env.E2E_WORKERS ?? 3);
+const E2E_WORKERS = Number(process.env.E2E_WORKERS ?? 4);
 /**
  * The last group's workers: one runs a whole-cluster file, one holds the next (waiting for the
  * lock, test/e2e/one-at-a-time.ts), two run unit files beside them.
