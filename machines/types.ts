@@ -263,6 +263,8 @@ export type MemberEvent =
       readonly trust?: string;
       /** spec.forceNewCluster: the recovery's requestID while its Pod is to start with --force-new-cluster. */
       readonly forceNewCluster?: string;
+      /** A bootstrap member whose initial cluster names it alone (a recovery's seed): it forms a cluster of its own. */
+      readonly alone?: boolean;
     }
   | { readonly type: 'k8s.pod.observed'; readonly at: number; readonly pod: PodObservation | null }
   | {
@@ -348,6 +350,10 @@ export type SnapshotEvent =
       readonly finalizer: boolean;
       /** spec.verify; absent in events journaled before it existed. */
       readonly verify?: boolean;
+      /** The EtcdClusters that hold it (their restoring finalizer) and exist, not being deleted. */
+      readonly heldBy?: readonly string[];
+      /** The EtcdClusters whose hold is on it though they are gone or being deleted: nothing restores for them. */
+      readonly staleHolds?: readonly string[];
     }
   | { readonly type: 'k8s.cluster.observed'; readonly at: number; readonly cluster: SnapshotClusterObservation }
   | { readonly type: 'k8s.job.observed'; readonly at: number; readonly job: JobObservation | null }
