@@ -168,6 +168,8 @@ export type ClusterEvent =
       readonly progressDeadlineSeconds: number;
       /** spec.bootstrap.restore is set: the cluster starts from a snapshot, checked first. */
       readonly restore?: boolean;
+      /** spec.bootstrap.restore.snapshotName: the EtcdSnapshot it starts from, held until its seed runs. */
+      readonly restoreSnapshot?: string;
       /** spec.upgrade.snapshot is set: a roll to a new version takes a snapshot first. */
       readonly upgradeSnapshot?: boolean;
       /** spec.options.snapshotCount, when set (etcd's --snapshot-count; 10,000 otherwise). */

@@ -36,6 +36,9 @@ export function clusterObserved(cluster: EtcdCluster, at: number, trust?: string
     spec: { replicas, version, ...(trust !== undefined ? { trust } : {}) },
     progressDeadlineSeconds,
     ...(cluster.spec.bootstrap?.restore ? { restore: true } : {}),
+    ...(cluster.spec.bootstrap?.restore?.snapshotName
+      ? { restoreSnapshot: cluster.spec.bootstrap.restore.snapshotName }
+      : {}),
     ...(cluster.spec.upgrade?.snapshot ? { upgradeSnapshot: true } : {}),
     ...(cluster.spec.options?.snapshotCount !== undefined ? { snapshotCount: cluster.spec.options.snapshotCount } : {}),
     ...(cluster.spec.tls?.client?.issuerRef || cluster.spec.tls?.peer?.issuerRef ? { certificates: true } : {}),
