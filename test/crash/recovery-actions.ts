@@ -7,7 +7,7 @@ import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { GROUP, PLURAL, pvcName, VERSION } from '../../effects/kubernetes/meta.ts';
 import { wipeVolume } from '../../localcluster/storage/index.ts';
 import type { ClusterUnderTest, Converged } from '../e2e/etcd-cluster.ts';
-import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
+import { clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
 import { createSnapshot, snapshotFinished } from '../e2e/s3-server.ts';
 import type { ActionContext } from './action-context.ts';
 
@@ -107,7 +107,12 @@ export async function recoverWhileSnapshotDeleted(cut: ClusterUnderTest, ctx: Ac
   const snapshot = { ...apiOf(cut, PLURAL.snapshot), name: 'crash-snap' };
   await custom.deleteNamespacedCustomObject(snapshot);
   await conditionShows(cut, ctx, 'recovered', 'Recovered', (x) => x.status === 'True');
-  await untilGone('EtcdSnapshot crash-snap', () => custom.getNamespacedCustomObject(snapshot));
+  const gone = () =>
+    custom.getNamespacedCustomObject(snapshot).then(
+      () => undefined,
+      (err: { code?: number }) => (err.code === 404 ? true : undefined),
+    );
+  await until('EtcdSnapshot crash-snap gone', gone, ctx.settleMs);
   await cut.settled(3, ctx.settleMs);
 }
 
