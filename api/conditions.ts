@@ -94,6 +94,16 @@ export const ConditionReason = {
   Recovering: 'Recovering',
   /** Recovered False: the recovery asked was refused and nothing was changed; the message says why. */
   RecoveryRefused: 'RecoveryRefused',
+  /**
+   * EtcdMember Stuck True: its restore init container cannot read the snapshot it restores from
+   * (the stored object is missing, or not what was stored): no retry fixes it.
+   */
+  SnapshotUnreadable: 'SnapshotUnreadable',
+  /**
+   * EtcdSnapshot: deleted while an EtcdCluster restores from it (its finalizer restoring.etcd-operator.dev/CLUSTER):
+   * what it stored is kept until that restore no longer needs it.
+   */
+  InUse: 'InUse',
   /** Every voter is healthy and the target is reached. */
   Steady: 'Steady',
   /** A quorum answers. */

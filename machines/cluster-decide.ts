@@ -73,6 +73,10 @@ export interface ClusterContext
     readonly verified: boolean;
     /** Where the snapshot is, once the Job was made. */
     readonly location?: string;
+    /** The EtcdSnapshot it starts from (spec.bootstrap.restore.snapshotName); absent: a source given directly. */
+    readonly snapshot?: string;
+    /** That EtcdSnapshot is held (this cluster's finalizer on it) until the seed runs. */
+    readonly held?: boolean;
   };
   /** spec.tls names an issuer: the seed waits for the cert-manager Certificates the operator makes. */
   readonly certificatesWanted?: boolean;

@@ -36,6 +36,10 @@ export const coordinatorGuards = {
   allAwake: ({ context }: Ctx) =>
     context.members.filter((m) => !m.deleting).every((m) => !m.dormant && m.state !== MEMBER_STATE.dormant),
   restoreUnverified: ({ context }: Ctx) => context.restore !== undefined && !context.restore.verified,
+  // An EtcdSnapshot named, not held yet, and no seed made from it yet: held before anything reads it.
+  restoreToHold: ({ context }: Ctx) =>
+    context.restore?.snapshot !== undefined && context.restore.held !== true && !context.restore.verified,
+  restoreHeld: ({ context }: Ctx) => (context.holding ?? null) !== null,
   restoreJobPresent: ({ context }: Ctx) => Boolean(context.restore?.job),
   restoreJobSucceeded: ({ context }: Ctx) => Boolean(context.restore?.job?.succeeded),
   restoreJobFailed: ({ context }: Ctx) => Boolean(context.restore?.job && context.restore.job.failed !== null),

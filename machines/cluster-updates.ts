@@ -6,7 +6,7 @@ import { lostMember, orphanMembers, unwellSince, victim, wantedBudget, type Clus
 import { CONCERN_UPDATES } from './cluster/concerns.ts';
 import { DEFAULT_SNAPSHOT_COUNT, latchDuringRoll } from './cluster/roll/index.ts';
 import { observeMaintenance, overThreshold } from './cluster/maintenance/index.ts';
-import { stepUpdates, toAssigns, type Update } from './kit.ts';
+import { failureOf, stepUpdates, toAssigns, type Update } from './kit.ts';
 import { memberName, peerURL, seedInitialCluster } from './policy.ts';
 import { bootstrapUpdates, unmadeSeed } from './cluster/bootstrap/index.ts';
 import { judgedFromStatus } from './cluster/recovery/index.ts';
@@ -22,6 +22,7 @@ import type {
   PromoteLearnerParams,
   RemoveEtcdMemberParams,
   RestoreParams,
+  SnapshotHoldParams,
   SetDormantParams,
 } from './types.ts';
 
@@ -41,6 +42,7 @@ const updates = {
       spec,
       progressDeadlineSeconds,
       restore,
+      restoreSnapshot,
       upgradeSnapshot,
       snapshotCount,
       maintenance,
@@ -63,7 +65,9 @@ const updates = {
       ...(volumeSize !== undefined ? { volumeSize } : {}),
       certificatesWanted: certificates === true,
       authWanted: auth === true,
-      ...(restore && !c.restore ? { restore: { verified: false } } : {}),
+      ...(restore && !c.restore
+        ? { restore: { verified: false, ...(restoreSnapshot !== undefined ? { snapshot: restoreSnapshot } : {}) } }
+        : {}),
       recoveryAsked: recovery ?? null,
       ...judgedFromStatus(c, recoveryHandled),
     };
@@ -115,6 +119,19 @@ const updates = {
     return c.restore ? { restore: { ...c.restore, ...(location ? { location } : {}) } } : {};
   },
   markRestoreVerified: (c) => (c.restore ? { restore: { ...c.restore, verified: true } } : {}),
+  // Asked for with holdSnapshot, in the same journaled step: a crash after it landed still lets it go.
+  chooseRestoreHold: (c) => ({ holding: c.restore?.snapshot ?? null }),
+  recordRestoreHeld: (c) => (c.restore ? { restore: { ...c.restore, held: true } } : {}),
+  // The EtcdSnapshot named is being deleted (or gone) before any member exists: nothing can start from it.
+  markRestoreGone: (c, e) => ({
+    holding: null,
+    retryAt: null,
+    lastError: {
+      code: 'ERR_SNAPSHOT_GONE',
+      message: `EtcdSnapshot ${c.restore?.snapshot ?? ''}, named by spec.bootstrap.restore.snapshotName, cannot be held to restore from: ${failureOf(e)?.message ?? 'it is being deleted'}`,
+      retryable: false,
+    },
+  }),
   // The snapshot failed its check: nothing is started from it, and nothing more is tried.
   markRestoreFailed: (c) => ({
     retryAt: null,
@@ -259,6 +276,12 @@ export const budgetParams = ({ context: c }: Ctx): DisruptionBudgetParams => ({
 });
 
 /** Parameters of createRestoreJob. */
+/** holdSnapshot and releaseSnapshotHold for the EtcdSnapshot a new cluster starts from. */
+export const restoreHoldParams = ({ context: c }: { context: ClusterContext }): SnapshotHoldParams => ({
+  snapshot: c.holding ?? c.restore?.snapshot ?? '',
+  cluster: c.cluster.name,
+});
+
 export const restoreParams = ({ context: c }: { context: ClusterContext }): RestoreParams => ({
   cluster: c.cluster.name,
 });

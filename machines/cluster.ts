@@ -180,11 +180,20 @@ export const clusterMachine = machine.createMachine({
             ),
             checkingRestore: {
               always: [
+                { guard: 'restoreToHold', target: 'holdingRestore', actions: 'chooseRestoreHold' },
                 { guard: 'restoreUnverified', target: 'verifyingRestore' },
                 { guard: 'startsWhole', target: BOOTSTRAP.starting },
                 { target: 'creatingSeed' },
               ],
             },
+            // The EtcdSnapshot named is held (this cluster's finalizer on it) until the seed runs:
+            // deleting it meanwhile keeps its stored file. One being deleted fails the cluster
+            // before any member exists.
+            holdingRestore: attempt(
+              { target: SEEDING.checkingRestore, actions: ['recordRestoreHeld'] },
+              { type: 'holdSnapshot', params: act.restoreHoldParams },
+              [{ guard: 'permanent', target: CLUSTER.failed, actions: ['markRestoreGone'] }],
+            ),
             // A cluster started from a snapshot: a Job reads it whole and checks it first, so a bad
             // one fails the cluster before any member exists.
             verifyingRestore: {
@@ -207,7 +216,8 @@ export const clusterMachine = machine.createMachine({
                       target: SEEDING.creatingSeed,
                       actions: 'markRestoreVerified',
                     },
-                    { guard: 'restoreJobFailed', target: CLUSTER.failed, actions: 'markRestoreFailed' },
+                    // Let go of first: a failed cluster restores nothing, and would hold its snapshot for ever.
+                    { guard: 'restoreJobFailed', target: SEEDING.releasingRestore },
                   ],
                 },
               },
@@ -221,7 +231,29 @@ export const clusterMachine = machine.createMachine({
               ),
             },
             awaitingSeed: {
-              always: { guard: 'seedStarted', target: CLUSTER.observing, actions: ['latchClusterID', 'finishJoin'] },
+              always: {
+                guard: 'seedStarted',
+                target: SEEDING.releasingRestore,
+                actions: ['latchClusterID', 'finishJoin'],
+              },
+            },
+            // The seed runs from the snapshot (the others join as learners from it), or the snapshot
+            // failed its check: the EtcdSnapshot is let go (a deletion of it waiting goes on).
+            releasingRestore: {
+              initial: 'choosing',
+              states: {
+                choosing: {
+                  always: [
+                    { guard: 'restoreHeld', target: 'releasing' },
+                    { guard: 'restoreJobFailed', target: CLUSTER.failed, actions: 'markRestoreFailed' },
+                    { target: CLUSTER.observing },
+                  ],
+                },
+                releasing: attempt(
+                  { target: '#cluster.bootstrapping.seeding.releasingRestore.choosing', actions: ['recordReleased'] },
+                  { type: 'releaseSnapshotHold', params: act.restoreHoldParams },
+                ),
+              },
             },
           },
         },

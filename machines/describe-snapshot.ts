@@ -3,6 +3,7 @@
  * Failed, Deleting), the step as a CamelCase reason, and a message saying what it does and
  * waits for.
  */
+import { ConditionReason } from '../api/conditions.ts';
 import type { SnapshotContext } from './snapshot-decide.ts';
 
 /** A user-facing description of a snapshot machine state. */
@@ -44,8 +45,16 @@ export function describeSnapshot(path: string, c: SnapshotContext): DescribedSna
           : `${c.failure ?? 'failed'}; a snapshot is taken when asked or not at all: create a new EtcdSnapshot`,
       };
     case 'removing': {
+      const holders = (c.heldBy ?? []).map((n) => `EtcdCluster ${n}`).join(', ');
+      if (sub === 'inUse')
+        return {
+          phase: 'Deleting',
+          step: ConditionReason.InUse,
+          message: `being deleted, and in use: ${holders} restores from it (finalizer restoring.etcd-operator.dev/${c.heldBy?.[0] ?? ''}); what it stored${c.result ? ` at ${c.result.location}` : ''} is kept until the restore no longer needs it, then deleted with the EtcdSnapshot`,
+        };
       const messages: Record<string, string> = {
         choosing: 'being deleted',
+        releasingHold: `being deleted: letting go of the hold of ${(c.staleHolds ?? []).map((n) => `EtcdCluster ${n}`).join(', ')}, gone or being deleted`,
         stoppingJob: 'being deleted: stopping the snapshot Job first, so no upload finishes after the delete',
         awaitingJobGone: "being deleted: waiting for the snapshot Job's Pods to go",
         deletingStored:

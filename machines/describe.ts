@@ -62,6 +62,10 @@ function seedingMessage(sub: string, c: ClusterContext): string {
     return `creating the cert-manager Certificates of spec.tls (${c.cluster.name}-<client|peer|operator>-tls)`;
   if (sub.includes('awaitingCertificates'))
     return `checking that the cert-manager Certificates of spec.tls (${c.cluster.name}-<client|peer|operator>-tls) are Ready before any member is built on their Secrets`;
+  if (sub.includes('holdingRestore'))
+    return `holding EtcdSnapshot ${c.restore?.snapshot ?? ''} with this cluster's finalizer, so that deleting it keeps its stored file until the seed runs from it`;
+  if (sub.includes('releasingRestore'))
+    return `letting go of EtcdSnapshot ${c.holding ?? c.restore?.snapshot ?? ''}: the seed no longer needs it (a deletion of it waiting goes on)`;
   if (sub.includes('verifyingRestore'))
     return `checking the snapshot${c.restore?.location ? ` at ${c.restore.location}` : ''} before any member starts: a Job reads it whole and checks its SHA-256 and etcd's own hash`;
   if (sub.includes('awaitingSeed'))

@@ -198,6 +198,15 @@ export interface SnapshotParams {
   readonly snapshot: string;
 }
 
+/**
+ * Parameters of holdSnapshot and releaseSnapshotHold: the EtcdSnapshot a cluster restores from,
+ * and that cluster, whose finalizer on it keeps what it stored until the restore no longer needs it.
+ */
+export interface SnapshotHoldParams {
+  readonly snapshot: string;
+  readonly cluster: string;
+}
+
 /** Parameters of createSnapshotJob: the snapshot, and the EtcdMember it is taken from. */
 export interface CreateSnapshotJobParams {
   readonly snapshot: string;
@@ -249,6 +258,8 @@ export interface IntentParams {
   readonly setMemberVersion: SetMemberVersionParams;
   readonly setForceNewCluster: SetForceNewClusterParams;
   readonly resolveRecoverySnapshot: ResolveRecoverySnapshotParams;
+  readonly holdSnapshot: SnapshotHoldParams;
+  readonly releaseSnapshotHold: SnapshotHoldParams;
   readonly readRevision: ReadRevisionParams;
   readonly growVolume: GrowVolumeParams;
   readonly moveLeader: MoveLeaderParams;
@@ -299,6 +310,8 @@ export const CLUSTER_INTENTS = [
   'setMemberVersion',
   'setForceNewCluster',
   'resolveRecoverySnapshot',
+  'holdSnapshot',
+  'releaseSnapshotHold',
   'readRevision',
   'growVolume',
   'moveLeader',
@@ -331,6 +344,7 @@ export const SNAPSHOT_INTENTS = [
   'createSnapshotDeleteJob',
   'createVerifyJob',
   'releaseSnapshotFinalizer',
+  'releaseSnapshotHold',
 ] as const satisfies readonly IntentKind[];
 
 /** The intents the schedule machine asks for. */

@@ -34,6 +34,8 @@ export interface MemberContext extends StepBookkeeping {
    * the steps go by `everRan`, so a first start still shows as bootstrapping until Ready.
    */
   readonly etcdStarted?: boolean;
+  /** A bootstrap member whose initial cluster names it alone (k8s.member.updated); absent in older journals. */
+  readonly alone?: boolean;
   readonly dataLost: string | null;
   /**
    * The etcd container's restart count when this Pod was first seen: a restart after it ran
@@ -93,6 +95,9 @@ export const guards = {
   volumePresent: ({ context: c }: Ctx) => c.pvcBound !== null && c.pvcBound !== undefined,
   deleting: ({ context: c }: Ctx) => c.deleting,
   clusterDeleting: ({ context: c }: Ctx) => c.clusterDeleting,
+  // A member of a cluster of its own that never started etcd is in no etcd cluster: there is none
+  // to leave (a recovery's seed that could not restore, while the old members are stopped).
+  inNoCluster: ({ context: c }: Ctx) => c.alone === true && !c.everRan && c.etcdStarted !== true && !c.etcd,
   dataLost: ({ context: c }: Ctx) => c.dataLost !== null,
   memoryLost: ({ context: c }: Ctx) => c.medium === 'Memory' && c.everRan && podMissing(c),
   volumeLost: ({ context: c }: Ctx) => c.medium !== 'Memory' && c.everRan && c.pvcBound === null,

@@ -13,10 +13,20 @@ type Of<T extends MemberEvent['type']> = Extract<MemberEvent, { type: T }>;
 /** Context updates by name; each also moves `now` to the event's time (kit.ts). */
 const updates = {
   observeMember: (_, e) => {
-    const { dormant, deleting, clusterDeleting, generation, clusterGeneration, version, trust, forceNewCluster } =
-      e as Of<'k8s.member.updated'>;
+    const {
+      dormant,
+      deleting,
+      clusterDeleting,
+      generation,
+      clusterGeneration,
+      version,
+      trust,
+      forceNewCluster,
+      alone,
+    } = e as Of<'k8s.member.updated'>;
     return {
       dormant,
+      ...(alone !== undefined ? { alone } : {}),
       deleting,
       clusterDeleting,
       generations: `${generation}/${clusterGeneration}`,

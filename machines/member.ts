@@ -204,7 +204,13 @@ export const memberMachine = machine.createMachine({
       entry: 'beginStep',
       initial: 'choosing',
       states: {
-        choosing: { always: [{ guard: 'clusterDeleting', target: 'releasing' }, { target: 'leavingEtcd' }] },
+        choosing: {
+          always: [
+            { guard: 'clusterDeleting', target: 'releasing' },
+            { guard: 'inNoCluster', target: 'releasing' },
+            { target: 'leavingEtcd' },
+          ],
+        },
         leavingEtcd: {
           ...attempt('#member.removing.clearing', { type: 'removeEtcdMember', params: act.params.removal }),
           // The whole cluster went meanwhile (deleted, or its namespace): there is no etcd to leave,

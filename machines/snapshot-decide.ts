@@ -18,6 +18,7 @@ import type {
   ObjectRef,
   SnapshotClusterObservation,
   SnapshotEvent,
+  SnapshotHoldParams,
   SnapshotParams,
   SnapshotReport,
 } from './types.ts';
@@ -58,6 +59,10 @@ export interface SnapshotContext extends StepBookkeeping {
   readonly verifyJobSeen?: string | null;
   /** What verifying found, and when; null until it finished. */
   readonly verification?: (SnapshotVerdict & { readonly at: number }) | null;
+  /** The EtcdClusters restoring from it (their finalizer on it): its stored file is kept while any does. */
+  readonly heldBy?: readonly string[];
+  /** Holds of EtcdClusters gone or being deleted: let go by the snapshot machine, as nothing else will. */
+  readonly staleHolds?: readonly string[];
 }
 
 /** What a snapshot machine starts from. */
@@ -117,6 +122,9 @@ export const guards = {
   // Seen since it was asked for, and gone: someone deleted the Job; it is made again.
   jobVanished: ({ context: c }: Ctx) => c.job === null && c.jobSeen !== null,
   noFinalizer: ({ context: c }: Ctx) => !c.finalizer,
+  staleHold: ({ context: c }: Ctx) => (c.staleHolds ?? []).length > 0,
+  held: ({ context: c }: Ctx) => (c.heldBy ?? []).length > 0,
+  notHeld: ({ context: c }: Ctx) => (c.heldBy ?? []).length === 0 && (c.staleHolds ?? []).length === 0,
   mustDeleteStored: ({ context: c }: Ctx) => c.jobAsked && !c.retain,
   retain: ({ context: c }: Ctx) => c.retain,
   // A failed snapshot being deleted is removed; one whose removal failed waits for an edit (Retain).
@@ -166,10 +174,11 @@ type Of<T extends SnapshotEvent['type']> = Extract<SnapshotEvent, { type: T }>;
 /** Context updates by name; each also moves `now` to the event's time (kit.ts). */
 const updates = {
   observeSnapshot: (c, e) => {
-    const { deleting, retain, finalizer, verify } = e as Of<'k8s.snapshot.updated'>;
+    const { deleting, retain, finalizer, verify, heldBy, staleHolds } = e as Of<'k8s.snapshot.updated'>;
     // Switching to Retain is the edit that lets a removal that failed try again, without deleting.
     const removalFailed = c.removalFailed && !(retain && !c.retain);
-    return { specSeen: true, deleting, retain, finalizer, removalFailed, verify: verify ?? false };
+    const holds = { heldBy: heldBy ?? [], staleHolds: staleHolds ?? [] };
+    return { specSeen: true, deleting, retain, finalizer, removalFailed, verify: verify ?? false, ...holds };
   },
   observeCluster: (_, e) => ({ cluster: (e as Of<'k8s.cluster.observed'>).cluster }),
   observeJob: (c, e) => {
@@ -184,6 +193,8 @@ const updates = {
   observeTime: () => ({}),
   ...stepUpdates,
   recordFinalizer: () => ({ finalizer: true }),
+  // Let go of: not asked again before the EtcdSnapshot is observed without it.
+  recordHoldReleased: (c) => ({ staleHolds: (c.staleHolds ?? []).slice(1) }),
   // Chosen with the intent, in the same journaled step: a crash after the Job is made still knows it was asked for.
   chooseMember: (c) => ({ member: c.cluster?.candidates?.[0] ?? null, jobAsked: true, jobSeen: null }),
   recordStart: (c) => ({ startedAt: c.startedAt ?? c.now }),
@@ -215,5 +226,9 @@ export const assigns = toAssigns<SnapshotContext, SnapshotEvent, typeof updates>
 /** Parameters of the intents, from the context. */
 export const params = {
   snapshot: ({ context: c }: Ctx): SnapshotParams => ({ snapshot: c.snapshot.name }),
+  staleHold: ({ context: c }: Ctx): SnapshotHoldParams => ({
+    snapshot: c.snapshot.name,
+    cluster: c.staleHolds?.[0] ?? '',
+  }),
   job: ({ context: c }: Ctx): CreateSnapshotJobParams => ({ snapshot: c.snapshot.name, member: c.member ?? '' }),
 };

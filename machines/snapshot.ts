@@ -144,11 +144,22 @@ export const snapshotMachine = machine.createMachine({
         choosing: {
           always: [
             { guard: 'noFinalizer', target: '#snapshot.removed' },
+            { guard: 'staleHold', target: 'releasingHold' },
+            { guard: 'held', target: 'inUse' },
             { guard: 'jobActive', target: 'stoppingJob' },
             { guard: 'mustDeleteStored', target: 'deletingStored' },
             { target: 'releasing' },
           ],
         },
+        // An EtcdCluster restores from it (its finalizer on it, as a Pod's use holds a PVC): what it
+        // stored is kept until the cluster lets go, then deleted as ever.
+        inUse: { always: { guard: 'notHeld', target: 'choosing' } },
+        // The hold of a cluster gone or being deleted: nothing restores for it any more.
+        releasingHold: attempt(
+          '#snapshot.removing.choosing',
+          { type: 'releaseSnapshotHold', params: params.staleHold },
+          ['recordHoldReleased'],
+        ),
         // Its Pods go before the Job does (foreground deletion): no upload can finish after this.
         stoppingJob: attempt('#snapshot.removing.awaitingJobGone', {
           type: 'deleteSnapshotJob',

@@ -168,6 +168,8 @@ export type ClusterEvent =
       readonly progressDeadlineSeconds: number;
       /** spec.bootstrap.restore is set: the cluster starts from a snapshot, checked first. */
       readonly restore?: boolean;
+      /** spec.bootstrap.restore.snapshotName: the EtcdSnapshot it starts from, held until its seed runs. */
+      readonly restoreSnapshot?: string;
       /** spec.upgrade.snapshot is set: a roll to a new version takes a snapshot first. */
       readonly upgradeSnapshot?: boolean;
       /** spec.options.snapshotCount, when set (etcd's --snapshot-count; 10,000 otherwise). */
@@ -263,6 +265,8 @@ export type MemberEvent =
       readonly trust?: string;
       /** spec.forceNewCluster: the recovery's requestID while its Pod is to start with --force-new-cluster. */
       readonly forceNewCluster?: string;
+      /** A bootstrap member whose initial cluster names it alone (a recovery's seed): it forms a cluster of its own. */
+      readonly alone?: boolean;
     }
   | { readonly type: 'k8s.pod.observed'; readonly at: number; readonly pod: PodObservation | null }
   | {
@@ -348,6 +352,10 @@ export type SnapshotEvent =
       readonly finalizer: boolean;
       /** spec.verify; absent in events journaled before it existed. */
       readonly verify?: boolean;
+      /** The EtcdClusters that hold it (their restoring finalizer) and exist, not being deleted. */
+      readonly heldBy?: readonly string[];
+      /** The EtcdClusters whose hold is on it though they are gone or being deleted: nothing restores for them. */
+      readonly staleHolds?: readonly string[];
     }
   | { readonly type: 'k8s.cluster.observed'; readonly at: number; readonly cluster: SnapshotClusterObservation }
   | { readonly type: 'k8s.job.observed'; readonly at: number; readonly job: JobObservation | null }

@@ -4,16 +4,16 @@
  * sha256 and that the etcd to run on it can read its storage version; `finish-restore` moves a
  * restored data directory into place, durably.
  */
-import { closeSync, createReadStream, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { digestOf, ObjectMismatchError, type StoredObject } from '../effects/digest.ts';
-import { withEtcdHash } from '../effects/etcd/snapshot.ts';
+import { digestOf, type StoredObject } from '../effects/digest.ts';
+import { SnapshotIntegrityError, withEtcdHash } from '../effects/etcd/snapshot.ts';
 import { snapshotStorageVersion, storageVersionRefusal, type ReadAt } from '../effects/etcd/storage-version.ts';
 import { writeFileStream } from '../effects/volume/write-file.ts';
-import { findEtcdData } from './agent.ts';
+import { findEtcdData, SNAPSHOT_UNREADABLE_EXIT_CODE } from './agent.ts';
 import { clientFor, destinationOf, destinationOptions, type Destination } from './agent-snapshot.ts';
 
 interface FetchArgs {
@@ -26,6 +26,18 @@ interface FetchArgs {
   /** The etcd version that is to run on the data: a snapshot of a newer storage version is refused. */
   readonly etcdVersion?: string;
 }
+
+/** The stored snapshot is missing, or is not what was stored: no retry fixes it (exit SNAPSHOT_UNREADABLE_EXIT_CODE). */
+export class SnapshotUnreadableError extends Error {
+  override readonly name = 'SnapshotUnreadableError';
+  readonly exitCode = SNAPSHOT_UNREADABLE_EXIT_CODE;
+}
+
+/** An S3 answer that the object is not there. */
+const missingObject = (err: unknown): boolean => {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404;
+};
 
 /** Parses the arguments of `fetch-snapshot`; throws a TypeError that says what is wrong. */
 export function parseFetchArgs(argv: readonly string[]): FetchArgs {
@@ -74,22 +86,32 @@ export async function fetchSnapshot(
     let location: string;
     if (from.kind === 'file') {
       location = from.path;
+      if (!existsSync(from.path)) throw new SnapshotUnreadableError(`${location} does not exist`);
       source = createReadStream(from.path);
     } else {
       s3 = clientFor(from, env);
       location = `s3://${from.bucket}/${from.key}`;
-      const { Body } = await s3.send(new GetObjectCommand({ Bucket: from.bucket, Key: from.key }));
-      source = Body as AsyncIterable<Uint8Array>;
+      const answer = await s3.send(new GetObjectCommand({ Bucket: from.bucket, Key: from.key })).catch((err) => {
+        if (missingObject(err)) throw new SnapshotUnreadableError(`${location} does not exist`);
+        throw err;
+      });
+      source = answer.Body as AsyncIterable<Uint8Array>;
     }
     const chunks = withEtcdHash(source);
     let stored: StoredObject;
-    if (args.to) {
-      mkdirSync(dirname(args.to), { recursive: true });
-      stored = await writeFileStream(args.to, chunks);
-    } else stored = await digestOf(chunks);
+    try {
+      if (args.to) {
+        mkdirSync(dirname(args.to), { recursive: true });
+        stored = await writeFileStream(args.to, chunks);
+      } else stored = await digestOf(chunks);
+    } catch (err) {
+      // Not what etcd wrote: read again, it would be the same bytes.
+      if (err instanceof SnapshotIntegrityError) throw new SnapshotUnreadableError(err.message);
+      throw err;
+    }
     if (args.sha256 && stored.sha256 !== args.sha256) {
       if (args.to) rmSync(args.to, { force: true });
-      throw new ObjectMismatchError(
+      throw new SnapshotUnreadableError(
         `${location} has sha256 ${stored.sha256} (${stored.size} bytes), not the ${args.sha256} it was stored with`,
       );
     }

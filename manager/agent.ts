@@ -23,6 +23,11 @@ import type { CommandIO } from '../journal/index.ts';
 /** Exit code of `check-data --expect-data` when the data dir holds no etcd data. */
 export const DATA_LOST_EXIT_CODE = 3;
 /**
+ * Exit code of `fetch-snapshot` when the stored snapshot is missing or not what was stored: no
+ * retry fixes that (manager/pod-trouble.ts reads it as SnapshotUnreadable).
+ */
+export const SNAPSHOT_UNREADABLE_EXIT_CODE = 4;
+/**
  * The guard check-data writes at a member's first start, holding its EtcdMember's uid. etcd
  * started on an emptied volume writes a WAL and a db again (under the same member ID, which it
  * learns from its peers), but never this file: data without it is not the member's own.
@@ -216,7 +221,7 @@ function checkData(
 /**
  * Runs a command of agent-snapshot.ts: its report as one JSON line on stdout and as the
  * termination message (where the operator reads it); `<command> failed: ...` there and exit 1 on
- * failure; exit 2 on bad arguments.
+ * failure (or the error's own exitCode); exit 2 on bad arguments.
  */
 async function reported<A>(
   command: string,
@@ -243,7 +248,7 @@ async function reported<A>(
     const message = `${command} failed: ${(err as Error).message}`;
     writeTerminationMessage(log, message);
     io.stderr(`${message}\n`);
-    return 1;
+    return (err as { exitCode?: number }).exitCode ?? 1;
   }
 }
 

@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { AnyMachineSnapshot } from 'xstate';
 import type { EtcdMember, EtcdSnapshot } from '../api/v1alpha1/index.ts';
 import { EtcdClients, etcdHandlers } from '../effects/etcd/index.ts';
+import { holdersOf } from '../effects/kubernetes/meta.ts';
 import {
   getSecret,
   kubeClients,
@@ -268,9 +269,12 @@ export class Controller {
     this.#queue.addAfter(key, wait < 0 ? 1000 : wait + 1);
   }
 
+  /** The cluster's EtcdSnapshots, and those it holds (restores from): a change to it concerns each. */
   #snapshotsOf(namespace: string, cluster: string): EtcdSnapshot[] {
     return this.#caches.EtcdSnapshot.list().filter(
-      (s) => s.metadata.namespace === namespace && s.spec.clusterRef.name === cluster,
+      (s) =>
+        s.metadata.namespace === namespace &&
+        (s.spec.clusterRef.name === cluster || holdersOf(s.metadata.finalizers).includes(cluster)),
     );
   }
 

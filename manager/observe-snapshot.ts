@@ -6,7 +6,7 @@
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdSnapshot } from '../api/v1alpha1/index.ts';
 import { AGENT_CONTAINER, storedAt } from '../effects/kubernetes/build-snapshot-job.ts';
-import { SNAPSHOT_FINALIZER } from '../effects/kubernetes/meta.ts';
+import { holdersOf, SNAPSHOT_FINALIZER } from '../effects/kubernetes/meta.ts';
 import type {
   EtcdObservation,
   JobObservation,
@@ -16,8 +16,16 @@ import type {
   SnapshotVerdict,
 } from '../machines/types.ts';
 
-/** The snapshot machine's view of its EtcdSnapshot. */
-export function snapshotObserved(s: EtcdSnapshot, at: number): SnapshotEvent {
+/**
+ * The snapshot machine's view of its EtcdSnapshot; `restoring(cluster)` says whether an EtcdCluster
+ * whose hold is on it exists and is not being deleted (a hold of any other restores nothing).
+ */
+export function snapshotObserved(
+  s: EtcdSnapshot,
+  at: number,
+  restoring: (cluster: string) => boolean = () => true,
+): SnapshotEvent {
+  const holders = holdersOf(s.metadata.finalizers);
   return {
     type: 'k8s.snapshot.updated',
     at,
@@ -25,6 +33,8 @@ export function snapshotObserved(s: EtcdSnapshot, at: number): SnapshotEvent {
     retain: s.spec.deletionPolicy === 'Retain',
     finalizer: (s.metadata.finalizers ?? []).includes(SNAPSHOT_FINALIZER),
     verify: s.spec.verify === true,
+    heldBy: holders.filter(restoring),
+    staleHolds: holders.filter((h) => !restoring(h)),
   };
 }
 

@@ -36,6 +36,9 @@ export function clusterObserved(cluster: EtcdCluster, at: number, trust?: string
     spec: { replicas, version, ...(trust !== undefined ? { trust } : {}) },
     progressDeadlineSeconds,
     ...(cluster.spec.bootstrap?.restore ? { restore: true } : {}),
+    ...(cluster.spec.bootstrap?.restore?.snapshotName
+      ? { restoreSnapshot: cluster.spec.bootstrap.restore.snapshotName }
+      : {}),
     ...(cluster.spec.upgrade?.snapshot ? { upgradeSnapshot: true } : {}),
     ...(cluster.spec.options?.snapshotCount !== undefined ? { snapshotCount: cluster.spec.options.snapshotCount } : {}),
     ...(cluster.spec.tls?.client?.issuerRef || cluster.spec.tls?.peer?.issuerRef ? { certificates: true } : {}),
@@ -208,7 +211,17 @@ export function memberObserved(member: EtcdMember, cluster: EtcdCluster | undefi
     version: member.spec.version,
     ...(member.spec.trust !== undefined ? { trust: member.spec.trust } : {}),
     ...(member.spec.forceNewCluster !== undefined ? { forceNewCluster: member.spec.forceNewCluster } : {}),
+    ...(member.spec.bootstrap ? { alone: initialAlone(member) } : {}),
   };
+}
+
+/** Its initial cluster names it alone (or is empty: built as itself alone, build-restore.ts). */
+function initialAlone(member: EtcdMember): boolean {
+  const names = (member.spec.initialCluster ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((p) => p.split('=')[0]);
+  return names.every((n) => n === member.metadata.name);
 }
 
 /** The member machine's view of its Pod; `undefined` when it has none. */

@@ -5,7 +5,10 @@
  * Pod then says what it waits on, instead of looking like any member starting. Pure.
  */
 import type { V1ContainerStatus, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import { ConditionReason } from '../api/conditions.ts';
+import { RESTORE_CONTAINERS } from '../effects/kubernetes/build-restore.ts';
 import type { Trouble } from '../machines/types.ts';
+import { SNAPSHOT_UNREADABLE_EXIT_CODE } from './agent.ts';
 
 /** Container waiting reasons that do not pass by themselves: the image, its config, a crash loop. */
 const STUCK_WAITING = new Set([
@@ -42,6 +45,21 @@ function containerTrouble(s: V1ContainerStatus, init: boolean): Trouble | undefi
   };
 }
 
+/**
+ * The restore's fetch found the snapshot it restores missing or not what was stored (its exit
+ * code says so): no restart of it fixes that, so it is said at once, not as a crash loop.
+ */
+function unreadableSnapshot(s: V1ContainerStatus): Trouble | undefined {
+  const ended = [s.state?.terminated, s.lastState?.terminated].find(
+    (t) => t?.exitCode === SNAPSHOT_UNREADABLE_EXIT_CODE,
+  );
+  if (s.name !== RESTORE_CONTAINERS[0] || !ended) return undefined;
+  return {
+    reason: ConditionReason.SnapshotUnreadable,
+    message: `init container ${s.name} cannot read the snapshot to restore: ${lastLine(ended.message) ?? `exit code ${ended.exitCode}`}`,
+  };
+}
+
 /** What keeps the Pod from running, if anything does. */
 export function podTrouble(pod: V1Pod): Trouble | undefined {
   if (pod.metadata?.deletionTimestamp) return undefined;
@@ -51,7 +69,7 @@ export function podTrouble(pod: V1Pod): Trouble | undefined {
       reason: scheduled.reason ?? 'Unschedulable',
       message: `Pod ${pod.metadata?.name ?? ''} not scheduled: ${scheduled.message ?? scheduled.reason ?? 'no reason given'}`,
     };
-  const init = (pod.status?.initContainerStatuses ?? []).map((s) => containerTrouble(s, true));
+  const init = (pod.status?.initContainerStatuses ?? []).map((s) => unreadableSnapshot(s) ?? containerTrouble(s, true));
   const main = (pod.status?.containerStatuses ?? []).map((s) => containerTrouble(s, false));
   return [...init, ...main].find((t) => t !== undefined);
 }

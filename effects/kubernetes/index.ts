@@ -9,6 +9,7 @@ import { checkCertificates } from './check-certificates.ts';
 import { ensureCertificates } from './ensure-certificates.ts';
 import { ensureServices } from './ensure-services.ts';
 import { growVolume } from './grow-volume.ts';
+import { holdSnapshot, releaseSnapshotHold } from './hold-snapshot.ts';
 import { releaseFinalizer } from './release-finalizer.ts';
 import { createRestoreJob } from './restore-job.ts';
 import { resolveRecoverySnapshot } from './resolve-recovery-snapshot.ts';
@@ -31,6 +32,8 @@ export const kubernetesHandlers = {
   setMemberVersion,
   setForceNewCluster,
   resolveRecoverySnapshot,
+  holdSnapshot,
+  releaseSnapshotHold,
   growVolume,
   createUpgradeSnapshot,
   createPVC,

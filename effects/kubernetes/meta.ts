@@ -22,6 +22,19 @@ export const PLURAL = {
 export const FINALIZER = 'etcd-operator.dev/leave-etcd';
 /** Finalizer on every EtcdSnapshot: what its Job stored is deleted (unless Retain) before the object goes. */
 export const SNAPSHOT_FINALIZER = 'etcd-operator.dev/delete-stored-snapshot';
+/**
+ * Prefix of the finalizer an EtcdCluster puts on the EtcdSnapshot it restores from, the cluster's
+ * name after it (at most 50 characters, within a finalizer's 63): while it is on, deleting the
+ * EtcdSnapshot keeps what it stored (Kubernetes' in-use protection of a PVC, for a snapshot).
+ */
+export const HOLD_FINALIZER_PREFIX = 'restoring.etcd-operator.dev/';
+/** The finalizer by which EtcdCluster `cluster` holds the EtcdSnapshot it restores from. */
+export const holdFinalizer = (cluster: string): string => `${HOLD_FINALIZER_PREFIX}${cluster}`;
+/** The clusters whose hold is on an object with these finalizers. */
+export const holdersOf = (finalizers: readonly string[] | undefined): string[] =>
+  (finalizers ?? [])
+    .filter((f) => f.startsWith(HOLD_FINALIZER_PREFIX))
+    .map((f) => f.slice(HOLD_FINALIZER_PREFIX.length));
 
 /** Label keys. */
 export const LABEL = {

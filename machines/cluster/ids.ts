@@ -67,9 +67,11 @@ export const SEEDING = idsUnder('bootstrapping.seeding', [
   'creatingCertificates',
   'awaitingCertificates',
   'checkingRestore',
+  'holdingRestore',
   'verifyingRestore',
   'creatingSeed',
   'awaitingSeed',
+  'releasingRestore',
 ]);
 export const RESTORE = idsUnder('bootstrapping.seeding.verifyingRestore', ['checking', 'creatingJob', 'awaitingJob']);
 export const PARKING = idsUnder('parking', ['parkingMembers', 'awaitingPark']);

@@ -37,7 +37,11 @@ export const snapshotKind: KindSpec<'EtcdSnapshot'> = {
       const cluster = caches.EtcdCluster.get(ns, object.spec.clusterRef.name);
       const probe = cluster ? w.probes.get(cluster.metadata.uid ?? '') : undefined;
       const pods = caches.jobPods.list().filter((p) => p.metadata?.namespace === ns);
-      await entry.runner.feed(snapshotObserved(object, at));
+      const restoring = (held: string) => {
+        const holder = caches.EtcdCluster.get(ns, held);
+        return holder !== undefined && !holder.metadata.deletionTimestamp;
+      };
+      await entry.runner.feed(snapshotObserved(object, at, restoring));
       await entry.runner.feed(snapshotClusterObserved(cluster, probe, at));
       const job = jobObservation(caches.jobs.get(ns, snapshotJobName(name)), pods, object);
       await entry.runner.feed({ type: 'k8s.job.observed', at, job });

@@ -7,7 +7,7 @@ import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { GROUP, PLURAL, pvcName, VERSION } from '../../effects/kubernetes/meta.ts';
 import { wipeVolume } from '../../localcluster/storage/index.ts';
 import type { ClusterUnderTest, Converged } from '../e2e/etcd-cluster.ts';
-import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
+import { clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
 import { createSnapshot, snapshotFinished } from '../e2e/s3-server.ts';
 import type { ActionContext } from './action-context.ts';
 
@@ -61,10 +61,11 @@ export async function recoverFromSnapshot(cut: ClusterUnderTest, ctx: ActionCont
 }
 
 /**
- * As recoverFromSnapshot, but the EtcdSnapshot is deleted once the recovery found it and before
- * its seed is made (the survivor's Pod held Terminating by a finalizer of the test's meanwhile, so
- * the seed waits for it): the recovery ends refused and every member it stopped starts again with
- * its data; then a recovery from the survivor, chosen by what it said before it stopped.
+ * As recoverFromSnapshot, but the stored snapshot is wiped from its claim out of band once the
+ * recovery found (and holds) it and before its seed restores (the survivor's Pod held Terminating
+ * by a finalizer of the test's meanwhile, so the seed waits for it): the seed cannot read it, the
+ * recovery deletes the seed and ends refused, and every member it stopped starts again with its
+ * data; then a recovery from the survivor, chosen by what it said before it stopped.
  */
 export async function recoverAfterSnapshotGone(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
   await backupClaim(ctx, cut.namespace);
@@ -75,17 +76,44 @@ export async function recoverAfterSnapshotGone(cut: ClusterUnderTest, ctx: Actio
   await cut.patchSpec({ recovery: { requestID: 'crash-sweep', from: 'snapshot' } });
   const found = 'recovering from EtcdSnapshot crash-snap';
   await conditionShows(cut, ctx, 'the snapshot found', 'Recovered', (x) => x.message.startsWith(found));
-  const { custom } = clientsOf(ctx.kubeconfig);
-  const snapshot = { ...apiOf(cut, PLURAL.snapshot), name: 'crash-snap' };
-  await custom.deleteNamespacedCustomObject(snapshot);
-  await untilGone('EtcdSnapshot crash-snap', () => custom.getNamespacedCustomObject(snapshot));
+  await wipeVolume(ctx.kubeconfig, cut.namespace, 'backups');
   await holdPod(ctx, cut.namespace, survivor, false);
-  await conditionShows(cut, ctx, 'the recovery refused', 'Recovered', (x) => x.message.includes('was deleted after'));
+  const refused = 'could not restore from EtcdSnapshot crash-snap';
+  await conditionShows(cut, ctx, 'the recovery refused', 'Recovered', (x) => x.message.includes(refused));
   // Started again without a quorum, no member serves a client: the cluster rests, Degraded.
   const resting = 'etcd does not answer';
   await conditionShows(cut, ctx, 'the members started again', 'Progressing', (x) => x.message.startsWith(resting));
   // A merge patch: `from` said again, or the snapshot request's stays.
   await recoverAs(cut, ctx, { requestID: 'crash-sweep-2', from: 'survivor' });
+}
+
+/**
+ * As recoverFromSnapshot, but the EtcdSnapshot is deleted as soon as the seed restoring from it
+ * exists: the recovery holds it, so the seed restores from its stored file all the same, and once
+ * the cluster is recovered the deletion finishes by itself (the stored file with it).
+ */
+export async function recoverWhileSnapshotDeleted(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  await backupClaim(ctx, cut.namespace);
+  await snapshotOf(cut, ctx, 'crash-snap');
+  await loseQuorum(cut, ctx);
+  const old = new Set(ctx.before?.members.keys() ?? []);
+  await cut.patchSpec({ recovery: { requestID: 'crash-sweep', from: 'snapshot' } });
+  const { custom } = clientsOf(ctx.kubeconfig);
+  await until(
+    'the seed made',
+    async () => ((await cut.members()).some((m) => !old.has(m.metadata.name ?? '')) ? true : undefined),
+    ctx.settleMs,
+  );
+  const snapshot = { ...apiOf(cut, PLURAL.snapshot), name: 'crash-snap' };
+  await custom.deleteNamespacedCustomObject(snapshot);
+  await conditionShows(cut, ctx, 'recovered', 'Recovered', (x) => x.status === 'True');
+  const gone = () =>
+    custom.getNamespacedCustomObject(snapshot).then(
+      () => undefined,
+      (err: { code?: number }) => (err.code === 404 ? true : undefined),
+    );
+  await until('EtcdSnapshot crash-snap gone', gone, ctx.settleMs);
+  await cut.settled(3, ctx.settleMs);
 }
 
 /** Puts the test's finalizer on Pod `name` (a deletion then waits for it), or takes it off. */
@@ -106,6 +134,14 @@ export function survivorKept(before: Converged | undefined, after: Converged): v
     throw new Error(`the survivor ${survivor?.[0]} (${survivor?.[1]}) is not in etcd with its ID`);
   for (const [name, id] of lost)
     if ([...after.members.values()].includes(id)) throw new Error(`the lost member ${name} (${id}) is still in etcd`);
+}
+
+/** Throws unless the cluster is a new one (a new cluster ID) with none of the old member IDs in etcd: restored from a snapshot. */
+export function restoredAnew(before: Converged | undefined, after: Converged): void {
+  if (after.clusterID === before?.clusterID)
+    throw new Error(`the restored cluster kept the old cluster ID ${after.clusterID}`);
+  for (const [name, id] of before?.members ?? [])
+    if ([...after.members.values()].includes(id)) throw new Error(`the old member ${name} (${id}) is still in etcd`);
 }
 
 /** The API coordinates of a kind of the operator in the cluster's namespace. */

@@ -10,7 +10,8 @@
  */
 import { describe, expect, inject, it } from 'vitest';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
-import { clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
+import { GROUP, PLURAL, VERSION } from '../../effects/kubernetes/meta.ts';
+import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 import type { Converged } from './etcd-cluster.ts';
 import { loseMember, moreAcked, resumeAt, withRecoveryDemo } from './recovery-kit.ts';
 import { createSnapshot, snapshotFinished } from './s3-server.ts';
@@ -159,7 +160,7 @@ describe.skipIf(!hasNode)('manager: recovery from a quorum lost for good, from a
       await expectRestored('snapshot recovery', ip, 'key/', { before, after, kept, lost, snapshotRevision, lastSeen });
     });
   }, 900_000);
-  it('rolls the healthy cluster back to a named snapshot in place only when rollback says so: writes after it gone, watchers see a compaction', async () => {
+  it('rolls the healthy cluster back to a named snapshot in place only when rollback says so, the snapshot deleted once its seed exists: kept until restored, then gone; writes after it gone, watchers see a compaction', async () => {
     const demo = kit.demo;
     const before = await demo.verify(3);
     await kit.underWriter('rollback', 'roll/', async (writer, ip) => {
@@ -190,9 +191,36 @@ describe.skipIf(!hasNode)('manager: recovery from a quorum lost for good, from a
       await demo.patchSpec({
         recovery: { requestID: 'rollback', from: 'snapshot', snapshotName: 'before-rollback', rollback: true },
       });
+      // The EtcdSnapshot deleted as soon as the seed restoring from it exists: the recovery holds
+      // it, so its stored file stays until the seed restored, and it says which cluster holds it.
+      const seed = await until(
+        'the seed made',
+        async () => (await demo.members()).find((m) => !before.members.has(m.metadata.name ?? '')),
+        120_000,
+      );
+      const ref = { group: GROUP, version: VERSION, namespace: ns, plural: PLURAL.snapshot, name: 'before-rollback' };
+      await kubeClients.custom.deleteNamespacedCustomObject(ref);
+      const inUse = await until(
+        'the deletion held',
+        async () => {
+          const s = (await kubeClients.custom.getNamespacedCustomObject(ref)) as EtcdSnapshot;
+          const c = s.status?.conditions?.find((x) => x.type === 'Progressing');
+          return c?.reason === 'InUse' ? { s, c } : undefined;
+        },
+        60_000,
+      );
+      console.log(`rollback: EtcdSnapshot deleted after ${seed.metadata.name ?? ''} was made: ${inUse.c.message}`);
+      expect(inUse.s.metadata.deletionTimestamp).toBeTruthy();
+      expect(inUse.s.metadata.finalizers).toContain('restoring.etcd-operator.dev/demo');
+      expect(inUse.c.message).toContain('EtcdCluster demo restores from it');
       const done = await answered('rollback', 600_000);
       const recoveredAt = Date.now();
       expect(done.status).toBe('True');
+      // Let go once restored: the deletion finishes by itself, the stored file with it.
+      await untilGone('EtcdSnapshot before-rollback', () => kubeClients.custom.getNamespacedCustomObject(ref));
+      console.log(
+        `rollback: EtcdSnapshot before-rollback gone ${((Date.now() - recoveredAt) / 1000).toFixed(1)} s after Recovered`,
+      );
       expect(done.message).toContain(
         `every write after revision ${snapshotRevision} is lost; the cluster was at revision`,
       );

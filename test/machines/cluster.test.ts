@@ -546,6 +546,107 @@ describe('cluster machine', () => {
     play(d, [[ok('createMember'), 'bootstrapping.seeding.awaitingSeed', []]]);
   });
 
+  it('a cluster restored from a named EtcdSnapshot holds it until its seed runs, then lets it go', () => {
+    const d = newCluster();
+    const hold = { snapshot: 'nightly', cluster: 'demo' };
+    play(d, [
+      [
+        { ...spec(3), restore: true, restoreSnapshot: 'nightly' } as ClusterEvent,
+        'bootstrapping.seeding.creatingServices.running',
+      ],
+      [ok('ensureServices'), 'bootstrapping.seeding.holdingRestore.running', [{ type: 'holdSnapshot', params: hold }]],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toContain(
+      "holding EtcdSnapshot nightly with this cluster's finalizer",
+    );
+    play(d, [
+      [
+        ok('holdSnapshot'),
+        'bootstrapping.seeding.verifyingRestore.creatingJob.running',
+        [{ type: 'createRestoreJob', params: { cluster: 'demo' } }],
+      ],
+      [ok('createRestoreJob', { uid: 'j1' }), 'bootstrapping.seeding.verifyingRestore.awaitingJob'],
+      [
+        {
+          type: 'k8s.restoreJob.observed',
+          at: now(),
+          job: { uid: 'j1', active: false, succeeded: true, failed: null, deleting: false },
+        },
+        'bootstrapping.seeding.creatingSeed.running',
+      ],
+      [ok('createMember'), 'bootstrapping.seeding.awaitingSeed', []],
+    ]);
+    // A crash mid-seeding neither holds it again nor forgets to let it go.
+    d.restart();
+    play(d, [
+      [etcd([[0, false, false]]), 'bootstrapping.seeding.awaitingSeed', []],
+      [
+        voters(0),
+        'bootstrapping.seeding.releasingRestore.releasing.running',
+        [{ type: 'releaseSnapshotHold', params: hold }],
+      ],
+      [ok('releaseSnapshotHold'), 'observing', []],
+    ]);
+    expect(d.context.holding).toBeNull();
+  });
+
+  it('a cluster to restore from an EtcdSnapshot being deleted fails before any member exists, saying why', () => {
+    const d = newCluster();
+    play(d, [
+      [
+        { ...spec(3), restore: true, restoreSnapshot: 'nightly' } as ClusterEvent,
+        'bootstrapping.seeding.creatingServices.running',
+      ],
+      [ok('ensureServices'), 'bootstrapping.seeding.holdingRestore.running'],
+      [
+        {
+          type: 'effect.holdSnapshot.failed',
+          at: now(),
+          error: {
+            code: 'ERR_SNAPSHOT_GONE',
+            message: 'EtcdSnapshot default/nightly is being deleted, its stored file with it',
+            retryable: false,
+          },
+        },
+        'failed',
+        [],
+      ],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toContain(
+      'EtcdSnapshot nightly, named by spec.bootstrap.restore.snapshotName, cannot be held to restore from: EtcdSnapshot default/nightly is being deleted',
+    );
+    expect(d.context.memberNames).toEqual([]);
+  });
+
+  it('a held snapshot that fails its check is let go before the cluster fails, saying why', () => {
+    const d = newCluster();
+    play(d, [
+      [
+        { ...spec(3), restore: true, restoreSnapshot: 'nightly' } as ClusterEvent,
+        'bootstrapping.seeding.creatingServices.running',
+      ],
+      [ok('ensureServices'), 'bootstrapping.seeding.holdingRestore.running'],
+      [ok('holdSnapshot'), 'bootstrapping.seeding.verifyingRestore.creatingJob.running'],
+      [
+        ok('createRestoreJob', { uid: 'j1', location: 's3://b/k.db' }),
+        'bootstrapping.seeding.verifyingRestore.awaitingJob',
+      ],
+      [
+        {
+          type: 'k8s.restoreJob.observed',
+          at: now(),
+          job: { uid: 'j1', active: false, succeeded: false, deleting: false, failed: 'fetch-snapshot failed: x' },
+        },
+        'bootstrapping.seeding.releasingRestore.releasing.running',
+        [{ type: 'releaseSnapshotHold', params: { snapshot: 'nightly', cluster: 'demo' } }],
+      ],
+      [ok('releaseSnapshotHold'), 'failed', []],
+    ]);
+    expect(describeCluster(d.state, d.context).message).toContain(
+      'the snapshot at s3://b/k.db failed its check: fetch-snapshot failed: x',
+    );
+  });
+
   it('a snapshot that fails its check fails the cluster before any member is created, saying why', () => {
     const d = newCluster();
     play(d, [

@@ -10,7 +10,13 @@ let clock = 5_000;
 const at = (): number => (clock += 10);
 
 const updated = (
-  o: { dormant?: boolean; deleting?: boolean; clusterDeleting?: boolean; clusterGeneration?: number } = {},
+  o: {
+    dormant?: boolean;
+    deleting?: boolean;
+    clusterDeleting?: boolean;
+    clusterGeneration?: number;
+    alone?: boolean;
+  } = {},
 ): MemberEvent => ({
   type: 'k8s.member.updated',
   at: at(),
@@ -19,6 +25,7 @@ const updated = (
   clusterDeleting: o.clusterDeleting ?? false,
   generation: 1,
   clusterGeneration: o.clusterGeneration ?? 1,
+  ...(o.alone !== undefined ? { alone: o.alone } : {}),
 });
 const pod = (ready: boolean, uid = 'p1', restarts = 0): MemberEvent => ({
   type: 'k8s.pod.observed',
@@ -340,6 +347,28 @@ describe('member machine', () => {
       'starting etcd for the first time with a new cluster (--initial-cluster-state new): the seed, or one of the members a new cluster starts with at once; its Pod cannot be scheduled: 0/3 nodes are available',
     );
     play(d, [[podEvicted(), 'nodeLost', []]]);
+  });
+
+  it("a recovery's seed that never started (its restore cannot read the snapshot) is in no etcd cluster: deleted, it lets go without asking etcd", () => {
+    const d = new Driver(memberMachine, { member, bootstrap: true, medium: '' });
+    play(d, [
+      [updated({ alone: true }), 'pending', []],
+      [pvc(true), 'pending', []],
+      [noPod(), 'bootstrapping.creatingPod.running', [intent('createPod')]],
+      [ok('createPod', { uid: 'p1' }), 'bootstrapping.awaitingReady', []],
+      [updated({ alone: true, deleting: true }), 'removing.releasing.running', [intent('releaseFinalizer')]],
+    ]);
+  });
+
+  it('a member of a new cluster of several that never started still leaves etcd when deleted (the others list it)', () => {
+    const d = new Driver(memberMachine, { member, bootstrap: true, medium: '' });
+    play(d, [
+      [updated({ alone: false }), 'pending', []],
+      [pvc(true), 'pending', []],
+      [noPod(), 'bootstrapping.creatingPod.running', [intent('createPod')]],
+      [ok('createPod', { uid: 'p1' }), 'bootstrapping.awaitingReady', []],
+      [updated({ alone: false, deleting: true }), 'removing.leavingEtcd.running'],
+    ]);
   });
 
   it('a member of a new cluster whose claim waits for a node that is then deleted waits as nodeLost, saying its claim was for that node', () => {

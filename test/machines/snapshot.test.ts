@@ -8,12 +8,16 @@ const snap = { namespace: 'default', name: 'nightly', uid: 's-1', cluster: 'demo
 let clock = 1_000;
 const at = (): number => (clock += 10);
 
-const updated = (o: { deleting?: boolean; retain?: boolean; finalizer?: boolean } = {}): SnapshotEvent => ({
+const updated = (
+  o: { deleting?: boolean; retain?: boolean; finalizer?: boolean; heldBy?: string[]; staleHolds?: string[] } = {},
+): SnapshotEvent => ({
   type: 'k8s.snapshot.updated',
   at: at(),
   deleting: o.deleting ?? false,
   retain: o.retain ?? false,
   finalizer: o.finalizer ?? true,
+  ...(o.heldBy ? { heldBy: o.heldBy } : {}),
+  ...(o.staleHolds ? { staleHolds: o.staleHolds } : {}),
 });
 const cluster = (
   candidates: string[] | null,
@@ -182,6 +186,46 @@ describe('snapshot machine', () => {
         [intent('releaseSnapshotFinalizer')],
       ],
       [ok('releaseSnapshotFinalizer'), 'removed', []],
+    ]);
+  });
+
+  it('deleted while a cluster restores from it: what it stored is kept, said why, and deleted once the cluster lets go', () => {
+    const d = succeeded();
+    play(d, [
+      [updated({ heldBy: ['demo'] }), 'succeeded', []],
+      [updated({ deleting: true, heldBy: ['demo'] }), 'removing.inUse', []],
+      [deleteJob(null), 'removing.inUse', []],
+    ]);
+    expect(describeSnapshot('removing.inUse', d.context)).toEqual({
+      phase: 'Deleting',
+      step: 'InUse',
+      message:
+        'being deleted, and in use: EtcdCluster demo restores from it (finalizer restoring.etcd-operator.dev/demo); what it stored at s3://backups/default/demo/nightly-s-1.db is kept until the restore no longer needs it, then deleted with the EtcdSnapshot',
+    });
+    // A crash meanwhile resumes waiting: no Job is asked for while it is held.
+    d.restart();
+    play(d, [
+      [updated({ deleting: true, heldBy: ['demo'] }), 'removing.inUse', []],
+      [updated({ deleting: true }), 'removing.deletingStored.creatingJob.running', [intent('createSnapshotDeleteJob')]],
+      [ok('createSnapshotDeleteJob', { uid: 'd1' }), 'removing.deletingStored.running', []],
+      [
+        deleteJob({ active: false, succeeded: true }),
+        'removing.releasing.running',
+        [intent('releaseSnapshotFinalizer')],
+      ],
+    ]);
+  });
+
+  it('deleted with the hold of a cluster gone or being deleted on it: lets that hold go, then deletes what it stored', () => {
+    const d = succeeded();
+    const hold = { snapshot: 'nightly', cluster: 'gone' };
+    play(d, [
+      [
+        updated({ deleting: true, staleHolds: ['gone'] }),
+        'removing.releasingHold.running',
+        [intent('releaseSnapshotHold', hold)],
+      ],
+      [ok('releaseSnapshotHold'), 'removing.deletingStored.creatingJob.running', [intent('createSnapshotDeleteJob')]],
     ]);
   });
 

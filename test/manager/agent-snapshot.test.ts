@@ -158,7 +158,8 @@ describe('agent snapshot against a real etcd and a real S3-compatible server', {
     expect(readFileSync(to).length).toBe(stored.size);
 
     const wrong = await agent([...where, '--sha256', 'a'.repeat(64), '--to', to], credentials(), 'fetch-snapshot');
-    expect(wrong.code).toBe(1);
+    // Not what was stored: no retry fixes it, and the exit code says so (a seed's restore then ends).
+    expect(wrong.code).toBe(4);
     expect(wrong.message).toMatch(
       /^fetch-snapshot failed: s3:\/\/.* has sha256 [0-9a-f]{64} \(\d+ bytes\), not the a{64} it was stored with$/,
     );
@@ -173,12 +174,28 @@ describe('agent snapshot against a real etcd and a real S3-compatible server', {
     writeFileSync(join(dir, 'bad.db'), bytes);
     const to = join(dir, 'fetched-bad.db');
     const got = await agent(['--file', join(dir, 'bad.db'), '--to', to], {}, 'fetch-snapshot');
-    expect(got.code).toBe(1);
+    expect(got.code).toBe(4);
     expect(got.message).toMatch(
       /^fetch-snapshot failed: snapshot of \d+ bytes does not match the sha256 etcd sent with it$/,
     );
     expect(existsSync(to)).toBe(false);
     expect(existsSync(`${to}.partial`)).toBe(false);
+  });
+
+  it('fetch-snapshot of a stored file or object that is gone exits 4 (no retry fixes it), saying which', async () => {
+    const to = join(dir, 'fetched-gone.db');
+    const file = await agent(['--file', join(dir, 'gone.db'), '--to', to], {}, 'fetch-snapshot');
+    expect(file).toMatchObject({ code: 4, message: `fetch-snapshot failed: ${join(dir, 'gone.db')} does not exist` });
+    const where = [
+      ...['--s3-bucket', s3.bucket, '--s3-key', 'demo/gone.db'],
+      ...['--s3-endpoint', s3.endpoint.endpoint!, '--s3-force-path-style'],
+    ];
+    const object = await agent([...where, '--to', to], credentials(), 'fetch-snapshot');
+    expect(object).toMatchObject({
+      code: 4,
+      message: `fetch-snapshot failed: s3://${s3.bucket}/demo/gone.db does not exist`,
+    });
+    expect(existsSync(to)).toBe(false);
   });
 
   it('finish-restore puts the restored data dir in place once, and keeps etcd data already there', async () => {

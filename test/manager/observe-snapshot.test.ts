@@ -2,7 +2,13 @@ import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { buildSnapshotDeleteJob, buildSnapshotJob, storedAt } from '../../effects/kubernetes/build-snapshot-job.ts';
-import { candidates, jobObservation, parseReport, snapshotClusterObserved } from '../../manager/observe-snapshot.ts';
+import {
+  candidates,
+  jobObservation,
+  parseReport,
+  snapshotClusterObserved,
+  snapshotObserved,
+} from '../../manager/observe-snapshot.ts';
 import type { EtcdObservation } from '../../machines/types.ts';
 
 const snapshot = (destination: EtcdSnapshot['spec']['destination']): EtcdSnapshot =>
@@ -45,6 +51,28 @@ describe('snapshot observations', () => {
       cluster: { exists: true, dormant: true, candidates: null },
     });
     expect(snapshotClusterObserved(undefined, undefined, 1)).toMatchObject({ cluster: { exists: false } });
+  });
+
+  it("the clusters restoring from a snapshot are read from their finalizers; a gone one's hold is stale", () => {
+    const held = {
+      ...toPVC,
+      metadata: {
+        ...toPVC.metadata,
+        deletionTimestamp: new Date(0),
+        finalizers: [
+          'etcd-operator.dev/delete-stored-snapshot',
+          'restoring.etcd-operator.dev/demo',
+          'restoring.etcd-operator.dev/old',
+        ],
+      },
+    } as EtcdSnapshot;
+    expect(snapshotObserved(held, 1, (c) => c === 'demo')).toMatchObject({
+      deleting: true,
+      finalizer: true,
+      heldBy: ['demo'],
+      staleHolds: ['old'],
+    });
+    expect(snapshotObserved(toPVC, 1)).toMatchObject({ heldBy: [], staleHolds: [] });
   });
 
   it('stores each snapshot at a key of its own, and mounts the claim for a PVC', () => {

@@ -52,6 +52,25 @@ describe('manager: what the watches see becomes machine events', () => {
     });
   });
 
+  it('a restore from a named EtcdSnapshot names it (the cluster holds it), a source given directly does not', () => {
+    const named = cluster();
+    named.spec.bootstrap = { restore: { snapshotName: 'nightly' } };
+    expect(clusterObserved(named, 7)).toMatchObject({ restore: true, restoreSnapshot: 'nightly' });
+    const direct = cluster();
+    direct.spec.bootstrap = { restore: { source: { pvc: { claimName: 'b', path: 'x.db' } } } };
+    expect(clusterObserved(direct, 7)).not.toHaveProperty('restoreSnapshot');
+  });
+
+  it("a member's initial cluster naming it alone is a cluster of its own; one naming others is not", () => {
+    const seed = member('demo-3');
+    seed.spec.bootstrap = true;
+    seed.spec.initialCluster = 'demo-3=http://demo-3.demo.default.svc:2380';
+    expect(memberObserved(seed, cluster(), 7)).toMatchObject({ alone: true });
+    seed.spec.initialCluster = 'demo-3=http://a:2380,demo-4=http://b:2380';
+    expect(memberObserved(seed, cluster(), 7)).toMatchObject({ alone: false });
+    expect(memberObserved(member('demo-1'), cluster(), 7)).not.toHaveProperty('alone');
+  });
+
   it("storage.size reaches the cluster machine in bytes (none in memory), and each member's claim as the claim says", () => {
     const memory = cluster();
     memory.spec.storage = { size: '256Mi', medium: 'Memory' };

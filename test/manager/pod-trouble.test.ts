@@ -72,6 +72,37 @@ describe('pod trouble, in Kubernetes words', () => {
     expect(podObserved(p, 1)).toMatchObject({ pod: { trouble: { reason, message } } });
   });
 
+  it("a restore whose fetch cannot read the snapshot (exit 4) is SnapshotUnreadable at once, in the agent's words; another exit is a crash loop", () => {
+    const fetch = (exitCode: number, waiting = true): V1Pod =>
+      pod({
+        phase: 'Pending',
+        initContainerStatuses: [
+          etcd({
+            name: 'restore-fetch',
+            ...(waiting
+              ? { state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 10s' } } }
+              : {
+                  state: {
+                    terminated: { exitCode, message: 'fetch-snapshot failed: /restore-source/x.db does not exist' },
+                  },
+                }),
+            lastState: {
+              terminated: { exitCode, message: 'fetch-snapshot failed: /restore-source/x.db does not exist' },
+            },
+          }),
+        ],
+      });
+    const unreadable = {
+      reason: 'SnapshotUnreadable',
+      message:
+        'init container restore-fetch cannot read the snapshot to restore: fetch-snapshot failed: /restore-source/x.db does not exist',
+    };
+    expect(podTrouble(fetch(4))).toEqual(unreadable);
+    // Its first failure, before the kubelet backs off: said already.
+    expect(podTrouble(fetch(4, false))).toEqual(unreadable);
+    expect(podTrouble(fetch(1))).toMatchObject({ reason: 'CrashLoopBackOff' });
+  });
+
   it('a running Pod, or one pulling for the first time (ContainerCreating), is not stuck', () => {
     expect(
       podTrouble(pod({ phase: 'Running', containerStatuses: [etcd({ state: { running: {} } })] })),

@@ -59,14 +59,31 @@ export function seedAbandonedMessage(r: Recovery, error: { readonly code: string
   return `${why}: nothing was restored and nothing deleted${stopped}; ask again with a new requestID (another snapshot, or from a survivor) if the cluster still needs it`;
 }
 
+/** Why a recovery from a snapshot ended when its seed could not restore, and what happens to the members it stopped. */
+export function seedUnrestorableMessage(r: Recovery): string {
+  const seed = r.seed?.member ?? 'the restored member';
+  const stopped =
+    r.lost.length > 0
+      ? `; ${r.lost.join(', ')}, stopped for the restore, start again as they were, each with its own volume and data`
+      : '';
+  return `${seed} could not restore from EtcdSnapshot ${r.snapshot?.name ?? ''} (${r.seedFailure ?? 'its stored file cannot be read'}), which no retry fixes: ${seed} was deleted, nothing was restored and nothing else deleted${stopped}; ask again with a new requestID (another snapshot, or from a survivor) if the cluster still needs it`;
+}
+
 /** What each step of a recovery from a snapshot says. */
 function restoringMessage(sub: string, r: Recovery): string {
   if (sub.startsWith('resolvingSnapshot') || sub.startsWith('checkingSnapshot'))
     return `recovering from a snapshot (request ${r.requestID}): finding ${r.snapshot ? `EtcdSnapshot ${r.snapshot.name}` : 'the snapshot'}; nothing is changed before it is found`;
   const head = `recovering from EtcdSnapshot ${r.snapshot?.name ?? ''} (request ${r.requestID}); ${snapshotLossMessage(r)}`;
   const lost = r.lost.join(', ') || 'none';
+  const held = `EtcdSnapshot ${r.snapshot?.name ?? ''}`;
+  if (sub.startsWith('holdingSnapshot') || sub.startsWith('snapshotHeld'))
+    return `${head}: holding ${held} with this cluster's finalizer, so that deleting it keeps its stored file until the restore no longer needs it; nothing is changed before it is held`;
   if (sub.startsWith('stoppingLost') || sub.startsWith('awaitingStopped'))
     return `${head}: stopping the Pods of every member (${lost}); their volumes stay until the restored member answers`;
+  if (sub.startsWith('removingSeed') || sub.startsWith('awaitingSeedGone'))
+    return `${head}: ${r.seed?.member ?? 'the restored member'} cannot restore (${r.seedFailure ?? ''}), which no retry fixes: deleting it, then the members stopped for it start again`;
+  if (sub.startsWith('releasing'))
+    return `${head}: ${r.seed?.member ?? 'the restored member'} answers alone and leads; letting go of ${held}, whose deletion, if asked, then goes on`;
   if (sub.startsWith('creatingSeed') || sub.startsWith('awaitingSeed'))
     return `${head}: restoring ${r.seed?.member ?? 'a new member'} from the snapshot, waiting until it answers alone and leads`;
   return `${head}: deleting the old EtcdMembers (${lost}); new members join next`;
@@ -75,6 +92,8 @@ function restoringMessage(sub: string, r: Recovery): string {
 /** What each step of a recovery says. */
 export function recoveringMessage(sub: string, c: RecoveryView): string {
   const r = c.recovery;
+  if (!r && sub.startsWith('releasing'))
+    return `recovery request ${c.recovered?.requestID ?? ''} refused: letting go of EtcdSnapshot ${c.holding ?? ''}, then starting again the members stopped for it (${(c.recovered?.restarted ?? []).join(', ')}), each with its own volume and data`;
   if (sub.startsWith('restartingStopped') || sub.startsWith('awaitingRestarted'))
     return `recovery request ${c.recovered?.requestID ?? ''} refused: starting again the members stopped for it (${(c.recovered?.restarted ?? []).join(', ')}), each with its own volume and data`;
   if (!r || sub.startsWith('judging')) {

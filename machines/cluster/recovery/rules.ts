@@ -7,6 +7,7 @@
  * applied index, so no answering member holds a write the recovered cluster lacks.
  * Pure: no clock, everything is in the view.
  */
+import { ConditionReason } from '../../../api/conditions.ts';
 import { MEMBER_STATE } from '../../member-state.ts';
 import { etcdMemberFor, quorum } from '../../policy.ts';
 import type { ClusterObjectRef, EtcdObservation, MemberObservation, RecoveryRequest } from '../../types.ts';
@@ -37,6 +38,8 @@ export interface Recovery {
   readonly snapshot?: RecoverySnapshot | null;
   /** from snapshot: the new member restored from it, once chosen. */
   readonly seed?: { readonly member: string; readonly ordinal: number } | null;
+  /** from snapshot: why the seed cannot restore (its Stuck condition, SnapshotUnreadable); absent: it can, as far as known. */
+  readonly seedFailure?: string | null;
   /** from snapshot: a cluster whose quorum answered, rolled back (spec.recovery.rollback). */
   readonly rollback?: boolean;
   /**
@@ -77,6 +80,11 @@ export interface RecoveryContext {
   readonly judged?: readonly string[];
   /** A refused recovery's stopped members are being started again: no request is judged meanwhile. */
   readonly restarting?: boolean;
+  /**
+   * The EtcdSnapshot this cluster's finalizer holds (or is being put on or taken off): set before
+   * holdSnapshot is asked, cleared once releaseSnapshotHold is done; null or absent: none.
+   */
+  readonly holding?: string | null;
 }
 
 /** What the recovery rules read besides their own fields. */
@@ -314,3 +322,16 @@ export const seedRestored = (c: RecoveryView): boolean => {
   const info = etcdMemberFor(c.cluster, e, seed.member);
   return info !== undefined && info.name !== '' && e.healthy.includes(info.id) && e.leader === info.id;
 };
+
+/**
+ * The seed cannot restore, and no retry would change it: its restore init container found the
+ * snapshot's stored object missing or not what was stored (its Stuck condition, SnapshotUnreadable).
+ */
+export const seedUnrestorable = (c: RecoveryView): MemberObservation | undefined =>
+  c.members.find(
+    (m) =>
+      m.name === c.recovery?.seed?.member && !m.deleting && m.trouble?.reason === ConditionReason.SnapshotUnreadable,
+  );
+
+/** The seed's EtcdMember is gone (or was never made). */
+export const seedGone = (c: RecoveryView): boolean => !c.members.some((m) => m.name === c.recovery?.seed?.member);

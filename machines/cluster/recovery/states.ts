@@ -14,9 +14,11 @@ import { attempt } from '../step-kit.ts';
 import {
   deleteLostParams,
   forceParams,
+  holdParams,
   readRevisionParams,
   resolveSnapshotParams,
   restartParams,
+  seedMemberParams,
   seedParams,
   stopLostParams,
 } from './steps.ts';
@@ -26,6 +28,8 @@ export const RECOVERY = idsUnder('recovering', [
   'judging',
   'resolvingSnapshot',
   'checkingSnapshot',
+  'holdingSnapshot',
+  'snapshotHeld',
   'readingRevision',
   'stoppingLost',
   'awaitingStopped',
@@ -35,6 +39,10 @@ export const RECOVERY = idsUnder('recovering', [
   'awaitingPlain',
   'creatingSeed',
   'awaitingSeed',
+  'removingSeed',
+  'awaitingSeedGone',
+  'releasing',
+  'releasingSnapshot',
   'restartingStopped',
   'awaitingRestarted',
   'next',
@@ -64,9 +72,17 @@ export const recovering = {
     checkingSnapshot: {
       always: [
         { guard: 'snapshotRefused', target: CLUSTER.deciding, actions: 'refuseSnapshot' },
-        { guard: 'rollingBack', target: RECOVERY.readingRevision },
-        { target: RECOVERY.stoppingLost },
+        { target: RECOVERY.holdingSnapshot, actions: 'chooseHold' },
       ],
+    },
+    // The snapshot held before anything is touched, as Kubernetes holds a PVC a Pod uses: deleting
+    // it now keeps its stored file until the restore no longer needs it. One already being
+    // deleted cannot be held: refused, with nothing changed.
+    holdingSnapshot: attempt({ target: RECOVERY.snapshotHeld }, { type: 'holdSnapshot', params: holdParams }, [
+      { guard: 'permanent', target: CLUSTER.deciding, actions: ['refuseSnapshotGone'] },
+    ]),
+    snapshotHeld: {
+      always: [{ guard: 'rollingBack', target: RECOVERY.readingRevision }, { target: RECOVERY.stoppingLost }],
     },
     // A rollback: the cluster's revision read before anything stops, so what is lost is a number.
     readingRevision: attempt(
@@ -88,7 +104,7 @@ export const recovering = {
     creatingSeed: attempt(
       { target: RECOVERY.awaitingSeed, actions: ['recordSeedCreated'] },
       { type: 'createMember', params: seedParams },
-      [{ guard: 'permanent', target: RECOVERY.restartingStopped, actions: ['abandonSeed'] }],
+      [{ guard: 'permanent', target: RECOVERY.releasing, actions: ['abandonSeed'] }],
     ),
     // etcd's last answer stays the cluster's view (not marked stale): a member restarted without a
     // quorum serves no client, and a next request is judged on what each member said before it stopped.
@@ -97,8 +113,28 @@ export const recovering = {
       always: { guard: 'stoppedRestarted', target: CLUSTER.deciding, actions: 'finishRestart' },
     },
     awaitingSeed: {
-      always: { guard: 'seedRestored', target: RECOVERY.next, actions: 'latchRestoredClusterID' },
+      always: [
+        { guard: 'seedRestored', target: RECOVERY.releasing, actions: 'latchRestoredClusterID' },
+        { guard: 'seedUnrestorable', target: RECOVERY.removingSeed, actions: 'failSeed' },
+      ],
     },
+    // The seed cannot read the snapshot (its stored file gone or not what was stored): no retry
+    // fixes that. It is deleted (it is in no etcd cluster: it never started), and the recovery
+    // ends refused as if the seed could not be made.
+    removingSeed: attempt({ target: RECOVERY.awaitingSeedGone }, { type: 'deleteMember', params: seedMemberParams }),
+    awaitingSeedGone: { always: { guard: 'seedGone', target: RECOVERY.releasing, actions: 'abandonUnrestorable' } },
+    // The snapshot let go once the restore no longer needs it: restored, or the recovery refused.
+    releasing: {
+      always: [
+        { guard: 'snapshotHeld', target: RECOVERY.releasingSnapshot },
+        { guard: 'restartingAfterRefusal', target: RECOVERY.restartingStopped },
+        { target: RECOVERY.next },
+      ],
+    },
+    releasingSnapshot: attempt(
+      { target: RECOVERY.releasing, actions: ['recordReleased'] },
+      { type: 'releaseSnapshotHold', params: holdParams },
+    ),
     forcing: attempt(
       { target: RECOVERY.awaitingForced, actions: ['markEtcdStale'] },
       { type: 'setForceNewCluster', params: forceParams(true) },

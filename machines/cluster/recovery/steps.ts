@@ -15,13 +15,16 @@ import type {
   ResolveRecoverySnapshotParams,
   SetDormantParams,
   SetForceNewClusterParams,
+  SnapshotHoldParams,
 } from '../../types.ts';
-import { recoveredMessage, seedAbandonedMessage } from './describe.ts';
+import { recoveredMessage, seedAbandonedMessage, seedUnrestorableMessage } from './describe.ts';
 import {
   chosen,
   chosenSnapshotRecovery,
   fromSnapshot,
+  seedGone,
   seedRestored,
+  seedUnrestorable,
   snapshotRefusal,
   stoppedListed,
   stoppedRestarted,
@@ -70,6 +73,10 @@ export const recoveryGuards = {
   // Every Pod stopped, and the data to come from a snapshot: the seed is next, not a force.
   stoppedForSeed: ({ context: c }: Ctx) => fromSnapshot(c) && lostStopped(c),
   seedRestored: ({ context: c }: Ctx) => seedRestored(c),
+  seedUnrestorable: ({ context: c }: Ctx) => seedUnrestorable(c) !== undefined,
+  seedGone: ({ context: c }: Ctx) => seedGone(c),
+  snapshotHeld: ({ context: c }: Ctx) => (c.holding ?? null) !== null,
+  restartingAfterRefusal: ({ context: c }: Ctx) => c.restarting === true,
   rollingBack: ({ context: c }: Ctx) => c.recovery?.rollback === true,
   stoppedRestarted: ({ context: c }: Ctx) => stoppedRestarted(c),
 };
@@ -126,6 +133,27 @@ export const recoveryUpdates = {
   // No snapshot may be restored (none found, not Succeeded, failed its verification): the handler says why.
   refuseSnapshotMissing: (c, e) => refused(c, failureOf(e)?.message ?? 'no snapshot may be restored'),
   refuseSnapshot: (c) => refused(c, snapshotRefusal(c) ?? ''),
+  // Asked for in the same journaled step as holdSnapshot: a crash after it landed still lets it go.
+  chooseHold: (c) => ({ holding: c.recovery?.snapshot?.name ?? null }),
+  // The EtcdSnapshot is being deleted (or gone) before it was held: nothing was changed.
+  refuseSnapshotGone: (c, e) => ({
+    ...refused(
+      c,
+      `EtcdSnapshot ${c.recovery?.snapshot?.name ?? ''} is being deleted (${failureOf(e)?.message ?? 'gone'}): a restore from it could not fetch it; ask again with another snapshot`,
+    ),
+    holding: null,
+  }),
+  recordReleased: () => ({ holding: null }),
+  // Why the seed cannot restore, said while it is deleted; the refusal follows once it is gone.
+  failSeed: (c) => {
+    const r = c.recovery;
+    const why = seedUnrestorable(c)?.trouble?.message ?? 'its restore cannot read the snapshot';
+    return r ? { recovery: { ...r, seedFailure: why } } : {};
+  },
+  abandonUnrestorable: (c) => {
+    const r = c.recovery;
+    return r ? { ...refused(c, seedUnrestorableMessage(r), r.lost), restarting: true } : {};
+  },
   recordRevision: (c, e) => {
     const read = 'result' in e ? e.result?.revision : undefined;
     return c.recovery && typeof read === 'number' ? { recovery: { ...c.recovery, lastKnownRevision: read } } : {};
@@ -215,3 +243,12 @@ export const seedParams = ({ context: c }: { context: SeedView }): CreateMemberP
 
 /** readRevision: the cluster's revision before a rollback stops anything. */
 export const readRevisionParams = ({ context: c }: Ctx): ReadRevisionParams => ({ cluster: c.cluster.name });
+
+/** holdSnapshot and releaseSnapshotHold: the EtcdSnapshot the recovery restores from, held by this cluster. */
+export const holdParams = ({ context: c }: Ctx): SnapshotHoldParams => ({
+  snapshot: c.holding ?? c.recovery?.snapshot?.name ?? '',
+  cluster: c.cluster.name,
+});
+
+/** deleteMember for a seed that cannot restore. */
+export const seedMemberParams = ({ context: c }: Ctx): MemberParams => ({ member: c.recovery?.seed?.member ?? '' });

@@ -79,7 +79,8 @@ function atSeed(): Driver<typeof clusterMachine> {
   const d = quorumLost();
   play(d, [
     [fromSnapshot('r1'), 'recovering.resolvingSnapshot.running'],
-    [ok('resolveRecoverySnapshot', nightly()), 'recovering.stoppingLost.running'],
+    [ok('resolveRecoverySnapshot', nightly()), 'recovering.holdingSnapshot.running'],
+    [ok('holdSnapshot'), 'recovering.stoppingLost.running'],
     [ok('setDormant'), 'recovering.awaitingStopped'],
     [members(allStopped), 'recovering.creatingSeed.running'],
   ]);
@@ -101,6 +102,15 @@ describe('cluster machine: recovery from a snapshot', () => {
     play(d, [
       [
         ok('resolveRecoverySnapshot', nightly()),
+        'recovering.holdingSnapshot.running',
+        [{ type: 'holdSnapshot', params: { snapshot: 'nightly', cluster: 'demo' } }],
+      ],
+    ]);
+    // Held before anything is changed: deleting it now keeps its stored file.
+    expect(say(d)).toContain("holding EtcdSnapshot nightly with this cluster's finalizer");
+    play(d, [
+      [
+        ok('holdSnapshot'),
         'recovering.stoppingLost.running',
         [{ type: 'setDormant', params: { members: ['demo-0', 'demo-1', 'demo-2'], dormant: true } }],
       ],
@@ -137,8 +147,19 @@ describe('cluster machine: recovery from a snapshot', () => {
       // The old cluster's last answer is not the seed's.
       [etcd([0, 1, 2], [], { 0: [120, 57] }), 'recovering.awaitingSeed', []],
       [withSeed(allStopped), 'recovering.awaitingSeed', []],
-      [restored(), 'recovering.deletingLost.running', [{ type: 'deleteMember', params: { member: 'demo-0' } }]],
+      // Restored: the snapshot is let go, and a deletion of it waiting goes on.
+      [
+        restored(),
+        'recovering.releasingSnapshot.running',
+        [{ type: 'releaseSnapshotHold', params: { snapshot: 'nightly', cluster: 'demo' } }],
+      ],
+      [
+        ok('releaseSnapshotHold'),
+        'recovering.deletingLost.running',
+        [{ type: 'deleteMember', params: { member: 'demo-0' } }],
+      ],
     ]);
+    expect(d.context.holding).toBeNull();
     expect(d.context.clusterID).toBe('c2');
     play(d, [
       [ok('deleteMember'), 'recovering.deletingLost.running', [{ type: 'deleteMember', params: { member: 'demo-1' } }]],
@@ -167,7 +188,13 @@ describe('cluster machine: recovery from a snapshot', () => {
         [{ type: 'resolveRecoverySnapshot', params: { cluster: 'demo', requestID: 'r1', snapshotName: 'weekly' } }],
       ],
     ]);
-    play(d, [[ok('resolveRecoverySnapshot', nightly({ name: 'weekly' })), 'recovering.stoppingLost.running']]);
+    play(d, [
+      [
+        ok('resolveRecoverySnapshot', nightly({ name: 'weekly' })),
+        'recovering.holdingSnapshot.running',
+        [{ type: 'holdSnapshot', params: { snapshot: 'weekly', cluster: 'demo' } }],
+      ],
+    ]);
     expect(recoveryCondition(d.context)?.message).toContain(
       'every write after revision 40 is lost; no member answered to say how far the cluster had gone',
     );
@@ -194,7 +221,20 @@ describe('cluster machine: recovery from a snapshot', () => {
     d.restart();
     play(d, [
       [withSeed(allStopped), 'recovering.awaitingSeed', []],
-      [restored(), 'recovering.deletingLost.running', [{ type: 'deleteMember', params: { member: 'demo-0' } }]],
+      [
+        restored(),
+        'recovering.releasingSnapshot.running',
+        [{ type: 'releaseSnapshotHold', params: { snapshot: 'nightly', cluster: 'demo' } }],
+      ],
+    ]);
+    // A crash before the release's answer: releaseSnapshotHold's recover reads the finalizer back.
+    d.restart();
+    play(d, [
+      [
+        ok('releaseSnapshotHold'),
+        'recovering.deletingLost.running',
+        [{ type: 'deleteMember', params: { member: 'demo-0' } }],
+      ],
     ]);
   });
 
@@ -208,6 +248,11 @@ describe('cluster machine: recovery from a snapshot', () => {
           at: (time.clock += 10),
           error: { code: 'ERR_SNAPSHOT_GONE', message: gone, retryable: false },
         },
+        'recovering.releasingSnapshot.running',
+        [{ type: 'releaseSnapshotHold', params: { snapshot: 'nightly', cluster: 'demo' } }],
+      ],
+      [
+        ok('releaseSnapshotHold'),
         'recovering.restartingStopped.running',
         [{ type: 'setDormant', params: { members: ['demo-0', 'demo-1', 'demo-2'], dormant: false } }],
       ],
@@ -246,6 +291,82 @@ describe('cluster machine: recovery from a snapshot', () => {
     expect(d.context.recovery).toMatchObject({ requestID: 'r2', survivor: 'demo-0' });
   });
 
+  it('its seed cannot read the snapshot (the stored file gone out of band): the seed deleted, the snapshot let go, refused, the members it stopped started again', () => {
+    const d = atSeed();
+    const why =
+      'init container restore-fetch cannot read the snapshot to restore: fetch-snapshot failed: /restore-source/default/demo/nightly.db does not exist';
+    const unreadable = (o: Partial<MemberObservation> = {}): ClusterEvent => {
+      const e = members(allStopped) as Extract<ClusterEvent, { type: 'k8s.members.listed' }>;
+      const stuck = {
+        ...seed,
+        state: 'bootstrapping' as const,
+        trouble: { reason: 'SnapshotUnreadable', message: why, since: time.clock },
+      };
+      return { ...e, members: [...e.members, { ...stuck, ...o }] };
+    };
+    play(d, [
+      [ok('createMember'), 'recovering.awaitingSeed', []],
+      // A crash loop that may pass (an image pull, say) is waited out, as any start.
+      [unreadable({ trouble: { reason: 'ImagePullBackOff', message: 'x', since: 0 } }), 'recovering.awaitingSeed', []],
+      [unreadable(), 'recovering.removingSeed.running', [{ type: 'deleteMember', params: { member: 'demo-3' } }]],
+    ]);
+    expect(say(d)).toContain(`demo-3 cannot restore (${why}), which no retry fixes: deleting it`);
+    play(d, [
+      [ok('deleteMember'), 'recovering.awaitingSeedGone', []],
+      [unreadable({ deleting: true }), 'recovering.awaitingSeedGone', []],
+      [
+        members(allStopped),
+        'recovering.releasingSnapshot.running',
+        [{ type: 'releaseSnapshotHold', params: { snapshot: 'nightly', cluster: 'demo' } }],
+      ],
+    ]);
+    expect(recoveryCondition(d.context)).toEqual({
+      status: 'False',
+      reason: 'RecoveryRefused',
+      message: `recovery request r1 refused: demo-3 could not restore from EtcdSnapshot nightly (${why}), which no retry fixes: demo-3 was deleted, nothing was restored and nothing else deleted; demo-0, demo-1, demo-2, stopped for the restore, start again as they were, each with its own volume and data; ask again with a new requestID (another snapshot, or from a survivor) if the cluster still needs it`,
+    });
+    // A crash before the release's answer resumes letting go, then starting the members again.
+    d.restart();
+    play(d, [
+      [
+        ok('releaseSnapshotHold'),
+        'recovering.restartingStopped.running',
+        [{ type: 'setDormant', params: { members: ['demo-0', 'demo-1', 'demo-2'], dormant: false } }],
+      ],
+      [ok('setDormant'), 'recovering.awaitingRestarted', []],
+      [members(), 'observing'],
+    ]);
+    expect(d.context.holding).toBeNull();
+    expect(d.context.recovered).toMatchObject({
+      requestID: 'r1',
+      result: 'refused',
+      restarted: ['demo-0', 'demo-1', 'demo-2'],
+    });
+  });
+
+  it('its EtcdSnapshot already being deleted when it is to be held: refused, nothing changed, nothing held', () => {
+    const d = quorumLost();
+    const deleting = 'EtcdSnapshot default/nightly is being deleted, its stored file with it';
+    play(d, [
+      [fromSnapshot('r1'), 'recovering.resolvingSnapshot.running'],
+      [ok('resolveRecoverySnapshot', nightly()), 'recovering.holdingSnapshot.running'],
+      [
+        {
+          type: 'effect.holdSnapshot.failed',
+          at: (time.clock += 10),
+          error: { code: 'ERR_SNAPSHOT_GONE', message: deleting, retryable: false },
+        },
+        'degraded',
+        [],
+      ],
+    ]);
+    expect(recoveryCondition(d.context)?.message).toBe(
+      `recovery request r1 refused, nothing was changed: EtcdSnapshot nightly is being deleted (${deleting}): a restore from it could not fetch it; ask again with another snapshot`,
+    );
+    expect(d.context.holding).toBeNull();
+    expect(d.context.members.every((m) => !m.dormant)).toBe(true);
+  });
+
   it('refuses while a quorum answers, and changes nothing, saying how a rollback is asked', () => {
     const d = steady();
     play(d, [[fromSnapshot('r1', { snapshotName: 'nightly' }), 'steady', []]]);
@@ -262,8 +383,9 @@ describe('cluster machine: recovery from a snapshot', () => {
         'recovering.resolvingSnapshot.running',
         [{ type: 'resolveRecoverySnapshot', params: { cluster: 'demo', requestID: 'r1', snapshotName: 'nightly' } }],
       ],
+      [ok('resolveRecoverySnapshot', nightly()), 'recovering.holdingSnapshot.running'],
       [
-        ok('resolveRecoverySnapshot', nightly()),
+        ok('holdSnapshot'),
         'recovering.readingRevision.running',
         [{ type: 'readRevision', params: { cluster: 'demo' } }],
       ],
@@ -287,7 +409,8 @@ describe('cluster machine: recovery from a snapshot', () => {
       [members(allStopped), 'recovering.creatingSeed.running'],
       [ok('createMember'), 'recovering.awaitingSeed'],
       [withSeed(allStopped), 'recovering.awaitingSeed'],
-      [restored(), 'recovering.deletingLost.running'],
+      [restored(), 'recovering.releasingSnapshot.running'],
+      [ok('releaseSnapshotHold'), 'recovering.deletingLost.running'],
       [ok('deleteMember'), 'recovering.deletingLost.running'],
       [ok('deleteMember'), 'recovering.deletingLost.running'],
       [ok('deleteMember'), 'recovering.awaitingGone'],
@@ -323,6 +446,11 @@ describe('cluster machine: recovery from a snapshot', () => {
       [fromSnapshot('r2', { snapshotName: 'theirs', allowOtherCluster: true }), 'recovering.resolvingSnapshot.running'],
       [
         ok('resolveRecoverySnapshot', nightly({ name: 'theirs', cluster: 'other' })),
+        'recovering.holdingSnapshot.running',
+        [{ type: 'holdSnapshot', params: { snapshot: 'theirs', cluster: 'demo' } }],
+      ],
+      [
+        ok('holdSnapshot'),
         'recovering.stoppingLost.running',
         [{ type: 'setDormant', params: { members: ['demo-0', 'demo-1', 'demo-2'], dormant: true } }],
       ],
@@ -333,7 +461,8 @@ describe('cluster machine: recovery from a snapshot', () => {
     const d = quorumLost();
     play(d, [
       [fromSnapshot('r1'), 'recovering.resolvingSnapshot.running'],
-      [ok('resolveRecoverySnapshot', nightly()), 'recovering.stoppingLost.running'],
+      [ok('resolveRecoverySnapshot', nightly()), 'recovering.holdingSnapshot.running'],
+      [ok('holdSnapshot'), 'recovering.stoppingLost.running'],
       [fromSnapshot('r2'), 'recovering.stoppingLost.running', []],
     ]);
     expect(d.context.recovered).toMatchObject({
