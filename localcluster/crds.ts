@@ -23,8 +23,7 @@ export class CrdInstallError extends Error {
 export async function installCrds(kubectl: Kubectl, dir: string = crdDir): Promise<void> {
   const apply = await kubectl(['apply', '--server-side', '--force-conflicts', '-f', dir, '-o', 'name']);
   if (apply.code !== 0) throw new CrdInstallError(`kubectl apply --server-side -f ${dir}`, apply);
-  const wait = await kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', dir]);
-  if (wait.code !== 0) throw new CrdInstallError('waiting for the CRDs to be Established', wait);
+  await untilEstablished(kubectl, dir);
   // `customresourcedefinition.apiextensions.k8s.io/etcdclusters.etcd-operator.dev` -> `etcdclusters.etcd-operator.dev`
   const resources = apply.stdout
     .split('\n')
@@ -38,5 +37,36 @@ export async function installCrds(kubectl: Kubectl, dir: string = crdDir): Promi
         throw new CrdInstallError(`waiting for the schema of ${resource} (kubectl explain)`, explain);
       await sleep(100);
     }
+  }
+}
+
+interface CrdList {
+  readonly items?: readonly {
+    readonly metadata?: { readonly name?: string };
+    readonly status?: { readonly conditions?: readonly { readonly type?: string; readonly status?: string }[] };
+  }[];
+}
+
+/**
+ * Waits (60 s at most) until every CRD in dir is Established. Not `kubectl wait`: kubectl 1.37's
+ * fails at once on a CRD the API server has not yet given any condition ("<nil> is of the type
+ * <nil>, expected []interface{}"), which a loaded machine shows just after the apply.
+ */
+async function untilEstablished(kubectl: Kubectl, dir: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const got = await kubectl(['get', '-f', dir, '-o', 'json']);
+    const pending =
+      got.code === 0
+        ? ((JSON.parse(got.stdout) as CrdList).items ?? [])
+            .filter((crd) => !crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'))
+            .map((crd) => crd.metadata?.name ?? '')
+        : null;
+    if (pending?.length === 0) return;
+    if (Date.now() > deadline) {
+      const why = pending ? { ...got, code: 1, stderr: `not Established after 60 s: ${pending.join(', ')}` } : got;
+      throw new CrdInstallError('waiting for the CRDs to be Established', why);
+    }
+    await sleep(200);
   }
 }
