@@ -55,8 +55,8 @@ tools: ## build the local cluster's binaries into the cache (first time only), a
 unit: deps ## run the tests that need no local cluster
 	npx vitest run --project unit
 
-test: deps typecheck lint tools ## run every test: types, lint, unit and end-to-end
-	npx vitest run
+test: deps tools ## run every test: unit and end-to-end, with types, lint and format checked beside them
+	hack/test.sh
 
 cluster: deps tools ## run the local Kubernetes in the foreground and print how to use kubectl with it
 	node localcluster/main.ts
