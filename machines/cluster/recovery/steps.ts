@@ -150,9 +150,12 @@ export const recoveryUpdates = {
     const why = seedUnrestorable(c)?.trouble?.message ?? 'its restore cannot read the snapshot';
     return r ? { recovery: { ...r, seedFailure: why } } : {};
   },
+  // The seed never started, so etcd's list from before it (marked stale when it was made) is still
+  // what etcd last said: a next request is judged on it, as when the seed could not be made. Left
+  // stale, the cluster would wait for an answer that members without a quorum never give.
   abandonUnrestorable: (c) => {
     const r = c.recovery;
-    return r ? { ...refused(c, seedUnrestorableMessage(r), r.lost), restarting: true } : {};
+    return r ? { ...refused(c, seedUnrestorableMessage(r), r.lost), restarting: true, etcdStale: false } : {};
   },
   recordRevision: (c, e) => {
     const read = 'result' in e ? e.result?.revision : undefined;

@@ -334,7 +334,6 @@ describe('cluster machine: recovery from a snapshot', () => {
         [{ type: 'setDormant', params: { members: ['demo-0', 'demo-1', 'demo-2'], dormant: false } }],
       ],
       [ok('setDormant'), 'recovering.awaitingRestarted', []],
-      [members(), 'observing'],
     ]);
     expect(d.context.holding).toBeNull();
     expect(d.context.recovered).toMatchObject({
@@ -342,6 +341,23 @@ describe('cluster machine: recovery from a snapshot', () => {
       result: 'refused',
       restarted: ['demo-0', 'demo-1', 'demo-2'],
     });
+    // Restarted without a quorum, no member answers; the seed never did, so what each member said
+    // before it stopped is still what is known, and a next request is judged on it (not waited on).
+    play(d, [
+      [ask('r2'), 'recovering.awaitingRestarted', []],
+      [members({ 1: lost[1], 2: lost[2] }), 'recovering.awaitingRestarted', []],
+      [
+        { type: 'etcd.unreachable', at: (time.clock += 10), error: 'none of 1 member answered' },
+        'recovering.awaitingRestarted',
+        [],
+      ],
+      [
+        members({ 1: { state: 'replacing', pod: undefined }, 2: { state: 'replacing', pod: undefined } }),
+        'recovering.stoppingLost.running',
+        [{ type: 'setDormant', params: { members: ['demo-1', 'demo-2'], dormant: true } }],
+      ],
+    ]);
+    expect(d.context.recovery).toMatchObject({ requestID: 'r2', survivor: 'demo-0' });
   });
 
   it('its EtcdSnapshot already being deleted when it is to be held: refused, nothing changed, nothing held', () => {
