@@ -24,11 +24,12 @@ const WHOLE_CLUSTER = [
 ];
 
 /**
- * Shared-cluster e2e files at once (E2E_WORKERS, default 4): the group is bound by its files' total
- * time over this number, not by CPU (docs/development.md, "How tests use it", has the figures and
- * what had to be fixed for several at once to hold).
+ * Shared-cluster e2e files at once (E2E_WORKERS, default 3). Four was tried in session 19: its
+ * cluster group took 905 s against three's 951, and at the load it brought (16 on a quiet machine)
+ * one write failed after 10 s while disruptions.test cut a member off the network (the cause not
+ * proven; three never showed it). docs/development.md, "How tests use it", has the figures.
  */
-const E2E_WORKERS = Number(process.env.E2E_WORKERS ?? 4);
+const E2E_WORKERS = Number(process.env.E2E_WORKERS ?? 3);
 /**
  * The last group's workers: one runs a whole-cluster file, one holds the next (waiting for the
  * lock, test/e2e/one-at-a-time.ts), two run unit files beside them.
