@@ -4,6 +4,7 @@
  */
 import { lostMember, orphanMembers, unwellSince, victim, wantedBudget, type ClusterContext } from './cluster-decide.ts';
 import { CONCERN_UPDATES } from './cluster/concerns.ts';
+import { ERR } from './error-codes.ts';
 import { DEFAULT_SNAPSHOT_COUNT, latchDuringRoll } from './cluster/roll/index.ts';
 import { observeMaintenance, overThreshold } from './cluster/maintenance/index.ts';
 import { failureOf, stepUpdates, toAssigns, type Update } from './kit.ts';
@@ -127,7 +128,7 @@ const updates = {
     holding: null,
     retryAt: null,
     lastError: {
-      code: 'ERR_SNAPSHOT_GONE',
+      code: ERR.SNAPSHOT_GONE,
       message: `EtcdSnapshot ${c.restore?.snapshot ?? ''}, named by spec.bootstrap.restore.snapshotName, cannot be held to restore from: ${failureOf(e)?.message ?? 'it is being deleted'}`,
       retryable: false,
     },
@@ -275,13 +276,13 @@ export const budgetParams = ({ context: c }: Ctx): DisruptionBudgetParams => ({
   minAvailable: wantedBudget(c),
 });
 
-/** Parameters of createRestoreJob. */
 /** holdSnapshot and releaseSnapshotHold for the EtcdSnapshot a new cluster starts from. */
 export const restoreHoldParams = ({ context: c }: { context: ClusterContext }): SnapshotHoldParams => ({
   snapshot: c.holding ?? c.restore?.snapshot ?? '',
   cluster: c.cluster.name,
 });
 
+/** Parameters of createRestoreJob. */
 export const restoreParams = ({ context: c }: { context: ClusterContext }): RestoreParams => ({
   cluster: c.cluster.name,
 });

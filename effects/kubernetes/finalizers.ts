@@ -35,12 +35,13 @@ async function read(
   return { finalizers: object.metadata?.finalizers ?? [], resourceVersion: object.metadata?.resourceVersion ?? '' };
 }
 
-/** The object's finalizers, or null when it is gone. */
-export async function readFinalizers(
+/** Whether the object carries the finalizer (a recover's reading of a change), or null when it is gone. */
+export async function hasFinalizer(
   ctx: KubeContext,
-  c: Pick<FinalizerChange, 'plural' | 'name' | 'code' | 'what'>,
-): Promise<readonly string[] | null> {
-  return (await read(ctx, c))?.finalizers ?? null;
+  c: Pick<FinalizerChange, 'plural' | 'name' | 'finalizer' | 'code' | 'what'>,
+): Promise<boolean | null> {
+  const current = await read(ctx, c);
+  return current === null ? null : current.finalizers.includes(c.finalizer);
 }
 
 /**

@@ -9,7 +9,7 @@ import { ERR } from '../../machines/error-codes.ts';
 import type { SnapshotHoldParams } from '../../machines/intents.ts';
 import { EffectError, type IntentHandler, type Recovered } from '../types.ts';
 import type { KubeContext } from './context.ts';
-import { changeFinalizer, readFinalizers } from './finalizers.ts';
+import { changeFinalizer, hasFinalizer } from './finalizers.ts';
 import { holdFinalizer, PLURAL } from './meta.ts';
 import { requireSnapshot } from './objects.ts';
 
@@ -27,10 +27,8 @@ const holdOf = (p: SnapshotHoldParams, add: boolean) =>
   }) as const;
 
 /** Whether the cluster's hold is on the EtcdSnapshot; null when it is gone. */
-async function held(ctx: KubeContext, p: SnapshotHoldParams): Promise<boolean | null> {
-  const finalizers = await readFinalizers(ctx, { ...holdOf(p, true), code: ERR.READ_SNAPSHOT });
-  return finalizers === null ? null : finalizers.includes(holdFinalizer(p.cluster));
-}
+const held = (ctx: KubeContext, p: SnapshotHoldParams): Promise<boolean | null> =>
+  hasFinalizer(ctx, { ...holdOf(p, true), code: ERR.READ_SNAPSHOT });
 
 /** Puts the cluster's hold on the EtcdSnapshot; one gone or being deleted cannot be held (not retried). */
 export const holdSnapshot: IntentHandler<'holdSnapshot', NoResult, KubeContext> = {

@@ -16,7 +16,7 @@ import {
 import { buildVerifyJob, verifyJobName, verifyRefusal } from './build-verify-job.ts';
 import { DEFAULT_AGENT_IMAGE, type KubeContext } from './context.ts';
 import { createOwned } from './create-owned.ts';
-import { changeFinalizer, readFinalizers } from './finalizers.ts';
+import { changeFinalizer, hasFinalizer } from './finalizers.ts';
 import { controllerUid, PLURAL, SNAPSHOT_FINALIZER } from './meta.ts';
 import { readClusterNamed, requireSnapshot } from './objects.ts';
 
@@ -34,10 +34,8 @@ const finalizerOf = (snapshot: string) =>
   }) as const;
 
 /** Whether the EtcdSnapshot carries our finalizer; null when it is gone. */
-async function hasFinalizer(ctx: KubeContext, snapshot: string): Promise<boolean | null> {
-  const finalizers = await readFinalizers(ctx, { ...finalizerOf(snapshot), code: ERR.READ_SNAPSHOT });
-  return finalizers === null ? null : finalizers.includes(SNAPSHOT_FINALIZER);
-}
+const snapshotFinalized = (ctx: KubeContext, snapshot: string): Promise<boolean | null> =>
+  hasFinalizer(ctx, { ...finalizerOf(snapshot), code: ERR.READ_SNAPSHOT });
 
 /** Puts the finalizer on before any Job runs: what a Job stores is then deleted with the EtcdSnapshot. */
 export const addSnapshotFinalizer: IntentHandler<'addSnapshotFinalizer', NoResult, KubeContext> = {
@@ -48,7 +46,7 @@ export const addSnapshotFinalizer: IntentHandler<'addSnapshotFinalizer', NoResul
     return {};
   },
   async recover(params, ctx): Promise<Recovered<NoResult>> {
-    return (await hasFinalizer(ctx, params.snapshot)) ? { done: true, result: {} } : { done: false };
+    return (await snapshotFinalized(ctx, params.snapshot)) ? { done: true, result: {} } : { done: false };
   },
 };
 
@@ -61,7 +59,7 @@ export const releaseSnapshotFinalizer: IntentHandler<'releaseSnapshotFinalizer',
     return {};
   },
   async recover(params, ctx): Promise<Recovered<NoResult>> {
-    return (await hasFinalizer(ctx, params.snapshot)) ? { done: false } : { done: true, result: {} };
+    return (await snapshotFinalized(ctx, params.snapshot)) ? { done: false } : { done: true, result: {} };
   },
 };
 
