@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kubectl, KubectlResult } from './types.ts';
+import { until } from './until.ts';
 
 /** The chart's generated CRDs. */
 export const crdDir = path.join(import.meta.dirname, '..', 'charts', 'etcd-operator', 'crds');
@@ -53,20 +54,27 @@ interface CrdList {
  * <nil>, expected []interface{}"), which a loaded machine shows just after the apply.
  */
 async function untilEstablished(kubectl: Kubectl, dir: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const got = await kubectl(['get', '-f', dir, '-o', 'json']);
-    const pending =
-      got.code === 0
-        ? ((JSON.parse(got.stdout) as CrdList).items ?? [])
-            .filter((crd) => !crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'))
-            .map((crd) => crd.metadata?.name ?? '')
-        : null;
-    if (pending?.length === 0) return;
-    if (Date.now() > deadline) {
-      const why = pending ? { ...got, code: 1, stderr: `not Established after 60 s: ${pending.join(', ')}` } : got;
-      throw new CrdInstallError('waiting for the CRDs to be Established', why);
-    }
-    await sleep(200);
-  }
+  let state = 'no answer yet';
+  await until(
+    () => `the CRDs in ${dir} to be Established (${state})`,
+    async () => {
+      const got = await kubectl(['get', '-f', dir, '-o', 'json']);
+      if (got.code !== 0) {
+        state = (got.stderr || got.stdout).trim();
+        return undefined;
+      }
+      const pending = ((JSON.parse(got.stdout) as CrdList).items ?? [])
+        .filter((crd) => !crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'))
+        .map((crd) => crd.metadata?.name ?? '');
+      state = `not yet: ${pending.join(', ')}`;
+      return pending.length === 0 ? true : undefined;
+    },
+    60_000,
+  ).catch((err: unknown) => {
+    throw new CrdInstallError('waiting for the CRDs to be Established', {
+      stdout: '',
+      stderr: (err as Error).message,
+      code: 1,
+    });
+  });
 }
