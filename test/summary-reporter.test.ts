@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { projectSpans } from './summary-reporter.ts';
+import { firstLine, projectSpans } from './summary-reporter.ts';
 
 const file = (project: string) => ({ project: { name: project } });
 
@@ -22,5 +22,22 @@ describe('projectSpans', () => {
   it('counts a file that never ended as ending where it started', () => {
     const out = projectSpans(new Map([[file('unit'), { start: 5_000 }]]), 0);
     expect(out).toContain('unit      5 s ->     5 s  1 files, at most 1 at once');
+  });
+});
+
+describe('firstLine', () => {
+  it('follows a message that elides the asserted value with the value, on one line', () => {
+    const error = {
+      message: 'expected [ Array(1) ] to deeply equal []\n\n- Expected\n+ Received',
+      actual: '[\n  "drains/812: 14 UNAVAILABLE: No connection established",\n]',
+    };
+    expect(firstLine(error)).toBe(
+      'expected [ Array(1) ] to deeply equal []\n      actual: [ "drains/812: 14 UNAVAILABLE: No connection established", ]',
+    );
+  });
+
+  it('keeps a message that shows its values as it is', () => {
+    expect(firstLine({ message: 'expected 3 to be 5', actual: '3' })).toBe('expected 3 to be 5');
+    expect(firstLine(new Error('hook timed out\nstack'))).toBe('hook timed out');
   });
 });

@@ -116,9 +116,19 @@ function mostAtOnce(list: ReadonlyArray<{ start: number; end: number }>): number
   return list.length === 0 ? 0 : Math.max(1, most);
 }
 
-/** The first line of an error vitest recorded (a message, or whatever was thrown). */
-function firstLine(error: unknown): string {
+/** How much of an assertion's actual value a failure line carries. */
+const ACTUAL_CHARS = 400;
+
+/**
+ * The first line of an error vitest recorded (a message, or whatever was thrown). Where the message
+ * elides the value it asserted on (`expected [ Array(1) ] to deeply equal []`), the value follows,
+ * on one line: a red run's summary says what the failed writes' errors were, not only how many.
+ */
+export function firstLine(error: unknown): string {
   const message =
     typeof error === 'object' && error !== null && 'message' in error ? String(error.message) : String(error);
-  return (message.split('\n')[0] ?? '').slice(0, 300);
+  const line = (message.split('\n')[0] ?? '').slice(0, 300);
+  const actual = typeof error === 'object' && error !== null && 'actual' in error ? error.actual : undefined;
+  if (typeof actual !== 'string' || !/\b(Array|Object)\(\d+\)|\[Object\]|…/.test(line)) return line;
+  return `${line}\n      actual: ${actual.replace(/\s+/g, ' ').trim().slice(0, ACTUAL_CHARS)}`;
 }

@@ -8,7 +8,7 @@
  * the watch guarantees (test/history/, docs/reliability.md).
  */
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { Etcd3, type IOptions, type Watcher } from 'etcd3';
+import { Etcd3, isRecoverableError, type IOptions, type Watcher } from 'etcd3';
 import type { EtcdClientTLS } from '../../effects/etcd/index.ts';
 import { clientServiceName, LABEL } from '../../effects/kubernetes/meta.ts';
 import { checkHistory, type Verdict } from '../history/checker.ts';
@@ -68,6 +68,18 @@ export interface TrafficOptions {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Whether an etcd client given every endpoint would try the next one after this error: an
+ * attempt's deadline, a connection that failed (gRPC UNAVAILABLE and etcd3's other recoverable
+ * errors), or the endpoint's circuit breaker open after three of those. The writer holds one
+ * endpoint at a time, so it dials the next itself; it used to do so only after a deadline, and a
+ * writer on an evicted member's address then spent its whole budget on that address (three
+ * refusals open etcd3's breaker for 5 s, twice in 10 s).
+ */
+const movesOn = (err: unknown): boolean =>
+  err instanceof Error &&
+  (isRecoverableError(err) || /DEADLINE_EXCEEDED|deadline|circuit breaker is open/i.test(err.message));
 
 /** A writer and a watcher on one cluster, started by `start` and reported on by `stop`. */
 export class Traffic {
@@ -163,7 +175,7 @@ export class Traffic {
             this.#failed.push(`${key}: ${(err as Error).message}`);
             break;
           }
-          if (/DEADLINE_EXCEEDED|deadline/i.test((err as Error).message)) {
+          if (movesOn(err)) {
             this.#writer!.close();
             this.#writer = await this.#connect(++this.#redials);
           }
