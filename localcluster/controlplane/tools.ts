@@ -1,5 +1,6 @@
 /** Runs the repo's build.sh and other command-line tools the control plane needs. */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ToolError } from './errors.ts';
 
@@ -8,6 +9,18 @@ const cache = new Map<string, Promise<string>>();
 
 /** The Kubernetes release of the control plane and the nodes' kubelet (build.sh's K8S_VERSION). */
 export const KUBERNETES_VERSION = 'v1.37.2';
+
+/**
+ * The release of `module` that the wrapper module localcluster/tools/<wrapper>/go.mod requires, the
+ * one build.sh builds (e.g. `v1.21.2` of github.com/cert-manager/cert-manager in cert-manager/).
+ */
+export function pinnedRelease(wrapper: string, module: string): string {
+  const goMod = readFileSync(path.join(import.meta.dirname, '..', 'tools', wrapper, 'go.mod'), 'utf8');
+  const line = new RegExp(`^(?:require |\\t)${module.replaceAll('.', '\\.')} (v[0-9.]+)(?: // indirect)?$`, 'm');
+  const pinned = line.exec(goMod)?.[1];
+  if (!pinned) throw new Error(`localcluster/tools/${wrapper}/go.mod does not require a release of ${module}`);
+  return pinned;
+}
 
 /** The path of a pinned binary (kube-apiserver, kube-controller-manager, kubectl, etcd...), built once. */
 export function binary(tool: string, version?: string): Promise<string> {
