@@ -10,14 +10,23 @@ const cache = new Map<string, Promise<string>>();
 /** The Kubernetes release of the control plane and the nodes' kubelet (build.sh's K8S_VERSION). */
 export const KUBERNETES_VERSION = 'v1.37.2';
 
+/** The modules localcluster/tools/<wrapper>/go.mod requires, by path, with their versions. */
+export function wrapperRequires(wrapper: string): Map<string, string> {
+  const goMod = readFileSync(path.join(import.meta.dirname, '..', 'tools', wrapper, 'go.mod'), 'utf8');
+  const requires = new Map<string, string>();
+  for (const line of goMod.split('\n')) {
+    const [, module, version] = /^(?:require |\t)(\S+) (v\S+)(?: \/\/ indirect)?$/.exec(line) ?? [];
+    if (module && version) requires.set(module, version);
+  }
+  return requires;
+}
+
 /**
  * The release of `module` that the wrapper module localcluster/tools/<wrapper>/go.mod requires, the
  * one build.sh builds (e.g. `v1.21.2` of github.com/cert-manager/cert-manager in cert-manager/).
  */
 export function pinnedRelease(wrapper: string, module: string): string {
-  const goMod = readFileSync(path.join(import.meta.dirname, '..', 'tools', wrapper, 'go.mod'), 'utf8');
-  const line = new RegExp(`^(?:require |\\t)${module.replaceAll('.', '\\.')} (v[0-9.]+)(?: // indirect)?$`, 'm');
-  const pinned = line.exec(goMod)?.[1];
+  const pinned = wrapperRequires(wrapper).get(module);
   if (!pinned) throw new Error(`localcluster/tools/${wrapper}/go.mod does not require a release of ${module}`);
   return pinned;
 }
