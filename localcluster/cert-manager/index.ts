@@ -3,25 +3,18 @@
  * the admin kubeconfig, as for the control plane. Started only when asked (a test, or
  * `startLocalCluster({ certManager: true })`); see docs/development.md ("cert-manager").
  */
-import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { kubectlFor } from '../controlplane/kubectl.ts';
 import { freePort } from '../controlplane/ports.ts';
 import type { Proc } from '../controlplane/process.ts';
 import { startProcess, waitReady } from '../controlplane/process.ts';
-import { binary } from '../controlplane/tools.ts';
+import { binary, pinnedRelease } from '../controlplane/tools.ts';
 import { installCrds } from '../crds.ts';
 import type { KubectlResult, PartOptions } from '../types.ts';
 
 /** The cert-manager release localcluster/tools/cert-manager/go.mod pins, e.g. `v1.21.2`. */
-export const certManagerVersion: string = (() => {
-  const goMod = readFileSync(path.join(import.meta.dirname, '..', 'tools', 'cert-manager', 'go.mod'), 'utf8');
-  const pinned = /^\tgithub\.com\/cert-manager\/cert-manager (v[0-9.]+)$/m.exec(goMod)?.[1];
-  if (!pinned)
-    throw new Error('localcluster/tools/cert-manager/go.mod does not pin github.com/cert-manager/cert-manager');
-  return pinned;
-})();
+export const certManagerVersion: string = pinnedRelease('cert-manager', 'github.com/cert-manager/cert-manager');
 
 /** Where a ClusterIssuer's Secrets live, as in cert-manager's Helm chart. */
 export const clusterResourceNamespace = 'cert-manager';

@@ -1,5 +1,6 @@
 /** Runs the repo's build.sh and other command-line tools the control plane needs. */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ToolError } from './errors.ts';
 
@@ -8,6 +9,27 @@ const cache = new Map<string, Promise<string>>();
 
 /** The Kubernetes release of the control plane and the nodes' kubelet (build.sh's K8S_VERSION). */
 export const KUBERNETES_VERSION = 'v1.37.2';
+
+/** The modules localcluster/tools/<wrapper>/go.mod requires, by path, with their versions. */
+export function wrapperRequires(wrapper: string): Map<string, string> {
+  const goMod = readFileSync(path.join(import.meta.dirname, '..', 'tools', wrapper, 'go.mod'), 'utf8');
+  const requires = new Map<string, string>();
+  for (const line of goMod.split('\n')) {
+    const [, module, version] = /^(?:require |\t)(\S+) (v\S+)(?: \/\/ indirect)?$/.exec(line) ?? [];
+    if (module && version) requires.set(module, version);
+  }
+  return requires;
+}
+
+/**
+ * The release of `module` that the wrapper module localcluster/tools/<wrapper>/go.mod requires, the
+ * one build.sh builds (e.g. `v1.21.2` of github.com/cert-manager/cert-manager in cert-manager/).
+ */
+export function pinnedRelease(wrapper: string, module: string): string {
+  const pinned = wrapperRequires(wrapper).get(module);
+  if (!pinned) throw new Error(`localcluster/tools/${wrapper}/go.mod does not require a release of ${module}`);
+  return pinned;
+}
 
 /** The path of a pinned binary (kube-apiserver, kube-controller-manager, kubectl, etcd...), built once. */
 export function binary(tool: string, version?: string): Promise<string> {

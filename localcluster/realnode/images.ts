@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { binary } from '../controlplane/tools.ts';
+import { binary, pinnedRelease } from '../controlplane/tools.ts';
 import { BUSYBOX_IMAGE, BUSYBOX_VERSION } from '../images.ts';
 import type { ImageSpec } from './image.ts';
 import { sandboxImage } from './node.ts';
@@ -82,8 +82,7 @@ async function busyboxRoot(): Promise<Root> {
  */
 async function versitygwImage(base: Root): Promise<ImageSpec> {
   const gateway = await binary('versitygw');
-  const version = /versitygw-(v[\d.]+)\//.exec(gateway)?.[1];
-  if (!version) throw new Error(`build.sh's versitygw has no release in its path: ${gateway}`);
+  const version = pinnedRelease('versitygw', 'github.com/versity/versitygw');
   const entrypoint = await binary('versitygw-entrypoint');
   return {
     name: `versity/versitygw:${version}`,

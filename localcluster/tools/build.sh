@@ -30,25 +30,22 @@ set -euo pipefail
 # The control plane's release and the kubelet's (wrapper module k8s/): a kubelet may not be newer
 # than its API server, so both move together.
 K8S_VERSION=v1.37.2
-HELM_VERSION=v3.19.0
-# The S3-compatible server the snapshot tests store to (Apache-2.0).
-VERSITYGW_VERSION=v1.8.0
-# The release path: crane pushes and pulls OCI images, registry is distribution's (the
-# reference OCI registry, CNCF), run locally by test/release/ to push the image and the chart to.
+# Helm, versitygw (the S3-compatible server the snapshot tests store to), the registry
+# (distribution's, run locally by test/release/ to push the image and the chart to), containerd,
+# crictl and local-path-provisioner: each the release its wrapper module (helm/, versitygw/,
+# registry/, containerd/, crictl/, local-path-provisioner/) requires. Those wrappers, k8s/,
+# prometheus/, cert-manager/ and coredns/ require the dependencies they share at one version
+# (docs/development.md, "One version of the shared dependencies"): the Go build cache then compiles
+# each shared package once for all of them.
+# The release path: crane pushes and pulls OCI images.
 CRANE_VERSION=v0.22.1
-REGISTRY_VERSION=v3.1.2
 # kubectl's plugin manager, to install `kubectl etcd` from its built archive as a user would
 # (make plugin-archive, test/e2e/kubectl-etcd.test.ts). v0.4.3 is the newest the Go module proxy serves.
 KREW_VERSION=v0.4.3
 DEFAULT_ETCD=3.6.16
-# The real nodes' container runtime, CNI plugins and crictl, each `go install`ed at a pinned
-# version into a dir of its own.
-CONTAINERD_VERSION=v2.4.2
+# The real nodes' runc and CNI plugins, each `go install`ed at a pinned version into a dir of its own.
 RUNC_VERSION=v1.5.2
 CNI_PLUGINS_VERSION=v1.10.0
-CRI_TOOLS_VERSION=v1.37.0
-# The default StorageClass's provisioner, as kind ships it (rancher's local-path-provisioner).
-LOCAL_PATH_VERSION=v0.0.30
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${ETCD_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/etcd-operator}
@@ -59,21 +56,23 @@ log() { echo "build.sh: $*" >&2; }
 if [[ $tool == all ]]; then
   # Groups of tools, each group's in order (they share a cache dir, or one build makes them all);
   # the groups at once, TOOLS_JOBS at a time (default: the cores + 1), so one's links and module
-  # downloads overlap another's compiles. The costliest first, so they do not end the run alone.
-  groups=("kube-apiserver kube-controller-manager kube-scheduler kubectl" prometheus versitygw cert-manager helm registry)
+  # downloads overlap another's compiles. `--` waits for the groups before it: Kubernetes first,
+  # beside the tools that share little with it (the etcd wrappers keep etcd's own dependencies),
+  # then the tools whose wrappers share its packages (client-go, gRPC, OpenTelemetry...), which
+  # find them compiled. Two builds of the same package at once would both compile it.
+  # The nodes run only as root (namespaces, mounts, cgroups); without root the cluster is the
+  # control plane alone, and runc's build would need Debian packages only root installs.
+  root=; [[ $(id -u) == 0 ]] || log "not root: the real nodes' parts are not built (the nodes need root)"
+  [[ $(id -u) == 0 ]] && root=1
+  groups=("kube-apiserver kube-controller-manager kube-scheduler kubectl${root:+ kubelet}" versitygw)
   for mod in "$here"/etcd-*/go.mod; do
     v=$(sed -n 's#^\tgo.etcd.io/etcd/server/v3 v\([0-9.]*\).*#\1#p' "$mod")
     groups+=("etcd@$v etcdctl@$v etcdutl@$v")
   done
   groups+=(krew crane history-checker)
-  # The nodes run only as root (namespaces, mounts, cgroups); without root the cluster is the
-  # control plane alone, and runc's build would need Debian packages only root installs.
-  if [[ $(id -u) == 0 ]]; then
-    groups[0]+=" kubelet"
-    groups+=("containerd containerd-shim-runc-v2 ctr" crictl coredns runc "bridge host-local loopback portmap" pause local-path-provisioner)
-  else
-    log "not root: the real nodes' parts are not built (the nodes need root)"
-  fi
+  [[ -z $root ]] || groups+=(runc "bridge host-local loopback portmap" pause)
+  groups+=(-- prometheus cert-manager registry helm)
+  [[ -z $root ]] || groups+=(local-path-provisioner "containerd containerd-shim-runc-v2 ctr" crictl coredns)
   max=${TOOLS_JOBS:-$(( $(nproc 2>/dev/null || echo 1) + 1 ))}
   status=$(mktemp -d)
   trap 'rm -rf "$status"' EXIT
@@ -92,6 +91,7 @@ if [[ $tool == all ]]; then
   }
   i=0 running=0
   for g in "${groups[@]}"; do
+    if [[ $g == -- ]]; then wait; running=0; continue; fi
     if (( running >= max )); then wait -n || true; running=$((running - 1)); fi
     build_group $((i++)) "$g" &
     running=$((running + 1))
@@ -140,6 +140,32 @@ go_installed() { # name, version, package path
   echo "$dir/$1"
 }
 
+# The version a wrapper module requires a module at.
+pinned() { # wrapper dir, module path
+  sed -n "s#^\(require \|\t\)$2 \(v[^ ]*\).*#\2#p" "$here/$1/go.mod"
+}
+
+# The digest of a wrapper module (its go.mod, and main.go when it has one): cache dirs are named by
+# it beside the release, so a binary built with other versions of the dependencies is not taken
+# for this one, and a change of the pins builds again.
+modsum() { # wrapper dir
+  cat "$here/$1/go.mod" $([[ -f $here/$1/main.go ]] && echo "$here/$1/main.go") | sha256sum | cut -c1-12
+}
+
+# `go build` of one command of a wrapper module into a cache dir named by the release and the
+# module's digest (cache dir prefix, binary name, wrapper dir, module path, package path, then
+# go build flags).
+wrapped() {
+  local prefix=$1 name=$2 mod=$3 version; version=$(pinned "$3" "$4")
+  local dir=$cache/$prefix-$version-$(modsum "$mod") pkg=$5; shift 5
+  [[ -n $version ]] || { log "$mod/go.mod requires no $4"; exit 1; }
+  if [[ ! -x $dir/$name ]]; then
+    log "building $name $version from Go modules (first time only)"
+    (cd "$here/$mod" && build_into "$dir" "$name" "$@" "$pkg")
+  fi
+  echo "$dir/$name"
+}
+
 # `go install` of one command of a released module into a shared versioned dir (dir name, binary
 # name, module@version, package path, then go install flags), through a temporary GOBIN and a
 # rename like build_into. CGO_ENABLED may be set by the caller (runc).
@@ -165,11 +191,10 @@ case "$tool" in
     mod=$here/k8s; [[ $version == "$K8S_VERSION" ]] || mod=$here/k8s-1.$minor
     pinned=$(sed -n 's#^\(require \|\t\)k8s.io/kubernetes \(v[0-9.]*\).*#\2#p' "$mod/go.mod" 2>/dev/null || true)
     [[ "$pinned" == "$version" ]] || { log "no wrapper module pins Kubernetes $version (${mod#"$here"/}/go.mod: '$pinned')"; exit 1; }
-    dir=$cache/kubernetes-$version
+    dir=$cache/kubernetes-$version-$(modsum "${mod#"$here"/}")
     if [[ ! -x $dir/$tool ]]; then
       # One binary, `kubernetes` (the module's main.go), and the five commands as symlinks to it:
-      # it runs the one it is started as. A dir that holds the five as binaries of their own (as
-      # build.sh made them before) is used as it is.
+      # it runs the one it is started as.
       if [[ ! -x $dir/kubernetes ]]; then
         log "building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kubelet $version (one binary) from Go modules (first time only; several minutes)"
         ldflags="-s -w"
@@ -183,9 +208,9 @@ case "$tool" in
     fi
     echo "$dir/$tool" ;;
   containerd|containerd-shim-runc-v2|ctr)
-    v=github.com/containerd/containerd/v2
-    go_installed_into "containerd-$CONTAINERD_VERSION" "$tool" "$v@$CONTAINERD_VERSION" "$v/cmd/$tool" \
-      -ldflags "-s -w -X $v/version.Version=$CONTAINERD_VERSION -X $v/version.Package=$v" ;;
+    m=github.com/containerd/containerd/v2
+    wrapped containerd "$tool" containerd $m "$m/cmd/$tool" \
+      -ldflags "-s -w -X $m/version.Version=$(pinned containerd $m) -X $m/version.Package=$m" ;;
   runc)
     # cgo for libseccomp (Debian libseccomp-dev, hack/node-deps.sh); without upstream's default
     # libpathrs tag, a Rust library: runc then uses its Go path-resolution code.
@@ -200,12 +225,12 @@ case "$tool" in
     go_installed_into "cni-plugins-$CNI_PLUGINS_VERSION" "$tool" "$p@$CNI_PLUGINS_VERSION" "$p/plugins/$sub/$tool" \
       -ldflags "-s -w -X $p/pkg/utils/buildversion.BuildVersion=$CNI_PLUGINS_VERSION" ;;
   crictl)
-    go_installed_into "cri-tools-$CRI_TOOLS_VERSION" crictl "sigs.k8s.io/cri-tools@$CRI_TOOLS_VERSION" \
-      sigs.k8s.io/cri-tools/cmd/crictl -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$CRI_TOOLS_VERSION" ;;
+    m=sigs.k8s.io/cri-tools
+    wrapped cri-tools crictl crictl $m $m/cmd/crictl -ldflags "-s -w -X $m/pkg/version.Version=$(pinned crictl $m)" ;;
   local-path-provisioner)
     p=github.com/rancher/local-path-provisioner
-    go_installed_into "local-path-provisioner-$LOCAL_PATH_VERSION" local-path-provisioner "$p@$LOCAL_PATH_VERSION" "$p" \
-      -ldflags "-s -w -X main.VERSION=$LOCAL_PATH_VERSION" ;;
+    wrapped local-path-provisioner local-path-provisioner local-path-provisioner $p $p \
+      -ldflags "-s -w -X main.VERSION=$(pinned local-path-provisioner $p)" ;;
   pause)
     # Our own pause (pause/main.go): the Pod sandbox's process, for the image registry.k8s.io/pause.
     # Versioned by the source's digest, so a change to it builds again.
@@ -230,7 +255,7 @@ case "$tool" in
   cert-manager)
     mod=$here/cert-manager
     version=$(sed -n 's#^\tgithub.com/cert-manager/cert-manager \(v[0-9.]*\)$#\1#p' "$mod/go.mod")
-    dir=$cache/cert-manager-$version
+    dir=$cache/cert-manager-$version-$(modsum cert-manager)
     if [[ ! -x $dir/cert-manager ]]; then
       log "building cert-manager $version from Go modules (first time only)"
       need_go
@@ -264,7 +289,7 @@ case "$tool" in
     v=$(sed -n 's#^\tgithub.com/prometheus/prometheus v0\.\([0-9]*\)\.\([0-9]*\)\( // indirect\)\{0,1\}$#\1.\2#p' "$here/prometheus/go.mod")
     [[ -n $v ]] || { log "prometheus/go.mod pins no github.com/prometheus/prometheus v0.x.y"; exit 1; }
     version=v$(( ${v%%.*} / 100 )).$(( ${v%%.*} % 100 )).${v#*.}
-    dir=$cache/prometheus-$version
+    dir=$cache/prometheus-$version-$(modsum prometheus)
     for t in prometheus promtool; do
       [[ -x $dir/$t ]] && continue
       log "building $t $version from Go modules (first time only; several minutes)"
@@ -281,20 +306,21 @@ case "$tool" in
     dir=$cache/history-checker-$sum
     [[ -x $dir/history-checker ]] || { log "building history-checker (first time only)"; (cd "$here/history-checker" && build_into "$dir" history-checker -ldflags "-s -w" .); }
     echo "$dir/history-checker" ;;
-  helm) go_installed helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
-  versitygw) go_installed versitygw "$VERSITYGW_VERSION" github.com/versity/versitygw/cmd/versitygw ;;
+  helm) wrapped helm helm helm helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm -ldflags "-s -w" ;;
+  versitygw) wrapped versitygw versitygw versitygw github.com/versity/versitygw github.com/versity/versitygw/cmd/versitygw -ldflags "-s -w" ;;
   versitygw-entrypoint)
     # The upstream image's entrypoint script, from the same release's module: the real nodes'
     # versity/versitygw image (localcluster/realnode/images.ts) carries it as upstream's does.
     need_go
-    dir=$(cd "$cache" && go mod download -json "github.com/versity/versitygw@$VERSITYGW_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
-    [[ -f $dir/docker-entrypoint.sh ]] || { log "no docker-entrypoint.sh in versitygw $VERSITYGW_VERSION's module"; exit 1; }
+    version=$(pinned versitygw github.com/versity/versitygw)
+    dir=$(cd "$here/versitygw" && go mod download -json "github.com/versity/versitygw@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+    [[ -f $dir/docker-entrypoint.sh ]] || { log "no docker-entrypoint.sh in versitygw $version's module"; exit 1; }
     echo "$dir/docker-entrypoint.sh" ;;
   crane) go_installed crane "$CRANE_VERSION" github.com/google/go-containerregistry/cmd/crane ;;
   krew)
     # Named kubectl-krew, as krew installs itself, so `kubectl krew` finds it on PATH.
     go_installed_into "krew-$KREW_VERSION" kubectl-krew "sigs.k8s.io/krew@$KREW_VERSION" sigs.k8s.io/krew/cmd/krew \
       -ldflags "-s -w -X sigs.k8s.io/krew/internal/version.gitTag=$KREW_VERSION" ;;
-  registry) go_installed registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry ;;
+  registry) wrapped registry registry registry github.com/distribution/distribution/v3 github.com/distribution/distribution/v3/cmd/registry -ldflags "-s -w" ;;
   *) log "unknown tool '$tool'"; exit 2 ;;
 esac
