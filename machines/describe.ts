@@ -13,7 +13,7 @@ import { maintenanceNote } from './cluster/maintenance/index.ts';
 import { recoveryHint } from './cluster/recovery/index.ts';
 import { older } from './cluster/roll/index.ts';
 import { memberTrouble, type MemberContext } from './member-decide.ts';
-import { MEMBER_STATE, shownState, type MemberState } from './member-state.ts';
+import { MEMBER_STATE, shownState, type MemberState, type VersionMove } from './member-state.ts';
 import { expectedWait, peerURL, type HoldCode, type StepFailures } from './policy.ts';
 import { pathHasTag, TAG } from './tags.ts';
 
@@ -248,10 +248,17 @@ const forceChange = (c: MemberContext): string => {
     : ' without --force-new-cluster, so no later restart forces again';
 };
 
-/** Its spec names an older version than it ran or its Pod runs: a restart onto it is a downgrade. */
-function versionDown(c: MemberContext): boolean {
+/**
+ * Where a restart onto its spec takes the member: down when the spec names an older version than
+ * it ran or its Pod runs, up when a newer one, none when it names the version both run (the Pod is
+ * made again for CAs to trust or --force-new-cluster).
+ */
+function versionMove(c: MemberContext): VersionMove {
   const to = c.version;
-  return to !== undefined && [c.ranVersion, c.pod?.version].some((v) => v !== undefined && older(to, v));
+  const from = [c.ranVersion, c.pod?.version].filter((v) => v !== undefined);
+  if (to === undefined || from.length === 0) return 'up';
+  if (from.some((v) => older(to, v))) return 'down';
+  return from.every((v) => v === to) ? 'none' : 'up';
 }
 
 /** What a restart onto its spec (a version, CAs to trust, --force-new-cluster) does now. */
@@ -291,7 +298,7 @@ export function describeMember(
 ): Described & { readonly state: MemberState | undefined } {
   const [top = 'pending', sub = ''] = path.split('.');
   const running = Boolean(c.pod && !c.pod.deleting && c.pod.phase === 'Running');
-  const state = shownState(path, running, versionDown(c));
+  const state = shownState(path, running, versionMove(c));
   const messages: Record<MemberState, string> = {
     pending: "waiting for the member's Pod and volume to be observed",
     deciding: 'deciding the next step',
@@ -307,6 +314,7 @@ export function describeMember(
       'etcd runs in its Pod but does not report healthy (its readiness probe fails): it waits for a quorum of its cluster, or is still starting',
     upgrading: restartMessage(sub, c),
     downgrading: restartMessage(sub, c),
+    reconfiguring: restartMessage(sub, c),
     voter: 'a voting member, running',
     parking: 'stopping the Pod for scale to zero; the volume stays',
     dormant: 'dormant: no Pod runs; the volume and member ID are kept',

@@ -2,8 +2,9 @@
  * What EtcdMember.status.state shows: the member machine's top state, or, inside a state, what
  * it means to a reader (a parked member whose Pod is gone is dormant, a started learner is
  * promoting, a restarted Pod that runs but is not Ready is notReady, an upgrade onto an older
- * version is downgrading). One list, read by the
- * code that writes and reads the state and by the CRD's enum (api/v1alpha1/etcdmember.ts).
+ * version is downgrading, one onto the version it runs, for CAs to trust or --force-new-cluster, is
+ * reconfiguring). One list, read by the code that writes and reads the state and by the CRD's enum
+ * (api/v1alpha1/etcdmember.ts).
  */
 
 /** Every value EtcdMember.status.state takes, in the order a member usually meets them. */
@@ -20,6 +21,7 @@ export const MEMBER_STATES = [
   'rechecking',
   'upgrading',
   'downgrading',
+  'reconfiguring',
   'parking',
   'dormant',
   'replacing',
@@ -42,6 +44,7 @@ const SHOWN_WITHIN = [
   MEMBER_STATE.promoting,
   MEMBER_STATE.notReady,
   MEMBER_STATE.downgrading,
+  MEMBER_STATE.reconfiguring,
   MEMBER_STATE.dormant,
 ] as const;
 
@@ -60,11 +63,17 @@ const isMachineState = (s: string): s is MemberMachineState =>
   isMemberState(s) && !(SHOWN_WITHIN as readonly string[]).includes(s);
 
 /**
+ * Where the member's restart onto its spec takes its etcd: a newer version, an older one, or the
+ * one it runs (a Pod made again for CAs to trust or for --force-new-cluster).
+ */
+export type VersionMove = 'up' | 'down' | 'none';
+
+/**
  * What status.state shows for the member machine at the dotted `path`, given whether its Pod
- * runs (and is not being deleted) and whether its spec names an older version than it runs;
+ * runs (and is not being deleted) and where a restart onto its spec takes its version;
  * undefined for a path whose top the machine does not have.
  */
-export function shownState(path: string, podRunning: boolean, versionDown = false): MemberState | undefined {
+export function shownState(path: string, podRunning: boolean, move: VersionMove = 'up'): MemberState | undefined {
   const [top = '', sub = ''] = path.split('.');
   // A parked member is dormant only once its Pod is really gone; a started learner waits to be promoted.
   if (top === MEMBER_STATE.parking && sub === 'stopped') return MEMBER_STATE.dormant;
@@ -72,7 +81,9 @@ export function shownState(path: string, podRunning: boolean, versionDown = fals
   // A Pod that runs but is not Ready is not being restarted: its etcd answers no health check
   // (a member of a cluster without quorum looks like this, the healthy ones too).
   if (top === MEMBER_STATE.restarting && sub === 'awaitingReady' && podRunning) return MEMBER_STATE.notReady;
-  // The machine's one step restarts a member on another version either way: shown as the way it goes.
-  if (top === MEMBER_STATE.upgrading && versionDown) return MEMBER_STATE.downgrading;
+  // The machine's one step makes the Pod again on its spec whatever changed: shown as what it does
+  // to the version.
+  if (top === MEMBER_STATE.upgrading && move === 'down') return MEMBER_STATE.downgrading;
+  if (top === MEMBER_STATE.upgrading && move === 'none') return MEMBER_STATE.reconfiguring;
   return isMachineState(top) ? top : undefined;
 }

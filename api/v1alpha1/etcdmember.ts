@@ -52,7 +52,7 @@ const status = s.object(
   {
     observedGeneration: s.integer('metadata.generation the operator last acted on.', { format: 'int64' }),
     state: s.string(
-      "The member machine's state. Among them: promoting (a learner catching up before promotion), notReady (etcd runs in its Pod but is not Ready), upgrading or downgrading (restarting its Pod with the same volume and member ID on the version its spec names, newer or older than it ran, or to trust new CAs), rechecking (etcd restarted inside its Pod: a new Pod checks the data first), dormant (scaled to zero: no Pod, the volume kept), nodeLost (its node is down: the cluster replaces it), failed (a failure retrying cannot fix; tried again when the EtcdMember or its EtcdCluster changes).",
+      "The member machine's state. Among them: promoting (a learner catching up before promotion), notReady (etcd runs in its Pod but is not Ready), upgrading or downgrading (restarting its Pod with the same volume and member ID on the version its spec names, newer or older than it ran), reconfiguring (the same, on the version it runs: to trust new CAs, or with or without --force-new-cluster for a recovery), rechecking (etcd restarted inside its Pod: a new Pod checks the data first), dormant (scaled to zero: no Pod, the volume kept), nodeLost (its node is down: the cluster replaces it), failed (a failure retrying cannot fix; tried again when the EtcdMember or its EtcdCluster changes).",
       { enum: MEMBER_STATES },
     ),
     memberID: etcdID('etcd member ID in hexadecimal, once etcd knows the member.'),

@@ -25,12 +25,19 @@ const running: MemberContext = {
 };
 /** A context whose spec names an older version than its Pod runs: a restart onto it reads as downgrading. */
 const goingDown: MemberContext = { ...running, version: '3.5.35', ranVersion: '3.6.16' };
+/** A context whose spec names the version it runs: a restart onto it (new CAs, --force-new-cluster) reads as reconfiguring. */
+const staying: MemberContext = {
+  ...running,
+  version: '3.6.16',
+  ranVersion: '3.6.16',
+  pod: { ...running.pod!, version: '3.6.16' },
+};
 
 describe('member states: one list for the code and the CRD', () => {
   it('every state the member machine can be in shows as one of MEMBER_STATES', () => {
     const shown = new Set(
       paths(memberMachine.root as unknown as Node).flatMap((p) =>
-        [base, running, goingDown].map((c) => describeMember(p, c).state),
+        [base, running, goingDown, staying].map((c) => describeMember(p, c).state),
       ),
     );
     expect([...shown].filter((s) => s === undefined || !isMemberState(s))).toEqual([]);
@@ -43,8 +50,11 @@ describe('member states: one list for the code and the CRD', () => {
     expect(shownState('scalingUp.joining', false)).toBeUndefined();
     expect(shownState('restarting.awaitingReady', true)).toBe('notReady');
     expect(shownState('restarting.awaitingReady', false)).toBe('restarting');
-    expect(shownState('upgrading.stoppingPod', true, true)).toBe('downgrading');
-    expect(shownState('restarting.awaitingReady', false, true)).toBe('restarting');
+    expect(shownState('upgrading.stoppingPod', true, 'down')).toBe('downgrading');
+    expect(shownState('upgrading.stoppingPod', true, 'none')).toBe('reconfiguring');
+    expect(shownState('upgrading.stoppingPod', true, 'up')).toBe('upgrading');
+    expect(shownState('restarting.awaitingReady', false, 'down')).toBe('restarting');
+    expect(shownState('restarting.awaitingReady', false, 'none')).toBe('restarting');
   });
 
   it("the CRD's enum of status.state is MEMBER_STATES", () => {

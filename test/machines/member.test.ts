@@ -520,9 +520,12 @@ describe('member machine: new CAs to trust', () => {
       [trusting('a'), 'voter', []],
       [trusting('b'), 'upgrading.stoppingPod.running', [intent('deletePod')]],
     ]);
-    expect(describeMember(d.state, d.context).message).toBe(
-      'restarting on etcd 3.6.16 to trust the CA certificates now in its Secrets with the same volume and member ID: stopping the Pod',
-    );
+    expect(describeMember(d.state, d.context)).toEqual({
+      state: 'reconfiguring',
+      step: 'Reconfiguring',
+      message:
+        'restarting on etcd 3.6.16 to trust the CA certificates now in its Secrets with the same volume and member ID: stopping the Pod',
+    });
     play(d, [
       [ok('deletePod'), 'upgrading.awaitingGone', []],
       [noPod(), 'restarting.creatingPod.running', [intent('createPod')]],
@@ -566,9 +569,12 @@ describe('member machine: a recovery forces its survivor once', () => {
       [podForced(undefined, false, 'p1'), 'restarting.awaitingReady'],
       [forcing('r1'), 'upgrading.stoppingPod.running', [intent('deletePod')]],
     ]);
-    expect(describeMember(d.state, d.context).message).toBe(
-      'restarting on etcd 3.6.16 once with --force-new-cluster (recovery r1): a cluster of one, its data kept with the same volume and member ID: stopping the Pod',
-    );
+    expect(describeMember(d.state, d.context)).toEqual({
+      state: 'reconfiguring',
+      step: 'Reconfiguring',
+      message:
+        'restarting on etcd 3.6.16 once with --force-new-cluster (recovery r1): a cluster of one, its data kept with the same volume and member ID: stopping the Pod',
+    });
     play(d, [
       [ok('deletePod'), 'upgrading.awaitingGone', []],
       [noPod(), 'restarting.creatingPod.running', [intent('createPod')]],
@@ -576,7 +582,9 @@ describe('member machine: a recovery forces its survivor once', () => {
       [podForced('r1', true, 'p2'), 'voter', []],
       [forcing(), 'upgrading.stoppingPod.running', [intent('deletePod')]],
     ]);
-    expect(describeMember(d.state, d.context).message).toContain('without --force-new-cluster');
+    const plain = describeMember(d.state, d.context);
+    expect(plain.state).toBe('reconfiguring');
+    expect(plain.message).toContain('without --force-new-cluster');
     play(d, [
       [ok('deletePod'), 'upgrading.awaitingGone', []],
       [noPod(), 'restarting.creatingPod.running', [intent('createPod')]],
