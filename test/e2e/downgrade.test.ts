@@ -139,6 +139,14 @@ describe.skipIf(!hasNode)('manager: one-minor downgrades through etcd downgrade'
     expect(asked.length).toBeGreaterThan(0);
     expect(firstSet).toBeGreaterThan(asked.at(-1)!);
     console.log(`enableDowngrade asked ${asked.length} time(s) before the first member was set`);
+    // Each member restarted onto the older version said so in its own Events too, never Upgrading.
+    const memberSteps = new Set(
+      (await kube.core.listNamespacedEvent({ namespace: ns })).items
+        .filter((e) => e.involvedObject.kind === 'EtcdMember')
+        .map((e) => e.reason ?? ''),
+    );
+    expect(memberSteps.has('Downgrading'), [...memberSteps].join(', ')).toBe(true);
+    expect(memberSteps.has('Upgrading'), [...memberSteps].join(', ')).toBe(false);
   });
 
   it('3.5.35 -> 3.6.16 again: the downgrade cancelled first, the cluster version back at 3.6', async () => {

@@ -59,6 +59,14 @@ const restartsForCAs = async (): Promise<string[]> =>
     .map((e) => e.message ?? '')
     .filter((m) => m.includes('to trust the CA certificates'));
 
+/** The reasons of the Events about objects of `kind` (the steps their machines took). */
+const eventReasons = async (kind: string): Promise<Set<string>> =>
+  new Set(
+    (await kube.core.listNamespacedEvent({ namespace: ns })).items
+      .filter((e) => e.involvedObject.kind === kind)
+      .map((e) => e.reason ?? ''),
+  );
+
 /** Runs `during` under a writer with `creds`; rethrows what it threw after reporting the traffic. */
 async function underTraffic(what: string, creds: EtcdClientTLS, during: () => Promise<void>): Promise<TrafficReport> {
   const traffic = new Traffic(what, { history: true });
@@ -189,6 +197,13 @@ describe.skipIf(!hasNode)('TLS: a CA change, rolled by the operator', () => {
       await now.verify(3);
       expect(await now.readBack('before', KEYS)).toBe(KEYS);
       expect((await restartsForCAs()).length).toBeGreaterThan(0);
+      // Both rolls moved no version, and said so: the cluster's step RollingCA, and each member's
+      // Reconfiguring (its Pod made again on the version it runs), never Upgrading.
+      const clusterSteps = await eventReasons('EtcdCluster');
+      expect(clusterSteps.has('RollingCA'), [...clusterSteps].join(', ')).toBe(true);
+      const memberSteps = await eventReasons('EtcdMember');
+      expect(memberSteps.has('Reconfiguring'), [...memberSteps].join(', ')).toBe(true);
+      expect([...memberSteps].filter((r) => r === 'Upgrading' || r === 'Downgrading')).toEqual([]);
     },
   );
 
