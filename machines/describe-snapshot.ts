@@ -25,7 +25,10 @@ export function describeSnapshot(path: string, c: SnapshotContext): DescribedSna
     case 'succeeded': {
       const r = c.result;
       const what = r ? `${r.location}: ${r.size} bytes, sha256 ${r.sha256}, revision ${r.revision}` : 'stored';
-      return { phase: 'Succeeded', step: 'Succeeded', message: `stored and read back whole at ${what}` };
+      // Held by a restore (an EtcdCluster's finalizer on it): said before anyone tries to delete it.
+      const held = (c.heldBy ?? []).map((n) => `EtcdCluster ${n} (finalizer restoring.etcd-operator.dev/${n})`);
+      const use = held.length > 0 ? `; in use: ${held.join(', ')} restores from it, so a delete waits for it` : '';
+      return { phase: 'Succeeded', step: 'Succeeded', message: `stored and read back whole at ${what}${use}` };
     }
     case 'verifying':
       return {

@@ -191,8 +191,12 @@ describe('snapshot machine', () => {
 
   it('deleted while a cluster restores from it: what it stored is kept, said why, and deleted once the cluster lets go', () => {
     const d = succeeded();
+    play(d, [[updated({ heldBy: ['demo'] }), 'succeeded', []]]);
+    // Before anyone deletes it, describe says who holds it already.
+    expect(describeSnapshot('succeeded', d.context).message).toMatch(
+      /^stored and read back whole at .*; in use: EtcdCluster demo \(finalizer restoring\.etcd-operator\.dev\/demo\) restores from it, so a delete waits for it$/,
+    );
     play(d, [
-      [updated({ heldBy: ['demo'] }), 'succeeded', []],
       [updated({ deleting: true, heldBy: ['demo'] }), 'removing.inUse', []],
       [deleteJob(null), 'removing.inUse', []],
     ]);
