@@ -4,8 +4,8 @@ import LongestFirst, { SERIAL_PROJECT } from './test/sequencer.ts';
 /**
  * e2e files that need the whole local cluster to themselves: they stop, drain or cordon the
  * cluster's nodes (every Pod on them is moved or lost), install a manager watching every
- * namespace (it would take the other files' clusters), or start a second control plane. They
- * run one at a time, after the rest. Every other e2e file works in namespaces of its own, with
+ * namespace (it would take the other files' clusters). They run one at a time, after the rest
+ * (a second control plane on loopback ports of its own, as controlplane.test starts, shares). Every other e2e file works in namespaces of its own, with
  * its own manager scoped to them, and runs beside the others; a file that needs a node to stop
  * starts a node of its own (tainted, so nothing else lands there), and cert-manager's one
  * controller is started with the cluster for every file.
@@ -19,7 +19,6 @@ const WHOLE_CLUSTER = [
   'test/e2e/nodes-spread-drain.test.ts', // cordons and drains nodes
   'test/e2e/disruption-budget.test.ts', // drains a node
   'test/e2e/chart-install.test.ts', // a manager watching every namespace
-  'test/e2e/controlplane.test.ts', // a second control plane beside the shared one
   'test/e2e/readme-install.test.ts', // the README's install: a manager watching every namespace
 ];
 
