@@ -73,9 +73,10 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * Whether an etcd client given every endpoint would try the next one after this error: an
  * attempt's deadline, a connection that failed (gRPC UNAVAILABLE and etcd3's other recoverable
  * errors), or the endpoint's circuit breaker open after three of those. The writer holds one
- * endpoint at a time, so it dials the next itself; it used to do so only after a deadline, and a
- * writer on an evicted member's address then spent its whole budget on that address (three
- * refusals open etcd3's breaker for 5 s, twice in 10 s).
+ * endpoint at a time, so it dials the next itself. It used to do so only after a deadline, so a
+ * writer on an evicted member's address could spend its whole budget there (three refusals open
+ * etcd3's breaker for 5 s, twice in 10 s): the likely cause of a drain's one failed write in
+ * session 19's CI run, whose error that run did not print.
  */
 const movesOn = (err: unknown): boolean =>
   err instanceof Error &&
