@@ -111,6 +111,9 @@ describe("cert-manager's controller on the nodes", () => {
     const rules = Object.values(CONTROLLER_ROLES).flat();
     const allows = (group: string, resource: string, verb: string): boolean =>
       rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
+    // What the certificates controllers do: make a CertificateRequest, prune old ones, set status.
+    expect(allows('cert-manager.io', 'certificaterequests', 'create')).toBe(true);
+    expect(allows('cert-manager.io', 'certificaterequests', 'delete')).toBe(true);
     expect(allows('cert-manager.io', 'certificaterequests/status', 'patch')).toBe(true);
     expect(allows('cert-manager.io', 'certificates/status', 'update')).toBe(true);
     expect(allows('', 'secrets', 'create')).toBe(true);

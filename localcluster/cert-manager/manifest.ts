@@ -79,9 +79,9 @@ const events = rule([''], ['events'], ['create', 'patch']);
 
 /**
  * The chart's ClusterRoles (templates/rbac.yaml) of the controllers our build runs: issuers,
- * clusterissuers, certificates (also the CertificateRequests' issuers) and the approver. Not
- * bound: orders, challenges, ingress-shim, certificatesigningrequests (controllers left out of the
- * build) and the leader-election Role (the build does not elect).
+ * clusterissuers, certificates (also the CertificateRequests' issuers), the approver, and
+ * ingress-shim's (below). Not bound: orders, challenges, certificatesigningrequests (controllers
+ * left out of the build) and the leader-election Role (the build does not elect).
  */
 export const CONTROLLER_ROLES: Readonly<Record<string, readonly Rule[]>> = {
   'controller-issuers': [
@@ -106,6 +106,21 @@ export const CONTROLLER_ROLES: Readonly<Record<string, readonly Rule[]>> = {
     rule(['cert-manager.io'], ['certificates/finalizers', 'certificaterequests/finalizers'], ['update']),
     rule(['acme.cert-manager.io'], ['orders'], ['create', 'delete', ...read]),
     rule([''], ['secrets'], [...read, 'create', 'update', 'delete', 'patch']),
+    events,
+  ],
+  // The chart grants create and delete of CertificateRequests (the request and revision managers
+  // make and prune them) only through this role, so it is bound though the shim does not run.
+  'controller-ingress-shim': [
+    rule(['cert-manager.io'], ['certificates', 'certificaterequests'], ['create', 'update', 'delete']),
+    rule(['cert-manager.io'], ['certificates', 'certificaterequests', 'issuers', 'clusterissuers'], read),
+    rule(['networking.k8s.io'], ['ingresses'], read),
+    rule(['networking.k8s.io'], ['ingresses/finalizers'], ['update']),
+    rule(['gateway.networking.k8s.io'], ['gateways', 'httproutes', 'listenersets'], read),
+    rule(
+      ['gateway.networking.k8s.io'],
+      ['gateways/finalizers', 'httproutes/finalizers', 'listenersets/finalizers'],
+      ['update'],
+    ),
     events,
   ],
   'controller-approve:cert-manager-io': [
