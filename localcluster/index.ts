@@ -25,7 +25,10 @@ export interface LocalClusterOptions {
   readonly node?: boolean;
   /** How many nodes: node-a, node-b... each in its zone (zone-a...); default 3. */
   readonly nodes?: number;
-  /** Start cert-manager (its CRDs and controller) after the control plane; default false. */
+  /**
+   * Start cert-manager (its CRDs and controller); default false. With nodes its controller runs on
+   * them, started after them; without, as a process on this machine, after the control plane.
+   */
   readonly certManager?: boolean;
   readonly log?: Log;
 }
@@ -78,12 +81,15 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     const controlPlane = await startControlPlane({ dir: path.join(dir, 'controlplane'), log });
     stops.push(() => controlPlane.stop());
     const { kubeconfigPath } = controlPlane;
-    const certManager = opts.certManager
-      ? await startCertManager({ dir: path.join(dir, 'cert-manager'), kubeconfigPath, log })
-      : undefined;
-    if (certManager) stops.push(() => certManager.stop());
-    const base = { dir, controlPlane, kubeconfigPath, kubectl: controlPlane.kubectl, certManager, stop };
-    if (opts.node === false) return base;
+    // On the nodes once they run; as a process on this machine only when there are none.
+    const withCertManager = async (onNodes: boolean): Promise<CertManager | undefined> => {
+      if (!opts.certManager) return undefined;
+      const certManager = await startCertManager({ dir: path.join(dir, 'cert-manager'), kubeconfigPath, onNodes, log });
+      stops.push(() => certManager.stop());
+      return certManager;
+    };
+    const base = { dir, controlPlane, kubeconfigPath, kubectl: controlPlane.kubectl, stop };
+    if (opts.node === false) return { ...base, certManager: await withCertManager(false) };
 
     // Before the sized class mounts a volume there: real nodes have mount namespaces of their own.
     stops.push(await shareMounts(path.join(dir, 'storage-sized')));
@@ -115,7 +121,8 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     };
     const nodes: LocalNode[] = [];
     for (const name of names) nodes.push(await startNode(name));
-    return { ...base, network, node: nodes[0], nodes, startNode, registryHost: services.registryHost };
+    const certManager = await withCertManager(true);
+    return { ...base, network, node: nodes[0], nodes, startNode, registryHost: services.registryHost, certManager };
   } catch (err) {
     await stop().catch(() => undefined);
     throw err;

@@ -1,23 +1,21 @@
 /**
- * cert-manager on the local cluster: its CRDs, then its controller as a local process with
- * the admin kubeconfig, as for the control plane. Started only when asked (a test, or
- * `startLocalCluster({ certManager: true })`); see docs/development.md ("cert-manager").
+ * cert-manager on the local cluster: its CRDs, then its controller, on a cluster with nodes as the
+ * Helm chart deploys it (a Deployment of quay.io/jetstack/cert-manager-controller, pulled from the
+ * local registry: pod.ts), on a cluster without nodes as a process on this machine (process.ts).
+ * Started only when asked (a test, or `startLocalCluster({ certManager: true })`); see
+ * docs/development.md ("cert-manager").
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { kubectlFor } from '../controlplane/kubectl.ts';
-import { freePort } from '../controlplane/ports.ts';
-import type { Proc } from '../controlplane/process.ts';
-import { startProcess, waitReady } from '../controlplane/process.ts';
-import { binary, pinnedRelease } from '../controlplane/tools.ts';
+import { binary } from '../controlplane/tools.ts';
 import { installCrds } from '../crds.ts';
 import type { KubectlResult, PartOptions } from '../types.ts';
+import { certManagerVersion, clusterResourceNamespace } from './manifest.ts';
+import { CONTROLLER_DEPLOYMENT, podLogLines, startControllerPod } from './pod.ts';
+import { startControllerProcess } from './process.ts';
 
-/** The cert-manager release localcluster/tools/cert-manager/go.mod pins, e.g. `v1.21.2`. */
-export const certManagerVersion: string = pinnedRelease('cert-manager', 'github.com/cert-manager/cert-manager');
-
-/** Where a ClusterIssuer's Secrets live, as in cert-manager's Helm chart. */
-export const clusterResourceNamespace = 'cert-manager';
+export { CERT_MANAGER_CONTROLLER_IMAGE, certManagerVersion, clusterResourceNamespace } from './manifest.ts';
 
 /** The cluster refused the namespace cert-manager needs. */
 export class CertManagerSetupError extends Error {
@@ -30,16 +28,36 @@ export class CertManagerSetupError extends Error {
 
 /** Options of startCertManager. */
 export interface CertManagerOptions extends PartOptions {
-  /** The cluster's admin kubeconfig; the controller acts as cluster admin. */
+  /** The cluster's admin kubeconfig: kubectl's, and the process's on a cluster without nodes. */
   readonly kubeconfigPath: string;
+  /**
+   * true: the controller runs on the cluster's nodes, as a Deployment of the upstream image;
+   * false, for a cluster without nodes only: as a process on this machine with the admin kubeconfig.
+   */
+  readonly onNodes: boolean;
 }
+
+/**
+ * Where the controller's log is read, as plain data (test/e2e/setup.ts hands it to the test files):
+ * its Pod's through kubectl, or the process's file.
+ */
+export type CertManagerLog =
+  { readonly pod: { readonly namespace: string; readonly deployment: string } } | { readonly file: string };
 
 /** The running controller. */
 export interface CertManager {
   readonly version: string;
-  readonly proc: Proc;
-  /** Milliseconds each start step took: binary, crds, controller (to /healthz ok). */
+  /** Where it runs: a Pod on the nodes, or a process on this machine (a cluster without nodes). */
+  readonly runsOn: 'nodes' | 'machine';
+  readonly log: CertManagerLog;
+  /**
+   * Milliseconds each start step took: crds (and the namespace), controller (to Ready: every
+   * informer synced); on the nodes also podCreatedToReady (the API's whole-second timestamps),
+   * on the machine binary (build.sh's lookup) before them.
+   */
   readonly timings: Readonly<Record<string, number>>;
+  /** The last lines of its log, for a failure's message. */
+  lastLines(): Promise<string[]>;
   stop(): Promise<void>;
 }
 
@@ -53,9 +71,9 @@ export async function installCertManagerCrds(kubeconfigPath: string): Promise<vo
 }
 
 /**
- * Applies the pinned release's CRDs (waiting until they are served), makes the
- * `cert-manager` namespace, starts the controller and waits until its informers have synced.
- * The log is `<dir>/cert-manager.log`; a controller left running in dir is killed first.
+ * Applies the pinned release's CRDs (waiting until they are served), makes the `cert-manager`
+ * namespace, starts the controller (onNodes says where) and resolves once its informers have
+ * synced. The process's log is `<dir>/cert-manager.log`; the Pod's is copied there at stop().
  */
 export async function startCertManager(opts: CertManagerOptions): Promise<CertManager> {
   const dir = path.resolve(opts.dir);
@@ -66,42 +84,41 @@ export async function startCertManager(opts: CertManagerOptions): Promise<CertMa
     mark = Date.now();
   };
   await mkdir(dir, { recursive: true });
-  const bin = await binary('cert-manager');
-  step('binary');
+  if (!opts.onNodes) {
+    await binary('cert-manager');
+    step('binary');
+  }
   const kubectl = kubectlFor(opts.kubeconfigPath);
   await installCertManagerCrds(opts.kubeconfigPath);
   const ns = await kubectl(['create', 'namespace', clusterResourceNamespace]);
   if (ns.code !== 0 && !ns.stderr.includes('AlreadyExists'))
     throw new CertManagerSetupError(`kubectl create namespace ${clusterResourceNamespace}`, ns);
   step('crds');
-  const healthPort = await freePort();
-  const proc = await startProcess({
-    name: 'cert-manager',
-    bin,
-    dir,
-    log: opts.log,
-    args: [
-      `--kubeconfig=${opts.kubeconfigPath}`,
-      `--cluster-resource-namespace=${clusterResourceNamespace}`,
-      `--health-address=127.0.0.1:${healthPort}`,
-      // The Helm chart's default verbosity: one line per issuance step.
-      '--v=2',
-    ],
-  });
-  try {
-    await waitReady(proc, healthProbe(`http://127.0.0.1:${healthPort}/healthz`), 60_000);
-  } catch (err) {
-    await proc.stop();
-    throw err;
+  const base = { version: certManagerVersion, timings };
+  if (opts.onNodes) {
+    const pod = await startControllerPod(kubectl, dir);
+    step('controller');
+    timings.podCreatedToReady = pod.createdToReadyMs;
+    const { namespace, deployment } = CONTROLLER_DEPLOYMENT;
+    opts.log?.(`cert-manager: controller Ready on the nodes (kubectl logs -n ${namespace} deployment/${deployment})`);
+    const log = { pod: CONTROLLER_DEPLOYMENT };
+    return { ...base, runsOn: 'nodes', log, lastLines: () => podLogLines(kubectl), stop: () => pod.stop() };
   }
+  opts.log?.('cert-manager: the cluster has no nodes; the controller runs as a process on this machine');
+  const proc = await startControllerProcess(dir, opts.kubeconfigPath, opts.log);
   step('controller');
-  return { version: certManagerVersion, proc, timings, stop: () => proc.stop() };
+  return {
+    ...base,
+    runsOn: 'machine',
+    log: { file: proc.logPath },
+    lastLines: () => Promise.resolve(proc.lastLines()),
+    stop: () => proc.stop(),
+  };
 }
 
-function healthProbe(url: string): () => Promise<string | true> {
-  return async () => {
-    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-    const body = (await res.text()).trim();
-    return res.status === 200 && body === 'ok' ? true : `${res.status}: ${body}`;
-  };
+/** The last lines of the log `log` names (the Pod's through kubectl with this kubeconfig); [] when unreadable. */
+export async function certManagerLogLines(log: CertManagerLog, kubeconfigPath: string, n = 40): Promise<string[]> {
+  if ('pod' in log) return podLogLines(kubectlFor(kubeconfigPath), n, log.pod);
+  const text = await readFile(log.file, 'utf8').catch(() => '');
+  return text.trimEnd().split('\n').slice(-n);
 }

@@ -28,6 +28,8 @@ export interface ImageSpec {
   readonly cmd?: readonly string[];
   readonly env?: readonly string[];
   readonly workingDir?: string;
+  /** The user the container runs as (config.User), e.g. `65532`; root when unset. */
+  readonly user?: string;
 }
 
 const sha256 = (b: Buffer | string): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
@@ -87,6 +89,7 @@ export async function writeImageArchive(spec: ImageSpec, out: string): Promise<s
         ...(spec.entrypoint ? { Entrypoint: spec.entrypoint } : {}),
         ...(spec.cmd ? { Cmd: spec.cmd } : {}),
         ...(spec.workingDir ? { WorkingDir: spec.workingDir } : {}),
+        ...(spec.user ? { User: spec.user } : {}),
       },
       rootfs: { type: 'layers', diff_ids: [layerDigest] },
       history: [{ created: '1970-01-01T00:00:00Z', created_by: 'etcd-operator localcluster/realnode/image.ts' }],

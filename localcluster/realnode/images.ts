@@ -1,13 +1,15 @@
 /**
  * The images the real nodes pull, written by image.ts from binaries of this machine and laid out
  * like their upstream images, under their real names: the sandbox (pause), etcd of each release
- * the tests run, versitygw (the snapshot tests' S3 server) and BusyBox (a shell for tests).
+ * the tests run, versitygw (the snapshot tests' S3 server), cert-manager's controller and BusyBox
+ * (a shell for tests).
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { binary, pinnedRelease } from '../controlplane/tools.ts';
+import { CERT_MANAGER_CONTROLLER_IMAGE, CONTROLLER_ENTRYPOINT } from '../cert-manager/manifest.ts';
 import { BUSYBOX_IMAGE, BUSYBOX_VERSION } from '../images.ts';
 import type { ImageSpec } from './image.ts';
 import { sandboxImage } from './node.ts';
@@ -29,8 +31,49 @@ export async function imageSpecs(): Promise<ImageSpec[]> {
   const busybox = await busyboxRoot();
   specs.push({ name: BUSYBOX_IMAGE, ...busybox, cmd: ['sh'] });
   specs.push(await versitygwImage(busybox));
+  specs.push(certManagerControllerImage(await binary('cert-manager')));
   return specs;
 }
+
+/**
+ * quay.io/jetstack/cert-manager-controller:vX as the release's Containerfile.controller makes it
+ * on its base, distroless static-debian13:nonroot: the controller (`bin`, build.sh's of the
+ * release's packages) at /app/cmd/controller/controller, the entrypoint; the base's user nonroot
+ * (65532: the Containerfile's own `USER 1000` went before v1.21.1), its /etc/passwd and
+ * /etc/group, its home as the working dir, and /tmp open to all. Left out: the base's CA bundle,
+ * tzdata and the licenses (the controller dials only the API server, with the cluster's CA).
+ */
+export function certManagerControllerImage(bin: string): ImageSpec {
+  return {
+    name: CERT_MANAGER_CONTROLLER_IMAGE,
+    files: [
+      { src: bin, dest: CONTROLLER_ENTRYPOINT },
+      { content: DISTROLESS_PASSWD, dest: '/etc/passwd', mode: 0o644 },
+      { content: DISTROLESS_GROUP, dest: '/etc/group', mode: 0o644 },
+    ],
+    dirs: ['/home/nonroot', '/root', { path: '/tmp', mode: 0o1777 }],
+    entrypoint: [CONTROLLER_ENTRYPOINT],
+    user: DISTROLESS_NONROOT,
+    workingDir: '/home/nonroot',
+  };
+}
+
+/** The uid (and gid) of distroless's nonroot user, its nonroot images' config.User. */
+export const DISTROLESS_NONROOT = '65532';
+
+/** The users of distroless's base images. */
+const DISTROLESS_PASSWD = `root:x:0:0:root:/root:/sbin/nologin
+nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin
+nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin
+`;
+
+/** Their groups. */
+const DISTROLESS_GROUP = `root:x:0:
+nobody:x:65534:
+tty:x:5:
+staff:x:50:
+nonroot:x:65532:
+`;
 
 /** quay.io/coreos/etcd:vX as upstream's: the three tools in /usr/local/bin, etcd the command. */
 async function etcdImage(version: string): Promise<ImageSpec> {

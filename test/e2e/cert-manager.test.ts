@@ -47,7 +47,7 @@ async function issued(name: string, revision: number): Promise<void> {
     const cert = await getJson<Certificate>(['certificate', name, '-n', ns]);
     throw new Error(
       `certificate ${name} not issued at revision ${revision}: ${result.stderr.trim()}\n` +
-        `status: ${JSON.stringify(cert.status)}\ncert-manager log:\n${certManager.lastLines().join('\n')}`,
+        `status: ${JSON.stringify(cert.status)}\ncert-manager log:\n${(await certManager.lastLines()).join('\n')}`,
     );
   };
   await wait(`--for=jsonpath={.status.revision}=${revision}`, '--timeout=90s');

@@ -14,6 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import type { CertManagerLog } from '../../localcluster/cert-manager/index.ts';
 import { kubectlFor, kubectlPath } from '../../localcluster/controlplane/index.ts';
 import { installCrds } from '../../localcluster/crds.ts';
 import { startLocalCluster } from '../../localcluster/index.ts';
@@ -26,8 +27,8 @@ declare module 'vitest' {
     kubectlPath: string;
     /** Whether the nodes run (Pods start) or only the control plane (Pods stay Pending). */
     clusterHasNode: boolean;
-    /** The log of the cluster's cert-manager controller ('' when a given cluster runs its own). */
-    certManagerLog: string;
+    /** Where the cluster's cert-manager controller logs (null when a given cluster runs its own). */
+    certManagerLog: CertManagerLog | null;
     /** The registry the nodes pull from as HOST:PORT on this machine (plain HTTP); '' without nodes. */
     registryHost: string;
     /** The lock dir that keeps cluster-serial's files one at a time (test/e2e/one-at-a-time.ts). */
@@ -39,7 +40,7 @@ declare module 'vitest' {
 interface Shared {
   readonly kubeconfig: string;
   readonly hasNode: boolean;
-  readonly certManagerLog: string;
+  readonly certManagerLog: CertManagerLog | null;
   readonly registryHost: string;
 }
 
@@ -85,7 +86,7 @@ async function start(kubectlBin: string): Promise<Started> {
       shared: {
         kubeconfig: path.resolve(given),
         hasNode: process.env.LOCALCLUSTER_NODE !== '0',
-        certManagerLog: '',
+        certManagerLog: null,
         registryHost: process.env.LOCALCLUSTER_REGISTRY ?? '',
       },
       stop: () => Promise.resolve(),
@@ -97,7 +98,8 @@ async function start(kubectlBin: string): Promise<Started> {
   const logFile = path.join(dir, 'cluster.log');
   const started = Date.now();
   // cert-manager too: one controller serves every file that needs it (two would both act on each
-  // Certificate), so those files can run beside the others. It costs about 2 s to start.
+  // Certificate), so those files can run beside the others. On the nodes, its Pod's log is kept in
+  // <dir>/cert-manager/cert-manager.log when the cluster stops (LOCALCLUSTER_KEEP=1 keeps it).
   const log = (line: string): void => appendFileSync(logFile, line + '\n');
   const cluster = await startLocalCluster({ dir, node, certManager: true, log }).catch((err: unknown) => {
     throw new Error(`the local cluster did not start; logs in ${dir}`, { cause: err });
@@ -111,13 +113,13 @@ async function start(kubectlBin: string): Promise<Started> {
   console.log(
     `local cluster ready in ${Date.now() - started} ms (${node ? 'with nodes' : 'without nodes'}), ` +
       `Services in ${cluster.controlPlane.serviceRange.cidr}, cert-manager ${cluster.certManager!.version} ` +
-      `(${JSON.stringify(cluster.certManager!.timings)} ms), dir ${dir}`,
+      `on the ${cluster.certManager!.runsOn} (${JSON.stringify(cluster.certManager!.timings)} ms), dir ${dir}`,
   );
   return {
     shared: {
       kubeconfig: cluster.kubeconfigPath,
       hasNode: node,
-      certManagerLog: cluster.certManager!.proc.logPath,
+      certManagerLog: cluster.certManager!.log,
       registryHost: cluster.registryHost ?? '',
     },
     stop: async () => {

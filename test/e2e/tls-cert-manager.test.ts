@@ -56,7 +56,7 @@ async function issued(name: string, revision: number): Promise<void> {
     const cert = await getJson<Certificate>(['certificate', name, '-n', ns]);
     throw new Error(
       `certificate ${name} not issued at revision ${revision}: ${result.stderr.trim()}\n` +
-        `status: ${JSON.stringify(cert.status)}\ncert-manager log:\n${certManager.lastLines().join('\n')}`,
+        `status: ${JSON.stringify(cert.status)}\ncert-manager log:\n${(await certManager.lastLines()).join('\n')}`,
     );
   };
   await wait(`--for=jsonpath={.status.revision}=${revision}`, '--timeout=90s');
@@ -163,7 +163,7 @@ async function diagnose(): Promise<string> {
       .join('\n')}`,
   );
   out.push(`manager last lines:\n${lines.slice(-40).join('\n')}`);
-  out.push(`cert-manager last lines:\n${certManager.lastLines().join('\n')}`);
+  out.push(`cert-manager last lines:\n${(await certManager.lastLines()).join('\n')}`);
   return out.join('\n');
 }
 
