@@ -12,7 +12,7 @@ import { Etcd3, isRecoverableError, type IOptions, type Watcher } from 'etcd3';
 import type { EtcdClientTLS } from '../../effects/etcd/index.ts';
 import { clientServiceName, LABEL } from '../../effects/kubernetes/meta.ts';
 import { checkHistory, type Verdict } from '../history/checker.ts';
-import { HistoryTraffic } from '../history/traffic.ts';
+import { firstRevision, HistoryTraffic } from '../history/traffic.ts';
 
 /** How the traffic reaches a cluster with client TLS: its certificate, and the name members' certificates are checked against. */
 export interface TrafficTLS {
@@ -150,8 +150,9 @@ export class Traffic {
       });
       await this.#history.start();
     }
-    this.#client = await this.#connect();
-    const from = Number((await this.#client.maintenance.status()).header.revision) + 1;
+    const first = await firstRevision(() => this.#connect());
+    this.#client = first.etcd;
+    const from = first.revision + 1;
     this.#watcher = await this.#client.watch().prefix(`${this.#prefix}/`).startRevision(String(from)).create();
     this.#watcher.on('put', (kv) => this.#watched.add(Number(kv.mod_revision)));
     this.#watcher.on('error', () => void this.#watchErrors++);

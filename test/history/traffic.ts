@@ -42,6 +42,38 @@ const passThrough = {
     new Promise((resolve) => resolve(fn({ signal: new AbortController().signal }))),
 } as unknown as NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
 
+/** How long a start waits for the cluster to answer through the client Service. */
+export const START_BUDGET_MS = 30_000;
+
+/**
+ * The cluster's revision through a connection `dial` makes (the client Service's), asked again
+ * every 250 ms (each ask within 2 s) for up to `budgetMs`, and that connection. A Service refuses
+ * connections until its endpoints reach the node's Service rules, which can lag the Pods' Ready
+ * on a loaded machine: in session 20 all six disruption tests failed at their traffic's first
+ * call (ECONNREFUSED on the ClusterIP) right after the cluster settled with its three Pods Ready.
+ * The start waits that out, as an application starting would; the disruption a test makes comes
+ * after it. Throws the last error past the budget.
+ */
+export async function firstRevision(
+  dial: () => Promise<Etcd3>,
+  budgetMs = START_BUDGET_MS,
+): Promise<{ etcd: Etcd3; revision: number }> {
+  const began = Date.now();
+  for (;;) {
+    const etcd = await dial();
+    try {
+      const status = await etcd.maintenance.status({ deadline: Date.now() + 2_000 });
+      const waited = Date.now() - began;
+      if (waited > 1_000) console.log(`traffic: the client Service answered after ${waited} ms`);
+      return { etcd, revision: Number(status.header.revision) };
+    } catch (err) {
+      etcd.close();
+      if (Date.now() - began >= budgetMs) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
 /** The revision an answered write wrote at (0: it wrote nothing, or its outcome is unknown). */
 export function writeRevision(op: Operation): number {
   const out = op.output;
@@ -129,9 +161,9 @@ export class HistoryTraffic {
 
   /** Opens the watchers at the cluster's next revision, then starts the clients. */
   async start(): Promise<void> {
-    const first = await this.#dial(0);
-    this.#startRevision = Number((await first.maintenance.status()).header.revision) + 1;
-    first.close();
+    const first = await firstRevision(() => this.#dial(0));
+    this.#startRevision = first.revision + 1;
+    first.etcd.close();
     for (let w = 0; w < this.#o.watchers; w++) await this.#watch(w);
     for (let c = 0; c < this.#o.clients; c++)
       this.#clients.push({ id: c, etcd: await this.#dial(0), attempt: 0, seq: 0, seen: new Map() });
