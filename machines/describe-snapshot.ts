@@ -4,6 +4,7 @@
  * waits for.
  */
 import { ConditionReason } from '../api/conditions.ts';
+import { holdFinalizer } from './intents.ts';
 import type { SnapshotContext } from './snapshot-decide.ts';
 
 /** A user-facing description of a snapshot machine state. */
@@ -26,7 +27,7 @@ export function describeSnapshot(path: string, c: SnapshotContext): DescribedSna
       const r = c.result;
       const what = r ? `${r.location}: ${r.size} bytes, sha256 ${r.sha256}, revision ${r.revision}` : 'stored';
       // Held by a restore (an EtcdCluster's finalizer on it): said before anyone tries to delete it.
-      const held = (c.heldBy ?? []).map((n) => `EtcdCluster ${n} (finalizer restoring.etcd-operator.dev/${n})`);
+      const held = (c.heldBy ?? []).map((n) => `EtcdCluster ${n} (finalizer ${holdFinalizer(n)})`);
       const use = held.length > 0 ? `; in use: ${held.join(', ')} restores from it, so a delete waits for it` : '';
       return { phase: 'Succeeded', step: 'Succeeded', message: `stored and read back whole at ${what}${use}` };
     }
@@ -53,7 +54,7 @@ export function describeSnapshot(path: string, c: SnapshotContext): DescribedSna
         return {
           phase: 'Deleting',
           step: ConditionReason.InUse,
-          message: `being deleted, and in use: ${holders} restores from it (finalizer restoring.etcd-operator.dev/${c.heldBy?.[0] ?? ''}); what it stored${c.result ? ` at ${c.result.location}` : ''} is kept until the restore no longer needs it, then deleted with the EtcdSnapshot`,
+          message: `being deleted, and in use: ${holders} restores from it (finalizer ${holdFinalizer(c.heldBy?.[0] ?? '')}); what it stored${c.result ? ` at ${c.result.location}` : ''} is kept until the restore no longer needs it, then deleted with the EtcdSnapshot`,
         };
       const messages: Record<string, string> = {
         choosing: 'being deleted',

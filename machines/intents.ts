@@ -199,6 +199,17 @@ export interface SnapshotParams {
 }
 
 /**
+ * Prefix of the finalizer an EtcdCluster puts on the EtcdSnapshot it restores from, the cluster's
+ * name after it (at most 50 characters, within a finalizer's 63): while it is on, deleting the
+ * EtcdSnapshot keeps what it stored (Kubernetes' in-use protection of a PVC, for a snapshot).
+ * Here, not in effects/kubernetes/meta.ts (which re-exports it), so that what the snapshot machine
+ * says names the finalizer the effects put on.
+ */
+export const HOLD_FINALIZER_PREFIX = 'restoring.etcd-operator.dev/';
+/** The finalizer by which EtcdCluster `cluster` holds the EtcdSnapshot it restores from. */
+export const holdFinalizer = (cluster: string): string => `${HOLD_FINALIZER_PREFIX}${cluster}`;
+
+/**
  * Parameters of holdSnapshot and releaseSnapshotHold: the EtcdSnapshot a cluster restores from,
  * and that cluster, whose finalizer on it keeps what it stored until the restore no longer needs it.
  */

@@ -5,6 +5,7 @@
 import type { V1ObjectMeta, V1OwnerReference } from '@kubernetes/client-node';
 import type { AdditionalMetadata, EtcdCluster, EtcdMember } from '../../api/v1alpha1/index.ts';
 import { apiVersion } from '../../api/v1alpha1/index.ts';
+import { HOLD_FINALIZER_PREFIX } from '../../machines/intents.ts';
 
 /** API group of the operator's kinds. */
 export const GROUP = 'etcd-operator.dev';
@@ -22,14 +23,8 @@ export const PLURAL = {
 export const FINALIZER = 'etcd-operator.dev/leave-etcd';
 /** Finalizer on every EtcdSnapshot: what its Job stored is deleted (unless Retain) before the object goes. */
 export const SNAPSHOT_FINALIZER = 'etcd-operator.dev/delete-stored-snapshot';
-/**
- * Prefix of the finalizer an EtcdCluster puts on the EtcdSnapshot it restores from, the cluster's
- * name after it (at most 50 characters, within a finalizer's 63): while it is on, deleting the
- * EtcdSnapshot keeps what it stored (Kubernetes' in-use protection of a PVC, for a snapshot).
- */
-export const HOLD_FINALIZER_PREFIX = 'restoring.etcd-operator.dev/';
-/** The finalizer by which EtcdCluster `cluster` holds the EtcdSnapshot it restores from. */
-export const holdFinalizer = (cluster: string): string => `${HOLD_FINALIZER_PREFIX}${cluster}`;
+/** The finalizer of an EtcdCluster's hold on the EtcdSnapshot it restores from (machines/intents.ts). */
+export { holdFinalizer } from '../../machines/intents.ts';
 /** The clusters whose hold is on an object with these finalizers. */
 export const holdersOf = (finalizers: readonly string[] | undefined): string[] =>
   (finalizers ?? [])
