@@ -39,7 +39,6 @@ export const coordinatorGuards = {
   // An EtcdSnapshot named, not held yet, and no seed made from it yet: held before anything reads it.
   restoreToHold: ({ context }: Ctx) =>
     context.restore?.snapshot !== undefined && context.restore.held !== true && !context.restore.verified,
-  restoreHeld: ({ context }: Ctx) => (context.holding ?? null) !== null,
   restoreJobPresent: ({ context }: Ctx) => Boolean(context.restore?.job),
   restoreJobSucceeded: ({ context }: Ctx) => Boolean(context.restore?.job?.succeeded),
   restoreJobFailed: ({ context }: Ctx) => Boolean(context.restore?.job && context.restore.job.failed !== null),

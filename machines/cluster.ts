@@ -244,7 +244,8 @@ export const clusterMachine = machine.createMachine({
               states: {
                 choosing: {
                   always: [
-                    { guard: 'restoreHeld', target: 'releasing' },
+                    // The recovery's guard: one `holding` for either restore's hold.
+                    { guard: 'snapshotHeld', target: 'releasing' },
                     { guard: 'restoreJobFailed', target: CLUSTER.failed, actions: 'markRestoreFailed' },
                     { target: CLUSTER.observing },
                   ],
