@@ -8,6 +8,7 @@
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
+import { eventReasons } from './kube.ts';
 import { withManager } from './manager-fixture.ts';
 import { Traffic, trafficProblems } from './traffic.ts';
 import { describeVerdict } from '../history/checker.ts';
@@ -140,11 +141,7 @@ describe.skipIf(!hasNode)('manager: one-minor downgrades through etcd downgrade'
     expect(firstSet).toBeGreaterThan(asked.at(-1)!);
     console.log(`enableDowngrade asked ${asked.length} time(s) before the first member was set`);
     // Each member restarted onto the older version said so in its own Events too, never Upgrading.
-    const memberSteps = new Set(
-      (await kube.core.listNamespacedEvent({ namespace: ns })).items
-        .filter((e) => e.involvedObject.kind === 'EtcdMember')
-        .map((e) => e.reason ?? ''),
-    );
+    const memberSteps = await eventReasons(kube.core, ns, 'EtcdMember');
     expect(memberSteps.has('Downgrading'), [...memberSteps].join(', ')).toBe(true);
     expect(memberSteps.has('Upgrading'), [...memberSteps].join(', ')).toBe(false);
   });

@@ -1,4 +1,5 @@
 /** kubectl for end-to-end tests, bound to the local cluster that test/e2e/setup.ts started. */
+import type { CoreV1Api } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { kubeconfigArgs, runKubectl } from '../../localcluster/controlplane/kubectl.ts';
 import type { KubectlResult } from '../../localcluster/types.ts';
@@ -74,4 +75,10 @@ export async function describedEvents(kind: string, name: string, namespace: str
       const [type = '', reason = '', age = '', from = '', ...message] = l.trim().split(/ {2,}/);
       return { type, reason, age, from, message: message.join('  ') };
     });
+}
+
+/** The reasons of the Events in `namespace` about objects of `kind`: for the operator's, the steps their machines took. */
+export async function eventReasons(core: CoreV1Api, namespace: string, kind: string): Promise<Set<string>> {
+  const events = (await core.listNamespacedEvent({ namespace })).items;
+  return new Set(events.filter((e) => e.involvedObject.kind === kind).map((e) => e.reason ?? ''));
 }

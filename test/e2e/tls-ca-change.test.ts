@@ -17,6 +17,7 @@ import type { EtcdClientTLS } from '../../effects/etcd/index.ts';
 import { credentialsOf, TestPki, type Leaf } from '../effects/etcd/test-pki.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
+import { eventReasons } from './kube.ts';
 import { withManager } from './manager-fixture.ts';
 import {
   createClusterSecrets,
@@ -58,14 +59,6 @@ const restartsForCAs = async (): Promise<string[]> =>
   (await kube.core.listNamespacedEvent({ namespace: ns })).items
     .map((e) => e.message ?? '')
     .filter((m) => m.includes('to trust the CA certificates'));
-
-/** The reasons of the Events about objects of `kind` (the steps their machines took). */
-const eventReasons = async (kind: string): Promise<Set<string>> =>
-  new Set(
-    (await kube.core.listNamespacedEvent({ namespace: ns })).items
-      .filter((e) => e.involvedObject.kind === kind)
-      .map((e) => e.reason ?? ''),
-  );
 
 /** Runs `during` under a writer with `creds`; rethrows what it threw after reporting the traffic. */
 async function underTraffic(what: string, creds: EtcdClientTLS, during: () => Promise<void>): Promise<TrafficReport> {
@@ -199,9 +192,9 @@ describe.skipIf(!hasNode)('TLS: a CA change, rolled by the operator', () => {
       expect((await restartsForCAs()).length).toBeGreaterThan(0);
       // Both rolls moved no version, and said so: the cluster's step RollingCA, and each member's
       // Reconfiguring (its Pod made again on the version it runs), never Upgrading.
-      const clusterSteps = await eventReasons('EtcdCluster');
+      const clusterSteps = await eventReasons(kube.core, ns, 'EtcdCluster');
       expect(clusterSteps.has('RollingCA'), [...clusterSteps].join(', ')).toBe(true);
-      const memberSteps = await eventReasons('EtcdMember');
+      const memberSteps = await eventReasons(kube.core, ns, 'EtcdMember');
       expect(memberSteps.has('Reconfiguring'), [...memberSteps].join(', ')).toBe(true);
       expect([...memberSteps].filter((r) => r === 'Upgrading' || r === 'Downgrading')).toEqual([]);
     },
