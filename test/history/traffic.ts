@@ -69,7 +69,7 @@ export async function firstRevision(
     } catch (err) {
       etcd.close();
       if (Date.now() - began >= budgetMs) throw err;
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
   }
 }
