@@ -104,6 +104,11 @@ export const ConditionReason = {
    * what it stored is kept until that restore no longer needs it.
    */
   InUse: 'InUse',
+  /**
+   * EtcdSnapshot: the hold (finalizer restoring.etcd-operator.dev/CLUSTER) of an EtcdCluster gone or
+   * being deleted, deleted before its restore let go, is being taken off; the snapshot stays as it was.
+   */
+  ReleasingHold: 'ReleasingHold',
   /** Every voter is healthy and the target is reached. */
   Steady: 'Steady',
   /** A quorum answers. */

@@ -31,6 +31,14 @@ export function describeSnapshot(path: string, c: SnapshotContext): DescribedSna
       const use = held.length > 0 ? `; in use: ${held.join(', ')} restores from it, so a delete waits for it` : '';
       return { phase: 'Succeeded', step: 'Succeeded', message: `stored and read back whole at ${what}${use}` };
     }
+    case 'releasingHold': {
+      const stale = c.staleHolds?.[0] ?? '';
+      return {
+        phase: c.result ? 'Succeeded' : c.failure !== null ? 'Failed' : 'Pending',
+        step: ConditionReason.ReleasingHold,
+        message: `letting go of the hold of EtcdCluster ${stale} (finalizer ${holdFinalizer(stale)}): that cluster is gone or being deleted, so it restores nothing from this snapshot any more${retrying(c)}`,
+      };
+    }
     case 'verifying':
       return {
         phase: 'Succeeded',

@@ -146,6 +146,7 @@ export const guards = {
 /** The steps `decideSnapshot` can choose. */
 export const SNAPSHOT_DECISIONS = [
   'removing',
+  'releasingHold',
   'verifying',
   'succeeded',
   'failed',
@@ -159,6 +160,9 @@ export type SnapshotDecision = (typeof SNAPSHOT_DECISIONS)[number];
 /** Which step comes next for this snapshot. */
 export function decideSnapshot(c: SnapshotContext): SnapshotDecision {
   if (c.deleting) return 'removing';
+  // A restore's hold outlived its EtcdCluster (deleted mid-restore): let go of at once, as Kubernetes
+  // lets go of a claim whose Pod is gone, not only once someone deletes the snapshot.
+  if ((c.staleHolds ?? []).length > 0) return 'releasingHold';
   if (c.result && c.verify && !c.verification) return 'verifying';
   if (c.result) return 'succeeded';
   if (c.failure !== null) return 'failed';

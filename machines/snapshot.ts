@@ -27,6 +27,7 @@ import type { SnapshotEvent } from './types.ts';
 
 const STATE_OF: Record<SnapshotDecision, string> = {
   removing: '#snapshot.removing',
+  releasingHold: '#snapshot.releasingHold',
   verifying: '#snapshot.verifying',
   succeeded: '#snapshot.succeeded',
   failed: '#snapshot.failed',
@@ -127,6 +128,15 @@ export const snapshotMachine = machine.createMachine({
         },
       },
     },
+    // The hold of an EtcdCluster gone or being deleted (deleted mid-restore): nothing restores for
+    // it any more, and nothing else lets go of it. The snapshot stays what it was.
+    releasingHold: {
+      entry: 'beginStep',
+      always: { guard: kit.undecided('releasingHold'), target: '#snapshot.deciding' },
+      ...attempt('#snapshot.deciding', { type: 'releaseSnapshotHold', params: params.staleHold }, [
+        'recordHoldReleased',
+      ]),
+    },
     succeeded: {
       tags: [TAG.resting],
       always: { guard: kit.undecided('succeeded'), target: 'deciding' },
@@ -135,7 +145,10 @@ export const snapshotMachine = machine.createMachine({
     failed: {
       tags: [TAG.resting, TAG.warning],
       entry: 'markRefused',
-      always: { guard: 'removable', target: 'deciding' },
+      always: [
+        { guard: 'removable', target: 'deciding' },
+        { guard: 'staleHold', target: 'deciding' },
+      ],
     },
     removing: {
       entry: 'beginStep',

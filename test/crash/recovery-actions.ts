@@ -8,7 +8,7 @@ import { GROUP, PLURAL, pvcName, VERSION } from '../../effects/kubernetes/meta.t
 import { wipeVolume } from '../../localcluster/storage/index.ts';
 import type { ClusterUnderTest, Converged } from '../e2e/etcd-cluster.ts';
 import { clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
-import { createSnapshot, snapshotFinished } from '../e2e/s3-server.ts';
+import { abandonRestore, createSnapshot, snapshotFinished } from '../e2e/s3-server.ts';
 import type { ActionContext } from './action-context.ts';
 
 /**
@@ -114,6 +114,21 @@ export async function recoverWhileSnapshotDeleted(cut: ClusterUnderTest, ctx: Ac
     );
   await until('EtcdSnapshot crash-snap gone', gone, ctx.settleMs);
   await cut.settled(3, ctx.settleMs);
+}
+
+/**
+ * A snapshot to a PVC, then a new cluster restoring from it deleted midway, while it holds the
+ * EtcdSnapshot (its check Job without a Pod: a quota of none): the snapshot's machine lets go of
+ * that hold itself, and the EtcdSnapshot stays Succeeded, not deleted.
+ */
+export async function abandonRestoreOf(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  await backupClaim(ctx, cut.namespace);
+  await snapshotOf(cut, ctx, 'crash-snap');
+  const kube = clientsOf(ctx.kubeconfig);
+  const o = { snapshot: 'crash-snap', cluster: `${cut.name}-abandoned`, timeoutMs: ctx.settleMs };
+  const released = await abandonRestore(kube, cut.namespace, o);
+  if (released.metadata.deletionTimestamp || released.status?.phase !== 'Succeeded')
+    throw new Error(`EtcdSnapshot crash-snap after the hold went: ${JSON.stringify(released.status)}`);
 }
 
 /** Puts the test's finalizer on Pod `name` (a deletion then waits for it), or takes it off. */

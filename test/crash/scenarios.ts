@@ -20,6 +20,7 @@ import { renewClusterSecrets, servedSerial, trustRolled, writeClusterCA } from '
 import { TestPki } from '../effects/etcd/test-pki.ts';
 import type { ActionContext } from './action-context.ts';
 import {
+  abandonRestoreOf,
   apiOf,
   backupClaim,
   recoverAfterSnapshotGone,
@@ -678,5 +679,7 @@ export const SCENARIOS: readonly Scenario[] = [
   { name: 'snapshot-held', before: 3, after: 3, action: recoverWhileSnapshotDeleted, check: restoredAnew },
   { name: 'snapshot', before: 1, after: 1, action: snapshotToPVC },
   { name: 'restore', before: 1, after: 1, action: restoreFromSnapshot },
+  // A cluster deleted mid-restore: the EtcdSnapshot's machine lets go of its hold, at rest.
+  { name: 'restore-abandoned', before: 1, after: 1, action: abandonRestoreOf },
   { name: 'schedule', before: 1, after: 1, action: scheduleEveryMinute },
 ];

@@ -1,13 +1,15 @@
 /**
  * The snapshot tests' side of the local cluster's S3-compatible server (localcluster/s3-server.ts):
- * where the Jobs reach it, what the bucket holds, and the EtcdSnapshot a test takes and waits for.
+ * where the Jobs reach it, what the bucket holds, the EtcdSnapshot a test takes and waits for, and
+ * a restore from one abandoned midway.
  */
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
-import { GROUP, PLURAL, VERSION } from '../../effects/kubernetes/meta.ts';
+import { GROUP, holdFinalizer, PLURAL, VERSION } from '../../effects/kubernetes/meta.ts';
 import type { clientsOf } from '../../localcluster/clients.ts';
 import { BUCKET } from '../../localcluster/s3-server.ts';
-import { until } from '../../localcluster/until.ts';
+import { until, untilGone } from '../../localcluster/until.ts';
+import { ClusterUnderTest } from './etcd-cluster.ts';
 
 export { BUCKET, S3_CREDENTIALS, startS3 } from '../../localcluster/s3-server.ts';
 
@@ -93,4 +95,61 @@ function snapshotWhen(
     },
     timeoutMs,
   );
+}
+
+/**
+ * A restore abandoned: under a quota of no new Pods in `ns` (so the restore's check Job waits for
+ * ever), EtcdCluster `cluster` is created from EtcdSnapshot `snapshot`, seen to hold it (its
+ * finalizer on it) while checking, and deleted; waits until it is gone and the hold is off, and
+ * returns the EtcdSnapshot then. The quota goes after, whatever happened.
+ */
+export async function abandonRestore(
+  kube: ReturnType<typeof clientsOf>,
+  ns: string,
+  o: { readonly snapshot: string; readonly cluster: string; readonly timeoutMs: number },
+): Promise<EtcdSnapshot> {
+  const quota = { name: 'no-new-pods', namespace: ns };
+  await kube.core.createNamespacedResourceQuota({
+    namespace: ns,
+    body: { metadata: quota, spec: { hard: { pods: '0' } } },
+  });
+  try {
+    // Counted by the quota controller before the cluster is made, so its Job's Pod is refused.
+    await until('the quota counted', async () =>
+      (await kube.core.readNamespacedResourceQuota(quota)).status?.hard?.pods ? true : undefined,
+    );
+    const restore = new ClusterUnderTest(kube, ns, o.cluster);
+    await restore.create({ replicas: 3, bootstrap: { restore: { snapshotName: o.snapshot } } });
+    const hold = holdFinalizer(o.cluster);
+    const ref = { group: GROUP, version: VERSION, namespace: ns, plural: PLURAL.snapshot, name: o.snapshot };
+    const read = async () => (await kube.custom.getNamespacedCustomObject(ref)) as EtcdSnapshot;
+    await until(
+      'the hold on',
+      async () => ((await read()).metadata.finalizers?.includes(hold) ? true : undefined),
+      o.timeoutMs,
+    );
+    // Mid-restore, and stays there: its check Job has no Pod.
+    await until(
+      'the restore checking',
+      async () => {
+        const c = (await restore.get()).status?.conditions?.find((x) => x.type === 'Progressing');
+        return c?.message.startsWith('checking the snapshot') ? true : undefined;
+      },
+      o.timeoutMs,
+    );
+    if (!(await read()).metadata.finalizers?.includes(hold))
+      throw new Error(`EtcdCluster ${o.cluster} let go of its hold before it was deleted`);
+    await restore.delete();
+    await untilGone(`EtcdCluster ${o.cluster}`, () => restore.get());
+    return await until(
+      `the hold of ${o.cluster} let go`,
+      async () => {
+        const s = await read();
+        return s.metadata.finalizers?.includes(hold) ? undefined : s;
+      },
+      o.timeoutMs,
+    );
+  } finally {
+    await kube.core.deleteNamespacedResourceQuota(quota);
+  }
 }

@@ -21,6 +21,7 @@ import { until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { withManager } from './manager-fixture.ts';
 import {
+  abandonRestore,
   BUCKET,
   createSnapshot as takeSnapshot,
   listKeys,
@@ -239,6 +240,19 @@ describe.skipIf(!hasNode)('snapshots: EtcdSnapshot to S3 and to a PVC on the loc
     await restored.settled(1);
     expectEveryKey((await keysOf(restored)).keys);
     await restored.delete();
+  });
+
+  it('a cluster deleted while it restores lets go of its EtcdSnapshot: the hold comes off, the snapshot stays Succeeded and says why', async () => {
+    const released = await abandonRestore(kube, ns, { snapshot: 'to-pvc', cluster: 'abandoned', timeoutMs: 120_000 });
+    expect(released.metadata.deletionTimestamp).toBeUndefined();
+    expect(released.status?.phase).toBe('Succeeded');
+    // The snapshot's own machine let go (the cluster went without doing it), and says so.
+    const events = (await kube.core.listNamespacedEvent({ namespace: ns })).items.filter(
+      (e) => e.involvedObject.kind === 'EtcdSnapshot' && e.involvedObject.name === 'to-pvc',
+    );
+    expect(events.find((e) => e.reason === 'ReleasingHold')?.message).toContain(
+      'letting go of the hold of EtcdCluster abandoned (finalizer restoring.etcd-operator.dev/abandoned)',
+    );
   });
 
   it('refuses a snapshot changed in the bucket before any member starts, with a condition saying why', async () => {

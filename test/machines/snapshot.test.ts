@@ -233,6 +233,43 @@ describe('snapshot machine', () => {
     ]);
   });
 
+  it('at rest, the hold of a cluster deleted mid-restore is let go at once: the snapshot stays Succeeded, a crash meanwhile resumes the step', () => {
+    const d = succeeded();
+    const hold = { snapshot: 'nightly', cluster: 'gone' };
+    play(d, [
+      [updated({ heldBy: ['gone'] }), 'succeeded', []],
+      [updated({ staleHolds: ['gone'] }), 'releasingHold.running', [intent('releaseSnapshotHold', hold)]],
+    ]);
+    expect(describeSnapshot('releasingHold.running', d.context)).toEqual({
+      phase: 'Succeeded',
+      step: 'ReleasingHold',
+      message:
+        'letting go of the hold of EtcdCluster gone (finalizer restoring.etcd-operator.dev/gone): that cluster is gone or being deleted, so it restores nothing from this snapshot any more',
+    });
+    // Resumed where it was: the intent in flight is the runner's to recover, not asked again.
+    d.restart();
+    play(d, [
+      [updated({ staleHolds: ['gone'] }), 'releasingHold.running', []],
+      [ok('releaseSnapshotHold'), 'succeeded', []],
+      [updated(), 'succeeded', []],
+    ]);
+    expect(d.context.result).toEqual(report);
+  });
+
+  it('failed, the hold of a cluster gone is let go all the same, and it stays Failed', () => {
+    const d = observed([]);
+    play(d, [[deleteJob(null), 'failed']]);
+    play(d, [
+      [
+        updated({ staleHolds: ['gone'] }),
+        'releasingHold.running',
+        [intent('releaseSnapshotHold', { snapshot: 'nightly', cluster: 'gone' })],
+      ],
+    ]);
+    expect(describeSnapshot('releasingHold.running', d.context).phase).toBe('Failed');
+    play(d, [[ok('releaseSnapshotHold'), 'failed', []]]);
+  });
+
   it('deleted with policy Retain: the stored snapshot stays', () => {
     const d = succeeded();
     play(d, [
