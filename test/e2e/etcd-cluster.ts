@@ -91,14 +91,19 @@ export class ClusterUnderTest {
    */
   async get(): Promise<EtcdCluster> {
     const statusAt = Date.now();
-    const cluster = (await this.#c.custom.getNamespacedCustomObject({
+    const cluster = await this.#read();
+    await this.#truth.check(cluster, statusAt);
+    return cluster;
+  }
+
+  /** The EtcdCluster as stored, its status not judged. */
+  #read(): Promise<EtcdCluster> {
+    return this.#c.custom.getNamespacedCustomObject({
       ...GROUP,
       namespace: this.namespace,
       plural: PLURAL.cluster,
       name: this.name,
-    })) as EtcdCluster;
-    await this.#truth.check(cluster, statusAt);
-    return cluster;
+    }) as Promise<EtcdCluster>;
   }
 
   /** The cluster's EtcdMembers. */
@@ -113,10 +118,18 @@ export class ClusterUnderTest {
 
   /** Waits until `member` is gone and `replicas` EtcdMembers are back; returns their names. */
   replaced(member: string, replicas: number): Promise<(string | undefined)[]> {
-    return until(`${member} replaced`, async () => {
-      const names = (await this.members()).map((m) => m.metadata.name);
-      return names.includes(member) || names.length < replicas ? undefined : names;
-    });
+    // What the wait saw last, said while it waits and when it times out: each member's state and the cluster's.
+    let seen = 'nothing read yet';
+    return until(
+      () => `${member} replaced (now ${seen})`,
+      async () => {
+        const members = await this.members();
+        const names = members.map((m) => m.metadata.name);
+        const states = members.map((m) => `${m.metadata.name ?? '?'} ${m.status?.state ?? 'no state'}`);
+        seen = `${states.join(', ')}; ${describeStatus(await this.#read())}`;
+        return names.includes(member) || names.length < replicas ? undefined : names;
+      },
+    );
   }
 
   /** Waits until the operator reports the target reached: Steady with `replicas` ready voters (Dormant for 0). */
