@@ -49,10 +49,13 @@ export async function call<T>(
 /**
  * Errors that say this member could not answer (unreachable, too slow, stopping, without a
  * leader, or its connection reset or dropped, as happens to a member just removed from
- * etcd): another member may, and the machine retries later if none does.
+ * etcd): another member may, and the machine retries later if none does. Also something
+ * other than etcd answering at its address (`12 UNIMPLEMENTED: Received HTTP status code 404`):
+ * the address of a Pod whose node is gone no longer routes to it, and whatever the packets
+ * reach instead (a proxy on the default route) is not that member.
  */
 const unavailable =
-  /DEADLINE_EXCEEDED|CANCELLED|deadline|ECONNREFUSED|ECONNRESET|EPIPE|Connection dropped|No connection established|aborted|timed out|no leader|leader changed|server stopped/i;
+  /DEADLINE_EXCEEDED|CANCELLED|deadline|ECONNREFUSED|ECONNRESET|EPIPE|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|Connection dropped|No connection established|Received HTTP status code|aborted|timed out|no leader|leader changed|server stopped/i;
 
 /**
  * etcd's refusal of a membership change while this member's own peer connections are younger

@@ -72,7 +72,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /**
  * Whether an etcd client given every endpoint would try the next one after this error: an
  * attempt's deadline, a connection that failed (gRPC UNAVAILABLE and etcd3's other recoverable
- * errors), or the endpoint's circuit breaker open after three of those. The writer holds one
+ * errors), the endpoint's circuit breaker open after three of those, or something other than
+ * etcd answering at a lost node's Pod address (an HTTP 404 over the default route). The writer holds one
  * endpoint at a time, so it dials the next itself. It used to do so only after a deadline, so a
  * writer on an evicted member's address could spend its whole budget there (three refusals open
  * etcd3's breaker for 5 s, twice in 10 s): the likely cause of a drain's one failed write in
@@ -80,7 +81,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  */
 const movesOn = (err: unknown): boolean =>
   err instanceof Error &&
-  (isRecoverableError(err) || /DEADLINE_EXCEEDED|deadline|circuit breaker is open/i.test(err.message));
+  (isRecoverableError(err) ||
+    /DEADLINE_EXCEEDED|deadline|circuit breaker is open|Received HTTP status code/i.test(err.message));
 
 /** A writer and a watcher on one cluster, started by `start` and reported on by `stop`. */
 export class Traffic {

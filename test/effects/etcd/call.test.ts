@@ -45,6 +45,22 @@ describe('etcd calls: which failures another member may answer', () => {
     expect([result, asked]).toEqual(['members', ['a', 'b']]);
   });
 
+  it('an address where something other than etcd answers (the Pod IP of a lost node, routed elsewhere) is passed over, and the next member answers', async () => {
+    const answered: string[] = [];
+    const asked: string[] = [];
+    const notEtcd = new Error('12 UNIMPLEMENTED: Received HTTP status code 404');
+    const result = await onCluster(
+      { etcd: clients(['lost', 'b'], answered), cluster, signal: AbortSignal.timeout(5000) },
+      (client) => {
+        const url = client as unknown as string;
+        asked.push(url);
+        return url === 'lost' ? Promise.reject(notEtcd) : Promise.resolve('members');
+      },
+    );
+    expect([result, asked, answered]).toEqual(['members', ['lost', 'b'], ['b']]);
+    expect(etcdError(ERR.REMOVE_MEMBER, 'member list', notEtcd)).toMatchObject({ code: 'ERR_ETCD_UNAVAILABLE' });
+  });
+
   it('a reset on every member is reported as etcd unavailable, to be retried', () => {
     expect(etcdError(ERR.REMOVE_MEMBER, 'member list', new Error('14 UNAVAILABLE: read ECONNRESET'))).toMatchObject({
       code: 'ERR_ETCD_UNAVAILABLE',
