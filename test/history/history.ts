@@ -83,6 +83,16 @@ export interface Rollback {
   readonly answered: number;
 }
 
+/**
+ * A rollback as the action that made it saw it: the EtcdSnapshot's status.revision, and when it
+ * was asked and seen answered, as process.hrtime.bigint() (the recorder turns them into its clock).
+ */
+export interface RollbackSeen {
+  readonly snapshotRevision: number;
+  readonly asked: bigint;
+  readonly answered: bigint;
+}
+
 /** What the checker reads. */
 export interface History {
   readonly operations: readonly Operation[];
