@@ -7,7 +7,7 @@ import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { GROUP, PLURAL, pvcName, VERSION } from '../../effects/kubernetes/meta.ts';
 import { wipeVolume } from '../../localcluster/storage/index.ts';
 import type { ClusterUnderTest, Converged } from '../e2e/etcd-cluster.ts';
-import { clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
+import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 import { createSnapshot, snapshotFinished } from '../e2e/s3-server.ts';
 import type { ActionContext } from './action-context.ts';
 
@@ -28,11 +28,21 @@ async function loseQuorum(cut: ClusterUnderTest, ctx: ActionContext): Promise<vo
   await conditionShows(cut, ctx, 'quorum lost', 'Available', (x) => x.reason === 'QuorumLost');
 }
 
-/** Asks for a recovery (spec.recovery) and waits until it is Recovered and 3 voters run. */
-async function recoverAs(cut: ClusterUnderTest, ctx: ActionContext, recovery: object): Promise<void> {
+/**
+ * Asks for a recovery (spec.recovery) and waits until it is Recovered (this request, not an earlier
+ * one) and 3 voters run; returns when Recovered was seen (process.hrtime.bigint()).
+ */
+async function recoverAs(
+  cut: ClusterUnderTest,
+  ctx: ActionContext,
+  recovery: { requestID: string } & Record<string, unknown>,
+): Promise<bigint> {
   await cut.patchSpec({ recovery });
-  await conditionShows(cut, ctx, 'recovered', 'Recovered', (x) => x.status === 'True');
+  const request = `(request ${recovery.requestID})`;
+  await conditionShows(cut, ctx, 'recovered', 'Recovered', (x) => x.status === 'True' && x.message.includes(request));
+  const recovered = process.hrtime.bigint();
   await cut.settled(3, ctx.settleMs);
+  return recovered;
 }
 
 /** Waits until the cluster has a condition of `type` that `holds`. */
@@ -58,6 +68,30 @@ export async function recoverFromSnapshot(cut: ClusterUnderTest, ctx: ActionCont
   await snapshotOf(cut, ctx, 'crash-snap');
   await loseQuorum(cut, ctx);
   await recoverAs(cut, ctx, { requestID: 'crash-sweep', from: 'snapshot' });
+}
+
+/** How long the clients write after the snapshot before the rollback: writes for it to lose. */
+const WRITES_AFTER_SNAPSHOT_MS = 3_000;
+
+/**
+ * A healthy cluster rolled back in place (docs/recovery.md): a snapshot to a PVC under the
+ * clients' writes, more writes, then spec.recovery from it with rollback: true, until Recovered
+ * and 3 voters run; the traffic is told (ctx.rolledBack), and the EtcdSnapshot is deleted after
+ * (its file with it). Its own snapshot and request each time, so it can run again on one cluster.
+ */
+export async function rollBackInPlace(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  await backupClaim(ctx, cut.namespace);
+  const name = `rollback-${Date.now().toString(36)}`;
+  const snapshot = await snapshotOf(cut, ctx, name);
+  await new Promise((r) => setTimeout(r, WRITES_AFTER_SNAPSHOT_MS));
+  const asked = process.hrtime.bigint();
+  const recovery = { requestID: name, from: 'snapshot', snapshotName: name, rollback: true };
+  const answered = await recoverAs(cut, ctx, recovery);
+  ctx.rolledBack?.({ snapshotRevision: snapshot.status?.revision ?? 0, asked, answered });
+  const { custom } = clientsOf(ctx.kubeconfig);
+  const ref = { ...apiOf(cut, PLURAL.snapshot), name };
+  await custom.deleteNamespacedCustomObject(ref);
+  await untilGone(`EtcdSnapshot ${name}`, () => custom.getNamespacedCustomObject(ref));
 }
 
 /**
@@ -152,15 +186,19 @@ export const apiOf = (cut: ClusterUnderTest, plural: string) => ({
   plural,
 });
 
-/** Creates the claim `backups` for snapshots to a PVC. */
+/** Creates the claim `backups` for snapshots to a PVC (one there already is kept). */
 export async function backupClaim(ctx: ActionContext, namespace: string): Promise<void> {
-  await ctx.core.createNamespacedPersistentVolumeClaim({
-    namespace,
-    body: {
-      metadata: { name: 'backups' },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } },
-    },
-  });
+  await ctx.core
+    .createNamespacedPersistentVolumeClaim({
+      namespace,
+      body: {
+        metadata: { name: 'backups' },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } },
+      },
+    })
+    .catch((err: { code?: number }) => {
+      if (err.code !== 409) throw err;
+    });
 }
 
 /** Takes an EtcdSnapshot of the cluster to the claim `backups` and waits until it is Succeeded. */

@@ -2,7 +2,8 @@
  * `make e2e-history`: the seeded fault run. One 3-member cluster with client and peer TLS, made
  * at etcd 3.5, goes through a sequence of operator actions chosen and ordered from a seed
  * (fault-plan.ts): scale 3 -> 5 -> 3, a member's volume wiped, the node of a member stopped and
- * started again, the rolls 3.5 -> 3.6 -> 3.7 and one minor down, a CA change, a defragmentation;
+ * started again, the rolls 3.5 -> 3.6 -> 3.7 and one minor down, a CA change, a defragmentation,
+ * a rollback in place to a snapshot taken under the traffic (its history checked as two epochs);
  * in a few of them the manager is killed (SIGKILL) at a sampled failpoint and a new one resumes
  * its journal. Each action is a crash-sweep scenario's (test/crash/scenarios.ts), and each runs
  * under recorded traffic (test/e2e/traffic.ts with `history`) that the history checker must find
@@ -105,7 +106,7 @@ async function runAction(i: number, a: PlannedAction, cut: ClusterUnderTest, ctx
   const scenario = scenarioNamed(a.scenario);
   const began = performance.now();
   const before = await cut.verify(scenario.before ?? 3);
-  const actx: ActionContext = { ...ctx, before };
+  const actx: ActionContext = { ...ctx, before, rolledBack: (r) => traffic?.rolledBack(r) };
   await scenario.prepare?.(cut, actx);
   traffic = new Traffic(`h${i}-${scenario.name}`, { history: true, seed: seed + i });
   await traffic.start(clients.core, namespace, CLUSTER, reach);
