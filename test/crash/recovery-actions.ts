@@ -7,7 +7,7 @@ import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { GROUP, PLURAL, pvcName, VERSION } from '../../effects/kubernetes/meta.ts';
 import { wipeVolume } from '../../localcluster/storage/index.ts';
 import type { ClusterUnderTest, Converged } from '../e2e/etcd-cluster.ts';
-import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
+import { clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
 import { createSnapshot, snapshotFinished } from '../e2e/s3-server.ts';
 import type { ActionContext } from './action-context.ts';
 
@@ -88,10 +88,9 @@ export async function rollBackInPlace(cut: ClusterUnderTest, ctx: ActionContext)
   const recovery = { requestID: name, from: 'snapshot', snapshotName: name, rollback: true };
   const answered = await recoverAs(cut, ctx, recovery);
   ctx.rolledBack?.({ snapshotRevision: snapshot.status?.revision ?? 0, asked, answered });
-  const { custom } = clientsOf(ctx.kubeconfig);
   const ref = { ...apiOf(cut, PLURAL.snapshot), name };
-  await custom.deleteNamespacedCustomObject(ref);
-  await untilGone(`EtcdSnapshot ${name}`, () => custom.getNamespacedCustomObject(ref));
+  await clientsOf(ctx.kubeconfig).custom.deleteNamespacedCustomObject(ref);
+  await snapshotGone(ctx, ref);
 }
 
 /**
@@ -141,13 +140,20 @@ export async function recoverWhileSnapshotDeleted(cut: ClusterUnderTest, ctx: Ac
   const snapshot = { ...apiOf(cut, PLURAL.snapshot), name: 'crash-snap' };
   await custom.deleteNamespacedCustomObject(snapshot);
   await conditionShows(cut, ctx, 'recovered', 'Recovered', (x) => x.status === 'True');
-  const gone = () =>
-    custom.getNamespacedCustomObject(snapshot).then(
-      () => undefined,
-      (err: { code?: number }) => (err.code === 404 ? true : undefined),
-    );
-  await until('EtcdSnapshot crash-snap gone', gone, ctx.settleMs);
+  await snapshotGone(ctx, snapshot);
   await cut.settled(3, ctx.settleMs);
+}
+
+/** Waits (up to ctx.settleMs) until the EtcdSnapshot at `ref` is gone. */
+function snapshotGone(ctx: ActionContext, ref: ReturnType<typeof apiOf> & { name: string }): Promise<true> {
+  const gone = () =>
+    clientsOf(ctx.kubeconfig)
+      .custom.getNamespacedCustomObject(ref)
+      .then(
+        () => undefined,
+        (err: { code?: number }) => (err.code === 404 ? true : undefined),
+      );
+  return until(`EtcdSnapshot ${ref.name} gone`, gone, ctx.settleMs);
 }
 
 /** Puts the test's finalizer on Pod `name` (a deletion then waits for it), or takes it off. */
