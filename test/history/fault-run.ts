@@ -14,7 +14,8 @@
  * Env: HISTORY_SEED (the plan's seed, printed at the start; default random), HISTORY_ROUNDS (rounds
  * of the actions; default 3), HISTORY_KILLS (actions of each round the manager is killed in;
  * default 3), HISTORY_SETTLE_SECONDS (how long each wait for the operator
- * may take; default 300), LOCALCLUSTER_KUBECONFIG (a running local cluster: no node loss then),
+ * may take; default 300), HISTORY_BUDGET_MINUTES (start no action after that many minutes of the
+ * run; default none: the plan's later actions are then reported as not run), LOCALCLUSTER_KUBECONFIG (a running local cluster: no node loss then),
  * LOCALCLUSTER_KEEP=1. The journal and the managers' logs are kept in a temp dir when the run fails.
  */
 import { randomInt } from 'node:crypto';
@@ -53,6 +54,7 @@ const seed = process.env.HISTORY_SEED ? Number(process.env.HISTORY_SEED) : rando
 const rounds = Number(process.env.HISTORY_ROUNDS ?? 3);
 const kills = Number(process.env.HISTORY_KILLS ?? 3);
 const settleMs = Number(process.env.HISTORY_SETTLE_SECONDS ?? 300) * 1000;
+const budgetMs = Number(process.env.HISTORY_BUDGET_MINUTES ?? Infinity) * 60_000;
 if (!Number.isSafeInteger(seed) || !(rounds >= 1) || !(kills >= 0)) {
   console.error('HISTORY_SEED must be an integer, HISTORY_ROUNDS and HISTORY_KILLS counts');
   process.exit(2);
@@ -190,6 +192,10 @@ try {
     ...(cluster.nodes ? { nodes: cluster.nodes } : {}),
   };
   for (const [i, a] of plan.entries()) {
+    if (performance.now() - started > budgetMs) {
+      console.log(`the budget of ${budgetMs / 60_000} min ran out: ${plan.length - i} actions not run`);
+      break;
+    }
     current = a.scenario;
     const r = await runAction(i, a, cut, ctx, reach);
     results.push(r);
