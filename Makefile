@@ -74,7 +74,7 @@ bench-scale: deps tools ## the manager at scale: BENCH_SCALE_LIVE (50) one-membe
 e2e-crash: deps tools ## kill the manager at the failpoints of bootstrap, scale, 3->0->3, replacement, an upgrade, growth, defrag, NOSPACE, snapshot, restore and schedule; check it converges (CRASH_SCENARIO=, CRASH_ALL=1: every window)
 	node test/crash/sweep.ts
 
-e2e-history: deps tools ## the seeded fault run: HISTORY_ROUNDS (3) rounds of scale, replacement, node loss, upgrade/downgrade rolls, CA change (defrag in the first) with manager kills, in an order from HISTORY_SEED (printed; default random), under traffic the history checker must pass (docs/reliability.md)
+e2e-history: deps tools ## the seeded fault run: HISTORY_ROUNDS (3) rounds of scale, replacement, node loss, upgrade/downgrade rolls, CA change, rollback in place (defrag in the first) with manager kills, in an order from HISTORY_SEED (printed; default random), under traffic the history checker must pass (docs/reliability.md)
 	node test/history/fault-run.ts
 
 dev: deps tools ## local cluster + CRDs + manager + examples/etcdcluster.yaml (EXIT_WHEN_READY=1 exits once Available)

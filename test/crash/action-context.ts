@@ -3,6 +3,7 @@ import type { CoreV1Api } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
 import type { Converged } from '../e2e/etcd-cluster.ts';
 import type { TestPki } from '../effects/etcd/test-pki.ts';
+import type { RollbackSeen } from '../history/history.ts';
 
 /** What an action may use. */
 export interface ActionContext {
@@ -18,6 +19,8 @@ export interface ActionContext {
   readonly pki?: TestPki;
   /** Stops and starts the local cluster's nodes: only when the sweep started the cluster itself. */
   readonly nodes?: NodeControl;
+  /** Told of a rollback in place the action made: the traffic recorded through it checks two epochs. */
+  readonly rolledBack?: (r: RollbackSeen) => void;
 }
 
 /** A node of the sweep's local cluster stopped as a machine dies, and started again. */

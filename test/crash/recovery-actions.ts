@@ -28,11 +28,21 @@ async function loseQuorum(cut: ClusterUnderTest, ctx: ActionContext): Promise<vo
   await conditionShows(cut, ctx, 'quorum lost', 'Available', (x) => x.reason === 'QuorumLost');
 }
 
-/** Asks for a recovery (spec.recovery) and waits until it is Recovered and 3 voters run. */
-async function recoverAs(cut: ClusterUnderTest, ctx: ActionContext, recovery: object): Promise<void> {
+/**
+ * Asks for a recovery (spec.recovery) and waits until it is Recovered (this request, not an earlier
+ * one) and 3 voters run; returns when Recovered was seen (process.hrtime.bigint()).
+ */
+async function recoverAs(
+  cut: ClusterUnderTest,
+  ctx: ActionContext,
+  recovery: { requestID: string } & Record<string, unknown>,
+): Promise<bigint> {
   await cut.patchSpec({ recovery });
-  await conditionShows(cut, ctx, 'recovered', 'Recovered', (x) => x.status === 'True');
+  const request = `(request ${recovery.requestID})`;
+  await conditionShows(cut, ctx, 'recovered', 'Recovered', (x) => x.status === 'True' && x.message.includes(request));
+  const recovered = process.hrtime.bigint();
   await cut.settled(3, ctx.settleMs);
+  return recovered;
 }
 
 /** Waits until the cluster has a condition of `type` that `holds`. */
@@ -58,6 +68,29 @@ export async function recoverFromSnapshot(cut: ClusterUnderTest, ctx: ActionCont
   await snapshotOf(cut, ctx, 'crash-snap');
   await loseQuorum(cut, ctx);
   await recoverAs(cut, ctx, { requestID: 'crash-sweep', from: 'snapshot' });
+}
+
+/** How long the clients write after the snapshot before the rollback: writes for it to lose. */
+const WRITES_AFTER_SNAPSHOT_MS = 3_000;
+
+/**
+ * A healthy cluster rolled back in place (docs/recovery.md): a snapshot to a PVC under the
+ * clients' writes, more writes, then spec.recovery from it with rollback: true, until Recovered
+ * and 3 voters run; the traffic is told (ctx.rolledBack), and the EtcdSnapshot is deleted after
+ * (its file with it). Its own snapshot and request each time, so it can run again on one cluster.
+ */
+export async function rollBackInPlace(cut: ClusterUnderTest, ctx: ActionContext): Promise<void> {
+  await backupClaim(ctx, cut.namespace);
+  const name = `rollback-${Date.now().toString(36)}`;
+  const snapshot = await snapshotOf(cut, ctx, name);
+  await new Promise((r) => setTimeout(r, WRITES_AFTER_SNAPSHOT_MS));
+  const asked = process.hrtime.bigint();
+  const recovery = { requestID: name, from: 'snapshot', snapshotName: name, rollback: true };
+  const answered = await recoverAs(cut, ctx, recovery);
+  ctx.rolledBack?.({ snapshotRevision: snapshot.status?.revision ?? 0, asked, answered });
+  const ref = { ...apiOf(cut, PLURAL.snapshot), name };
+  await clientsOf(ctx.kubeconfig).custom.deleteNamespacedCustomObject(ref);
+  await snapshotGone(ctx, ref);
 }
 
 /**
@@ -107,12 +140,7 @@ export async function recoverWhileSnapshotDeleted(cut: ClusterUnderTest, ctx: Ac
   const snapshot = { ...apiOf(cut, PLURAL.snapshot), name: 'crash-snap' };
   await custom.deleteNamespacedCustomObject(snapshot);
   await conditionShows(cut, ctx, 'recovered', 'Recovered', (x) => x.status === 'True');
-  const gone = () =>
-    custom.getNamespacedCustomObject(snapshot).then(
-      () => undefined,
-      (err: { code?: number }) => (err.code === 404 ? true : undefined),
-    );
-  await until('EtcdSnapshot crash-snap gone', gone, ctx.settleMs);
+  await snapshotGone(ctx, snapshot);
   await cut.settled(3, ctx.settleMs);
 }
 
@@ -129,6 +157,18 @@ export async function abandonRestoreOf(cut: ClusterUnderTest, ctx: ActionContext
   const released = await abandonRestore(kube, cut.namespace, o);
   if (released.metadata.deletionTimestamp || released.status?.phase !== 'Succeeded')
     throw new Error(`EtcdSnapshot crash-snap after the hold went: ${JSON.stringify(released.status)}`);
+}
+
+/** Waits (up to ctx.settleMs) until the EtcdSnapshot at `ref` is gone. */
+function snapshotGone(ctx: ActionContext, ref: ReturnType<typeof apiOf> & { name: string }): Promise<true> {
+  const gone = () =>
+    clientsOf(ctx.kubeconfig)
+      .custom.getNamespacedCustomObject(ref)
+      .then(
+        () => undefined,
+        (err: { code?: number }) => (err.code === 404 ? true : undefined),
+      );
+  return until(`EtcdSnapshot ${ref.name} gone`, gone, ctx.settleMs);
 }
 
 /** Puts the test's finalizer on Pod `name` (a deletion then waits for it), or takes it off. */
@@ -167,15 +207,19 @@ export const apiOf = (cut: ClusterUnderTest, plural: string) => ({
   plural,
 });
 
-/** Creates the claim `backups` for snapshots to a PVC. */
+/** Creates the claim `backups` for snapshots to a PVC (one there already is kept). */
 export async function backupClaim(ctx: ActionContext, namespace: string): Promise<void> {
-  await ctx.core.createNamespacedPersistentVolumeClaim({
-    namespace,
-    body: {
-      metadata: { name: 'backups' },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } },
-    },
-  });
+  await ctx.core
+    .createNamespacedPersistentVolumeClaim({
+      namespace,
+      body: {
+        metadata: { name: 'backups' },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } },
+      },
+    })
+    .catch((err: { code?: number }) => {
+      if (err.code !== 409) throw err;
+    });
 }
 
 /** Takes an EtcdSnapshot of the cluster to the claim `backups` and waits until it is Succeeded. */

@@ -139,6 +139,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       spec,
       ...(pki ? { pki } : {}),
       ...(o.nodes ? { nodes: o.nodes } : {}),
+      rolledBack: (r) => traffic?.rolledBack(r),
     };
     // What the user did to etcd before, with no manager running: churn, a full database.
     await o.scenario.prepare?.(cut, ctx);

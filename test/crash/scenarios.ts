@@ -28,6 +28,7 @@ import {
   recoverLostQuorum,
   recoverWhileSnapshotDeleted,
   restoredAnew,
+  rollBackInPlace,
   snapshotOf,
   survivorKept,
 } from './recovery-actions.ts';
@@ -677,6 +678,9 @@ export const SCENARIOS: readonly Scenario[] = [
   { name: 'snapshot-gone', before: 3, after: 3, action: recoverAfterSnapshotGone, check: survivorKept },
   // The EtcdSnapshot deleted once its seed exists: held, restored all the same, then deleted.
   { name: 'snapshot-held', before: 3, after: 3, action: recoverWhileSnapshotDeleted, check: restoredAnew },
+  // A healthy cluster rolled back in place to a snapshot taken under the traffic, whose history
+  // is checked as two epochs: the writes after the snapshot lost by design.
+  { name: 'rollback', before: 3, after: 3, history: true, action: rollBackInPlace, check: restoredAnew },
   { name: 'snapshot', before: 1, after: 1, action: snapshotToPVC },
   { name: 'restore', before: 1, after: 1, action: restoreFromSnapshot },
   // A cluster deleted mid-restore: the EtcdSnapshot's machine lets go of its hold, at rest.

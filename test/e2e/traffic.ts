@@ -11,8 +11,10 @@ import type { CoreV1Api } from '@kubernetes/client-node';
 import { Etcd3, isRecoverableError, type IOptions, type Watcher } from 'etcd3';
 import type { EtcdClientTLS } from '../../effects/etcd/index.ts';
 import { clientServiceName, LABEL } from '../../effects/kubernetes/meta.ts';
+import { BUMP_REVISION } from '../../machines/policy.ts';
 import { checkHistory, type Verdict } from '../history/checker.ts';
-import { firstRevision, HistoryTraffic } from '../history/traffic.ts';
+import type { RollbackSeen } from '../history/history.ts';
+import { firstRevision, HistoryTraffic, watchCanceled } from '../history/traffic.ts';
 
 /** How the traffic reaches a cluster with client TLS: its certificate, and the name members' certificates are checked against. */
 export interface TrafficTLS {
@@ -52,8 +54,10 @@ export interface TrafficReport {
   readonly longestStallMs: number;
   /** Acknowledged revisions the watch never delivered. */
   readonly unwatched: readonly number[];
-  /** Acknowledged keys that did not read back with their value. */
+  /** Acknowledged keys that did not read back with their value (after a rollback: those it kept). */
   readonly lost: readonly string[];
+  /** After a rollback: acknowledged keys it certainly lost that read back all the same. */
+  readonly revived: readonly string[];
   readonly watchErrors: number;
   /** The history checker's verdict on the recorded traffic (with `history`). */
   readonly history?: Verdict;
@@ -97,6 +101,9 @@ export class Traffic {
   #client: Etcd3 | null = null;
   #writer: Etcd3 | null = null;
   #watcher: Watcher | null = null;
+  /** The watcher's client and watch made again after etcd canceled the first (a rollback). */
+  #again: { etcd: Etcd3; watcher: Watcher; from: number } | null = null;
+  #rollback: RollbackSeen | null = null;
   #running = false;
   #loop: Promise<void> = Promise.resolve();
   readonly #acked = new Map<string, number>();
@@ -155,12 +162,42 @@ export class Traffic {
     const first = await firstRevision(() => this.#connect());
     this.#client = first.etcd;
     const from = first.revision + 1;
-    this.#watcher = await this.#client.watch().prefix(`${this.#prefix}/`).startRevision(String(from)).create();
-    this.#watcher.on('put', (kv) => this.#watched.add(Number(kv.mod_revision)));
-    this.#watcher.on('error', () => void this.#watchErrors++);
+    this.#watcher = await this.#watch(this.#client, from);
     this.#writer = await this.#connect();
     this.#running = true;
     this.#loop = this.#write();
+  }
+
+  /**
+   * The watch from `from`. Canceled by etcd (a rollback's compaction), it is made again once from
+   * the cluster's revision then, as an informer relists.
+   */
+  async #watch(etcd: Etcd3, from: number): Promise<Watcher> {
+    const watcher = await etcd.watch().prefix(`${this.#prefix}/`).startRevision(String(from)).create();
+    watcher.on('put', (kv) => this.#watched.add(Number(kv.mod_revision)));
+    watcher.on('error', (err: Error) => {
+      if (!watchCanceled(err) || this.#again || !this.#running) return void this.#watchErrors++;
+      void firstRevision(() => this.#connect())
+        .then(async (first) => {
+          this.#again = {
+            etcd: first.etcd,
+            watcher: await this.#watch(first.etcd, first.revision + 1),
+            from: first.revision + 1,
+          };
+        })
+        .catch(() => void this.#watchErrors++);
+    });
+    return watcher;
+  }
+
+  /**
+   * The cluster was rolled back in place while the traffic ran: the writes acknowledged after the
+   * snapshot are lost by design, and so are the watch's events of them; the recorded history is
+   * checked as two epochs (docs/reliability.md, "A rollback under the history").
+   */
+  rolledBack(r: RollbackSeen): void {
+    this.#rollback = r;
+    this.#history?.rolledBack(r);
   }
 
   async #write(): Promise<void> {
@@ -205,22 +242,47 @@ export class Traffic {
     recorded?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
     await this.#loop;
     const revisions = [...this.#acked.values()];
-    for (let waited = 0; waited < 15_000 && revisions.some((r) => !this.#watched.has(r)); waited += 200)
-      await sleep(200);
+    const excused = this.#excused(revisions);
+    const unwatched = () => revisions.filter((r) => !this.#watched.has(r) && !excused.watch(r));
+    for (let waited = 0; waited < 15_000 && unwatched().length > 0; waited += 200) await sleep(200);
     const stored = await this.#client!.getAll().prefix(`${this.#prefix}/`).strings();
-    const lost = [...this.#acked.keys()].filter((k) => stored[k] !== `value-${k.slice(this.#prefix.length + 1)}`);
+    const readBack = (k: string) => stored[k] === `value-${k.slice(this.#prefix.length + 1)}`;
+    const acked = [...this.#acked];
+    const lost = acked.filter(([k, r]) => !readBack(k) && !excused.write(r)).map(([k]) => k);
+    const revived = acked.filter(([k, r]) => readBack(k) && excused.lost(r)).map(([k]) => k);
     await this.#watcher?.cancel().catch(() => undefined);
+    await this.#again?.watcher.cancel().catch(() => undefined);
     this.#client?.close();
+    this.#again?.etcd.close();
     this.#writer?.close();
     const history = recorded ? await checkHistory(await recorded) : undefined;
     return {
       acknowledged: this.#acked.size,
       failed: this.#failed,
       longestStallMs: this.#longest,
-      unwatched: revisions.filter((r) => !this.#watched.has(r)),
+      unwatched: unwatched(),
       lost,
+      revived,
       watchErrors: this.#watchErrors,
       ...(history ? { history } : {}),
+    };
+  }
+
+  /**
+   * What a rollback excuses, by an acknowledged write's revision: past the snapshot's
+   * status.revision and before the new epoch, a write may be held or lost (`write`), certainly
+   * lost past the new epoch's lowest revision less the bump (`lost`); the watch owes no event
+   * from past the snapshot until where it was made again.
+   */
+  #excused(revisions: readonly number[]) {
+    const r = this.#rollback;
+    const from = r ? r.snapshotRevision + BUMP_REVISION : 0;
+    const upTo = Math.min(...revisions.filter((rev) => rev >= from)) - BUMP_REVISION;
+    const skipped = (rev: number) => r !== null && rev > r.snapshotRevision && rev < from;
+    return {
+      write: skipped,
+      lost: (rev: number) => skipped(rev) && rev > upTo,
+      watch: (rev: number) => r !== null && rev > r.snapshotRevision && rev < (this.#again?.from ?? from),
     };
   }
 
@@ -229,13 +291,14 @@ export class Traffic {
     this.#running = false;
     this.#history?.close();
     this.#client?.close();
+    this.#again?.etcd.close();
     this.#writer?.close();
   }
 }
 
 /**
- * What the traffic shows went wrong for clients: an acknowledged write lost or never watched,
- * and with `history` a history that is not linearizable, revisions out of order, a watch that
+ * What the traffic shows went wrong for clients: an acknowledged write lost or never watched (or,
+ * after a rollback, one it lost read back), and with `history` a history that is not linearizable, revisions out of order, a watch that
  * skipped or repeated. A write that failed within its budget is not among them: callers that
  * promise none failed check `failed` too.
  */
@@ -243,6 +306,9 @@ export function trafficProblems(r: TrafficReport): string[] {
   const h = r.history;
   return [
     ...(r.lost.length > 0 ? [`${r.lost.length} acknowledged writes lost (${r.lost.slice(0, 3).join(', ')})`] : []),
+    ...(r.revived.length > 0
+      ? [`${r.revived.length} writes the rollback lost read back (${r.revived.slice(0, 3).join(', ')})`]
+      : []),
     ...(r.unwatched.length > 0 ? [`${r.unwatched.length} acknowledged revisions never watched`] : []),
     ...(h && h.linearizable !== 'Ok' ? [`linearizable: ${h.linearizable}`] : []),
     ...(h && h.revisionViolations.length > 0 ? [`${h.revisionViolations.length} revision violations`] : []),

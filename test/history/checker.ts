@@ -27,8 +27,12 @@ export interface CheckerReport {
     readonly complete: number;
     readonly events: number;
     readonly resumes: number;
+    /** Watches etcd canceled (a rollback's compaction). */
+    readonly canceled: number;
     readonly violations: readonly string[];
   };
+  /** With a rollback: the bounds the history puts on its snapshot's revision. */
+  readonly rollback?: { readonly snapshotRevisionFrom: number; readonly snapshotRevisionUpTo?: number };
   readonly visualization?: string;
   readonly elapsedMs: number;
 }
@@ -68,10 +72,16 @@ export function describeVerdict(v: Verdict): string {
     `${v.revisionViolations.length} revision violations`,
     `${v.watch.violations.length} watch violations`,
   ].join(', ');
+  const rb = v.rollback;
+  const canceled = v.watch.canceled > 0 ? `, ${v.watch.canceled} canceled` : '';
   return (
     `${v.checked} operations checked on ${v.keys} keys (${v.operations} recorded, ${v.unknownOutcome} of unknown ` +
     `outcome, ${v.dropped} of those unobserved and left out), ${v.watch.events} watch events from ` +
-    `${v.watch.watchers} watchers (${v.watch.complete} waited for to the end, ${v.watch.resumes} stream breaks): ${found}; checked in ${v.elapsedMs} ms` +
+    `${v.watch.watchers} watches (${v.watch.complete} waited for to the end, ${v.watch.resumes} stream breaks${canceled})` +
+    (rb
+      ? `, across a rollback to a snapshot at revision ${rb.snapshotRevisionFrom} to ${rb.snapshotRevisionUpTo ?? '?'}`
+      : '') +
+    `: ${found}; checked in ${v.elapsedMs} ms` +
     (v.dir ? `; history kept in ${v.dir}` : '')
   );
 }

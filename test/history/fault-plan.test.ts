@@ -20,9 +20,18 @@ describe('fault run plan', () => {
     expect(orders.size).toBeGreaterThan(150);
   });
 
-  it('runs every action once a round (the defragmentation in the first), each a crash-sweep scenario', () => {
+  it('runs every action once a round (the defragmentation in the first), the rollback in place among them, each a crash-sweep scenario', () => {
     const names = SCENARIOS.map((s) => s.name);
-    const every = ['ca-change', 'downgrade-3.7', 'node-loss', 'replacement', 'scale-3-5', 'scale-5-3', 'upgrade-3.7'];
+    const every = [
+      'ca-change',
+      'downgrade-3.7',
+      'node-loss',
+      'replacement',
+      'rollback',
+      'scale-3-5',
+      'scale-5-3',
+      'upgrade-3.7',
+    ];
     for (const seed of SEEDS) {
       const plan = planFaultRun(seed, WITH_37);
       const round = (r: number) =>

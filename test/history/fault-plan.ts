@@ -41,7 +41,7 @@ function rolls(round: number, versions: readonly string[]): string[] {
 
 /**
  * Units shuffled as wholes: a scale-up to 5 is followed at once by the scale-down to 3 (the
- * other actions are written for 3 members). The defragmentation is in the first round only: once
+ * other actions, the rollback in place among them, are written for 3 members). The defragmentation is in the first round only: once
  * its condition says Completed, a later round's wait for it would be over before any defrag.
  */
 const UNITS: readonly (readonly string[])[] = [
@@ -49,6 +49,7 @@ const UNITS: readonly (readonly string[])[] = [
   ['replacement'],
   ['node-loss'],
   ['ca-change'],
+  ['rollback'],
 ];
 const FIRST_ROUND_ONLY: readonly (readonly string[])[] = [['defrag']];
 

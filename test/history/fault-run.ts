@@ -2,7 +2,8 @@
  * `make e2e-history`: the seeded fault run. One 3-member cluster with client and peer TLS, made
  * at etcd 3.5, goes through a sequence of operator actions chosen and ordered from a seed
  * (fault-plan.ts): scale 3 -> 5 -> 3, a member's volume wiped, the node of a member stopped and
- * started again, the rolls 3.5 -> 3.6 -> 3.7 and one minor down, a CA change, a defragmentation;
+ * started again, the rolls 3.5 -> 3.6 -> 3.7 and one minor down, a CA change, a defragmentation,
+ * a rollback in place to a snapshot taken under the traffic (its history checked as two epochs);
  * in a few of them the manager is killed (SIGKILL) at a sampled failpoint and a new one resumes
  * its journal. Each action is a crash-sweep scenario's (test/crash/scenarios.ts), and each runs
  * under recorded traffic (test/e2e/traffic.ts with `history`) that the history checker must find
@@ -13,7 +14,8 @@
  * Env: HISTORY_SEED (the plan's seed, printed at the start; default random), HISTORY_ROUNDS (rounds
  * of the actions; default 3), HISTORY_KILLS (actions of each round the manager is killed in;
  * default 3), HISTORY_SETTLE_SECONDS (how long each wait for the operator
- * may take; default 300), LOCALCLUSTER_KUBECONFIG (a running local cluster: no node loss then),
+ * may take; default 300), HISTORY_BUDGET_MINUTES (start no action after that many minutes of the
+ * run; default none: the plan's later actions are then reported as not run), LOCALCLUSTER_KUBECONFIG (a running local cluster: no node loss then),
  * LOCALCLUSTER_KEEP=1. The journal and the managers' logs are kept in a temp dir when the run fails.
  */
 import { randomInt } from 'node:crypto';
@@ -52,6 +54,7 @@ const seed = process.env.HISTORY_SEED ? Number(process.env.HISTORY_SEED) : rando
 const rounds = Number(process.env.HISTORY_ROUNDS ?? 3);
 const kills = Number(process.env.HISTORY_KILLS ?? 3);
 const settleMs = Number(process.env.HISTORY_SETTLE_SECONDS ?? 300) * 1000;
+const budgetMs = Number(process.env.HISTORY_BUDGET_MINUTES ?? Infinity) * 60_000;
 if (!Number.isSafeInteger(seed) || !(rounds >= 1) || !(kills >= 0)) {
   console.error('HISTORY_SEED must be an integer, HISTORY_ROUNDS and HISTORY_KILLS counts');
   process.exit(2);
@@ -105,7 +108,7 @@ async function runAction(i: number, a: PlannedAction, cut: ClusterUnderTest, ctx
   const scenario = scenarioNamed(a.scenario);
   const began = performance.now();
   const before = await cut.verify(scenario.before ?? 3);
-  const actx: ActionContext = { ...ctx, before };
+  const actx: ActionContext = { ...ctx, before, rolledBack: (r) => traffic?.rolledBack(r) };
   await scenario.prepare?.(cut, actx);
   traffic = new Traffic(`h${i}-${scenario.name}`, { history: true, seed: seed + i });
   await traffic.start(clients.core, namespace, CLUSTER, reach);
@@ -189,6 +192,10 @@ try {
     ...(cluster.nodes ? { nodes: cluster.nodes } : {}),
   };
   for (const [i, a] of plan.entries()) {
+    if (performance.now() - started > budgetMs) {
+      console.log(`the budget of ${budgetMs / 60_000} min ran out: ${plan.length - i} actions not run`);
+      break;
+    }
     current = a.scenario;
     const r = await runAction(i, a, cut, ctx, reach);
     results.push(r);

@@ -65,12 +65,40 @@ export interface Watch {
   readonly resumes: number;
   /** The recording waited until this watcher had seen every acknowledged write. */
   readonly complete: boolean;
+  /** etcd canceled the watch (a compaction past where it resumed): its last event is its end. */
+  readonly canceled?: { readonly at: number; readonly reason: string };
+}
+
+/**
+ * A rollback in place during the recording (docs/reliability.md, "A rollback under the history"):
+ * the data became a snapshot's and revisions went on from the snapshot's + `bump`.
+ * `snapshotRevision` is the EtcdSnapshot's status.revision, the member's as the snapshot began
+ * (it may hold a few writes made while it began); `asked` is when the rollback was asked,
+ * `answered` when it was seen done, on the operations' clock.
+ */
+export interface Rollback {
+  readonly snapshotRevision: number;
+  readonly bump: number;
+  readonly asked: number;
+  readonly answered: number;
+}
+
+/**
+ * A rollback as the action that made it saw it: the EtcdSnapshot's status.revision, and when it
+ * was asked and seen answered, as process.hrtime.bigint() (the recorder turns them into its clock).
+ */
+export interface RollbackSeen {
+  readonly snapshotRevision: number;
+  readonly asked: bigint;
+  readonly answered: bigint;
 }
 
 /** What the checker reads. */
 export interface History {
   readonly operations: readonly Operation[];
+  /** One record a watch: a watcher whose watch etcd canceled has a record for each watch it made. */
   readonly watches: readonly Watch[];
+  readonly rollback?: Rollback;
 }
 
 /** Monotonic nanoseconds since `origin` (process.hrtime.bigint()), as a JSON-safe number. */

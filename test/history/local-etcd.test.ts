@@ -2,12 +2,19 @@
  * Real traffic on a real etcd process, recorded and checked: three clients and two watchers for
  * a few seconds, the member killed with SIGKILL and started again on its data in the middle (so
  * calls in flight have unknown outcomes and each watch must resume where it stopped), and the
- * history found linearizable with whole watches. The counts are printed.
+ * history found linearizable with whole watches. Then a rollback in place: a snapshot under the
+ * traffic, more writes, the member's data replaced by the snapshot restored as the operator
+ * restores it (revisions bumped, marked compacted) and started again on the same address; the
+ * history, told of the rollback, passes as two epochs, and fails as one. The counts are printed.
  */
+import { createWriteStream, rmSync } from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readSnapshot, type SnapshotInfo } from '../../effects/etcd/snapshot.ts';
+import { BUMP_REVISION } from '../../machines/policy.ts';
 import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
-import { binary } from '../../localcluster/controlplane/tools.ts';
-import { rmSync } from 'node:fs';
+import { binary, run } from '../../localcluster/controlplane/tools.ts';
 import { checkHistory, describeVerdict } from './checker.ts';
 import type { History, Operation } from './history.ts';
 import { HistoryTraffic } from './traffic.ts';
@@ -45,14 +52,20 @@ describe('history checker on a real etcd', () => {
   }, 600_000);
   afterAll(() => local?.stop());
 
-  it('finds real traffic linearizable and every watch whole across a kill -9 and restart of the member', async () => {
+  /** Traffic on m0, on keys of its own, started. */
+  async function recording(name: string): Promise<HistoryTraffic> {
     const url = local.resolve(local.ref).clientURL('m0');
     const traffic = new HistoryTraffic({
-      prefix: `/history-${Date.now()}`,
+      prefix: `/${name}-${Date.now()}`,
       connect: () => ({ hosts: [url], dialTimeout: 2_000 }),
       attemptMs: 1_000,
     });
     await traffic.start();
+    return traffic;
+  }
+
+  it('finds real traffic linearizable and every watch whole across a kill -9 and restart of the member', async () => {
+    const traffic = await recording('history');
     let before: number;
     try {
       await sleep(2_500);
@@ -80,5 +93,46 @@ describe('history checker on a real etcd', () => {
     for (const v of [stale, gap]) if (v.dir) rmSync(v.dir, { recursive: true, force: true });
     expect(stale.linearizable).toBe('Illegal');
     expect([gap.linearizable, gap.watch.violations.length]).toEqual(['Ok', 1]);
+  }, 60_000);
+
+  it('finds real traffic across a rollback in place linearizable as two epochs, and not as one', async () => {
+    const traffic = await recording('rollback');
+    try {
+      await sleep(1_500);
+      const info: SnapshotInfo = { bytes: 0 };
+      const file = path.join(local.dir, 'rollback.db');
+      await pipeline(readSnapshot(local.clients.member(local.ref, 'm0'), info), createWriteStream(file));
+      await sleep(1_500);
+      // As the operator's seed restores it (effects/kubernetes/build-restore.ts), in m0's place.
+      const asked = process.hrtime.bigint();
+      await local.kill('m0');
+      rmSync(local.dataDir('m0'), { recursive: true, force: true });
+      const peer = local.peerURL('m0');
+      await run(await binary('etcdutl'), [
+        ...['snapshot', 'restore', file, '--data-dir', local.dataDir('m0'), '--name', 'm0'],
+        ...['--initial-cluster', `m0=${peer}`, '--initial-advertise-peer-urls', peer],
+        ...['--bump-revision', String(BUMP_REVISION), '--mark-compacted'],
+      ]);
+      await local.start('m0', `m0=${peer}`, 'new');
+      traffic.rolledBack({ snapshotRevision: info.revision ?? 0, asked, answered: process.hrtime.bigint() });
+      await sleep(2_000);
+    } catch (err) {
+      traffic.close();
+      throw err;
+    }
+    const history = await traffic.stop();
+    const verdict = await checkHistory(history, 120);
+    console.log(`history on a real etcd across a rollback in place: ${describeVerdict(verdict)}`);
+    expect(verdict).toMatchObject({ linearizable: 'Ok', revisionViolations: [], ok: true });
+    expect(verdict.watch.violations).toEqual([]);
+    // Both watches were canceled by the compaction and made again in the new epoch, whole to the end.
+    expect(history.watches.filter((w) => w.canceled)).toHaveLength(2);
+    expect(history.watches.filter((w) => !w.canceled && w.complete && w.startRevision > BUMP_REVISION)).toHaveLength(2);
+    expect(verdict.checked).toBeGreaterThan(100);
+    // Writes were lost: as one history, it is not linearizable.
+    const { rollback: _, ...asOne } = history;
+    const one = await checkHistory(asOne, 120);
+    if (one.dir) rmSync(one.dir, { recursive: true, force: true });
+    expect(one.linearizable).toBe('Illegal');
   }, 60_000);
 });

@@ -7,7 +7,19 @@
  * the history (test/history/history.ts); checker.ts runs the checker on it.
  */
 import { Etcd3, type IOptions, type Watcher } from 'etcd3';
-import { since, type History, type Input, type KV, type Operation, type Output, type WatchEvent } from './history.ts';
+import { BUMP_REVISION } from '../../machines/policy.ts';
+import {
+  since,
+  type History,
+  type Input,
+  type KV,
+  type Operation,
+  type Output,
+  type Rollback,
+  type RollbackSeen,
+  type Watch,
+  type WatchEvent,
+} from './history.ts';
 
 /** What HistoryTraffic needs: where its clients connect, and how much traffic to make. */
 export interface HistoryTrafficOptions {
@@ -119,11 +131,16 @@ interface WatchRecord {
   readonly watcher: number;
   readonly etcd: Etcd3;
   readonly handle: Watcher;
+  readonly startRevision: number;
   readonly events: WatchEvent[];
   lastRevision: number;
   resumes: number;
   errors: number;
+  canceled?: Watch['canceled'];
 }
+
+/** etcd canceled the watch (etcd3 then makes it no more): a compaction past where it resumed. */
+export const watchCanceled = (err: Error): boolean => /^Watcher canceled/.test(err.message);
 
 const buf = (s: string): Buffer => Buffer.from(s);
 const kvOf = (kv?: { value: Buffer; mod_revision: string }): KV | undefined =>
@@ -136,9 +153,11 @@ export class HistoryTraffic {
   readonly #ops: Operation[] = [];
   readonly #watches: WatchRecord[] = [];
   readonly #clients: Client[] = [];
-  #startRevision = 0;
   #running = false;
   #loops: Promise<void>[] = [];
+  /** Watches being made again after etcd canceled them. */
+  readonly #rewatching = new Set<Promise<void>>();
+  #rollback: Rollback | undefined;
 
   constructor(options: HistoryTrafficOptions) {
     this.#o = {
@@ -162,24 +181,23 @@ export class HistoryTraffic {
   /** Opens the watchers at the cluster's next revision, then starts the clients. */
   async start(): Promise<void> {
     const first = await firstRevision(() => this.#dial(0));
-    this.#startRevision = first.revision + 1;
     first.etcd.close();
-    for (let w = 0; w < this.#o.watchers; w++) await this.#watch(w);
+    for (let w = 0; w < this.#o.watchers; w++) await this.#watch(w, first.revision + 1, await this.#dial(0));
     for (let c = 0; c < this.#o.clients; c++)
       this.#clients.push({ id: c, etcd: await this.#dial(0), attempt: 0, seq: 0, seen: new Map() });
     this.#running = true;
     this.#loops = this.#clients.map((c) => this.#loop(c, random(this.#o.seed * 1000 + c.id)));
   }
 
-  async #watch(watcher: number): Promise<void> {
-    const etcd = await this.#dial(0);
-    const handle = await etcd.watch().prefix(`${this.#o.prefix}/`).startRevision(String(this.#startRevision)).create();
+  async #watch(watcher: number, startRevision: number, etcd: Etcd3): Promise<void> {
+    const handle = await etcd.watch().prefix(`${this.#o.prefix}/`).startRevision(String(startRevision)).create();
     const rec: WatchRecord = {
       watcher,
       etcd,
       handle,
+      startRevision,
       events: [],
-      lastRevision: this.#startRevision - 1,
+      lastRevision: startRevision - 1,
       resumes: 0,
       errors: 0,
     };
@@ -192,7 +210,13 @@ export class HistoryTraffic {
     handle.on('put', event('put'));
     handle.on('delete', event('delete'));
     handle.on('disconnected', () => void rec.resumes++);
-    handle.on('error', () => void rec.errors++);
+    handle.on('error', (err: Error) => {
+      if (!watchCanceled(err) || !this.#running) return void rec.errors++;
+      rec.canceled = { at: since(this.#origin), reason: err.message };
+      const again = this.#watchAgain(watcher);
+      this.#rewatching.add(again);
+      void again.finally(() => this.#rewatching.delete(again));
+    });
     // etcd3 resumes from the created response's header revision, past events a second break
     // before the catch-up would lose; resume from the last event seen instead, as etcd's Go client does.
     handle.on('connected', () => {
@@ -201,6 +225,28 @@ export class HistoryTraffic {
       );
     });
     this.#watches.push(rec);
+  }
+
+  /**
+   * After etcd canceled watcher's watch (a rollback's compaction), a watch of its own from the
+   * cluster's revision then, as an informer relists: on a connection of its own.
+   */
+  async #watchAgain(watcher: number): Promise<void> {
+    const first = await firstRevision(() => this.#dial(0)).catch(() => undefined);
+    if (!first) return;
+    if (!this.#running) return first.etcd.close();
+    await this.#watch(watcher, first.revision + 1, first.etcd).catch(() => first.etcd.close());
+  }
+
+  /** The recording went through a rollback in place: the history says so (history.ts, Rollback). */
+  rolledBack(r: RollbackSeen): void {
+    const clock = (t: bigint) => Number(t - this.#origin);
+    this.#rollback = {
+      snapshotRevision: r.snapshotRevision,
+      bump: BUMP_REVISION,
+      asked: clock(r.asked),
+      answered: clock(r.answered),
+    };
   }
 
   /** Calls `send`, recording the call with its times and its answer (null when unknown). */
@@ -321,21 +367,23 @@ export class HistoryTraffic {
   async stop(catchUpMs = 15_000): Promise<History> {
     this.#running = false;
     await Promise.all(this.#loops);
+    await Promise.all(this.#rewatching);
     const acked = Math.max(0, ...this.#ops.map(writeRevision));
-    const behind = () => this.#watches.filter((w) => w.lastRevision < acked);
+    const behind = () => this.#watches.filter((w) => !w.canceled && w.lastRevision < acked);
     for (let waited = 0; waited < catchUpMs && behind().length > 0; waited += 100) await sleep(100);
-    const caughtUp = new Set(this.#watches.filter((w) => w.lastRevision >= acked));
+    const caughtUp = new Set(this.#watches.filter((w) => !w.canceled && w.lastRevision >= acked));
     const watches = this.#watches.map((w) => ({
       watcher: w.watcher,
       client: this.#o.clients + w.watcher,
       prefix: `${this.#o.prefix}/`,
-      startRevision: this.#startRevision,
+      startRevision: w.startRevision,
       events: [...w.events],
       resumes: w.resumes,
       complete: caughtUp.has(w) && w.errors === 0,
+      ...(w.canceled ? { canceled: w.canceled } : {}),
     }));
     this.close();
-    return { operations: [...this.#ops], watches };
+    return { operations: [...this.#ops], watches, ...(this.#rollback ? { rollback: this.#rollback } : {}) };
   }
 
   /** Closes every client and watcher (also after a failure before `stop`). */

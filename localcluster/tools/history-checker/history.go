@@ -14,6 +14,8 @@ import (
 type History struct {
 	Operations []Operation `json:"operations"`
 	Watches    []Watch     `json:"watches"`
+	// Rollback is the rollback in place the recording went through, if any (epochs.go).
+	Rollback *Rollback `json:"rollback,omitempty"`
 }
 
 // Operation is one client call: its input, when it was called and returned (monotonic
@@ -74,6 +76,15 @@ type Watch struct {
 	Resumes int `json:"resumes"`
 	// Complete: the generator waited until this watcher had seen every acknowledged write.
 	Complete bool `json:"complete"`
+	// Canceled is set when etcd canceled the watch (a compaction past where it resumed): its last
+	// event is its end. The watcher's next watch, if any, is a Watch of its own.
+	Canceled *Cancel `json:"canceled,omitempty"`
+}
+
+// Cancel is when and why etcd canceled a watch.
+type Cancel struct {
+	At     int64  `json:"at"`
+	Reason string `json:"reason"`
 }
 
 // Event is one watch event, with the time it was received.
@@ -106,6 +117,9 @@ func readHistory(r io.Reader) (*History, error) {
 			return nil, fmt.Errorf("operation %d returned (%d) before it was called (%d)", i, op.Return, op.Call)
 		}
 	}
+	if rb := h.Rollback; rb != nil && (rb.SnapshotRevision <= 0 || rb.Bump <= 0 || rb.Answered < rb.Asked) {
+		return nil, fmt.Errorf("rollback: a snapshot revision and a bump above 0, answered after asked: %+v", *rb)
+	}
 	return &h, nil
 }
 
@@ -114,6 +128,8 @@ type Prepared struct {
 	Operations []porcupine.Operation
 	// Unknown counts operations with an unknown outcome, Dropped those of them left out.
 	Unknown, Dropped int
+	// Rollbacks counts the synthetic rollback operations among Operations (one a key).
+	Rollbacks int
 }
 
 // prepare turns the recorded operations into porcupine's. An operation with an unknown outcome
@@ -125,7 +141,10 @@ type Prepared struct {
 //     would have seen it), and leaving it out changes no verdict;
 //   - a write whose value a watcher saw took effect before the first watcher saw it: that is its
 //     return time (as etcd's robustness tests do), which keeps porcupine's search small.
-func prepare(h *History) Prepared {
+//
+// With a rollback, each key gets a "rollback" operation called when it was asked and returned when
+// it was answered, of a client of its own: porcupine places it in between (epochs.go).
+func prepare(h *History, e epochs) Prepared {
 	seenAt := map[string]int64{}
 	read := map[string]bool{}
 	for _, w := range h.Watches {
@@ -162,6 +181,30 @@ func prepare(h *History) Prepared {
 		out := op.Output
 		p.Operations = append(p.Operations, porcupine.Operation{ClientId: op.Client, Input: &in, Call: op.Call, Output: out, Return: ret})
 	}
+	if e.On {
+		ops := rollbackOps(h, p.Operations, e)
+		p.Operations, p.Rollbacks = append(p.Operations, ops...), len(ops)
+	}
 	sort.SliceStable(p.Operations, func(i, j int) bool { return p.Operations[i].Call < p.Operations[j].Call })
 	return p
+}
+
+// rollbackOps is the rollback as one operation on each key of `ops`.
+func rollbackOps(h *History, ops []porcupine.Operation, e epochs) []porcupine.Operation {
+	client := 0
+	for _, op := range h.Operations {
+		client = max(client, op.Client+1)
+	}
+	seen := map[string]bool{}
+	var r []porcupine.Operation
+	for _, op := range ops {
+		key := op.Input.(*Input).Key
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		in := &Input{Type: "rollback", Key: key}
+		r = append(r, porcupine.Operation{ClientId: client, Input: in, Call: h.Rollback.Asked, Output: &Output{Revision: e.From}, Return: h.Rollback.Answered})
+	}
+	return r
 }

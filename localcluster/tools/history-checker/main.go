@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -32,8 +33,10 @@ type Report struct {
 	Keys         int                   `json:"keys"`
 	Revisions    violations            `json:"revisionViolations"`
 	Watch        WatchReport           `json:"watch"`
-	Visualized   string                `json:"visualization,omitempty"`
-	Millis       int64                 `json:"elapsedMs"`
+	// Rollback, with one: the bounds the history puts on the snapshot's revision (UpTo 0: none).
+	Rollback   *SnapshotBounds `json:"rollback,omitempty"`
+	Visualized string          `json:"visualization,omitempty"`
+	Millis     int64           `json:"elapsedMs"`
 }
 
 func main() {
@@ -59,23 +62,31 @@ func main() {
 
 func check(h *History, html string, timeout time.Duration, asJSON bool) int {
 	began := time.Now()
-	p := prepare(h)
-	result, info := porcupine.CheckOperationsVerbose(kvModel, p.Operations, timeout)
+	e := epochsOf(h)
+	model := kvModel(e)
+	p := prepare(h, e)
+	result, info := porcupine.CheckOperationsVerbose(model, p.Operations, timeout)
 	r := Report{
 		Linearizable: result,
 		Operations:   len(h.Operations),
-		Checked:      len(p.Operations),
+		Checked:      len(p.Operations) - p.Rollbacks,
 		Unknown:      p.Unknown,
 		Dropped:      p.Dropped,
-		Keys:         len(kvModel.Partition(p.Operations)),
+		Keys:         len(model.Partition(p.Operations)),
 		Revisions:    revisionOrder(h.Operations),
-		Watch:        checkWatches(h),
+		Watch:        checkWatches(h, e),
+	}
+	if e.On {
+		r.Rollback = &SnapshotBounds{From: e.Lo}
+		if e.Hi != math.MaxInt64 {
+			r.Rollback.UpTo = e.Hi
+		}
 	}
 	if r.Revisions == nil {
 		r.Revisions = violations{}
 	}
 	if result == porcupine.Illegal {
-		if err := porcupine.VisualizePath(kvModel, info, html); err != nil {
+		if err := porcupine.VisualizePath(model, info, html); err != nil {
 			fmt.Fprintf(os.Stderr, "history-checker: writing the visualization: %v\n", err)
 		} else {
 			r.Visualized = html
@@ -96,10 +107,20 @@ func check(h *History, html string, timeout time.Duration, asJSON bool) int {
 	return 0
 }
 
+// SnapshotBounds is what a history says of its rollback's snapshot: its revision is From or more,
+// and UpTo or less (the new epoch's lowest revision seen, less the bump).
+type SnapshotBounds struct {
+	From int64 `json:"snapshotRevisionFrom"`
+	UpTo int64 `json:"snapshotRevisionUpTo,omitempty"`
+}
+
 func printReport(r Report) {
 	verdict := map[porcupine.CheckResult]string{porcupine.Ok: "linearizable", porcupine.Illegal: "NOT linearizable", porcupine.Unknown: "undecided (timed out)"}[r.Linearizable]
 	fmt.Printf("%s: %d operations checked on %d keys (%d recorded, %d of unknown outcome, %d of those left out), in %d ms\n",
 		verdict, r.Checked, r.Keys, r.Operations, r.Unknown, r.Dropped, r.Millis)
+	if r.Rollback != nil {
+		fmt.Printf("rolled back in place to a snapshot at revision %d to %d\n", r.Rollback.From, r.Rollback.UpTo)
+	}
 	if r.Visualized != "" {
 		fmt.Printf("porcupine's visualization: %s\n", r.Visualized)
 	}

@@ -9,23 +9,48 @@ import (
 	"github.com/anishathalye/porcupine"
 )
 
+// content is what a key holds: its value, mod revision and lease, and the leases used with it.
+type content struct {
+	Exists bool
+	Value  string
+	// ModRev is the key's mod revision when Known; after a write of unknown outcome took effect
+	// it is unknown, and ModRev is a bound below it (the next read learns it), ModMax one above it
+	// when not 0 (such a write placed at or before the snapshot of a rollback).
+	ModRev int64
+	ModMax int64
+	Known  bool
+	Lease  string
+	// Leases are the granted, unrevoked leases used with this key, sorted and comma-joined (so
+	// the state compares with ==).
+	Leases string
+}
+
 // keyState is one key as the model knows it. The history is checked key by key (a history is
 // linearizable when each object's is: Herlihy and Wing's locality), so the store's revision is
 // known here only as this key's operations saw it: Rev is a lower bound, raised by every answer,
 // and other keys' writes may move the store past it at any time. revisionOrder checks the
 // revisions across keys.
 type keyState struct {
-	Rev    int64
-	Exists bool
-	Value  string
-	// ModRev is the key's mod revision when Known; after a write of unknown outcome took effect
-	// it is unknown, and ModRev is a bound below it (the next read learns it).
-	ModRev int64
-	Known  bool
-	Lease  string
-	// Leases are the granted, unrevoked leases used with this key, sorted and comma-joined (so
-	// the state compares with ==).
-	Leases string
+	Rev int64
+	content
+	// With a rollback (epochs.go): Epoch is 1 once it took place, and until then AtSnap is the key
+	// as the snapshot holds it, the snapshot's revision being known to lie in [SnapLo, SnapHi].
+	Epoch          int
+	AtSnap         content
+	SnapLo, SnapHi int64
+}
+
+// describeContent is a key's content in porcupine's visualization (no String method: the
+// state's hash prints every field).
+func describeContent(c content) string {
+	if !c.Exists {
+		return "absent"
+	}
+	mod := fmt.Sprint(c.ModRev)
+	if !c.Known {
+		mod = fmt.Sprintf(">%d", c.ModRev)
+	}
+	return c.Value + "@" + mod
 }
 
 func (s keyState) hasLease(id string) bool { return slices.Contains(strings.Split(s.Leases, ","), id) }
@@ -48,7 +73,7 @@ func (s keyState) matches(kv *KV, at int64) bool {
 	if s.Known {
 		return kv.ModRevision == s.ModRev
 	}
-	return kv.ModRevision > s.ModRev && kv.ModRevision <= at
+	return kv.ModRevision > s.ModRev && kv.ModRevision <= at && (s.ModMax == 0 || kv.ModRevision <= s.ModMax)
 }
 
 // read is a read's answer checked: the key as it is, at a revision no older than the model's.
@@ -70,12 +95,12 @@ func (s keyState) read(out *Output) (keyState, bool) {
 }
 
 func (s keyState) put(value, lease string, modRev int64, known bool) keyState {
-	s.Exists, s.Value, s.Lease, s.ModRev, s.Known = true, value, lease, modRev, known
+	s.Exists, s.Value, s.Lease, s.ModRev, s.ModMax, s.Known = true, value, lease, modRev, 0, known
 	return s
 }
 
 func (s keyState) deleted() keyState {
-	s.Exists, s.Value, s.Lease, s.ModRev, s.Known = false, "", "", 0, true
+	s.Exists, s.Value, s.Lease, s.ModRev, s.ModMax, s.Known = false, "", "", 0, 0, true
 	return s
 }
 
@@ -93,7 +118,7 @@ func (s keyState) compare(c *Compare) (canTrue, canFalse bool) {
 	case s.Known:
 		return s.ModRev == want, s.ModRev != want
 	default:
-		return want > s.ModRev, true
+		return want > s.ModRev && (s.ModMax == 0 || want <= s.ModMax), true
 	}
 }
 
@@ -172,56 +197,60 @@ func step(s keyState, in *Input, out *Output) []keyState {
 }
 
 // kvModel is etcd's key-value store for porcupine: each key its own partition, a request's
-// answer checked against every state the key may be in.
-var kvModel = (&porcupine.NondeterministicModel{
-	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		byKey := map[string][]porcupine.Operation{}
-		var keys []string
-		for _, op := range history {
-			k := op.Input.(*Input).Key
-			if _, ok := byKey[k]; !ok {
-				keys = append(keys, k)
+// answer checked against every state the key may be in; with the rollback of `e`, if any.
+func kvModel(e epochs) porcupine.Model {
+	return (&porcupine.NondeterministicModel{
+		Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
+			byKey := map[string][]porcupine.Operation{}
+			var keys []string
+			for _, op := range history {
+				k := op.Input.(*Input).Key
+				if _, ok := byKey[k]; !ok {
+					keys = append(keys, k)
+				}
+				byKey[k] = append(byKey[k], op)
 			}
-			byKey[k] = append(byKey[k], op)
-		}
-		out := make([][]porcupine.Operation, 0, len(keys))
-		for _, k := range keys {
-			out = append(out, byKey[k])
-		}
-		return out
-	},
-	Init: func() []interface{} { return []interface{}{keyState{Known: true}} },
-	Step: func(state, input, output interface{}) []interface{} {
-		out, _ := output.(*Output)
-		next := step(state.(keyState), input.(*Input), out)
-		r := make([]interface{}, len(next))
-		for i, n := range next {
-			r[i] = n
-		}
-		return r
-	},
-	Hash: func(state interface{}) uint64 {
-		h := fnv.New64a()
-		fmt.Fprintf(h, "%+v", state)
-		return h.Sum64()
-	},
-	DescribeOperation: func(input, output interface{}) string {
-		in := input.(*Input)
-		out, _ := output.(*Output)
-		return describe(in, out)
-	},
-	DescribeState: func(state interface{}) string {
-		s := state.(keyState)
-		if !s.Exists {
-			return fmt.Sprintf("absent (rev >= %d)", s.Rev)
-		}
-		mod := fmt.Sprint(s.ModRev)
-		if !s.Known {
-			mod = fmt.Sprintf(">%d", s.ModRev)
-		}
-		return fmt.Sprintf("%s@%s (rev >= %d)", s.Value, mod, s.Rev)
-	},
-}).ToModel()
+			out := make([][]porcupine.Operation, 0, len(keys))
+			for _, k := range keys {
+				out = append(out, byKey[k])
+			}
+			return out
+		},
+		Init: func() []interface{} {
+			return []interface{}{keyState{content: content{Known: true}, SnapLo: e.Lo, SnapHi: e.Hi}}
+		},
+		Step: func(state, input, output interface{}) []interface{} {
+			out, _ := output.(*Output)
+			next := e.step(state.(keyState), input.(*Input), out)
+			r := make([]interface{}, len(next))
+			for i, n := range next {
+				r[i] = n
+			}
+			return r
+		},
+		Hash: func(state interface{}) uint64 {
+			h := fnv.New64a()
+			fmt.Fprintf(h, "%+v", state)
+			return h.Sum64()
+		},
+		DescribeOperation: func(input, output interface{}) string {
+			in := input.(*Input)
+			out, _ := output.(*Output)
+			return describe(in, out)
+		},
+		DescribeState: func(state interface{}) string {
+			s := state.(keyState)
+			now := fmt.Sprintf("%s (rev >= %d)", describeContent(s.content), s.Rev)
+			switch {
+			case e.On && s.Epoch == 1:
+				return now + ", rolled back"
+			case e.On:
+				return fmt.Sprintf("%s; the snapshot (rev %d..%d) holds %s", now, s.SnapLo, s.SnapHi, describeContent(s.AtSnap))
+			}
+			return now
+		},
+	}).ToModel()
+}
 
 func describe(in *Input, out *Output) string {
 	req := fmt.Sprintf("%s(%s)", in.Type, in.Key)
@@ -241,6 +270,8 @@ func describe(in *Input, out *Output) string {
 		req = fmt.Sprintf("if %s then put(%s, %s)", cond, in.Key, in.Value)
 	case "leaseRevoke":
 		req = fmt.Sprintf("revoke(%s)", in.Lease)
+	case "rollback":
+		return fmt.Sprintf("rollback to the snapshot, revisions from %d on", out.Revision)
 	}
 	if out == nil {
 		return req + " -> unknown"

@@ -92,9 +92,11 @@ func (v *violations) add(format string, args ...any) {
 type WatchReport struct {
 	Watchers int `json:"watchers"`
 	// Complete counts the watchers the generator waited for until they had every acknowledged write.
-	Complete   int        `json:"complete"`
-	Events     int        `json:"events"`
-	Resumes    int        `json:"resumes"`
+	Complete int `json:"complete"`
+	Events   int `json:"events"`
+	Resumes  int `json:"resumes"`
+	// Canceled counts the watches etcd canceled (a rollback's compaction).
+	Canceled   int        `json:"canceled"`
 	Violations violations `json:"violations"`
 }
 
@@ -106,8 +108,11 @@ type eventKey struct {
 // checkWatches checks each watcher's stream: revisions in order, no event twice, each event a
 // write the history made (at the revision it was acknowledged at), no event another watcher saw
 // missing from its range, and, for a watcher the generator waited for, every acknowledged write
-// from its start revision on delivered.
-func checkWatches(h *History) WatchReport {
+// from its start revision on delivered. With a rollback (epochs.go), also: no event of the old
+// epoch delivered after the rollback was answered, and no watch that delivered an event of a
+// write the rollback lost goes on into the new epoch without being canceled; such a watch (one
+// not canceled) owes no event of the revisions the rollback skipped.
+func checkWatches(h *History, e epochs) WatchReport {
 	r := WatchReport{Watchers: len(h.Watches), Violations: violations{}}
 	writes := map[string]written{}
 	for _, op := range h.Operations {
@@ -136,6 +141,11 @@ func checkWatches(h *History) WatchReport {
 			r.Complete++
 		}
 		r.Resumes += w.Resumes
+		if w.Canceled != nil {
+			r.Canceled++
+		}
+		crossed := e.On && len(w.Events) > 0 && w.StartRevision < e.From && w.Events[len(w.Events)-1].ModRevision >= e.From
+		checkEpochs(&r.Violations, w, e, crossed)
 		got := map[eventKey]bool{}
 		var last eventKey
 		for i, e := range w.Events {
@@ -165,7 +175,10 @@ func checkWatches(h *History) WatchReport {
 		}
 		// What this watcher must have: every event from its start to its last (to the end when the
 		// generator waited for it), as another watcher saw it or a write was acknowledged.
-		covers := func(rev int64) bool { return rev >= w.StartRevision && (w.Complete || rev <= last.rev) }
+		skipped := func(rev int64) bool { return crossed && rev > e.Lo && rev < e.From }
+		covers := func(rev int64) bool {
+			return rev >= w.StartRevision && (w.Complete || rev <= last.rev) && !skipped(rev)
+		}
 		var missed []eventKey
 		for k := range all {
 			if covers(k.rev) && !got[k] {
@@ -183,4 +196,20 @@ func checkWatches(h *History) WatchReport {
 		}
 	}
 	return r
+}
+
+// checkEpochs checks one watch against the rollback: after it was answered, only events of the
+// new epoch; and a watch that reached the new epoch without a cancel had no event of a lost write.
+func checkEpochs(problems *violations, w Watch, e epochs, crossed bool) {
+	if !e.On {
+		return
+	}
+	for i, ev := range w.Events {
+		switch {
+		case ev.ModRevision < e.From && ev.At > e.Answered:
+			problems.add("watcher %d: event %d at revision %d, of the epoch before the rollback, delivered after the rollback was answered", w.Watcher, i, ev.ModRevision)
+		case crossed && e.lost(ev.ModRevision):
+			problems.add("watcher %d: event %d at revision %d, of a write the rollback lost, then events of the new epoch without a cancel", w.Watcher, i, ev.ModRevision)
+		}
+	}
 }
