@@ -68,6 +68,10 @@ describe('control-plane process', () => {
 
   it('ends a process an earlier run left behind in the same dir, and only that one', async () => {
     const sleeper = await startProcess({ name: 'leftover', bin: '/bin/sleep', args: ['60'], dir });
+    // An earlier run's process has long been exec'd. Right after the spawn, the child may still be
+    // a copy of this Node process (its cmdline node's), which is not ours to kill: wait for the exec.
+    const execd = async () => (await readFile(`/proc/${sleeper.pid}/cmdline`, 'utf8')).includes('/bin/sleep');
+    while (!(await execd())) await new Promise((r) => setTimeout(r, 20));
     await writeFile(path.join(dir, 'stranger.pid'), `${process.pid}\n`); // not one of our binaries
     await killLeftovers(dir, ['/bin/sleep']);
     expect(await sleeper.exited).toBe('signal SIGKILL');
