@@ -29,12 +29,15 @@ export async function until<T>(
   }
 }
 
-/** Polls until `read` fails with NotFound. */
-export async function untilGone(what: string, read: () => Promise<unknown>): Promise<void> {
-  await until(what, () =>
-    read().then(
-      () => undefined,
-      (err: { code?: number }) => (err.code === 404 ? true : undefined),
-    ),
+/** Polls until `read` fails with NotFound (within `timeoutMs`, the test's timeout by default). */
+export async function untilGone(what: string, read: () => Promise<unknown>, timeoutMs = Infinity): Promise<void> {
+  await until(
+    what,
+    () =>
+      read().then(
+        () => undefined,
+        (err: { code?: number }) => (err.code === 404 ? true : undefined),
+      ),
+    timeoutMs,
   );
 }

@@ -7,7 +7,7 @@ import type { EtcdSnapshot } from '../../api/v1alpha1/index.ts';
 import { GROUP, PLURAL, pvcName, VERSION } from '../../effects/kubernetes/meta.ts';
 import { wipeVolume } from '../../localcluster/storage/index.ts';
 import type { ClusterUnderTest, Converged } from '../e2e/etcd-cluster.ts';
-import { clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
+import { clientsOf, until, untilGone } from '../effects/kubernetes/e2e-context.ts';
 import { abandonRestore, createSnapshot, snapshotFinished } from '../e2e/s3-server.ts';
 import type { ActionContext } from './action-context.ts';
 
@@ -160,16 +160,12 @@ export async function abandonRestoreOf(cut: ClusterUnderTest, ctx: ActionContext
 }
 
 /** Waits (up to ctx.settleMs) until the EtcdSnapshot at `ref` is gone. */
-function snapshotGone(ctx: ActionContext, ref: ReturnType<typeof apiOf> & { name: string }): Promise<true> {
-  const gone = () =>
-    clientsOf(ctx.kubeconfig)
-      .custom.getNamespacedCustomObject(ref)
-      .then(
-        () => undefined,
-        (err: { code?: number }) => (err.code === 404 ? true : undefined),
-      );
-  return until(`EtcdSnapshot ${ref.name} gone`, gone, ctx.settleMs);
-}
+const snapshotGone = (ctx: ActionContext, ref: ReturnType<typeof apiOf> & { name: string }): Promise<void> =>
+  untilGone(
+    `EtcdSnapshot ${ref.name} gone`,
+    () => clientsOf(ctx.kubeconfig).custom.getNamespacedCustomObject(ref),
+    ctx.settleMs,
+  );
 
 /** Puts the test's finalizer on Pod `name` (a deletion then waits for it), or takes it off. */
 async function holdPod(ctx: ActionContext, namespace: string, name: string, hold: boolean): Promise<void> {

@@ -86,16 +86,25 @@ function snapshotWhen(
   timeoutMs: number,
   done: (s: EtcdSnapshot) => boolean,
 ): Promise<EtcdSnapshot> {
-  const ref = { group: GROUP, version: VERSION, namespace: ns, plural: PLURAL.snapshot, name };
   return until(
     `EtcdSnapshot ${name} ${what}`,
     async () => {
-      const s = (await kube.custom.getNamespacedCustomObject(ref)) as EtcdSnapshot;
+      const s = await readSnapshot(kube, ns, name);
       return done(s) ? s : undefined;
     },
     timeoutMs,
   );
 }
+
+/** The EtcdSnapshot `name` in `ns`, as stored. */
+const readSnapshot = async (kube: ReturnType<typeof clientsOf>, ns: string, name: string): Promise<EtcdSnapshot> =>
+  (await kube.custom.getNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace: ns,
+    plural: PLURAL.snapshot,
+    name,
+  })) as EtcdSnapshot;
 
 /**
  * A restore abandoned: under a quota of no new Pods in `ns` (so the restore's check Job waits for
@@ -121,8 +130,7 @@ export async function abandonRestore(
     const restore = new ClusterUnderTest(kube, ns, o.cluster);
     await restore.create({ replicas: 3, bootstrap: { restore: { snapshotName: o.snapshot } } });
     const hold = holdFinalizer(o.cluster);
-    const ref = { group: GROUP, version: VERSION, namespace: ns, plural: PLURAL.snapshot, name: o.snapshot };
-    const read = async () => (await kube.custom.getNamespacedCustomObject(ref)) as EtcdSnapshot;
+    const read = () => readSnapshot(kube, ns, o.snapshot);
     await until(
       'the hold on',
       async () => ((await read()).metadata.finalizers?.includes(hold) ? true : undefined),
