@@ -135,11 +135,14 @@ describe.skipIf(!hasNode)('manager: recovery from a quorum lost for good, from a
 
       const asked = Date.now();
       await demo.patchSpec({ recovery: { requestID: 'from-snapshot', from: 'snapshot', snapshotName: null } });
+      // Until the snapshot is found, Recovering says only that the data will be a snapshot's (on a
+      // busy machine a read lands there); then it names it, before anything is changed.
       const running = await until(
-        'recovering said',
+        'recovering said, naming the snapshot',
         async () => {
           const c = await recovered();
-          return c?.reason === 'Recovering' || (c?.status === 'True' && c.message.includes('request from-snapshot'))
+          return (c?.reason === 'Recovering' && c.message.includes('EtcdSnapshot ')) ||
+            (c?.status === 'True' && c.message.includes('request from-snapshot'))
             ? c
             : undefined;
         },

@@ -15,11 +15,10 @@ import { readSnapshot, type SnapshotInfo } from '../../effects/etcd/snapshot.ts'
 import { BUMP_REVISION } from '../../machines/policy.ts';
 import { LocalEtcd } from '../effects/etcd/local-etcd.ts';
 import { binary, run } from '../../localcluster/controlplane/tools.ts';
+import { until } from '../../localcluster/until.ts';
 import { checkHistory, describeVerdict } from './checker.ts';
 import type { History, Operation } from './history.ts';
 import { HistoryTraffic } from './traffic.ts';
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The history with one read made stale: a get that saw a write acknowledged before it was
@@ -41,6 +40,21 @@ function withStaleRead(h: History): History {
     return { ...h, operations: ops };
   }
   throw new Error('no read to make stale');
+}
+
+/**
+ * Waits until `n` more of the traffic's operations than now have been answered: on a busy machine
+ * the traffic is slow too, and a fixed sleep can pass with none (the rollback case below then had
+ * no write after the snapshot to lose, and its history passed as one epoch).
+ */
+async function answeredMore(traffic: HistoryTraffic, n: number): Promise<void> {
+  const answered = (): number => traffic.counts().operations - traffic.counts().unknown;
+  const from = answered();
+  await until(
+    `${n} more operations answered`,
+    () => Promise.resolve(answered() >= from + n ? true : undefined),
+    30_000,
+  );
 }
 
 describe('history checker on a real etcd', () => {
@@ -68,11 +82,11 @@ describe('history checker on a real etcd', () => {
     const traffic = await recording('history');
     let before: number;
     try {
-      await sleep(2_500);
+      await answeredMore(traffic, 60);
       before = traffic.counts().operations;
       await local.kill('m0');
       await local.start('m0', `m0=${local.peerURL('m0')}`, 'new');
-      await sleep(2_500);
+      await answeredMore(traffic, 60);
     } catch (err) {
       traffic.close();
       throw err;
@@ -98,11 +112,12 @@ describe('history checker on a real etcd', () => {
   it('finds real traffic across a rollback in place linearizable as two epochs, and not as one', async () => {
     const traffic = await recording('rollback');
     try {
-      await sleep(1_500);
+      await answeredMore(traffic, 30);
       const info: SnapshotInfo = { bytes: 0 };
       const file = path.join(local.dir, 'rollback.db');
       await pipeline(readSnapshot(local.clients.member(local.ref, 'm0'), info), createWriteStream(file));
-      await sleep(1_500);
+      // Writes acknowledged after the snapshot: the rollback loses them.
+      await answeredMore(traffic, 30);
       // As the operator's seed restores it (effects/kubernetes/build-restore.ts), in m0's place.
       const asked = process.hrtime.bigint();
       await local.kill('m0');
@@ -115,7 +130,8 @@ describe('history checker on a real etcd', () => {
       ]);
       await local.start('m0', `m0=${peer}`, 'new');
       traffic.rolledBack({ snapshotRevision: info.revision ?? 0, asked, answered: process.hrtime.bigint() });
-      await sleep(2_000);
+      // Reads after it, which see the snapshot's values where those writes had been.
+      await answeredMore(traffic, 30);
     } catch (err) {
       traffic.close();
       throw err;
