@@ -70,6 +70,16 @@ function track(args: readonly string[], exited: Promise<unknown>): void {
 
 const cli = path.join(import.meta.dirname, '..', 'manager', 'cli.ts');
 
+/**
+ * The managers this process started that have not exited. None outlives it: a run ended by a
+ * signal (the crash sweep's Ctrl-C, its process.exit) would otherwise leave managers acting on a
+ * cluster nobody watches, or retrying one that is gone.
+ */
+const children = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
 /** Starts `etcd-operator manager`; resolves once it serves its endpoints. */
 export function startManager(o: ManagerProcessOptions): Promise<ManagerProcess> {
   mkdirSync(o.dir, { recursive: true });
@@ -94,6 +104,8 @@ export function startManager(o: ManagerProcessOptions): Promise<ManagerProcess> 
     child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
   );
   track(o.args ?? [], exited);
+  children.add(child);
+  void exited.then(() => children.delete(child));
   return new Promise((resolve, reject) => {
     let buffered = '';
     let port = 0;

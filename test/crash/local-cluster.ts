@@ -52,12 +52,20 @@ export async function runCluster(prefix: string): Promise<RunCluster> {
       );
     },
   };
-  return {
-    kubeconfig: cluster.kubeconfigPath,
-    ...(nodes ? { nodes } : {}),
-    async stop() {
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopped ??= (async () => {
       await cluster.stop().catch((err: unknown) => console.error(`stopping the local cluster: ${String(err)}`));
       if (process.env.LOCALCLUSTER_KEEP !== '1') await rm(dir, { recursive: true, force: true });
-    },
-  };
+    })());
+  // Ctrl-C or a SIGTERM (a CI job cancelled) ends the run, not the machine's state: the cluster's
+  // nodes (network namespaces, links, mounts, Pod processes) and the registry go with it, as at the
+  // run's own end. The managers the run started die with it (localcluster/manager-process.ts).
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      console.error(`${signal}: stopping the local cluster before exiting`);
+      void stop().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+    });
+  }
+  return { kubeconfig: cluster.kubeconfigPath, ...(nodes ? { nodes } : {}), stop };
 }
