@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NotReadyError, ProcessExitedError } from './errors.ts';
 import { killLeftovers, startProcess, waitReady } from './process.ts';
+import { until } from '../until.ts';
 
 let dir: string;
 beforeEach(async () => {
@@ -70,8 +71,12 @@ describe('control-plane process', () => {
     const sleeper = await startProcess({ name: 'leftover', bin: '/bin/sleep', args: ['60'], dir });
     // An earlier run's process has long been exec'd. Right after the spawn, the child may still be
     // a copy of this Node process (its cmdline node's), which is not ours to kill: wait for the exec.
-    const execd = async () => (await readFile(`/proc/${sleeper.pid}/cmdline`, 'utf8')).includes('/bin/sleep');
-    while (!(await execd())) await new Promise((r) => setTimeout(r, 20));
+    await until(
+      "the leftover's exec",
+      async () => ((await readFile(`/proc/${sleeper.pid}/cmdline`, 'utf8')).includes('/bin/sleep') ? true : undefined),
+      Infinity,
+      20,
+    );
     await writeFile(path.join(dir, 'stranger.pid'), `${process.pid}\n`); // not one of our binaries
     await killLeftovers(dir, ['/bin/sleep']);
     expect(await sleeper.exited).toBe('signal SIGKILL');

@@ -48,7 +48,10 @@ function withStaleRead(h: History): History {
  * no write after the snapshot to lose, and its history passed as one epoch).
  */
 async function answeredMore(traffic: HistoryTraffic, n: number): Promise<void> {
-  const answered = (): number => traffic.counts().operations - traffic.counts().unknown;
+  const answered = (): number => {
+    const { operations, unknown } = traffic.counts();
+    return operations - unknown;
+  };
   const from = answered();
   await until(
     `${n} more operations answered`,
