@@ -14,8 +14,24 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-console': 'off',
+      // Its KubeConfig opens a connection per API call; effects/kubernetes/kube-config.ts keeps them.
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '@kubernetes/client-node',
+              importNames: ['KubeConfig'],
+              allowTypeImports: true,
+              message: 'make it from effects/kubernetes/kube-config.ts: it keeps connections between calls',
+            },
+          ],
+        },
+      ],
     },
   },
+  // The one place that may: it extends it.
+  { files: ['effects/kubernetes/kube-config.ts'], rules: { '@typescript-eslint/no-restricted-imports': 'off' } },
   {
     // The debug page's own scripts run in the browser as they are (no build step): plain JavaScript.
     files: ['manager/debug/static/**/*.js'],

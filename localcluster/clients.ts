@@ -1,9 +1,9 @@
 /** The API clients of the local cluster, as `make dev` and the tests make them. */
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { KubeConfig } from '@kubernetes/client-node';
 import { kubeClients } from '../effects/kubernetes/context.ts';
 import type { KubeClients } from '../effects/kubernetes/context.ts';
 import { until } from './until.ts';
+import { KubeConfig } from '../effects/kubernetes/kube-config.ts';
 
 /** The API clients of a kubeconfig file. */
 export function clientsOf(kubeconfig: string): KubeClients & { kc: KubeConfig } {

@@ -14,7 +14,6 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { ConfigError, MANAGER_USAGE, parseManagerArgs, type ManagerConfig } from './config.ts';
 import { Controller } from './controller.ts';
@@ -23,6 +22,7 @@ import { routeJournalApi } from './journal-api.ts';
 import { JournalKeeper } from './journal-keeper.ts';
 import { LeaderElector } from './leader.ts';
 import { ManagerMetrics } from './metrics.ts';
+import { KubeConfig } from '../effects/kubernetes/kube-config.ts';
 
 /** How often the journal drops steps beyond what it keeps per object (journal/ DEFAULT_RETAIN_STEPS). */
 const PRUNE_EVERY_MS = 10 * 60_000;

@@ -5,8 +5,8 @@
  */
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest } from 'node:http';
-import { KubeConfig } from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION } from '../effects/kubernetes/meta.ts';
+import { KubeConfig } from '../effects/kubernetes/kube-config.ts';
 
 /** A request the API server answered with an error status. */
 export class ApiError extends Error {

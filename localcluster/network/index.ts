@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { CoreV1Api, DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, DiscoveryV1Api } from '@kubernetes/client-node';
 import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { ControllerOptions, Network } from '../types.ts';
 import { renderHosts, writeInPlace } from './hosts.ts';
@@ -17,6 +17,7 @@ import { refusalRules, removeRefusal, removeTables } from './refusal.ts';
 import { routes } from './routes.ts';
 import type { Target } from './routes.ts';
 import { ServiceRules } from './serviceRules.ts';
+import { KubeConfig } from '../../effects/kubernetes/kube-config.ts';
 
 export { startIsolator } from './isolator.ts';
 export type { Isolator } from './isolator.ts';

@@ -7,7 +7,7 @@
  */
 import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { ControllerOptions, Storage } from '../types.ts';
 import { Serial, startInformer } from '../network/informer.ts';
@@ -16,6 +16,7 @@ import { mountedUnder, mountSized, resizeSized, restoreSaved, saveAndUnmount, un
 import { wipeVolume } from './wipeVolume.ts';
 import { plan, storageClass } from './volumes.ts';
 import type { Action, Scope } from './volumes.ts';
+import { KubeConfig } from '../../effects/kubernetes/kube-config.ts';
 
 export { StorageError } from './errors.ts';
 export { wipeVolume } from './wipeVolume.ts';

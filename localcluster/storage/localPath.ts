@@ -5,13 +5,14 @@
  * its own; its helper Pods (BusyBox) make and remove each volume's directory on the claim's node.
  */
 import path from 'node:path';
-import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
 import type { V1ConfigMap, V1StorageClass } from '@kubernetes/client-node';
 import { startProcess, waitReady } from '../controlplane/process.ts';
 import { binary } from '../controlplane/tools.ts';
 import { BUSYBOX_IMAGE } from '../images.ts';
 import type { ControllerOptions } from '../types.ts';
 import { ignore, StorageError } from './errors.ts';
+import { KubeConfig } from '../../effects/kubernetes/kube-config.ts';
 
 /** The provisioner's name on the class and on each volume it makes (upstream's default). */
 export const LOCAL_PATH_PROVISIONER = 'rancher.io/local-path';

@@ -5,12 +5,13 @@
  */
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { errorText } from '../network/informer.ts';
 import { StorageError } from './errors.ts';
 import { LOCAL_PATH_PROVISIONER } from './localPath.ts';
 import { isOurs, SIZED_SCOPE } from './volumes.ts';
+import { KubeConfig } from '../../effects/kubernetes/kube-config.ts';
 
 /** The local cluster's provisioners: local-path (class standard) and the sized one (local-sized). */
 const CLUSTER_PROVISIONERS = [LOCAL_PATH_PROVISIONER, SIZED_SCOPE.provisioner];

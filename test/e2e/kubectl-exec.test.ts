@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { kubeconfigArgs } from '../../localcluster/controlplane/kubectl.ts';
 import { BUSYBOX_IMAGE } from '../../localcluster/images.ts';
@@ -24,6 +24,7 @@ import { clientsOf } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { applyManifest, kubectl } from './kube.ts';
 import { createClusterSecrets } from './tls-cluster.ts';
+import { KubeConfig } from '../../effects/kubernetes/kube-config.ts';
 
 const run = promisify(execFile);
 const ns = `kexec-${process.pid}`;

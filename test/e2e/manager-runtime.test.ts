@@ -2,11 +2,12 @@
  * The manager's runtime parts against the real API server: an informer lists, then watches
  * every change; two leader electors never lead at once, and a released Lease passes at once.
  */
-import { CoordinationV1Api, CoreV1Api, KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, type V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Informer, type Change } from '../../manager/informer.ts';
 import { LeaderElector } from '../../manager/leader.ts';
 import { until } from '../effects/kubernetes/e2e-context.ts';
+import { KubeConfig } from '../../effects/kubernetes/kube-config.ts';
 
 const ns = `runtime-${Date.now().toString(36)}`;
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };

@@ -8,12 +8,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startIsolator } from '../../localcluster/network/index.ts';
 import type { Isolator } from '../../localcluster/network/index.ts';
 import { applyManifest } from './kube.ts';
 import { until } from '../../localcluster/until.ts';
+import { KubeConfig } from '../../effects/kubernetes/kube-config.ts';
 
 const run = promisify(execFile);
 const VERSION = '3.6.16';

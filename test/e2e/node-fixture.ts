@@ -2,12 +2,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig, type V1Taint } from '@kubernetes/client-node';
+import { CoreV1Api, type V1Taint } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { joinRealNode, realNodesDirOf } from '../../localcluster/realnode/join.ts';
 import { asLocalNode } from '../../localcluster/realnode/localNode.ts';
 import type { LocalNode } from '../../localcluster/types.ts';
 import { createNamespace, deleteNamespace } from './pods.ts';
+import { KubeConfig } from '../../effects/kubernetes/kube-config.ts';
 
 /** The taint of a test file's own node: only Pods bound to it by nodeName, or tolerating it, run there. */
 export const PRIVATE_NODE_TAINT: V1Taint = { key: 'etcd-operator.test/private', effect: 'NoSchedule' };

@@ -9,7 +9,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_AGENT_IMAGE } from '../../effects/kubernetes/context.ts';
 import { kubeconfigArgs } from '../../localcluster/controlplane/kubectl.ts';
@@ -17,6 +17,7 @@ import { POD_RANGES } from '../../localcluster/realnode/routes.ts';
 import { createNamespace, deleteNamespace, isReady, podWhen } from './pods.ts';
 import { until } from '../../localcluster/until.ts';
 import { applyManifest, kubectl } from './kube.ts';
+import { KubeConfig } from '../../effects/kubernetes/kube-config.ts';
 
 const ns = `podnet-${process.pid}`;
 const ETCD = 'quay.io/coreos/etcd:v3.6.16';

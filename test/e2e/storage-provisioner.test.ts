@@ -6,12 +6,13 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOCAL_PATH_PROVISIONER, STANDARD_CLASS, startStorage, wipeVolume } from '../../localcluster/storage/index.ts';
 import type { Storage } from '../../localcluster/types.ts';
 import { until, untilGone } from '../../localcluster/until.ts';
+import { KubeConfig } from '../../effects/kubernetes/kube-config.ts';
 
 const scope = { provisioner: 'etcd-operator.dev/e2e-storage', storageClass: 'e2e-storage', isDefault: false };
 const ns = `storage-${process.pid}`;

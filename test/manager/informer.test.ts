@@ -1,6 +1,6 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { Informer, type Listed, type WatchFn } from '../../manager/informer.ts';
+import { KubeConfig } from '../../effects/kubernetes/kube-config.ts';
 
 interface Obj {
   metadata: { name: string; namespace: string; resourceVersion: string; managedFields?: unknown };

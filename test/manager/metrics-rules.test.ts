@@ -8,7 +8,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { stringify } from 'yaml';
@@ -20,6 +19,7 @@ import { RULES_FILE, renderMonitoringFiles } from '../../manager/metrics-files.t
 import { ManagerMetrics } from '../../manager/metrics.ts';
 import { binary, run } from '../../localcluster/controlplane/tools.ts';
 import { seriesNames } from './exposition.ts';
+import { KubeConfig } from '../../effects/kubernetes/kube-config.ts';
 
 const root = path.join(import.meta.dirname, '..', '..');
 
