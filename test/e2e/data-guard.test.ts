@@ -21,6 +21,7 @@ import {
   contextFor,
   createCluster,
   createNamespace,
+  deleteTestNamespace,
   until,
   untilGone,
 } from '../effects/kubernetes/e2e-context.ts';
@@ -67,7 +68,7 @@ describe.skipIf(!inject('clusterHasNode'))('a member Pod checks its data before 
   });
 
   afterAll(async () => {
-    await kube.core.deleteNamespace({ name: ns }).catch(() => undefined);
+    await deleteTestNamespace(kube, ns);
   });
 
   it('a new member passes the check with nothing expected, and its etcd starts and serves', async () => {

@@ -14,7 +14,14 @@ import { kubernetesHandlers as h } from '../../effects/kubernetes/index.ts';
 import type { KubeContext } from '../../effects/kubernetes/index.ts';
 import { seedInitialCluster } from '../../machines/policy.ts';
 import type { LocalNode } from '../../localcluster/types.ts';
-import { clientsOf, contextFor, createCluster, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import {
+  clientsOf,
+  contextFor,
+  createCluster,
+  createNamespace,
+  deleteTestNamespace,
+  until,
+} from '../effects/kubernetes/e2e-context.ts';
 import { startPrivateNode } from './node-fixture.ts';
 
 const hasNode = inject('clusterHasNode') && process.getuid?.() === 0;
@@ -84,7 +91,7 @@ describe.skipIf(!hasNode)('forceDeletePod on a stopped node', () => {
     if (cluster) await h.releaseFinalizer.run({ member }, ctx()).catch(() => undefined);
     // Pods on the stopped node would hold the namespace's deletion forever, as they held the test's.
     await kube.core.deleteCollectionNamespacedPod({ namespace: ns, gracePeriodSeconds: 0 }).catch(() => undefined);
-    await kube.core.deleteNamespace({ name: ns }).catch(() => undefined);
+    await deleteTestNamespace(kube, ns);
     await node?.stop();
     await kube.core.deleteNode({ name: nodeName }).catch(() => undefined);
     await until(

@@ -16,6 +16,7 @@ import {
   contextFor,
   createCluster,
   createNamespace,
+  deleteTestNamespace,
   until,
   untilGone,
 } from '../effects/kubernetes/e2e-context.ts';
@@ -53,7 +54,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await kube.core.deleteNamespace({ name: ns }).catch(() => undefined);
+  await deleteTestNamespace(kube, ns);
 });
 
 describe('Kubernetes handlers take members away', () => {

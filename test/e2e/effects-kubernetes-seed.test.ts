@@ -12,7 +12,14 @@ import type { EtcdCluster } from '../../api/v1alpha1/index.ts';
 import { kubernetesHandlers as h } from '../../effects/kubernetes/index.ts';
 import type { KubeContext } from '../../effects/kubernetes/index.ts';
 import { peerURL, seedInitialCluster } from '../../machines/policy.ts';
-import { clientsOf, contextFor, createCluster, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import {
+  clientsOf,
+  contextFor,
+  createCluster,
+  createNamespace,
+  deleteTestNamespace,
+  until,
+} from '../effects/kubernetes/e2e-context.ts';
 
 const run = promisify(execFile);
 const ns = `effects-seed-${process.pid}`;
@@ -26,7 +33,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await kube.core.deleteNamespace({ name: ns }).catch(() => undefined);
+  await deleteTestNamespace(kube, ns);
 });
 
 describe('Kubernetes handlers bring up a seed', () => {

@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { clientsOf, createNamespace, until } from '../effects/kubernetes/e2e-context.ts';
+import { clientsOf, createNamespace, deleteTestNamespace, until } from '../effects/kubernetes/e2e-context.ts';
 import { startManager, type ManagerLine, type ManagerProcess } from '../../localcluster/manager-process.ts';
 
 /** How the fixture's manager runs and its namespace is made. */
@@ -102,20 +102,18 @@ export class ManagerFixture {
 
   /** Stops the manager and deletes the namespace (in the order the options say) and the journal. */
   async tearDown(): Promise<void> {
-    const deleteNamespace = () => this.kube.core.deleteNamespace({ name: this.ns }).catch(() => undefined);
     if (this.#options.namespaceFirst) {
-      await deleteNamespace();
+      await this.kube.core.deleteNamespace({ name: this.ns }).catch(() => undefined);
       const gone = () =>
         this.kube.core.readNamespace({ name: this.ns }).then(
           () => undefined,
           () => true,
         );
       await until('the namespace gone', gone, 120_000).catch(() => undefined);
-      await this.#manager?.stop();
-    } else {
-      await this.#manager?.stop();
-      await deleteNamespace();
     }
+    await this.#manager?.stop();
+    // What the manager did not release before it stopped: the namespace would stay Terminating.
+    await deleteTestNamespace(this.kube, this.ns);
     if (this.#dir) rmSync(this.#dir, { recursive: true, force: true });
   }
 }
