@@ -32,6 +32,9 @@ async function underTraffic(name: string, replicas: number, disrupt: () => Promi
   await traffic.start(kube.core, ns, 'demo');
   let failure: unknown;
   try {
+    // Writes before, during and after: with the disruption over in a few seconds (a killed etcd
+    // restarted by its node), traffic started just before had once only 18 calls to check.
+    await traffic.flowing(10);
     await disrupt();
     await demo.settled(replicas);
     await demo.verify(replicas);

@@ -229,6 +229,14 @@ export class Traffic {
   }
 
   /**
+   * Waits until `n` writes are acknowledged (at most twice the write budget): a disruption begun
+   * before the traffic flows would leave the history little to check.
+   */
+  async flowing(n: number): Promise<void> {
+    for (let waited = 0; waited < 2 * WRITE_BUDGET_MS && this.#acked.size < n; waited += 50) await sleep(50);
+  }
+
+  /**
    * Stops writing once the cluster has taken `FINAL_WRITES` more writes (so a disruption over
    * sooner than a few writes still shows the cluster writable after it; a writer still failing
    * stops when its write fails for good), lets the watch catch up, reads every acknowledged key
