@@ -43,8 +43,8 @@ export async function createCluster(
  * The operator's objects keep finalizers only a manager releases (an EtcdMember's leave-etcd, an
  * EtcdSnapshot's stored copy, a restore's hold): left to themselves they keep the namespace
  * Terminating to the end of the run, and the namespace controller deletes every kind of its
- * content again and again meanwhile. Session 23 counted 15 such namespaces a third of the way
- * through a run, and the API server serving 133 requests a second, most of them those deletions.
+ * content again and again meanwhile. Session 23 counted 15 to 20 such namespaces late in the
+ * cluster group, and the API server at up to 190 requests a second, most of them those deletions.
  * So they are released here, as after uninstalling the operator by hand.
  */
 export async function deleteTestNamespace(kube: KubeClients, namespace: string): Promise<void> {
