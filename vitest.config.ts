@@ -74,6 +74,8 @@ export default defineConfig({
           // per file: the unit files alone (`npx vitest run --project unit`, an idle machine) took
           // 138 s of CPU and 97 s against 199 s and 112 s isolated. One file uses vi.spyOn, and restores it.
           isolate: false,
+          // Per-file hooks of shared helpers (a module's own runs for the first file only).
+          setupFiles: ['test/unit-setup.ts'],
           sequence: { groupOrder: 3 },
         },
       },

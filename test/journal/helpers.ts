@@ -9,15 +9,20 @@ import { createInterface } from 'node:readline';
 import type { Interface } from 'node:readline';
 import Database from 'better-sqlite3';
 import type { ObjectRef, Step } from '../../journal/types.ts';
-import { afterAll } from 'vitest';
 import type { WriterCommand } from './fixtures/writer.ts';
 
 /** Temp dirs made by tempDb, removed once the test file that made them is done. */
 const made = new Set<string>();
-afterAll(() => {
+
+/**
+ * Removes the temp dirs tempDb made: after every unit file (test/unit-setup.ts). A hook here
+ * would be registered once per worker, for the first file only, now that unit files share
+ * workers with their modules loaded once.
+ */
+export function removeTempDbs(): void {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
   made.clear();
-});
+}
 
 /** A fresh journal path in its own temp directory, removed after the test file. */
 export function tempDb(): string {
