@@ -230,7 +230,7 @@ export class Traffic {
 
   /**
    * Waits until `n` writes are acknowledged (at most twice the write budget): a disruption begun
-   * before the traffic flows would leave the history little to check.
+   * before the traffic flows would leave the history little to check; `stop` waits so for its last.
    */
   async flowing(n: number): Promise<void> {
     for (let waited = 0; waited < 2 * WRITE_BUDGET_MS && this.#acked.size < n; waited += 50) await sleep(50);
@@ -243,8 +243,7 @@ export class Traffic {
    * back, and reports.
    */
   async stop(): Promise<TrafficReport> {
-    const target = this.#acked.size + FINAL_WRITES;
-    for (let waited = 0; waited < 2 * WRITE_BUDGET_MS && this.#acked.size < target; waited += 50) await sleep(50);
+    await this.flowing(this.#acked.size + FINAL_WRITES);
     this.#running = false;
     const recorded = this.#history?.stop();
     recorded?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
