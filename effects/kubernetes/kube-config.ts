@@ -12,7 +12,7 @@
  * client-node does) gets a new Agent, and the old one is closed once its calls end.
  */
 import { KubeConfig as ClientKubeConfig, bufferFromFileOrString } from '@kubernetes/client-node';
-import type { RequestContext } from '@kubernetes/client-node';
+import type { Cluster, RequestContext } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
 
 type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
@@ -27,7 +27,7 @@ export class KubeConfig extends ClientKubeConfig {
     const cluster = this.getCurrentCluster();
     // No TLS options: no dispatcher, fetch's own.
     if (!made || !cluster) return;
-    const identity = this.#identity();
+    const identity = this.#identity(cluster);
     const kept = this.#kept.get(cluster.server);
     if (kept?.identity === identity) {
       context.setDispatcher(kept.agent); // `made` never connected: nothing to close
@@ -38,15 +38,14 @@ export class KubeConfig extends ClientKubeConfig {
   }
 
   /** What the Agent is made of (client-node's applyHTTPSOptions and the proxy), as one digest. */
-  #identity(): string {
-    const cluster = this.getCurrentCluster();
+  #identity(cluster: Cluster): string {
     const user = this.getCurrentUser();
     const hash = createHash('sha256');
     for (const part of [
-      cluster?.proxyUrl ?? '',
-      String(cluster?.skipTLSVerify ?? false),
-      cluster?.tlsServerName ?? '',
-      bufferFromFileOrString(cluster?.caFile, cluster?.caData) ?? '',
+      cluster.proxyUrl ?? '',
+      String(cluster.skipTLSVerify ?? false),
+      cluster.tlsServerName ?? '',
+      bufferFromFileOrString(cluster.caFile, cluster.caData) ?? '',
       bufferFromFileOrString(user?.certFile, user?.certData) ?? '',
       bufferFromFileOrString(user?.keyFile, user?.keyData) ?? '',
     ])
