@@ -42,7 +42,10 @@ async function underTraffic(name: string, replicas: number, disrupt: () => Promi
     failure = err;
   }
   const report = await traffic.stop();
-  const line = `${name}: ${report.acknowledged} writes, ${report.failed.length} failed, longest write ${report.longestStallMs} ms, ${report.unwatched.length} unwatched, ${report.lost.length} lost`;
+  const line =
+    `${name}: ${report.acknowledged} writes, ${report.failed.length} failed, ` +
+    `longest write ${report.longestStallMs} ms (${report.longestAttempts.join('; ')}), ` +
+    `${report.unwatched.length} unwatched, ${report.lost.length} lost`;
   const history = report.history!;
   stalls.push(`${line}; history: ${describeVerdict(history)}`);
   console.log(`disruption ${line}; history: ${describeVerdict(history)}`);
@@ -136,6 +139,7 @@ describe.skipIf(!hasNode)('manager: zero failed writes while a minority is disru
     underTraffic('member isolated', 3, async () => {
       const [victim = ''] = (await memberNames()).slice(1);
       const ip = await podIP(victim);
+      console.log(`member isolated: ${victim}, ${ip}`);
       await isolator.isolate(ip);
       await new Promise((r) => setTimeout(r, 15_000));
       await isolator.heal(ip);

@@ -52,6 +52,8 @@ export interface TrafficReport {
   readonly failed: readonly string[];
   /** The longest time one write took, retries included. */
   readonly longestStallMs: number;
+  /** Where the longest write's attempts went and what each met, `address ms: error` in turn. */
+  readonly longestAttempts: readonly string[];
   /** Acknowledged revisions the watch never delivered. */
   readonly unwatched: readonly number[];
   /** Acknowledged keys that did not read back with their value (after a rollback: those it kept). */
@@ -73,6 +75,9 @@ export interface TrafficOptions {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** An endpoint's address without its scheme, as a report prints it. */
+const address = (url: string): string => url.replace(/^https?:\/\//, '');
+
 /**
  * Whether an etcd client given every endpoint would try the next one after this error: an
  * attempt's deadline, a connection that failed (gRPC UNAVAILABLE and etcd3's other recoverable
@@ -92,7 +97,7 @@ const movesOn = (err: unknown): boolean =>
 export class Traffic {
   readonly #prefix: string;
   readonly #options: TrafficOptions;
-  #connect: (attempt?: number) => Promise<Etcd3> = () => {
+  #dial: (attempt: number, avoid?: string) => Promise<IOptions> = () => {
     throw new Error('Traffic.start first');
   };
   #history: HistoryTraffic | null = null;
@@ -100,6 +105,8 @@ export class Traffic {
   #redials = 0;
   #client: Etcd3 | null = null;
   #writer: Etcd3 | null = null;
+  /** The address the writer dialled. */
+  #writerHost = '';
   #watcher: Watcher | null = null;
   /** The watcher's client and watch made again after etcd canceled the first (a rollback). */
   #again: { etcd: Etcd3; watcher: Watcher; from: number } | null = null;
@@ -110,6 +117,7 @@ export class Traffic {
   readonly #failed: string[] = [];
   readonly #watched = new Set<number>();
   #longest = 0;
+  #longestAttempts: readonly string[] = [];
   #watchErrors = 0;
 
   constructor(prefix: string, options: TrafficOptions = {}) {
@@ -119,23 +127,25 @@ export class Traffic {
 
   /**
    * Connects through the client Service's ClusterIP (https with `tls`) and starts writing and
-   * watching. After an attempt's deadline the writer dials again as an etcd client given every
-   * endpoint does: in turn the Service and each member Pod's address (read anew each time, as
-   * members are replaced), so a member cut off the network costs at most one more attempt
-   * however the Service picks.
+   * watching. After an attempt's deadline a client dials again as an etcd client given every
+   * endpoint does: the member Pods' addresses in turn (read anew each time, as members are
+   * replaced), no longer the Service, which may pick the same member again. The writer also skips
+   * the address that just failed, so a member cut off the network costs it at most one more
+   * attempt.
    */
   async start(core: CoreV1Api, namespace: string, cluster: string, tls?: TrafficTLS): Promise<void> {
     const svc = await core.readNamespacedService({ name: clientServiceName(cluster), namespace });
     const url = (ip: string | undefined) => `${tls ? 'https' : 'http'}://${ip}:2379`;
-    const endpoints = async (): Promise<string[]> => {
+    const members = async (): Promise<string[]> => {
       const pods = await core
         .listNamespacedPod({ namespace, labelSelector: `${LABEL.cluster}=${cluster},${LABEL.member}` })
         .then((l) => l.items.filter((p) => p.status?.podIP && !p.metadata?.deletionTimestamp))
         .catch(() => []);
-      return [url(svc.spec?.clusterIP), ...pods.map((p) => url(p.status?.podIP)).sort()];
+      return pods.map((p) => url(p.status?.podIP)).sort();
     };
-    const options = async (attempt: number): Promise<IOptions> => {
-      const hosts = attempt === 0 ? [url(svc.spec?.clusterIP)] : await endpoints();
+    const options = async (attempt: number, avoid?: string): Promise<IOptions> => {
+      const pods = attempt === 0 ? [] : (await members()).filter((h) => h !== avoid);
+      const hosts = pods.length > 0 ? pods : [url(svc.spec?.clusterIP)];
       return {
         hosts: [hosts[attempt % hosts.length]!],
         dialTimeout: 2000,
@@ -147,7 +157,7 @@ export class Traffic {
           : { grpcOptions: KEEPALIVE }),
       };
     };
-    this.#connect = async (attempt = 0) => new Etcd3(await options(attempt));
+    this.#dial = options;
     if (this.#options.history) {
       // Its own prefix: the writer's keys are not in its model. 25 ms between one client's calls
       // keeps the three at about the writer's pace on a shared 2-core machine.
@@ -163,7 +173,7 @@ export class Traffic {
     this.#client = first.etcd;
     const from = first.revision + 1;
     this.#watcher = await this.#watch(this.#client, from);
-    this.#writer = await this.#connect();
+    await this.#dialWriter(0);
     this.#running = true;
     this.#loop = this.#write();
   }
@@ -200,30 +210,47 @@ export class Traffic {
     this.#history?.rolledBack(r);
   }
 
+  /** An etcd client on the endpoint of this attempt. */
+  async #connect(attempt = 0): Promise<Etcd3> {
+    return new Etcd3(await this.#dial(attempt));
+  }
+
+  /** The writer's client on the endpoint of this attempt, not the one it was on. */
+  async #dialWriter(attempt: number): Promise<void> {
+    const options = await this.#dial(attempt, this.#writerHost);
+    this.#writer?.close();
+    this.#writerHost = String(options.hosts);
+    this.#writer = new Etcd3(options);
+  }
+
   async #write(): Promise<void> {
     for (let i = 0; this.#running; i++) {
       const key = `${this.#prefix}/${i}`;
       const began = Date.now();
+      const attempts: string[] = [];
       for (;;) {
         const left = WRITE_BUDGET_MS - (Date.now() - began);
+        const tried = Date.now();
         try {
-          const deadline = Date.now() + Math.max(1, Math.min(ATTEMPT_MS, left));
+          const deadline = tried + Math.max(1, Math.min(ATTEMPT_MS, left));
           const res = await this.#writer!.put(key).value(`value-${i}`).options({ deadline }).exec();
           this.#acked.set(key, Number(res.header.revision));
+          attempts.push(`${address(this.#writerHost)} ${Date.now() - tried} ms: ok`);
           break;
         } catch (err) {
+          attempts.push(`${address(this.#writerHost)} ${Date.now() - tried} ms: ${(err as Error).message}`);
           if (Date.now() - began >= WRITE_BUDGET_MS) {
-            this.#failed.push(`${key}: ${(err as Error).message}`);
+            this.#failed.push(`${key}: ${attempts.join('; ')}`);
             break;
           }
-          if (movesOn(err)) {
-            this.#writer!.close();
-            this.#writer = await this.#connect(++this.#redials);
-          }
+          if (movesOn(err)) await this.#dialWriter(++this.#redials);
           await sleep(100);
         }
       }
-      this.#longest = Math.max(this.#longest, Date.now() - began);
+      if (Date.now() - began > this.#longest) {
+        this.#longest = Date.now() - began;
+        this.#longestAttempts = attempts;
+      }
       await sleep(20);
     }
   }
@@ -267,6 +294,7 @@ export class Traffic {
       acknowledged: this.#acked.size,
       failed: this.#failed,
       longestStallMs: this.#longest,
+      longestAttempts: this.#longestAttempts,
       unwatched: unwatched(),
       lost,
       revived,
