@@ -11,11 +11,6 @@ import LongestFirst, { SERIAL_PROJECT } from './test/sequencer.ts';
  * controller is started with the cluster for every file.
  */
 const WHOLE_CLUSTER = [
-  // Own tainted nodes, so they could share; side by side, another file's node holder was twice
-  // killed as it came up while a node stopped (localcluster/realnode/node.ts, lockNodes): kept
-  // apart until that is understood.
-  'test/e2e/node-loss.test.ts', // stops the node a member runs on
-  'test/e2e/node-loss-bootstrap.test.ts', // hangs and deletes a node under a new cluster
   'test/e2e/nodes-spread-drain.test.ts', // cordons and drains nodes
   'test/e2e/disruption-budget.test.ts', // drains a node
   'test/e2e/chart-install.test.ts', // a manager watching every namespace

@@ -417,8 +417,9 @@ export async function cleanUp(dir: string, name: string, index: number): Promise
  * One lock for every real node of the machine, across processes (each test file starts its own
  * nodes in its own worker): held while a node's processes are killed and while a new node's
  * holder comes up. Twice in whole runs a node's holder was SIGKILLed right after it came up while
- * another node was being stopped; the cause was not found, and this keeps the two apart. A lock
- * left by a process that died, or older than LOCK_STALE_MS, is taken over.
+ * another node was being stopped (the likely cause, a mount namespace's number reused, is in
+ * killNode); this keeps the two apart all the same. A lock left by a process that died, or older
+ * than LOCK_STALE_MS, is taken over.
  */
 const LOCK_STALE_MS = 60_000;
 async function lockNodes(): Promise<() => void> {
@@ -439,14 +440,23 @@ async function lockNodes(): Promise<() => void> {
   }
 }
 
-/** Kills what a node leaves running: processes in its cgroup trees or mount namespace, its holder last. */
+/**
+ * Kills what a node leaves running: processes in its cgroup trees or mount namespace, its holder
+ * last. The holder keeps the mount namespace alive while the rest is killed: a namespace whose last
+ * process is gone frees its inode number, which the kernel hands to the next new namespace (another
+ * node's holder coming up, a container starting elsewhere), and a scan by that number would then
+ * kill those. The likely cause of the holders SIGKILLed as they came up (lockNodes), when the
+ * holder, in the node's cgroup, went in the first round. The pid file is believed only while that
+ * pid is in the node's cgroups: a pid the machine reused is another process.
+ */
 async function killNode(dir: string, cgroups: readonly string[]): Promise<void> {
-  const holderPid = readPid(path.join(dir, 'holder.pid'));
+  const recorded = readPid(path.join(dir, 'holder.pid'));
+  const holderPid = recorded && cgroups.some((cg) => cgroupProcs(cg).includes(recorded)) ? recorded : undefined;
   const mntNs = holderPid ? nsOf(holderPid, 'mnt') : undefined;
   // Up to three rounds: a process may fork while the first round kills.
   for (let round = 0; round < 3; round++) {
     const pids = new Set<number>();
-    for (const cg of cgroups) for (const pid of cgroupProcs(cg)) pids.add(pid);
+    for (const cg of cgroups) for (const pid of cgroupProcs(cg)) if (pid !== holderPid) pids.add(pid);
     if (mntNs) {
       for (const e of readdirSync('/proc')) {
         const pid = Number(e);
