@@ -133,8 +133,16 @@ describe('history checker on a real etcd', () => {
       ]);
       await local.start('m0', `m0=${peer}`, 'new');
       traffic.rolledBack({ snapshotRevision: info.revision ?? 0, asked, answered: process.hrtime.bigint() });
-      // Reads after it, which see the snapshot's values where those writes had been.
+      // Reads after it, which see the snapshot's values where those writes had been; and both
+      // watches canceled and made again (a watch reconnects within its 1 s backoff, then is told
+      // of the compaction: on a busy machine the 30 calls were once over before that).
       await answeredMore(traffic, 30);
+      await until(
+        'both watches canceled and made again',
+        () => Promise.resolve(traffic.counts().canceled === 2 && traffic.counts().watching === 2 ? true : undefined),
+        30_000,
+      );
+      await answeredMore(traffic, 10);
     } catch (err) {
       traffic.close();
       throw err;

@@ -356,8 +356,14 @@ export class HistoryTraffic {
   }
 
   /** Operations recorded so far, and how many of them have an unknown outcome. */
-  counts(): { operations: number; unknown: number } {
-    return { operations: this.#ops.length, unknown: this.#ops.filter((o) => o.output === null).length };
+  /** Calls recorded and those of unknown outcome; watches etcd canceled, and those open (made again after a cancel). */
+  counts(): { operations: number; unknown: number; canceled: number; watching: number } {
+    return {
+      operations: this.#ops.length,
+      unknown: this.#ops.filter((o) => o.output === null).length,
+      canceled: this.#watches.filter((w) => w.canceled).length,
+      watching: this.#watches.filter((w) => !w.canceled).length,
+    };
   }
 
   /**
