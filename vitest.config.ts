@@ -11,6 +11,12 @@ import LongestFirst, { SERIAL_PROJECT } from './test/sequencer.ts';
  * controller is started with the cluster for every file.
  */
 const WHOLE_CLUSTER = [
+  // Own tainted nodes, so they can share (the holders once killed as they came up: the likely
+  // cause is fixed in localcluster/realnode/node.ts, killNode). Beside the others in session 24 the cluster group
+  // took 1,372 s against 1,044 and the run was slower, the machine at 94% busy: six more nodes
+  // and two clusters in the busiest group. Here they use the spare time of the last group.
+  'test/e2e/node-loss.test.ts', // stops the node a member runs on
+  'test/e2e/node-loss-bootstrap.test.ts', // hangs and deletes a node under a new cluster
   'test/e2e/nodes-spread-drain.test.ts', // cordons and drains nodes
   'test/e2e/disruption-budget.test.ts', // drains a node
   'test/e2e/chart-install.test.ts', // a manager watching every namespace
