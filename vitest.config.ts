@@ -2,19 +2,19 @@ import { defineConfig } from 'vitest/config';
 import LongestFirst, { SERIAL_PROJECT } from './test/sequencer.ts';
 
 /**
- * e2e files that need the whole local cluster to themselves: they stop, drain or cordon the
- * cluster's nodes (every Pod on them is moved or lost), install a manager watching every
- * namespace (it would take the other files' clusters). They run one at a time, after the rest
- * (a second control plane on loopback ports of its own, as controlplane.test starts, shares). Every other e2e file works in namespaces of its own, with
- * its own manager scoped to them, and runs beside the others; a file that needs a node to stop
- * starts a node of its own (tainted, so nothing else lands there), and cert-manager's one
- * controller is started with the cluster for every file.
+ * e2e files that run alone, after the rest: they drain or cordon the cluster's nodes (every Pod
+ * on them is moved), install a manager watching every namespace (it would take the other files'
+ * clusters), or are heavy enough to slow the busiest group more than they gain there (below).
+ * Every other e2e file works in namespaces of its own, with its own manager scoped to them, and
+ * runs beside the others: a second control plane on loopback ports of its own (controlplane.test)
+ * shares; a file that needs a node to stop starts a node of its own (tainted, so nothing else
+ * lands there); cert-manager's one controller is started with the cluster for every file.
  */
 const WHOLE_CLUSTER = [
   // Own tainted nodes, so they can share (the holders once killed as they came up: the likely
-  // cause is fixed in localcluster/realnode/node.ts, killNode). Beside the others in session 24 the cluster group
-  // took 1,372 s against 1,044 and the run was slower, the machine at 94% busy: six more nodes
-  // and two clusters in the busiest group. Here they use the spare time of the last group.
+  // cause is fixed in localcluster/realnode/node.ts, killNode). Beside the others in session 24
+  // the cluster group took 1,372 s against 1,044 and the run was slower, the machine 94% busy:
+  // six more nodes and two clusters in the busiest group. Here they use the last group's spare time.
   'test/e2e/node-loss.test.ts', // stops the node a member runs on
   'test/e2e/node-loss-bootstrap.test.ts', // hangs and deletes a node under a new cluster
   'test/e2e/nodes-spread-drain.test.ts', // cordons and drains nodes
