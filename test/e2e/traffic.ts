@@ -40,6 +40,16 @@ const ATTEMPT_MS = 2_000;
 const FINAL_WRITES = 5;
 
 /**
+ * The pause after each acknowledged write, and between one recorded client's calls (unless
+ * `pauseMs` says otherwise). Every call is a write or read through raft on every member: at 20
+ * and 25 ms (about 100 calls a second in all) one file's traffic kept its three members at 14-18%
+ * of a core each, on a machine that runs three such files at once. A stall or failed write shows
+ * at this pace as well; the history keeps hundreds of calls a minute to check.
+ */
+const WRITE_PAUSE_MS = 50;
+const HISTORY_PAUSE_MS = 60;
+
+/**
  * gRPC keepalive of the watcher's connection, so a watch on a dead member's connection is
  * dropped and made again (etcd refuses pings more often than every 5 s).
  */
@@ -71,6 +81,8 @@ export interface TrafficOptions {
   readonly history?: boolean;
   /** Seed of the recorded traffic's mix of calls (1 unless given). */
   readonly seed?: number;
+  /** The pause between one recorded client's calls (HISTORY_PAUSE_MS unless given). */
+  readonly pauseMs?: number;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -159,12 +171,11 @@ export class Traffic {
     };
     this.#dial = options;
     if (this.#options.history) {
-      // Its own prefix: the writer's keys are not in its model. 25 ms between one client's calls
-      // keeps the three at about the writer's pace on a shared 2-core machine.
+      // Its own prefix: the writer's keys are not in its model.
       this.#history = new HistoryTraffic({
         prefix: `${this.#prefix}-history`,
         connect: options,
-        pauseMs: 25,
+        pauseMs: this.#options.pauseMs ?? HISTORY_PAUSE_MS,
         ...(this.#options.seed === undefined ? {} : { seed: this.#options.seed }),
       });
       await this.#history.start();
@@ -251,7 +262,7 @@ export class Traffic {
         this.#longest = Date.now() - began;
         this.#longestAttempts = attempts;
       }
-      await sleep(20);
+      await sleep(WRITE_PAUSE_MS);
     }
   }
 

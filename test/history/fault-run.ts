@@ -110,7 +110,8 @@ async function runAction(i: number, a: PlannedAction, cut: ClusterUnderTest, ctx
   const before = await cut.verify(scenario.before ?? 3);
   const actx: ActionContext = { ...ctx, before, rolledBack: (r) => traffic?.rolledBack(r) };
   await scenario.prepare?.(cut, actx);
-  traffic = new Traffic(`h${i}-${scenario.name}`, { history: true, seed: seed + i });
+  // The fault run is the history's own search: its clients at the busier pace it was measured at.
+  traffic = new Traffic(`h${i}-${scenario.name}`, { history: true, seed: seed + i, pauseMs: 25 });
   await traffic.start(clients.core, namespace, CLUSTER, reach);
   let died: number | string | undefined;
   let restarted: Promise<ManagerProcess> | undefined;
