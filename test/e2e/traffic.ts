@@ -258,8 +258,9 @@ export class Traffic {
           await sleep(100);
         }
       }
-      if (Date.now() - began > this.#longest) {
-        this.#longest = Date.now() - began;
+      const took = Date.now() - began;
+      if (took > this.#longest) {
+        this.#longest = took;
         this.#longestAttempts = attempts;
       }
       await sleep(WRITE_PAUSE_MS);

@@ -355,7 +355,6 @@ export class HistoryTraffic {
     await this.#get(c, key);
   }
 
-  /** Operations recorded so far, and how many of them have an unknown outcome. */
   /** Calls recorded and those of unknown outcome; watches etcd canceled, and those open (made again after a cancel). */
   counts(): { operations: number; unknown: number; canceled: number; watching: number } {
     return {
