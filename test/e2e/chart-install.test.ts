@@ -17,13 +17,13 @@ import {
   canIAll,
   canIAs,
   installRelease,
-  isReady,
-  kubeconfigArgs,
+  helmKubeconfig,
   podsOf,
   type ReleasePod,
   uninstallRelease,
 } from './chart-release.ts';
 import { getJson, kubectl } from './kube.ts';
+import { isReady } from './pods.ts';
 
 const ns = `chart-e2e-${process.pid}`;
 // The release name holds the chart's, so every object is named after it (cluster-scoped ones too).
@@ -189,7 +189,7 @@ describe('chart: helm install into the local cluster', () => {
   );
 
   it('helm uninstall removes the objects and the Pod', async () => {
-    await helm(['uninstall', release, '-n', ns, '--wait', '--timeout', '2m', ...kubeconfigArgs()], { home });
+    await helm(['uninstall', release, '-n', ns, '--wait', '--timeout', '2m', ...helmKubeconfig()], { home });
     for (const kind of ['deployment', 'serviceaccount', 'pvc'])
       expect((await kubectl(['get', kind, '-n', ns, '-l', selector, '-o', 'name'])).stdout).toBe('');
     expect((await kubectl(['get', 'clusterrole', release, '--ignore-not-found', '-o', 'name'])).stdout).toBe('');

@@ -20,16 +20,13 @@ export interface ReleasePod {
   };
 }
 
-/** The kubeconfig flag of every helm and kubectl call: the local cluster's. */
-export const kubeconfigArgs = (): string[] => ['--kubeconfig', inject('kubeconfig')];
+/** helm's kubeconfig flag: the local cluster's (kubectl's own, with its cache dir, is localcluster's kubeconfigArgs). */
+export const helmKubeconfig = (): string[] => ['--kubeconfig', inject('kubeconfig')];
 
 /** The Pods of release `instance` in `namespace`. */
 export const podsOf = async (namespace: string, instance: string): Promise<ReleasePod[]> =>
   (await getJson<{ items: ReleasePod[] }>(['pods', '-n', namespace, '-l', `app.kubernetes.io/instance=${instance}`]))
     .items;
-
-export const isReady = (p: ReleasePod): boolean =>
-  p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
 /** `kubectl auth can-i` as user: args are the verb, the resource (or resource/name) and any flags such as --subresource. */
 export const canIAs = async (user: string, args: readonly string[], namespace: string): Promise<string> =>
@@ -63,13 +60,13 @@ export const installRelease = (home: string, name: string, namespace: string, ..
       namespace,
       '--create-namespace',
       ...['listen.host=$(POD_IP)', ...sets].flatMap((v) => ['--set', v]),
-      ...kubeconfigArgs(),
+      ...helmKubeconfig(),
     ],
     { home },
   );
 
 /** `helm uninstall` of release `name`, if it is there; helm's state in `home`. */
 export const uninstallRelease = (home: string, name: string, namespace: string): Promise<unknown> =>
-  helm(['uninstall', name, '-n', namespace, '--ignore-not-found', ...kubeconfigArgs()], { home }).catch(
+  helm(['uninstall', name, '-n', namespace, '--ignore-not-found', ...helmKubeconfig()], { home }).catch(
     () => undefined,
   );

@@ -11,8 +11,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { untilGone, until } from '../../localcluster/until.ts';
 import { clientsOf } from '../effects/kubernetes/e2e-context.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
-import { canIAs, installRelease, isReady, podsOf, uninstallRelease } from './chart-release.ts';
+import { canIAs, installRelease, podsOf, uninstallRelease } from './chart-release.ts';
 import { kubectl } from './kube.ts';
+import { isReady } from './pods.ts';
 
 const hasNode = inject('clusterHasNode');
 const releaseNs = `chart-ns-e2e-${process.pid}-home`;

@@ -18,9 +18,9 @@ import type { TimelineRow } from '../../journal/index.ts';
 import type { ObjectLine } from '../../manager/debug/views.ts';
 import { kubeconfigArgs } from '../../localcluster/controlplane/kubectl.ts';
 import { until } from '../../localcluster/until.ts';
-import { chartDir, helm } from '../charts/helm.ts';
 import { clientsOf } from '../effects/kubernetes/e2e-context.ts';
 import { hasChromium, launchChromium } from '../chromium.ts';
+import { installRelease, uninstallRelease } from './chart-release.ts';
 import { ClusterUnderTest } from './etcd-cluster.ts';
 import { kubectl } from './kube.ts';
 
@@ -30,7 +30,6 @@ const ARTIFACTS = path.join(import.meta.dirname, '..', 'artifacts', 'live-page')
 const hasNode = inject('clusterHasNode');
 
 let home: string;
-const helmKubeconfig = (): string[] => ['--kubeconfig', inject('kubeconfig')];
 let forward: ChildProcess | undefined;
 let url: string;
 let browser: Browser | undefined;
@@ -75,22 +74,9 @@ describe.runIf(hasNode && hasChromium)('the live debug page through Helm, port-f
   beforeAll(async () => {
     home = mkdtempSync(path.join(os.tmpdir(), 'live-page-e2e-'));
     mkdirSync(ARTIFACTS, { recursive: true });
-    // The local node runs every Pod on the host's network: the manager binds its Pod IP. The page
-    // keeps the chart's 127.0.0.1, which port-forward reaches as on a real node.
-    const sets = ['listen.host=$(POD_IP)', 'debug.enabled=true', `watchNamespace=${ns}`];
-    await helm(
-      [
-        'install',
-        release,
-        chartDir,
-        '-n',
-        ns,
-        '--create-namespace',
-        ...sets.flatMap((v) => ['--set', v]),
-        ...helmKubeconfig(),
-      ],
-      { home },
-    );
+    // The manager binds its Pod IP (installRelease); the page keeps the chart's 127.0.0.1, which
+    // port-forward reaches as on a real node.
+    await installRelease(home, release, ns, 'debug.enabled=true', `watchNamespace=${ns}`);
     await kubectl(['rollout', 'status', '-n', ns, `deploy/${release}`, '--timeout=180s'], { check: true });
     demo = new ClusterUnderTest(clientsOf(inject('kubeconfig')), ns, 'demo');
     await demo.create({ replicas: 1 });
@@ -103,9 +89,7 @@ describe.runIf(hasNode && hasChromium)('the live debug page through Helm, port-f
     await browser?.close();
     forward?.kill();
     await demo?.delete().catch(() => undefined);
-    await helm(['uninstall', release, '-n', ns, '--ignore-not-found', ...helmKubeconfig()], {
-      home,
-    }).catch(() => undefined);
+    await uninstallRelease(home, release, ns);
     await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=false']);
     if (home) rmSync(home, { recursive: true, force: true });
   });

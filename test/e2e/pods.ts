@@ -16,8 +16,8 @@ export function podWhen(
   return until(`Pod ${namespace}/${name}`, matches, Infinity, 100);
 }
 
-/** Whether the Pod's Ready condition is True. */
-export function isReady(pod: V1Pod): boolean {
+/** Whether the Pod's Ready condition is True (a V1Pod, or a Pod as `kubectl get -o json` gives it). */
+export function isReady(pod: { status?: { conditions?: readonly { type: string; status: string }[] } }): boolean {
   return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 }
 
