@@ -89,6 +89,7 @@ type RecoveryUpdate = (
   readonly nextOrdinal?: number;
   readonly memberNames?: readonly string[];
   readonly clusterID?: string | null;
+  readonly authEnabled?: undefined;
 };
 
 /** A refusal said once, with why, and not acted on again; nothing was changed but stopping `restarted`, started again. */
@@ -186,7 +187,9 @@ export const recoveryUpdates = {
     return seed && !c.memberNames.includes(seed) ? { memberNames: [...c.memberNames, seed], etcdStale: true } : {};
   },
   // The restored cluster has a new cluster ID: the one its seed answers with is the cluster's now.
-  latchRestoredClusterID: (c) => ({ clusterID: c.etcd?.clusterID ?? null }),
+  // Its data is the snapshot's, authentication state included (another cluster's may have it off):
+  // whether auth is on is not known any more, and spec.auth.enabled asks etcd again.
+  latchRestoredClusterID: (c) => ({ clusterID: c.etcd?.clusterID ?? null, authEnabled: undefined }),
   chooseLostToDelete: (c) => (c.recovery ? { recovery: { ...c.recovery, deleting: nextToDelete(c) ?? null } } : {}),
   recordDeleted: (c) => {
     const r = c.recovery;

@@ -2,8 +2,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { recoveryCondition } from '../../../machines/cluster/recovery/index.ts';
 import { peerURL } from '../../../machines/policy.ts';
 import type { ClusterEvent, MemberObservation, RecoveryRequest } from '../../../machines/types.ts';
-import type { clusterMachine } from '../../../machines/cluster.ts';
-import { play, type Driver } from '../harness.ts';
+import { clusterMachine } from '../../../machines/cluster.ts';
+import { Driver, play } from '../harness.ts';
 import {
   ask,
   etcd,
@@ -236,6 +236,54 @@ describe('cluster machine: recovery from a snapshot', () => {
         [{ type: 'deleteMember', params: { member: 'demo-0' } }],
       ],
     ]);
+  });
+
+  it("with spec.auth.enabled, asks etcd again whether auth is on once the seed restored: the snapshot's data says, not the old cluster's", () => {
+    // Another cluster's snapshot may have been taken with auth off.
+    const withAuth = (recovery?: RecoveryRequest): ClusterEvent => ({ ...spec(recovery), auth: true }) as ClusterEvent;
+    const enableAuth = { type: 'enableAuth', params: { cluster: 'demo' } };
+    const d = new Driver(clusterMachine, { cluster: ref });
+    play(d, [
+      [withAuth(), 'pending'],
+      [members(), 'observing'],
+      [etcd([0, 1, 2], [0, 1, 2]), 'enablingAuth.running', [enableAuth]],
+      [ok('enableAuth', { enabled: true, did: [] }), 'updatingBudget.running'],
+      [ok('setDisruptionBudget', { minAvailable: 2 }), 'steady'],
+      [etcd([0, 1, 2], [0], { 0: [120, 57] }), 'degraded', []],
+      [members({ 1: { state: 'replacing', pod: undefined }, 2: { state: 'replacing', pod: undefined } }), 'degraded'],
+    ]);
+    const other = { requestID: 'r1', from: 'snapshot', snapshotName: 'theirs', allowOtherCluster: true } as const;
+    play(d, [
+      [withAuth(other), 'recovering.resolvingSnapshot.running'],
+      [
+        ok('resolveRecoverySnapshot', nightly({ name: 'theirs', cluster: 'other' })),
+        'recovering.holdingSnapshot.running',
+      ],
+      [ok('holdSnapshot'), 'recovering.stoppingLost.running'],
+      [ok('setDormant'), 'recovering.awaitingStopped'],
+      [members(allStopped), 'recovering.creatingSeed.running'],
+      [ok('createMember'), 'recovering.awaitingSeed'],
+      [withSeed(allStopped), 'recovering.awaitingSeed', []],
+      [restored(), 'recovering.releasingSnapshot.running'],
+    ]);
+    expect(d.context.authEnabled).toBeUndefined();
+    // Not known is what a machine without its journal has too: a crash here asks the same.
+    d.restart();
+    expect(d.context.authEnabled).toBeUndefined();
+    play(d, [
+      [ok('releaseSnapshotHold'), 'recovering.deletingLost.running'],
+      [ok('deleteMember'), 'recovering.deletingLost.running'],
+      [ok('deleteMember'), 'recovering.deletingLost.running'],
+      [ok('deleteMember'), 'recovering.awaitingGone'],
+      [withSeed({ 0: null, 1: null, 2: null }), 'observing', []],
+      // Asked before the cluster grows: the seed's data has auth off, and enableAuth turns it on.
+      [restored(), 'enablingAuth.running', [enableAuth]],
+      [
+        ok('enableAuth', { enabled: true, did: ['user add root', 'role add root', 'auth enable'] }),
+        'scalingUp.joining.addingLearner.running',
+      ],
+    ]);
+    expect(d.context.authEnabled).toBe(true);
   });
 
   it('its EtcdSnapshot deleted before the seed exists: refused, the members it stopped started again, a new request judged', () => {
