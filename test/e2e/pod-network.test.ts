@@ -198,8 +198,19 @@ describe.runIf(process.getuid?.() === 0 && inject('clusterHasNode'))('a network 
         if (err) throw err;
         console.log(found.map((a) => a.address).join(' '));
       })`);
-    const found = new Set((await lookup(`pn-peers.${ns}.svc`)).split(' '));
-    expect(found).toEqual(new Set([pods['etcd-a']!.status!.podIP, pods['etcd-b']!.status!.podIP]));
+    // The names follow the Service's EndpointSlice, which the controller manager writes after the
+    // Pods turned Ready, and CoreDNS reads by a watch: both Pods' addresses come within seconds.
+    const want = [pods['etcd-a']!.status!.podIP, pods['etcd-b']!.status!.podIP].sort().join(' ');
+    let answered = '';
+    await until(
+      () => `pn-peers.${ns}.svc to resolve to ${want} (last answer: ${answered || 'none'})`,
+      async () => {
+        answered = (await lookup(`pn-peers.${ns}.svc`)).split(' ').sort().join(' ');
+        return answered === want ? true : undefined;
+      },
+      30_000,
+      500,
+    );
     expect(await lookup(`etcd-b.pn-peers.${ns}.svc`)).toBe(pods['etcd-b']!.status!.podIP);
   });
 
