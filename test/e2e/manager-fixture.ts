@@ -13,7 +13,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { clientsOf, createNamespace, deleteTestNamespace, until } from '../effects/kubernetes/e2e-context.ts';
 import { startManager, type ManagerLine, type ManagerProcess } from '../../localcluster/manager-process.ts';
 
@@ -68,6 +68,10 @@ export class ManagerFixture {
   /** In the describe block it is called in: set-up before its tests, teardown after them. */
   hooks(options: ManagerHooks = {}): this {
     beforeAll(() => this.setUp(options));
+    // A failed test (a timeout too) prints what each machine last did: a red run says why.
+    afterEach(({ task }) => {
+      if (task.result?.state === 'fail' && this.#manager) console.log(machineStory(this.#manager.lines, this.ns));
+    });
     afterAll(() => this.tearDown());
     return this;
   }
@@ -120,3 +124,24 @@ export class ManagerFixture {
 
 /** A namespace named after `prefix` with a manager scoped to it; `hooks()` in a describe block sets them up. */
 export const withManager = (prefix: string): ManagerFixture => new ManagerFixture(prefix);
+
+/**
+ * The manager's story of namespace `ns`, for a failed test: per object, its machine's last 12
+ * steps (from -> to on event [intents]), then the manager's last 15 warnings and errors.
+ */
+export function machineStory(lines: readonly ManagerLine[], ns: string): string {
+  const steps = new Map<string, string[]>();
+  for (const l of lines) {
+    if (l.msg !== 'step' || typeof l['object'] !== 'string' || !l['object'].startsWith(`${ns}/`)) continue;
+    const key = `${String(l['machine'])} ${l['object']}`;
+    const list = steps.get(key) ?? [];
+    list.push(`${String(l['from'])} -> ${String(l['to'])} on ${String(l['event'])} [${String(l['intents'])}]`);
+    steps.set(key, list);
+  }
+  const objects = [...steps].map(([key, list]) => `${key}:\n    ${list.slice(-12).join('\n    ')}`);
+  const warnings = lines
+    .filter((l) => l.level >= 40)
+    .slice(-15)
+    .map((l) => JSON.stringify(l));
+  return `the manager of ${ns}, its machines' last steps:\n  ${objects.join('\n  ')}\nits last warnings:\n  ${warnings.join('\n  ')}`;
+}

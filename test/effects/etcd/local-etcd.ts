@@ -226,8 +226,19 @@ export class LocalEtcd {
   async waitAnswering(member: string): Promise<void> {
     const proc = this.#members.get(member)?.proc;
     for (let tries = 1; ; tries++) {
-      if (proc?.exitCode !== null)
-        throw new Error(`etcd ${member} exited; see ${path.join(this.dir, `${member}.log`)}`);
+      if (proc?.exitCode !== null) {
+        // The directory goes with stop(): the error carries the log's last lines.
+        const log = path.join(this.dir, `${member}.log`);
+        let tail: string;
+        try {
+          tail = readFileSync(log, 'utf8').trimEnd().split('\n').slice(-8).join('\n  ');
+        } catch (err) {
+          tail = `(${log} unread: ${(err as Error).message})`;
+        }
+        throw new Error(
+          `etcd ${member} exited (code ${String(proc?.exitCode)}); the last lines of its log:\n  ${tail}`,
+        );
+      }
       try {
         await this.clients.member(this.ref, member).maintenance.status({ deadline: Date.now() + 1000 });
         return;
