@@ -40,13 +40,18 @@ const updates = {
     if (!pod) return { pod, podSeen: c.podSeen && c.podUID !== null, troubleSince: troubleSince({ ...c, pod }, e.at) };
     const podRestarts = c.podRestarts?.uid === pod.uid ? c.podRestarts : { uid: pod.uid, count: pod.restarts ?? 0 };
     // What a ready Pod runs is what the member runs: an upgrade is done once its new Pod is ready.
-    const ran = pod.ready && !pod.deleting && pod.version !== undefined ? { ranVersion: pod.version } : {};
+    const ready = pod.ready && !pod.deleting;
+    const ran = ready && pod.version !== undefined ? { ranVersion: pod.version } : {};
     return {
       pod,
       podUID: pod.uid,
       podSeen: true,
       podRestarts,
       ...ran,
+      // A ready Pod of this member ran etcd on its volume, whatever step sees it: a first start
+      // seen Ready while its create was being retried (the create timed out, the Pod made) is
+      // latched too, so a restart in place after it is rechecked, not taken for a first start.
+      ...(ready ? { everRan: true } : {}),
       troubleSince: troubleSince({ ...c, pod }, e.at),
     };
   },

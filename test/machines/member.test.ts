@@ -147,6 +147,21 @@ describe('member machine', () => {
     ]);
   });
 
+  it('a first start seen Ready while its create is retried counts as run: a restart in place after it is rechecked', () => {
+    const d = new Driver(memberMachine, { member, bootstrap: true, medium: '' });
+    play(d, [
+      [updated(), 'pending'],
+      [pvc(true), 'pending'],
+      [noPod(), 'bootstrapping.creatingPod.running', [intent('createPod')]],
+      // The create passed its deadline, but the API server made the Pod, which starts and is Ready.
+      [failed('createPod'), 'bootstrapping.creatingPod.backingOff', []],
+      [pod(true), 'voter', []],
+    ]);
+    expect(d.context.everRan).toBe(true);
+    // etcd restarts in the Pod (its volume wiped): the check-data init container does not run again.
+    play(d, [[pod(false, 'p1', 1), 'rechecking.stoppingPod.running', [intent('deletePod')]]]);
+  });
+
   it('retries a failed Pod create with back-off', () => {
     const d = runningVoter();
     play(d, [
