@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeCluster } from '../../../effects/etcd/index.ts';
+import { until } from '../../../localcluster/until.ts';
 import { joinMember, LocalEtcd, type Joined } from './local-etcd.ts';
 
 describe.each(['3.7.3', '3.6.16', '3.5.35'])(
@@ -21,7 +22,16 @@ describe.each(['3.7.3', '3.6.16', '3.5.35'])(
         expect(before.members.filter((m) => m.learner)).toEqual([]);
         joins.push(await joinMember(local, member));
       }
-      const after = await probeCluster(local.clients, local.ref, AbortSignal.timeout(10_000));
+      // The member list answered by a member that has not applied the last promotion yet still
+      // shows a learner: read until every member lists as a voter (within 10 s).
+      const after = await until(
+        'every member listed as a voter',
+        async () => {
+          const probed = await probeCluster(local.clients, local.ref, AbortSignal.timeout(10_000));
+          return probed.members.every((m) => !m.learner) ? probed : undefined;
+        },
+        10_000,
+      );
       expect(after.members.map((m) => [m.name, m.learner]).sort()).toEqual([
         [`${name}-0`, false],
         [`${name}-1`, false],
