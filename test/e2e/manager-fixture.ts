@@ -125,6 +125,10 @@ export class ManagerFixture {
 /** A namespace named after `prefix` with a manager scoped to it; `hooks()` in a describe block sets them up. */
 export const withManager = (prefix: string): ManagerFixture => new ManagerFixture(prefix);
 
+/** A step line of the manager's log as one line: from -> to on event [intents]. */
+export const stepLine = (l: ManagerLine): string =>
+  `${String(l['from'])} -> ${String(l['to'])} on ${String(l['event'])} [${String(l['intents'])}]`;
+
 /**
  * The manager's story of namespace `ns`, for a failed test: per object, its machine's last 12
  * steps (from -> to on event [intents]), then the manager's last 15 warnings and errors.
@@ -135,7 +139,7 @@ export function machineStory(lines: readonly ManagerLine[], ns: string): string 
     if (l.msg !== 'step' || typeof l['object'] !== 'string' || !l['object'].startsWith(`${ns}/`)) continue;
     const key = `${String(l['machine'])} ${l['object']}`;
     const list = steps.get(key) ?? [];
-    list.push(`${String(l['from'])} -> ${String(l['to'])} on ${String(l['event'])} [${String(l['intents'])}]`);
+    list.push(stepLine(l));
     steps.set(key, list);
   }
   const objects = [...steps].map(([key, list]) => `${key}:\n    ${list.slice(-12).join('\n    ')}`);

@@ -9,7 +9,7 @@ import { clientServiceName } from '../../effects/kubernetes/meta.ts';
 import { type clientsOf, until } from '../effects/kubernetes/e2e-context.ts';
 import type { Condition } from '../../api/v1alpha1/index.ts';
 import { ClusterUnderTest, describeStatus } from './etcd-cluster.ts';
-import { withManager, type ManagerFixture } from './manager-fixture.ts';
+import { stepLine, withManager, type ManagerFixture } from './manager-fixture.ts';
 import type { ManagerLine } from '../../localcluster/manager-process.ts';
 
 type Kube = ReturnType<typeof clientsOf>;
@@ -162,19 +162,16 @@ export async function loseMember(kube: Kube, ns: string, member: string): Promis
   await kube.core.deleteNamespacedPod({ name: member, namespace: ns }).catch(() => undefined);
 }
 
-/** Prints what the cluster says and the cluster machine's last steps and warnings (when a test fails). */
+/**
+ * Prints what the cluster says and the cluster machine's last 40 steps (when a test fails; the
+ * manager's warnings follow from the fixture's story of the failed test, machineStory).
+ */
 export async function diagnose(lines: readonly ManagerLine[], cut: ClusterUnderTest, what: string): Promise<void> {
   const steps = lines
     .filter((l) => l.msg === 'step' && l['machine'] === 'cluster')
     .slice(-40)
-    .map((l) => `${String(l['from'])} -> ${String(l['to'])} on ${String(l['event'])} [${String(l['intents'])}]`);
-  const errors = lines
-    .filter((l) => l.level >= 40)
-    .slice(-20)
-    .map((l) => `${l.msg} ${JSON.stringify(l)}`);
-  console.log(
-    `${what} failed; now: ${describeStatus(await cut.get())}\n  ${steps.join('\n  ')}\n  ${errors.join('\n  ')}`,
-  );
+    .map(stepLine);
+  console.log(`${what} failed; now: ${describeStatus(await cut.get())}\n  ${steps.join('\n  ')}`);
 }
 
 /**
